@@ -1,0 +1,82 @@
+// swift-tools-version: 6.0
+// grokctl and the UGrokIt library: run a fleet of Grokker RFID readers from Linux.
+// Layers and allowed imports are described in docs/architecture.md.
+import PackageDescription
+
+let package = Package(
+    name: "grokctl",
+    products: [
+        .library(name: "UGrokIt", targets: ["UGrokIt"]),
+        .executable(name: "grokctl", targets: ["grokctl"]),
+        .executable(name: "grokbench", targets: ["grokbench"]),
+        .executable(name: "grokfuzz", targets: ["grokfuzz"]),
+    ],
+    targets: [
+        // MARK: C libraries (module map + header only; Debian packages provide them)
+
+        /// ALSA: the sound cards a Grokker plugs into.
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        /// zlib: deflate-compressed firmware blocks.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        /// OpenSSL libcrypto: SHA-256 and Ed25519 signatures.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        /// libcurl: HTTPS downloads from update servers.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        /// SQLite: the provisioning ledger.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+
+        // MARK: The audio link
+
+        /// Audio ports: ALSA, WAV recording, the in-memory cable with impairments.
+        .target(name: "GrokAudio", dependencies: ["CALSA"]),
+        /// The modem ("byte protocol") and the packet protocol, counted in samples.
+        .target(name: "GrokLink", dependencies: ["GrokAudio"]),
+        /// Typed commands and responses shared by host and emulated device.
+        .target(name: "GrokProtocol", dependencies: ["GrokLink"]),
+
+        // MARK: Devices and the SDK
+
+        /// The emulated Grokker: reachable only through audio samples.
+        .target(name: "GrokkerEmulator", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio"]),
+        /// The SDK: one Reader per audio port, the Ugi facade.
+        .target(name: "UGrokIt", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio"]),
+
+        // MARK: Command line and benchmarks
+
+        /// grokctl's commands, parsing and localized presentation.
+        .target(
+            name: "GrokCLI",
+            dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"],
+            resources: [.copy("Localization")]
+        ),
+        /// The grokctl executable: an entry point only.
+        .executableTarget(name: "grokctl", dependencies: ["GrokCLI"]),
+        /// Benchmarks; run in release builds, print JSON.
+        .executableTarget(
+            name: "grokbench",
+            dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]
+        ),
+        /// Fuzz entry points for the packet and command decoders (see docs/fuzzing.md).
+        .executableTarget(name: "grokfuzz", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio"]),
+
+        // MARK: Tests (one target per source target)
+
+        .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CZlib", "COpenSSL", "CCurl", "CSQLite"]),
+        .testTarget(name: "GrokAudioTests", dependencies: ["GrokAudio"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "GrokLinkTests", dependencies: ["GrokLink", "GrokAudio"]),
+        .testTarget(name: "GrokProtocolTests", dependencies: ["GrokProtocol", "GrokLink"]),
+        .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
+        .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol"]),
+        .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokAudio"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// Package-wide strictness, set once.
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    settings.append(.enableExperimentalFeature("StrictConcurrency"))
+    target.swiftSettings = settings
+}

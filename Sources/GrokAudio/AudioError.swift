@@ -1,0 +1,64 @@
+/// Everything that can go wrong with an audio port. Each case names the port or file and
+/// carries what a person needs to act; `code` is stable for `--json` output and for the
+/// localized catalog (`error.audio.<code>`).
+public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// ALSA has no device by that name.
+    case deviceNotFound(device: String, detail: String)
+    /// The device exists but another program holds it.
+    case deviceBusy(device: String)
+    /// The device refused the format, rate or buffer sizes asked for.
+    case unsupportedFormat(device: String, detail: String)
+    /// An ALSA call failed in a way the port could not recover from.
+    case io(device: String, operation: String, detail: String)
+    /// The port was closed.
+    case closed(port: String)
+    /// A WAV file could not be read or written.
+    case badWAV(path: String, detail: String)
+    /// A file could not be opened, read or written.
+    case file(path: String, detail: String)
+
+    /// A stable identifier for machines and for the message catalog.
+    public var code: String {
+        switch self {
+        case .deviceNotFound: "audio_device_not_found"
+        case .deviceBusy: "audio_device_busy"
+        case .unsupportedFormat: "audio_unsupported_format"
+        case .io: "audio_io"
+        case .closed: "audio_closed"
+        case .badWAV: "audio_bad_wav"
+        case .file: "audio_file"
+        }
+    }
+
+    /// The values a localized message fills in, in order.
+    public var arguments: [String] {
+        switch self {
+        case .deviceNotFound(let d, let detail): [d, detail]
+        case .deviceBusy(let d): [d]
+        case .unsupportedFormat(let d, let detail): [d, detail]
+        case .io(let d, let op, let detail): [d, op, detail]
+        case .closed(let p): [p]
+        case .badWAV(let p, let detail): [p, detail]
+        case .file(let p, let detail): [p, detail]
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .deviceNotFound(let d, let detail):
+            "ALSA device '\(d)' not found (\(detail)); list devices with 'grokctl devices'."
+        case .deviceBusy(let d):
+            "ALSA device '\(d)' is busy; close the program using it and retry."
+        case .unsupportedFormat(let d, let detail):
+            "ALSA device '\(d)' refused the audio format (\(detail)); try a plughw: device."
+        case .io(let d, let op, let detail):
+            "ALSA device '\(d)' failed in \(op): \(detail); check the cable and retry."
+        case .closed(let p):
+            "audio port '\(p)' is closed; reopen it."
+        case .badWAV(let p, let detail):
+            "'\(p)' is not a usable WAV file: \(detail); record it again with --record-audio."
+        case .file(let p, let detail):
+            "cannot use file '\(p)': \(detail)."
+        }
+    }
+}

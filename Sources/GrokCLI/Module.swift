@@ -1,0 +1,1 @@
+// GrokCLI: see docs/architecture.md

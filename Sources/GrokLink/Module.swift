@@ -1,0 +1,1 @@
+// GrokLink: see docs/architecture.md

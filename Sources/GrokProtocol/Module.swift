@@ -1,0 +1,1 @@
+// GrokProtocol: see docs/architecture.md

@@ -1,0 +1,1 @@
+// GrokkerEmulator: see docs/architecture.md

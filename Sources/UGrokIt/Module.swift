@@ -1,0 +1,1 @@
+// UGrokIt: see docs/architecture.md

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages grokctl needs to build and test, only when missing.
+# Idempotent: a machine that has everything runs no apt-get at all.
+set -euo pipefail
+
+# Build: C libraries behind the .systemLibrary targets, and pkg-config to find them.
+build_pkgs=(pkg-config libasound2-dev libcurl4-openssl-dev zlib1g-dev libssl-dev libsqlite3-dev)
+# Tests: ALSA's file/null plugins ship with libasound2 itself; sox resamples recordings in
+# the decoder test; openssl makes test keys.
+test_pkgs=(sox openssl)
+
+want=("${build_pkgs[@]}")
+if [ "${1:-}" = "--test" ]; then want+=("${test_pkgs[@]}"); fi
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if ! command -v swift >/dev/null 2>&1; then
+  echo "setup: the Swift 6 toolchain is not on PATH; install it from swift.org and retry." >&2
+  exit 1
+fi

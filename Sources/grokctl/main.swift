@@ -1,1 +1,5 @@
-print("grokctl")
+// grokctl: an entry point only; parsing, commands and presentation live in GrokCLI.
+import Foundation
+import GrokCLI
+
+exit(GrokCommandLine.main())

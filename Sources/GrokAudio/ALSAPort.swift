@@ -1,0 +1,452 @@
+internal import CALSA
+import Glibc
+
+/// A full-duplex ``AudioPort`` on an ALSA device: plays out of the device's playback side
+/// (the headphone line) and captures from its capture side (the microphone line).
+///
+/// Both directions are opened on the same device name (`hw:1,0`, `plughw:CARD=Device`,
+/// `default`, or a PCM defined in an extra configuration file), as signed 16-bit
+/// little-endian interleaved samples: mono when the device takes it, otherwise stereo
+/// (the output is duplicated to both channels, the input is the left channel).
+///
+/// Playback is prefilled with one buffer of silence when the port opens (and again after
+/// an underrun), so the round trip through the port always carries one buffer
+/// (``bufferFrames``) of latency. Overruns, underruns and suspends are recovered and
+/// counted in ``xrunCount``.
+///
+/// With no sound card, a PCM made of ALSA's file and null plugins over two FIFOs (see
+/// `Tests/GrokAudioTests/Fixtures/asoundrc`) runs a whole session through libasound
+/// against a ``RawPipePort`` on the other ends. Such a PCM is detected by its type and read
+/// one frame per call (see `PCMHandle.readLimit`); SIGPIPE is blocked while writing, so a
+/// peer that goes away is reported as an error rather than killing the process.
+///
+/// Not thread-safe: one owner at a time.
+public final class ALSAPort: AudioPort {
+    /// `alsa:` followed by the device name.
+    public let name: String
+    /// The ALSA device name the port was opened on.
+    public let device: String
+    /// Frames per second (44100 or 48000).
+    public let sampleRate: Int
+    /// The period size the device accepted, in frames.
+    public let periodFrames: Int
+    /// The playback buffer size the device accepted, in frames (the prefill).
+    public let bufferFrames: Int
+    /// How many overruns, underruns and suspends were recovered from.
+    public private(set) var xrunCount: Int = 0
+
+    private var playback: PCMHandle?
+    private var capture: PCMHandle?
+    /// Kept alive for as long as the PCMs opened from it.
+    private var configuration: ALSAConfiguration?
+    private var outputSamples: [Int16] = []
+    private var inputSamples: [Int16] = []
+
+    /// Opens `device` for playback and capture.
+    ///
+    /// - Parameters:
+    ///   - device: an ALSA PCM name.
+    ///   - sampleRate: 44100 or 48000.
+    ///   - periodFrames: the period size to ask for (the device may pick a near one).
+    ///   - periods: periods per buffer (2...32).
+    ///   - configFile: an extra ALSA configuration file (asoundrc syntax) merged on top of
+    ///     the system configuration for this open only; use it to define PCMs without
+    ///     touching `~/.asoundrc`.
+    /// - Throws: ``AudioError/deviceNotFound(device:detail:)``,
+    ///   ``AudioError/deviceBusy(device:)``, ``AudioError/unsupportedFormat(device:detail:)``
+    ///   (including a rate other than 44100 or 48000), ``AudioError/file(path:detail:)`` for
+    ///   a missing or unparsable `configFile`, ``AudioError/io(device:operation:detail:)``.
+    public init(
+        device: String, sampleRate: Int = 44100, periodFrames: Int = 256, periods: Int = 4,
+        configFile: String? = nil
+    ) throws(AudioError) {
+        guard sampleRate == 44100 || sampleRate == 48000 else {
+            throw AudioError.unsupportedFormat(
+                device: device, detail: "sample rate \(sampleRate) Hz; use 44100 or 48000")
+        }
+        guard (16...65536).contains(periodFrames) else {
+            throw AudioError.unsupportedFormat(
+                device: device, detail: "period of \(periodFrames) frames; use 16...65536")
+        }
+        guard (2...32).contains(periods) else {
+            throw AudioError.unsupportedFormat(device: device, detail: "\(periods) periods; use 2...32")
+        }
+        let configuration = try configFile.map { (file) throws(AudioError) in try ALSAConfiguration.merged(with: file) }
+        // Playback is set up completely before capture is opened: with the file plugin
+        // (see Tests/GrokAudioTests/Fixtures/asoundrc) the playback FIFO is opened in
+        // hw_params and the capture FIFO at open, so a peer opens them in that order too.
+        let playback = try PCMHandle(device: device, stream: .playback, configuration: configuration)
+        let setup = try playback.configure(
+            sampleRate: sampleRate, periodFrames: periodFrames, periods: periods)
+        let capture = try PCMHandle(device: device, stream: .capture, configuration: configuration)
+        _ = try capture.configure(sampleRate: sampleRate, periodFrames: setup.period, periods: periods)
+
+        self.name = "alsa:\(device)"
+        self.device = device
+        self.sampleRate = sampleRate
+        self.periodFrames = setup.period
+        self.bufferFrames = setup.buffer
+        self.configuration = configuration
+        self.playback = playback
+        self.capture = capture
+        try prefill(playback)
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Plays `output`, then captures exactly `input.count` frames, recovering from xruns.
+    public func transfer(
+        output: UnsafeBufferPointer<Float>, input: UnsafeMutableBufferPointer<Float>
+    ) throws(AudioError) {
+        guard let playback, let capture else { throw AudioError.closed(port: name) }
+        precondition(output.count == input.count, "transfer needs as many input as output frames")
+        let frames = output.count
+        if frames == 0 { return }
+
+        let outChannels = playback.channels
+        if outputSamples.count < frames * outChannels {
+            outputSamples = Array(repeating: 0, count: frames * outChannels)
+        }
+        outputSamples.withUnsafeMutableBufferPointer { samples in
+            for frame in 0..<frames {
+                let value = PCM16.sample(output[frame])
+                for channel in 0..<outChannels { samples[frame * outChannels + channel] = value }
+            }
+        }
+        try write(playback, frames: frames)
+
+        let inChannels = capture.channels
+        if inputSamples.count < frames * inChannels {
+            inputSamples = Array(repeating: 0, count: frames * inChannels)
+        }
+        try read(capture, frames: frames)
+        inputSamples.withUnsafeBufferPointer { samples in
+            for frame in 0..<frames { input[frame] = PCM16.float(samples[frame * inChannels]) }
+        }
+    }
+
+    /// Whether a "... Jack" control of the device's card is on (something plugged into the
+    /// headphone or microphone jack). `nil` when the device is not a `hw:`/`plughw:` card
+    /// device or its card reports no jacks.
+    public var jackPlugged: Bool? {
+        guard let card = ALSACard.index(ofDevice: device) else { return nil }
+        return ALSACard.jackPlugged(card: card)
+    }
+
+    /// Stops both directions and releases the device. Playback is closed first (the file
+    /// plugin flushes what it buffered, then the peer sees end of file), then capture.
+    public func close() {
+        BrokenPipe.withSignalBlocked {
+            playback = nil
+            capture = nil
+        }
+        configuration = nil
+    }
+
+    // MARK: Transfers
+
+    private func write(_ pcm: PCMHandle, frames: Int) throws(AudioError) {
+        var done = 0
+        var stalls = 0
+        var failures = 0
+        while done < frames {
+            let channels = pcm.channels
+            let result = BrokenPipe.withSignalBlocked {
+                outputSamples.withUnsafeBufferPointer { samples in
+                    ALSACall.frames {
+                        snd_pcm_writei(pcm.handle, samples.baseAddress! + done * channels, UInt(frames - done))
+                    }
+                }
+            }
+            if result > 0 {
+                done += result
+                stalls = 0
+                failures = 0
+            } else if result == 0 {
+                stalls += 1
+                if stalls > 3 {
+                    throw AudioError.io(device: device, operation: "snd_pcm_writei", detail: "the device accepts no data")
+                }
+            } else {
+                try recover(pcm, code: result, operation: "snd_pcm_writei", failures: &failures)
+            }
+        }
+    }
+
+    private func read(_ pcm: PCMHandle, frames: Int) throws(AudioError) {
+        var done = 0
+        var failures = 0
+        let channels = pcm.channels
+        let limit = pcm.readLimit
+        while done < frames {
+            // Read in a tight loop (the file plugin is read one frame per call); leave it
+            // for the first error.
+            ALSACall.clearMessage()
+            let result = inputSamples.withUnsafeMutableBufferPointer { samples -> Int in
+                let base = samples.baseAddress!
+                while done < frames {
+                    let got = snd_pcm_readi(pcm.handle, base + done * channels, UInt(min(frames - done, limit)))
+                    if got <= 0 { return got }
+                    done += got
+                }
+                return 0
+            }
+            if done == frames { break }
+            if result == 0 {
+                // A blocking read only returns 0 when its source ended.
+                throw AudioError.io(
+                    device: device, operation: "snd_pcm_readi",
+                    detail: "the capture stream ended (its input was closed)")
+            }
+            try recover(pcm, code: result, operation: "snd_pcm_readi", failures: &failures)
+        }
+    }
+
+    /// Recovers from an xrun or a suspend (counting it) or from an interrupted call;
+    /// throws the mapped error for anything else, or when recovering does not help
+    /// (`failures` counts attempts since the last frame went through: the file plugin
+    /// also reports a vanished reader of its output file as `-EPIPE`).
+    private func recover(_ pcm: PCMHandle, code: Int, operation: String, failures: inout Int) throws(AudioError) {
+        let message = ALSACall.lastMessage()
+        let errno = Int32(clamping: -code)
+        guard errno == EPIPE || errno == ESTRPIPE || errno == EINTR else {
+            throw ALSACall.error(code: code, operation: operation, device: device, message: message)
+        }
+        failures += 1
+        if failures > 3 {
+            throw AudioError.io(
+                device: device, operation: operation,
+                detail: "\(String(cString: snd_strerror(Int32(code)))) again right after recovering "
+                    + "(\(pcm.stream.word) stopped; for a file/FIFO device, the other side has gone)")
+        }
+        if errno != EINTR { xrunCount += 1 }
+        let recovered = snd_pcm_recover(pcm.handle, Int32(code), 1)
+        if recovered < 0 {
+            throw ALSACall.error(code: Int(recovered), operation: "snd_pcm_recover", device: device, message: ALSACall.lastMessage())
+        }
+        if pcm.stream == .playback, snd_pcm_state(pcm.handle) == SND_PCM_STATE_PREPARED {
+            try prefill(pcm)
+        }
+    }
+
+    /// Writes one buffer of silence; the stream starts when it is full.
+    private func prefill(_ pcm: PCMHandle) throws(AudioError) {
+        let channels = pcm.channels
+        let silence = [Int16](repeating: 0, count: bufferFrames * channels)
+        var done = 0
+        while done < bufferFrames {
+            let result = BrokenPipe.withSignalBlocked {
+                silence.withUnsafeBufferPointer { samples in
+                    ALSACall.frames {
+                        snd_pcm_writei(pcm.handle, samples.baseAddress! + done * channels, UInt(bufferFrames - done))
+                    }
+                }
+            }
+            if result > 0 {
+                done += result
+            } else if result == 0 || Int32(clamping: -result) != EINTR {
+                throw ALSACall.error(
+                    code: result == 0 ? -Int(EIO) : result, operation: "snd_pcm_writei (prefill)",
+                    device: device, message: ALSACall.lastMessage())
+            }
+        }
+    }
+}
+
+@available(*, unavailable) extension ALSAPort: Sendable {}
+
+// MARK: - One PCM
+
+/// Owns one opened `snd_pcm_t` and closes it in `deinit`. Not thread-safe.
+final class PCMHandle {
+    enum Stream {
+        case playback, capture
+        var alsa: snd_pcm_stream_t { self == .playback ? SND_PCM_STREAM_PLAYBACK : SND_PCM_STREAM_CAPTURE }
+        var word: String { self == .playback ? "playback" : "capture" }
+    }
+
+    let handle: OpaquePointer
+    let stream: Stream
+    let device: String
+    private(set) var channels: Int = 1
+    /// The most frames one `snd_pcm_readi` call may ask for.
+    ///
+    /// ALSA's file plugin (alsa-lib 1.1.9 and later) fills a capture read with a single
+    /// `read()` of its infile but reports every frame asked for as read, leaving the rest
+    /// of the buffer stale when a FIFO holds less. Asking for one frame at a time is the
+    /// only way to get what the other side wrote, in order and whole (a pipe never splits
+    /// a frame its writer wrote in one piece).
+    private(set) var readLimit: Int = .max
+
+    /// Opens `device` in blocking mode, through `configuration` when given.
+    init(device: String, stream: Stream, configuration: ALSAConfiguration?) throws(AudioError) {
+        var pcm: OpaquePointer?
+        let operation = configuration == nil ? "snd_pcm_open" : "snd_pcm_open_lconf"
+        do {
+            try ALSACall.check("\(operation) (\(stream.word))", device: device) {
+                if let configuration {
+                    snd_pcm_open_lconf(&pcm, device, stream.alsa, 0, configuration.handle)
+                } else {
+                    snd_pcm_open(&pcm, device, stream.alsa, 0)
+                }
+            }
+        }
+        guard let pcm else {
+            throw AudioError.io(device: device, operation: operation, detail: "ALSA returned no PCM")
+        }
+        self.handle = pcm
+        self.stream = stream
+        self.device = device
+        if stream == .capture, snd_pcm_type(pcm) == SND_PCM_TYPE_FILE {
+            readLimit = 1
+        }
+    }
+
+    deinit {
+        snd_pcm_close(handle)
+    }
+
+    /// Sets S16_LE interleaved, mono (else stereo), the rate, period and buffer sizes and the
+    /// start threshold (playback: a full buffer; capture: the first read).
+    /// - Returns: the period and buffer sizes the device accepted.
+    func configure(sampleRate: Int, periodFrames: Int, periods: Int) throws(AudioError) -> (period: Int, buffer: Int) {
+        var hw: OpaquePointer?
+        try ALSACall.check("snd_pcm_hw_params_malloc", device: device) { snd_pcm_hw_params_malloc(&hw) }
+        defer { snd_pcm_hw_params_free(hw) }
+        let what = stream.word
+        try ALSACall.check("snd_pcm_hw_params_any (\(what))", device: device) { snd_pcm_hw_params_any(handle, hw) }
+        try ALSACall.check("snd_pcm_hw_params_set_access (\(what), interleaved)", device: device) {
+            snd_pcm_hw_params_set_access(handle, hw, SND_PCM_ACCESS_RW_INTERLEAVED)
+        }
+        try ALSACall.check("snd_pcm_hw_params_set_format (\(what), S16_LE)", device: device) {
+            snd_pcm_hw_params_set_format(handle, hw, SND_PCM_FORMAT_S16_LE)
+        }
+        let channels: UInt32 = snd_pcm_hw_params_test_channels(handle, hw, 1) == 0 ? 1 : 2
+        try ALSACall.check("snd_pcm_hw_params_set_channels (\(what), \(channels))", device: device) {
+            snd_pcm_hw_params_set_channels(handle, hw, channels)
+        }
+        try ALSACall.check("snd_pcm_hw_params_set_rate (\(what), \(sampleRate) Hz)", device: device) {
+            snd_pcm_hw_params_set_rate(handle, hw, UInt32(sampleRate), 0)
+        }
+        var period = UInt(periodFrames)
+        var direction: Int32 = 0
+        try ALSACall.check("snd_pcm_hw_params_set_period_size_near (\(what), \(periodFrames) frames)", device: device) {
+            snd_pcm_hw_params_set_period_size_near(handle, hw, &period, &direction)
+        }
+        var buffer = period * UInt(periods)
+        try ALSACall.check("snd_pcm_hw_params_set_buffer_size_near (\(what), \(buffer) frames)", device: device) {
+            snd_pcm_hw_params_set_buffer_size_near(handle, hw, &buffer)
+        }
+        try ALSACall.check("snd_pcm_hw_params (\(what))", device: device) { snd_pcm_hw_params(handle, hw) }
+        try ALSACall.check("snd_pcm_hw_params_get_period_size (\(what))", device: device) {
+            snd_pcm_hw_params_get_period_size(hw, &period, &direction)
+        }
+        try ALSACall.check("snd_pcm_hw_params_get_buffer_size (\(what))", device: device) {
+            snd_pcm_hw_params_get_buffer_size(hw, &buffer)
+        }
+        self.channels = Int(channels)
+
+        var sw: OpaquePointer?
+        try ALSACall.check("snd_pcm_sw_params_malloc", device: device) { snd_pcm_sw_params_malloc(&sw) }
+        defer { snd_pcm_sw_params_free(sw) }
+        try ALSACall.check("snd_pcm_sw_params_current (\(what))", device: device) { snd_pcm_sw_params_current(handle, sw) }
+        let threshold: UInt = stream == .playback ? buffer : 1
+        try ALSACall.check("snd_pcm_sw_params_set_start_threshold (\(what))", device: device) {
+            snd_pcm_sw_params_set_start_threshold(handle, sw, threshold)
+        }
+        try ALSACall.check("snd_pcm_sw_params_set_avail_min (\(what))", device: device) {
+            snd_pcm_sw_params_set_avail_min(handle, sw, period)
+        }
+        try ALSACall.check("snd_pcm_sw_params (\(what))", device: device) { snd_pcm_sw_params(handle, sw) }
+        return (Int(period), Int(buffer))
+    }
+}
+
+@available(*, unavailable) extension PCMHandle: Sendable {}
+
+// MARK: - Cards and jacks
+
+/// Card lookups for `hw:`/`plughw:` device names and jack detection.
+enum ALSACard {
+    /// The card index a `hw:`/`plughw:` device name refers to (`hw:1,0`, `hw:1`,
+    /// `plughw:CARD=Device,DEV=0`, `plughw:Device`), or `nil` for other names and cards
+    /// that do not exist.
+    static func index(ofDevice device: String) -> Int32? {
+        guard let card = cardArgument(ofDevice: device) else { return nil }
+        ALSACall.prepare()
+        let index = snd_card_get_index(card)
+        return index >= 0 ? index : nil
+    }
+
+    /// The card part of a `hw:`/`plughw:` name, unresolved (`"1"`, `"Device"`).
+    static func cardArgument(ofDevice device: String) -> String? {
+        guard let colon = device.firstIndex(of: ":") else { return nil }
+        let prefix = device[..<colon]
+        guard prefix == "hw" || prefix == "plughw" else { return nil }
+        let arguments = device[device.index(after: colon)...].split(separator: ",")
+        guard let first = arguments.first else { return nil }
+        var card = first.hasPrefix("CARD=") ? first.dropFirst(5) : first
+        if card.contains("=") {
+            guard let named = arguments.first(where: { $0.hasPrefix("CARD=") }) else { return nil }
+            card = named.dropFirst(5)
+        }
+        let trimmed = card.trimmingCharacters(in: "\"'")
+        return trimmed.isEmpty ? nil : trimmed
+    }
+
+    /// Whether any `... Jack` boolean control of the card is on; `nil` when it has none.
+    static func jackPlugged(card: Int32) -> Bool? {
+        var ctl: OpaquePointer?
+        guard snd_ctl_open(&ctl, "hw:\(card)", 0) >= 0, let ctl else { return nil }
+        defer { snd_ctl_close(ctl) }
+        var list: OpaquePointer?
+        guard snd_ctl_elem_list_malloc(&list) >= 0, let list else { return nil }
+        defer { snd_ctl_elem_list_free(list) }
+        guard snd_ctl_elem_list(ctl, list) >= 0 else { return nil }
+        let count = snd_ctl_elem_list_get_count(list)
+        guard count > 0, snd_ctl_elem_list_alloc_space(list, count) >= 0 else { return nil }
+        defer { snd_ctl_elem_list_free_space(list) }
+        guard snd_ctl_elem_list(ctl, list) >= 0 else { return nil }
+
+        var id: OpaquePointer?
+        var info: OpaquePointer?
+        var value: OpaquePointer?
+        guard snd_ctl_elem_id_malloc(&id) >= 0, snd_ctl_elem_info_malloc(&info) >= 0,
+            snd_ctl_elem_value_malloc(&value) >= 0
+        else {
+            snd_ctl_elem_id_free(id); snd_ctl_elem_info_free(info); snd_ctl_elem_value_free(value)
+            return nil
+        }
+        defer { snd_ctl_elem_id_free(id); snd_ctl_elem_info_free(info); snd_ctl_elem_value_free(value) }
+
+        var sawJack = false
+        for index in 0..<snd_ctl_elem_list_get_used(list) {
+            guard let cName = snd_ctl_elem_list_get_name(list, index),
+                String(cString: cName).hasSuffix(" Jack")
+            else { continue }
+            snd_ctl_elem_list_get_id(list, index, id)
+            snd_ctl_elem_info_set_id(info, id)
+            guard snd_ctl_elem_info(ctl, info) >= 0,
+                snd_ctl_elem_info_get_type(info) == SND_CTL_ELEM_TYPE_BOOLEAN
+            else { continue }
+            sawJack = true
+            snd_ctl_elem_value_set_id(value, id)
+            guard snd_ctl_elem_read(ctl, value) >= 0 else { continue }
+            for item in 0..<snd_ctl_elem_info_get_count(info) where snd_ctl_elem_value_get_boolean(value, item) != 0 {
+                return true
+            }
+        }
+        return sawJack ? false : nil
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters(in characters: String) -> String {
+        var text = self
+        while let first = text.first, characters.contains(first) { text = text.dropFirst() }
+        while let last = text.last, characters.contains(last) { text = text.dropLast() }
+        return String(text)
+    }
+}

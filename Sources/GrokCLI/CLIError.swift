@@ -1,0 +1,128 @@
+/// How grokctl ends: `0` success, `1` failure, `64` usage error (sysexits' `EX_USAGE`).
+public struct ExitCode: RawRepresentable, Hashable, Sendable {
+    /// The process exit status.
+    public let rawValue: Int32
+    /// An exit code with this status.
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    /// Everything asked for was done.
+    public static let success = ExitCode(rawValue: 0)
+    /// Something failed; the message on stderr says what.
+    public static let failure = ExitCode(rawValue: 1)
+    /// The command line was wrong; nothing was done.
+    public static let usageError = ExitCode(rawValue: 64)
+}
+
+/// Everything that can go wrong in the command line itself: the arguments (usage errors,
+/// exit 64) and the few failures the CLI layer owns (exit 1). Library errors keep their own
+/// types and reach the user through ``CodedError``.
+///
+/// The message text lives in the catalogs under `error.<code>`; ``description`` is the
+/// English one, which `--json` also reports.
+public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// An option this command does not have (`--bogus`), with the closest known one.
+    case unknownOption(String, suggestion: String?)
+    /// A subcommand name that does not exist, with the closest known one.
+    case unknownSubcommand(String, suggestion: String?)
+    /// An option that takes a value was given none (`--lang` at the end, `--bench=`).
+    case missingValue(option: String)
+    /// A required option was not given (`info` without `--device`).
+    case missingOption(option: String)
+    /// A required positional argument was not given; `name` is its value name.
+    case missingArgument(name: MessageKey)
+    /// More positional arguments than the command takes.
+    case unexpectedArgument(String)
+    /// An option that takes one value was given twice.
+    case duplicateOption(String)
+    /// A flag was given a value (`--json=yes`).
+    case flagWithValue(String)
+    /// A value an option cannot use (an empty path, ...).
+    case invalidValue(value: String, option: String)
+    /// A value outside an option's fixed set (`--lang it`).
+    case invalidChoice(value: String, option: String, choices: [String])
+    /// A device spec that is not `sim:N`, `sim:A-B` or `alsa:NAME`.
+    case invalidDevice(String)
+    /// `sim:N` with N outside 0...63.
+    case deviceOutOfRange(index: String, spec: String)
+    /// The same device named twice (directly or through a range).
+    case duplicateDevice(String)
+    /// The command exists but this build cannot run it yet.
+    case notYetAvailable(feature: String)
+    /// The bench directory exists but cannot be listed.
+    case benchUnreadable(path: String, detail: String)
+    /// The bench path names something that is not a directory.
+    case benchNotDirectory(path: String)
+
+    /// A stable identifier for `--json` output; the catalog key is `error.<code>`.
+    public var code: String {
+        switch self {
+        case .unknownOption: "usage_unknown_option"
+        case .unknownSubcommand: "usage_unknown_subcommand"
+        case .missingValue: "usage_missing_value"
+        case .missingOption: "usage_missing_option"
+        case .missingArgument: "usage_missing_argument"
+        case .unexpectedArgument: "usage_unexpected_argument"
+        case .duplicateOption: "usage_duplicate_option"
+        case .flagWithValue: "usage_flag_with_value"
+        case .invalidValue: "usage_invalid_value"
+        case .invalidChoice: "usage_invalid_choice"
+        case .invalidDevice: "usage_invalid_device"
+        case .deviceOutOfRange: "usage_device_out_of_range"
+        case .duplicateDevice: "usage_duplicate_device"
+        case .notYetAvailable: "not_yet_available"
+        case .benchUnreadable: "bench_unreadable"
+        case .benchNotDirectory: "bench_not_directory"
+        }
+    }
+
+    /// Whether the command line was at fault (exit 64) rather than the work (exit 1).
+    public var isUsageError: Bool {
+        switch self {
+        case .notYetAvailable, .benchUnreadable, .benchNotDirectory: false
+        default: true
+        }
+    }
+
+    /// The exit code this error ends grokctl with.
+    public var exitCode: ExitCode { isUsageError ? .usageError : .failure }
+
+    /// The closest known name, offered as "Did you mean ...?".
+    public var suggestion: String? {
+        switch self {
+        case .unknownOption(_, let suggestion), .unknownSubcommand(_, let suggestion): suggestion
+        default: nil
+        }
+    }
+
+    /// The values the message fills in, in English.
+    public var arguments: [String] { localizedArguments(.english) }
+
+    public var description: String { Localizer.english.message(for: self) }
+
+    var messageKey: MessageKey {
+        guard let key = MessageKey(errorCode: code) else {
+            preconditionFailure("CLIError code \(code) has no MessageKey")
+        }
+        return key
+    }
+
+    /// The values the message fills in, with value names in `localizer`'s language.
+    func localizedArguments(_ localizer: Localizer) -> [String] {
+        switch self {
+        case .unknownOption(let option, _), .missingValue(let option), .missingOption(let option),
+            .duplicateOption(let option), .flagWithValue(let option):
+            [option]
+        case .unknownSubcommand(let name, _): [name]
+        case .missingArgument(let name): ["<\(localizer.text(name))>"]
+        case .unexpectedArgument(let value): [value]
+        case .invalidValue(let value, let option): [value, option]
+        case .invalidChoice(let value, let option, let choices):
+            [value, option, choices.joined(separator: ", ")]
+        case .invalidDevice(let spec), .duplicateDevice(let spec): [spec]
+        case .deviceOutOfRange(let index, let spec): [index, spec]
+        case .notYetAvailable(let feature): [feature]
+        case .benchUnreadable(let path, let detail): [path, detail]
+        case .benchNotDirectory(let path): [path]
+        }
+    }
+}

@@ -1,0 +1,39 @@
+/// What a running command gets: where to print, the global options, the environment.
+///
+/// Not thread-safe (it holds the ``Console``): use it from the thread running the command.
+public final class CommandContext {
+    /// Where output and errors go, in the user's language.
+    public let console: Console
+    /// `--lang`, `--json`, `--bench` and the rest.
+    public let globals: GlobalOptions
+    /// The process environment.
+    public let environment: [String: String]
+    /// The commands named on the command line, root first.
+    let path: [any Command.Type]
+    let helpFormatter: HelpFormatter
+
+    init(
+        console: Console, globals: GlobalOptions, environment: [String: String],
+        path: [any Command.Type], helpFormatter: HelpFormatter
+    ) {
+        self.console = console
+        self.globals = globals
+        self.environment = environment
+        self.path = path
+        self.helpFormatter = helpFormatter
+    }
+
+    /// The language of messages.
+    public var localizer: Localizer { console.localizer }
+
+    /// The bench of emulated Grokkers (`--bench`).
+    public var bench: Bench { Bench(directory: globals.bench) }
+
+    /// Prints the running command's help on stdout.
+    public func printHelp() {
+        console.write(helpFormatter.help(path))
+    }
+}
+
+@available(*, unavailable)
+extension CommandContext: Sendable {}

@@ -1,0 +1,34 @@
+import GrokAudio
+import GrokkerEmulator
+import GrokLink
+
+/// Opens the audio port behind a device spec: an emulated Grokker behind a simulated cable
+/// for `sim:N`, a sound card for `alsa:NAME`. Wraps it in a recorder under `--record-audio`.
+enum DevicePorts {
+    /// Per-device failures that are not library errors.
+    static func open(_ spec: DeviceSpec, context: DevicePortContext) throws -> any AudioPort {
+        let port: any AudioPort
+        switch spec {
+        case .emulated(let index):
+            var random = SystemRandomNumberGenerator()
+            let store = try DeviceStateStore.openOrCreate(deviceDirectory: context.bench.stateDirectory(for: index),
+                                                          using: &random)
+            let grokker = EmulatedGrokker(handler: GrokkerCommandHandler(store: store), sampleRate: context.sampleRate)
+            port = SimulatedCablePort(name: spec.description, sampleRate: context.sampleRate,
+                                      configuration: context.cable, peer: grokker)
+        case .alsa(let name):
+            port = try ALSAPort(device: name, sampleRate: context.sampleRate, configFile: context.alsaConfig)
+        }
+        guard let directory = context.recordAudio else { return port }
+        return try RecordingPort(wrapping: port, directory: directory)
+    }
+}
+
+/// What opening a port needs from the command line, as a value that can cross threads.
+struct DevicePortContext: Sendable {
+    var bench: Bench
+    var alsaConfig: String?
+    var recordAudio: String?
+    var sampleRate = 44_100
+    var cable = CableConfiguration.clean
+}

@@ -1,0 +1,47 @@
+/// `grokctl emulate --state DIR --input PATH --output PATH [--rate 44100]`: one emulated
+/// Grokker as its own process, talking raw samples over two files or FIFOs.
+struct EmulateCommand: Command {
+    /// `--state <dir>`: the emulated Grokker's state directory.
+    static let state = OptionDeclaration.option(
+        "state", value: .valueDirectory, help: .optionState, required: true)
+    /// `--input <path>`: where the host's audio comes from.
+    static let input = OptionDeclaration.option("input", value: .valuePath, help: .optionInput, required: true)
+    /// `--output <path>`: where the Grokker's audio goes.
+    static let output = OptionDeclaration.option("output", value: .valuePath, help: .optionOutput, required: true)
+    /// `--rate <rate>`: frames per second on both paths.
+    static let rate = OptionDeclaration.option(
+        "rate", value: .valueRate, help: .optionRate, defaultValue: "44100", choices: ["44100", "48000"])
+
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "emulate", abstract: .commandEmulateAbstract, discussion: .commandEmulateDiscussion,
+            options: [state, input, output, rate])
+    }
+
+    /// The state directory, as given.
+    let stateDirectory: String
+    /// The input path (FIFO or file of raw samples).
+    let inputPath: String
+    /// The output path (FIFO or file of raw samples).
+    let outputPath: String
+    /// Frames per second: 44100 or 48000.
+    let sampleRate: Int
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        guard let state = values.value(Self.state) else { throw .missingOption(option: Self.state.spelling) }
+        guard let input = values.value(Self.input) else { throw .missingOption(option: Self.input.spelling) }
+        guard let output = values.value(Self.output) else { throw .missingOption(option: Self.output.spelling) }
+        let rateText = values.value(Self.rate) ?? "44100"
+        guard let rate = Int(rateText), rate > 0 else {
+            throw .invalidValue(value: rateText, option: Self.rate.spelling)
+        }
+        stateDirectory = state
+        inputPath = input
+        outputPath = output
+        sampleRate = rate
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode {
+        try runEmulate(self, context)
+    }
+}

@@ -1,0 +1,14 @@
+/// `grokctl`: the root of the command tree. Add new commands to ``configuration``'s
+/// subcommands, in the order help should list them.
+struct GrokctlCommand: Command {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "grokctl", abstract: .commandRootAbstract, discussion: .commandRootDiscussion,
+            subcommands: [
+                DevicesCommand.self, InfoCommand.self, AudioCommand.self, EmulateCommand.self,
+                HelpCommand.self,
+            ])
+    }
+
+    init(_ values: ParsedValues) {}
+}

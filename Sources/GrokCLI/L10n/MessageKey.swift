@@ -1,0 +1,126 @@
+/// Every piece of text grokctl shows a person. The raw value is the key in each catalog
+/// (`Localization/<language>.json`); placeholders in the text are numbered (`{0}`, `{1}`).
+///
+/// Library errors map their stable `code` to the key `error.<code>`
+/// (``Localizer/message(for:)``); a code without a key falls back to the error's English
+/// `description`. The tests prove that all four catalogs hold exactly these keys with the
+/// same placeholders.
+public enum MessageKey: String, CaseIterable, Sendable, Hashable {
+    // MARK: Help layout
+    case helpHeadingOverview = "help.heading.overview"
+    case helpHeadingUsage = "help.heading.usage"
+    case helpHeadingArguments = "help.heading.arguments"
+    case helpHeadingOptions = "help.heading.options"
+    case helpHeadingGlobalOptions = "help.heading.global_options"
+    case helpHeadingSubcommands = "help.heading.subcommands"
+    case helpDefault = "help.default"
+    case helpSeeSubcommandHelp = "help.see_subcommand_help"
+    case usageLine = "usage.line"
+    case usageSeeHelp = "usage.see_help"
+    case errorLine = "error.line"
+    case warningLine = "warning.line"
+    case errorDidYouMean = "error.did_you_mean"
+
+    // MARK: Value names shown in usage (`--bench <dir>`)
+    case valueSubcommand = "value.subcommand"
+    case valueOptions = "value.options"
+    case valueLanguage = "value.language"
+    case valueDirectory = "value.directory"
+    case valueFile = "value.file"
+    case valuePath = "value.path"
+    case valueDevice = "value.device"
+    case valueRate = "value.rate"
+
+    // MARK: Options and arguments
+    case optionHelp = "option.help"
+    case optionVersion = "option.version"
+    case optionLang = "option.lang"
+    case optionJSON = "option.json"
+    case optionQuiet = "option.quiet"
+    case optionBench = "option.bench"
+    case optionRecordAudio = "option.record_audio"
+    case optionRealtime = "option.realtime"
+    case optionALSAConfig = "option.alsa_config"
+    case optionDevice = "option.device"
+    case optionState = "option.state"
+    case optionInput = "option.input"
+    case optionOutput = "option.output"
+    case optionRate = "option.rate"
+    case argumentWAVFile = "argument.wav_file"
+    case argumentHelpSubcommand = "argument.help_subcommand"
+
+    // MARK: grokctl info
+    case infoColumnDevice = "info.column.device"
+    case infoColumnSerial = "info.column.serial"
+    case infoColumnFirmware = "info.column.firmware"
+    case infoColumnHardware = "info.column.hardware"
+    case infoColumnRegion = "info.column.region"
+    case infoColumnLink = "info.column.link"
+    case infoColumnConnect = "info.column.connect"
+    case infoHardware = "info.hardware"
+    case infoRegionNotSet = "info.region_not_set"
+    case infoBitRate = "info.bit_rate"
+    case infoMilliseconds = "info.milliseconds"
+    case infoDeviceFailed = "info.device_failed"
+    case infoSummary = "info.summary"
+
+    // MARK: Commands
+    case commandRootAbstract = "command.root.abstract"
+    case commandRootDiscussion = "command.root.discussion"
+    case commandDevicesAbstract = "command.devices.abstract"
+    case commandDevicesDiscussion = "command.devices.discussion"
+    case commandInfoAbstract = "command.info.abstract"
+    case commandInfoDiscussion = "command.info.discussion"
+    case commandAudioAbstract = "command.audio.abstract"
+    case commandAudioDecodeAbstract = "command.audio_decode.abstract"
+    case commandAudioDecodeDiscussion = "command.audio_decode.discussion"
+    case commandEmulateAbstract = "command.emulate.abstract"
+    case commandEmulateDiscussion = "command.emulate.discussion"
+    case commandHelpAbstract = "command.help.abstract"
+
+    // MARK: devices
+    case devicesColumnDevice = "devices.column.device"
+    case devicesColumnKind = "devices.column.kind"
+    case devicesColumnDescription = "devices.column.description"
+    case devicesKindPlayback = "devices.kind.playback"
+    case devicesKindCapture = "devices.kind.capture"
+    case devicesKindDuplex = "devices.kind.duplex"
+    case devicesKindEmulated = "devices.kind.emulated"
+    case devicesNoALSA = "devices.no_alsa"
+    case devicesNoBench = "devices.no_bench"
+    case devicesEmulatedDescription = "devices.emulated_description"
+
+    // MARK: Usage errors (exit 64); raw value is "error." + CLIError.code
+    case errorUnknownOption = "error.usage_unknown_option"
+    case errorUnknownSubcommand = "error.usage_unknown_subcommand"
+    case errorMissingValue = "error.usage_missing_value"
+    case errorMissingOption = "error.usage_missing_option"
+    case errorMissingArgument = "error.usage_missing_argument"
+    case errorUnexpectedArgument = "error.usage_unexpected_argument"
+    case errorDuplicateOption = "error.usage_duplicate_option"
+    case errorFlagWithValue = "error.usage_flag_with_value"
+    case errorInvalidValue = "error.usage_invalid_value"
+    case errorInvalidChoice = "error.usage_invalid_choice"
+    case errorInvalidDevice = "error.usage_invalid_device"
+    case errorDeviceOutOfRange = "error.usage_device_out_of_range"
+    case errorDuplicateDevice = "error.usage_duplicate_device"
+
+    // MARK: Failures (exit 1)
+    case errorNotYetAvailable = "error.not_yet_available"
+    case errorBenchUnreadable = "error.bench_unreadable"
+    case errorBenchNotDirectory = "error.bench_not_directory"
+
+    // MARK: GrokAudio (AudioError.code)
+    case errorAudioDeviceNotFound = "error.audio_device_not_found"
+    case errorAudioDeviceBusy = "error.audio_device_busy"
+    case errorAudioUnsupportedFormat = "error.audio_unsupported_format"
+    case errorAudioIO = "error.audio_io"
+    case errorAudioClosed = "error.audio_closed"
+    case errorAudioBadWAV = "error.audio_bad_wav"
+    case errorAudioFile = "error.audio_file"
+
+    /// The catalog key for an error's stable code, when the catalogs have one.
+    public init?(errorCode code: String) {
+        self.init(rawValue: "error." + code)
+    }
+}

@@ -1,1 +1,0 @@
-// GrokCLI: see docs/architecture.md

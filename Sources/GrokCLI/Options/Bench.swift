@@ -1,0 +1,45 @@
+import Foundation
+
+/// The directory where emulated Grokkers keep their state, one subdirectory each
+/// (`sim-0`, `sim-1`, ...), so a bench survives between runs like real readers would.
+public struct Bench: Sendable, Equatable {
+    /// The bench directory (`--bench`).
+    public let directory: String
+
+    /// A bench rooted at `directory`; nothing is created until a Grokker is used.
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    /// Where emulated Grokker `index` keeps its state.
+    public func stateDirectory(for index: Int) -> String {
+        (directory.hasSuffix("/") ? directory : directory + "/") + "sim-\(index)"
+    }
+
+    /// The emulated Grokkers that have state on this bench, by number; none when the
+    /// directory does not exist yet.
+    ///
+    /// - Throws: ``CLIError/benchNotDirectory(path:)`` when it is a file,
+    ///   ``CLIError/benchUnreadable(path:detail:)`` when it cannot be listed.
+    public func emulatedDevices() throws(CLIError) -> [Int] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else { return [] }
+        guard isDirectory.boolValue else { throw .benchNotDirectory(path: directory) }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw .benchUnreadable(path: directory, detail: (error as NSError).localizedDescription)
+        }
+        return names.compactMap { name -> Int? in
+            guard name.hasPrefix("sim-"), let index = Int(name.dropFirst(4)),
+                DeviceSpec.emulatedRange.contains(index), name == "sim-\(index)"
+            else { return nil }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: stateDirectory(for: index), isDirectory: &isDirectory),
+                isDirectory.boolValue
+            else { return nil }
+            return index
+        }.sorted()
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// The options every grokctl command accepts, before or after the subcommand.
+public struct GlobalOptions: Sendable, Equatable {
+    /// The language of messages (`--lang`, else the environment).
+    public var language: Language
+    /// Machine output (`--json`).
+    public var json: Bool
+    /// Informational prose silenced (`--quiet`).
+    public var quiet: Bool
+    /// Where emulated Grokkers keep their state (`--bench`).
+    public var bench: String
+    /// Where every audio exchange is recorded as WAV files (`--record-audio`), if anywhere.
+    public var recordAudio: String?
+    /// Whether emulated Grokkers are paced to the wall clock (`--realtime`).
+    public var realtime: Bool
+    /// An ALSA configuration file to use instead of the system one (`--alsa-config`).
+    public var alsaConfig: String?
+
+    /// `--lang <language>`.
+    public static let lang = OptionDeclaration.option(
+        "lang", value: .valueLanguage, help: .optionLang, choices: Language.allCases.map(\.rawValue))
+    /// `--json`.
+    public static let json = OptionDeclaration.flag("json", help: .optionJSON)
+    /// `-q`, `--quiet`.
+    public static let quiet = OptionDeclaration.flag("quiet", short: "q", help: .optionQuiet)
+    /// `--bench <dir>`.
+    public static let bench = OptionDeclaration.option("bench", value: .valueDirectory, help: .optionBench)
+    /// `--record-audio <dir>`.
+    public static let recordAudio = OptionDeclaration.option(
+        "record-audio", value: .valueDirectory, help: .optionRecordAudio)
+    /// `--realtime`.
+    public static let realtime = OptionDeclaration.flag("realtime", help: .optionRealtime)
+    /// `--alsa-config <file>`.
+    public static let alsaConfig = OptionDeclaration.option(
+        "alsa-config", value: .valueFile, help: .optionALSAConfig)
+
+    /// All of them, in the order help lists them.
+    public static let declarations = [lang, json, quiet, bench, recordAudio, realtime, alsaConfig]
+
+    /// Reads the global options.
+    ///
+    /// - Parameters:
+    ///   - values: The parsed command line.
+    ///   - environment: For the language and the default bench directory.
+    public init(_ values: ParsedValues, environment: [String: String]) {
+        language = Language.resolve(
+            option: values.value(Self.lang).flatMap(Language.init(rawValue:)), environment: environment)
+        json = values.flag(Self.json)
+        quiet = values.flag(Self.quiet)
+        bench = values.value(Self.bench) ?? Self.defaultBench(environment: environment)
+        recordAudio = values.value(Self.recordAudio)
+        realtime = values.flag(Self.realtime)
+        alsaConfig = values.value(Self.alsaConfig)
+    }
+
+    /// The bench directory when `--bench` is not given: `$GROKCTL_BENCH`, else
+    /// `$XDG_STATE_HOME/grokctl/bench` (an absolute `XDG_STATE_HOME` only, as the XDG
+    /// spec says), else `~/.local/state/grokctl/bench`.
+    public static func defaultBench(environment: [String: String]) -> String {
+        if let bench = environment["GROKCTL_BENCH"], !bench.isEmpty { return bench }
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            return join(state, "grokctl/bench")
+        }
+        let home: String
+        if let value = environment["HOME"], !value.isEmpty {
+            home = value
+        } else {
+            home = FileManager.default.homeDirectoryForCurrentUser.path
+        }
+        return join(home, ".local/state/grokctl/bench")
+    }
+
+    private static func join(_ directory: String, _ tail: String) -> String {
+        directory.hasSuffix("/") ? directory + tail : directory + "/" + tail
+    }
+
+    /// The language and `--json` read straight from the arguments, before parsing, so
+    /// that even a parse error is in the right language and form. An invalid `--lang`
+    /// is ignored here (the parser reports it).
+    static func prescan(_ arguments: [String]) -> (language: Language?, json: Bool) {
+        var language: Language?
+        var json = false
+        var index = 0
+        while index < arguments.count, arguments[index] != "--" {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--json" {
+                json = true
+            } else if argument.hasPrefix("--lang=") {
+                language = Language(rawValue: String(argument.dropFirst("--lang=".count))) ?? language
+            } else if argument == "--lang", index < arguments.count {
+                language = Language(rawValue: arguments[index]) ?? language
+                index += 1
+            }
+        }
+        return (language, json)
+    }
+}

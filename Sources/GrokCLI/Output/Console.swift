@@ -1,0 +1,164 @@
+import Foundation
+
+/// Everything grokctl prints goes through here: localized prose for people, JSON for
+/// scripts (`--json`), silence for `--quiet`, and errors on stderr in both forms.
+///
+/// - Prose (``say(_:_:to:)``, ``warn(_:_:)``) is informational: `--quiet` and `--json`
+///   silence it.
+/// - Results (``print(_:)``, ``table(_:)``, ``json(_:)``) are what the command was asked
+///   for and always print; a command prints either text or JSON, per ``isJSON``.
+/// - Errors (``report(_:)``) always print on stderr: `Error: ...` in the user's
+///   language, or `{"error":{"code":...,"message":...}}` with the English message.
+///
+/// Not thread-safe: use it from the thread running the command.
+public final class Console {
+    /// Which standard stream a line goes to.
+    public enum Stream: Sendable {
+        case standardOutput, standardError
+    }
+
+    /// The language of prose and errors.
+    public let localizer: Localizer
+    /// Whether output is JSON (`--json`).
+    public let isJSON: Bool
+    /// Whether informational prose is silenced (`--quiet`).
+    public let isQuiet: Bool
+    private let standardOutput: any OutputSink
+    private let standardError: any OutputSink
+
+    /// - Parameters:
+    ///   - localizer: The language of prose and errors.
+    ///   - json: Machine output (`--json`).
+    ///   - quiet: Silence informational prose (`--quiet`).
+    ///   - standardOutput: Where results go.
+    ///   - standardError: Where errors and warnings go.
+    public init(
+        localizer: Localizer, json: Bool, quiet: Bool,
+        standardOutput: any OutputSink = FileDescriptorSink.standardOutput,
+        standardError: any OutputSink = FileDescriptorSink.standardError
+    ) {
+        self.localizer = localizer
+        self.isJSON = json
+        self.isQuiet = quiet
+        self.standardOutput = standardOutput
+        self.standardError = standardError
+    }
+
+    /// A localized informational line; silent under `--quiet` and `--json`.
+    public func say(_ key: MessageKey, _ arguments: String..., to stream: Stream = .standardOutput) {
+        guard !isQuiet, !isJSON else { return }
+        write(localizer.text(key, arguments: arguments) + "\n", to: stream)
+    }
+
+    /// A localized `Warning: ...` on stderr; silent under `--quiet`. With `--json` it is
+    /// `{"warning":{"code":"<key>","message":"<English>"}}`.
+    public func warn(_ key: MessageKey, _ arguments: String...) {
+        guard !isQuiet else { return }
+        if isJSON {
+            let message = Localizer.english.text(key, arguments: arguments)
+            write(jsonLine(["warning": Problem(code: key.rawValue, message: message)]), to: .standardError)
+        } else {
+            let message = localizer.text(key, arguments: arguments)
+            write(localizer.text(.warningLine, message) + "\n", to: .standardError)
+        }
+    }
+
+    /// A line of the command's result on stdout (a newline is added).
+    public func print(_ line: String) {
+        write(line + "\n", to: .standardOutput)
+    }
+
+    /// Text on stdout as it is (help, a prepared block); no newline is added.
+    public func write(_ text: String) {
+        write(text, to: .standardOutput)
+    }
+
+    /// A table of the command's result on stdout.
+    public func table(_ table: Table) {
+        for line in table.lines() { print(line) }
+    }
+
+    /// One JSON object on one line of stdout, keys sorted: an event of a stream, or a
+    /// command's whole result.
+    public func json(_ value: some Encodable) {
+        write(jsonLine(value), to: .standardOutput)
+    }
+
+    /// Reports a failure on stderr.
+    ///
+    /// - Returns: the exit code to end with: 64 for a usage ``CLIError``, 1 otherwise.
+    @discardableResult
+    public func report(_ error: any Error) -> ExitCode {
+        if isJSON {
+            writeJSONError(error)
+        } else {
+            write(localizer.text(.errorLine, localizer.message(for: error)) + "\n", to: .standardError)
+        }
+        return (error as? CLIError)?.exitCode ?? .failure
+    }
+
+    /// Reports a usage error the swift-argument-parser way: `Error: ...`, the usage line,
+    /// and where to find help (JSON: the error object only).
+    ///
+    /// - Parameters:
+    ///   - error: What was wrong.
+    ///   - usage: The command's usage line without `Usage:`.
+    ///   - helpCommand: The command that shows help (`grokctl devices --help`).
+    /// - Returns: ``ExitCode/usageError``.
+    @discardableResult
+    func reportUsage(_ error: CLIError, usage: String, helpCommand: String) -> ExitCode {
+        if isJSON {
+            writeJSONError(error)
+        } else {
+            let lines = [
+                localizer.text(.errorLine, localizer.message(for: error)),
+                localizer.text(.usageLine, usage),
+                "  " + localizer.text(.usageSeeHelp, helpCommand),
+            ]
+            write(lines.joined(separator: "\n") + "\n", to: .standardError)
+        }
+        return .usageError
+    }
+
+    private struct Problem: Encodable {
+        let code: String
+        let message: String
+    }
+
+    private func writeJSONError(_ error: any Error) {
+        let problem = Problem(code: Localizer.code(for: error), message: Localizer.english.message(for: error))
+        write(jsonLine(["error": problem]), to: .standardError)
+    }
+
+    private func jsonLine(_ value: some Encodable) -> String {
+        JSONLines.line(for: value)
+    }
+
+    private func write(_ text: String, to stream: Stream) {
+        switch stream {
+        case .standardOutput: standardOutput.write(text)
+        case .standardError: standardError.write(text)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension Console: Sendable {}
+
+/// JSON as grokctl prints it: compact, keys sorted, one object per line, slashes
+/// unescaped (paths stay readable).
+public enum JSONLines {
+    /// `value` as one line of JSON, with the trailing newline.
+    ///
+    /// A value that cannot be encoded (a non-finite `Double`) becomes an `error` object
+    /// with code `internal_json`, so the stream stays valid JSON lines.
+    public static func line(for value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
+        } catch {
+            return "{\"error\":{\"code\":\"internal_json\",\"message\":\"could not encode the output as JSON; report this\"}}\n"
+        }
+    }
+}

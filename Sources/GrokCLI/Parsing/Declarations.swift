@@ -1,0 +1,195 @@
+/// A grokctl command: what it accepts (``configuration``), how it turns parsed values into
+/// typed, validated fields (``init(_:)``), and what it does (``run(_:)``).
+///
+/// This is swift-argument-parser's contract without its property wrappers: options are
+/// declared as static ``OptionDeclaration``s, so `init` can read them back by identity and
+/// help is generated from the same declarations. A command group (subcommands, nothing to
+/// run itself) keeps the default ``run(_:)``, which prints its help.
+public protocol Command {
+    /// Name, help text, options, arguments and subcommands.
+    static var configuration: CommandConfiguration { get }
+    /// Reads and validates the parsed command line.
+    ///
+    /// - Throws: a usage ``CLIError`` (exit 64) when a value is unusable.
+    init(_ values: ParsedValues) throws(CLIError)
+    /// Does the work.
+    ///
+    /// - Returns: the exit code; throw instead to report a failure (exit 1, or 64 for a
+    ///   usage ``CLIError``).
+    func run(_ context: CommandContext) throws -> ExitCode
+}
+
+extension Command {
+    /// A command group has nothing to run: it shows its help (exit 0), as
+    /// swift-argument-parser does.
+    public func run(_ context: CommandContext) throws -> ExitCode {
+        context.printHelp()
+        return .success
+    }
+}
+
+/// What a command accepts and how its help reads.
+public struct CommandConfiguration {
+    /// The word typed on the command line (`devices`, `decode`).
+    public var name: String
+    /// One line for OVERVIEW and for the parent's SUBCOMMANDS list.
+    public var abstract: MessageKey
+    /// Paragraphs shown after the overview, when there is more to say.
+    public var discussion: MessageKey?
+    /// This command's own options (global options are added by the parser).
+    public var options: [OptionDeclaration]
+    /// Positional arguments, in order.
+    public var arguments: [ArgumentDeclaration]
+    /// Nested commands, in the order help lists them.
+    public var subcommands: [any Command.Type]
+
+    /// - Parameters:
+    ///   - name: The word typed on the command line.
+    ///   - abstract: One line of help.
+    ///   - discussion: More help, when needed.
+    ///   - options: The command's own options.
+    ///   - arguments: Positional arguments, in order.
+    ///   - subcommands: Nested commands.
+    public init(
+        name: String, abstract: MessageKey, discussion: MessageKey? = nil,
+        options: [OptionDeclaration] = [], arguments: [ArgumentDeclaration] = [],
+        subcommands: [any Command.Type] = []
+    ) {
+        self.name = name
+        self.abstract = abstract
+        self.discussion = discussion
+        self.options = options
+        self.arguments = arguments
+        self.subcommands = subcommands
+    }
+}
+
+/// A named option: a flag (`--json`) or an option with a value (`--lang de`, `--lang=de`).
+public struct OptionDeclaration: Sendable, Hashable {
+    /// A flag, or an option whose value is shown in help as `<name>`.
+    public enum Kind: Sendable, Hashable {
+        case flag
+        case value(name: MessageKey)
+    }
+
+    /// The long name without dashes (`device`); it identifies the option.
+    public let long: String
+    /// A one-letter alias (`-q`), if any.
+    public let short: Character?
+    /// Flag or value.
+    public let kind: Kind
+    /// The help text.
+    public let help: MessageKey
+    /// Whether the option may be given more than once (values accumulate).
+    public let isRepeatable: Bool
+    /// Whether the command refuses to run without it.
+    public let isRequired: Bool
+    /// The value used when the option is absent, shown in help as "(default: ...)".
+    public let defaultValue: String?
+    /// The only values accepted, when the set is fixed; others are a usage error.
+    public let choices: [String]?
+
+    /// A flag: present or not.
+    public static func flag(_ long: String, short: Character? = nil, help: MessageKey) -> Self {
+        Self(
+            long: long, short: short, kind: .flag, help: help, isRepeatable: true, isRequired: false,
+            defaultValue: nil, choices: nil)
+    }
+
+    /// An option that takes a value.
+    ///
+    /// - Parameters:
+    ///   - long: The long name without dashes.
+    ///   - short: A one-letter alias.
+    ///   - value: The value name shown in help (`<dir>`).
+    ///   - help: The help text.
+    ///   - repeatable: Whether values accumulate over repeats.
+    ///   - required: Whether the option must be given.
+    ///   - defaultValue: The value when absent.
+    ///   - choices: The only accepted values, if fixed.
+    public static func option(
+        _ long: String, short: Character? = nil, value: MessageKey, help: MessageKey,
+        repeatable: Bool = false, required: Bool = false, defaultValue: String? = nil,
+        choices: [String]? = nil
+    ) -> Self {
+        Self(
+            long: long, short: short, kind: .value(name: value), help: help, isRepeatable: repeatable,
+            isRequired: required, defaultValue: defaultValue, choices: choices)
+    }
+
+    /// `-h`, `--help`: accepted by every command.
+    public static let help = flag("help", short: "h", help: .optionHelp)
+    /// `--version`: accepted by the root command.
+    public static let version = flag("version", help: .optionVersion)
+
+    /// Whether the option takes a value.
+    public var takesValue: Bool {
+        if case .value = kind { return true }
+        return false
+    }
+
+    /// `--long`, as messages show it.
+    public var spelling: String { "--" + long }
+}
+
+/// A positional argument.
+public struct ArgumentDeclaration: Sendable, Hashable {
+    /// The value name shown in help (`<file>`); it identifies the argument.
+    public let name: MessageKey
+    /// The help text.
+    public let help: MessageKey
+    /// Whether the command refuses to run without it.
+    public let isRequired: Bool
+    /// Whether it takes all remaining positional values (only the last argument may).
+    public let isRepeating: Bool
+
+    /// - Parameters:
+    ///   - name: The value name shown in help.
+    ///   - help: The help text.
+    ///   - required: Whether it must be given.
+    ///   - repeating: Whether it takes all remaining values.
+    public init(name: MessageKey, help: MessageKey, required: Bool = true, repeating: Bool = false) {
+        self.name = name
+        self.help = help
+        self.isRequired = required
+        self.isRepeating = repeating
+    }
+}
+
+/// The values found on the command line, read back through their declarations.
+public struct ParsedValues: Sendable {
+    var options: [String: [String]] = [:]
+    var arguments: [ArgumentDeclaration: [String]] = [:]
+
+    /// Creates an empty set (tests build values this way).
+    public init() {}
+
+    /// Whether the flag was given.
+    public func flag(_ declaration: OptionDeclaration) -> Bool {
+        options[declaration.long] != nil
+    }
+
+    /// The option's value, or its default.
+    public func value(_ declaration: OptionDeclaration) -> String? {
+        options[declaration.long]?.last ?? declaration.defaultValue
+    }
+
+    /// Every value of a repeatable option, in command-line order.
+    public func values(_ declaration: OptionDeclaration) -> [String] {
+        options[declaration.long] ?? []
+    }
+
+    /// The positional argument's value.
+    public func argument(_ declaration: ArgumentDeclaration) -> String? {
+        arguments[declaration]?.first
+    }
+
+    /// Every value of a repeating positional argument.
+    public func arguments(_ declaration: ArgumentDeclaration) -> [String] {
+        arguments[declaration] ?? []
+    }
+
+    mutating func record(_ declaration: OptionDeclaration, _ value: String) {
+        options[declaration.long, default: []].append(value)
+    }
+}

@@ -1,0 +1,124 @@
+/// Help and usage text generated from the declarations, in swift-argument-parser's layout
+/// (OVERVIEW, USAGE, ARGUMENTS, OPTIONS, SUBCOMMANDS) with localized headings and text.
+struct HelpFormatter {
+    let localizer: Localizer
+    let globals: [OptionDeclaration]
+    /// Lines are wrapped to this many columns (fixed, so output does not depend on the
+    /// terminal).
+    var width = 80
+    /// Where help text starts in OPTIONS and friends.
+    var helpColumn = 26
+
+    /// `grokctl audio decode`.
+    func commandName(_ path: [any Command.Type]) -> String {
+        path.map { $0.configuration.name }.joined(separator: " ")
+    }
+
+    /// The usage line without `USAGE:`: the command, its own options (required ones
+    /// bare, optional ones in brackets), `[<options>]` for the global ones, then its
+    /// arguments, then `<subcommand>` for a group.
+    func usage(_ path: [any Command.Type]) -> String {
+        let configuration = path.last!.configuration
+        var parts = [commandName(path)]
+        for option in configuration.options {
+            var part = option.spelling
+            if case .value(let name) = option.kind { part += " " + valueName(name) }
+            if option.isRepeatable, option.takesValue { part += " ..." }
+            parts.append(option.isRequired ? part : "[\(part)]")
+        }
+        parts.append("[\(valueName(.valueOptions))]")
+        for argument in configuration.arguments {
+            var part = valueName(argument.name)
+            if argument.isRepeating { part += " ..." }
+            parts.append(argument.isRequired ? part : "[\(part)]")
+        }
+        if !configuration.subcommands.isEmpty { parts.append(valueName(.valueSubcommand)) }
+        return parts.joined(separator: " ")
+    }
+
+    /// The command that shows help for the command at the end of `path`.
+    func helpCommand(_ path: [any Command.Type]) -> String {
+        commandName(path) + " --help"
+    }
+
+    /// The full help text, ending with a newline.
+    func help(_ path: [any Command.Type]) -> String {
+        let configuration = path.last!.configuration
+        var sections: [[String]] = []
+
+        let overview = localizer.text(.helpHeadingOverview) + " " + localizer.text(configuration.abstract)
+        var first = TextWidth.wrap(overview, width: width)
+        if let discussion = configuration.discussion {
+            first.append("")
+            for line in localizer.text(discussion).split(separator: "\n", omittingEmptySubsequences: false) {
+                first += TextWidth.wrap(String(line), width: width)
+            }
+        }
+        sections.append(first)
+
+        let heading = localizer.text(.helpHeadingUsage) + " "
+        sections.append(TextWidth.wrap(heading + usage(path), width: width, hangingIndent: TextWidth.of(heading)))
+
+        if !configuration.arguments.isEmpty {
+            sections.append(
+                [localizer.text(.helpHeadingArguments)]
+                    + configuration.arguments.flatMap { argument in
+                        var label = valueName(argument.name)
+                        if argument.isRepeating { label += " ..." }
+                        return entry(label: label, help: localizer.text(argument.help))
+                    })
+        }
+
+        let isRoot = path.count == 1
+        var options = configuration.options
+        if isRoot { options += globals + [.version] }
+        options.append(.help)
+        sections.append([localizer.text(.helpHeadingOptions)] + options.flatMap(optionEntry))
+        if !isRoot {
+            sections.append([localizer.text(.helpHeadingGlobalOptions)] + globals.flatMap(optionEntry))
+        }
+
+        if !configuration.subcommands.isEmpty {
+            var lines = [localizer.text(.helpHeadingSubcommands)]
+            for subcommand in configuration.subcommands {
+                let sub = subcommand.configuration
+                lines += entry(label: sub.name, help: localizer.text(sub.abstract))
+            }
+            lines.append("")
+            let helpOn = ["grokctl", "help"] + path.dropFirst().map { $0.configuration.name }
+                + [valueName(.valueSubcommand)]
+            lines += TextWidth.wrap(
+                "  " + localizer.text(.helpSeeSubcommandHelp, helpOn.joined(separator: " ")), width: width)
+            sections.append(lines)
+        }
+        return sections.map { $0.joined(separator: "\n") }.joined(separator: "\n\n") + "\n"
+    }
+
+    private func valueName(_ key: MessageKey) -> String {
+        "<" + localizer.text(key) + ">"
+    }
+
+    private func optionEntry(_ option: OptionDeclaration) -> [String] {
+        var label = option.spelling
+        if let short = option.short { label = "-\(short), " + label }
+        if case .value(let name) = option.kind { label += " " + valueName(name) }
+        var help = localizer.text(option.help)
+        if let defaultValue = option.defaultValue {
+            help += " " + localizer.text(.helpDefault, defaultValue)
+        }
+        return entry(label: label, help: help)
+    }
+
+    /// `  label` with `help` wrapped from ``helpColumn``; a label too wide for the column
+    /// gets a line of its own.
+    private func entry(label: String, help: String) -> [String] {
+        let indent = String(repeating: " ", count: helpColumn)
+        let helpLines = TextWidth.wrap(indent + help, width: width)
+        let labelText = "  " + label
+        if TextWidth.of(labelText) + 2 <= helpColumn {
+            let firstHelp = String(helpLines[0].dropFirst(helpColumn))
+            return [TextWidth.padded(labelText, to: helpColumn) + firstHelp] + helpLines.dropFirst()
+        }
+        return [labelText] + helpLines
+    }
+}

@@ -1,1 +1,0 @@
-// GrokLink: see docs/architecture.md

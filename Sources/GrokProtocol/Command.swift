@@ -1,0 +1,103 @@
+/// A command the host sends to a Grokker. Each has an ``Opcode``; the payload layouts are
+/// in docs/protocol.md.
+public enum Command: Sendable, Hashable {
+    /// Asks for the reader's identity and capabilities; answered by ``Response/identify(_:)``.
+    case identify
+    /// Asks the Grokker to send `payload` back unchanged (link tests and benchmarks);
+    /// answered by ``Response/echo(_:)``. At most ``maxEchoBytes`` bytes.
+    case echo([UInt8])
+
+    /// The largest echo payload: what fits in a maximum-size response
+    /// (header, status byte, 2-byte length).
+    public static let maxEchoBytes = WireLimits.maxMessageBytes - MessageHeader.size - 1 - 2
+
+    /// The command's number.
+    public var opcode: Opcode {
+        switch self {
+        case .identify: .identify
+        case .echo: .echo
+        }
+    }
+
+    func writePayload(to writer: inout ByteWriter) {
+        switch self {
+        case .identify:
+            break
+        case .echo(let payload):
+            precondition(payload.count <= Self.maxEchoBytes, "echo payload exceeds Command.maxEchoBytes")
+            writer.u16(UInt16(payload.count))
+            writer.raw(payload)
+        }
+    }
+
+    static func read(opcode: Opcode, from reader: inout ByteReader) throws(ProtocolError) -> Command {
+        switch opcode {
+        case .identify:
+            return .identify
+        case .echo:
+            return .echo(try readEcho(from: &reader))
+        default:
+            throw .unknownOpcode(opcode.rawValue)
+        }
+    }
+
+    static func readEcho(from reader: inout ByteReader) throws(ProtocolError) -> [UInt8] {
+        let count = try reader.u16("echo.length")
+        guard Int(count) <= maxEchoBytes else {
+            throw .invalidValue(field: "echo.length", value: Int(count))
+        }
+        return try reader.raw(count: Int(count), "echo.payload")
+    }
+}
+
+/// What a Grokker answers a ``Command`` with: the command's result, or a failure.
+public enum Response: Sendable, Hashable {
+    /// The answer to ``Command/identify``.
+    case identify(ReaderInfo)
+    /// The answer to ``Command/echo(_:)``: the same payload.
+    case echo([UInt8])
+    /// The request with `opcode` failed or was refused. `message` is English detail for
+    /// logs (at most ``WireLimits/maxStringBytes`` UTF-8 bytes); act on `status`.
+    case failure(opcode: Opcode, status: StatusCode, message: String)
+
+    /// The opcode of the request this answers.
+    public var opcode: Opcode {
+        switch self {
+        case .identify: .identify
+        case .echo: .echo
+        case .failure(let opcode, _, _): opcode
+        }
+    }
+
+    func writePayload(to writer: inout ByteWriter) {
+        switch self {
+        case .identify(let info):
+            writer.u8(0)
+            info.write(to: &writer)
+        case .echo(let payload):
+            precondition(payload.count <= Command.maxEchoBytes, "echo payload exceeds Command.maxEchoBytes")
+            writer.u8(0)
+            writer.u16(UInt16(payload.count))
+            writer.raw(payload)
+        case .failure(_, let status, let message):
+            writer.u8(status.code)
+            writer.string(message)
+        }
+    }
+
+    static func read(opcode: Opcode, from reader: inout ByteReader) throws(ProtocolError) -> Response {
+        let status = try reader.u8("response.status")
+        if status != 0 {
+            let message = try reader.string("response.message")
+            return .failure(opcode: opcode, status: StatusCode(code: status), message: message)
+        }
+        switch opcode {
+        case .identify:
+            return .identify(try ReaderInfo.read(from: &reader))
+        case .echo:
+            return .echo(try Command.readEcho(from: &reader))
+        default:
+            throw .unknownOpcode(opcode.rawValue)
+        }
+    }
+}

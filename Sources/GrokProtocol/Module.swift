@@ -1,1 +1,0 @@
-// GrokProtocol: see docs/architecture.md

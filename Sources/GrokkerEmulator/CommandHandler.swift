@@ -1,0 +1,124 @@
+import GrokProtocol
+
+/// The fixed capabilities of an emulated hardware model: what ``Command/identify`` reports
+/// besides the per-unit ``DeviceState``.
+public struct EmulatedHardware: Sendable, Equatable {
+    /// The hardware kind.
+    public var hardwareType: HardwareType
+    /// The model name.
+    public var hardwareModel: String
+    /// The reader protocol the emulated firmware implements.
+    public var readerProtocolVersion: UInt16
+    /// Maximum RF power, tenths of a dBm.
+    public var maxPowerTenthsDBm: Int16
+    /// Best receive sensitivity, tenths of a dBm.
+    public var maxSensitivityTenthsDBm: Int16
+    /// Speaker volume steps.
+    public var numVolumeLevels: UInt8
+    /// Most tones in one sound.
+    public var maxTonesInSound: UInt8
+    /// Has a battery.
+    public var hasBattery: Bool
+    /// Can run on external power.
+    public var hasExternalPower: Bool
+    /// Battery capacity, minutes of scanning.
+    public var batteryCapacityMinutes: UInt16
+    /// Battery capacity, mAh.
+    public var batteryCapacityMAh: UInt16
+
+    /// Creates a hardware description.
+    public init(
+        hardwareType: HardwareType, hardwareModel: String, readerProtocolVersion: UInt16,
+        maxPowerTenthsDBm: Int16, maxSensitivityTenthsDBm: Int16, numVolumeLevels: UInt8,
+        maxTonesInSound: UInt8, hasBattery: Bool, hasExternalPower: Bool,
+        batteryCapacityMinutes: UInt16, batteryCapacityMAh: UInt16
+    ) {
+        self.hardwareType = hardwareType
+        self.hardwareModel = hardwareModel
+        self.readerProtocolVersion = readerProtocolVersion
+        self.maxPowerTenthsDBm = maxPowerTenthsDBm
+        self.maxSensitivityTenthsDBm = maxSensitivityTenthsDBm
+        self.numVolumeLevels = numVolumeLevels
+        self.maxTonesInSound = maxTonesInSound
+        self.hasBattery = hasBattery
+        self.hasExternalPower = hasExternalPower
+        self.batteryCapacityMinutes = batteryCapacityMinutes
+        self.batteryCapacityMAh = batteryCapacityMAh
+    }
+
+    /// The emulated Grokker 1: 30.0 dBm, -80.0 dBm sensitivity, 8 volume levels, 16 tones per
+    /// sound, battery of 1000 mAh lasting 240 minutes of scanning, USB power, reader protocol 20.
+    public static let grokker1 = EmulatedHardware(
+        hardwareType: .grokker1, hardwareModel: "Grokker", readerProtocolVersion: ReaderInfo.vendorReaderProtocolVersion,
+        maxPowerTenthsDBm: 300, maxSensitivityTenthsDBm: -800, numVolumeLevels: 8, maxTonesInSound: 16,
+        hasBattery: true, hasExternalPower: true, batteryCapacityMinutes: 240, batteryCapacityMAh: 1000)
+
+    /// What a unit of this hardware in `state` answers to ``Command/identify``.
+    public func readerInfo(for state: DeviceState) -> ReaderInfo {
+        ReaderInfo(
+            hardwareType: hardwareType, hardwareModel: hardwareModel, hardwareRevision: state.hardwareRevision,
+            firmwareVersion: state.firmwareVersion, loaderVersion: state.loaderVersion,
+            serialNumber: state.serialNumber, readerProtocolVersion: readerProtocolVersion,
+            region: state.region, userMustSetRegion: state.userMustSetRegion,
+            userCanSetRegion: state.provisioning.userCanSetRegion, provisioned: state.provisioning.provisioned,
+            enforceRegion: state.provisioning.enforceRegion, maxPowerTenthsDBm: maxPowerTenthsDBm,
+            maxSensitivityTenthsDBm: maxSensitivityTenthsDBm, numVolumeLevels: numVolumeLevels,
+            maxTonesInSound: maxTonesInSound, hasBattery: hasBattery, hasExternalPower: hasExternalPower,
+            batteryCapacityMinutes: batteryCapacityMinutes, batteryCapacityMAh: batteryCapacityMAh,
+            deviceInitializedSuccessfully: true)
+    }
+}
+
+/// The emulated Grokker's command layer (device side): turns each request message the link
+/// delivers into exactly one response message, using and persisting the ``DeviceState``.
+///
+/// Never traps on input: a request that does not decode is answered with
+/// ``Response/failure(opcode:status:message:)`` carrying the request's id and opcode when
+/// its header is readable (id 0 and ``Opcode/unspecified`` otherwise). Thread-safe.
+public final class GrokkerCommandHandler: Sendable {
+    /// The unit's persistent state.
+    public let store: DeviceStateStore
+    /// The unit's fixed capabilities.
+    public let hardware: EmulatedHardware
+
+    /// Creates a handler for the unit whose state `store` keeps.
+    public init(store: DeviceStateStore, hardware: EmulatedHardware = .grokker1) {
+        self.store = store
+        self.hardware = hardware
+    }
+
+    /// Answers one request message with one response message.
+    public func handle(request: [UInt8]) -> [UInt8] {
+        let message: RequestMessage
+        do {
+            message = try RequestMessage.decode(request)
+        } catch {
+            let header = try? MessageHeader.decode(request)
+            let response = Response.failure(
+                opcode: header?.opcode ?? .unspecified, status: StatusCode(for: error), message: error.description)
+            return ResponseMessage(id: header?.requestID ?? 0, response: response).encode()
+        }
+        return ResponseMessage(id: message.id, response: execute(message.command)).encode()
+    }
+
+    /// Carries out one decoded command. Changes to the state are saved before the
+    /// response is returned; a failed save answers ``StatusCode/storageFailure``.
+    public func execute(_ command: Command) -> Response {
+        switch command {
+        case .identify:
+            return .identify(hardware.readerInfo(for: store.state))
+        case .echo(let payload):
+            return .echo(payload)
+        }
+    }
+
+    /// Applies a state change for `opcode`, answering `success` once it is saved.
+    func persisting(_ opcode: Opcode, _ success: Response, change: (inout DeviceState) -> Void) -> Response {
+        do {
+            try store.update(change)
+            return success
+        } catch {
+            return .failure(opcode: opcode, status: .storageFailure, message: error.description)
+        }
+    }
+}

@@ -1,0 +1,267 @@
+import Foundation
+import GrokProtocol
+import Synchronization
+
+/// Factory provisioning of an emulated Grokker (vendor provisioning status flags).
+public struct ProvisioningFlags: Codable, Sendable, Equatable {
+    /// Provisioned at the factory (serial number registered). Unprovisioned readers refuse
+    /// inventory (vendor NOT_PROVISIONED).
+    public var provisioned: Bool
+    /// The hardware requires a region before it scans (vendor enforce-region-setting).
+    public var enforceRegion: Bool
+    /// The user may choose the region (vendor `userCanSetRegion`).
+    public var userCanSetRegion: Bool
+    /// The user has set the region (vendor "user has set region" provisioning flag).
+    public var userHasSetRegion: Bool
+
+    /// Creates provisioning flags.
+    public init(provisioned: Bool, enforceRegion: Bool, userCanSetRegion: Bool, userHasSetRegion: Bool) {
+        self.provisioned = provisioned
+        self.enforceRegion = enforceRegion
+        self.userCanSetRegion = userCanSetRegion
+        self.userHasSetRegion = userHasSetRegion
+    }
+
+    /// A new unit: provisioned, region enforced, user may set it, has not yet.
+    public static let outOfBox = ProvisioningFlags(
+        provisioned: true, enforceRegion: true, userCanSetRegion: true, userHasSetRegion: false)
+}
+
+/// What an emulated Grokker remembers across power cycles, persisted as `state.json` in
+/// its own directory by ``DeviceStateStore``.
+public struct DeviceState: Codable, Sendable, Equatable {
+    /// The newest `format` of `state.json` this build reads and the one it writes.
+    public static let currentFormat = 1
+    /// The application firmware a new unit ships with: 1.7.3 (the firmware-update work
+    /// ships a newer one).
+    public static let outOfBoxFirmware = FirmwareVersion(major: 1, minor: 7, build: 3)
+    /// The loader a new unit ships with: 1.2.0.
+    public static let outOfBoxLoader = FirmwareVersion(major: 1, minor: 2, build: 0)
+    /// The board revision of a new unit.
+    public static let outOfBoxHardwareRevision: UInt8 = 3
+    /// Serial numbers are 8 decimal digits; new ones are drawn from this range.
+    public static let serialNumberRange: ClosedRange<UInt32> = 10_000_000...99_999_999
+
+    /// The unit's serial number (printed as 8 decimal digits).
+    public var serialNumber: UInt32
+    /// The board revision.
+    public var hardwareRevision: UInt8
+    /// The loader's version.
+    public var loaderVersion: FirmwareVersion
+    /// The application firmware's version.
+    public var firmwareVersion: FirmwareVersion
+    /// The region set; `nil` when not set (out of the box).
+    public var region: RegionSetting?
+    /// Factory provisioning flags.
+    public var provisioning: ProvisioningFlags
+    /// Battery charge, 0...100 percent.
+    public var batteryPercent: UInt8
+
+    /// Creates a state.
+    public init(
+        serialNumber: UInt32, hardwareRevision: UInt8, loaderVersion: FirmwareVersion,
+        firmwareVersion: FirmwareVersion, region: RegionSetting?, provisioning: ProvisioningFlags,
+        batteryPercent: UInt8
+    ) {
+        self.serialNumber = serialNumber
+        self.hardwareRevision = hardwareRevision
+        self.loaderVersion = loaderVersion
+        self.firmwareVersion = firmwareVersion
+        self.region = region
+        self.provisioning = provisioning
+        self.batteryPercent = batteryPercent
+    }
+
+    /// A unit fresh out of the box: the given serial number, firmware
+    /// ``outOfBoxFirmware``, region not set, full battery.
+    public static func outOfBox(serialNumber: UInt32) -> DeviceState {
+        DeviceState(
+            serialNumber: serialNumber, hardwareRevision: outOfBoxHardwareRevision,
+            loaderVersion: outOfBoxLoader, firmwareVersion: outOfBoxFirmware, region: nil,
+            provisioning: .outOfBox, batteryPercent: 100)
+    }
+
+    /// The reader refuses to scan until a region is set.
+    public var userMustSetRegion: Bool { provisioning.enforceRegion && region == nil }
+
+    private enum CodingKeys: String, CodingKey {
+        case format, serialNumber, hardwareRevision, loaderVersion, firmwareVersion, region,
+            provisioning, batteryPercent
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let format = try c.decode(Int.self, forKey: .format)
+        guard format <= Self.currentFormat else { throw FormatTooNew(format: format) }
+        serialNumber = try c.decode(UInt32.self, forKey: .serialNumber)
+        hardwareRevision = try c.decode(UInt8.self, forKey: .hardwareRevision)
+        loaderVersion = try c.decode(FirmwareVersion.self, forKey: .loaderVersion)
+        firmwareVersion = try c.decode(FirmwareVersion.self, forKey: .firmwareVersion)
+        region = try c.decodeIfPresent(RegionSetting.self, forKey: .region)
+        provisioning = try c.decode(ProvisioningFlags.self, forKey: .provisioning)
+        batteryPercent = try c.decode(UInt8.self, forKey: .batteryPercent)
+        guard batteryPercent <= 100 else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .batteryPercent, in: c, debugDescription: "batteryPercent \(batteryPercent) is above 100")
+        }
+        if let region, region.name.isEmpty || region.name.utf8.count > WireLimits.maxStringBytes {
+            throw DecodingError.dataCorruptedError(
+                forKey: .region, in: c, debugDescription: "region name must have 1...\(WireLimits.maxStringBytes) UTF-8 bytes")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(Self.currentFormat, forKey: .format)
+        try c.encode(serialNumber, forKey: .serialNumber)
+        try c.encode(hardwareRevision, forKey: .hardwareRevision)
+        try c.encode(loaderVersion, forKey: .loaderVersion)
+        try c.encode(firmwareVersion, forKey: .firmwareVersion)
+        try c.encodeIfPresent(region, forKey: .region)
+        try c.encode(provisioning, forKey: .provisioning)
+        try c.encode(batteryPercent, forKey: .batteryPercent)
+    }
+
+    /// Thrown while decoding a state file of a newer format.
+    struct FormatTooNew: Error {
+        var format: Int
+    }
+}
+
+/// Keeps one emulated Grokker's ``DeviceState`` and persists every change to
+/// `state.json` in the device's own directory (temp file, fsync, rename, fsync directory),
+/// so a power cut at any instant leaves either the old or the new state.
+///
+/// Thread-safe: the state is guarded by a mutex and updates are serialized.
+public final class DeviceStateStore: Sendable {
+    /// The state file's name inside the device directory.
+    public static let fileName = "state.json"
+    /// State files larger than this are refused as corrupt (bounded input).
+    static let maxFileBytes = 1 << 20
+
+    /// The device's own directory.
+    public let deviceDirectory: String
+    /// The path of `state.json`.
+    public let stateFile: String
+    private let current: Mutex<DeviceState>
+
+    private init(deviceDirectory: String, state: DeviceState) {
+        self.deviceDirectory = deviceDirectory
+        self.stateFile = Self.stateFile(in: deviceDirectory)
+        self.current = Mutex(state)
+    }
+
+    /// The directory of device number `index` under a bench directory: `<directory>/grokker-<index>`.
+    public static func deviceDirectory(in directory: String, index: Int) -> String {
+        (directory.hasSuffix("/") ? directory : directory + "/") + "grokker-\(index)"
+    }
+
+    static func stateFile(in deviceDirectory: String) -> String {
+        (deviceDirectory.hasSuffix("/") ? deviceDirectory : deviceDirectory + "/") + fileName
+    }
+
+    /// Opens emulated Grokker number `index` of the bench kept in `directory`
+    /// (its own directory is ``deviceDirectory(in:index:)``), creating it out of the box
+    /// when used for the first time.
+    public static func openOrCreate(directory: String, index: Int) throws(EmulatorError) -> DeviceStateStore {
+        var generator = SystemRandomNumberGenerator()
+        return try openOrCreate(deviceDirectory: deviceDirectory(in: directory, index: index), using: &generator)
+    }
+
+    /// Opens the emulated Grokker whose own directory is `deviceDirectory`. The first time,
+    /// creates the directory and a state out of the box (``DeviceState/outOfBox(serialNumber:)``)
+    /// with a random serial number from `generator`, and saves it before returning.
+    ///
+    /// A state file that exists but cannot be read or decoded is an error naming the file;
+    /// it is never replaced silently.
+    public static func openOrCreate(
+        deviceDirectory: String, using generator: inout some RandomNumberGenerator
+    ) throws(EmulatorError) -> DeviceStateStore {
+        do {
+            try FileManager.default.createDirectory(atPath: deviceDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw .directory(path: deviceDirectory, detail: Self.describe(error))
+        }
+        let path = stateFile(in: deviceDirectory)
+        if let data = try readStateFile(path) {
+            return DeviceStateStore(deviceDirectory: deviceDirectory, state: try decodeState(data, path: path))
+        }
+        let serial = UInt32.random(in: DeviceState.serialNumberRange, using: &generator)
+        let state = DeviceState.outOfBox(serialNumber: serial)
+        try save(state, to: path)
+        return DeviceStateStore(deviceDirectory: deviceDirectory, state: state)
+    }
+
+    /// The current state.
+    public var state: DeviceState {
+        current.withLock { $0 }
+    }
+
+    /// Changes the state and saves it before returning. If saving fails, the state is left
+    /// as it was and the error is thrown. Nothing is written when `body` changes nothing.
+    public func update(_ body: (inout DeviceState) -> Void) throws(EmulatorError) {
+        try current.withLock { (value: inout DeviceState) throws(EmulatorError) -> Void in
+            var changed = value
+            body(&changed)
+            guard changed != value else { return }
+            try Self.save(changed, to: stateFile)
+            value = changed
+        }
+    }
+
+    // MARK: Files
+
+    static func encodeState(_ state: DeviceState) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        // DeviceState's encoding cannot fail: it holds only numbers, strings and booleans.
+        return ((try? encoder.encode(state)) ?? Data()) + Data("\n".utf8)
+    }
+
+    static func decodeState(_ data: Data, path: String) throws(EmulatorError) -> DeviceState {
+        do {
+            return try JSONDecoder().decode(DeviceState.self, from: data)
+        } catch let error as DeviceState.FormatTooNew {
+            throw .stateTooNew(path: path, format: error.format, supported: DeviceState.currentFormat)
+        } catch {
+            throw .stateCorrupt(path: path, detail: describe(error))
+        }
+    }
+
+    private static func save(_ state: DeviceState, to path: String) throws(EmulatorError) {
+        do {
+            try AtomicFile.replace(path, with: Array(encodeState(state)))
+        } catch {
+            throw .stateWriteFailed(path: path, detail: error.detail)
+        }
+    }
+
+    /// The file's bytes, or `nil` when it does not exist.
+    private static func readStateFile(_ path: String) throws(EmulatorError) -> Data? {
+        do {
+            guard let bytes = try AtomicFile.readAll(path, limit: maxFileBytes) else { return nil }
+            return Data(bytes)
+        } catch AtomicFile.Failure.tooLarge(let size) {
+            throw .stateCorrupt(path: path, detail: "\(size) bytes is larger than the \(maxFileBytes)-byte limit")
+        } catch {
+            throw .stateUnreadable(path: path, detail: error.detail)
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context):
+            return context.debugDescription + codingPath(context.codingPath)
+        case DecodingError.keyNotFound(let key, let context):
+            return "missing field '\(key.stringValue)'" + codingPath(context.codingPath)
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            return context.debugDescription + codingPath(context.codingPath)
+        default:
+            return String(describing: error)
+        }
+    }
+
+    private static func codingPath(_ path: [any CodingKey]) -> String {
+        path.isEmpty ? "" : " at '" + path.map(\.stringValue).joined(separator: ".") + "'"
+    }
+}

@@ -1,0 +1,72 @@
+import GrokAudio
+import GrokLink
+import GrokProtocol
+
+/// An emulated Grokker: its own modem and packet stack on the device side of the cable, its
+/// command handler and persistent state. It is reachable only through audio samples: the
+/// cable (or a pipe, or ALSA) hands it what reached its microphone input and takes what it
+/// plays back.
+///
+/// On connect it announces itself (its reader information rides in the handshake answer), so
+/// a host knows what it talks to without a round trip.
+///
+/// Not thread-safe: whoever drives the cable owns it.
+public final class EmulatedGrokker: CablePeer {
+    public let engine: LinkEngine
+    public let handler: GrokkerCommandHandler
+    /// The device's own directory (state, flash, logs).
+    public var directory: String { handler.store.deviceDirectory }
+
+    /// Opens (or creates, out of the box) emulated Grokker `index` of the bench in `benchDirectory`.
+    public convenience init(benchDirectory: String, index: Int, sampleRate: Int = 44_100,
+                            link: LinkConfiguration = LinkConfiguration()) throws(EmulatorError) {
+        let store = try DeviceStateStore.openOrCreate(directory: benchDirectory, index: index)
+        self.init(handler: GrokkerCommandHandler(store: store), sampleRate: sampleRate, link: link)
+    }
+
+    public init(handler: GrokkerCommandHandler, sampleRate: Int = 44_100, link: LinkConfiguration = LinkConfiguration()) {
+        self.handler = handler
+        engine = LinkEngine(role: .device, sampleRate: sampleRate, configuration: link)
+        refreshGreeting()
+    }
+
+    public func process(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
+        engine.process(input: input, output: output)
+        var handled = false
+        while let request = engine.receive() {
+            let response = handler.handle(request: request)
+            try? engine.send(response)
+            handled = true
+        }
+        if handled { refreshGreeting() }
+    }
+
+    private func refreshGreeting() {
+        engine.greeting = Announcement(info: handler.hardware.readerInfo(for: handler.store.state)).encode()
+    }
+}
+
+/// Runs a device (any ``CablePeer``) on an audio port of its own: a pipe or an ALSA device,
+/// when the emulated Grokker lives in its own process (`grokctl emulate`).
+public enum DeviceRunner {
+    /// Pumps blocks until the port closes or `shouldStop()` says so. Returns the samples processed.
+    @discardableResult
+    public static func run(_ device: any CablePeer, on port: any AudioPort, blockSize: Int = 256,
+                           shouldStop: () -> Bool = { false }) throws(AudioError) -> Int64 {
+        var captured = [Float](repeating: 0, count: blockSize)
+        var playback = [Float](repeating: 0, count: blockSize)
+        var total: Int64 = 0
+        while !shouldStop() {
+            captured.withUnsafeBufferPointer { i in playback.withUnsafeMutableBufferPointer { device.process(input: i, output: $0) } }
+            do {
+                try playback.withUnsafeBufferPointer { (o) throws(AudioError) in
+                    try captured.withUnsafeMutableBufferPointer { (i) throws(AudioError) in try port.transfer(output: o, input: i) }
+                }
+            } catch .closed {
+                break
+            }
+            total += Int64(blockSize)
+        }
+        return total
+    }
+}

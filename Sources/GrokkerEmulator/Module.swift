@@ -1,1 +1,0 @@
-// GrokkerEmulator: see docs/architecture.md

@@ -1,1 +1,0 @@
-// UGrokIt: see docs/architecture.md

@@ -1,0 +1,83 @@
+import GrokAudio
+import GrokLink
+import GrokProtocol
+
+/// Everything that can go wrong talking to a Grokker. `code` is stable (`--json`, message
+/// catalog `error.<code>`); `arguments` fill the localized message in order.
+public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The jack reports nothing plugged in (the vendor's NOT_PLUGGED_IN).
+    case notPluggedIn(port: String)
+    /// No handshake answer within the time allowed (CANNOT_HANDSHAKE).
+    case cannotHandshake(port: String, seconds: Double)
+    /// Connected, but the reader never said what it is (CANNOT_GET_INFO).
+    case cannotGetInfo(port: String)
+    /// The reader speaks a link or reader protocol we don't (INCOMPATIBLE_READER).
+    case incompatibleReader(port: String, detail: String)
+    /// A command got no answer in time.
+    case timeout(port: String, command: String, seconds: Double)
+    /// The link dropped while waiting.
+    case lostConnection(port: String)
+    /// The reader answered with an error status.
+    case rejected(port: String, command: String, status: String)
+    /// The audio port failed.
+    case audio(AudioError)
+    /// A message could not be sent.
+    case link(LinkError)
+    /// The reader's answer could not be decoded.
+    case malformedResponse(port: String, detail: String)
+
+    public var code: String {
+        switch self {
+        case .notPluggedIn: "reader_not_plugged_in"
+        case .cannotHandshake: "reader_cannot_handshake"
+        case .cannotGetInfo: "reader_cannot_get_info"
+        case .incompatibleReader: "reader_incompatible"
+        case .timeout: "reader_timeout"
+        case .lostConnection: "reader_lost_connection"
+        case .rejected: "reader_rejected"
+        case .audio(let e): e.code
+        case .link(let e): e.code
+        case .malformedResponse: "reader_malformed_response"
+        }
+    }
+
+    public var arguments: [String] {
+        switch self {
+        case .notPluggedIn(let p), .cannotGetInfo(let p), .lostConnection(let p): [p]
+        case .cannotHandshake(let p, let s): [p, seconds(s)]
+        case .incompatibleReader(let p, let d): [p, d]
+        case .timeout(let p, let c, let s): [p, c, seconds(s)]
+        case .rejected(let p, let c, let s): [p, c, s]
+        case .audio(let e): e.arguments
+        case .link(let e): e.arguments
+        case .malformedResponse(let p, let d): [p, d]
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .notPluggedIn(let p):
+            "nothing is plugged into \(p); plug the Grokker in and retry."
+        case .cannotHandshake(let p, let s):
+            "no Grokker answered on \(p) within \(seconds(s)) s; check that it is switched on and the cable is seated."
+        case .cannotGetInfo(let p):
+            "the Grokker on \(p) connected but did not identify itself; unplug it, plug it back in and retry."
+        case .incompatibleReader(let p, let d):
+            "the reader on \(p) is not compatible (\(d)); update grokctl or the reader's firmware."
+        case .timeout(let p, let c, let s):
+            "the Grokker on \(p) did not answer \(c) within \(seconds(s)) s; retry, or check the cable."
+        case .lostConnection(let p):
+            "the connection to the Grokker on \(p) dropped; check the cable and retry."
+        case .rejected(let p, let c, let s):
+            "the Grokker on \(p) refused \(c) (\(s))."
+        case .audio(let e): e.description
+        case .link(let e): e.description
+        case .malformedResponse(let p, let d):
+            "the Grokker on \(p) sent an answer that could not be read (\(d)); update grokctl or the firmware."
+        }
+    }
+}
+
+private func seconds(_ s: Double) -> String {
+    s == s.rounded() ? String(Int(s)) : String((s * 10).rounded() / 10)
+}

@@ -1,0 +1,158 @@
+import GrokAudio
+import GrokLink
+import GrokProtocol
+
+/// The vendor's connection states (`UGI_CONNECTION_STATE_*`).
+public typealias ConnectionState = LinkState
+
+/// Options for one reader connection. Times are seconds of audio (samples), never wall time.
+public struct ReaderOptions: Sendable {
+    /// Frames per audio transfer.
+    public var blockSize = 256
+    /// Pace an emulated bench to the wall clock.
+    public var realtime = false
+    /// How long to handshake before giving up (CANNOT_HANDSHAKE).
+    public var handshakeTimeout = 3.0
+    /// How long to wait for the reader to say what it is (CANNOT_GET_INFO).
+    public var identifyTimeout = 3.0
+    /// How long a command may take.
+    public var commandTimeout = 5.0
+    /// The link's own tunables.
+    public var link = LinkConfiguration()
+
+    public init() {}
+}
+
+/// One Grokker on one audio port, driven synchronously from one thread: the building block
+/// under ``Reader`` and the CLI. Every wait pumps audio, so time passes as samples.
+public final class ReaderSession {
+    public let driver: LinkDriver
+    public let options: ReaderOptions
+    /// What the reader said it is, once connected.
+    public private(set) var info: ReaderInfo?
+    /// Messages the reader sent on its own (events), oldest first.
+    public private(set) var unsolicited: [[UInt8]] = []
+    private var nextRequestID: UInt16 = 1
+
+    public var port: any AudioPort { driver.port }
+    public var engine: LinkEngine { driver.engine }
+    public var connectionState: ConnectionState { engine.state }
+    /// Audio time from opening the connection until the reader had identified itself, in ms.
+    public private(set) var connectMilliseconds: Double?
+    /// Audio time since the session started, in milliseconds.
+    public var elapsedMilliseconds: Double { Double(engine.now) * 1000 / Double(engine.sampleRate) }
+
+    public init(port: any AudioPort, options: ReaderOptions = ReaderOptions()) {
+        self.options = options
+        driver = LinkDriver(port: port, engine: LinkEngine(role: .host, sampleRate: port.sampleRate, configuration: options.link),
+                            blockSize: options.blockSize, realtime: options.realtime)
+    }
+
+    /// Handshakes and learns what the reader is (the vendor's `openConnection` followed by
+    /// waiting for CONNECTED). Throws the vendor's test-connection failures as errors.
+    @discardableResult
+    public func connect() throws(ReaderError) -> ReaderInfo {
+        if port.jackPlugged == false { throw .notPluggedIn(port: port.name) }
+        engine.connect()
+        let connected = try pump(forAtMost: options.handshakeTimeout) {
+            engine.state == .connected || engine.state == .incompatible
+        }
+        if engine.state == .incompatible {
+            throw .incompatibleReader(port: port.name, detail: "link protocol")
+        }
+        guard connected else {
+            if port.jackPlugged == false { throw .notPluggedIn(port: port.name) }
+            throw .cannotHandshake(port: port.name, seconds: options.handshakeTimeout)
+        }
+        _ = try pump(forAtMost: options.identifyTimeout) {
+            takeMessages()
+            return info != nil
+        }
+        var identified: ReaderInfo
+        if let info {
+            identified = info
+        } else {
+            do {
+                identified = try identify()
+            } catch .timeout {
+                throw .cannotGetInfo(port: port.name)
+            }
+        }
+        connectMilliseconds = elapsedMilliseconds
+        // Let the faster-mode trials finish so the first command runs at the settled rate.
+        _ = try pump(forAtMost: 2) { !engine.negotiating || engine.state != .connected }
+        return identified
+    }
+
+    /// Asks the reader what it is.
+    public func identify() throws(ReaderError) -> ReaderInfo {
+        let response = try call(.identify)
+        guard case .identify(let fresh) = response else {
+            throw .malformedResponse(port: port.name, detail: "identify answered with \(response.opcode)")
+        }
+        info = fresh
+        return fresh
+    }
+
+    /// Sends one command and waits for its response.
+    public func call(_ command: Command) throws(ReaderError) -> Response {
+        guard engine.state == .connected else { throw .lostConnection(port: port.name) }
+        let id = nextRequestID
+        nextRequestID = nextRequestID == .max ? 1 : nextRequestID + 1
+        do {
+            try engine.send(RequestMessage(id: id, command: command).encode())
+        } catch {
+            throw .link(error)
+        }
+        var answer: ResponseMessage?
+        var failure: ReaderError?
+        let done = try pump(forAtMost: options.commandTimeout) {
+            while let message = engine.receive() {
+                if let response = try? ResponseMessage.decode(message) {
+                    if response.id == id { answer = response }
+                } else if let announced = try? Announcement.decode(message) {
+                    info = announced.info
+                } else if (try? MessageHeader.decode(message)) == nil {
+                    failure = .malformedResponse(port: port.name, detail: "unreadable message of \(message.count) bytes")
+                } else {
+                    unsolicited.append(message)
+                }
+            }
+            return answer != nil || failure != nil || engine.state != .connected
+        }
+        if let failure { throw failure }
+        if let answer {
+            if case .failure(_, let status, let message) = answer.response {
+                throw .rejected(port: port.name, command: "\(command.opcode)", status: message.isEmpty ? "\(status)" : "\(status): \(message)")
+            }
+            return answer.response
+        }
+        if engine.state != .connected || done { throw .lostConnection(port: port.name) }
+        throw .timeout(port: port.name, command: "\(command.opcode)", seconds: options.commandTimeout)
+    }
+
+    /// Goes quiet and releases the port (the vendor's `closeConnection`).
+    public func close() {
+        engine.disconnect()
+        try? driver.pump()
+        port.close()
+    }
+
+    private func takeMessages() {
+        while let message = engine.receive() {
+            if let announced = try? Announcement.decode(message) {
+                info = announced.info
+            } else {
+                unsolicited.append(message)
+            }
+        }
+    }
+
+    private func pump(forAtMost seconds: Double, until done: () -> Bool) throws(ReaderError) -> Bool {
+        do {
+            return try driver.run(forAtMost: seconds, until: done)
+        } catch {
+            throw .audio(error)
+        }
+    }
+}

@@ -1,0 +1,282 @@
+import Foundation
+import Testing
+
+@testable import GrokAudio
+
+/// Builds WAV files byte by byte, so the reader is tested against exactly what a header says.
+struct WAVBytes {
+    var bytes: [UInt8] = []
+
+    mutating func ascii(_ text: String) { bytes += Array(text.utf8) }
+    mutating func u16(_ value: Int) { bytes += [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8)] }
+    mutating func u32(_ value: Int) { for shift in [0, 8, 16, 24] { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) } }
+
+    /// A fmt chunk; `extensible` wraps `tag` in WAVE_FORMAT_EXTENSIBLE.
+    static func fmt(tag: Int, channels: Int, rate: Int, bits: Int, extensible: Bool = false) -> [UInt8] {
+        var chunk = WAVBytes()
+        chunk.ascii("fmt ")
+        chunk.u32(extensible ? 40 : 16)
+        chunk.u16(extensible ? 0xFFFE : tag)
+        chunk.u16(channels)
+        chunk.u32(rate)
+        chunk.u32(rate * channels * bits / 8)
+        chunk.u16(channels * bits / 8)
+        chunk.u16(bits)
+        if extensible {
+            chunk.u16(22)
+            chunk.u16(bits)
+            chunk.u32(channels == 1 ? 0x4 : 0x3)
+            chunk.u16(tag)
+            chunk.bytes += [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
+        }
+        return chunk.bytes
+    }
+
+    static func chunk(_ id: String, _ body: [UInt8], declaredSize: Int? = nil) -> [UInt8] {
+        var chunk = WAVBytes()
+        chunk.ascii(id)
+        chunk.u32(declaredSize ?? body.count)
+        chunk.bytes += body
+        if body.count % 2 == 1 { chunk.bytes.append(0) }
+        return chunk.bytes
+    }
+
+    static func riff(_ chunks: [UInt8]...) -> [UInt8] {
+        let body = chunks.joined()
+        var file = WAVBytes()
+        file.ascii("RIFF")
+        file.u32(4 + body.count)
+        file.ascii("WAVE")
+        return file.bytes + body
+    }
+}
+
+@Suite("WAV")
+struct WAVTests {
+    let scratch = AudioTestScratch()
+
+    func write(_ bytes: [UInt8], name: String = "test.wav") throws -> String {
+        let path = scratch.file(name)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    // MARK: Writer -> reader
+
+    @Test(arguments: [1, 2, 3])
+    func writerRoundTripsExact16BitValues(channels: Int) throws {
+        let path = scratch.file("round-\(channels).wav")
+        var random = ALSATestRandom(seed: UInt64(channels))
+        // More than the writer's 64 KiB buffer, so it flushes along the way.
+        let frames = 40_000
+        let values = (0..<(frames * channels)).map { _ in Int16(Int(random.next() % 65535) - 32767) }
+        let writer = try WAVWriter(path: path, sampleRate: 48000, channels: channels)
+        let floats = values.map { Float($0) / 32767 }
+        try writer.append(interleaved: Array(floats[0..<(1000 * channels)]))
+        try writer.append(interleaved: Array(floats[(1000 * channels)...]))
+        #expect(writer.frameCount == frames)
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(FileManager.default.fileExists(atPath: path + ".partial"))
+        try writer.finish()
+        #expect(!FileManager.default.fileExists(atPath: path + ".partial"))
+
+        let audio = try WAVFile.read(path: path)
+        #expect(audio.sampleRate == 48000)
+        #expect(audio.channels.count == channels)
+        #expect(audio.frameCount == frames)
+        for channel in 0..<channels {
+            let expected = stride(from: channel, to: values.count, by: channels).map { PCM16.float(values[$0]) }
+            #expect(audio.channels[channel] == expected)
+            #expect(audio.channels[channel].map(PCM16.sample) == expected.map(PCM16.sample))
+        }
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+        #expect(size == 44 + frames * channels * 2)
+    }
+
+    @Test func perChannelAppendEqualsInterleaved() throws {
+        let left: [Float] = [0, 0.5, -0.5, 1]
+        let right: [Float] = [-1, 0.25, 2, -2]
+        let a = try WAVWriter(path: scratch.file("a.wav"), sampleRate: 44100, channels: 2)
+        try a.append(channels: [left, right])
+        try left.withUnsafeBufferPointer { l in
+            try right.withUnsafeBufferPointer { r in try a.append(channels: [l, r]) }
+        }
+        try a.finish()
+        let audio = try WAVFile.read(path: scratch.file("a.wav"))
+        let clamp: (Float) -> Float = { PCM16.float(PCM16.sample($0)) }
+        #expect(audio.channels == [(left + left).map(clamp), (right + right).map(clamp)])
+    }
+
+    @Test func unfinishedWriterLeavesNothing() throws {
+        let path = scratch.file("dropped.wav")
+        do {
+            let writer = try WAVWriter(path: path, sampleRate: 44100, channels: 1)
+            try writer.append(interleaved: [0.1, 0.2])
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(!FileManager.default.fileExists(atPath: path + ".partial"))
+    }
+
+    @Test func finishingTwiceIsAnError() throws {
+        let path = scratch.file("twice.wav")
+        let writer = try WAVWriter(path: path, sampleRate: 44100, channels: 1)
+        try writer.finish()
+        #expect(throws: AudioError.self) { try writer.finish() }
+        #expect(throws: AudioError.self) { try writer.append(interleaved: [0]) }
+        #expect(try WAVFile.read(path: path).frameCount == 0)
+    }
+
+    @Test func writerNeedsAWritableDirectory() {
+        #expect {
+            _ = try WAVWriter(path: scratch.file("missing-dir/x.wav"), sampleRate: 44100, channels: 1)
+        } throws: { error in
+            guard case .file(let path, _) = error as? AudioError else { return false }
+            return path == scratch.file("missing-dir/x.wav.partial")
+        }
+    }
+
+    // MARK: Hand-built headers
+
+    @Test func reads8BitUnsigned() throws {
+        let path = try write(WAVBytes.riff(
+            WAVBytes.fmt(tag: 1, channels: 1, rate: 8000, bits: 8), WAVBytes.chunk("data", [128, 255, 1, 0])))
+        let audio = try WAVFile.read(path: path)
+        #expect(audio.sampleRate == 8000)
+        #expect(audio.channels == [[0, 1, -1, -1]])
+    }
+
+    @Test func reads24BitWithOddUnknownChunk() throws {
+        let samples: [UInt8] = [0xFF, 0xFF, 0x7F, 0x01, 0x00, 0x80, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00]
+        let path = try write(WAVBytes.riff(
+            WAVBytes.fmt(tag: 1, channels: 2, rate: 96000, bits: 24),
+            WAVBytes.chunk("LIST", [1, 2, 3]),  // odd size: padded
+            WAVBytes.chunk("data", samples)))
+        let audio = try WAVFile.read(path: path)
+        #expect(audio.sampleRate == 96000)
+        #expect(audio.channels == [[1, Float(Double(0x400000) / 8_388_607)], [-1, 0]])
+    }
+
+    @Test func reads32BitInteger() throws {
+        var data = WAVBytes()
+        data.u32(Int(Int32.max))
+        data.u32(Int(UInt32(bitPattern: Int32.min + 1)))
+        data.u32(1 << 30)
+        let path = try write(WAVBytes.riff(
+            WAVBytes.fmt(tag: 1, channels: 1, rate: 44100, bits: 32), WAVBytes.chunk("data", data.bytes)))
+        #expect(try WAVFile.read(path: path).channels == [[1, -1, Float(Double(1 << 30) / 2_147_483_647)]])
+    }
+
+    @Test func readsFloat32AndFloat64() throws {
+        let floats: [Float] = [0.5, -0.25, 1.5, -3]
+        let f32 = floats.flatMap { value in withUnsafeBytes(of: value.bitPattern.littleEndian) { Array($0) } }
+        let path32 = try write(WAVBytes.riff(
+            WAVBytes.fmt(tag: 3, channels: 2, rate: 44100, bits: 32), WAVBytes.chunk("data", f32)), name: "f32.wav")
+        #expect(try WAVFile.read(path: path32).channels == [[0.5, 1], [-0.25, -1]])
+
+        let doubles: [Double] = [0.125, -0.75, 0]
+        let f64 = doubles.flatMap { value in withUnsafeBytes(of: value.bitPattern.littleEndian) { Array($0) } }
+        let path64 = try write(WAVBytes.riff(
+            WAVBytes.fmt(tag: 3, channels: 1, rate: 48000, bits: 64), WAVBytes.chunk("data", f64)), name: "f64.wav")
+        #expect(try WAVFile.read(path: path64).channels == [[0.125, -0.75, 0]])
+    }
+
+    @Test func readsExtensible() throws {
+        var pcm = WAVBytes()
+        pcm.u16(16384)
+        pcm.u16(Int(UInt16(bitPattern: -32767)))
+        let path16 = try write(WAVBytes.riff(
+            WAVBytes.fmt(tag: 1, channels: 1, rate: 44100, bits: 16, extensible: true),
+            WAVBytes.chunk("fact", [0, 0, 0, 0]), WAVBytes.chunk("data", pcm.bytes)), name: "ext16.wav")
+        #expect(try WAVFile.read(path: path16).channels == [[PCM16.float(16384), -1]])
+
+        let f32 = [Float(0.75)].flatMap { value in withUnsafeBytes(of: value.bitPattern.littleEndian) { Array($0) } }
+        let pathF = try write(WAVBytes.riff(
+            WAVBytes.fmt(tag: 3, channels: 1, rate: 44100, bits: 32, extensible: true),
+            WAVBytes.chunk("data", f32)), name: "extf.wav")
+        #expect(try WAVFile.read(path: pathF).channels == [[0.75]])
+    }
+
+    @Test func dataBeforeFmtAndTrailingPartialFrameAreAccepted() throws {
+        let path = try write(WAVBytes.riff(
+            WAVBytes.chunk("data", [0xFF, 0x7F, 0x00]),
+            WAVBytes.fmt(tag: 1, channels: 1, rate: 44100, bits: 16)))
+        #expect(try WAVFile.read(path: path).channels == [[1]])
+    }
+
+    // MARK: Bad files
+
+    static let badFiles: [(String, [UInt8], String)] = [
+        ("empty", [], "ends early"),
+        ("wrong magic", Array("RIFX".utf8) + [0, 0, 0, 0] + Array("WAVE".utf8), "RIFX"),
+        ("not RIFF", Array("OggS\0\0\0\0\0\0\0\0".utf8), "does not start with 'RIFF'"),
+        ("not WAVE", Array("RIFF".utf8) + [4, 0, 0, 0] + Array("AVI ".utf8), "not 'WAVE'"),
+        ("truncated data", WAVBytes.riff(
+            WAVBytes.fmt(tag: 1, channels: 1, rate: 44100, bits: 16),
+            WAVBytes.chunk("data", [1, 2, 3, 4], declaredSize: 1000)), "truncated"),
+        ("truncated header", Array(WAVBytes.riff(WAVBytes.fmt(tag: 1, channels: 1, rate: 44100, bits: 16)).prefix(30)), "ends early"),
+        ("absurd data size", WAVBytes.riff(
+            WAVBytes.fmt(tag: 1, channels: 1, rate: 44100, bits: 16),
+            WAVBytes.chunk("data", [0, 0], declaredSize: 0xFFFF_FFF0)), "limit is 1 GiB"),
+        ("absurd fmt size", WAVBytes.riff(WAVBytes.chunk("fmt ", [0, 0], declaredSize: 0x7FFF_FFFF)), "fmt chunk is"),
+        ("zero channels", WAVBytes.riff(
+            WAVBytes.fmt(tag: 1, channels: 0, rate: 44100, bits: 16), WAVBytes.chunk("data", [])), "zero channels"),
+        ("zero rate", WAVBytes.riff(
+            WAVBytes.fmt(tag: 1, channels: 1, rate: 0, bits: 16), WAVBytes.chunk("data", [])), "sample rate"),
+        ("12-bit", WAVBytes.riff(
+            WAVBytes.fmt(tag: 1, channels: 1, rate: 44100, bits: 12), WAVBytes.chunk("data", [])), "12-bit"),
+        ("compressed", WAVBytes.riff(
+            WAVBytes.fmt(tag: 0x55, channels: 1, rate: 44100, bits: 16), WAVBytes.chunk("data", [])), "0x55"),
+        ("no data", WAVBytes.riff(WAVBytes.fmt(tag: 1, channels: 1, rate: 44100, bits: 16)), "no data chunk"),
+        ("no fmt", WAVBytes.riff(WAVBytes.chunk("data", [0, 0])), "no fmt chunk"),
+    ]
+
+    @Test(arguments: badFiles)
+    func badFilesNameThePathAndTheProblem(name: String, bytes: [UInt8], problem: String) throws {
+        let path = try write(bytes, name: name.replacingOccurrences(of: " ", with: "-") + ".wav")
+        #expect {
+            _ = try WAVFile.read(path: path)
+        } throws: { error in
+            guard case .badWAV(let named, let detail) = error as? AudioError else { return false }
+            return named == path && detail.contains(problem)
+        }
+    }
+
+    @Test func missingFileIsAFileError() {
+        let path = scratch.file("nothing.wav")
+        #expect(throws: AudioError.file(path: path, detail: "open for reading failed: No such file or directory")) {
+            _ = try WAVFile.read(path: path)
+        }
+    }
+
+    // MARK: sox
+
+    static let sox: String? = ["/usr/bin/sox", "/usr/local/bin/sox", "/bin/sox"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+
+    @Test(.enabled(if: sox != nil, "sox is not installed (apt-get install sox)"))
+    func readsWhatSoxWrites() throws {
+        let path = scratch.file("sine.wav")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try #require(Self.sox))
+        process.arguments = ["-n", "-r", "44100", "-c", "1", path, "synth", "0.1", "sine", "1000"]
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0)
+
+        let audio = try WAVFile.read(path: path)
+        #expect(audio.sampleRate == 44100)
+        #expect(audio.channels.count == 1)
+        #expect(audio.frameCount == 4410)
+        let samples = audio.channels[0]
+        var signChanges = 0
+        for index in 1..<samples.count where (samples[index - 1] < 0) != (samples[index] < 0) {
+            signChanges += 1
+        }
+        // 1000 Hz for 0.1 s: 100 cycles, two sign changes each.
+        #expect((198...201).contains(signChanges))
+        // sox writes this as 32-bit WAVE_FORMAT_EXTENSIBLE; its own `sox x.wav -n stat`
+        // reports a maximum amplitude of 0.704996 for it.
+        #expect(abs(samples.map(abs).max()! - 0.704996) < 0.001)
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import GrokAudio
+import Testing
+
+@testable import GrokCLI
+
+extension CLI {
+    @Suite("Localization")
+    struct LocalizationTests {
+        @Test(arguments: Language.allCases)
+        func catalogHasExactlyTheKeysWithEnglishPlaceholders(_ language: Language) throws {
+            let catalog = try Catalogs.load(language)
+            let english = try Catalogs.load(.en)
+            let expected = Set(MessageKey.allCases.map(\.rawValue))
+            #expect(Set(catalog.keys).subtracting(expected).isEmpty, "stray keys in \(language).json")
+            for key in MessageKey.allCases {
+                guard let value = catalog[key.rawValue] else {
+                    Issue.record("\(language).json lacks \(key.rawValue)")
+                    continue
+                }
+                #expect(!value.isEmpty)
+                #expect(
+                    Catalogs.placeholders(in: value) == Catalogs.placeholders(in: english[key.rawValue] ?? ""),
+                    "\(language).json \(key.rawValue): placeholders differ from English")
+            }
+        }
+
+        @Test func englishPlaceholdersAreNumberedFromZeroWithoutGaps() throws {
+            for (key, value) in try Catalogs.load(.en) {
+                let numbers = Catalogs.placeholders(in: value)
+                #expect(numbers == Set(0..<numbers.count), "\(key)")
+            }
+        }
+
+        @Test func translationsDifferFromEnglish() throws {
+            let english = try Catalogs.load(.en)
+            for language in [Language.es, .fr, .de] {
+                let catalog = try Catalogs.load(language)
+                let same = MessageKey.allCases.filter { catalog[$0.rawValue] == english[$0.rawValue] }
+                // Only words that are the same in both languages may match.
+                #expect(same.count < 8, "\(language): \(same.map(\.rawValue))")
+                #expect(catalog[MessageKey.helpHeadingUsage.rawValue] != english[MessageKey.helpHeadingUsage.rawValue])
+            }
+        }
+
+        @Test func formatFillsNumberedPlaceholders() {
+            #expect(Catalogs.format("{1} and {0}, {0}", ["a", "b"]) == "b and a, a")
+            #expect(Catalogs.format("{2} stays", ["a"]) == "{2} stays")
+            #expect(Catalogs.format("{x} {} {", ["a"]) == "{x} {} {")
+            #expect(Catalogs.format("braces {{0}}", ["a"]) == "braces {a}")
+            #expect(Catalogs.placeholders(in: "{0} {12} {a}") == [0, 12])
+        }
+
+        struct Case: Sendable, CustomTestStringConvertible {
+            let environment: [String: String]
+            let expected: Language
+            var testDescription: String { "\(environment) → \(expected)" }
+        }
+
+        static let cases: [Case] = [
+            Case(environment: [:], expected: .en),
+            Case(environment: ["LANG": "de_DE.UTF-8"], expected: .de),
+            Case(environment: ["LANG": "fr_CA"], expected: .fr),
+            Case(environment: ["LANG": "es"], expected: .es),
+            Case(environment: ["LANG": "de_AT@euro"], expected: .de),
+            Case(environment: ["LANG": "C"], expected: .en),
+            Case(environment: ["LANG": "POSIX"], expected: .en),
+            Case(environment: ["LANG": "it_IT.UTF-8"], expected: .en),
+            Case(environment: ["LC_MESSAGES": "es_ES.UTF-8", "LANG": "de_DE.UTF-8"], expected: .es),
+            Case(environment: ["LC_ALL": "fr_FR.UTF-8", "LC_MESSAGES": "es_ES", "LANG": "de_DE"], expected: .fr),
+            Case(environment: ["LC_ALL": "", "LC_MESSAGES": "", "LANG": "de_DE"], expected: .de),
+            Case(environment: ["LC_ALL": "C", "LANG": "de_DE.UTF-8"], expected: .en),
+            Case(environment: ["LANGUAGE": "it:de:fr", "LANG": "es_ES.UTF-8"], expected: .de),
+            Case(environment: ["LANGUAGE": "fr_BE", "LC_ALL": "de_DE.UTF-8"], expected: .fr),
+            Case(environment: ["LANGUAGE": "", "LANG": "es_MX"], expected: .es),
+            // gettext ignores LANGUAGE in the C locale, and when no locale is set at all.
+            Case(environment: ["LANGUAGE": "de", "LANG": "C"], expected: .en),
+            Case(environment: ["LANGUAGE": "de", "LC_ALL": "POSIX", "LANG": "fr_FR"], expected: .en),
+            Case(environment: ["LANGUAGE": "de", "LC_ALL": "C.UTF-8"], expected: .en),
+            Case(environment: ["LANGUAGE": "de"], expected: .en),
+            // Like gettext, a LANGUAGE list with nothing supported gives the untranslated text.
+            Case(environment: ["LANGUAGE": "pt_BR:it", "LANG": "fr_FR.UTF-8"], expected: .en),
+        ]
+
+        @Test(arguments: cases)
+        func languageFromEnvironment(_ testCase: Case) {
+            #expect(Language.resolve(option: nil, environment: testCase.environment) == testCase.expected)
+        }
+
+        @Test func langOptionBeatsEnvironment() {
+            let environment = ["LANGUAGE": "fr", "LC_ALL": "de_DE.UTF-8"]
+            #expect(Language.resolve(option: .es, environment: environment) == .es)
+            #expect(runInProcess(["--lang", "es", "--help"], environment: environment).standardOutput.hasPrefix("RESUMEN:"))
+        }
+
+        @Test(arguments: Language.allCases)
+        func helpHeadingsAreTranslated(_ language: Language) {
+            let root = runInProcess(["--help", "--lang", language.rawValue]).standardOutput
+            let decode = runInProcess(["--lang", language.rawValue, "audio", "decode", "--help"]).standardOutput
+            let audio = runInProcess(["--lang=\(language.rawValue)", "help", "audio"]).standardOutput
+            #expect(
+                collapsed(root).hasPrefix(text(.helpHeadingOverview, language) + " " + text(.commandRootAbstract, language)))
+            for heading in [MessageKey.helpHeadingUsage, .helpHeadingOptions, .helpHeadingSubcommands] {
+                #expect(root.contains("\n" + text(heading, language) + "\n") || root.contains("\n" + text(heading, language) + " "))
+            }
+            #expect(decode.contains("\n" + text(.helpHeadingArguments, language) + "\n"))
+            #expect(decode.contains("\n" + text(.helpHeadingGlobalOptions, language) + "\n"))
+            #expect(audio.contains("\n" + text(.helpHeadingSubcommands, language) + "\n"))
+            if language != .en {
+                for english in ["OVERVIEW:", "USAGE:", "OPTIONS:", "SUBCOMMANDS:", "Show help information."] {
+                    #expect(!root.contains(english), "\(language) help still says \(english)")
+                }
+                #expect(!decode.contains("ARGUMENTS:"))
+                #expect(!decode.contains("GLOBAL OPTIONS:"))
+            }
+        }
+
+        @Test(arguments: Language.allCases)
+        func helpFitsEightyColumns(_ language: Language) {
+            var stack: [[String]] = [[]]
+            while let path = stack.popLast() {
+                let help = runInProcess(path + ["--help", "--lang", language.rawValue]).standardOutput
+                for line in help.split(separator: "\n") {
+                    let wrappable = line.trimmingCharacters(in: .whitespaces).contains(" ")
+                    #expect(!wrappable || TextWidth.of(line) <= 80, "\(language) \(path): \(line)")
+                    #expect(!line.hasSuffix(" "), "\(language) \(path): trailing space in '\(line)'")
+                }
+                let command = try? HelpCommand.resolve(path, from: GrokCommandLine.root).last
+                for sub in command?.configuration.subcommands ?? [] { stack.append(path + [sub.configuration.name]) }
+            }
+        }
+
+        @Test func everyAudioErrorHasALocalizedMessageWithItsArguments() {
+            let samples: [AudioError] = [
+                .deviceNotFound(device: "hw:9,0", detail: "No such device"), .deviceBusy(device: "hw:1,0"),
+                .unsupportedFormat(device: "hw:1,0", detail: "S16_LE"),
+                .io(device: "hw:1,0", operation: "snd_pcm_writei", detail: "Broken pipe"), .closed(port: "sim:2"),
+                .badWAV(path: "/tmp/x.wav", detail: "no fmt chunk"), .file(path: "/tmp/x", detail: "Permission denied"),
+            ]
+            // Exhaustive: a new AudioError case fails to compile here until it gets a sample and keys.
+            for sample in samples {
+                switch sample {
+                case .deviceNotFound, .deviceBusy, .unsupportedFormat, .io, .closed, .badWAV, .file: break
+                }
+            }
+            #expect(Set(samples.map(\.code)).count == 7)
+            for sample in samples {
+                let key = MessageKey(errorCode: sample.code)
+                #expect(key != nil, "no catalog key error.\(sample.code)")
+                for language in Language.allCases {
+                    let message = Localizer(language: language).message(for: sample)
+                    for argument in sample.arguments { #expect(message.contains(argument), "\(language) \(sample.code)") }
+                    #expect(!message.contains("{"), "\(language) \(sample.code): \(message)")
+                }
+                if let key {
+                    let placeholders = Catalogs.placeholders(in: Localizer.english.text(key))
+                    #expect(placeholders == Set(0..<sample.arguments.count), "\(sample.code)")
+                }
+            }
+            #expect(Localizer(language: .de).message(for: AudioError.deviceBusy(device: "hw:1,0")).contains("„hw:1,0“"))
+        }
+
+        struct UnknownCoded: CodedError {
+            var code: String { "frobnicator_jammed" }
+            var arguments: [String] { ["x"] }
+            var description: String { "the frobnicator jammed; clear it and retry." }
+        }
+
+        struct Plain: Error {}
+
+        @Test func errorWithoutCatalogKeyShowsEnglishDescription() {
+            let result = Localizer(language: .fr).message(for: UnknownCoded())
+            #expect(result == "the frobnicator jammed; clear it and retry.")
+            #expect(Localizer.code(for: UnknownCoded()) == "frobnicator_jammed")
+            #expect(Localizer.code(for: Plain()) == "internal_error")
+        }
+
+        @Test func everyCLIErrorCodeHasAKey() {
+            let samples: [CLIError] = [
+                .unknownOption("--x", suggestion: "--y"), .unknownSubcommand("x", suggestion: nil),
+                .missingValue(option: "--lang"), .missingOption(option: "--device"),
+                .missingArgument(name: .valueFile), .unexpectedArgument("x"), .duplicateOption("--lang"),
+                .flagWithValue("--json"), .invalidValue(value: "x", option: "--bench"),
+                .invalidChoice(value: "it", option: "--lang", choices: ["en"]), .invalidDevice("x"),
+                .deviceOutOfRange(index: "64", spec: "sim:64"), .duplicateDevice("sim:1"),
+                .notYetAvailable(feature: "x"), .benchUnreadable(path: "/x", detail: "y"), .benchNotDirectory(path: "/x"),
+            ]
+            for sample in samples {
+                switch sample {
+                case .unknownOption, .unknownSubcommand, .missingValue, .missingOption, .missingArgument,
+                    .unexpectedArgument, .duplicateOption, .flagWithValue, .invalidValue, .invalidChoice,
+                    .invalidDevice, .deviceOutOfRange, .duplicateDevice, .notYetAvailable, .benchUnreadable,
+                    .benchNotDirectory:
+                    break
+                }
+                #expect(MessageKey(errorCode: sample.code) != nil, "\(sample.code)")
+                let placeholders = Catalogs.placeholders(in: Localizer.english.text(sample.messageKey))
+                #expect(placeholders == Set(0..<sample.arguments.count), "\(sample.code)")
+            }
+            #expect(CLIError.missingArgument(name: .valueFile).description == "Missing expected argument '<file>'.")
+            #expect(
+                Localizer(language: .de).message(for: CLIError.missingArgument(name: .valueFile))
+                    == "Das erforderliche Argument „<Datei>“ fehlt.")
+            #expect(
+                CLIError.unknownOption("--jsno", suggestion: "--json").description
+                    == "Unknown option '--jsno'. Did you mean '--json'?")
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+
+@testable import GrokCLI
+
+extension CLI {
+    @Suite("Output")
+    struct OutputTests {
+        @Test func displayWidth() {
+            #expect(TextWidth.of("abc") == 3)
+            #expect(TextWidth.of("é") == 1)
+            #expect(TextWidth.of("e\u{301}") == 1)  // decomposed: e + combining acute
+            #expect(TextWidth.of("PÉRIPHÉRIQUE") == 12)
+            #expect(TextWidth.of("Größe") == 5)
+            #expect(TextWidth.of("日本") == 4)
+            #expect(TextWidth.of("\u{1F600}") == 2)
+            #expect(TextWidth.of("a\u{200B}b") == 2)  // zero-width space
+            #expect(TextWidth.of("\u{00A0}:") == 2)
+        }
+
+        /// The display column where each cell of `line` starts, given the cells.
+        func columns(of line: String, cells: [String]) -> [Int] {
+            var result: [Int] = []
+            var rest = line[...]
+            var consumed = 0
+            for cell in cells {
+                let range = rest.range(of: cell)!
+                consumed += TextWidth.of(rest[..<range.lowerBound])
+                result.append(consumed)
+                consumed += TextWidth.of(cell)
+                rest = rest[range.upperBound...]
+            }
+            return result
+        }
+
+        @Test func tableAlignsAccentedDecomposedAndWideText() {
+            let rows = [
+                ["sim:0", "émulé", "Grokker émulé, état dans /tmp/b"],
+                ["alsa:hw:1,0", "Wiedergabe und Aufnahme", "USB Audio"],
+                ["alsa:x", "e\u{301}mule\u{301}", "日本語のカード"],
+            ]
+            let table = Table(headers: ["PÉRIPHÉRIQUE", "TYPE", "DESCRIPTION"], rows: rows)
+            let lines = table.lines()
+            #expect(lines.count == 4)
+            let expected = columns(of: lines[0], cells: ["PÉRIPHÉRIQUE", "TYPE", "DESCRIPTION"])
+            #expect(expected == [0, 14, 14 + 23 + 2])
+            for (line, row) in zip(lines.dropFirst(), rows) {
+                #expect(columns(of: line, cells: row) == expected, "\(line)")
+                #expect(!line.hasSuffix(" "))
+            }
+        }
+
+        @Test func tableRightAlignmentAndShortRows() {
+            let table = Table(headers: ["N", "NAME"], rows: [["7", "ü"], ["123"]], alignments: [.right])
+            #expect(table.lines() == ["  N  NAME", "  7  ü", "123"])
+        }
+
+        @Test func wrapBreaksOnlyAtASCIISpaces() {
+            let french = "Langue des messages\u{00A0}: en, es, fr ou de."
+            let lines = TextWidth.wrap(french, width: 22)
+            #expect(lines == ["Langue des messages\u{00A0}:", "en, es, fr ou de."])
+            #expect(TextWidth.wrap("  a b c", width: 5) == ["  a b", "  c"])
+            #expect(TextWidth.wrap("USAGE: aaa bbb ccc", width: 14, hangingIndent: 7) == ["USAGE: aaa bbb", "       ccc"])
+        }
+
+        struct Event: Encodable {
+            let zeta: Int
+            let alpha: String
+            let path: String
+        }
+
+        @Test func jsonLinesAreCompactSortedAndReadable() {
+            let line = JSONLines.line(for: Event(zeta: 1, alpha: "é\"", path: "/tmp/a"))
+            #expect(line == "{\"alpha\":\"é\\\"\",\"path\":\"/tmp/a\",\"zeta\":1}\n")
+        }
+
+        @Test func consoleHonoursQuietAndJSON() {
+            func console(json: Bool, quiet: Bool) -> (Console, BufferSink, BufferSink) {
+                let out = BufferSink()
+                let err = BufferSink()
+                return (
+                    Console(
+                        localizer: Localizer(language: .de), json: json, quiet: quiet, standardOutput: out,
+                        standardError: err), out, err
+                )
+            }
+            let (plain, plainOut, plainErr) = console(json: false, quiet: false)
+            plain.say(.devicesNoALSA)
+            plain.say(.devicesNoALSA, to: .standardError)
+            plain.warn(.devicesNoBench, "/b")
+            #expect(plainOut.text == "Keine ALSA-Audiogeräte gefunden.\n")
+            #expect(plainErr.text.hasPrefix("Keine ALSA-Audiogeräte gefunden.\nWarnung: Noch keine emulierten Grokker in /b;"))
+
+            let (quiet, quietOut, quietErr) = console(json: false, quiet: true)
+            quiet.say(.devicesNoALSA)
+            quiet.warn(.devicesNoALSA)
+            quiet.print("result")
+            #expect(quiet.report(CLIError.benchUnreadable(path: "/b", detail: "x")) == .failure)
+            #expect(quietOut.text == "result\n")
+            #expect(quietErr.text.hasPrefix("Fehler: Das Prüfstandverzeichnis „/b“"))
+
+            let (json, jsonOut, jsonErr) = console(json: true, quiet: false)
+            json.say(.devicesNoALSA)
+            json.json(["ok": true])
+            json.warn(.devicesNoALSA)
+            #expect(json.report(CLIError.invalidDevice("x")) == .usageError)
+            #expect(jsonOut.text == "{\"ok\":true}\n")
+            let errLines = jsonErr.text.split(separator: "\n")
+            #expect(errLines.count == 2)
+            #expect(errLines[0] == "{\"warning\":{\"code\":\"devices.no_alsa\",\"message\":\"No ALSA sound devices found.\"}}")
+            #expect(errLines[1].hasPrefix("{\"error\":{\"code\":\"usage_invalid_device\",\"message\":\"Invalid device 'x'."))
+        }
+
+        @Test func devicesListsTheEmulatedBench() throws {
+            let bench = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: bench) }
+            for name in ["sim-3", "sim-12", "sim-64", "sim-07", "notes"] {
+                try FileManager.default.createDirectory(atPath: bench + "/" + name, withIntermediateDirectories: true)
+            }
+            _ = FileManager.default.createFile(atPath: bench + "/sim-5", contents: Data())  // a file, not state
+            #expect(try Bench(directory: bench).emulatedDevices() == [3, 12])
+
+            let json = runInProcess(["devices", "--json", "--bench", bench])
+            #expect(json.status == 0)
+            #expect(json.standardError == "")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            #expect(object["bench"] as? String == bench)
+            let devices = try #require(object["devices"] as? [[String: Any]])
+            let emulated = devices.filter { $0["kind"] as? String == "emulated" }
+            #expect(emulated.map { $0["device"] as? String } == ["sim:3", "sim:12"])
+            #expect(emulated.first?["state_directory"] as? String == bench + "/sim-3")
+
+            let text = runInProcess(["devices", "--bench", bench, "--lang", "fr"])
+            #expect(text.status == 0)
+            let lines = text.standardOutput.split(separator: "\n")
+            #expect(lines.first?.hasPrefix("PÉRIPHÉRIQUE  TYPE") == true)
+            #expect(lines.contains { $0.hasPrefix("sim:12") && $0.contains("émulé") && $0.contains(bench + "/sim-12") })
+        }
+
+        @Test func devicesOnAnEmptyBenchSaysSoUnlessQuiet() throws {
+            let bench = try makeTemporaryDirectory() + "/missing"
+            let result = runInProcess(["devices", "--bench", bench], environment: ["LANG": "es_ES.UTF-8"])
+            #expect(result.status == 0)
+            #expect(result.standardOutput.contains(text(.devicesNoBench, .es, bench)))
+            let quiet = runInProcess(["devices", "--bench", bench, "-q"], environment: ["LANG": "es_ES.UTF-8"])
+            #expect(!quiet.standardOutput.contains(bench))
+        }
+
+        @Test func unreadableBenchIsAFailure() throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let file = directory + "/not-a-directory"
+            _ = FileManager.default.createFile(atPath: file, contents: Data())
+            let result = runInProcess(["devices", "--bench", file])
+            #expect(result.status == 1)
+            #expect(result.standardError == "Error: The bench '\(file)' is not a directory; give a directory with --bench.\n")
+            #expect(!result.standardError.contains("Usage:"))
+        }
+
+        @Test func defaultBenchFollowsEnvironment() {
+            #expect(GlobalOptions.defaultBench(environment: ["GROKCTL_BENCH": "/g", "XDG_STATE_HOME": "/x"]) == "/g")
+            #expect(GlobalOptions.defaultBench(environment: ["XDG_STATE_HOME": "/x/", "HOME": "/h"]) == "/x/grokctl/bench")
+            #expect(GlobalOptions.defaultBench(environment: ["XDG_STATE_HOME": "rel", "HOME": "/h"]) == "/h/.local/state/grokctl/bench")
+            #expect(GlobalOptions.defaultBench(environment: ["GROKCTL_BENCH": "", "HOME": "/h"]) == "/h/.local/state/grokctl/bench")
+        }
+    }
+}

@@ -1,0 +1,101 @@
+@testable import GrokProtocol
+
+/// A small deterministic generator (SplitMix64) so random cases are reproducible.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Bytes from a hex string; spaces are ignored.
+func hex(_ text: String) -> [UInt8] {
+    let digits = Array(text.filter { !$0.isWhitespace })
+    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
+}
+
+enum Samples {
+    /// The reader used by the known byte vector.
+    static let grokker = ReaderInfo(
+        hardwareType: .grokker1, hardwareModel: "Grokker", hardwareRevision: 3,
+        firmwareVersion: FirmwareVersion(major: 1, minor: 7, build: 3),
+        loaderVersion: FirmwareVersion(major: 1, minor: 2, build: 0), serialNumber: 12_345_678,
+        readerProtocolVersion: 20, region: RegionSetting(name: "FCC", number: 1),
+        userMustSetRegion: false, userCanSetRegion: true, provisioned: true, enforceRegion: true,
+        maxPowerTenthsDBm: 300, maxSensitivityTenthsDBm: -800, numVolumeLevels: 8, maxTonesInSound: 16,
+        hasBattery: true, hasExternalPower: true, batteryCapacityMinutes: 240, batteryCapacityMAh: 1000,
+        deviceInitializedSuccessfully: true)
+
+    /// Every field at its smallest, region not set, all flags off.
+    static let minimal = ReaderInfo(
+        hardwareType: .unknown, hardwareModel: "", hardwareRevision: 0,
+        firmwareVersion: FirmwareVersion(major: 0, minor: 0, build: 0),
+        loaderVersion: FirmwareVersion(major: 0, minor: 0, build: 0), serialNumber: 0,
+        readerProtocolVersion: 0, region: nil, userMustSetRegion: false, userCanSetRegion: false,
+        provisioned: false, enforceRegion: false, maxPowerTenthsDBm: .min, maxSensitivityTenthsDBm: .min,
+        numVolumeLevels: 0, maxTonesInSound: 0, hasBattery: false, hasExternalPower: false,
+        batteryCapacityMinutes: 0, batteryCapacityMAh: 0, deviceInitializedSuccessfully: false)
+
+    /// Every field at its largest; 255-byte multi-byte strings.
+    static let maximal = ReaderInfo(
+        hardwareType: .grokker1, hardwareModel: String(repeating: "é", count: 127) + "x", hardwareRevision: .max,
+        firmwareVersion: FirmwareVersion(major: .max, minor: .max, build: .max),
+        loaderVersion: FirmwareVersion(major: .max, minor: .max, build: .max), serialNumber: .max,
+        readerProtocolVersion: .max, region: RegionSetting(name: String(repeating: "z", count: 255), number: .max),
+        userMustSetRegion: true, userCanSetRegion: true, provisioned: true, enforceRegion: true,
+        maxPowerTenthsDBm: .max, maxSensitivityTenthsDBm: .max, numVolumeLevels: .max, maxTonesInSound: .max,
+        hasBattery: true, hasExternalPower: true, batteryCapacityMinutes: .max, batteryCapacityMAh: .max,
+        deviceInitializedSuccessfully: true)
+
+    /// Region not set but must be: an out-of-box unit.
+    static let outOfBox: ReaderInfo = {
+        var info = grokker
+        info.region = nil
+        info.userMustSetRegion = true
+        info.serialNumber = 99_999_999
+        return info
+    }()
+
+    static let allBytes = (0...255).map { UInt8($0) }
+    static let maxEcho = (0..<Command.maxEchoBytes).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+
+    static let requests: [RequestMessage] = [
+        RequestMessage(id: 0, command: .identify),
+        RequestMessage(id: 1, command: .identify),
+        RequestMessage(id: .max, command: .identify),
+        RequestMessage(id: 2, command: .echo([])),
+        RequestMessage(id: 3, command: .echo([0])),
+        RequestMessage(id: 4, command: .echo(allBytes)),
+        RequestMessage(id: .max, command: .echo(maxEcho)),
+    ]
+
+    static let statuses: [StatusCode] = [
+        .unsupportedOpcode, .unsupportedVersion, .malformedRequest, .invalidArgument, .busy, .wrongMode,
+        .notProvisioned, .regionNotSet, .storageFailure, .internalError, .unrecognized(1 + 99),
+    ]
+
+    static let responses: [ResponseMessage] = [
+        ResponseMessage(id: 1, response: .identify(grokker)),
+        ResponseMessage(id: 0, response: .identify(minimal)),
+        ResponseMessage(id: .max, response: .identify(maximal)),
+        ResponseMessage(id: 9, response: .identify(outOfBox)),
+        ResponseMessage(id: 2, response: .echo([])),
+        ResponseMessage(id: 3, response: .echo(allBytes)),
+        ResponseMessage(id: .max, response: .echo(maxEcho)),
+        ResponseMessage(id: 0, response: .failure(opcode: .unspecified, status: .malformedRequest, message: "")),
+        ResponseMessage(
+            id: 5, response: .failure(opcode: Opcode(rawValue: .max), status: .unsupportedOpcode,
+                message: String(repeating: "ü", count: 127))),
+    ] + statuses.enumerated().map { index, status in
+        ResponseMessage(id: UInt16(index), response: .failure(opcode: .echo, status: status, message: "status \(status)"))
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+import GrokProtocol
+import Testing
+
+@testable import GrokkerEmulator
+
+@Suite("Device state")
+struct DeviceStateTests {
+    @Test("a Grokker used for the first time starts out of the box")
+    func outOfBox() throws {
+        let temp = try TemporaryDirectory()
+        defer { temp.remove() }
+        var rng = SeededGenerator(seed: 7)
+        let store = try DeviceStateStore.openOrCreate(deviceDirectory: temp.file("unit"), using: &rng)
+        let state = store.state
+        #expect(DeviceState.serialNumberRange.contains(state.serialNumber))
+        #expect(ReaderInfo.formatSerialNumber(state.serialNumber).count == 8)
+        #expect(state.firmwareVersion == FirmwareVersion(major: 1, minor: 7, build: 3))
+        #expect(state.loaderVersion == DeviceState.outOfBoxLoader)
+        #expect(state.region == nil)
+        #expect(state.provisioning == .outOfBox)
+        #expect(!state.provisioning.userHasSetRegion)
+        #expect(state.userMustSetRegion)
+        #expect(state.batteryPercent == 100)
+        // Saved before openOrCreate returns.
+        #expect(store.stateFile == temp.file("unit/state.json"))
+        let json = try String(contentsOfFile: store.stateFile, encoding: .utf8)
+        #expect(json.contains("\"format\" : 1"))
+        #expect(json.contains("\"firmwareVersion\" : \"1.7.3\""))
+    }
+
+    @Test("each new unit draws its own serial number, and keeps it")
+    func serialNumbers() throws {
+        let temp = try TemporaryDirectory()
+        defer { temp.remove() }
+        let first = try DeviceStateStore.openOrCreate(directory: temp.path, index: 0)
+        let second = try DeviceStateStore.openOrCreate(directory: temp.path, index: 1)
+        #expect(first.deviceDirectory == temp.file("grokker-0"))
+        #expect(second.deviceDirectory == temp.file("grokker-1"))
+        #expect(first.state.serialNumber != second.state.serialNumber)
+        let reopened = try DeviceStateStore.openOrCreate(directory: temp.path, index: 0)
+        #expect(reopened.state == first.state)
+    }
+
+    @Test("a second open sees what the first changed")
+    func persistence() throws {
+        let temp = try TemporaryDirectory()
+        defer { temp.remove() }
+        var rng = SeededGenerator(seed: 1)
+        let store = try DeviceStateStore.openOrCreate(deviceDirectory: temp.path, using: &rng)
+        let region = RegionSetting(name: "ETSI (EU)", number: 2)
+        try store.update {
+            $0.region = region
+            $0.provisioning.userHasSetRegion = true
+            $0.firmwareVersion = FirmwareVersion(major: 1, minor: 8, build: 0)
+            $0.batteryPercent = 42
+        }
+        #expect(store.state.region == region)
+        var other = SeededGenerator(seed: 2)
+        let again = try DeviceStateStore.openOrCreate(deviceDirectory: temp.path, using: &other)
+        #expect(again.state == store.state)
+        #expect(again.state.region == region)
+        #expect(again.state.provisioning.userHasSetRegion)
+        #expect(again.state.firmwareVersion.description == "1.8.0")
+        #expect(!again.state.userMustSetRegion)
+        // Only state.json is left behind: no temp files.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path) == ["state.json"])
+    }
+
+    @Test("an update that changes nothing writes nothing")
+    func noOpUpdate() throws {
+        let temp = try TemporaryDirectory()
+        defer { temp.remove() }
+        var rng = SeededGenerator(seed: 3)
+        let store = try DeviceStateStore.openOrCreate(deviceDirectory: temp.path, using: &rng)
+        try FileManager.default.removeItem(atPath: store.stateFile)
+        try store.update { $0.batteryPercent = 100 }
+        #expect(!FileManager.default.fileExists(atPath: store.stateFile))
+    }
+
+    @Test("a failed save leaves the state as it was")
+    func failedSave() throws {
+        let temp = try TemporaryDirectory()
+        defer { temp.remove() }
+        var rng = SeededGenerator(seed: 4)
+        let store = try DeviceStateStore.openOrCreate(deviceDirectory: temp.file("unit"), using: &rng)
+        let before = store.state
+        try FileManager.default.removeItem(atPath: store.deviceDirectory)
+        #expect {
+            try store.update { $0.batteryPercent = 5 }
+        } throws: { error in
+            guard let error = error as? EmulatorError, case .stateWriteFailed(let path, _) = error else { return false }
+            return path == store.stateFile && error.code == "emulator_state_write_failed"
+        }
+        #expect(store.state == before)
+    }
+
+    @Test(
+        "a corrupt state file is an error naming the file, never a silent reset",
+        arguments: [
+            "{not json",
+            "",
+            "{\"format\": 1}",
+            "{\"format\": 1, \"serialNumber\": -5}",
+        ])
+    func corrupt(contents: String) throws {
+        let temp = try TemporaryDirectory()
+        defer { temp.remove() }
+        let file = temp.file("state.json")
+        try Data(contents.utf8).write(to: URL(fileURLWithPath: file))
+        var rng = SeededGenerator(seed: 5)
+        #expect {
+            _ = try DeviceStateStore.openOrCreate(deviceDirectory: temp.path, using: &rng)
+        } throws: { error in
+            guard let error = error as? EmulatorError, case .stateCorrupt(let path, _) = error else { return false }
+            return path == file && error.description.contains(file) && error.description.contains("delete it")
+        }
+        // The file is left as it was for the technician to inspect.
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == contents)
+    }
+
+    @Test("out-of-range values and newer formats are refused")
+    func invalidValues() throws {
+        let temp = try TemporaryDirectory()
+        defer { temp.remove() }
+        var rng = SeededGenerator(seed: 6)
+        let store = try DeviceStateStore.openOrCreate(deviceDirectory: temp.path, using: &rng)
+        let good = try String(contentsOfFile: store.stateFile, encoding: .utf8)
+
+        try Data(good.replacingOccurrences(of: "\"batteryPercent\" : 100", with: "\"batteryPercent\" : 150").utf8)
+            .write(to: URL(fileURLWithPath: store.stateFile))
+        #expect {
+            _ = try DeviceStateStore.openOrCreate(deviceDirectory: temp.path, using: &rng)
+        } throws: { error in
+            guard case .stateCorrupt(_, let detail) = error as? EmulatorError else { return false }
+            return detail.contains("batteryPercent")
+        }
+
+        try Data(good.replacingOccurrences(of: "\"format\" : 1", with: "\"format\" : 99").utf8)
+            .write(to: URL(fileURLWithPath: store.stateFile))
+        #expect(throws: EmulatorError.stateTooNew(path: store.stateFile, format: 99, supported: 1)) {
+            _ = try DeviceStateStore.openOrCreate(deviceDirectory: temp.path, using: &rng)
+        }
+    }
+
+    @Test("an unreadable state file or unusable directory is an error naming it")
+    func unreadable() throws {
+        let temp = try TemporaryDirectory()
+        defer { temp.remove() }
+        // state.json is a directory: it exists but cannot be read as a file.
+        try FileManager.default.createDirectory(atPath: temp.file("unit/state.json"), withIntermediateDirectories: true)
+        var rng = SeededGenerator(seed: 8)
+        #expect {
+            _ = try DeviceStateStore.openOrCreate(deviceDirectory: temp.file("unit"), using: &rng)
+        } throws: { error in
+            guard let error = error as? EmulatorError, case .stateUnreadable(let path, _) = error else { return false }
+            return path == temp.file("unit/state.json") && error.description.contains(path)
+        }
+        // The device directory is a regular file.
+        try Data("x".utf8).write(to: URL(fileURLWithPath: temp.file("plain")))
+        #expect {
+            _ = try DeviceStateStore.openOrCreate(deviceDirectory: temp.file("plain"), using: &rng)
+        } throws: { error in
+            guard case .directory(let path, _) = error as? EmulatorError else { return false }
+            return path == temp.file("plain")
+        }
+    }
+
+    @Test("the state encodes to JSON and back")
+    func codable() throws {
+        var state = DeviceState.outOfBox(serialNumber: 12_345_678)
+        state.region = RegionSetting(name: "Japan (unlicensed)", number: 7)
+        let data = try JSONEncoder().encode(state)
+        #expect(try JSONDecoder().decode(DeviceState.self, from: data) == state)
+    }
+}

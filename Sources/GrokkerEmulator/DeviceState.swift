@@ -151,9 +151,9 @@ public final class DeviceStateStore: Sendable {
         self.current = Mutex(state)
     }
 
-    /// The directory of device number `index` under a bench directory: `<directory>/grokker-<index>`.
+    /// The directory of device number `index` under a bench directory: `<directory>/sim-<index>` (the `sim:N` of `grokctl --device`).
     public static func deviceDirectory(in directory: String, index: Int) -> String {
-        (directory.hasSuffix("/") ? directory : directory + "/") + "grokker-\(index)"
+        (directory.hasSuffix("/") ? directory : directory + "/") + "sim-\(index)"
     }
 
     static func stateFile(in deviceDirectory: String) -> String {

@@ -35,8 +35,8 @@ struct DeviceStateTests {
         defer { temp.remove() }
         let first = try DeviceStateStore.openOrCreate(directory: temp.path, index: 0)
         let second = try DeviceStateStore.openOrCreate(directory: temp.path, index: 1)
-        #expect(first.deviceDirectory == temp.file("grokker-0"))
-        #expect(second.deviceDirectory == temp.file("grokker-1"))
+        #expect(first.deviceDirectory == temp.file("sim-0"))
+        #expect(second.deviceDirectory == temp.file("sim-1"))
         #expect(first.state.serialNumber != second.state.serialNumber)
         let reopened = try DeviceStateStore.openOrCreate(directory: temp.path, index: 0)
         #expect(reopened.state == first.state)

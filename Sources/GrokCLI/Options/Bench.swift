@@ -1,4 +1,5 @@
 import Foundation
+import GrokkerEmulator
 
 /// The directory where emulated Grokkers keep their state, one subdirectory each
 /// (`sim-0`, `sim-1`, ...), so a bench survives between runs like real readers would.
@@ -13,7 +14,7 @@ public struct Bench: Sendable, Equatable {
 
     /// Where emulated Grokker `index` keeps its state.
     public func stateDirectory(for index: Int) -> String {
-        (directory.hasSuffix("/") ? directory : directory + "/") + "sim-\(index)"
+        DeviceStateStore.deviceDirectory(in: directory, index: index)
     }
 
     /// The emulated Grokkers that have state on this bench, by number; none when the

@@ -10,7 +10,7 @@ public struct LinkMode: Sendable, Hashable, Codable, Comparable, CustomStringCon
     /// The base mode: 12 samples per bit at 44.1 kHz, 3675 bit/s.
     public static let base = LinkMode(samplesPerBit: 12)
     /// Every mode this implementation speaks, slowest first.
-    public static let ladder: [LinkMode] = [12, 8, 6, 4, 3].map { LinkMode(samplesPerBit: $0) }
+    public static let ladder: [LinkMode] = [12, 8, 6, 4, 3, 2].map { LinkMode(samplesPerBit: $0) }
 
     /// Samples per bit at ``referenceRate``.
     public var samplesPerBit: Int

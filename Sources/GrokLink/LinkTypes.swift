@@ -139,7 +139,7 @@ public struct LinkConfiguration: Sendable, Equatable {
     /// Retransmissions of one frame before the link is declared broken.
     public var maxRetries = 12
     /// Ones sent before the sync word when the line was quiet / between back-to-back frames.
-    public var preambleBits = 24
+    public var preambleBits = 16
     public var shortPreambleBits = 8
     /// Peak amplitude of the transmitted waveform (full scale = 1).
     public var amplitude: Float = 0.5

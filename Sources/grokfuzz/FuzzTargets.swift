@@ -1,3 +1,4 @@
+import GrokLink
 import GrokProtocol
 
 /// One fuzz target: a decoder fed arbitrary bytes. `run` must never trap on any input; it
@@ -35,6 +36,46 @@ struct FuzzTarget: Sendable {
             guard let header = try? MessageHeader.decode(bytes) else { return }
             check(Int(header.payloadLength) == bytes.count - MessageHeader.size, "header length unchecked", bytes)
         },
+        FuzzTarget(name: "frame", summary: "link-layer frame decoder (FrameDecoder), bytes after a sync word", seeds: Seeds.frames) { bytes in
+            var decoder = FrameDecoder()
+            var start = 0
+            for (i, byte) in bytes.enumerated() {
+                switch decoder.feed(byte) {
+                case .needMore:
+                    continue
+                case .frame(let frame):
+                    check(frame.encoded() == Array(bytes[start...i]), "frame re-encoding differs from its bytes", bytes)
+                case .badHeader, .badCRC:
+                    break
+                }
+                start = i + 1
+            }
+        },
+        FuzzTarget(name: "modem", summary: "demodulator and framer (FrameScanner) on 16-bit samples, every mode", seeds: Seeds.audio) { bytes in
+            var samples = [Float]()
+            samples.reserveCapacity(bytes.count / 2)
+            var i = 0
+            while i + 1 < bytes.count {
+                samples.append(Float(Int16(bitPattern: UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8)) / 32768)
+                i += 2
+            }
+            for mode in LinkMode.ladder {
+                let scanner = FrameScanner(mode: mode, sampleRate: 44_100)
+                scanner.scan(samples)
+                for found in scanner.found where found.status == .ok {
+                    check(found.frame.map { $0.payload.count <= Frame.maxPayload } ?? false, "oversized frame", bytes)
+                }
+            }
+        },
+        FuzzTarget(name: "link", summary: "a device-side LinkEngine fed arbitrary audio", seeds: Seeds.audio) { bytes in
+            let engine = LinkEngine(role: .device, sampleRate: 44_100)
+            var samples = bytes.map { Float(Int8(bitPattern: $0)) / 128 }
+            var output = [Float](repeating: 0, count: samples.count)
+            samples.withUnsafeMutableBufferPointer { input in
+                output.withUnsafeMutableBufferPointer { engine.process(input: UnsafeBufferPointer(input), output: $0) }
+            }
+            while engine.receive() != nil {}
+        },
     ]
 
     /// The target named `name`, if any.
@@ -55,6 +96,27 @@ struct FuzzTarget: Sendable {
 
 /// Valid command-layer messages, one of each kind, to seed a corpus.
 enum Seeds {
+    /// Encoded link frames (the bytes after a sync word).
+    @Sendable static func frames() -> [[UInt8]] {
+        [Frame(type: .hello, payload: Array(0..<11)).encoded(),
+         Frame(type: .data, flags: Frame.endOfMessage, seq: 3, ack: 9, payload: RequestMessage(id: 1, command: .identify).encode()).encoded(),
+         Frame(type: .ack, ack: 4, payload: [1, 0, 0, 0]).encoded() + Frame(type: .nack, seq: 2).encoded()]
+    }
+
+    /// A short stretch of base-mode audio holding one frame, as 16-bit little-endian samples.
+    @Sendable static func audio() -> [[UInt8]] {
+        var synth = FrameSynthesizer(mode: .base, sampleRate: 44_100)
+        var samples: [Float] = []
+        synth.append(Frame(type: .hello, payload: Array(0..<11)), to: &samples)
+        var bytes: [UInt8] = []
+        for s in samples {
+            let v = UInt16(bitPattern: Int16(max(-32767, min(32767, (s * 32767).rounded()))))
+            bytes.append(UInt8(v & 0xFF))
+            bytes.append(UInt8(v >> 8))
+        }
+        return [bytes]
+    }
+
     static let reader = ReaderInfo(
         hardwareType: .grokker1, hardwareModel: "Grokker", hardwareRevision: 3,
         firmwareVersion: FirmwareVersion(major: 1, minor: 7, build: 3),

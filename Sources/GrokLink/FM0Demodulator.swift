@@ -1,3 +1,21 @@
+/// The peer's clock relative to ours, measured over whole good frames: the samples between
+/// the end of the sync word and the end of the frame, divided by the nominal length of the
+/// bits in between. The bit clock's timing error at either end is a fraction of a sample
+/// whatever the frame's length, so a measurement's variance falls with the square of its
+/// length: each is weighed by its length squared, and the sum of weights is capped at one
+/// second of audio squared so that slow drift is followed. Carried across mode changes.
+struct SkewEstimate {
+    var factor = 1.0
+    var weight = 0.0
+
+    mutating func add(elapsed: Double, nominal: Double) {
+        guard nominal > 0, elapsed > 0 else { return }
+        let w = elapsed * elapsed
+        weight = min(weight + w, 44_100.0 * 44_100.0)
+        factor += (elapsed / nominal - factor) * w / weight
+    }
+}
+
 /// What the receive half of the modem found.
 enum DemodEvent {
     /// A frame whose header and CRC check. `quality` is the mean decision margin of its bits
@@ -59,9 +77,10 @@ final class FM0Demodulator {
     /// Bits decided since creation.
     private(set) var bitsDecided: Int64 = 0
 
-    init(samplesPerBit: Double, sampleRate: Int, startTime: Int64, skew: Double = 1) {
+    init(samplesPerBit: Double, sampleRate: Int, startTime: Int64, skew: SkewEstimate = SkewEstimate()) {
         nominalT = samplesPerBit
-        period = samplesPerBit * skew
+        period = samplesPerBit * skew.factor
+        self.skew = skew
         base = startTime
         nextBoundary = Double(startTime) + samplesPerBit
         // DC blocker corner at 1/60 of the bit rate: settles in a few ms, droops a 1 by < 10 %.
@@ -74,8 +93,12 @@ final class FM0Demodulator {
 
     deinit { sums.deallocate() }
 
-    /// Skew of the sender's clock relative to ours, as tracked (1 = none).
-    var skewFactor: Double { period / nominalT }
+    /// Skew of the sender's clock relative to ours (1 = none; 1.0005 = its bits are 500 ppm
+    /// longer than nominal in our samples). Before the first good frame, the bit clock's
+    /// period; see ``SkewEstimate``.
+    var skewFactor: Double { skew.weight > 0 ? skew.factor : period / nominalT }
+    private(set) var skew: SkewEstimate
+    private var frameStart = 0.0
 
     /// Whether a frame is being received right now.
     var receiving: Bool { inFrame }
@@ -177,6 +200,7 @@ final class FM0Demodulator {
                 frameBits = 0
                 frameAmplitude = amplitude
                 weakBits = 0
+                frameStart = nextBoundary
             }
             return
         }
@@ -198,6 +222,7 @@ final class FM0Demodulator {
             return
         case .frame(let frame):
             events.append(.frame(frame, quality: frameQuality / Double(max(frameBits, 1)), end: time))
+            skew.add(elapsed: nextBoundary - frameStart, nominal: Double(frameBits) * nominalT)
         case .badHeader:
             events.append(.badHeader(end: time))
         case .badCRC(let type, let seq, _):

@@ -1,3 +1,5 @@
+import GrokAudio
+
 /// One end of the audio link: modem, handshake, mode negotiation and the packet protocol
 /// (sequence numbers, cumulative and selective acknowledgement, NACK, retransmission on
 /// sample-clock timeouts, a sliding window in each direction, fragmentation of messages).
@@ -176,7 +178,6 @@ public final class LinkEngine {
     /// Whether a mode negotiation is under way (application data waits meanwhile).
     public var negotiating: Bool {
         if case .none = trial { return pendingModeSwitch != nil || deviceTrialDeadline != nil }
-        if case .cooldown = trial { return true }
         return true
     }
 
@@ -305,14 +306,11 @@ public final class LinkEngine {
     }
 
     private func takeAck(_ ack: UInt8, selective: [UInt8]?) {
-        var released = false
         while let first = unacked.first {
             let distance = ack &- first.frame.seq
             guard distance >= 1, Int(distance) <= 2 * window else { break }
             unacked.removeFirst()
-            released = true
         }
-        if released { trimNacks() }
         guard let map = selective else { return }
         for i in unacked.indices {
             let offset = Int(unacked[i].frame.seq &- ack) - 1
@@ -322,8 +320,6 @@ public final class LinkEngine {
             }
         }
     }
-
-    private func trimNacks() {}
 
     // MARK: Handshake
 
@@ -462,7 +458,7 @@ public final class LinkEngine {
 
     private func setMode(_ new: LinkMode) {
         guard new != mode else { return }
-        let skew = demod.skewFactor
+        let skew = demod.skew
         mode = new
         demod = FM0Demodulator(samplesPerBit: new.samplesPerBit(atRate: sampleRate), sampleRate: sampleRate,
                                startTime: now, skew: skew)
@@ -647,13 +643,6 @@ public final class LinkEngine {
 
     // MARK: Transmitting
 
-    private var dataPaused: Bool {
-        switch trial {
-        case .none: return pendingModeSwitch != nil || deviceTrialDeadline != nil
-        default: return true
-        }
-    }
-
     private func nextFrame() -> Frame? {
         if !control.isEmpty { return control.removeFirst() }
         switch state {
@@ -668,7 +657,7 @@ public final class LinkEngine {
         if !nackQueue.isEmpty {
             return Frame(type: .nack, seq: nackQueue.removeFirst(), ack: expectedSeq)
         }
-        if !dataPaused {
+        if !negotiating {
             if let i = unacked.firstIndex(where: { $0.needsSend && $0.sentAt != nil }) {
                 unacked[i].retries += 1
                 unacked[i].needsSend = false
@@ -785,17 +774,4 @@ public final class LinkEngine {
 
     /// The device's greeting (a reader-information message) fits in this many bytes.
     private var greetingAllowance: Int { 160 }
-}
-
-/// A small, fast, seedable generator (Steele, Lea and Flood's SplitMix64).
-struct SplitMix64 {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

@@ -17,6 +17,13 @@ public final class EmulatedGrokker: CablePeer {
     /// The device's own directory (state, flash, logs).
     public var directory: String { handler.store.deviceDirectory }
 
+    /// How far this unit's sample clock is from nominal, in ppm: every crystal is a little
+    /// off. Drawn from the serial number (-200...+200 ppm), so a unit keeps its error from
+    /// run to run; the simulated cable applies it (``CableConfiguration/deviceClockPPM``).
+    public var clockErrorPPM: Double {
+        Double(Int(handler.store.state.serialNumber % 401) - 200)
+    }
+
     /// Opens (or creates, out of the box) emulated Grokker `index` of the bench in `benchDirectory`.
     public convenience init(benchDirectory: String, index: Int, sampleRate: Int = 44_100,
                             link: LinkConfiguration = LinkConfiguration()) throws(EmulatorError) {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GrokAudio
 @testable import GrokLink
 import Testing
 

@@ -112,6 +112,16 @@ struct ReaderSessionTests {
         #expect(try rig.session.identify().serialNumber == rig.grokker.handler.store.state.serialNumber)
     }
 
+    @Test("the reported clock skew matches the device's clock error", arguments: [-300.0, -40, 0, 120, 450])
+    func skew(ppm: Double) throws {
+        let rig = try Rig(CableConfiguration(deviceClockPPM: ppm))
+        try rig.session.connect()
+        for _ in 0..<5 { _ = try rig.session.identify() }
+        // A device clock fast by ppm makes its bits that much shorter in the host's samples.
+        let measured = (rig.session.engine.statistics.skewFactor - 1) * 1e6
+        #expect(abs(measured + ppm) < 15, "device clock \(ppm) ppm, skew \(measured) ppm")
+    }
+
     @Test("a second run sees the state the first one left")
     func persistence() throws {
         let bench = TempBench()
@@ -135,5 +145,25 @@ struct ReaderSessionTests {
         let info = try session.connect()
         #expect(info.hardwareType == .grokker1)
         for _ in 0..<20 { _ = try session.identify() }
+    }
+}
+
+@Suite("Realtime pacing")
+struct RealtimeTests {
+    @Test("--realtime never runs ahead of the wall clock")
+    func pacing() throws {
+        let bench = TempBench()
+        let grokker = try EmulatedGrokker(benchDirectory: bench.path, index: 0)
+        let cable = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker)
+        var options = ReaderOptions()
+        options.realtime = true
+        let session = ReaderSession(port: cable, options: options)
+        let start = Date()
+        try session.connect()
+        _ = try session.identify()
+        let wall = Date().timeIntervalSince(start)
+        let audio = session.elapsedMilliseconds / 1000
+        // A lower bound only: a slow machine may take longer, never shorter.
+        #expect(wall >= audio * 0.95 - 0.01, "wall \(wall) s for \(audio) s of audio")
     }
 }

@@ -14,8 +14,10 @@ enum DevicePorts {
             let store = try DeviceStateStore.openOrCreate(deviceDirectory: context.bench.stateDirectory(for: index),
                                                           using: &random)
             let grokker = EmulatedGrokker(handler: GrokkerCommandHandler(store: store), sampleRate: context.sampleRate)
+            var cable = context.cable
+            cable.deviceClockPPM += grokker.clockErrorPPM
             port = SimulatedCablePort(name: spec.description, sampleRate: context.sampleRate,
-                                      configuration: context.cable, peer: grokker)
+                                      configuration: cable, peer: grokker)
         case .alsa(let name):
             port = try ALSAPort(device: name, sampleRate: context.sampleRate, configFile: context.alsaConfig)
         }

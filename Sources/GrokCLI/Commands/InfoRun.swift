@@ -29,6 +29,16 @@ struct InfoReport: Encodable, Sendable {
     var linkBitRate: Double?
     var connectMs: Double?
     var skewPPM: Double?
+    // The host's link counters for this session (`--json` only); see "Link counters" below.
+    var packetsSent: Int?
+    var packetsReceived: Int?
+    var bytesSent: Int?
+    var bytesReceived: Int?
+    var retries: Int?
+    var timeouts: Int?
+    var crcMismatches: Int?
+    var internalCrcMismatches: Int?
+    var invalidPackets: Int?
     var error: Problem?
     /// Localized error text for the terminal (not in JSON).
     var localizedError: String?
@@ -47,8 +57,47 @@ struct InfoReport: Encodable, Sendable {
         case linkBitRate = "link_bit_rate"
         case connectMs = "connect_ms"
         case skewPPM = "skew_ppm"
+        case retries, timeouts
+        case packetsSent = "packets_sent"
+        case packetsReceived = "packets_received"
+        case bytesSent = "bytes_sent"
+        case bytesReceived = "bytes_received"
+        case crcMismatches = "crc_mismatches"
+        case internalCrcMismatches = "internal_crc_mismatches"
+        case invalidPackets = "invalid_packets"
+    }
+
+    /// Sets the link counters from a session's statistics.
+    mutating func setLinkCounters(_ statistics: LinkStatistics) {
+        packetsSent = statistics.packetsSent
+        packetsReceived = statistics.packetsReceived
+        bytesSent = statistics.bytesSent
+        bytesReceived = statistics.bytesReceived
+        retries = statistics.retries
+        timeouts = statistics.timeouts
+        crcMismatches = statistics.crcMismatches
+        internalCrcMismatches = statistics.internalCrcMismatches
+        invalidPackets = statistics.invalidPackets
     }
 }
+
+// MARK: Link counters
+//
+// `info --json` reports the host's link counters (packets_sent, packets_received, bytes_sent,
+// bytes_received, retries, timeouts, crc_mismatches, internal_crc_mismatches,
+// invalid_packets) from `LinkEngine.statistics`, read after `ReaderSession.close()` so they
+// cover the session to its end. How they relate to a `--record-audio` recording of the same
+// session (left: played, right: captured), as `grokctl audio decode` sees it:
+// - packets_sent counts a frame when the engine starts rendering it for playback, and
+//   close() renders no new frame but plays one last block (256 frames) of the one under
+//   way. The recording holds everything played, so its left channel has exactly
+//   packets_sent whole frames, or one fewer when a frame was still being played as the
+//   port closed: then the recording ends inside that frame (its last samples are not
+//   silence).
+// - packets_received counts the frames the engine demodulated. The engine digests each
+//   captured block on the next transfer, so the block captured by the last transfer (in
+//   close()) is recorded but never demodulated: the right channel has packets_received
+//   whole frames plus those that ended in that last block.
 
 /// `grokctl info`: connect to each Grokker at once (one thread per audio port), print what
 /// each one is. Exit 1 when any of them could not be reached.
@@ -112,11 +161,19 @@ enum InfoGathering {
 
     static func query(_ spec: DeviceSpec, ports: DevicePortContext, options: ReaderOptions,
                       localizer: Localizer) -> InfoReport {
+        var session: ReaderSession?
         do {
             let port = try DevicePorts.open(spec, context: ports)
-            let session = ReaderSession(port: port, options: options)
-            defer { session.close() }
-            let info = try session.connect()
+            let opened = ReaderSession(port: port, options: options)
+            session = opened
+            let info = try opened.connect()
+            // close() goes back to the base mode with a fresh demodulator: read these first.
+            let bitRate = opened.engine.mode.bitRate
+            let skew = opened.engine.statistics.skewFactor
+            // Close before reading the counters, so they cover the session to its end
+            // (close() renders no new frame; see "Link counters" for how they match a recording).
+            opened.close()
+            session = nil
             var report = InfoReport(device: spec.description, status: "ok")
             report.serial = ReaderInfo.formatSerialNumber(info.serialNumber)
             report.hardwareType = info.hardwareType.vendorName
@@ -131,12 +188,15 @@ enum InfoGathering {
             report.maxPowerDBm = Double(info.maxPowerTenthsDBm) / 10
             report.hasBattery = info.hasBattery
             report.batteryCapacityMinutes = Int(info.batteryCapacityMinutes)
-            report.linkBitRate = session.engine.mode.bitRate
-            report.connectMs = session.connectMilliseconds
-            report.skewPPM = ((session.engine.statistics.skewFactor - 1) * 1e6).rounded()
+            report.linkBitRate = bitRate
+            report.connectMs = opened.connectMilliseconds
+            report.skewPPM = ((skew - 1) * 1e6).rounded()
+            report.setLinkCounters(opened.engine.statistics)
             return report
         } catch {
+            session?.close()
             var report = InfoReport(device: spec.description, status: "error")
+            if let session { report.setLinkCounters(session.engine.statistics) }
             report.error = .init(code: Localizer.code(for: error), message: Localizer.english.message(for: error))
             report.localizedError = localizer.message(for: error)
             return report

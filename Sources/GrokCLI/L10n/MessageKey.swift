@@ -64,6 +64,30 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case infoDeviceFailed = "info.device_failed"
     case infoSummary = "info.summary"
 
+    // MARK: grokctl audio decode
+    case decodeColumnTime = "decode.column.time"
+    case decodeColumnDirection = "decode.column.direction"
+    case decodeColumnBitRate = "decode.column.bit_rate"
+    case decodeColumnFrame = "decode.column.frame"
+    case decodeColumnStatus = "decode.column.status"
+    case decodeColumnQuality = "decode.column.quality"
+    case decodeDirectionHostToDevice = "decode.direction.host_to_device"
+    case decodeDirectionDeviceToHost = "decode.direction.device_to_host"
+    case decodeDirectionChannel = "decode.direction.channel"
+    case decodeFrame = "decode.frame"
+    case decodeFrameDamaged = "decode.frame_damaged"
+    case decodeStatusOK = "decode.status.ok"
+    case decodeStatusBadCRC = "decode.status.bad_crc"
+    case decodeSummaryChannel = "decode.summary.channel"
+    case decodeSummaryAudio = "decode.summary.audio"
+
+    // MARK: grokctl emulate
+    case emulateStarted = "emulate.started"
+    case emulateWaiting = "emulate.waiting"
+    case emulateStoppedHostClosed = "emulate.stopped.host_closed"
+    case emulateStoppedSignal = "emulate.stopped.signal"
+    case emulateRecordingFailed = "emulate.recording_failed"
+
     // MARK: Commands
     case commandRootAbstract = "command.root.abstract"
     case commandRootDiscussion = "command.root.discussion"
@@ -109,6 +133,7 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case errorNotYetAvailable = "error.not_yet_available"
     case errorBenchUnreadable = "error.bench_unreadable"
     case errorBenchNotDirectory = "error.bench_not_directory"
+    case errorDecodeNoFrames = "error.decode_no_frames"
 
     // MARK: GrokAudio (AudioError.code)
     case errorAudioDeviceNotFound = "error.audio_device_not_found"
@@ -118,6 +143,13 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case errorAudioClosed = "error.audio_closed"
     case errorAudioBadWAV = "error.audio_bad_wav"
     case errorAudioFile = "error.audio_file"
+
+    // MARK: GrokkerEmulator (EmulatorError.code)
+    case errorEmulatorDirectory = "error.emulator_directory"
+    case errorEmulatorStateUnreadable = "error.emulator_state_unreadable"
+    case errorEmulatorStateCorrupt = "error.emulator_state_corrupt"
+    case errorEmulatorStateTooNew = "error.emulator_state_too_new"
+    case errorEmulatorStateWriteFailed = "error.emulator_state_write_failed"
 
     /// The catalog key for an error's stable code, when the catalogs have one.
     public init?(errorCode code: String) {

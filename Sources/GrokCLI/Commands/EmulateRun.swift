@@ -1,0 +1,201 @@
+import Foundation
+import GrokAudio
+import GrokkerEmulator
+import GrokLink
+import GrokProtocol
+import Synchronization
+
+// The emulated Grokker's storage errors reach the user in their language through the
+// catalog keys `error.emulator_*` (`grokctl emulate` and `grokctl info --device sim:N`).
+// (It belongs beside the other conformances in L10n/Localizer.swift; see the report.)
+extension EmulatorError: CodedError {}
+
+/// The first line of `grokctl emulate --json`, printed once the host has opened both paths
+/// and the Grokker is serving: which Grokker serves which paths.
+struct EmulateStartEvent: Encodable, Sendable {
+    var event = "start"
+    var serial: String
+    var firmware: String
+    var region: String?
+    var stateDirectory: String
+    var input: String
+    var output: String
+    var sampleRate: Int
+    /// Where `--record-audio` records the session (complete once the emulator ends).
+    var recording: String?
+
+    enum CodingKeys: String, CodingKey {
+        case event, serial, firmware, region, input, output, recording
+        case stateDirectory = "state_directory"
+        case sampleRate = "sample_rate"
+    }
+}
+
+/// The last line of `grokctl emulate --json`: why it stopped and what went over the link.
+struct EmulateEndEvent: Encodable, Sendable {
+    var event = "end"
+    /// `host_closed` (the host went away) or `signal` (SIGINT or SIGTERM).
+    var reason: String
+    var audioSeconds: Double
+    var packetsSent: Int
+    var packetsReceived: Int
+    var bytesSent: Int
+    var bytesReceived: Int
+    var handshakes: Int
+    var recording: String?
+
+    enum CodingKeys: String, CodingKey {
+        case event, reason, handshakes, recording
+        case audioSeconds = "audio_s"
+        case packetsSent = "packets_sent"
+        case packetsReceived = "packets_received"
+        case bytesSent = "bytes_sent"
+        case bytesReceived = "bytes_received"
+    }
+}
+
+/// `grokctl emulate`: one emulated Grokker serving a host over two FIFOs or files of raw
+/// samples until the host goes away or SIGINT/SIGTERM arrives. Exit 0 either way.
+func runEmulate(_ command: EmulateCommand, _ context: CommandContext) throws -> ExitCode {
+    let console = context.console
+    let localizer = context.localizer
+    var random = SystemRandomNumberGenerator()
+    let store = try DeviceStateStore.openOrCreate(deviceDirectory: command.stateDirectory, using: &random)
+    let grokker = EmulatedGrokker(handler: GrokkerCommandHandler(store: store), sampleRate: command.sampleRate)
+
+    // Opening a FIFO blocks until the host opens the other end; until the port is open,
+    // SIGINT and SIGTERM keep their default effect (end the process).
+    console.say(.emulateWaiting, command.inputPath, command.outputPath, to: .standardError)
+    let pipe = try RawPipePort(
+        inputPath: command.inputPath, outputPath: command.outputPath, sampleRate: command.sampleRate)
+    var port: any AudioPort = pipe
+    var recording: RecordingPort?
+    if let directory = context.globals.recordAudio {
+        do {
+            let recorder = try RecordingPort(wrapping: pipe, directory: directory)
+            recording = recorder
+            port = recorder
+        } catch {
+            pipe.close()
+            throw error
+        }
+    }
+
+    // From here on SIGINT/SIGTERM ask the loop to stop; the start line tells a script (or
+    // a test) that the Grokker is serving and a signal will end it cleanly.
+    let stop = StopSignals.install()
+    let state = store.state
+    let serial = ReaderInfo.formatSerialNumber(state.serialNumber)
+    if console.isJSON {
+        console.json(EmulateStartEvent(
+            serial: serial, firmware: state.firmwareVersion.description, region: state.region?.name,
+            stateDirectory: store.deviceDirectory, input: command.inputPath, output: command.outputPath,
+            sampleRate: command.sampleRate, recording: recording?.recordingPath))
+    } else {
+        console.say(.emulateStarted, serial, state.firmwareVersion.description,
+                    state.region?.name ?? localizer.text(.infoRegionNotSet), String(command.sampleRate))
+    }
+    let ending = serve(grokker, on: port, outputPath: command.outputPath, stop: stop)
+    stop.restore()
+    port.close()
+    if let failure = ending.failure { throw failure }
+    let reason = ending.reason
+
+    if let recorder = recording, let problem = recorder.recordingError {
+        console.warn(.emulateRecordingFailed, recorder.recordingPath, localizer.message(for: problem))
+    }
+    let statistics = grokker.engine.statistics
+    let seconds = Double(grokker.engine.now) / Double(command.sampleRate)
+    if console.isJSON {
+        console.json(EmulateEndEvent(
+            reason: reason, audioSeconds: (seconds * 1000).rounded() / 1000,
+            packetsSent: statistics.packetsSent, packetsReceived: statistics.packetsReceived,
+            bytesSent: statistics.bytesSent, bytesReceived: statistics.bytesReceived,
+            handshakes: statistics.handshakes,
+            recording: recording.flatMap { $0.recordingError == nil ? $0.recordingPath : nil }))
+    } else {
+        console.say(reason == "signal" ? .emulateStoppedSignal : .emulateStoppedHostClosed,
+                    String(format: "%.1f", seconds), String(statistics.packetsSent),
+                    String(statistics.packetsReceived))
+    }
+    return .success
+}
+
+/// Runs the Grokker until the host goes away or a stop signal arrives.
+///
+/// - Returns: why it stopped (`host_closed` or `signal`), or the transfer error that ended
+///   it otherwise.
+private func serve(_ grokker: EmulatedGrokker, on port: any AudioPort, outputPath: String,
+                   stop: StopSignals) -> (reason: String, failure: AudioError?) {
+    do {
+        try DeviceRunner.run(grokker, on: port, shouldStop: { stop.requested })
+        return (stop.requested ? "signal" : "host_closed", nil)
+    } catch {
+        // The host closes its capture side (our output) right after its playback side, so
+        // the last blocks we answer may find no reader: that is the host going away too.
+        if case .file(let path, let detail) = error, path == outputPath,
+            detail.hasSuffix(String(cString: strerror(EPIPE)))
+        {
+            return ("host_closed", nil)
+        }
+        return ("", error)
+    }
+}
+
+/// SIGINT and SIGTERM as a request to stop, for as long as the emulator serves.
+///
+/// The handlers only set an atomic flag (async-signal-safe) and reset themselves
+/// (`SA_RESETHAND`), so a second Ctrl-C ends the process the default way even when the
+/// host has stalled and no block arrives to notice the first. ``restore()`` puts the
+/// previous handlers back.
+final class StopSignals {
+    private static let flag = Atomic<Bool>(false)
+    private static let signals = [SIGINT, SIGTERM]
+    private var previous: [sigaction]
+    private var previousMask: sigset_t?
+
+    private init(previous: [sigaction], previousMask: sigset_t) {
+        self.previous = previous
+        self.previousMask = previousMask
+    }
+
+    /// Whether a stop signal has arrived since ``install()``.
+    var requested: Bool { Self.flag.load(ordering: .relaxed) }
+
+    /// Installs the handlers, clears the flag, and unblocks the two signals on this thread
+    /// (a parent may have started us with them blocked: Foundation's `Process` does).
+    static func install() -> StopSignals {
+        flag.store(false, ordering: .relaxed)
+        var saved: [sigaction] = []
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in signals {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { _ in StopSignals.flag.store(true, ordering: .relaxed) }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = Int32(truncatingIfNeeded: SA_RESETHAND)  // 0x80000000
+            var old = sigaction()
+            sigaction(signal, &action, &old)
+            saved.append(old)
+            sigaddset(&set, signal)
+        }
+        var mask = sigset_t()
+        pthread_sigmask(SIG_UNBLOCK, &set, &mask)
+        return StopSignals(previous: saved, previousMask: mask)
+    }
+
+    /// Puts back the handlers and the signal mask that were there before ``install()``
+    /// (once; later calls do nothing).
+    func restore() {
+        guard var mask = previousMask else { return }
+        for (signal, old) in zip(Self.signals, previous) {
+            var old = old
+            sigaction(signal, &old, nil)
+        }
+        pthread_sigmask(SIG_SETMASK, &mask, nil)
+        previous = []
+        previousMask = nil
+    }
+}
+
+@available(*, unavailable) extension StopSignals: Sendable {}

@@ -14,10 +14,9 @@ import Glibc
 /// side opens its end. Point the input at the host's playback FIFO and the output at the
 /// host's capture FIFO; the host (``ALSAPort``) opens them in the same order.
 ///
-/// When the writer of the input goes away (end of file), transfers throw
-/// ``AudioError/closed(port:)``; when the reader of the output goes away they throw
-/// ``AudioError/file(path:detail:)`` (SIGPIPE is blocked during the write, so the process
-/// is not killed).
+/// When the other side hangs up, transfers throw ``AudioError/closed(port:)``: end of file
+/// on the input, or a broken pipe on the output (SIGPIPE is blocked during the write, so
+/// the process is not killed).
 ///
 /// Not thread-safe: one owner at a time.
 public final class RawPipePort: AudioPort {
@@ -125,6 +124,8 @@ enum POSIXCall {
             if result >= 0 { return result }
             let code = errno
             if code == EINTR { continue }
+            // The reader of a pipe went away: the other side hung up, like end of file.
+            if code == EPIPE { throw AudioError.closed(port: path) }
             throw AudioError.file(path: path, detail: "\(operation) failed: \(String(cString: strerror(code)))")
         }
     }

@@ -46,8 +46,6 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     case deviceOutOfRange(index: String, spec: String)
     /// The same device named twice (directly or through a range).
     case duplicateDevice(String)
-    /// The command exists but this build cannot run it yet.
-    case notYetAvailable(feature: String)
     /// The bench directory exists but cannot be listed.
     case benchUnreadable(path: String, detail: String)
     /// The bench path names something that is not a directory.
@@ -69,7 +67,6 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidDevice: "usage_invalid_device"
         case .deviceOutOfRange: "usage_device_out_of_range"
         case .duplicateDevice: "usage_duplicate_device"
-        case .notYetAvailable: "not_yet_available"
         case .benchUnreadable: "bench_unreadable"
         case .benchNotDirectory: "bench_not_directory"
         }
@@ -78,7 +75,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Whether the command line was at fault (exit 64) rather than the work (exit 1).
     public var isUsageError: Bool {
         switch self {
-        case .notYetAvailable, .benchUnreadable, .benchNotDirectory: false
+        case .benchUnreadable, .benchNotDirectory: false
         default: true
         }
     }
@@ -120,7 +117,6 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
             [value, option, choices.joined(separator: ", ")]
         case .invalidDevice(let spec), .duplicateDevice(let spec): [spec]
         case .deviceOutOfRange(let index, let spec): [index, spec]
-        case .notYetAvailable(let feature): [feature]
         case .benchUnreadable(let path, let detail): [path, detail]
         case .benchNotDirectory(let path): [path]
         }

@@ -26,10 +26,18 @@ public final class FrameScanner {
     private var events: [DemodEvent] = []
     public private(set) var found: [ScannedFrame] = []
 
-    public init(mode: LinkMode, sampleRate: Int) {
+    /// The fewest samples per bit the demodulator works with: below that a half-bit is less
+    /// than a sample.
+    public static let minimumSamplesPerBit = 2.0
+
+    /// A scanner for `mode` in audio sampled at `sampleRate`; nil when that rate is too low
+    /// for the mode (fewer than ``minimumSamplesPerBit`` samples per bit).
+    public init?(mode: LinkMode, sampleRate: Int) {
+        let spb = mode.samplesPerBit(atRate: sampleRate)
+        guard spb.isFinite, spb >= FrameScanner.minimumSamplesPerBit else { return nil }
         self.mode = mode
         self.sampleRate = sampleRate
-        demod = FM0Demodulator(samplesPerBit: mode.samplesPerBit(atRate: sampleRate), sampleRate: sampleRate, startTime: 0)
+        demod = FM0Demodulator(samplesPerBit: spb, sampleRate: sampleRate, startTime: 0)
     }
 
     /// The sender's clock relative to ours, as tracked so far.

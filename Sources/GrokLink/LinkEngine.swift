@@ -325,8 +325,8 @@ public final class LinkEngine {
 
     private func capabilities() -> [UInt8] {
         var mask: UInt16 = 0
-        for m in configuration.supportedModes where (1...16).contains(m.samplesPerBit) {
-            mask |= 1 << UInt16(m.samplesPerBit - 1)
+        for m in configuration.supportedModes {
+            if let index = m.wireIndex { mask |= 1 << UInt16(index) }
         }
         let rateCode: UInt8 = sampleRate == 48_000 ? 1 : 0
         let mp = UInt16(configuration.maxPayload)
@@ -341,7 +341,7 @@ public final class LinkEngine {
     private func parseCapabilities(_ p: [UInt8]) -> (major: UInt8, modes: [LinkMode], maxPayload: Int, window: Int, nonce: UInt32)? {
         guard p.count >= 11 else { return nil }
         let mask = UInt16(p[2]) | UInt16(p[3]) << 8
-        let modes = (1...16).filter { mask & (1 << UInt16($0 - 1)) != 0 }.map { LinkMode(samplesPerBit: $0) }
+        let modes = (0..<16).filter { mask & (1 << UInt16($0)) != 0 }.compactMap { LinkMode(wireIndex: UInt8($0)) }
         let mp = Int(UInt16(p[4]) | UInt16(p[5]) << 8)
         let n = UInt32(p[7]) | UInt32(p[8]) << 8 | UInt32(p[9]) << 16 | UInt32(p[10]) << 24
         guard mp >= 16, p[6] >= 1 else { return nil }
@@ -485,17 +485,18 @@ public final class LinkEngine {
     }
 
     private func requestMode(_ target: LinkMode, attempts: Int) {
-        control.append(Frame(type: .mode, payload: [UInt8(target.samplesPerBit)]))
+        control.append(Frame(type: .mode, payload: [target.wireIndex ?? 0]))
         // The deadline is armed when the request has gone out (see frameSent).
         trial = .requested(target, deadline: Int64.max, attempts: attempts)
     }
 
     private func takeMode(_ frame: Frame) {
-        guard let spb = frame.payload.first else {
+        guard let index = frame.payload.first else {
             statistics.invalidPackets += 1
             return
         }
-        let target = LinkMode(samplesPerBit: Int(spb))
+        // A mode this build does not know is answered with the current one (a refusal).
+        let target = LinkMode(wireIndex: index) ?? mode
         if role == .device {
             guard frame.flags & Frame.modeAckFlag == 0 else {
                 statistics.invalidPackets += 1
@@ -503,7 +504,7 @@ public final class LinkEngine {
             }
             let supported = configuration.supportedModes.contains(target)
             let answer = supported ? target : mode
-            control.append(Frame(type: .mode, flags: Frame.modeAckFlag, payload: [UInt8(answer.samplesPerBit)]))
+            control.append(Frame(type: .mode, flags: Frame.modeAckFlag, payload: [answer.wireIndex ?? 0]))
             if answer != mode {
                 pendingModeSwitch = answer
             }
@@ -551,7 +552,7 @@ public final class LinkEngine {
             let mean = probesQuality / Double(max(probesGood, 1))
             control.append(Frame(type: .probeReport, payload: [
                 UInt8(min(probesGood, 255)), frame.payload[1], UInt8(max(0, min(255, (mean * 255).rounded()))),
-                UInt8(mode.samplesPerBit),
+                mode.wireIndex ?? 0,
             ]))
             probesGood = 0
             probesQuality = 0

@@ -9,18 +9,28 @@ public struct LinkMode: Sendable, Hashable, Codable, Comparable, CustomStringCon
     public static let referenceRate = 44_100
     /// The base mode: 12 samples per bit at 44.1 kHz, 3675 bit/s.
     public static let base = LinkMode(samplesPerBit: 12)
-    /// Every mode this implementation speaks, slowest first.
-    public static let ladder: [LinkMode] = [12, 8, 6, 4, 3, 2].map { LinkMode(samplesPerBit: $0) }
+    /// Every mode of link protocol 1.x, slowest first. On the wire a mode is its index here
+    /// (capabilities carry a mask of indices), so the ladder only ever grows at the end.
+    public static let ladder: [LinkMode] = [12, 8, 6, 4, 3, 2.5].map { LinkMode(samplesPerBit: $0) }
 
     /// Samples per bit at ``referenceRate``.
-    public var samplesPerBit: Int
+    public var samplesPerBit: Double
 
-    public init(samplesPerBit: Int) {
+    public init(samplesPerBit: Double) {
         self.samplesPerBit = samplesPerBit
     }
 
+    /// This mode's index in ``ladder`` (its number on the wire), if it has one.
+    public var wireIndex: UInt8? { LinkMode.ladder.firstIndex(of: self).map { UInt8($0) } }
+
+    /// The mode with wire number `index`, if this build knows it.
+    public init?(wireIndex index: UInt8) {
+        guard Int(index) < LinkMode.ladder.count else { return nil }
+        self = LinkMode.ladder[Int(index)]
+    }
+
     /// Raw bits per second on the wire.
-    public var bitRate: Double { Double(LinkMode.referenceRate) / Double(samplesPerBit) }
+    public var bitRate: Double { Double(LinkMode.referenceRate) / samplesPerBit }
 
     /// Samples per bit on a port running at `sampleRate`.
     public func samplesPerBit(atRate sampleRate: Int) -> Double {
@@ -32,7 +42,8 @@ public struct LinkMode: Sendable, Hashable, Codable, Comparable, CustomStringCon
     public var description: String {
         let rate = bitRate
         let text = rate == rate.rounded() ? String(Int(rate)) : String(format1: rate)
-        return "\(text) bit/s (\(samplesPerBit) samples/bit @ 44.1 kHz)"
+        let spb = samplesPerBit == samplesPerBit.rounded() ? String(Int(samplesPerBit)) : String(samplesPerBit)
+        return "\(text) bit/s (\(spb) samples/bit @ 44.1 kHz)"
     }
 }
 

@@ -50,7 +50,7 @@ enum LinkBenchmark {
         figures.set("default_raw_bps", LinkMode.base.bitRate, digits: 1)
         let clean = bulk(damage: 0)
         figures.set("best_raw_bps", clean.mode.bitRate, digits: 1)
-        figures.set("best_mode_samples_per_bit", Double(clean.mode.samplesPerBit))
+        figures.set("best_mode_samples_per_bit", clean.mode.samplesPerBit, digits: 2)
         figures.set("goodput_ratio", clean.ratio)
         figures.set("goodput_bps", clean.ratio * clean.mode.bitRate, digits: 0)
         let lossy = bulk(damage: 0.01)
@@ -112,7 +112,7 @@ enum LinkBenchmark {
         }
         var best = 0.0
         for _ in 0..<3 {
-            let scanner = FrameScanner(mode: .base, sampleRate: rate)
+            let scanner = FrameScanner(mode: .base, sampleRate: rate)!
             let t0 = cpuSeconds()
             audio.withUnsafeBufferPointer { all in
                 var i = 0

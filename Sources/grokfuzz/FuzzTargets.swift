@@ -60,7 +60,7 @@ struct FuzzTarget: Sendable {
                 i += 2
             }
             for mode in LinkMode.ladder {
-                let scanner = FrameScanner(mode: mode, sampleRate: 44_100)
+                let scanner = FrameScanner(mode: mode, sampleRate: 44_100)!
                 scanner.scan(samples)
                 for found in scanner.found where found.status == .ok {
                     check(found.frame.map { $0.payload.count <= Frame.maxPayload } ?? false, "oversized frame", bytes)

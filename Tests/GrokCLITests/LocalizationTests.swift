@@ -183,13 +183,13 @@ extension CLI {
                 .flagWithValue("--json"), .invalidValue(value: "x", option: "--bench"),
                 .invalidChoice(value: "it", option: "--lang", choices: ["en"]), .invalidDevice("x"),
                 .deviceOutOfRange(index: "64", spec: "sim:64"), .duplicateDevice("sim:1"),
-                .notYetAvailable(feature: "x"), .benchUnreadable(path: "/x", detail: "y"), .benchNotDirectory(path: "/x"),
+                .benchUnreadable(path: "/x", detail: "y"), .benchNotDirectory(path: "/x"),
             ]
             for sample in samples {
                 switch sample {
                 case .unknownOption, .unknownSubcommand, .missingValue, .missingOption, .missingArgument,
                     .unexpectedArgument, .duplicateOption, .flagWithValue, .invalidValue, .invalidChoice,
-                    .invalidDevice, .deviceOutOfRange, .duplicateDevice, .notYetAvailable, .benchUnreadable,
+                    .invalidDevice, .deviceOutOfRange, .duplicateDevice, .benchUnreadable,
                     .benchNotDirectory:
                     break
                 }

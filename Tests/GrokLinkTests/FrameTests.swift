@@ -112,13 +112,16 @@ struct ModemTests {
         for f in frames { synth.append(f, preambleBits: 16, to: &audio) }
         audio += [Float](repeating: 0, count: 200)
         // All at once.
-        let whole = FrameScanner(mode: mode, sampleRate: rate)
+        let whole = FrameScanner(mode: mode, sampleRate: rate)!
         whole.scan(audio)
         #expect(whole.found.compactMap(\.frame) == frames)
-        #expect(whole.found.allSatisfy { $0.status == .ok && $0.quality > 0.9 })
+        // Below 3 samples per bit a half-bit spans 1.25 samples and area sampling blurs its
+        // edges: every bit still decides right, with less margin.
+        let margin = mode.samplesPerBit >= 3 ? 0.9 : 0.75
+        #expect(whole.found.allSatisfy { $0.status == .ok && $0.quality > margin })
         // Random chunks, including single samples.
-        var rng = SplitMix64(seed: UInt64(rate + mode.samplesPerBit))
-        let chunked = FrameScanner(mode: mode, sampleRate: rate)
+        var rng = SplitMix64(seed: UInt64(rate) + UInt64(mode.samplesPerBit * 2))
+        let chunked = FrameScanner(mode: mode, sampleRate: rate)!
         var i = 0
         while i < audio.count {
             let n = rng.next() % 5 == 0 ? 1 : 1 + Int(rng.next() % 700)
@@ -128,13 +131,21 @@ struct ModemTests {
         #expect(chunked.found == whole.found)
     }
 
+    @Test("a rate too low for a mode is refused, not crashed on")
+    func lowRates() {
+        #expect(FrameScanner(mode: .base, sampleRate: 8_000) != nil)
+        #expect(FrameScanner(mode: .base, sampleRate: 1_000) == nil)
+        #expect(FrameScanner(mode: LinkMode.ladder.last!, sampleRate: 8_000) == nil)
+        #expect(FrameScanner(mode: .base, sampleRate: 0) == nil)
+    }
+
     @Test("polarity does not matter")
     func polarity() {
         var synth = FrameSynthesizer(mode: .base, sampleRate: 44_100)
         var audio: [Float] = []
         let frame = Frame(type: .data, seq: 1, payload: Array(0..<100))
         synth.append(frame, to: &audio)
-        let scanner = FrameScanner(mode: .base, sampleRate: 44_100)
+        let scanner = FrameScanner(mode: .base, sampleRate: 44_100)!
         scanner.scan(audio.map { -$0 })
         #expect(scanner.found.first?.frame == frame)
     }
@@ -145,7 +156,7 @@ struct ModemTests {
         var synth = FrameSynthesizer(mode: .base, sampleRate: 44_321)
         var audio: [Float] = []
         for seq in 0..<5 { synth.append(Frame(type: .data, seq: UInt8(seq), payload: Array(repeating: 0x3C, count: 200)), to: &audio) }
-        let scanner = FrameScanner(mode: .base, sampleRate: 44_100)
+        let scanner = FrameScanner(mode: .base, sampleRate: 44_100)!
         scanner.scan(audio)
         #expect(scanner.found.filter { $0.status == .ok }.count == 5)
         // The sender's bits are longer in our samples: skew > 1.

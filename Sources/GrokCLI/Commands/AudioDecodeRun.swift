@@ -41,7 +41,7 @@ struct DecodedFrame: Encodable, Sendable, Equatable {
     var channel: Int
     var direction: String
     var bitRate: Double
-    var samplesPerBit: Int
+    var samplesPerBit: Double
     var type: String
     var seq: Int
     var ack: Int?
@@ -108,13 +108,8 @@ struct AudioDecodeFailure: CodedError, Sendable, Equatable {
 
 /// The offline frame finder behind `grokctl audio decode`, apart from printing.
 enum AudioDecoding {
-    /// The fewest samples per bit a mode is scanned at: what the link itself runs at its
-    /// fastest. (Files at a low sample rate have no room for the faster modes, and the
-    /// demodulator needs at least a sample per half-bit.)
-    static let minimumSamplesPerBit = 2.0
-
     /// Every frame in `audio`, found by one ``FrameScanner`` per channel and per mode of
-    /// ``LinkMode/ladder`` that fits its sample rate (see ``minimumSamplesPerBit``; a
+    /// ``LinkMode/ladder`` that fits its sample rate (see ``FrameScanner/minimumSamplesPerBit``; a
     /// frame decodes only in its own mode), sorted by time then
     /// channel, and what each channel carried (see ``directions(hostOnly:deviceOnly:channels:)``).
     /// Sync words followed by a header that did not check are left out: scanning in the
@@ -124,8 +119,8 @@ enum AudioDecoding {
         var hostOnly = [Int](repeating: 0, count: audio.channels.count)
         var deviceOnly = hostOnly
         for (index, samples) in audio.channels.enumerated() {
-            for mode in LinkMode.ladder where mode.samplesPerBit(atRate: audio.sampleRate) >= minimumSamplesPerBit {
-                let scanner = FrameScanner(mode: mode, sampleRate: audio.sampleRate)
+            for mode in LinkMode.ladder {
+                guard let scanner = FrameScanner(mode: mode, sampleRate: audio.sampleRate) else { continue }
                 scanner.scan(samples)
                 for found in scanner.found where found.status != .badHeader {
                     guard let frame = found.frame else { continue }

@@ -8,7 +8,8 @@ import Synchronization
 // The emulated Grokker's storage errors reach the user in their language through the
 // catalog keys `error.emulator_*` (`grokctl emulate` and `grokctl info --device sim:N`).
 // (It belongs beside the other conformances in L10n/Localizer.swift; see the report.)
-extension EmulatorError: CodedError {}
+
+
 
 /// The first line of `grokctl emulate --json`, printed once the host has opened both paths
 /// and the Grokker is serving: which Grokker serves which paths.
@@ -95,7 +96,7 @@ func runEmulate(_ command: EmulateCommand, _ context: CommandContext) throws -> 
         console.say(.emulateStarted, serial, state.firmwareVersion.description,
                     state.region?.name ?? localizer.text(.infoRegionNotSet), String(command.sampleRate))
     }
-    let ending = serve(grokker, on: port, outputPath: command.outputPath, stop: stop)
+    let ending = serve(grokker, on: port, stop: stop)
     stop.restore()
     port.close()
     if let failure = ending.failure { throw failure }
@@ -125,19 +126,12 @@ func runEmulate(_ command: EmulateCommand, _ context: CommandContext) throws -> 
 ///
 /// - Returns: why it stopped (`host_closed` or `signal`), or the transfer error that ended
 ///   it otherwise.
-private func serve(_ grokker: EmulatedGrokker, on port: any AudioPort, outputPath: String,
+private func serve(_ grokker: EmulatedGrokker, on port: any AudioPort,
                    stop: StopSignals) -> (reason: String, failure: AudioError?) {
     do {
         try DeviceRunner.run(grokker, on: port, shouldStop: { stop.requested })
         return (stop.requested ? "signal" : "host_closed", nil)
     } catch {
-        // The host closes its capture side (our output) right after its playback side, so
-        // the last blocks we answer may find no reader: that is the host going away too.
-        if case .file(let path, let detail) = error, path == outputPath,
-            detail.hasSuffix(String(cString: strerror(EPIPE)))
-        {
-            return ("host_closed", nil)
-        }
         return ("", error)
     }
 }

@@ -1,6 +1,9 @@
 import Foundation
 import GrokAudio
+import GrokkerEmulator
+import GrokLink
 import GrokProtocol
+import UGrokIt
 
 /// An error with a stable machine code and the values its localized message fills in.
 ///
@@ -16,6 +19,9 @@ public protocol CodedError: Error, CustomStringConvertible {
 
 extension AudioError: CodedError {}
 extension ProtocolError: CodedError {}
+extension EmulatorError: CodedError {}
+extension LinkError: CodedError {}
+extension ReaderError: CodedError {}
 
 /// Turns ``MessageKey``s and errors into text in one ``Language``.
 ///

@@ -49,6 +49,19 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case argumentWAVFile = "argument.wav_file"
     case argumentHelpSubcommand = "argument.help_subcommand"
 
+    // MARK: Reader and link errors
+    case errorReaderNotPluggedIn = "error.reader_not_plugged_in"
+    case errorReaderCannotHandshake = "error.reader_cannot_handshake"
+    case errorReaderCannotGetInfo = "error.reader_cannot_get_info"
+    case errorReaderIncompatible = "error.reader_incompatible"
+    case errorReaderTimeout = "error.reader_timeout"
+    case errorReaderLostConnection = "error.reader_lost_connection"
+    case errorReaderRejected = "error.reader_rejected"
+    case errorReaderMalformedResponse = "error.reader_malformed_response"
+    case errorLinkNotConnected = "error.link_not_connected"
+    case errorLinkMessageTooLarge = "error.link_message_too_large"
+    case errorLinkQueueFull = "error.link_queue_full"
+
     // MARK: grokctl info
     case infoColumnDevice = "info.column.device"
     case infoColumnSerial = "info.column.serial"
@@ -130,7 +143,6 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case errorDuplicateDevice = "error.usage_duplicate_device"
 
     // MARK: Failures (exit 1)
-    case errorNotYetAvailable = "error.not_yet_available"
     case errorBenchUnreadable = "error.bench_unreadable"
     case errorBenchNotDirectory = "error.bench_not_directory"
     case errorDecodeNoFrames = "error.decode_no_frames"

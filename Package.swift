@@ -32,7 +32,7 @@ let package = Package(
         /// The modem ("byte protocol") and the packet protocol, counted in samples.
         .target(name: "GrokLink", dependencies: ["GrokAudio"]),
         /// Typed commands and responses shared by host and emulated device.
-        .target(name: "GrokProtocol", dependencies: ["GrokLink"]),
+        .target(name: "GrokProtocol"),
 
         // MARK: Devices and the SDK
 
@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CZlib", "COpenSSL", "CCurl", "CSQLite"]),
         .testTarget(name: "GrokAudioTests", dependencies: ["GrokAudio"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokLinkTests", dependencies: ["GrokLink", "GrokAudio"]),
-        .testTarget(name: "GrokProtocolTests", dependencies: ["GrokProtocol", "GrokLink"]),
+        .testTarget(name: "GrokProtocolTests", dependencies: ["GrokProtocol", "GrokAudio"]),
         .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
         .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol"]),
         .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokAudio"]),

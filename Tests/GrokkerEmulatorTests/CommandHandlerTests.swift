@@ -1,3 +1,4 @@
+import GrokAudio
 import Foundation
 import GrokProtocol
 import Testing

@@ -1,0 +1,98 @@
+import Foundation
+import GrokkerEmulator
+import Testing
+
+@testable import GrokCLI
+
+extension CLI {
+    /// `grokctl info` on the emulated bench, as a technician runs it.
+    @Suite("info")
+    struct InfoTests {
+        /// The serial numbers the bench's state files hold, by index.
+        static func serials(_ bench: String, _ indices: ClosedRange<Int>) throws -> [String] {
+            try indices.map { index in
+                let store = try DeviceStateStore.openOrCreate(directory: bench, index: index)
+                return String(format: "%08d", store.state.serialNumber)
+            }
+        }
+
+        @Test("four emulated Grokkers, in each language", arguments: Language.allCases)
+        func fourGrokkers(language: Language) throws {
+            let bench = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: bench) }
+            let result = try runBinary(["--bench", bench, "--lang", language.rawValue, "info", "--device", "sim:0-3"])
+            #expect(result.status == 0, "\(result.standardError)")
+            let lines = result.standardOutput.split(separator: "\n").map(String.init)
+            #expect(lines.count == 6, "\(result.standardOutput)")
+            // Headings and region state in the language asked for.
+            #expect(lines.first?.hasPrefix(text(.infoColumnDevice, language)) == true)
+            #expect(lines.first?.contains(text(.infoColumnSerial, language)) == true)
+            let serials = try Self.serials(bench, 0...3)
+            for (index, serial) in serials.enumerated() {
+                let row = try #require(lines.first { $0.hasPrefix("sim:\(index) ") })
+                #expect(row.contains(serial))
+                #expect(row.contains("1.7.3"))
+                #expect(row.contains("GROKKER_1"))
+                #expect(row.contains(text(.infoRegionNotSet, language)))
+            }
+            #expect(lines.last == text(.infoSummary, language, "4", "4"))
+        }
+
+        @Test("--json gives the same facts with stable fields")
+        func json() throws {
+            let bench = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: bench) }
+            let result = try runBinary(["--bench", bench, "--json", "info", "--device", "sim:0-3"])
+            #expect(result.status == 0, "\(result.standardError)")
+            let objects = try jsonObjects(result.standardOutput)
+            #expect(objects.count == 4)
+            let serials = try Self.serials(bench, 0...3)
+            for (index, object) in objects.enumerated() {
+                #expect(object["device"] as? String == "sim:\(index)")
+                #expect(object["status"] as? String == "ok")
+                #expect(object["serial"] as? String == serials[index])
+                #expect(object["firmware"] as? String == "1.7.3")
+                #expect(object["hardware_type"] as? String == "GROKKER_1")
+                #expect(object["region_set"] as? Bool == false)
+                #expect((object["connect_ms"] as? Double ?? 999) <= 250)
+            }
+        }
+
+        @Test("a second run sees the same Grokkers")
+        func persistent() throws {
+            let bench = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: bench) }
+            let first = try jsonObjects(try runBinary(["--bench", bench, "--json", "info", "--device", "sim:5"]).standardOutput)
+            let second = try jsonObjects(try runBinary(["--bench", bench, "--json", "info", "--device", "sim:5"]).standardOutput)
+            #expect(first.first?["serial"] as? String == second.first?["serial"] as? String)
+        }
+
+        @Test("a missing ALSA device fails that device, exit 1, message in the user's language", arguments: [Language.en, .fr])
+        func missingALSADevice(language: Language) throws {
+            let bench = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: bench) }
+            let result = try runBinary(["--bench", bench, "--lang", language.rawValue, "info", "--device", "sim:0,alsa:hw:29,0"])
+            #expect(result.status == 1)
+            let failure = try #require(result.standardOutput.split(separator: "\n").first { $0.hasPrefix("alsa:hw:29,0") })
+            #expect(failure.contains("hw:29,0"))
+            #expect(failure.contains(language == .en ? "not found" : "introuvable"))
+            #expect(result.standardOutput.contains(text(.infoSummary, language, "1", "2")))
+        }
+
+        @Test("--json reports a failed device with a stable code")
+        func jsonFailure() throws {
+            let result = try runBinary(["--json", "info", "--device", "alsa:hw:29,0"])
+            #expect(result.status == 1)
+            let object = try #require(try jsonObjects(result.standardOutput).first)
+            #expect(object["status"] as? String == "error")
+            #expect((object["error"] as? [String: Any])?["code"] as? String == "audio_device_not_found")
+        }
+
+        @Test("an unknown device kind is a usage error")
+        func unknownDevice() throws {
+            let result = try runBinary(["--lang", "es", "info", "--device", "usb:3"])
+            #expect(result.status == 64)
+            #expect(result.standardError.contains("usb:3"))
+        }
+    }
+}

@@ -91,3 +91,42 @@ enum Environment {
         return String(cString: p)
     }
 }
+
+@Suite("Link fallback")
+struct LinkFallbackTests {
+    @Test("frames that are never received whole drop the link back to handshaking (repeated errors)")
+    func repeatedErrors() throws {
+        // Every DATA frame the host sends arrives damaged (the benchmark's damage hook at
+        // 100 %): the device NACKs each one, so the host keeps hearing valid frames while its
+        // message never gets through.
+        var configuration = LinkConfiguration()
+        configuration.frameDamageProbability = 1
+        let bench = CableBench(.clean, host: configuration)
+        #expect(try bench.connect())
+        _ = bench.host.drainEvents()
+        try bench.host.send([1, 2, 3])
+        #expect(try bench.driver.run(forAtMost: 30) { bench.host.state != .connected })
+        #expect(bench.host.state == .connecting)
+        let events = bench.host.drainEvents()
+        #expect(events.contains(.connectionLost(.repeatedErrors, failedMessages: 1)), "\(events)")
+        #expect(bench.host.statistics.retries > LinkConfiguration().maxRetries)
+        #expect(bench.host.statistics.sendFailures == 1)
+        #expect(bench.device.engine.statistics.crcMismatches > LinkConfiguration().maxRetries)
+        #expect(bench.host.mode == .base)
+        // And it comes back by itself.
+        #expect(try bench.driver.run(forAtMost: 5) { bench.host.state == .connected })
+    }
+
+    @Test("silence drops the link back to handshaking (loss of signal)")
+    func lossOfSignal() throws {
+        let bench = CableBench(.clean)
+        #expect(try bench.connect())
+        _ = bench.host.drainEvents()
+        bench.cable.plugged = false
+        #expect(try bench.driver.run(forAtMost: 5) { bench.host.state != .connected })
+        #expect(bench.host.drainEvents().contains(.connectionLost(.lossOfSignal, failedMessages: 0)))
+        // The device forgets its session too, a little later.
+        _ = try bench.driver.run(forAtMost: 5) { bench.device.engine.state == .notConnected }
+        #expect(bench.device.engine.state == .notConnected)
+    }
+}

@@ -46,6 +46,8 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     case deviceOutOfRange(index: String, spec: String)
     /// The same device named twice (directly or through a range).
     case duplicateDevice(String)
+    /// A region that is not one of the vendor's 22 (`grokctl region set`).
+    case invalidRegion(String)
     /// The bench directory exists but cannot be listed.
     case benchUnreadable(path: String, detail: String)
     /// The bench path names something that is not a directory.
@@ -67,6 +69,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidDevice: "usage_invalid_device"
         case .deviceOutOfRange: "usage_device_out_of_range"
         case .duplicateDevice: "usage_duplicate_device"
+        case .invalidRegion: "usage_invalid_region"
         case .benchUnreadable: "bench_unreadable"
         case .benchNotDirectory: "bench_not_directory"
         }
@@ -115,7 +118,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidValue(let value, let option): [value, option]
         case .invalidChoice(let value, let option, let choices):
             [value, option, choices.joined(separator: ", ")]
-        case .invalidDevice(let spec), .duplicateDevice(let spec): [spec]
+        case .invalidDevice(let spec), .duplicateDevice(let spec), .invalidRegion(let spec): [spec]
         case .deviceOutOfRange(let index, let spec): [index, spec]
         case .benchUnreadable(let path, let detail): [path, detail]
         case .benchNotDirectory(let path): [path]

@@ -6,6 +6,11 @@ public enum Command: Sendable, Hashable {
     /// Asks the Grokker to send `payload` back unchanged (link tests and benchmarks);
     /// answered by ``Response/echo(_:)``. At most ``maxEchoBytes`` bytes.
     case echo([UInt8])
+    /// Sets the region the reader operates in (vendor `setRegion`); answered by
+    /// ``Response/setRegion(_:)`` with the reader information as it now stands. A region
+    /// that is not one of ``RegionCatalog/all`` is refused with ``StatusCode/invalidArgument``,
+    /// a unit whose user may not choose its region with ``StatusCode/notAllowed``.
+    case setRegion(RegionSetting)
 
     /// The largest echo payload: what fits in a maximum-size response
     /// (header, status byte, 2-byte length).
@@ -16,6 +21,7 @@ public enum Command: Sendable, Hashable {
         switch self {
         case .identify: .identify
         case .echo: .echo
+        case .setRegion: .setRegion
         }
     }
 
@@ -23,6 +29,9 @@ public enum Command: Sendable, Hashable {
         switch self {
         case .identify:
             break
+        case .setRegion(let region):
+            writer.u16(region.number)
+            writer.string(region.name)
         case .echo(let payload):
             precondition(payload.count <= Self.maxEchoBytes, "echo payload exceeds Command.maxEchoBytes")
             writer.u16(UInt16(payload.count))
@@ -36,6 +45,10 @@ public enum Command: Sendable, Hashable {
             return .identify
         case .echo:
             return .echo(try readEcho(from: &reader))
+        case .setRegion:
+            let number = try reader.u16("setRegion.number")
+            let name = try reader.string("setRegion.name")
+            return .setRegion(RegionSetting(name: name, number: number))
         default:
             throw .unknownOpcode(opcode.rawValue)
         }
@@ -56,6 +69,8 @@ public enum Response: Sendable, Hashable {
     case identify(ReaderInfo)
     /// The answer to ``Command/echo(_:)``: the same payload.
     case echo([UInt8])
+    /// The answer to ``Command/setRegion(_:)``: the reader information with the new region.
+    case setRegion(ReaderInfo)
     /// The request with `opcode` failed or was refused. `message` is English detail for
     /// logs (at most ``WireLimits/maxStringBytes`` UTF-8 bytes); act on `status`.
     case failure(opcode: Opcode, status: StatusCode, message: String)
@@ -65,13 +80,14 @@ public enum Response: Sendable, Hashable {
         switch self {
         case .identify: .identify
         case .echo: .echo
+        case .setRegion: .setRegion
         case .failure(let opcode, _, _): opcode
         }
     }
 
     func writePayload(to writer: inout ByteWriter) {
         switch self {
-        case .identify(let info):
+        case .identify(let info), .setRegion(let info):
             writer.u8(0)
             info.write(to: &writer)
         case .echo(let payload):
@@ -96,6 +112,8 @@ public enum Response: Sendable, Hashable {
             return .identify(try ReaderInfo.read(from: &reader))
         case .echo:
             return .echo(try Command.readEcho(from: &reader))
+        case .setRegion:
+            return .setRegion(try ReaderInfo.read(from: &reader))
         default:
             throw .unknownOpcode(opcode.rawValue)
         }

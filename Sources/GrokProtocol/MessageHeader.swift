@@ -38,6 +38,8 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
     public static let identify = Opcode(rawValue: 0x0001)
     /// ``Command/echo(_:)``: the payload comes back unchanged.
     public static let echo = Opcode(rawValue: 0x0002)
+    /// ``Command/setRegion(_:)``: store the region the reader operates in.
+    public static let setRegion = Opcode(rawValue: 0x0301)
 
     /// The opcode's name when known, with its number: `identify (0x0001)`.
     public var description: String {
@@ -47,6 +49,7 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
         case .unspecified: return "unspecified (\(number))"
         case .identify: return "identify (\(number))"
         case .echo: return "echo (\(number))"
+        case .setRegion: return "setRegion (\(number))"
         default: return number
         }
     }

@@ -20,6 +20,9 @@ public enum StatusCode: Sendable, Hashable, CustomStringConvertible {
     case notProvisioned
     /// The region is not set and the hardware requires it (vendor REGION_NOT_SET) (8).
     case regionNotSet
+    /// The request is understood but this unit does not permit it (e.g. its user may not
+    /// choose the region) (9).
+    case notAllowed
     /// The Grokker could not save its state (254).
     case storageFailure
     /// Anything else that went wrong inside the Grokker (255).
@@ -30,7 +33,7 @@ public enum StatusCode: Sendable, Hashable, CustomStringConvertible {
 
     private static let known: [StatusCode] = [
         .unsupportedOpcode, .unsupportedVersion, .malformedRequest, .invalidArgument, .busy,
-        .wrongMode, .notProvisioned, .regionNotSet, .storageFailure, .internalError,
+        .wrongMode, .notProvisioned, .regionNotSet, .notAllowed, .storageFailure, .internalError,
     ]
 
     /// The status for a wire code (never called with 0, which means success).
@@ -58,6 +61,7 @@ public enum StatusCode: Sendable, Hashable, CustomStringConvertible {
         case .wrongMode: 6
         case .notProvisioned: 7
         case .regionNotSet: 8
+        case .notAllowed: 9
         case .storageFailure: 254
         case .internalError: 255
         case .unrecognized(let code): code == 0 ? 255 : code
@@ -75,6 +79,7 @@ public enum StatusCode: Sendable, Hashable, CustomStringConvertible {
         case .wrongMode: "wrong_mode"
         case .notProvisioned: "not_provisioned"
         case .regionNotSet: "region_not_set"
+        case .notAllowed: "not_allowed"
         case .storageFailure: "storage_failure"
         case .internalError: "internal_error"
         case .unrecognized(let code): "status_\(code)"

@@ -109,7 +109,26 @@ public final class GrokkerCommandHandler: Sendable {
             return .identify(hardware.readerInfo(for: store.state))
         case .echo(let payload):
             return .echo(payload)
+        case .setRegion(let region):
+            return setRegion(region)
         }
+    }
+
+    /// Stores a region from the catalogue and marks it as chosen by the user.
+    private func setRegion(_ region: RegionSetting) -> Response {
+        guard let known = RegionCatalog.find(region) else {
+            return .failure(opcode: .setRegion, status: .invalidArgument,
+                            message: "region \(region.number) '\(region.name)' is not in the region catalogue")
+        }
+        guard store.state.provisioning.userCanSetRegion else {
+            return .failure(opcode: .setRegion, status: .notAllowed, message: "this unit's region is set at the factory")
+        }
+        let answer = persisting(.setRegion, .identify(hardware.readerInfo(for: store.state))) { state in
+            state.region = known.setting
+            state.provisioning.userHasSetRegion = true
+        }
+        if case .failure = answer { return answer }
+        return .setRegion(hardware.readerInfo(for: store.state))
     }
 
     /// Applies a state change for `opcode`, answering `success` once it is saved.

@@ -25,6 +25,8 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
     case link(LinkError)
     /// The reader's answer could not be decoded.
     case malformedResponse(port: String, detail: String)
+    /// A region name that is not one of the vendor's (nothing was sent).
+    case unknownRegion(String)
 
     public var code: String {
         switch self {
@@ -38,6 +40,7 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .audio(let e): e.code
         case .link(let e): e.code
         case .malformedResponse: "reader_malformed_response"
+        case .unknownRegion: "reader_unknown_region"
         }
     }
 
@@ -51,6 +54,7 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .audio(let e): e.arguments
         case .link(let e): e.arguments
         case .malformedResponse(let p, let d): [p, d]
+        case .unknownRegion(let name): [name]
         }
     }
 
@@ -74,6 +78,8 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .link(let e): e.description
         case .malformedResponse(let p, let d):
             "the Grokker on \(p) sent an answer that could not be read (\(d)); update grokctl or the firmware."
+        case .unknownRegion(let name):
+            "'\(name)' is not a region; list the regions with 'grokctl region list'."
         }
     }
 }

@@ -94,6 +94,27 @@ public final class ReaderSession {
         return fresh
     }
 
+    /// The regions this reader may be set to, and the index of the one it is set to (vendor
+    /// `getRegionNames`). Valid once connected.
+    public func regionNames() -> (names: [String], selected: Int?) {
+        let names = RegionCatalog.all.map(\.name)
+        let selected = info?.region.flatMap { current in RegionCatalog.all.firstIndex { $0.number == current.number } }
+        return (names, selected)
+    }
+
+    /// Sets the region by vendor name, stable code (`etsi`) or number (vendor `setRegion`).
+    /// A name that is not a region is refused before anything is sent.
+    @discardableResult
+    public func setRegion(_ name: String) throws(ReaderError) -> ReaderInfo {
+        guard let region = RegionCatalog.find(name) else { throw .unknownRegion(name) }
+        let response = try call(.setRegion(region.setting))
+        guard case .setRegion(let fresh) = response else {
+            throw .malformedResponse(port: port.name, detail: "setRegion answered with \(response.opcode)")
+        }
+        info = fresh
+        return fresh
+    }
+
     /// Sends one command and waits for its response.
     public func call(_ command: Command) throws(ReaderError) -> Response {
         guard engine.state == .connected else { throw .lostConnection(port: port.name) }

@@ -45,11 +45,11 @@ struct CommandCodecTests {
     func identifyResponseVector() throws {
         let expected = hex(
             """
-            01 00 02 00 0100 3412 2B00
+            01 00 02 00 0100 3412 2700
             00
             05 03 01 07 0300 01 02 0000 4E61BC00 1400 FD00 2C01 E0FC 08 10 F000 E803
             07 4772 6F6B 6B65 72
-            0100 03 464343
+            0100
             """)
         let message = ResponseMessage(id: 0x1234, response: .identify(Samples.grokker))
         #expect(message.encode() == expected)
@@ -74,14 +74,32 @@ struct CommandCodecTests {
         }
     }
 
+    @Test("a region outside the vendor's 22 travels with its name")
+    func customRegionVector() throws {
+        var info = Samples.grokker
+        info.region = RegionSetting(name: "Lab", number: 900)
+        let bytes = ResponseMessage(id: 1, response: .identify(info)).encode()
+        #expect(Array(bytes.suffix(6)) == hex("8403 03 4C6162"))
+        #expect(try ResponseMessage.decode(bytes) == ResponseMessage(id: 1, response: .identify(info)))
+    }
+
+    @Test("setRegion round trip")
+    func setRegionRoundTrip() throws {
+        let request = RequestMessage(id: 9, command: .setRegion(RegionCatalog.all[1].setting))
+        #expect(request.encode() == hex("01 00 01 00 0103 0900 0C00 0200 09") + Array("ETSI (EU)".utf8))
+        #expect(try RequestMessage.decode(request.encode()) == request)
+        let response = ResponseMessage(id: 9, response: .setRegion(Samples.grokker))
+        #expect(try ResponseMessage.decode(response.encode()) == response)
+    }
+
     @Test("announcement bytes and kind checks")
     func announcementVector() throws {
         let expected = hex(
             """
-            01 00 03 00 0100 0000 2A00
+            01 00 03 00 0100 0000 2600
             05 03 01 07 0300 01 02 0000 4E61BC00 1400 FD00 2C01 E0FC 08 10 F000 E803
             07 4772 6F6B 6B65 72
-            0100 03 464343
+            0100
             """)
         #expect(Announcement(info: Samples.grokker).encode() == expected)
         let request = RequestMessage(id: 1, command: .identify).encode()
@@ -352,7 +370,7 @@ struct CommandCodecTests {
         #expect(ReaderInfo.formatSerialNumber(.max) == "4294967295")
         #expect(info.maxPowerDBm == 30.0)
         #expect(info.maxSensitivityDBm == -80.0)
-        #expect(info.regionSet && info.regionName == "FCC" && info.regionNumber == 1)
+        #expect(info.regionSet && info.regionName == "FCC (US) / IC (Canada)" && info.regionNumber == 1)
         #expect(!Samples.outOfBox.regionSet && Samples.outOfBox.regionName == nil)
         #expect(HardwareType.grokker1.vendorName == "GROKKER_1")
         #expect(HardwareType.grokker1.rawValue == 5 && HardwareType.unknown.rawValue == 0)

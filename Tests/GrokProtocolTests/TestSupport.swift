@@ -16,7 +16,7 @@ enum Samples {
         hardwareType: .grokker1, hardwareModel: "Grokker", hardwareRevision: 3,
         firmwareVersion: FirmwareVersion(major: 1, minor: 7, build: 3),
         loaderVersion: FirmwareVersion(major: 1, minor: 2, build: 0), serialNumber: 12_345_678,
-        readerProtocolVersion: 20, region: RegionSetting(name: "FCC", number: 1),
+        readerProtocolVersion: 20, region: RegionCatalog.all[0].setting,
         userMustSetRegion: false, userCanSetRegion: true, provisioned: true, enforceRegion: true,
         maxPowerTenthsDBm: 300, maxSensitivityTenthsDBm: -800, numVolumeLevels: 8, maxTonesInSound: 16,
         hasBattery: true, hasExternalPower: true, batteryCapacityMinutes: 240, batteryCapacityMAh: 1000,

@@ -72,16 +72,16 @@ struct CommandHandlerTests {
         let temp = try TemporaryDirectory()
         defer { temp.remove() }
         let handler = try makeHandler(temp)
-        // Header: 1.0, request, opcode 0x0301, id 0x0042, 2-byte payload.
-        let out = try answer(handler, [1, 0, 1, 0, 0x01, 0x03, 0x42, 0x00, 2, 0, 0xAB, 0xCD])
+        // Header: 1.0, request, opcode 0x0399 (unassigned), id 0x0042, 2-byte payload.
+        let out = try answer(handler, [1, 0, 1, 0, 0x99, 0x03, 0x42, 0x00, 2, 0, 0xAB, 0xCD])
         #expect(out.id == 0x42)
         guard case .failure(let opcode, let status, let message) = out.response else {
             Issue.record("expected a failure")
             return
         }
-        #expect(opcode == Opcode(rawValue: 0x0301))
+        #expect(opcode == Opcode(rawValue: 0x0399))
         #expect(status == .unsupportedOpcode)
-        #expect(message.contains("0x0301"))
+        #expect(message.contains("0x0399"))
     }
 
     @Test("a newer protocol major is answered with unsupportedVersion in the device's version")

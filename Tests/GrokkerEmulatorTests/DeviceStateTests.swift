@@ -170,7 +170,7 @@ struct DeviceStateTests {
     @Test("the state encodes to JSON and back")
     func codable() throws {
         var state = DeviceState.outOfBox(serialNumber: 12_345_678)
-        state.region = RegionSetting(name: "Japan (unlicensed)", number: 7)
+        state.region = RegionSetting(name: "Japan (unlicensed)", number: 6)
         let data = try JSONEncoder().encode(state)
         #expect(try JSONDecoder().decode(DeviceState.self, from: data) == state)
     }

@@ -126,11 +126,11 @@ struct ReaderSessionTests {
     func persistence() throws {
         let bench = TempBench()
         let first = try EmulatedGrokker(benchDirectory: bench.path, index: 2)
-        try first.handler.store.update { $0.region = RegionSetting(name: "ETSI", number: 2) }
+        try first.handler.store.update { $0.region = RegionCatalog.find("etsi")!.setting }
         let second = try EmulatedGrokker(benchDirectory: bench.path, index: 2)
         let cable = SimulatedCablePort(name: "sim:2", sampleRate: 44_100, configuration: .clean, peer: second)
         let info = try ReaderSession(port: cable).connect()
-        #expect(info.region?.name == "ETSI")
+        #expect(info.region?.name == "ETSI (EU)")
         #expect(info.serialNumber == first.handler.store.state.serialNumber)
     }
 
@@ -165,5 +165,50 @@ struct RealtimeTests {
         let audio = session.elapsedMilliseconds / 1000
         // A lower bound only: a slow machine may take longer, never shorter.
         #expect(wall >= audio * 0.95 - 0.01, "wall \(wall) s for \(audio) s of audio")
+    }
+}
+
+@Suite("Setting the region")
+struct ReaderRegionTests {
+    @Test("setRegion by name, code or number stores it on the Grokker; the next connection sees it")
+    func setRegion() throws {
+        let rig = try Rig()
+        let info = try rig.session.connect()
+        #expect(info.region == nil && info.userMustSetRegion)
+        #expect(rig.session.regionNames().names.count == 22)
+        #expect(rig.session.regionNames().selected == nil)
+        for (given, expected) in [("ETSI (EU)", 2), ("fcc", 1), ("20", 20)] {
+            let fresh = try rig.session.setRegion(given)
+            #expect(fresh.region?.number == UInt16(expected))
+            #expect(!fresh.userMustSetRegion)
+            #expect(rig.session.regionNames().selected == expected - 1)
+        }
+        #expect(rig.grokker.handler.store.state.region?.name == "ETSI high")
+        #expect(rig.grokker.handler.store.state.provisioning.userHasSetRegion)
+        // A new connection to the same unit learns it from the announcement.
+        let again = try EmulatedGrokker(benchDirectory: rig.bench.path, index: 0)
+        let cable = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: again)
+        let session = ReaderSession(port: cable)
+        #expect(try session.connect().region?.name == "ETSI high")
+        // The longest region name costs nothing in the handshake: it travels as a number.
+        #expect(try #require(session.connectMilliseconds) <= 250)
+    }
+
+    @Test("an unknown region is refused before anything is sent")
+    func unknownRegion() throws {
+        let rig = try Rig()
+        try rig.session.connect()
+        let sent = rig.session.engine.statistics.messagesSent
+        #expect(throws: ReaderError.unknownRegion("Atlantis")) { try rig.session.setRegion("Atlantis") }
+        #expect(rig.session.engine.statistics.messagesSent == sent)
+    }
+
+    @Test("a Grokker whose region is set at the factory refuses")
+    func factoryRegion() throws {
+        let rig = try Rig()
+        try rig.grokker.handler.store.update { $0.provisioning.userCanSetRegion = false }
+        try rig.session.connect()
+        #expect(throws: ReaderError.self) { try rig.session.setRegion("etsi") }
+        #expect(rig.grokker.handler.store.state.region == nil)
     }
 }

@@ -121,7 +121,7 @@ func runInfo(_ command: InfoCommand, _ context: CommandContext) throws -> ExitCo
                 rows: answered.map { r in
                     [r.device, r.serial ?? "", r.firmware ?? "",
                      localizer.text(.infoHardware, r.hardwareType ?? "", String(r.hardwareRevision ?? 0)),
-                     r.region ?? localizer.text(.infoRegionNotSet),
+                     r.region.map { name in RegionCatalog.find(name).map(localizer.regionName) ?? name } ?? localizer.text(.infoRegionNotSet),
                      localizer.text(.infoBitRate, formatNumber(r.linkBitRate ?? 0)),
                      localizer.text(.infoMilliseconds, String(Int((r.connectMs ?? 0).rounded())))]
                 }))
@@ -138,18 +138,17 @@ private func formatNumber(_ value: Double) -> String {
     value == value.rounded() ? String(Int(value)) : String((value * 10).rounded() / 10)
 }
 
-enum InfoGathering {
-    /// Queries every device concurrently, one thread each (audio ports block), and returns
-    /// the reports in the order given.
-    static func gather(_ devices: [DeviceSpec], ports: DevicePortContext, options: ReaderOptions,
-                       localizer: Localizer) -> [InfoReport] {
-        let results = Mutex([InfoReport?](repeating: nil, count: devices.count))
+/// Runs one job per device at once, each on a thread of its own (audio ports block, and a
+/// workstation drives many Grokkers), and returns the results in the order given.
+enum DeviceThreads {
+    static func each<Result: Sendable>(_ devices: [DeviceSpec], _ job: @escaping @Sendable (DeviceSpec) -> Result) -> [Result] {
+        let results = Mutex([Result?](repeating: nil, count: devices.count))
         let group = DispatchGroup()
         for (i, spec) in devices.enumerated() {
             group.enter()
             let thread = Thread {
-                let report = query(spec, ports: ports, options: options, localizer: localizer)
-                results.withLock { $0[i] = report }
+                let result = job(spec)
+                results.withLock { $0[i] = result }
                 group.leave()
             }
             thread.stackSize = 1 << 20
@@ -157,6 +156,15 @@ enum InfoGathering {
         }
         group.wait()
         return results.withLock { $0.compactMap { $0 } }
+    }
+}
+
+enum InfoGathering {
+    /// Queries every device concurrently, one thread each (audio ports block), and returns
+    /// the reports in the order given.
+    static func gather(_ devices: [DeviceSpec], ports: DevicePortContext, options: ReaderOptions,
+                       localizer: Localizer) -> [InfoReport] {
+        DeviceThreads.each(devices) { query($0, ports: ports, options: options, localizer: localizer) }
     }
 
     static func query(_ spec: DeviceSpec, ports: DevicePortContext, options: ReaderOptions,

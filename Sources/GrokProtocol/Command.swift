@@ -11,6 +11,12 @@ public enum Command: Sendable, Hashable {
     /// that is not one of ``RegionCatalog/all`` is refused with ``StatusCode/invalidArgument``,
     /// a unit whose user may not choose its region with ``StatusCode/notAllowed``.
     case setRegion(RegionSetting)
+    /// Starts (or restarts with new parameters) an inventory; answered by
+    /// ``Response/done(_:)``; reads then arrive as ``InventoryEvent``s. A reader whose
+    /// region must be set first answers ``StatusCode/regionNotSet``.
+    case startInventory(InventoryParameters)
+    /// Stops the inventory; answered by ``Response/done(_:)`` once no more reads will come.
+    case stopInventory
 
     /// The largest echo payload: what fits in a maximum-size response
     /// (header, status byte, 2-byte length).
@@ -22,13 +28,17 @@ public enum Command: Sendable, Hashable {
         case .identify: .identify
         case .echo: .echo
         case .setRegion: .setRegion
+        case .startInventory: .startInventory
+        case .stopInventory: .stopInventory
         }
     }
 
     func writePayload(to writer: inout ByteWriter) {
         switch self {
-        case .identify:
+        case .identify, .stopInventory:
             break
+        case .startInventory(let parameters):
+            parameters.write(to: &writer)
         case .setRegion(let region):
             writer.u16(region.number)
             writer.string(region.name)
@@ -49,6 +59,10 @@ public enum Command: Sendable, Hashable {
             let number = try reader.u16("setRegion.number")
             let name = try reader.string("setRegion.name")
             return .setRegion(RegionSetting(name: name, number: number))
+        case .startInventory:
+            return .startInventory(try InventoryParameters.read(from: &reader))
+        case .stopInventory:
+            return .stopInventory
         default:
             throw .unknownOpcode(opcode.rawValue)
         }
@@ -71,6 +85,8 @@ public enum Response: Sendable, Hashable {
     case echo([UInt8])
     /// The answer to ``Command/setRegion(_:)``: the reader information with the new region.
     case setRegion(ReaderInfo)
+    /// Success with no result (start and stop inventory), for the request with this opcode.
+    case done(Opcode)
     /// The request with `opcode` failed or was refused. `message` is English detail for
     /// logs (at most ``WireLimits/maxStringBytes`` UTF-8 bytes); act on `status`.
     case failure(opcode: Opcode, status: StatusCode, message: String)
@@ -81,6 +97,7 @@ public enum Response: Sendable, Hashable {
         case .identify: .identify
         case .echo: .echo
         case .setRegion: .setRegion
+        case .done(let opcode): opcode
         case .failure(let opcode, _, _): opcode
         }
     }
@@ -95,6 +112,8 @@ public enum Response: Sendable, Hashable {
             writer.u8(0)
             writer.u16(UInt16(payload.count))
             writer.raw(payload)
+        case .done:
+            writer.u8(0)
         case .failure(_, let status, let message):
             writer.u8(status.code)
             writer.string(message)
@@ -114,6 +133,8 @@ public enum Response: Sendable, Hashable {
             return .echo(try Command.readEcho(from: &reader))
         case .setRegion:
             return .setRegion(try ReaderInfo.read(from: &reader))
+        case .startInventory, .stopInventory:
+            return .done(opcode)
         default:
             throw .unknownOpcode(opcode.rawValue)
         }

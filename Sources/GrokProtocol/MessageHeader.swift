@@ -38,6 +38,10 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
     public static let identify = Opcode(rawValue: 0x0001)
     /// ``Command/echo(_:)``: the payload comes back unchanged.
     public static let echo = Opcode(rawValue: 0x0002)
+    /// ``Command/startInventory(_:)``; as an event, a batch of tag reads.
+    public static let startInventory = Opcode(rawValue: 0x0101)
+    /// ``Command/stopInventory``; as an event, the inventory ended on the reader's side.
+    public static let stopInventory = Opcode(rawValue: 0x0102)
     /// ``Command/setRegion(_:)``: store the region the reader operates in.
     public static let setRegion = Opcode(rawValue: 0x0301)
 
@@ -50,6 +54,8 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
         case .identify: return "identify (\(number))"
         case .echo: return "echo (\(number))"
         case .setRegion: return "setRegion (\(number))"
+        case .startInventory: return "startInventory (\(number))"
+        case .stopInventory: return "stopInventory (\(number))"
         default: return number
         }
     }

@@ -32,7 +32,7 @@ public struct RequestMessage: Sendable, Hashable {
         let (header, newerMinor, bytes) = try decodeHeader(message, expecting: .request)
         var reader = ByteReader(bytes, from: MessageHeader.size)
         let command = try Command.read(opcode: header.opcode, from: &reader)
-        try finish(reader, newerMinor: newerMinor)
+        try finishMessage(reader, newerMinor: newerMinor)
         return RequestMessage(id: header.requestID, command: command, version: header.version)
     }
 }
@@ -63,12 +63,12 @@ public struct ResponseMessage: Sendable, Hashable {
         let (header, newerMinor, bytes) = try decodeHeader(message, expecting: .response)
         var reader = ByteReader(bytes, from: MessageHeader.size)
         let response = try Response.read(opcode: header.opcode, from: &reader)
-        try finish(reader, newerMinor: newerMinor)
+        try finishMessage(reader, newerMinor: newerMinor)
         return ResponseMessage(id: header.requestID, response: response, version: header.version)
     }
 }
 
-private func encodeMessage(
+func encodeMessage(
     version: ProtocolVersion, kind: MessageKind, opcode: Opcode, id: UInt16,
     payload: (inout ByteWriter) -> Void
 ) -> [UInt8] {
@@ -81,7 +81,7 @@ private func encodeMessage(
     return writer.bytes
 }
 
-private func decodeHeader(
+func decodeHeader(
     _ message: some Collection<UInt8>, expecting kind: MessageKind
 ) throws(ProtocolError) -> (MessageHeader, Bool, [UInt8]) {
     let count = message.count
@@ -95,7 +95,7 @@ private func decodeHeader(
     return (header, newerMinor, bytes)
 }
 
-private func finish(_ reader: ByteReader, newerMinor: Bool) throws(ProtocolError) {
+func finishMessage(_ reader: ByteReader, newerMinor: Bool) throws(ProtocolError) {
     if reader.remaining > 0 && !newerMinor {
         throw .trailingBytes(count: reader.remaining)
     }
@@ -132,7 +132,7 @@ public struct Announcement: Sendable, Hashable {
         guard header.opcode == .identify else { throw .unknownOpcode(header.opcode.rawValue) }
         var reader = ByteReader(bytes, from: MessageHeader.size)
         let info = try ReaderInfo.read(from: &reader)
-        try finish(reader, newerMinor: newerMinor)
+        try finishMessage(reader, newerMinor: newerMinor)
         return Announcement(info: info, version: header.version)
     }
 }

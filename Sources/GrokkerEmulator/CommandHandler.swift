@@ -111,6 +111,16 @@ public final class GrokkerCommandHandler: Sendable {
             return .echo(payload)
         case .setRegion(let region):
             return setRegion(region)
+        case .startInventory:
+            // The policy is here; the RF loop that then runs the rounds is the device's
+            // (EmulatedGrokker starts it when this answers `done`).
+            if store.state.userMustSetRegion {
+                return .failure(opcode: .startInventory, status: .regionNotSet,
+                                message: "set the region before running inventory")
+            }
+            return .done(.startInventory)
+        case .stopInventory:
+            return .done(.stopInventory)
         }
     }
 

@@ -36,6 +36,11 @@ struct FuzzTarget: Sendable {
             guard let header = try? MessageHeader.decode(bytes) else { return }
             check(Int(header.payloadLength) == bytes.count - MessageHeader.size, "header length unchecked", bytes)
         },
+        FuzzTarget(name: "inventory", summary: "inventory event decoder (tag reports, stopped)", seeds: Seeds.inventoryEvents) { bytes in
+            guard let event = try? InventoryEvent.decode(bytes) else { return }
+            let again = try? InventoryEvent.decode(event.encode())
+            check(again == event, "inventory event re-encoding changed its value", bytes)
+        },
         FuzzTarget(name: "frame", summary: "link-layer frame decoder (FrameDecoder), bytes after a sync word", seeds: Seeds.frames) { bytes in
             var decoder = FrameDecoder()
             var start = 0
@@ -96,6 +101,14 @@ struct FuzzTarget: Sendable {
 
 /// Valid command-layer messages, one of each kind, to seed a corpus.
 enum Seeds {
+    /// Inventory events and a start-inventory request.
+    @Sendable static func inventoryEvents() -> [[UInt8]] {
+        let report = TagReport(epc: Array(repeating: 0x30, count: 12), pc: 0x3000, rssiITenthsDBm: -600,
+                               rssiQTenthsDBm: -610, frequencyKHz: 902_750, milliseconds: 10, tid: [0xE2, 0x80])
+        return [InventoryEvent.tagReports([report, report]).encode(), InventoryEvent.stopped(.regionNotSet).encode(),
+                RequestMessage(id: 1, command: .startInventory(InventoryParameters())).encode()]
+    }
+
     /// Encoded link frames (the bytes after a sync word).
     @Sendable static func frames() -> [[UInt8]] {
         [Frame(type: .hello, payload: Array(0..<11)).encoded(),

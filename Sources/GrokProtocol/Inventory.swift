@@ -1,0 +1,208 @@
+/// How the reader runs an inventory: what the host's `UgiRfidConfiguration` becomes on the
+/// wire (docs/protocol.md, "startInventory"). Powers are in 0.1 dBm; the reader clamps
+/// nothing: the host validates first.
+public struct InventoryParameters: Sendable, Hashable {
+    public var initialPowerTenthsDBm: Int16 = 300
+    public var minPowerTenthsDBm: Int16 = 300
+    public var maxPowerTenthsDBm: Int16 = 300
+    public var initialQ: UInt8 = 4
+    public var minQ: UInt8 = 0
+    public var maxQ: UInt8 = 15
+    /// Gen2 session 0...3.
+    public var session: UInt8 = 0
+    /// Empty rounds before the reader toggles its target A/B (0: never).
+    public var roundsWithNoFindsToToggleAB: UInt8 = 4
+    /// Reader sensitivity, 0.1 dBm.
+    public var sensitivityTenthsDBm: Int16 = -800
+    /// Rounds per second at most (0: as fast as the air allows).
+    public var maxRoundsPerSecond: UInt16 = 0
+    /// Bytes of TID and USER to read with each find (0: none).
+    public var tidBytes: UInt8 = 0
+    public var userBytes: UInt8 = 0
+    /// SELECT: only tags whose `bank` holds `mask` at `bitOffset` answer (empty mask: all).
+    public var selectBank: UInt8 = 1
+    public var selectBitOffset: UInt16 = 32
+    public var selectBitLength: UInt16 = 0
+    public var selectMask: [UInt8] = []
+    /// Keep finding tags already found (false: each tag once per inventory).
+    public var reportSubsequentFinds = true
+
+    public init() {}
+
+    func write(to writer: inout ByteWriter) {
+        writer.i16(initialPowerTenthsDBm)
+        writer.i16(minPowerTenthsDBm)
+        writer.i16(maxPowerTenthsDBm)
+        writer.u8(initialQ)
+        writer.u8(minQ)
+        writer.u8(maxQ)
+        writer.u8(session)
+        writer.u8(roundsWithNoFindsToToggleAB)
+        writer.i16(sensitivityTenthsDBm)
+        writer.u16(maxRoundsPerSecond)
+        writer.u8(tidBytes)
+        writer.u8(userBytes)
+        writer.u8(selectBank)
+        writer.u16(selectBitOffset)
+        writer.u16(selectBitLength)
+        writer.u8(UInt8(selectMask.count))
+        writer.raw(selectMask)
+        writer.u8(reportSubsequentFinds ? 1 : 0)
+    }
+
+    static func read(from reader: inout ByteReader) throws(ProtocolError) -> InventoryParameters {
+        var p = InventoryParameters()
+        p.initialPowerTenthsDBm = try reader.i16("inventory.initialPower")
+        p.minPowerTenthsDBm = try reader.i16("inventory.minPower")
+        p.maxPowerTenthsDBm = try reader.i16("inventory.maxPower")
+        p.initialQ = try reader.u8("inventory.initialQ")
+        p.minQ = try reader.u8("inventory.minQ")
+        p.maxQ = try reader.u8("inventory.maxQ")
+        p.session = try reader.u8("inventory.session")
+        p.roundsWithNoFindsToToggleAB = try reader.u8("inventory.roundsWithNoFindsToToggleAB")
+        p.sensitivityTenthsDBm = try reader.i16("inventory.sensitivity")
+        p.maxRoundsPerSecond = try reader.u16("inventory.maxRoundsPerSecond")
+        p.tidBytes = try reader.u8("inventory.tidBytes")
+        p.userBytes = try reader.u8("inventory.userBytes")
+        p.selectBank = try reader.u8("inventory.selectBank")
+        p.selectBitOffset = try reader.u16("inventory.selectBitOffset")
+        p.selectBitLength = try reader.u16("inventory.selectBitLength")
+        let maskCount = try reader.u8("inventory.selectMask.length")
+        guard maskCount <= 32 else { throw .invalidValue(field: "inventory.selectMask.length", value: Int(maskCount)) }
+        p.selectMask = try reader.raw(count: Int(maskCount), "inventory.selectMask")
+        guard Int(p.selectBitLength) <= 8 * p.selectMask.count else {
+            throw .invalidValue(field: "inventory.selectBitLength", value: Int(p.selectBitLength))
+        }
+        guard p.session <= 3 else { throw .invalidValue(field: "inventory.session", value: Int(p.session)) }
+        guard p.minQ <= p.initialQ, p.initialQ <= p.maxQ, p.maxQ <= 15 else {
+            throw .invalidValue(field: "inventory.q", value: Int(p.initialQ))
+        }
+        p.reportSubsequentFinds = try reader.u8("inventory.reportSubsequentFinds") != 0
+        return p
+    }
+}
+
+/// One read of one tag, as the reader reports it (vendor detailed per-read data).
+public struct TagReport: Sendable, Hashable {
+    /// The EPC (4...62 bytes on the wire; the SDK checks 4...27).
+    public var epc: [UInt8]
+    /// The tag's protocol-control word.
+    public var pc: UInt16
+    /// Received signal strength, 0.1 dBm, in-phase and quadrature channels.
+    public var rssiITenthsDBm: Int16
+    public var rssiQTenthsDBm: Int16
+    /// The channel it was read on, kHz.
+    public var frequencyKHz: UInt32
+    /// Milliseconds since the inventory started, on the reader's clock.
+    public var milliseconds: UInt32
+    /// TID and USER bytes read with the find, when asked for.
+    public var tid: [UInt8]
+    public var user: [UInt8]
+
+    public init(epc: [UInt8], pc: UInt16, rssiITenthsDBm: Int16, rssiQTenthsDBm: Int16, frequencyKHz: UInt32,
+                milliseconds: UInt32, tid: [UInt8] = [], user: [UInt8] = []) {
+        self.epc = epc
+        self.pc = pc
+        self.rssiITenthsDBm = rssiITenthsDBm
+        self.rssiQTenthsDBm = rssiQTenthsDBm
+        self.frequencyKHz = frequencyKHz
+        self.milliseconds = milliseconds
+        self.tid = tid
+        self.user = user
+    }
+
+    func write(to writer: inout ByteWriter) {
+        writer.u8(UInt8(epc.count))
+        writer.raw(epc)
+        writer.u16(pc)
+        writer.i16(rssiITenthsDBm)
+        writer.i16(rssiQTenthsDBm)
+        writer.u32(frequencyKHz)
+        writer.u32(milliseconds)
+        writer.u8(UInt8(tid.count))
+        writer.raw(tid)
+        writer.u8(UInt8(user.count))
+        writer.raw(user)
+    }
+
+    static func read(from reader: inout ByteReader) throws(ProtocolError) -> TagReport {
+        let epcCount = try reader.u8("tag.epc.length")
+        guard (4...62).contains(epcCount) else { throw .invalidValue(field: "tag.epc.length", value: Int(epcCount)) }
+        let epc = try reader.raw(count: Int(epcCount), "tag.epc")
+        let pc = try reader.u16("tag.pc")
+        let i = try reader.i16("tag.rssiI")
+        let q = try reader.i16("tag.rssiQ")
+        let frequency = try reader.u32("tag.frequency")
+        let ms = try reader.u32("tag.time")
+        let tid = try reader.raw(count: Int(try reader.u8("tag.tid.length")), "tag.tid")
+        let user = try reader.raw(count: Int(try reader.u8("tag.user.length")), "tag.user")
+        return TagReport(epc: epc, pc: pc, rssiITenthsDBm: i, rssiQTenthsDBm: q, frequencyKHz: frequency,
+                         milliseconds: ms, tid: tid, user: user)
+    }
+}
+
+/// How an inventory ended, in the vendor's numbering (`UGI_INVENTORY_COMPLETED_*`).
+public enum InventoryStopReason: UInt8, Sendable, Hashable, CaseIterable {
+    case ok = 0
+    case spiNotWorking = 1
+    case enablePinNotWorking = 2
+    case interruptPinNotWorking = 3
+    case wrongChipVersion = 4
+    case crystalNotStable = 5
+    case pllNotLocked = 6
+    case batteryTooLow = 7
+    case temperatureTooHigh = 8
+    case notProvisioned = 9
+    case regionNotSet = 10
+    case errorSending = 98
+    case lostConnection = 99
+}
+
+/// Events a Grokker sends unasked while an inventory runs.
+public enum InventoryEvent: Sendable, Hashable {
+    /// A batch of reads, oldest first (event opcode ``Opcode/startInventory``).
+    case tagReports([TagReport])
+    /// The inventory ended on the reader's side (event opcode ``Opcode/stopInventory``).
+    case stopped(InventoryStopReason)
+
+    /// Reports per event message at most: keeps a message well under the link's limit.
+    public static let maxReportsPerEvent = 32
+
+    public func encode() -> [UInt8] {
+        switch self {
+        case .tagReports(let reports):
+            precondition(reports.count <= Self.maxReportsPerEvent, "too many reports for one event")
+            return encodeMessage(version: .current, kind: .event, opcode: .startInventory, id: 0) { writer in
+                writer.u8(UInt8(reports.count))
+                for r in reports { r.write(to: &writer) }
+            }
+        case .stopped(let reason):
+            return encodeMessage(version: .current, kind: .event, opcode: .stopInventory, id: 0) { $0.u8(reason.rawValue) }
+        }
+    }
+
+    /// Decodes an inventory event. Pure and bounded; never traps.
+    public static func decode(_ message: some Collection<UInt8>) throws(ProtocolError) -> InventoryEvent {
+        let (header, newerMinor, bytes) = try decodeHeader(message, expecting: .event)
+        var reader = ByteReader(bytes, from: MessageHeader.size)
+        let event: InventoryEvent
+        switch header.opcode {
+        case .startInventory:
+            let count = try reader.u8("tagReports.count")
+            guard Int(count) <= maxReportsPerEvent else { throw .invalidValue(field: "tagReports.count", value: Int(count)) }
+            var reports: [TagReport] = []
+            for _ in 0..<count { reports.append(try TagReport.read(from: &reader)) }
+            event = .tagReports(reports)
+        case .stopInventory:
+            let code = try reader.u8("inventoryStopped.reason")
+            guard let reason = InventoryStopReason(rawValue: code) else {
+                throw .invalidValue(field: "inventoryStopped.reason", value: Int(code))
+            }
+            event = .stopped(reason)
+        default:
+            throw .unknownOpcode(header.opcode.rawValue)
+        }
+        try finishMessage(reader, newerMinor: newerMinor)
+        return event
+    }
+}

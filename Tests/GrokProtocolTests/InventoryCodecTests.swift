@@ -1,0 +1,78 @@
+import GrokAudio
+@testable import GrokProtocol
+import Testing
+
+@Suite("Inventory codec")
+struct InventoryCodecTests {
+    static func parameters() -> InventoryParameters {
+        var p = InventoryParameters()
+        p.initialPowerTenthsDBm = 250
+        p.minPowerTenthsDBm = 200
+        p.maxPowerTenthsDBm = 300
+        p.initialQ = 5
+        p.minQ = 2
+        p.maxQ = 9
+        p.session = 1
+        p.tidBytes = 12
+        p.selectBank = 1
+        p.selectBitOffset = 32
+        p.selectBitLength = 12
+        p.selectMask = [0x30, 0x70]
+        p.reportSubsequentFinds = false
+        return p
+    }
+
+    static func reports() -> [TagReport] {
+        [TagReport(epc: Array(repeating: 0xAB, count: 12), pc: 0x3000, rssiITenthsDBm: -612, rssiQTenthsDBm: -655,
+                   frequencyKHz: 902_750, milliseconds: 1234, tid: [0xE2, 0x80, 0x11, 0x05]),
+         TagReport(epc: [1, 2, 3, 4], pc: 0x1000, rssiITenthsDBm: -700, rssiQTenthsDBm: -701, frequencyKHz: 865_700,
+                   milliseconds: 0, user: [9, 9])]
+    }
+
+    @Test("start and stop inventory round-trip")
+    func commands() throws {
+        for command in [Command.startInventory(Self.parameters()), .startInventory(InventoryParameters()), .stopInventory] {
+            let message = RequestMessage(id: 7, command: command)
+            #expect(try RequestMessage.decode(message.encode()) == message)
+        }
+        for opcode in [Opcode.startInventory, .stopInventory] {
+            let response = ResponseMessage(id: 7, response: .done(opcode))
+            #expect(try ResponseMessage.decode(response.encode()) == response)
+        }
+    }
+
+    @Test("tag reports and stop events round-trip; every prefix fails cleanly")
+    func events() throws {
+        let events: [InventoryEvent] = [.tagReports(Self.reports()), .tagReports([]), .stopped(.regionNotSet), .stopped(.lostConnection)]
+        for event in events {
+            let bytes = event.encode()
+            #expect(try InventoryEvent.decode(bytes) == event)
+            for cut in 0..<bytes.count {
+                #expect(throws: ProtocolError.self) { try InventoryEvent.decode(bytes[0..<cut]) }
+            }
+        }
+        // An announcement is not an inventory event, and vice versa.
+        #expect(throws: ProtocolError.self) { try InventoryEvent.decode(Announcement(info: Samples.grokker).encode()) }
+        #expect(throws: ProtocolError.self) { try Announcement.decode(InventoryEvent.stopped(.ok).encode()) }
+    }
+
+    @Test("bad values are refused, garbage never traps")
+    func badValues() throws {
+        var p = Self.parameters()
+        p.session = 4
+        #expect(throws: ProtocolError.self) { try RequestMessage.decode(RequestMessage(id: 1, command: .startInventory(p)).encode()) }
+        p = Self.parameters()
+        p.selectBitLength = 17
+        #expect(throws: ProtocolError.self) { try RequestMessage.decode(RequestMessage(id: 1, command: .startInventory(p)).encode()) }
+        var rng = SeededGenerator(seed: 77)
+        let valid = InventoryEvent.tagReports(Self.reports()).encode()
+        for _ in 0..<3000 {
+            var bytes = valid
+            for _ in 0..<(1 + Int(rng.next() % 4)) {
+                bytes[Int(rng.next() % UInt64(bytes.count))] ^= UInt8(truncatingIfNeeded: rng.next() | 1)
+            }
+            _ = try? InventoryEvent.decode(bytes)
+            _ = try? RequestMessage.decode(bytes)
+        }
+    }
+}

@@ -30,8 +30,12 @@ public final class ReaderSession {
     public let options: ReaderOptions
     /// What the reader said it is, once connected.
     public private(set) var info: ReaderInfo?
-    /// Messages the reader sent on its own (events), oldest first.
+    /// Messages the reader sent on its own that no one here understood, oldest first.
     public private(set) var unsolicited: [[UInt8]] = []
+    /// Tag reads that arrived and were not yet taken with ``takeReports()``, oldest first.
+    private var reports: [TagReport] = []
+    /// How the reader said its last inventory ended on its own, if it did.
+    public private(set) var inventoryStopped: InventoryStopReason?
     private var nextRequestID: UInt16 = 1
 
     public var port: any AudioPort { driver.port }
@@ -128,16 +132,10 @@ public final class ReaderSession {
         var answer: ResponseMessage?
         var failure: ReaderError?
         let done = try pump(forAtMost: options.commandTimeout) {
-            while let message = engine.receive() {
-                if let response = try? ResponseMessage.decode(message) {
-                    if response.id == id { answer = response }
-                } else if let announced = try? Announcement.decode(message) {
-                    info = announced.info
-                } else if (try? MessageHeader.decode(message)) == nil {
-                    failure = .malformedResponse(port: port.name, detail: "unreadable message of \(message.count) bytes")
-                } else {
-                    unsolicited.append(message)
-                }
+            takeMessages { response in
+                if response.id == id { answer = response }
+            } unreadable: { count in
+                failure = .malformedResponse(port: port.name, detail: "unreadable message of \(count) bytes")
             }
             return answer != nil || failure != nil || engine.state != .connected
         }
@@ -159,14 +157,63 @@ public final class ReaderSession {
         port.close()
     }
 
-    private func takeMessages() {
+    /// Routes every message that has arrived: responses to `response`, events to where they
+    /// belong (announcements to ``info``, tag reads to the report buffer).
+    private func takeMessages(response: (ResponseMessage) -> Void = { _ in }, unreadable: (Int) -> Void = { _ in }) {
         while let message = engine.receive() {
-            if let announced = try? Announcement.decode(message) {
-                info = announced.info
-            } else {
+            guard let header = try? MessageHeader.decode(message) else {
+                unreadable(message.count)
+                continue
+            }
+            switch header.kind {
+            case .response:
+                if let decoded = try? ResponseMessage.decode(message) { response(decoded) } else { unreadable(message.count) }
+            case .event:
+                if let announced = try? Announcement.decode(message) {
+                    info = announced.info
+                } else if let event = try? InventoryEvent.decode(message) {
+                    switch event {
+                    case .tagReports(let batch): reports.append(contentsOf: batch)
+                    case .stopped(let reason): inventoryStopped = reason
+                    }
+                } else {
+                    unsolicited.append(message)
+                }
+            case .request:
                 unsolicited.append(message)
             }
         }
+    }
+
+    // MARK: Inventory
+
+    /// Starts an inventory on the reader (vendor `startInventory`); reads then arrive while
+    /// audio is pumped, see ``collect(forAtMost:until:)``. A reader whose region is not set
+    /// refuses with ``ReaderError/rejected(port:command:status:)`` (REGION_NOT_SET).
+    public func startInventory(_ parameters: InventoryParameters) throws(ReaderError) {
+        inventoryStopped = nil
+        _ = try call(.startInventory(parameters))
+    }
+
+    /// Stops the reader's inventory; returns once no more reads will come.
+    public func stopInventory() throws(ReaderError) {
+        _ = try call(.stopInventory)
+        takeMessages()
+    }
+
+    /// Pumps audio for up to `seconds` (or until `done`), gathering tag reads.
+    public func collect(forAtMost seconds: Double, until done: () -> Bool = { false }) throws(ReaderError) {
+        _ = try pump(forAtMost: seconds) {
+            takeMessages()
+            return done() || engine.state != .connected
+        }
+        if engine.state != .connected { throw .lostConnection(port: port.name) }
+    }
+
+    /// The tag reads gathered so far, oldest first; the buffer is emptied.
+    public func takeReports() -> [TagReport] {
+        defer { reports.removeAll(keepingCapacity: true) }
+        return reports
     }
 
     private func pump(forAtMost seconds: Double, until done: () -> Bool) throws(ReaderError) -> Bool {

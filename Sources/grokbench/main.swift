@@ -6,9 +6,9 @@
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-let suites: [String: () -> Figures] = ["link": LinkBenchmark.run, "cable": CableBenchmark.run]
+let suites: [String: () -> Figures] = ["link": LinkBenchmark.run, "cable": CableBenchmark.run, "inventory": InventoryBenchmark.run]
 guard let name = arguments.first, let suite = suites[name] else {
-    FileHandle.standardError.write(Data("usage: grokbench link|cable [--json]\n".utf8))
+    FileHandle.standardError.write(Data("usage: grokbench link|cable|inventory [--json]\n".utf8))
     exit(64)
 }
 let figures = suite()

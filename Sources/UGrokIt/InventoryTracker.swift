@@ -1,0 +1,232 @@
+import Foundation
+import GrokProtocol
+
+/// Detailed data about one read (vendor `UgiDetailedPerReadData`).
+public struct UgiDetailedPerReadData: Sendable, Hashable {
+    /// When the reader made the read.
+    public var timestamp: Date
+    /// The channel, MHz.
+    public var frequencyMHz: Double
+    /// In-phase and quadrature received power, dBm.
+    public var rssiI: Double
+    public var rssiQ: Double
+    /// The first and second words read with the find (vendor `readData1`, `readData2`),
+    /// when the configuration asked for them.
+    public var readData1: UInt16?
+    public var readData2: UInt16?
+}
+
+/// A tag an inventory found (vendor `UgiTag`): a snapshot, safe to keep.
+public struct UgiTag: Sendable, Hashable {
+    public var epc: UgiEpc
+    /// When the inventory first found it (vendor `firstRead`).
+    public var firstRead: Date
+    /// Memory read with the finds, when asked for (vendor `tidMemory`, `userMemory`).
+    public var tidMemory: [UInt8]
+    public var userMemory: [UInt8]
+    /// How it has been read (vendor `readState`).
+    public var readState: UgiTagReadState
+    /// Whether it was found within the history window (vendor `isVisible`).
+    public var isVisible: Bool { readState.isVisible }
+}
+
+/// What the tracker tells its owner, in order. The vendor's delegate methods, as values.
+public enum InventoryTrackerEvent: Sendable, Hashable {
+    /// `inventoryTagFound`: found for the first time.
+    case found(UgiTag, [UgiDetailedPerReadData])
+    /// `inventoryTagSubsequentFinds`: found `count` more times since the last report.
+    case subsequentFinds(UgiTag, count: Int, [UgiDetailedPerReadData])
+    /// `inventoryTagChanged`: first find, visible again, or no longer visible.
+    case changed(UgiTag, isFirstFind: Bool)
+    /// `inventoryHistoryInterval`: a history interval ended.
+    case historyInterval
+}
+
+/// The host side of an inventory (the aggregation inside the vendor's `UgiInventory`):
+/// reads in, tags with their read history and visibility out, as events. Pure: time is
+/// whatever the caller says (the reader's clock, carried in the reads), nothing is
+/// printed or sent.
+///
+/// Per read the work is one dictionary lookup and a few additions, so a host keeps up with
+/// many readers; memory grows with the number of distinct tags only.
+///
+/// Not thread-safe: one owner.
+public final class InventoryTracker {
+    public let historyIntervalMSec: Int
+    public let historyDepth: Int
+    /// Return true to ignore a tag entirely (vendor `inventoryFilter`).
+    public var filter: ((UgiEpc) -> Bool)?
+    /// Keep per-read data for the events (vendor `detailedPerReadData`).
+    public var detailedPerReadData: Bool
+    /// Report finds after the first one (vendor `reportSubsequentFinds`).
+    public var reportSubsequentFinds: Bool
+
+    fileprivate struct Record {
+        var epc: UgiEpc
+        var firstRead: Date
+        var tid: [UInt8]
+        var user: [UInt8]
+        var total = 0
+        var lastRead: Date
+        var rssiI = 0.0
+        var rssiQ = 0.0
+        /// Finds per interval, a ring: `history[(head + k) % depth]` is k intervals ago.
+        var history: [Int]
+        var head = 0
+        var visible = true
+        var pendingFinds = 0
+        var pendingDetail: [UgiDetailedPerReadData] = []
+    }
+
+    private var records: [UgiEpc: Int] = [:]
+    private var store: [Record] = []
+    private var filtered: Set<UgiEpc> = []
+    private var events: [InventoryTrackerEvent] = []
+    private let start: Date
+    private var intervalIndex = 0
+    /// Reads taken, filtered ones included.
+    public private(set) var readsTaken = 0
+
+    public init(start: Date, configuration: UgiRfidConfiguration) {
+        self.start = start
+        historyIntervalMSec = max(1, configuration.historyIntervalMSec)
+        historyDepth = max(1, configuration.historyDepth)
+        detailedPerReadData = configuration.detailedPerReadData
+        reportSubsequentFinds = configuration.reportSubsequentFinds
+    }
+
+    /// Takes one read, `milliseconds` after the inventory started on the reader's clock.
+    public func take(_ report: TagReport) {
+        readsTaken += 1
+        let time = start.addingTimeInterval(Double(report.milliseconds) / 1000)
+        advance(toMilliseconds: Int(report.milliseconds))
+        guard let epc = try? UgiEpc(bytes: report.epc) else { return }
+        if let index = records[epc] {
+            store[index].record(report, at: time, detailed: detailedPerReadData)
+            if !store[index].visible {
+                store[index].visible = true
+                events.append(.changed(tag(store[index], at: time), isFirstFind: false))
+            }
+            return
+        }
+        if filtered.contains(epc) { return }
+        if let filter, filter(epc) {
+            filtered.insert(epc)
+            return
+        }
+        var record = Record(epc: epc, firstRead: time, tid: report.tid, user: report.user, lastRead: time,
+                            history: [Int](repeating: 0, count: historyDepth))
+        record.record(report, at: time, detailed: false)
+        record.pendingFinds = 0
+        records[epc] = store.count
+        store.append(record)
+        let snapshot = tag(record, at: time)
+        events.append(.changed(snapshot, isFirstFind: true))
+        events.append(.found(snapshot, detailedPerReadData ? [Record.detail(report, at: time)] : []))
+    }
+
+    /// Moves the clock on: ends history intervals, reports tags that went out of sight and
+    /// the finds gathered since the last call.
+    public func advance(toMilliseconds now: Int) {
+        let target = now / historyIntervalMSec
+        while intervalIndex < target {
+            intervalIndex += 1
+            let time = start.addingTimeInterval(Double(intervalIndex * historyIntervalMSec) / 1000)
+            for i in store.indices {
+                store[i].head = (store[i].head + historyDepth - 1) % historyDepth
+                store[i].history[store[i].head] = 0
+                if store[i].visible, !store[i].history.contains(where: { $0 > 0 }) {
+                    store[i].visible = false
+                    events.append(.changed(tag(store[i], at: time), isFirstFind: false))
+                }
+            }
+            events.append(.historyInterval)
+        }
+    }
+
+    /// The events since the last call, oldest first; subsequent finds are gathered into one
+    /// event per tag.
+    public func drainEvents() -> [InventoryTrackerEvent] {
+        if reportSubsequentFinds {
+            let now = start.addingTimeInterval(Double(intervalIndex * historyIntervalMSec) / 1000)
+            for i in store.indices where store[i].pendingFinds > 0 {
+                events.append(.subsequentFinds(tag(store[i], at: now), count: store[i].pendingFinds, store[i].pendingDetail))
+                store[i].pendingFinds = 0
+                store[i].pendingDetail.removeAll()
+            }
+        }
+        defer { events.removeAll(keepingCapacity: true) }
+        return events
+    }
+
+    /// Every tag found, in the order first found (vendor `tags`).
+    public var tags: [UgiTag] {
+        store.map { tag($0, at: $0.lastRead) }
+    }
+
+    /// The tag with this EPC, if found (vendor `getTagByEpc`).
+    public func tag(_ epc: UgiEpc) -> UgiTag? {
+        records[epc].map { tag(store[$0], at: store[$0].lastRead) }
+    }
+
+    /// Distinct tags found.
+    public var count: Int { store.count }
+
+    private func tag(_ r: Record, at time: Date) -> UgiTag {
+        var history = [Int]()
+        history.reserveCapacity(historyDepth)
+        for k in 0..<historyDepth { history.append(r.history[(r.head + k) % historyDepth]) }
+        let state = UgiTagReadState(timestamp: time, isVisible: r.visible, totalReads: r.total, mostRecentRead: r.lastRead,
+                                    mostRecentRssiI: r.rssiI, mostRecentRssiQ: r.rssiQ, readHistory: history)
+        return UgiTag(epc: r.epc, firstRead: r.firstRead, tidMemory: r.tid, userMemory: r.user, readState: state)
+    }
+}
+
+extension InventoryTracker.Record {
+    mutating func record(_ report: TagReport, at time: Date, detailed: Bool) {
+        total += 1
+        pendingFinds += 1
+        history[head] += 1
+        lastRead = time
+        rssiI = Double(report.rssiITenthsDBm) / 10
+        rssiQ = Double(report.rssiQTenthsDBm) / 10
+        if !report.tid.isEmpty { tid = report.tid }
+        if !report.user.isEmpty { user = report.user }
+        if detailed { pendingDetail.append(Self.detail(report, at: time)) }
+    }
+
+    static func detail(_ report: TagReport, at time: Date) -> UgiDetailedPerReadData {
+        func word(_ bytes: [UInt8], _ i: Int) -> UInt16? {
+            bytes.count >= 2 * i + 2 ? UInt16(bytes[2 * i]) << 8 | UInt16(bytes[2 * i + 1]) : nil
+        }
+        let data = report.tid.isEmpty ? report.user : report.tid
+        return UgiDetailedPerReadData(timestamp: time, frequencyMHz: Double(report.frequencyKHz) / 1000,
+                                      rssiI: Double(report.rssiITenthsDBm) / 10, rssiQ: Double(report.rssiQTenthsDBm) / 10,
+                                      readData1: word(data, 0), readData2: word(data, 1))
+    }
+}
+
+extension UgiRfidConfiguration {
+    /// What the reader is sent for this configuration (validate it first).
+    public var inventoryParameters: InventoryParameters {
+        var p = InventoryParameters()
+        p.initialPowerTenthsDBm = Int16((initialPowerLevel * 10).rounded())
+        p.minPowerTenthsDBm = Int16((minPowerLevel * 10).rounded())
+        p.maxPowerTenthsDBm = Int16((maxPowerLevel * 10).rounded())
+        p.initialQ = UInt8(initialQValue)
+        p.minQ = UInt8(minQValue)
+        p.maxQ = UInt8(maxQValue)
+        p.session = UInt8(session)
+        p.roundsWithNoFindsToToggleAB = UInt8(clamping: roundsWithNoFindsToToggleAB)
+        p.sensitivityTenthsDBm = Int16(sensitivity * 10)
+        p.maxRoundsPerSecond = UInt16(clamping: maxRoundsPerSecond)
+        p.tidBytes = UInt8(clamping: maxTidBytes)
+        p.userBytes = UInt8(clamping: maxUserBytes)
+        p.selectBank = UInt8(selectBank.rawValue)
+        p.selectBitOffset = UInt16(clamping: selectOffset)
+        p.selectBitLength = UInt16(clamping: selectMask == nil ? 0 : selectMaskBitLength)
+        p.selectMask = selectMask ?? []
+        p.reportSubsequentFinds = reportSubsequentFinds || continual
+        return p
+    }
+}

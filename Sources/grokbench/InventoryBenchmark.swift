@@ -1,0 +1,52 @@
+import Foundation
+import GrokAudio
+import GrokProtocol
+import UGrokIt
+
+/// The host side of inventory: how many tag reads the tracker aggregates per CPU second,
+/// and how much memory 10,000 distinct tags take.
+enum InventoryBenchmark {
+    static func run() -> Figures {
+        var figures = Figures()
+        let tags = 10_000
+        let reads = 2_000_000
+        var configuration = UgiRfidConfiguration()
+        configuration.reportSubsequentFinds = true
+        configuration.detailedPerReadData = false
+        // Reads are made in batches of 10,000 outside the timed part, so only the tracker is
+        // timed and memory holds one batch: 10,000 tags, each read about 200 times over 100 s
+        // of reader time (20,000 reads per second).
+        var rng = SplitMix64(seed: 9)
+        let tracker = InventoryTracker(start: Date(timeIntervalSince1970: 0), configuration: configuration)
+        var events = 0
+        var cpu = 0.0
+        var batch: [TagReport] = []
+        batch.reserveCapacity(10_000)
+        var made = 0
+        while made < reads {
+            batch.removeAll(keepingCapacity: true)
+            for _ in 0..<10_000 {
+                let tag = Int(rng.next() % UInt64(tags))
+                var epc = [UInt8](repeating: 0x30, count: 12)
+                epc[8] = UInt8(tag >> 16 & 0xFF)
+                epc[9] = UInt8(tag >> 8 & 0xFF)
+                epc[10] = UInt8(tag & 0xFF)
+                batch.append(TagReport(epc: epc, pc: 0x3000, rssiITenthsDBm: -600, rssiQTenthsDBm: -610,
+                                       frequencyKHz: 902_750, milliseconds: UInt32(made / 20)))
+                made += 1
+            }
+            let t0 = LinkBenchmark.cpuSeconds()
+            for report in batch { tracker.take(report) }
+            events += tracker.drainEvents().count
+            cpu += LinkBenchmark.cpuSeconds() - t0
+        }
+        figures.set("host_reports_per_s", Double(reads) / cpu, digits: 0)
+        figures.set("distinct_tags", Double(tracker.count))
+        figures.set("events", Double(events))
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        figures.set("peak_rss_mb", Double(usage.ru_maxrss) / 1024, digits: 1)
+        return figures
+    }
+}
+

@@ -27,6 +27,8 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
     case malformedResponse(port: String, detail: String)
     /// A region name that is not one of the vendor's (nothing was sent).
     case unknownRegion(String)
+    /// The reader must have its region set before it runs inventory (REGION_NOT_SET).
+    case regionNotSet(port: String)
 
     public var code: String {
         switch self {
@@ -41,12 +43,13 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .link(let e): e.code
         case .malformedResponse: "reader_malformed_response"
         case .unknownRegion: "reader_unknown_region"
+        case .regionNotSet: "reader_region_not_set"
         }
     }
 
     public var arguments: [String] {
         switch self {
-        case .notPluggedIn(let p), .cannotGetInfo(let p), .lostConnection(let p): [p]
+        case .notPluggedIn(let p), .cannotGetInfo(let p), .lostConnection(let p), .regionNotSet(let p): [p]
         case .cannotHandshake(let p, let s): [p, seconds(s)]
         case .incompatibleReader(let p, let d): [p, d]
         case .timeout(let p, let c, let s): [p, c, seconds(s)]
@@ -80,6 +83,8 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
             "the Grokker on \(p) sent an answer that could not be read (\(d)); update grokctl or the firmware."
         case .unknownRegion(let name):
             "'\(name)' is not a region; list the regions with 'grokctl region list'."
+        case .regionNotSet(let p):
+            "the Grokker on \(p) has no region set yet; set it with 'grokctl region set REGION --device \(p)'."
         }
     }
 }

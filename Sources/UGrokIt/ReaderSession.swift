@@ -141,6 +141,7 @@ public final class ReaderSession {
         }
         if let failure { throw failure }
         if let answer {
+            if case .failure(_, .regionNotSet, _) = answer.response { throw .regionNotSet(port: port.name) }
             if case .failure(_, let status, let message) = answer.response {
                 throw .rejected(port: port.name, command: "\(command.opcode)", status: message.isEmpty ? "\(status)" : "\(status): \(message)")
             }

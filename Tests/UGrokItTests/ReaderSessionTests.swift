@@ -203,6 +203,17 @@ struct ReaderRegionTests {
         #expect(rig.session.engine.statistics.messagesSent == sent)
     }
 
+    @Test("a Grokker whose region is not set refuses inventory with REGION_NOT_SET")
+    func inventoryNeedsRegion() throws {
+        let rig = try Rig()
+        try rig.session.connect()
+        let parameters = UgiRfidConfiguration.config(inventoryType: .inventoryDistance).inventoryParameters
+        #expect(throws: ReaderError.regionNotSet(port: "sim:0")) { try rig.session.startInventory(parameters) }
+        try rig.session.setRegion("fcc")
+        try rig.session.startInventory(parameters)
+        try rig.session.stopInventory()
+    }
+
     @Test("a Grokker whose region is set at the factory refuses")
     func factoryRegion() throws {
         let rig = try Rig()

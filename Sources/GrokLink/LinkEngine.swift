@@ -162,6 +162,10 @@ public final class LinkEngine {
         return message
     }
 
+    /// Payload bytes queued or sent and not yet acknowledged: what a producer watches to
+    /// send no faster than the link carries.
+    public var backlog: Int { queuedBytes + unacked.reduce(0) { $0 + $1.frame.payload.count } }
+
     /// Whether anything is still waiting to be sent or acknowledged.
     public var isIdle: Bool { fragmentHead == fragments.count && unacked.isEmpty && txFrame == nil }
 

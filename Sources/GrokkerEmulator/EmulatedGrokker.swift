@@ -31,22 +31,61 @@ public final class EmulatedGrokker: CablePeer {
         self.init(handler: GrokkerCommandHandler(store: store), sampleRate: sampleRate, link: link)
     }
 
-    public init(handler: GrokkerCommandHandler, sampleRate: Int = 44_100, link: LinkConfiguration = LinkConfiguration()) {
+    /// - Parameter scene: the tags around this unit; by default ``RFScene/standardBench(seed:)``
+    ///   seeded by its serial number, so a unit keeps its tags from run to run.
+    public init(handler: GrokkerCommandHandler, sampleRate: Int = 44_100, link: LinkConfiguration = LinkConfiguration(),
+                scene: RFScene? = nil) {
         self.handler = handler
         engine = LinkEngine(role: .device, sampleRate: sampleRate, configuration: link)
+        let serial = UInt64(handler.store.state.serialNumber)
+        inventory = InventoryRunner(field: RFField(scene: scene ?? RFScene.standardBench(seed: serial)))
         refreshGreeting()
     }
 
+    private let inventory: InventoryRunner
+
     public func process(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
         engine.process(input: input, output: output)
+        let now = Double(engine.now) / Double(engine.sampleRate)
         var handled = false
         while let request = engine.receive() {
-            let response = handler.handle(request: request)
-            try? engine.send(response)
             handled = true
+            guard let message = try? RequestMessage.decode(request) else {
+                try? engine.send(handler.handle(request: request))
+                continue
+            }
+            let response = handler.execute(message.command)
+            try? engine.send(ResponseMessage(id: message.id, response: response).encode())
+            switch (message.command, response) {
+            case (.startInventory(let parameters), .done):
+                inventory.start(parameters, region: handler.store.state.region, at: now,
+                                seed: UInt64(handler.store.state.serialNumber) ^ UInt64(engine.now))
+            case (.stopInventory, .done):
+                inventory.stop()
+            default:
+                break
+            }
         }
         if handled { refreshGreeting() }
+        if engine.state != .connected, inventory.isRunning {
+            // The host is gone: a real reader stops scanning when its phone goes away.
+            inventory.stop()
+        }
+        guard inventory.isRunning else { return }
+        inventory.advance(to: now)
+        // Reports go out no faster than the link carries them (two events in flight at most).
+        while engine.backlog < 2 * Self.reportEventBytes {
+            let batch = inventory.takeReports(limit: InventoryEvent.maxReportsPerEvent)
+            if batch.isEmpty { break }
+            try? engine.send(InventoryEvent.tagReports(batch).encode())
+        }
     }
+
+    /// About the size of a full tag-report event (32 reads of 96-bit EPCs).
+    static let reportEventBytes = 1_000
+
+    /// The RF field this unit reads: its rounds, reads and tag memory.
+    public var field: RFField { inventory.field }
 
     private func refreshGreeting() {
         engine.greeting = Announcement(info: handler.hardware.readerInfo(for: handler.store.state)).encode()

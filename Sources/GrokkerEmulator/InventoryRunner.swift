@@ -1,0 +1,130 @@
+import GrokProtocol
+
+extension RFScene {
+    /// The field an emulated Grokker sees when its directory holds no scene of its own:
+    /// 24 SGTIN-96 retail tags (the GS1 Tag Data Standard's example company and item, serials
+    /// drawn from `seed`) spread from 0.4 m to 5 m, plus one tag out of reach at 40 m. The
+    /// same seed gives the same field, so a unit keeps its tags from run to run.
+    public static func standardBench(seed: UInt64) -> RFScene {
+        // urn:epc:tag:sgtin-96:3.0614141.812345.S: header, filter, partition, company and item
+        // fill the first 58 bits (the TDS example's), the last 38 bits are the serial.
+        let prefix: [UInt8] = [0x30, 0x74, 0x25, 0x7B, 0xF7, 0x19, 0x4E, 0x40]
+        var state = seed &+ 0x5343_454E_45
+        func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        var tags: [Tag] = []
+        for i in 0..<25 {
+            let serial = next() & ((1 << 38) - 1)
+            var epc = prefix
+            epc[7] |= UInt8(truncatingIfNeeded: serial >> 32) & 0x3F
+            for shift in stride(from: 24, through: 0, by: -8) { epc.append(UInt8(truncatingIfNeeded: serial >> UInt64(shift))) }
+            let meters = i == 24 ? 40.0 : 0.4 + 4.6 * Double(i) / 23
+            tags.append(Tag(name: "item \(i + 1)", epc: epc, placement: .distance(meters: meters)))
+        }
+        return RFScene(tags: tags)
+    }
+}
+
+/// The reader's side of an inventory on an emulated Grokker: runs Gen2 rounds on the field
+/// as the device clock advances, and gathers the reads into reports for the link.
+///
+/// Reads wait here, one per tag (the newest wins), until the link has room: the report rate
+/// follows what the audio link carries, as a real reader's must.
+final class InventoryRunner {
+    private(set) var field: RFField
+    private var engine: Gen2Inventory?
+    private var startTime = 0.0
+    private var nextRound = 0.0
+    private var minRoundInterval = 0.0
+    private var pendingOrder: [[UInt8]] = []
+    private var pending: [[UInt8]: TagReport] = [:]
+    private var reportOnce = false
+    private var reported: Set<[UInt8]> = []
+    /// Rounds run and reads made since the inventory started.
+    private(set) var rounds = 0
+    private(set) var reads = 0
+
+    init(field: RFField) {
+        self.field = field
+    }
+
+    var isRunning: Bool { engine != nil }
+
+    /// Starts (or restarts) an inventory at `time` seconds of the device clock.
+    func start(_ p: InventoryParameters, region: RegionSetting?, at time: Double, seed: UInt64) {
+        let select = p.selectMask.isEmpty ? nil
+            : Gen2Select(bank: Gen2Bank(rawValue: p.selectBank) ?? .epc, bitOffset: Int(p.selectBitOffset),
+                         bitLength: Int(p.selectBitLength), mask: p.selectMask)
+        let configuration = Gen2InventoryConfiguration(
+            powerDBm: Double(p.initialPowerTenthsDBm) / 10, minPowerDBm: Double(p.minPowerTenthsDBm) / 10,
+            maxPowerDBm: Double(p.maxPowerTenthsDBm) / 10, initialQ: Int(p.initialQ), minQ: Int(p.minQ),
+            maxQ: Int(p.maxQ), session: Gen2Session(rawValue: Int(p.session)) ?? .s0,
+            roundsWithNoFindsToToggleAB: Int(p.roundsWithNoFindsToToggleAB), select: select,
+            channelsMHz: Self.channels(for: region), tidWordsToRead: (Int(p.tidBytes) + 1) / 2,
+            userWordsToRead: (Int(p.userBytes) + 1) / 2, seed: seed)
+        engine = Gen2Inventory(configuration: configuration)
+        startTime = time
+        nextRound = time
+        minRoundInterval = p.maxRoundsPerSecond > 0 ? 1 / Double(p.maxRoundsPerSecond) : 0
+        reportOnce = !p.reportSubsequentFinds
+        reported.removeAll()
+        pending.removeAll()
+        pendingOrder.removeAll()
+        rounds = 0
+        reads = 0
+    }
+
+    func stop() {
+        engine = nil
+        pending.removeAll()
+        pendingOrder.removeAll()
+    }
+
+    /// Hop channels, MHz: ETSI's four 865-868 MHz channels for the ETSI regions, FCC's fifty
+    /// for the rest until the signed regional catalogue brings each region's own.
+    static func channels(for region: RegionSetting?) -> [Double] {
+        switch region.flatMap(RegionCatalog.find)?.code {
+        case "etsi": [865.7, 866.3, 866.9, 867.5]
+        case "etsi_high": [916.3, 917.5, 918.7]
+        default: Gen2InventoryConfiguration.fccChannelsMHz
+        }
+    }
+
+    /// Runs every round due by `time`.
+    func advance(to time: Double) {
+        guard var engine else { return }
+        while nextRound <= time {
+            let round = engine.runRound(in: &field, at: nextRound)
+            rounds += 1
+            for read in round.reads {
+                reads += 1
+                if reportOnce, reported.contains(read.epc) { continue }
+                let report = TagReport(
+                    epc: read.epc, pc: read.pc, rssiITenthsDBm: Int16(clamping: Int((read.rssiIDBm * 10).rounded())),
+                    rssiQTenthsDBm: Int16(clamping: Int((read.rssiQDBm * 10).rounded())),
+                    frequencyKHz: UInt32((read.frequencyMHz * 1000).rounded()),
+                    milliseconds: UInt32(max(0, (read.time - startTime) * 1000)),
+                    tid: TagMemory.bytes(fromWords: read.tid), user: TagMemory.bytes(fromWords: read.user))
+                if pending.updateValue(report, forKey: read.epc) == nil { pendingOrder.append(read.epc) }
+            }
+            nextRound += max(round.duration, minRoundInterval, 1e-4)
+        }
+        self.engine = engine
+    }
+
+    /// Up to `limit` waiting reports, oldest tag first.
+    func takeReports(limit: Int) -> [TagReport] {
+        let n = min(limit, pendingOrder.count)
+        guard n > 0 else { return [] }
+        let taken = pendingOrder.prefix(n)
+        pendingOrder.removeFirst(n)
+        let reports = taken.compactMap { pending.removeValue(forKey: $0) }
+        if reportOnce { for r in reports { reported.insert(r.epc) } }
+        return reports
+    }
+}

@@ -1,0 +1,520 @@
+import GrokAudio
+
+/// A Gen2 Select: only tags whose `bank` bits `bitOffset ..< bitOffset + bitLength` equal the
+/// first `bitLength` bits of `mask` take part in inventory (Select with action "assert SL,
+/// deassert the others", then Query with Sel = SL).
+///
+/// Bit offsets count from the most significant bit of the bank's word 0, as in Gen2: in the
+/// EPC bank the EPC starts at bit 32 (after StoredCRC and PC).
+public struct Gen2Select: Sendable, Hashable {
+    /// The most mask bytes a Select carries (vendor limit).
+    public static let maxMaskBytes = 32
+
+    /// EPC, TID or USER.
+    public let bank: Gen2Bank
+    /// First bit compared.
+    public let bitOffset: Int
+    /// Bits compared (0 matches every tag).
+    public let bitLength: Int
+    /// The mask, most significant bit first.
+    public let mask: [UInt8]
+
+    /// A Select, or `nil` when it cannot be sent: the RESERVED bank (Gen2 cannot select on
+    /// it), more than ``maxMaskBytes`` mask bytes, a negative offset or length, or a length
+    /// longer than the mask.
+    public init?(bank: Gen2Bank, bitOffset: Int, bitLength: Int, mask: [UInt8]) {
+        guard bank != .reserved, mask.count <= Self.maxMaskBytes, bitOffset >= 0, bitLength >= 0,
+            bitLength <= mask.count * 8
+        else { return nil }
+        self.bank = bank
+        self.bitOffset = bitOffset
+        self.bitLength = bitLength
+        self.mask = mask
+    }
+
+    /// A Select on the EPC's first bytes (`prefix`).
+    public static func epcPrefix(_ prefix: [UInt8]) -> Gen2Select? {
+        Gen2Select(bank: .epc, bitOffset: 32, bitLength: prefix.count * 8, mask: prefix)
+    }
+
+    /// Whether a tag with this memory matches.
+    public func matches(_ memory: TagMemory) -> Bool {
+        memory.matches(bank: bank, bitOffset: bitOffset, bitLength: bitLength, mask: mask)
+    }
+}
+
+/// How the emulated reader inventories (vendor `UgiRfidConfiguration`'s RF part).
+public struct Gen2InventoryConfiguration: Sendable, Hashable {
+    /// Transmit power of the first round, dBm.
+    public var powerDBm: Double
+    /// Lowest power when varying (vendor minPower).
+    public var minPowerDBm: Double
+    /// Highest power when varying (vendor maxPower). With `minPowerDBm < maxPowerDBm` the
+    /// power sweeps a triangle between them, ``powerStepDB`` per round, starting at
+    /// ``powerDBm`` and going up first.
+    public var maxPowerDBm: Double
+    /// Power change per round when varying, dB.
+    public var powerStepDB: Double
+    /// Q of the first round.
+    public var initialQ: Int
+    /// Lowest Q (0...15).
+    public var minQ: Int
+    /// Highest Q (0...15).
+    public var maxQ: Int
+    /// Session S0...S3.
+    public var session: Gen2Session
+    /// The first target.
+    public var target: Gen2Target
+    /// Toggle the target after this many rounds in a row without a find; 0: never toggle.
+    public var roundsWithNoFindsToToggleAB: Int
+    /// Only tags matching this take part; `nil`: all tags.
+    public var select: Gen2Select?
+    /// Hop channels, MHz; the reader uses a new one each round (shuffled per cycle).
+    public var channelsMHz: [Double]
+    /// At most this many rounds per second (a round is padded to 1/rate); `nil`: no cap.
+    public var maxRoundsPerSecond: Double?
+    /// Longest time on one channel; a round stops issuing slots once it has used this much
+    /// air time (FCC: 0.4 s).
+    public var maxDwellSeconds: Double
+    /// TID words (from word 0) to read with each find, 0...; fewer when the bank is shorter.
+    public var tidWordsToRead: Int
+    /// USER words (from word 0) to read with each find, 0...; fewer when the bank is shorter.
+    public var userWordsToRead: Int
+    /// When RN16s collide, the strongest is still decoded if it is this many dB above the
+    /// next; `nil` (the default): collisions are always lost, pure slotted ALOHA.
+    public var captureMarginDB: Double?
+    /// Air-interface timing.
+    public var timing: Gen2LinkTiming
+    /// Seed of the slot and hop draws.
+    public var seed: UInt64
+
+    /// The 50 FCC channels, 902.75...927.25 MHz every 500 kHz.
+    public static let fccChannelsMHz: [Double] = (0..<50).map { 902.75 + 0.5 * Double($0) }
+
+    /// Creates a configuration (fixed power unless a min/max range is given).
+    public init(
+        powerDBm: Double = 30, minPowerDBm: Double? = nil, maxPowerDBm: Double? = nil, powerStepDB: Double = 1,
+        initialQ: Int = 4, minQ: Int = 0, maxQ: Int = 15, session: Gen2Session = .s0, target: Gen2Target = .a,
+        roundsWithNoFindsToToggleAB: Int = 4, select: Gen2Select? = nil,
+        channelsMHz: [Double] = Gen2InventoryConfiguration.fccChannelsMHz, maxRoundsPerSecond: Double? = nil,
+        maxDwellSeconds: Double = 0.4, tidWordsToRead: Int = 0, userWordsToRead: Int = 0,
+        captureMarginDB: Double? = nil, timing: Gen2LinkTiming = .denseReaderM4, seed: UInt64 = 0
+    ) {
+        self.powerDBm = powerDBm
+        self.minPowerDBm = minPowerDBm ?? powerDBm
+        self.maxPowerDBm = maxPowerDBm ?? powerDBm
+        self.powerStepDB = powerStepDB
+        self.initialQ = initialQ
+        self.minQ = minQ
+        self.maxQ = maxQ
+        self.session = session
+        self.target = target
+        self.roundsWithNoFindsToToggleAB = roundsWithNoFindsToToggleAB
+        self.select = select
+        self.channelsMHz = channelsMHz
+        self.maxRoundsPerSecond = maxRoundsPerSecond
+        self.maxDwellSeconds = maxDwellSeconds
+        self.tidWordsToRead = tidWordsToRead
+        self.userWordsToRead = userWordsToRead
+        self.captureMarginDB = captureMarginDB
+        self.timing = timing
+        self.seed = seed
+    }
+}
+
+/// One tag read in a round.
+public struct Gen2TagRead: Sendable, Hashable {
+    /// The tag's index in the field (the simulation's identity, not on the air).
+    public var tagIndex: Int
+    /// The EPC backscattered.
+    public var epc: [UInt8]
+    /// The PC backscattered.
+    public var pc: UInt16
+    /// Reply power at the reader, dBm.
+    public var rssiDBm: Double
+    /// Its in-phase part, dBm.
+    public var rssiIDBm: Double
+    /// Its quadrature part, dBm.
+    public var rssiQDBm: Double
+    /// The channel, MHz.
+    public var frequencyMHz: Double
+    /// TID words read with the find.
+    public var tid: [UInt16]
+    /// USER words read with the find.
+    public var user: [UInt16]
+    /// When the EPC was received, seconds of the device clock.
+    public var time: Double
+}
+
+/// Slot outcomes.
+public struct Gen2SlotStatistics: Sendable, Hashable {
+    /// Slots nobody answered (or only tags too weak to hear).
+    public var empty = 0
+    /// Slots with exactly one reply heard: a read.
+    public var single = 0
+    /// Slots with colliding replies and no read.
+    public var collided = 0
+    /// Slots with colliding replies where the strongest was still read (capture).
+    public var captured = 0
+
+    /// Creates statistics.
+    public init(empty: Int = 0, single: Int = 0, collided: Int = 0, captured: Int = 0) {
+        self.empty = empty
+        self.single = single
+        self.collided = collided
+        self.captured = captured
+    }
+
+    /// All slots.
+    public var total: Int { empty + single + collided + captured }
+    /// Slots that gave a read.
+    public var successful: Int { single + captured }
+    /// Share of slots that gave a read (0 when there were none).
+    public var efficiency: Double { total == 0 ? 0 : Double(successful) / Double(total) }
+
+    /// The sum of two counts.
+    public static func + (a: Gen2SlotStatistics, b: Gen2SlotStatistics) -> Gen2SlotStatistics {
+        Gen2SlotStatistics(
+            empty: a.empty + b.empty, single: a.single + b.single, collided: a.collided + b.collided,
+            captured: a.captured + b.captured)
+    }
+
+    /// Adds another count.
+    public static func += (a: inout Gen2SlotStatistics, b: Gen2SlotStatistics) {
+        a = a + b
+    }
+}
+
+/// What one Query round did.
+public struct Gen2RoundResult: Sendable, Hashable {
+    /// When the round started, seconds of the device clock.
+    public var startTime: Double
+    /// How long the round took on the air.
+    public var airTime: Double
+    /// How long until the next round may start: the air time, padded to the rounds-per-second
+    /// cap.
+    public var duration: Double
+    /// The channel, MHz.
+    public var frequencyMHz: Double
+    /// The transmit power, dBm.
+    public var powerDBm: Double
+    /// Session and target of the Query.
+    public var session: Gen2Session
+    /// The target of the Query.
+    public var target: Gen2Target
+    /// Q of the Query.
+    public var startQ: Int
+    /// Q at the end of the round.
+    public var endQ: Int
+    /// QueryAdjusts sent.
+    public var queryAdjusts: Int
+    /// Tags that took part (awake, selected, flag = target).
+    public var participants: Int
+    /// Tags read, in order.
+    public var reads: [Gen2TagRead]
+    /// Slot outcomes.
+    public var slots: Gen2SlotStatistics
+    /// The round stopped because it reached the dwell limit.
+    public var endedByDwellLimit: Bool
+    /// The target was toggled after this round (for the next one).
+    public var toggledTarget: Bool
+}
+
+/// A Gen2 reader's inventory engine: Query rounds of slotted ALOHA with the Q algorithm.
+///
+/// Each ``runRound(in:at:)`` hops to the next channel, sets the carrier, optionally sends a
+/// Select, then a Query: every awake, selected tag whose inventoried flag in the session
+/// equals the target draws a slot counter in 0...2^Q−1. Slot by slot (QueryRep), a slot with
+/// no reply heard is empty, one reply heard is a read (ACK, EPC, optional TID/USER reads; the
+/// tag's flag flips), several replies collide (unless ``Gen2InventoryConfiguration/captureMarginDB``
+/// lets the strongest through). Tags too weak for the reader's sensitivity answer but are not
+/// heard.
+///
+/// Q adapts with the Qfp algorithm of Gen2 Annex D: empty slot Qfp −= C, collision Qfp += C,
+/// single unchanged; Qfp stays within the Q bounds; when round(Qfp) differs from Q the reader
+/// sends QueryAdjust and every tag still waiting (including those that collided) draws again.
+/// C starts at 0.1 and grows by 0.1 per slot (up to 0.5) from the third identical outcome in
+/// a row, so Q settles finely but climbs fast from a poor initial Q. When a frame's 2^Q slots
+/// are done and some collided, a QueryAdjust gives the colliders new slots; the round ends
+/// after a frame without collisions, at the dwell limit, or after ``maxSlotsPerRound``
+/// slots. Qfp carries over to the next round.
+///
+/// Deterministic for a given configuration seed and sequence of calls.
+public struct Gen2Inventory: Sendable {
+    /// The configuration (Q bounds and power clamped into range).
+    public let configuration: Gen2InventoryConfiguration
+    /// The floating-point Q.
+    public private(set) var qfp: Double
+    /// The target of the next round.
+    public private(set) var target: Gen2Target
+    /// Power of the next round, dBm.
+    public private(set) var powerDBm: Double
+    /// Rounds run so far.
+    public private(set) var roundsRun = 0
+    /// Rounds in a row that found nothing.
+    public private(set) var roundsWithoutFinds = 0
+
+    /// A round never runs more slots than this, whatever the dwell limit.
+    public static let maxSlotsPerRound = 1 << 16
+
+    private var rng: SplitMix64
+    private var channelOrder: [Double] = []
+    private var powerDirection: Double = 1
+    private var lastOutcome = Outcome.single
+    private var outcomeRun = 0
+
+    private enum Outcome {
+        case empty, single, collision
+    }
+
+    /// A fresh engine.
+    public init(configuration: Gen2InventoryConfiguration) {
+        var c = configuration
+        c.minQ = min(max(c.minQ, 0), 15)
+        c.maxQ = min(max(c.maxQ, c.minQ), 15)
+        c.initialQ = min(max(c.initialQ, c.minQ), c.maxQ)
+        if c.minPowerDBm > c.maxPowerDBm { swap(&c.minPowerDBm, &c.maxPowerDBm) }
+        c.powerDBm = min(max(c.powerDBm, c.minPowerDBm), c.maxPowerDBm)
+        c.powerStepDB = abs(c.powerStepDB)
+        if c.channelsMHz.isEmpty { c.channelsMHz = [915] }
+        c.tidWordsToRead = max(0, c.tidWordsToRead)
+        c.userWordsToRead = max(0, c.userWordsToRead)
+        c.roundsWithNoFindsToToggleAB = max(0, c.roundsWithNoFindsToToggleAB)
+        self.configuration = c
+        qfp = Double(c.initialQ)
+        target = c.target
+        powerDBm = c.powerDBm
+        rng = SplitMix64(seed: c.seed ^ 0x4745_4E32_494E_56)
+    }
+
+    /// Q as the reader would send it now.
+    public var q: Int { quantize(qfp) }
+
+    /// Runs one Query round starting at `time` (seconds of the device clock) on `field`, and
+    /// leaves the carrier on. The next round should start at `time + duration`.
+    public mutating func runRound(in field: inout RFField, at time: Double) -> Gen2RoundResult {
+        let c = configuration
+        let timing = c.timing
+        let frequency = nextChannel()
+        let power = powerDBm
+        let carrier = RFCarrier(powerDBm: power, frequencyMHz: frequency)
+        field.setCarrier(carrier, at: time)
+
+        var elapsed = 0.0
+        if let select = c.select {
+            elapsed += timing.command(bits: Gen2LinkTiming.Bits.select(maskBits: select.bitLength), preamble: false) + timing.t4
+        }
+
+        // Who takes part, and how loud each one is.
+        let sensitivity = field.scene.readerSensitivityDBm
+        var candidates: [Int] = []
+        var rssi: [Double] = []
+        for i in field.tags.indices {
+            let tag = field.tags[i]
+            guard tag.isPowered, !tag.isKilled, tag.inventoried(c.session) == target else { continue }
+            if let select = c.select, !select.matches(tag.memory) { continue }
+            candidates.append(i)
+            rssi.append(field.rssi(ofTag: i, at: time, carrier: carrier))
+        }
+
+        var q = quantize(qfp)
+        let startQ = q
+        var frameSize = 1 << q
+        // Tags still waiting, grouped by slot counter: the tags answering in slot j are
+        // order[slotStart[j] ..< slotStart[j + 1]] (a counting sort, drawn again on QueryAdjust).
+        var order: [Int] = []
+        var slotStart: [Int] = []
+        var counters: [Int] = []
+        var done = [Bool](repeating: false, count: candidates.count)
+        var unread = Array(candidates.indices)
+        func draw() {
+            unread.removeAll { done[$0] }
+            counters.removeAll(keepingCapacity: true)
+            slotStart = [Int](repeating: 0, count: frameSize + 1)
+            for _ in unread {
+                // The top q bits of a 64-bit draw: uniform over the 2^q slots.
+                let counter = q == 0 ? 0 : Int(truncatingIfNeeded: rng.next() >> UInt64(64 - q))
+                counters.append(counter)
+                slotStart[counter + 1] += 1
+            }
+            for j in 0..<frameSize { slotStart[j + 1] += slotStart[j] }
+            order = [Int](repeating: 0, count: unread.count)
+            var fill = slotStart
+            for (n, k) in unread.enumerated() {
+                order[fill[counters[n]]] = k
+                fill[counters[n]] += 1
+            }
+        }
+        draw()
+        var slot = 0
+        var command = timing.command(bits: Gen2LinkTiming.Bits.query, preamble: true)
+        var stats = Gen2SlotStatistics()
+        var reads: [Gen2TagRead] = []
+        var adjusts = 0
+        var endedByDwell = false
+        let bankReads = [(Gen2Bank.tid, c.tidWordsToRead), (.user, c.userWordsToRead)]
+
+        var frameCollisions = 0
+        while stats.total < Self.maxSlotsPerRound {
+            if slot >= frameSize {
+                // The frame is over. Tags that collided wait (slot counter 7FFFh): a QueryAdjust
+                // gives them new slots; with no collision the round is over.
+                guard frameCollisions > 0 else { break }
+                q = quantize(qfp)
+                frameSize = 1 << q
+                draw()
+                slot = 0
+                frameCollisions = 0
+                adjusts += 1
+                command = timing.command(bits: Gen2LinkTiming.Bits.queryAdjust, preamble: false)
+            }
+            if elapsed >= c.maxDwellSeconds {
+                endedByDwell = true
+                break
+            }
+            // Replies in this slot: heard ones, strongest first.
+            var heard: [Int] = []
+            for k in order[slotStart[slot]..<slotStart[slot + 1]] where rssi[k] >= sensitivity {
+                heard.append(k)
+            }
+            var winner: Int?
+            let outcome: Outcome
+            if heard.isEmpty {
+                outcome = .empty
+                stats.empty += 1
+                elapsed += timing.emptySlot(command: command)
+            } else if heard.count == 1 {
+                outcome = .single
+                stats.single += 1
+                winner = heard[0]
+            } else {
+                heard.sort { rssi[$0] > rssi[$1] }
+                if let margin = c.captureMarginDB, rssi[heard[0]] - rssi[heard[1]] >= margin {
+                    outcome = .single
+                    stats.captured += 1
+                    winner = heard[0]
+                } else {
+                    outcome = .collision
+                    stats.collided += 1
+                    frameCollisions += 1
+                    elapsed += timing.collidedSlot(command: command)
+                }
+            }
+            if let k = winner {
+                let i = candidates[k]
+                let memory = field.tags[i].memory
+                var banks: [[UInt16]] = []
+                for (bank, count) in bankReads where count > 0 {
+                    banks.append(Array(memory.words(of: bank).prefix(count)))
+                }
+                let slotTime = timing.singleSlot(
+                    command: command, epcWords: min(memory.epcWordCount, memory.epcCapacityWords),
+                    bankReads: banks.filter { !$0.isEmpty }.map(\.count))
+                let readTime = time + elapsed + slotTime.epcDone
+                let iq = field.iqSplit(ofTag: i, rssi: rssi[k], at: time, frequencyMHz: frequency)
+                var bankIterator = banks.makeIterator()
+                let tid = c.tidWordsToRead > 0 ? bankIterator.next() ?? [] : []
+                let user = c.userWordsToRead > 0 ? bankIterator.next() ?? [] : []
+                reads.append(
+                    Gen2TagRead(
+                        tagIndex: i, epc: memory.epc, pc: memory.pc, rssiDBm: rssi[k], rssiIDBm: iq.i, rssiQDBm: iq.q,
+                        frequencyMHz: frequency, tid: tid, user: user, time: readTime))
+                field.setFlag(i, session: c.session, to: target.toggled, at: readTime)
+                done[k] = true
+                elapsed += slotTime.total
+            }
+            adapt(to: outcome)
+            let newQ = quantize(qfp)
+            if newQ != q {
+                q = newQ
+                frameSize = 1 << q
+                draw()
+                slot = 0
+                frameCollisions = 0
+                adjusts += 1
+                command = timing.command(bits: Gen2LinkTiming.Bits.queryAdjust, preamble: false)
+            } else {
+                slot += 1
+                command = timing.command(bits: Gen2LinkTiming.Bits.queryRep, preamble: false)
+            }
+        }
+
+        let roundTarget = target
+        var toggled = false
+        if reads.isEmpty {
+            roundsWithoutFinds += 1
+            if c.roundsWithNoFindsToToggleAB > 0, roundsWithoutFinds >= c.roundsWithNoFindsToToggleAB {
+                target = target.toggled
+                roundsWithoutFinds = 0
+                toggled = true
+            }
+        } else {
+            roundsWithoutFinds = 0
+        }
+        roundsRun += 1
+        stepPower()
+        let duration = max(elapsed, c.maxRoundsPerSecond.map { $0 > 0 ? 1 / $0 : 0 } ?? 0)
+        return Gen2RoundResult(
+            startTime: time, airTime: elapsed, duration: duration, frequencyMHz: frequency, powerDBm: power,
+            session: c.session, target: roundTarget, startQ: startQ, endQ: q, queryAdjusts: adjusts,
+            participants: candidates.count, reads: reads, slots: stats, endedByDwellLimit: endedByDwell,
+            toggledTarget: toggled)
+    }
+
+    /// Runs rounds back to back from `time` until `body` returns `false` or `maxRounds` rounds
+    /// have run; returns the time after the last round.
+    @discardableResult
+    public mutating func run(
+        in field: inout RFField, from time: Double, maxRounds: Int, _ body: (Gen2RoundResult) -> Bool
+    ) -> Double {
+        var now = time
+        for _ in 0..<maxRounds {
+            let round = runRound(in: &field, at: now)
+            now += round.duration
+            if !body(round) { break }
+        }
+        return now
+    }
+
+    // MARK: Internals
+
+    private func quantize(_ value: Double) -> Int {
+        min(max(Int(value.rounded()), configuration.minQ), configuration.maxQ)
+    }
+
+    /// The Qfp step of Gen2 Annex D with C growing on runs of the same outcome.
+    private mutating func adapt(to outcome: Outcome) {
+        outcomeRun = outcome == lastOutcome ? outcomeRun + 1 : 1
+        lastOutcome = outcome
+        let step = outcomeRun < 3 ? 0.1 : min(0.5, 0.1 + 0.1 * Double(outcomeRun - 2))
+        let low = Double(configuration.minQ)
+        let high = Double(configuration.maxQ)
+        switch outcome {
+        case .empty: qfp = max(low, qfp - step)
+        case .collision: qfp = min(high, qfp + step)
+        case .single: break
+        }
+    }
+
+    private mutating func nextChannel() -> Double {
+        if channelOrder.isEmpty {
+            channelOrder = configuration.channelsMHz
+            channelOrder.shuffle(using: &rng)
+        }
+        return channelOrder.removeLast()
+    }
+
+    private mutating func stepPower() {
+        let c = configuration
+        guard c.minPowerDBm < c.maxPowerDBm, c.powerStepDB > 0 else { return }
+        var next = powerDBm + powerDirection * c.powerStepDB
+        if next > c.maxPowerDBm {
+            powerDirection = -1
+            next = max(c.minPowerDBm, powerDBm - c.powerStepDB)
+        } else if next < c.minPowerDBm {
+            powerDirection = 1
+            next = min(c.maxPowerDBm, powerDBm + c.powerStepDB)
+        }
+        powerDBm = next
+    }
+}

@@ -1,0 +1,212 @@
+/// The outcome of a tag access, with the vendor's values (`UGI_TAG_ACCESS_*`).
+public enum TagAccessResult: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Done.
+    case ok = 0
+    /// The password presented is not the tag's.
+    case wrongPassword = 1
+    /// The operation needs the access password (the tag has a non-zero one) and none was
+    /// presented.
+    case passwordRequired = 2
+    /// The word range runs past the end of the bank (or the EPC past the EPC bank).
+    case memoryOverrun = 3
+    /// No tag with that EPC is in range (awake and heard) right now.
+    case tagNotFound = 4
+    /// Anything else: the memory is permalocked, a permalock would be undone, the tag cannot be
+    /// killed, a malformed request.
+    case generalError = 5
+
+    public var description: String {
+        switch self {
+        case .ok: "OK"
+        case .wrongPassword: "WRONG_PASSWORD"
+        case .passwordRequired: "PASSWORD_REQUIRED"
+        case .memoryOverrun: "MEMORY_OVERRUN"
+        case .tagNotFound: "TAG_NOT_FOUND"
+        case .generalError: "GENERAL_ERROR"
+        }
+    }
+}
+
+/// The result of a read: the outcome and, when it is ``TagAccessResult/ok``, the words.
+public struct TagReadResult: Sendable, Hashable {
+    /// The outcome.
+    public var result: TagAccessResult
+    /// The words read (empty unless ``result`` is ``TagAccessResult/ok``).
+    public var words: [UInt16]
+
+    /// Creates a read result.
+    public init(result: TagAccessResult, words: [UInt16] = []) {
+        self.result = result
+        self.words = words
+    }
+}
+
+/// Tag access as a Gen2 reader does it (Select the EPC, singulate, Req_RN, Access with the
+/// password, then the command), with the vendor's results.
+///
+/// Every operation addresses the tag by its current EPC at `time` with the field's current
+/// carrier: a tag that is killed, asleep (too little power) or not heard gives
+/// ``TagAccessResult/tagNotFound``; when several reachable tags share the EPC, the one with the
+/// strongest reply answers. A non-zero `password` is checked first: if it is not the tag's
+/// access password the result is ``TagAccessResult/wrongPassword``. With the right password,
+/// or when the tag's access password is 0, the tag is in the secured state.
+extension RFField {
+    /// Reads `wordCount` words of `bank` from `wordPointer` (0 words: to the end of the bank).
+    ///
+    /// Password fields locked ``Gen2LockAction/writeRestricted`` are readable only in the
+    /// secured state; ``Gen2LockAction/permanentlyNotWritable`` ones never.
+    public mutating func read(
+        epc: [UInt8], bank: Gen2Bank, wordPointer: Int, wordCount: Int, password: UInt32 = 0, at time: Double
+    ) -> TagReadResult {
+        let tagIndex: Int
+        do { tagIndex = try open(epc: epc, password: password, at: time) } catch { return TagReadResult(result: error.result) }
+        let memory = tags[tagIndex].memory
+        let words = memory.words(of: bank)
+        guard wordPointer >= 0, wordCount >= 0, wordPointer < words.count else {
+            return TagReadResult(result: .memoryOverrun)
+        }
+        let end = wordCount == 0 ? words.count : wordPointer + wordCount
+        guard end <= words.count else { return TagReadResult(result: .memoryOverrun) }
+        if bank == .reserved {
+            let secured = isSecured(memory, password: password)
+            for field in passwordFields(wordPointer..<end) {
+                let lock = memory.locks[field]
+                if lock == .permanentlyNotWritable { return TagReadResult(result: .generalError) }
+                if lock.needsSecuredState, !secured { return TagReadResult(result: .passwordRequired) }
+            }
+        }
+        return TagReadResult(result: .ok, words: Array(words[wordPointer..<end]))
+    }
+
+    /// Writes `words` into `bank` from `wordPointer`.
+    ///
+    /// Writing the EPC bank's StoredCRC (word 0) is refused (the tag computes it); writing the
+    /// PC with a length larger than the bank's room is a memory overrun. A bank locked
+    /// ``Gen2LockAction/writeRestricted`` needs the secured state
+    /// (``TagAccessResult/passwordRequired`` otherwise); a permanently locked one is never
+    /// written (``TagAccessResult/generalError``).
+    public mutating func write(
+        epc: [UInt8], bank: Gen2Bank, wordPointer: Int, words: [UInt16], password: UInt32 = 0, at time: Double
+    ) -> TagAccessResult {
+        let tagIndex: Int
+        do { tagIndex = try open(epc: epc, password: password, at: time) } catch { return error.result }
+        guard !words.isEmpty else { return .generalError }
+        let memory = tags[tagIndex].memory
+        let size = memory.words(of: bank).count
+        guard wordPointer >= 0, wordPointer + words.count <= size else { return .memoryOverrun }
+        if bank == .epc {
+            if wordPointer == 0 { return .generalError }
+            if wordPointer <= 1, Int(words[1 - wordPointer] >> 11) > memory.epcCapacityWords { return .memoryOverrun }
+        }
+        let fields: [Gen2LockField] =
+            switch bank {
+            case .reserved: passwordFields(wordPointer..<(wordPointer + words.count))
+            case .epc: [.epc]
+            case .tid: [.tid]
+            case .user: [.user]
+            }
+        let secured = isSecured(memory, password: password)
+        for field in fields {
+            let lock = memory.locks[field]
+            if lock == .permanentlyNotWritable { return .generalError }
+            if lock.needsSecuredState, !secured { return .passwordRequired }
+        }
+        tags[tagIndex].memory.store(words, in: bank, at: wordPointer)
+        return .ok
+    }
+
+    /// Gives the tag a new EPC: the PC's length bits (15-11) become the new length (its other
+    /// bits are kept), the EPC words are written and the StoredCRC recomputed. An EPC longer
+    /// than the bank's room is a memory overrun; one that is not whole words a general error.
+    public mutating func programEPC(epc: [UInt8], newEPC: [UInt8], password: UInt32 = 0, at time: Double) -> TagAccessResult {
+        guard newEPC.count % 2 == 0, !newEPC.isEmpty else {
+            // Still report a missing tag or a wrong password first, as a reader would.
+            do { _ = try open(epc: epc, password: password, at: time) } catch { return error.result }
+            return .generalError
+        }
+        let tagIndex: Int
+        do { tagIndex = try open(epc: epc, password: password, at: time) } catch { return error.result }
+        let memory = tags[tagIndex].memory
+        let newWords = TagMemory.words(fromBytes: newEPC)
+        guard newWords.count <= min(memory.epcCapacityWords, TagMemory.maxEPCWords) else { return .memoryOverrun }
+        let pc = UInt16(newWords.count) << 11 | (memory.pc & 0x07FF)
+        return write(epc: epc, bank: .epc, wordPointer: 1, words: [pc] + newWords, password: password, at: time)
+    }
+
+    /// Sets the access password (RESERVED words 2-3).
+    public mutating func setAccessPassword(
+        epc: [UInt8], newPassword: UInt32, password: UInt32 = 0, at time: Double
+    ) -> TagAccessResult {
+        write(
+            epc: epc, bank: .reserved, wordPointer: 2, words: [UInt16(newPassword >> 16), UInt16(newPassword & 0xFFFF)],
+            password: password, at: time)
+    }
+
+    /// Sets the kill password (RESERVED words 0-1).
+    public mutating func setKillPassword(
+        epc: [UInt8], newPassword: UInt32, password: UInt32 = 0, at time: Double
+    ) -> TagAccessResult {
+        write(
+            epc: epc, bank: .reserved, wordPointer: 0, words: [UInt16(newPassword >> 16), UInt16(newPassword & 0xFFFF)],
+            password: password, at: time)
+    }
+
+    /// Applies a Gen2 Lock payload. Lock needs the secured state; a payload that would change a
+    /// permalocked field is refused as a whole (``TagAccessResult/generalError``).
+    public mutating func lock(epc: [UInt8], payload: Gen2LockPayload, password: UInt32 = 0, at time: Double) -> TagAccessResult {
+        let tagIndex: Int
+        do { tagIndex = try open(epc: epc, password: password, at: time) } catch { return error.result }
+        let memory = tags[tagIndex].memory
+        guard isSecured(memory, password: password) else { return .passwordRequired }
+        guard let locks = memory.locks.applying(payload) else { return .generalError }
+        tags[tagIndex].memory.locks = locks
+        return .ok
+    }
+
+    /// Kills the tag for ever. The kill password must be presented (0:
+    /// ``TagAccessResult/passwordRequired``) and must be the tag's; a tag whose kill password
+    /// is 0 cannot be killed (any password is wrong for it).
+    public mutating func kill(epc: [UInt8], killPassword: UInt32, at time: Double) -> TagAccessResult {
+        let tagIndex: Int
+        do { tagIndex = try open(epc: epc, password: 0, at: time) } catch { return error.result }
+        guard killPassword != 0 else { return .passwordRequired }
+        guard killPassword == tags[tagIndex].memory.killPassword else { return .wrongPassword }
+        tags[tagIndex].isKilled = true
+        tags[tagIndex].isPowered = false
+        return .ok
+    }
+
+    // MARK: Helpers
+
+    /// The reachable tag with this EPC (strongest first) after checking a non-zero password.
+    private mutating func open(epc: [UInt8], password: UInt32, at time: Double) throws(AccessFailure) -> Int {
+        refresh(at: time)
+        guard let carrier else { throw AccessFailure(result: .tagNotFound) }
+        var best: (index: Int, rssi: Double)?
+        for i in tags.indices where tags[i].isPowered && tags[i].epc == epc && isReachable(i, at: time, carrier: carrier) {
+            let rssi = rssi(ofTag: i, at: time, carrier: carrier)
+            if best == nil || rssi > best!.rssi { best = (i, rssi) }
+        }
+        guard let best else { throw AccessFailure(result: .tagNotFound) }
+        if password != 0, password != tags[best.index].memory.accessPassword {
+            throw AccessFailure(result: .wrongPassword)
+        }
+        return best.index
+    }
+
+    private func isSecured(_ memory: TagMemory, password: UInt32) -> Bool {
+        memory.accessPassword == 0 || password == memory.accessPassword
+    }
+
+    private func passwordFields(_ words: Range<Int>) -> [Gen2LockField] {
+        var fields: [Gen2LockField] = []
+        if words.overlaps(0..<2) { fields.append(.killPassword) }
+        if words.overlaps(2..<4) { fields.append(.accessPassword) }
+        return fields
+    }
+}
+
+/// A failed access, thrown by the tag lookup.
+struct AccessFailure: Error {
+    var result: TagAccessResult
+}

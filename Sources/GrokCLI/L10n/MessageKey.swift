@@ -99,6 +99,19 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case regionIndia = "region.india"
     case regionSingapore = "region.singapore"
 
+    // MARK: grokctl inventory
+    case commandInventoryAbstract = "command.inventory.abstract"
+    case commandInventoryDiscussion = "command.inventory.discussion"
+    case optionDuration = "option.duration"
+    case optionInventoryType = "option.inventory_type"
+    case valueSeconds = "value.seconds"
+    case valueInventoryType = "value.inventory_type"
+    case inventoryColumnEpc = "inventory.column.epc"
+    case inventoryColumnReads = "inventory.column.reads"
+    case inventoryColumnRssi = "inventory.column.rssi"
+    case inventoryColumnSeen = "inventory.column.seen"
+    case inventorySummary = "inventory.summary"
+
     // MARK: grokctl info
     case infoColumnDevice = "info.column.device"
     case infoColumnSerial = "info.column.serial"

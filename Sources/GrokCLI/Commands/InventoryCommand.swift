@@ -1,0 +1,144 @@
+import Foundation
+import GrokProtocol
+import UGrokIt
+
+/// `grokctl inventory --device SPEC... [--duration S] [--type TYPE]`: read the tags around
+/// each Grokker and list them.
+struct InventoryCommand: Command {
+    static let device = OptionDeclaration.option(
+        "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true)
+    static let duration = OptionDeclaration.option(
+        "duration", value: .valueSeconds, help: .optionDuration, defaultValue: "5")
+    static let type = OptionDeclaration.option(
+        "type", value: .valueInventoryType, help: .optionInventoryType, defaultValue: UgiInventoryType.inventoryDistance.code,
+        choices: UgiInventoryType.allCases.map(\.code))
+
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "inventory", abstract: .commandInventoryAbstract, discussion: .commandInventoryDiscussion,
+            options: [device, duration, type])
+    }
+
+    let devices: [DeviceSpec]
+    let seconds: Double
+    let inventoryType: UgiInventoryType
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        devices = try DeviceSpec.parseList(values.values(Self.device))
+        let text = values.value(Self.duration) ?? "5"
+        guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
+            throw .invalidValue(value: text, option: "--duration")
+        }
+        self.seconds = seconds
+        inventoryType = values.value(Self.type).flatMap(UgiInventoryType.init(code:)) ?? .inventoryDistance
+    }
+
+    /// One tag of the listing; also its `--json` line.
+    struct TagLine: Encodable, Sendable {
+        let device: String
+        let epc: String
+        let uri: String
+        let reads: Int
+        let rssiDBm: Double
+        let firstSeenS: Double
+        enum CodingKeys: String, CodingKey {
+            case device, epc, uri, reads
+            case rssiDBm = "rssi_dbm"
+            case firstSeenS = "first_seen_s"
+        }
+    }
+
+    /// What one Grokker found.
+    struct DeviceResult: Sendable {
+        let device: String
+        var tags: [TagLine] = []
+        var reads = 0
+        var error: InfoReport.Problem?
+        var localizedError: String?
+    }
+
+    struct Summary: Encodable {
+        struct Body: Encodable {
+            let device: String
+            let status: String
+            let tags: Int
+            let reads: Int
+            let seconds: Double
+            let error: InfoReport.Problem?
+        }
+        let summary: Body
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode {
+        let ports = DevicePortContext(bench: context.bench, alsaConfig: context.globals.alsaConfig,
+                                      recordAudio: context.globals.recordAudio)
+        var readerOptions = ReaderOptions()
+        readerOptions.realtime = context.globals.realtime
+        let options = readerOptions
+        let localizer = context.localizer
+        let configuration = UgiRfidConfiguration.config(inventoryType: inventoryType)
+        let seconds = self.seconds
+        let results = DeviceThreads.each(devices) { spec in
+            Self.inventory(spec, ports: ports, options: options, configuration: configuration, seconds: seconds,
+                           localizer: localizer)
+        }
+        let console = context.console
+        if console.isJSON {
+            for result in results {
+                for tag in result.tags { console.json(tag) }
+                console.json(Summary(summary: .init(device: result.device, status: result.error == nil ? "ok" : "error",
+                                                    tags: result.tags.count, reads: result.reads, seconds: seconds,
+                                                    error: result.error)))
+            }
+        } else {
+            let rows = results.flatMap { r in
+                r.tags.map { [r.device, $0.epc, String($0.reads), format($0.rssiDBm), format($0.firstSeenS)] }
+            }
+            if !rows.isEmpty {
+                console.table(Table(
+                    headers: [.infoColumnDevice, .inventoryColumnEpc, .inventoryColumnReads, .inventoryColumnRssi,
+                              .inventoryColumnSeen].map { localizer.text($0) },
+                    rows: rows))
+            }
+            for r in results {
+                if let message = r.localizedError {
+                    console.print(localizer.text(.infoDeviceFailed, r.device, message))
+                } else {
+                    console.print(localizer.text(.inventorySummary, r.device, String(r.tags.count), String(r.reads),
+                                                 format(seconds)))
+                }
+            }
+        }
+        return results.allSatisfy { $0.error == nil } ? .success : .failure
+    }
+
+    static func inventory(_ spec: DeviceSpec, ports: DevicePortContext, options: ReaderOptions,
+                          configuration: UgiRfidConfiguration, seconds: Double, localizer: Localizer) -> DeviceResult {
+        var result = DeviceResult(device: spec.description)
+        do {
+            let session = ReaderSession(port: try DevicePorts.open(spec, context: ports), options: options)
+            defer { session.close() }
+            try session.connect()
+            let tracker = InventoryTracker(start: Date(timeIntervalSince1970: 0), configuration: configuration)
+            try session.startInventory(configuration.inventoryParameters)
+            try session.collect(forAtMost: seconds)
+            try session.stopInventory()
+            for report in session.takeReports() { tracker.take(report) }
+            result.reads = tracker.readsTaken
+            result.tags = tracker.tags.map { tag in
+                TagLine(device: spec.description, epc: tag.epc.description, uri: tag.epc.toTagURI(),
+                        reads: tag.readState.totalReads, rssiDBm: (tag.readState.mostRecentRssi * 10).rounded() / 10,
+                        firstSeenS: (tag.firstRead.timeIntervalSince1970 * 1000).rounded() / 1000)
+            }
+        } catch {
+            result.error = .init(code: Localizer.code(for: error), message: Localizer.english.message(for: error))
+            result.localizedError = localizer.message(for: error)
+        }
+        return result
+    }
+}
+
+private func format(_ value: Double) -> String {
+    let tenths = (value * 10).rounded() / 10
+    return tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
+}

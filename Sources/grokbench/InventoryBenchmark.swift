@@ -1,5 +1,6 @@
 import Foundation
 import GrokAudio
+import GrokkerEmulator
 import GrokProtocol
 import UGrokIt
 
@@ -43,10 +44,44 @@ enum InventoryBenchmark {
         figures.set("host_reports_per_s", Double(reads) / cpu, digits: 0)
         figures.set("distinct_tags", Double(tracker.count))
         figures.set("events", Double(events))
+        let slots = slotEfficiency(tags: 300, runs: 80)
+        figures.set("slot_efficiency_300_tags", slots.efficiency, digits: 4)
+        figures.set("rounds_to_find_300_tags_max", Double(slots.maxRounds))
         var usage = rusage()
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
         figures.set("peak_rss_mb", Double(usage.ru_maxrss) / 1024, digits: 1)
         return figures
     }
-}
 
+    /// The emulated reader's Gen2 engine alone: 300 tags at equal strength (no capture), one
+    /// channel, S0; each run inventories until every tag is read; slots pooled over `runs`
+    /// seeds.
+    static func slotEfficiency(tags: Int, runs: Int) -> (efficiency: Double, maxRounds: Int) {
+        var pooled = Gen2SlotStatistics()
+        var maxRounds = 0
+        for run in 0..<runs {
+            let scene = RFScene(tags: (0..<tags).map { (n: Int) -> RFScene.Tag in
+                var epc: [UInt8] = [0x30, 0x34, 0x25, 0x7B, 0xF4, 0, 0, 0, 0, 0, 0, 0]
+                epc[10] = UInt8(truncatingIfNeeded: n >> 8)
+                epc[11] = UInt8(truncatingIfNeeded: n)
+                return RFScene.Tag(epc: epc, placement: .pathLoss(dB: 40))
+            })
+            var field = RFField(scene: scene)
+            var inventory = Gen2Inventory(configuration: Gen2InventoryConfiguration(
+                powerDBm: 30, initialQ: 4, minQ: 0, maxQ: 15, session: .s0, roundsWithNoFindsToToggleAB: 0,
+                channelsMHz: [915.25], seed: UInt64(run + 1)))
+            var found = Set<Int>()
+            var rounds = 0
+            var time = 0.0
+            while found.count < tags, rounds < 100 {
+                let round = inventory.runRound(in: &field, at: time)
+                time += round.duration
+                rounds += 1
+                pooled += round.slots
+                for read in round.reads { found.insert(read.tagIndex) }
+            }
+            maxRounds = max(maxRounds, rounds)
+        }
+        return (pooled.efficiency, maxRounds)
+    }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import GrokAudio
 import GrokLink
 import GrokProtocol
@@ -28,7 +29,23 @@ public final class EmulatedGrokker: CablePeer {
     public convenience init(benchDirectory: String, index: Int, sampleRate: Int = 44_100,
                             link: LinkConfiguration = LinkConfiguration()) throws(EmulatorError) {
         let store = try DeviceStateStore.openOrCreate(directory: benchDirectory, index: index)
-        self.init(handler: GrokkerCommandHandler(store: store), sampleRate: sampleRate, link: link)
+        try self.init(store: store, sampleRate: sampleRate, link: link)
+    }
+
+    /// A unit from its state store, reading `scene.json` in its directory when there is one
+    /// (its own field of tags, docs/scene.md), else the standard bench seeded by its serial.
+    public convenience init(store: DeviceStateStore, sampleRate: Int = 44_100,
+                            link: LinkConfiguration = LinkConfiguration()) throws(EmulatorError) {
+        let path = (store.deviceDirectory.hasSuffix("/") ? store.deviceDirectory : store.deviceDirectory + "/") + "scene.json"
+        var scene: RFScene?
+        if FileManager.default.fileExists(atPath: path) {
+            do {
+                scene = try RFScene.load(path: path)
+            } catch {
+                throw .scene(path: path, detail: error.description)
+            }
+        }
+        self.init(handler: GrokkerCommandHandler(store: store), sampleRate: sampleRate, link: link, scene: scene)
     }
 
     /// - Parameter scene: the tags around this unit; by default ``RFScene/standardBench(seed:)``

@@ -1,6 +1,6 @@
 /// Everything that can go wrong with an emulated Grokker's own storage. Each case names
 /// the file or directory and says what to do; `code` is stable for `--json` output and the
-/// localized catalog (`error.emulator.<code>`).
+/// localized catalog (`error.<code>`).
 public enum EmulatorError: Error, Sendable, CustomStringConvertible, Equatable {
     /// The device directory could not be created or used.
     case directory(path: String, detail: String)
@@ -12,6 +12,9 @@ public enum EmulatorError: Error, Sendable, CustomStringConvertible, Equatable {
     case stateTooNew(path: String, format: Int, supported: Int)
     /// The state could not be saved.
     case stateWriteFailed(path: String, detail: String)
+    /// The unit's `scene.json` (its own RF field) is unusable; `detail` is the scene
+    /// reader's message, naming the key and what it expected.
+    case scene(path: String, detail: String)
 
     /// A stable identifier for machines and for the message catalog.
     public var code: String {
@@ -21,6 +24,7 @@ public enum EmulatorError: Error, Sendable, CustomStringConvertible, Equatable {
         case .stateCorrupt: "emulator_state_corrupt"
         case .stateTooNew: "emulator_state_too_new"
         case .stateWriteFailed: "emulator_state_write_failed"
+        case .scene: "emulator_scene"
         }
     }
 
@@ -32,6 +36,7 @@ public enum EmulatorError: Error, Sendable, CustomStringConvertible, Equatable {
         case .stateCorrupt(let path, let detail): [path, detail]
         case .stateTooNew(let path, let format, let supported): [path, String(format), String(supported)]
         case .stateWriteFailed(let path, let detail): [path, detail]
+        case .scene(let path, let detail): [path, detail]
         }
     }
 
@@ -47,6 +52,8 @@ public enum EmulatorError: Error, Sendable, CustomStringConvertible, Equatable {
             "the emulated Grokker's state file '\(path)' has format \(format) but this grokctl reads up to format \(supported); use a newer grokctl."
         case .stateWriteFailed(let path, let detail):
             "cannot save the emulated Grokker's state to '\(path)': \(detail); free disk space or fix permissions and retry."
+        case .scene(let path, let detail):
+            "the emulated Grokker's scene '\(path)' is unusable: \(detail); fix it (docs/scene.md) or remove it to use the standard bench."
         }
     }
 }

@@ -58,10 +58,11 @@ struct LibraryErrorTests {
             .stateCorrupt(path: "/b/sim-0/state.json", detail: "not JSON"),
             .stateTooNew(path: "/b/sim-0/state.json", format: 9, supported: 1),
             .stateWriteFailed(path: "/b/sim-0/state.json", detail: "disk full"),
+            .scene(path: "/b/sim-0/scene.json", detail: "tags[3].epc: expected hex"),
         ]
         for sample in samples {
             switch sample {
-            case .directory, .stateUnreadable, .stateCorrupt, .stateTooNew, .stateWriteFailed: break
+            case .directory, .stateUnreadable, .stateCorrupt, .stateTooNew, .stateWriteFailed, .scene: break
             }
         }
         Self.check(samples)

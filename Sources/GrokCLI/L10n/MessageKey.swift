@@ -75,6 +75,7 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case regionSetDone = "region.set_done"
     case errorUsageInvalidRegion = "error.usage_invalid_region"
     case errorReaderUnknownRegion = "error.reader_unknown_region"
+    case errorEmulatorScene = "error.emulator_scene"
     case errorReaderRegionNotSet = "error.reader_region_not_set"
     case regionFcc = "region.fcc"
     case regionEtsi = "region.etsi"

@@ -17,6 +17,9 @@ public enum Command: Sendable, Hashable {
     case startInventory(InventoryParameters)
     /// Stops the inventory; answered by ``Response/done(_:)`` once no more reads will come.
     case stopInventory
+    /// One operation on the tag with this EPC, while an inventory runs; answered by
+    /// ``Response/tagAccess(_:words:)`` with the vendor's result (and the words read).
+    case tagAccess(epc: [UInt8], TagOperation)
 
     /// The largest echo payload: what fits in a maximum-size response
     /// (header, status byte, 2-byte length).
@@ -30,6 +33,7 @@ public enum Command: Sendable, Hashable {
         case .setRegion: .setRegion
         case .startInventory: .startInventory
         case .stopInventory: .stopInventory
+        case .tagAccess: .tagAccess
         }
     }
 
@@ -39,6 +43,10 @@ public enum Command: Sendable, Hashable {
             break
         case .startInventory(let parameters):
             parameters.write(to: &writer)
+        case .tagAccess(let epc, let operation):
+            writer.u8(UInt8(epc.count))
+            writer.raw(epc)
+            operation.write(to: &writer)
         case .setRegion(let region):
             writer.u16(region.number)
             writer.string(region.name)
@@ -63,6 +71,11 @@ public enum Command: Sendable, Hashable {
             return .startInventory(try InventoryParameters.read(from: &reader))
         case .stopInventory:
             return .stopInventory
+        case .tagAccess:
+            let count = try reader.u8("tagAccess.epc.length")
+            guard (2...62).contains(count) else { throw .invalidValue(field: "tagAccess.epc.length", value: Int(count)) }
+            let epc = try reader.raw(count: Int(count), "tagAccess.epc")
+            return .tagAccess(epc: epc, try TagOperation.read(from: &reader))
         default:
             throw .unknownOpcode(opcode.rawValue)
         }
@@ -87,6 +100,8 @@ public enum Response: Sendable, Hashable {
     case setRegion(ReaderInfo)
     /// Success with no result (start and stop inventory), for the request with this opcode.
     case done(Opcode)
+    /// The answer to ``Command/tagAccess(epc:_:)``: the vendor's result, and the words read.
+    case tagAccess(TagAccessStatus, words: [UInt16])
     /// The request with `opcode` failed or was refused. `message` is English detail for
     /// logs (at most ``WireLimits/maxStringBytes`` UTF-8 bytes); act on `status`.
     case failure(opcode: Opcode, status: StatusCode, message: String)
@@ -98,6 +113,7 @@ public enum Response: Sendable, Hashable {
         case .echo: .echo
         case .setRegion: .setRegion
         case .done(let opcode): opcode
+        case .tagAccess: .tagAccess
         case .failure(let opcode, _, _): opcode
         }
     }
@@ -114,6 +130,11 @@ public enum Response: Sendable, Hashable {
             writer.raw(payload)
         case .done:
             writer.u8(0)
+        case .tagAccess(let status, let words):
+            writer.u8(0)
+            writer.u8(status.rawValue)
+            writer.u8(UInt8(words.count))
+            for word in words { writer.u16(word) }
         case .failure(_, let status, let message):
             writer.u8(status.code)
             writer.string(message)
@@ -135,6 +156,15 @@ public enum Response: Sendable, Hashable {
             return .setRegion(try ReaderInfo.read(from: &reader))
         case .startInventory, .stopInventory:
             return .done(opcode)
+        case .tagAccess:
+            let code = try reader.u8("tagAccess.result")
+            guard let status = TagAccessStatus(rawValue: code) else {
+                throw .invalidValue(field: "tagAccess.result", value: Int(code))
+            }
+            let count = try reader.u8("tagAccess.words.length")
+            var words: [UInt16] = []
+            for _ in 0..<count { words.append(try reader.u16("tagAccess.words")) }
+            return .tagAccess(status, words: words)
         default:
             throw .unknownOpcode(opcode.rawValue)
         }

@@ -42,6 +42,8 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
     public static let startInventory = Opcode(rawValue: 0x0101)
     /// ``Command/stopInventory``; as an event, the inventory ended on the reader's side.
     public static let stopInventory = Opcode(rawValue: 0x0102)
+    /// ``Command/tagAccess(epc:_:)``: read, write, program, lock or kill one tag.
+    public static let tagAccess = Opcode(rawValue: 0x0201)
     /// ``Command/setRegion(_:)``: store the region the reader operates in.
     public static let setRegion = Opcode(rawValue: 0x0301)
 
@@ -56,6 +58,7 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
         case .setRegion: return "setRegion (\(number))"
         case .startInventory: return "startInventory (\(number))"
         case .stopInventory: return "stopInventory (\(number))"
+        case .tagAccess: return "tagAccess (\(number))"
         default: return number
         }
     }

@@ -121,6 +121,10 @@ public final class GrokkerCommandHandler: Sendable {
             return .done(.startInventory)
         case .stopInventory:
             return .done(.stopInventory)
+        case .tagAccess:
+            // Tags are reached through the RF field, which the device's inventory loop owns
+            // (EmulatedGrokker answers these while an inventory runs).
+            return .tagAccess(.inventoryStopped, words: [])
         }
     }
 

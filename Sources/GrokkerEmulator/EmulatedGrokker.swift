@@ -71,7 +71,12 @@ public final class EmulatedGrokker: CablePeer {
                 try? engine.send(handler.handle(request: request))
                 continue
             }
-            let response = handler.execute(message.command)
+            let response: Response
+            if case .tagAccess(let epc, let operation) = message.command, inventory.isRunning {
+                response = inventory.access(epc: epc, operation, at: now)
+            } else {
+                response = handler.execute(message.command)
+            }
             try? engine.send(ResponseMessage(id: message.id, response: response).encode())
             switch (message.command, response) {
             case (.startInventory(let parameters), .done):

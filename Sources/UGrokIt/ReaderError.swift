@@ -29,6 +29,11 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownRegion(String)
     /// The reader must have its region set before it runs inventory (REGION_NOT_SET).
     case regionNotSet(port: String)
+    /// Tag access needs a running inventory (nothing was sent).
+    case noInventoryRunning(port: String)
+    /// Tag memory is addressed in 16-bit words: a byte offset or a data length was odd
+    /// (nothing was sent).
+    case oddTagMemoryBytes(field: String, value: Int)
 
     public var code: String {
         switch self {
@@ -44,12 +49,16 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .malformedResponse: "reader_malformed_response"
         case .unknownRegion: "reader_unknown_region"
         case .regionNotSet: "reader_region_not_set"
+        case .noInventoryRunning: "reader_no_inventory"
+        case .oddTagMemoryBytes: "reader_odd_tag_memory_bytes"
         }
     }
 
     public var arguments: [String] {
         switch self {
-        case .notPluggedIn(let p), .cannotGetInfo(let p), .lostConnection(let p), .regionNotSet(let p): [p]
+        case .notPluggedIn(let p), .cannotGetInfo(let p), .lostConnection(let p), .regionNotSet(let p),
+             .noInventoryRunning(let p): [p]
+        case .oddTagMemoryBytes(let field, let value): [field, String(value)]
         case .cannotHandshake(let p, let s): [p, seconds(s)]
         case .incompatibleReader(let p, let d): [p, d]
         case .timeout(let p, let c, let s): [p, c, seconds(s)]
@@ -85,6 +94,10 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
             "'\(name)' is not a region; list the regions with 'grokctl region list'."
         case .regionNotSet(let p):
             "the Grokker on \(p) has no region set yet; set it with 'grokctl region set REGION --device \(p)'."
+        case .noInventoryRunning(let p):
+            "tag access on \(p) needs a running inventory; start one first."
+        case .oddTagMemoryBytes(let field, let value):
+            "\(field) is \(value) bytes; tag memory is written in 16-bit words, so use an even number."
         }
     }
 }

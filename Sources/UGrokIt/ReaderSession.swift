@@ -194,12 +194,81 @@ public final class ReaderSession {
     public func startInventory(_ parameters: InventoryParameters) throws(ReaderError) {
         inventoryStopped = nil
         _ = try call(.startInventory(parameters))
+        inventoryRunning = true
     }
+
+    /// Whether this session started an inventory that has not been stopped.
+    public private(set) var inventoryRunning = false
 
     /// Stops the reader's inventory; returns once no more reads will come.
     public func stopInventory() throws(ReaderError) {
         _ = try call(.stopInventory)
+        inventoryRunning = false
         takeMessages()
+    }
+
+    // MARK: Tag access (while an inventory runs)
+
+    /// Reads `bank` from byte `offset` (even); `maxBytes` 0 reads to the end of the bank
+    /// (vendor `readTag`). Returns the vendor's result and the bytes read.
+    public func readTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, maxBytes: Int,
+                        password: UInt32 = 0) throws(ReaderError) -> (status: TagAccessStatus, data: [UInt8]) {
+        try checkEven("offset", offset)
+        let words = (maxBytes + 1) / 2
+        let answer = try tagAccess(epc, .read(bank: UInt8(bank.rawValue), wordPointer: UInt16(clamping: offset / 2),
+                                             wordCount: UInt16(clamping: words), password: password))
+        var bytes: [UInt8] = []
+        for word in answer.words { bytes.append(UInt8(word >> 8)); bytes.append(UInt8(word & 0xFF)) }
+        return (answer.status, maxBytes > 0 ? Array(bytes.prefix(maxBytes)) : bytes)
+    }
+
+    /// Writes `data` (even length) into `bank` at byte `offset` (even) (vendor `writeTag`).
+    public func writeTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, data: [UInt8],
+                         password: UInt32 = 0) throws(ReaderError) -> TagAccessStatus {
+        try checkEven("offset", offset)
+        try checkEven("data", data.count)
+        let words = stride(from: 0, to: data.count, by: 2).map { UInt16(data[$0]) << 8 | UInt16(data[$0 + 1]) }
+        return try tagAccess(epc, .write(bank: UInt8(bank.rawValue), wordPointer: UInt16(clamping: offset / 2),
+                                         words: words, password: password)).status
+    }
+
+    /// Gives the tag `epc` the EPC `newEpc`, PC length and CRC included (vendor `programTag`).
+    public func programTag(_ epc: UgiEpc, to newEpc: UgiEpc, password: UInt32 = 0) throws(ReaderError) -> TagAccessStatus {
+        try checkEven("new EPC", newEpc.bytes.count)
+        return try tagAccess(epc, .programEPC(newEPC: newEpc.bytes, password: password)).status
+    }
+
+    /// Vendor `setTagAccessPassword`.
+    public func setTagAccessPassword(_ epc: UgiEpc, to new: UInt32, password: UInt32 = 0) throws(ReaderError) -> TagAccessStatus {
+        try tagAccess(epc, .setAccessPassword(new, password: password)).status
+    }
+
+    /// Vendor `setTagKillPassword`.
+    public func setTagKillPassword(_ epc: UgiEpc, to new: UInt32, password: UInt32 = 0) throws(ReaderError) -> TagAccessStatus {
+        try tagAccess(epc, .setKillPassword(new, password: password)).status
+    }
+
+    /// Applies a Gen2 Lock payload (vendor `lockUnlockTag`; see `Gen2LockPayload` for its bits).
+    public func lockUnlockTag(_ epc: UgiEpc, payload: UInt32, password: UInt32 = 0) throws(ReaderError) -> TagAccessStatus {
+        try tagAccess(epc, .lock(payload: payload, password: password)).status
+    }
+
+    /// Kills the tag for ever (vendor `killTag`).
+    public func killTag(_ epc: UgiEpc, killPassword: UInt32) throws(ReaderError) -> TagAccessStatus {
+        try tagAccess(epc, .kill(killPassword: killPassword)).status
+    }
+
+    private func checkEven(_ field: String, _ value: Int) throws(ReaderError) {
+        if value % 2 != 0 || value < 0 { throw .oddTagMemoryBytes(field: field, value: value) }
+    }
+
+    private func tagAccess(_ epc: UgiEpc, _ operation: TagOperation) throws(ReaderError) -> (status: TagAccessStatus, words: [UInt16]) {
+        guard inventoryRunning else { throw .noInventoryRunning(port: port.name) }
+        let response = try call(.tagAccess(epc: epc.bytes, operation))
+        guard case .tagAccess(let status, let words) = response else {
+            throw .malformedResponse(port: port.name, detail: "tag access answered with \(response.opcode)")
+        }
+        return (status, words)
     }
 
     /// Pumps audio for up to `seconds` (or until `done`), gathering tag reads.

@@ -76,6 +76,8 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case errorUsageInvalidRegion = "error.usage_invalid_region"
     case errorReaderUnknownRegion = "error.reader_unknown_region"
     case errorEmulatorScene = "error.emulator_scene"
+    case errorReaderNoInventory = "error.reader_no_inventory"
+    case errorReaderOddTagMemoryBytes = "error.reader_odd_tag_memory_bytes"
     case errorReaderRegionNotSet = "error.reader_region_not_set"
     case regionFcc = "region.fcc"
     case regionEtsi = "region.etsi"

@@ -46,6 +46,22 @@ public final class EmulatedGrokker: CablePeer {
             }
         }
         self.init(handler: GrokkerCommandHandler(store: store), sampleRate: sampleRate, link: link, scene: scene)
+        try loadFieldState()
+    }
+
+    /// Where tag memory changes made over the link are kept: `field-state.json` in the
+    /// unit's directory (docs/scene.md, "The state file").
+    public var fieldStatePath: String {
+        (directory.hasSuffix("/") ? directory : directory + "/") + "field-state.json"
+    }
+
+    /// Reads back the tag memory changes of earlier runs, if any.
+    public func loadFieldState() throws(EmulatorError) {
+        do {
+            try inventory.loadState(from: fieldStatePath)
+        } catch {
+            throw .scene(path: fieldStatePath, detail: error.description)
+        }
     }
 
     /// - Parameter scene: the tags around this unit; by default ``RFScene/standardBench(seed:)``
@@ -73,7 +89,7 @@ public final class EmulatedGrokker: CablePeer {
             }
             let response: Response
             if case .tagAccess(let epc, let operation) = message.command, inventory.isRunning {
-                response = inventory.access(epc: epc, operation, at: now)
+                response = persistingTagChange(inventory.access(epc: epc, operation, at: now), operation)
             } else {
                 response = handler.execute(message.command)
             }
@@ -100,6 +116,19 @@ public final class EmulatedGrokker: CablePeer {
             let batch = inventory.takeReports(limit: InventoryEvent.maxReportsPerEvent)
             if batch.isEmpty { break }
             try? engine.send(InventoryEvent.tagReports(batch).encode())
+        }
+    }
+
+    /// Saves the field after a tag access that changed it; a failed save answers
+    /// `storageFailure`, as for the unit's own state.
+    private func persistingTagChange(_ response: Response, _ operation: TagOperation) -> Response {
+        if case .read = operation { return response }
+        guard case .tagAccess(.ok, _) = response else { return response }
+        do {
+            try inventory.saveState(to: fieldStatePath)
+            return response
+        } catch {
+            return .failure(opcode: .tagAccess, status: .storageFailure, message: error.description)
         }
     }
 

@@ -55,6 +55,14 @@ final class InventoryRunner {
 
     var isRunning: Bool { engine != nil }
 
+    func saveState(to path: String) throws(SceneError) {
+        try field.saveState(to: path)
+    }
+
+    func loadState(from path: String) throws(SceneError) {
+        try field.loadState(from: path)
+    }
+
     /// Starts (or restarts) an inventory at `time` seconds of the device clock.
     func start(_ p: InventoryParameters, region: RegionSetting?, at time: Double, seed: UInt64) {
         let select = p.selectMask.isEmpty ? nil

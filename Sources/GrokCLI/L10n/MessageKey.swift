@@ -115,6 +115,27 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case inventoryColumnSeen = "inventory.column.seen"
     case inventorySummary = "inventory.summary"
 
+    // MARK: grokctl tag
+    case commandTagAbstract = "command.tag.abstract"
+    case commandTagReadAbstract = "command.tag_read.abstract"
+    case commandTagWriteAbstract = "command.tag_write.abstract"
+    case commandTagProgramAbstract = "command.tag_program.abstract"
+    case commandTagLockAbstract = "command.tag_lock.abstract"
+    case commandTagKillAbstract = "command.tag_kill.abstract"
+    case optionEpc = "option.epc"
+    case optionTagPassword = "option.tag_password"
+    case optionBank = "option.bank"
+    case optionOffset = "option.offset"
+    case optionLength = "option.length"
+    case optionData = "option.data"
+    case optionNewEpc = "option.new_epc"
+    case optionLockPayload = "option.lock_payload"
+    case optionKillPassword = "option.kill_password"
+    case valueHex = "value.hex"
+    case valueBank = "value.bank"
+    case valueBytes = "value.bytes"
+    case tagResult = "tag.result"
+
     // MARK: grokctl info
     case infoColumnDevice = "info.column.device"
     case infoColumnSerial = "info.column.serial"

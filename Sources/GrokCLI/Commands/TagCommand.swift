@@ -1,0 +1,220 @@
+import Foundation
+import GrokProtocol
+import UGrokIt
+
+/// `grokctl tag read|write|program|lock|kill`: one operation on one tag, by EPC, on one
+/// Grokker. Each runs a short inventory around the operation (tag access needs the carrier
+/// on), as the vendor's apps did.
+struct TagCommand: Command {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "tag", abstract: .commandTagAbstract,
+            subcommands: [TagReadCommand.self, TagWriteCommand.self, TagProgramCommand.self, TagLockCommand.self,
+                          TagKillCommand.self])
+    }
+
+    init(_ values: ParsedValues) {}
+
+    static let device = OptionDeclaration.option("device", value: .valueDevice, help: .optionDevice, required: true)
+    static let epc = OptionDeclaration.option("epc", value: .valueHex, help: .optionEpc, required: true)
+    static let password = OptionDeclaration.option("password", value: .valueHex, help: .optionTagPassword, defaultValue: "0")
+    static let bank = OptionDeclaration.option(
+        "bank", value: .valueBank, help: .optionBank, defaultValue: "user", choices: ["reserved", "epc", "tid", "user"])
+    static let offset = OptionDeclaration.option("offset", value: .valueBytes, help: .optionOffset, defaultValue: "0")
+
+    /// What every tag subcommand parses in common.
+    struct Target {
+        let device: DeviceSpec
+        let epc: UgiEpc
+        let password: UInt32
+
+        init(_ values: ParsedValues) throws(CLIError) {
+            let devices = try DeviceSpec.parseList(values.values(TagCommand.device))
+            guard devices.count == 1 else { throw .invalidValue(value: devices.map(\.description).joined(separator: ","), option: "--device") }
+            device = devices[0]
+            epc = try TagCommand.epcValue(values.value(TagCommand.epc) ?? "", option: "--epc")
+            password = try TagCommand.hex32(values.value(TagCommand.password) ?? "0", option: "--password")
+        }
+    }
+
+    static func epcValue(_ text: String, option: String) throws(CLIError) -> UgiEpc {
+        do { return try UgiEpc(hex: text) } catch { throw .invalidValue(value: text, option: option) }
+    }
+
+    static func hex32(_ text: String, option: String) throws(CLIError) -> UInt32 {
+        let digits = text.hasPrefix("0x") ? String(text.dropFirst(2)) : text
+        guard let value = UInt32(digits, radix: 16) else { throw .invalidValue(value: text, option: option) }
+        return value
+    }
+
+    static func bytes(_ text: String, option: String) throws(CLIError) -> [UInt8] {
+        let digits = Array(text.hasPrefix("0x") ? String(text.dropFirst(2)) : text)
+        guard digits.count % 2 == 0, !digits.isEmpty else { throw .invalidValue(value: text, option: option) }
+        var out: [UInt8] = []
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(digits[i..<(i + 2)]), radix: 16) else { throw .invalidValue(value: text, option: option) }
+            out.append(byte)
+        }
+        return out
+    }
+
+    static func bankValue(_ values: ParsedValues) -> UgiMemoryBank {
+        switch values.value(bank) ?? "user" {
+        case "reserved": .reserved
+        case "epc": .epc
+        case "tid": .tid
+        default: .user
+        }
+    }
+
+    static func offsetValue(_ values: ParsedValues) throws(CLIError) -> Int {
+        let text = values.value(offset) ?? "0"
+        guard let value = Int(text), value >= 0, value % 2 == 0, value < 65_536 else { throw .invalidValue(value: text, option: "--offset") }
+        return value
+    }
+
+    /// The `--json` line of a tag operation.
+    struct Outcome: Encodable {
+        let device: String
+        let epc: String
+        let operation: String
+        let result: String
+        let data: String?
+    }
+
+    /// Connects, runs an inventory around `operation`, prints the vendor's result; exit 1
+    /// unless it is OK.
+    static func perform(_ target: Target, name: String, _ context: CommandContext,
+                        _ operation: (ReaderSession) throws(ReaderError) -> (TagAccessStatus, [UInt8]?)) throws -> ExitCode {
+        let ports = DevicePortContext(bench: context.bench, alsaConfig: context.globals.alsaConfig,
+                                      recordAudio: context.globals.recordAudio)
+        var options = ReaderOptions()
+        options.realtime = context.globals.realtime
+        let session = ReaderSession(port: try DevicePorts.open(target.device, context: ports), options: options)
+        defer { session.close() }
+        try session.connect()
+        try session.startInventory(UgiRfidConfiguration.config(inventoryType: .inventoryDistance).inventoryParameters)
+        let (status, data) = try operation(session)
+        try session.stopInventory()
+        let hex = data.map { $0.map { String(format: "%02X", $0) }.joined() }
+        let console = context.console
+        if console.isJSON {
+            console.json(Outcome(device: target.device.description, epc: target.epc.description, operation: name,
+                                 result: status.description, data: hex))
+        } else {
+            console.print(context.localizer.text(.tagResult, target.device.description, target.epc.description,
+                                                 status.description))
+            if let hex { console.print(hex.isEmpty ? "-" : hex) }
+        }
+        return status == .ok ? .success : .failure
+    }
+}
+
+struct TagReadCommand: Command {
+    static let length = OptionDeclaration.option("length", value: .valueBytes, help: .optionLength, defaultValue: "0")
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "read", abstract: .commandTagReadAbstract,
+                             options: [TagCommand.device, TagCommand.epc, TagCommand.bank, TagCommand.offset, length, TagCommand.password])
+    }
+    let target: TagCommand.Target
+    let bank: UgiMemoryBank
+    let offset: Int
+    let length: Int
+    init(_ values: ParsedValues) throws(CLIError) {
+        target = try TagCommand.Target(values)
+        bank = TagCommand.bankValue(values)
+        offset = try TagCommand.offsetValue(values)
+        let text = values.value(Self.length) ?? "0"
+        guard let length = Int(text), (0...208).contains(length) else { throw .invalidValue(value: text, option: "--length") }
+        self.length = length
+    }
+    func run(_ context: CommandContext) throws -> ExitCode {
+        try TagCommand.perform(target, name: "read", context) { (session) throws(ReaderError) in
+            let answer = try session.readTag(target.epc, bank: bank, offset: offset, maxBytes: length, password: target.password)
+            return (answer.status, answer.data)
+        }
+    }
+}
+
+struct TagWriteCommand: Command {
+    static let data = OptionDeclaration.option("data", value: .valueHex, help: .optionData, required: true)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "write", abstract: .commandTagWriteAbstract,
+                             options: [TagCommand.device, TagCommand.epc, TagCommand.bank, TagCommand.offset, data, TagCommand.password])
+    }
+    let target: TagCommand.Target
+    let bank: UgiMemoryBank
+    let offset: Int
+    let data: [UInt8]
+    init(_ values: ParsedValues) throws(CLIError) {
+        target = try TagCommand.Target(values)
+        bank = TagCommand.bankValue(values)
+        offset = try TagCommand.offsetValue(values)
+        data = try TagCommand.bytes(values.value(Self.data) ?? "", option: "--data")
+    }
+    func run(_ context: CommandContext) throws -> ExitCode {
+        try TagCommand.perform(target, name: "write", context) { (session) throws(ReaderError) in
+            (try session.writeTag(target.epc, bank: bank, offset: offset, data: data, password: target.password), nil)
+        }
+    }
+}
+
+struct TagProgramCommand: Command {
+    static let newEpc = OptionDeclaration.option("new-epc", value: .valueHex, help: .optionNewEpc, required: true)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "program", abstract: .commandTagProgramAbstract,
+                             options: [TagCommand.device, TagCommand.epc, newEpc, TagCommand.password])
+    }
+    let target: TagCommand.Target
+    let newEpc: UgiEpc
+    init(_ values: ParsedValues) throws(CLIError) {
+        target = try TagCommand.Target(values)
+        newEpc = try TagCommand.epcValue(values.value(Self.newEpc) ?? "", option: "--new-epc")
+    }
+    func run(_ context: CommandContext) throws -> ExitCode {
+        try TagCommand.perform(target, name: "program", context) { (session) throws(ReaderError) in
+            (try session.programTag(target.epc, to: newEpc, password: target.password), nil)
+        }
+    }
+}
+
+struct TagLockCommand: Command {
+    static let payload = OptionDeclaration.option("payload", value: .valueHex, help: .optionLockPayload, required: true)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "lock", abstract: .commandTagLockAbstract,
+                             options: [TagCommand.device, TagCommand.epc, payload, TagCommand.password])
+    }
+    let target: TagCommand.Target
+    let payload: UInt32
+    init(_ values: ParsedValues) throws(CLIError) {
+        target = try TagCommand.Target(values)
+        let text = values.value(Self.payload) ?? ""
+        let value = try TagCommand.hex32(text, option: "--payload")
+        guard value < 1 << 20 else { throw .invalidValue(value: text, option: "--payload") }
+        payload = value
+    }
+    func run(_ context: CommandContext) throws -> ExitCode {
+        try TagCommand.perform(target, name: "lock", context) { (session) throws(ReaderError) in
+            (try session.lockUnlockTag(target.epc, payload: payload, password: target.password), nil)
+        }
+    }
+}
+
+struct TagKillCommand: Command {
+    static let killPassword = OptionDeclaration.option("kill-password", value: .valueHex, help: .optionKillPassword, required: true)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "kill", abstract: .commandTagKillAbstract,
+                             options: [TagCommand.device, TagCommand.epc, killPassword])
+    }
+    let target: TagCommand.Target
+    let killPassword: UInt32
+    init(_ values: ParsedValues) throws(CLIError) {
+        target = try TagCommand.Target(values)
+        killPassword = try TagCommand.hex32(values.value(Self.killPassword) ?? "", option: "--kill-password")
+    }
+    func run(_ context: CommandContext) throws -> ExitCode {
+        try TagCommand.perform(target, name: "kill", context) { (session) throws(ReaderError) in
+            (try session.killTag(target.epc, killPassword: killPassword), nil)
+        }
+    }
+}

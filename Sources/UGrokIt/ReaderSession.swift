@@ -194,16 +194,20 @@ public final class ReaderSession {
     public func startInventory(_ parameters: InventoryParameters) throws(ReaderError) {
         inventoryStopped = nil
         _ = try call(.startInventory(parameters))
-        inventoryRunning = true
+        inventory = parameters
     }
 
+    /// The parameters of the inventory this session started and has not stopped.
+    public private(set) var inventory: InventoryParameters?
     /// Whether this session started an inventory that has not been stopped.
-    public private(set) var inventoryRunning = false
+    public var inventoryRunning: Bool { inventory != nil }
+    /// Times the running inventory was cut by a lost connection and resumed by itself.
+    public private(set) var inventoryResumptions = 0
 
     /// Stops the reader's inventory; returns once no more reads will come.
     public func stopInventory() throws(ReaderError) {
-        _ = try call(.stopInventory)
-        inventoryRunning = false
+        inventory = nil
+        if engine.state == .connected { _ = try call(.stopInventory) }
         takeMessages()
     }
 
@@ -272,12 +276,38 @@ public final class ReaderSession {
     }
 
     /// Pumps audio for up to `seconds` (or until `done`), gathering tag reads.
+    ///
+    /// A running inventory survives a lost connection as the vendor's did: the link goes
+    /// back to handshaking, ``inventoryStopped`` says LOST_CONNECTION meanwhile, and once the
+    /// Grokker answers again the same inventory is started again by itself
+    /// (``inventoryResumptions`` counts it). Without a running inventory a lost connection
+    /// is an error.
     public func collect(forAtMost seconds: Double, until done: () -> Bool = { false }) throws(ReaderError) {
-        _ = try pump(forAtMost: seconds) {
-            takeMessages()
-            return done() || engine.state != .connected
+        let end = engine.now + driver.samples(seconds)
+        while engine.now < end {
+            let remaining = Double(end - engine.now) / Double(engine.sampleRate)
+            _ = try pump(forAtMost: remaining) {
+                takeMessages()
+                return done() || engine.state != .connected
+            }
+            if done() { return }
+            guard engine.state != .connected else { continue }
+            guard let parameters = inventory else { throw .lostConnection(port: port.name) }
+            inventoryStopped = .lostConnection
+            let back = Double(end - engine.now) / Double(engine.sampleRate)
+            _ = try pump(forAtMost: back) {
+                takeMessages()
+                return engine.state == .connected && !engine.negotiating
+            }
+            guard engine.state == .connected else { return }
+            do {
+                _ = try call(.startInventory(parameters))
+                inventoryStopped = nil
+                inventoryResumptions += 1
+            } catch .lostConnection {
+                continue
+            }
         }
-        if engine.state != .connected { throw .lostConnection(port: port.name) }
     }
 
     /// The tag reads gathered so far, oldest first; the buffer is emptied.

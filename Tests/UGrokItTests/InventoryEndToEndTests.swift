@@ -1,6 +1,7 @@
 import Foundation
 import GrokAudio
 import GrokkerEmulator
+import GrokLink
 import GrokProtocol
 import Testing
 import UGrokIt
@@ -63,5 +64,40 @@ struct InventoryEndToEndTests {
         let channels = Set(rig.session.takeReports().map(\.frequencyKHz))
         #expect(!channels.isEmpty)
         #expect(channels.isSubset(of: [865_700, 866_300, 866_900, 867_500]))
+    }
+}
+
+@Suite("Inventory across an unplug")
+struct InventoryReconnectTests {
+    @Test("unplugging mid-inventory reports LOST_CONNECTION; the same inventory resumes by itself on reconnect")
+    func resumes() throws {
+        let rig = try Rig()
+        try rig.session.connect()
+        try rig.session.setRegion("fcc")
+        let parameters = UgiRfidConfiguration.config(inventoryType: .inventoryDistance).inventoryParameters
+        try rig.session.startInventory(parameters)
+        try rig.session.collect(forAtMost: 1)
+        #expect(!rig.session.takeReports().isEmpty)
+        rig.cable.plugged = false
+        try rig.session.collect(forAtMost: 3)
+        #expect(rig.session.inventoryStopped == .lostConnection)
+        #expect(rig.session.connectionState != .connected)
+        #expect(rig.session.inventoryRunning)
+        _ = rig.session.takeReports()
+        rig.cable.plugged = true
+        try rig.session.collect(forAtMost: 4)
+        #expect(rig.session.inventoryResumptions == 1)
+        #expect(rig.session.inventoryStopped == nil)
+        #expect(rig.session.inventory == parameters)
+        #expect(!rig.session.takeReports().isEmpty)
+        try rig.session.stopInventory()
+    }
+
+    @Test("without a running inventory, a lost connection is an error")
+    func lostWithoutInventory() throws {
+        let rig = try Rig()
+        try rig.session.connect()
+        rig.cable.plugged = false
+        #expect(throws: ReaderError.lostConnection(port: "sim:0")) { try rig.session.collect(forAtMost: 5) }
     }
 }

@@ -136,6 +136,13 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case valueBytes = "value.bytes"
     case tagResult = "tag.result"
 
+    // MARK: grokctl locate
+    case commandLocateAbstract = "command.locate.abstract"
+    case commandLocateDiscussion = "command.locate.discussion"
+    case locateLine = "locate.line"
+    case locateNotHeard = "locate.not_heard"
+    case locateNeverHeard = "locate.never_heard"
+
     // MARK: grokctl info
     case infoColumnDevice = "info.column.device"
     case infoColumnSerial = "info.column.serial"

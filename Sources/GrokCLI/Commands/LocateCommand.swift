@@ -1,0 +1,98 @@
+import Foundation
+import GrokProtocol
+import UGrokIt
+
+/// `grokctl locate EPC --device SPEC`: a proximity bar for one tag, from its read history,
+/// like the vendor's Geiger counter: stronger and more frequent reads mean closer.
+struct LocateCommand: Command {
+    static let epc = ArgumentDeclaration(name: .valueHex, help: .optionEpc)
+    static let device = OptionDeclaration.option("device", value: .valueDevice, help: .optionDevice, required: true)
+    static let duration = OptionDeclaration.option("duration", value: .valueSeconds, help: .optionDuration, defaultValue: "5")
+
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "locate", abstract: .commandLocateAbstract, discussion: .commandLocateDiscussion,
+                             options: [device, duration], arguments: [epc])
+    }
+
+    let target: UgiEpc
+    let device: DeviceSpec
+    let seconds: Double
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        guard let text = values.argument(Self.epc) else { throw .missingArgument(name: Self.epc.name) }
+        target = try TagCommand.epcValue(text, option: "EPC")
+        let devices = try DeviceSpec.parseList(values.values(Self.device))
+        guard devices.count == 1 else { throw .invalidValue(value: devices.map(\.description).joined(separator: ","), option: "--device") }
+        device = devices[0]
+        let duration = values.value(Self.duration) ?? "5"
+        guard let seconds = Double(duration), seconds > 0, seconds <= 3600 else { throw .invalidValue(value: duration, option: "--duration") }
+        self.seconds = seconds
+    }
+
+    /// One interval of the locate display; also its `--json` line.
+    struct Reading: Encodable {
+        let timeS: Double
+        let reads: Int
+        let rssiDBm: Double?
+        let proximity: Double
+        enum CodingKeys: String, CodingKey {
+            case reads, proximity
+            case timeS = "time_s"
+            case rssiDBm = "rssi_dbm"
+        }
+    }
+
+    /// 0 (not heard, or at the reader's sensitivity) to 1 (very close), from the RSSI.
+    static func proximity(rssi: Double?) -> Double {
+        guard let rssi else { return 0 }
+        return min(1, max(0, (rssi + 80) / 50))
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode {
+        let ports = DevicePortContext(bench: context.bench, alsaConfig: context.globals.alsaConfig,
+                                      recordAudio: context.globals.recordAudio)
+        var options = ReaderOptions()
+        options.realtime = context.globals.realtime
+        let session = ReaderSession(port: try DevicePorts.open(device, context: ports), options: options)
+        defer { session.close() }
+        try session.connect()
+        var configuration = UgiRfidConfiguration.config(inventoryType: .locateDistance)
+        configuration.selectBank = .epc
+        configuration.selectOffset = 32
+        configuration.selectMask = target.bytes
+        configuration.selectMaskBitLength = target.bytes.count * 8
+        try configuration.validate()
+        try session.startInventory(configuration.inventoryParameters)
+        let console = context.console
+        let localizer = context.localizer
+        let interval = Double(configuration.historyIntervalMSec) / 1000
+        var elapsed = 0.0
+        var heard = false
+        while elapsed < seconds - 1e-9 {
+            let step = min(interval, seconds - elapsed)
+            try session.collect(forAtMost: step)
+            elapsed += step
+            let reads = session.takeReports().filter { $0.epc == target.bytes }
+            let rssi = reads.map { 10 * log10(pow(10, Double($0.rssiITenthsDBm) / 100) + pow(10, Double($0.rssiQTenthsDBm) / 100)) }.max()
+            let reading = Reading(timeS: (elapsed * 10).rounded() / 10, reads: reads.count,
+                                  rssiDBm: rssi.map { ($0 * 10).rounded() / 10 }, proximity: Self.proximity(rssi: rssi))
+            heard = heard || !reads.isEmpty
+            if console.isJSON {
+                console.json(reading)
+            } else {
+                let width = 30
+                let filled = Int((reading.proximity * Double(width)).rounded())
+                let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
+                if let rssi = reading.rssiDBm {
+                    console.print(localizer.text(.locateLine, String(format: "%5.1f", reading.timeS), bar,
+                                                 String(format: "%.1f", rssi), String(reading.reads)))
+                } else {
+                    console.print(localizer.text(.locateNotHeard, String(format: "%5.1f", reading.timeS), bar))
+                }
+            }
+        }
+        try session.stopInventory()
+        if !heard { console.say(.locateNeverHeard, target.description) }
+        return heard ? .success : .failure
+    }
+}

@@ -128,27 +128,26 @@ final class InventoryRunner {
     /// One tag-access operation on the field at `time` (the carrier is on while the
     /// inventory runs).
     func access(epc: [UInt8], _ operation: TagOperation, at time: Double) -> Response {
-        func status(_ result: TagAccessResult) -> TagAccessStatus { TagAccessStatus(rawValue: UInt8(result.rawValue)) ?? .generalError }
         func bank(_ raw: UInt8) -> Gen2Bank { Gen2Bank(rawValue: raw) ?? .user }
         switch operation {
         case .read(let b, let pointer, let count, let password):
             let result = field.read(epc: epc, bank: bank(b), wordPointer: Int(pointer), wordCount: Int(count),
                                     password: password, at: time)
-            return .tagAccess(status(result.result), words: Array(result.words.prefix(255)))
+            return .tagAccess(result.result, words: Array(result.words.prefix(255)))
         case .write(let b, let pointer, let words, let password):
-            return .tagAccess(status(field.write(epc: epc, bank: bank(b), wordPointer: Int(pointer), words: words,
-                                                 password: password, at: time)), words: [])
+            return .tagAccess(field.write(epc: epc, bank: bank(b), wordPointer: Int(pointer), words: words,
+                                          password: password, at: time), words: [])
         case .programEPC(let newEPC, let password):
-            return .tagAccess(status(field.programEPC(epc: epc, newEPC: newEPC, password: password, at: time)), words: [])
+            return .tagAccess(field.programEPC(epc: epc, newEPC: newEPC, password: password, at: time), words: [])
         case .setAccessPassword(let new, let password):
-            return .tagAccess(status(field.setAccessPassword(epc: epc, newPassword: new, password: password, at: time)), words: [])
+            return .tagAccess(field.setAccessPassword(epc: epc, newPassword: new, password: password, at: time), words: [])
         case .setKillPassword(let new, let password):
-            return .tagAccess(status(field.setKillPassword(epc: epc, newPassword: new, password: password, at: time)), words: [])
+            return .tagAccess(field.setKillPassword(epc: epc, newPassword: new, password: password, at: time), words: [])
         case .lock(let payload, let password):
-            return .tagAccess(status(field.lock(epc: epc, payload: Gen2LockPayload(rawValue: payload), password: password,
-                                                at: time)), words: [])
+            return .tagAccess(field.lock(epc: epc, payload: Gen2LockPayload(rawValue: payload), password: password,
+                                         at: time), words: [])
         case .kill(let killPassword):
-            return .tagAccess(status(field.kill(epc: epc, killPassword: killPassword, at: time)), words: [])
+            return .tagAccess(field.kill(epc: epc, killPassword: killPassword, at: time), words: [])
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GrokAudio
+import GrokProtocol
 import Testing
 
 @testable import GrokkerEmulator

@@ -1,3 +1,4 @@
+import GrokProtocol
 import Testing
 
 @testable import GrokkerEmulator
@@ -208,7 +209,7 @@ import Testing
     }
 
     @Test func resultCodesHaveTheVendorValues() {
-        #expect(TagAccessResult.allCases.map(\.rawValue) == [0, 1, 2, 3, 4, 5])
+        #expect(TagAccessResult.allCases.map(\.rawValue) == [0, 1, 2, 3, 4, 5, 6, 7])
         #expect(TagAccessResult.memoryOverrun.description == "MEMORY_OVERRUN")
         #expect(Gen2Bank.allCases.map(\.rawValue) == [0, 1, 2, 3])
         #expect(Gen2LockAction.allCases.map(\.rawValue) == [0, 1, 2, 3])

@@ -1,4 +1,5 @@
 import Foundation
+import GrokProtocol
 import Testing
 
 @testable import GrokkerEmulator

@@ -1,31 +1,12 @@
-/// The outcome of a tag access, with the vendor's values (`UGI_TAG_ACCESS_*`).
-public enum TagAccessResult: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    /// Done.
-    case ok = 0
-    /// The password presented is not the tag's.
-    case wrongPassword = 1
-    /// The operation needs the access password (the tag has a non-zero one) and none was
-    /// presented.
-    case passwordRequired = 2
-    /// The word range runs past the end of the bank (or the EPC past the EPC bank).
-    case memoryOverrun = 3
-    /// No tag with that EPC is in range (awake and heard) right now.
-    case tagNotFound = 4
-    /// Anything else: the memory is permalocked, a permalock would be undone, the tag cannot be
-    /// killed, a malformed request.
-    case generalError = 5
+import GrokProtocol
 
-    public var description: String {
-        switch self {
-        case .ok: "OK"
-        case .wrongPassword: "WRONG_PASSWORD"
-        case .passwordRequired: "PASSWORD_REQUIRED"
-        case .memoryOverrun: "MEMORY_OVERRUN"
-        case .tagNotFound: "TAG_NOT_FOUND"
-        case .generalError: "GENERAL_ERROR"
-        }
-    }
-}
+/// The outcome of a tag access, with the vendor's values (`UGI_TAG_ACCESS_*`): the same type
+/// the command protocol carries, so the field's answer goes on the wire as it is. The field
+/// itself answers OK, WRONG_PASSWORD, PASSWORD_REQUIRED, MEMORY_OVERRUN (a word range past
+/// the bank), TAG_NOT_FOUND (no tag with that EPC awake and heard) and GENERAL_ERROR
+/// (permalocked memory, a permalock to undo, a tag that cannot be killed, a malformed
+/// request).
+public typealias TagAccessResult = TagAccessStatus
 
 /// The result of a read: the outcome and, when it is ``TagAccessResult/ok``, the words.
 public struct TagReadResult: Sendable, Hashable {

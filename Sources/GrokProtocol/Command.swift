@@ -20,6 +20,9 @@ public enum Command: Sendable, Hashable {
     /// One operation on the tag with this EPC, while an inventory runs; answered by
     /// ``Response/tagAccess(_:words:)`` with the vendor's result (and the words read).
     case tagAccess(epc: [UInt8], TagOperation)
+    /// Asks for the battery's state; answered by ``Response/battery(_:)``, or refused with
+    /// ``StatusCode/busy`` while an inventory runs.
+    case getBattery
 
     /// The largest echo payload: what fits in a maximum-size response
     /// (header, status byte, 2-byte length).
@@ -34,12 +37,13 @@ public enum Command: Sendable, Hashable {
         case .startInventory: .startInventory
         case .stopInventory: .stopInventory
         case .tagAccess: .tagAccess
+        case .getBattery: .getBattery
         }
     }
 
     func writePayload(to writer: inout ByteWriter) {
         switch self {
-        case .identify, .stopInventory:
+        case .identify, .stopInventory, .getBattery:
             break
         case .startInventory(let parameters):
             parameters.write(to: &writer)
@@ -76,6 +80,8 @@ public enum Command: Sendable, Hashable {
             guard (2...62).contains(count) else { throw .invalidValue(field: "tagAccess.epc.length", value: Int(count)) }
             let epc = try reader.raw(count: Int(count), "tagAccess.epc")
             return .tagAccess(epc: epc, try TagOperation.read(from: &reader))
+        case .getBattery:
+            return .getBattery
         default:
             throw .unknownOpcode(opcode.rawValue)
         }
@@ -102,6 +108,8 @@ public enum Response: Sendable, Hashable {
     case done(Opcode)
     /// The answer to ``Command/tagAccess(epc:_:)``: the vendor's result, and the words read.
     case tagAccess(TagAccessStatus, words: [UInt16])
+    /// The answer to ``Command/getBattery``.
+    case battery(BatteryInfo)
     /// The request with `opcode` failed or was refused. `message` is English detail for
     /// logs (at most ``WireLimits/maxStringBytes`` UTF-8 bytes); act on `status`.
     case failure(opcode: Opcode, status: StatusCode, message: String)
@@ -114,6 +122,7 @@ public enum Response: Sendable, Hashable {
         case .setRegion: .setRegion
         case .done(let opcode): opcode
         case .tagAccess: .tagAccess
+        case .battery: .getBattery
         case .failure(let opcode, _, _): opcode
         }
     }
@@ -130,6 +139,9 @@ public enum Response: Sendable, Hashable {
             writer.raw(payload)
         case .done:
             writer.u8(0)
+        case .battery(let info):
+            writer.u8(0)
+            info.write(to: &writer)
         case .tagAccess(let status, let words):
             writer.u8(0)
             writer.u8(status.rawValue)
@@ -165,6 +177,8 @@ public enum Response: Sendable, Hashable {
             var words: [UInt16] = []
             for _ in 0..<count { words.append(try reader.u16("tagAccess.words")) }
             return .tagAccess(status, words: words)
+        case .getBattery:
+            return .battery(try BatteryInfo.read(from: &reader))
         default:
             throw .unknownOpcode(opcode.rawValue)
         }

@@ -44,6 +44,8 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
     public static let stopInventory = Opcode(rawValue: 0x0102)
     /// ``Command/tagAccess(epc:_:)``: read, write, program, lock or kill one tag.
     public static let tagAccess = Opcode(rawValue: 0x0201)
+    /// ``Command/getBattery``: the battery's state.
+    public static let getBattery = Opcode(rawValue: 0x0601)
     /// ``Command/setRegion(_:)``: store the region the reader operates in.
     public static let setRegion = Opcode(rawValue: 0x0301)
 
@@ -59,6 +61,7 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
         case .startInventory: return "startInventory (\(number))"
         case .stopInventory: return "stopInventory (\(number))"
         case .tagAccess: return "tagAccess (\(number))"
+        case .getBattery: return "getBattery (\(number))"
         default: return number
         }
     }

@@ -121,6 +121,15 @@ public final class GrokkerCommandHandler: Sendable {
             return .done(.startInventory)
         case .stopInventory:
             return .done(.stopInventory)
+        case .getBattery:
+            let state = store.state
+            let percent = state.batteryPercent
+            return .battery(BatteryInfo(
+                canScan: percent >= 5, externalPowerIsConnected: false, isCharging: false,
+                minutesRemaining: UInt16(Int(hardware.batteryCapacityMinutes) * Int(percent) / 100),
+                percentRemaining: percent,
+                // A Li-ion cell from 3.30 V empty to 4.20 V full.
+                millivolts: UInt16(3300 + 9 * Int(percent))))
         case .tagAccess:
             // Tags are reached through the RF field, which the device's inventory loop owns
             // (EmulatedGrokker answers these while an inventory runs).

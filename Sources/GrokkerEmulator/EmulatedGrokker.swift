@@ -90,6 +90,9 @@ public final class EmulatedGrokker: CablePeer {
             let response: Response
             if case .tagAccess(let epc, let operation) = message.command, inventory.isRunning {
                 response = persistingTagChange(inventory.access(epc: epc, operation, at: now), operation)
+            } else if case .getBattery = message.command, inventory.isRunning {
+                // The battery is measured with the radio off, as the vendor's reader did.
+                response = .failure(opcode: .getBattery, status: .busy, message: "battery not read while scanning")
             } else {
                 response = handler.execute(message.command)
             }

@@ -31,6 +31,8 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
     case regionNotSet(port: String)
     /// Tag access needs a running inventory (nothing was sent).
     case noInventoryRunning(port: String)
+    /// Not while an inventory runs (battery); stop it first (nothing was sent).
+    case inventoryRunning(port: String)
     /// Tag memory is addressed in 16-bit words: a byte offset or a data length was odd
     /// (nothing was sent).
     case oddTagMemoryBytes(field: String, value: Int)
@@ -50,6 +52,7 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownRegion: "reader_unknown_region"
         case .regionNotSet: "reader_region_not_set"
         case .noInventoryRunning: "reader_no_inventory"
+        case .inventoryRunning: "reader_inventory_running"
         case .oddTagMemoryBytes: "reader_odd_tag_memory_bytes"
         }
     }
@@ -57,7 +60,7 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
     public var arguments: [String] {
         switch self {
         case .notPluggedIn(let p), .cannotGetInfo(let p), .lostConnection(let p), .regionNotSet(let p),
-             .noInventoryRunning(let p): [p]
+             .noInventoryRunning(let p), .inventoryRunning(let p): [p]
         case .oddTagMemoryBytes(let field, let value): [field, String(value)]
         case .cannotHandshake(let p, let s): [p, seconds(s)]
         case .incompatibleReader(let p, let d): [p, d]
@@ -96,6 +99,8 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
             "the Grokker on \(p) has no region set yet; set it with 'grokctl region set REGION --device \(p)'."
         case .noInventoryRunning(let p):
             "tag access on \(p) needs a running inventory; start one first."
+        case .inventoryRunning(let p):
+            "the Grokker on \(p) is scanning; stop the inventory first."
         case .oddTagMemoryBytes(let field, let value):
             "\(field) is \(value) bytes; tag memory is written in 16-bit words, so use an even number."
         }

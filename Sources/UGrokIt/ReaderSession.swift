@@ -211,6 +211,17 @@ public final class ReaderSession {
         takeMessages()
     }
 
+    /// The battery's state (vendor `getBatteryInfo`); not while an inventory runs (nothing
+    /// is sent then).
+    public func batteryInfo() throws(ReaderError) -> BatteryInfo {
+        guard !inventoryRunning else { throw .inventoryRunning(port: port.name) }
+        let response = try call(.getBattery)
+        guard case .battery(let info) = response else {
+            throw .malformedResponse(port: port.name, detail: "getBattery answered with \(response.opcode)")
+        }
+        return info
+    }
+
     // MARK: Tag access (while an inventory runs)
 
     /// Reads `bank` from byte `offset` (even); `maxBytes` 0 reads to the end of the bank

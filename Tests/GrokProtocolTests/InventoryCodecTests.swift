@@ -103,3 +103,19 @@ struct TagAccessCodecTests {
         #expect(throws: ProtocolError.self) { try RequestMessage.decode(badLock.encode()) }
     }
 }
+
+@Suite("Battery codec")
+struct BatteryCodecTests {
+    @Test("battery request and answer round-trip; a percentage over 100 is refused")
+    func roundTrip() throws {
+        let request = RequestMessage(id: 4, command: .getBattery)
+        #expect(try RequestMessage.decode(request.encode()) == request)
+        let info = BatteryInfo(canScan: true, externalPowerIsConnected: true, isCharging: false, minutesRemaining: 200,
+                               percentRemaining: 83, millivolts: 4047)
+        let response = ResponseMessage(id: 4, response: .battery(info))
+        #expect(try ResponseMessage.decode(response.encode()) == response)
+        var bad = response.encode()
+        bad[bad.count - 3] = 101
+        #expect(throws: ProtocolError.self) { try ResponseMessage.decode(bad) }
+    }
+}

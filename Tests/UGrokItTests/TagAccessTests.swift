@@ -99,3 +99,23 @@ struct TagAccessTests {
         #expect(rig.session.engine.statistics.messagesSent == sent)
     }
 }
+
+@Suite("Battery")
+struct BatteryTests {
+    @Test("battery info comes from the Grokker, and not while it scans")
+    func battery() throws {
+        let rig = try Rig()
+        try rig.grokker.handler.store.update { $0.batteryPercent = 40 }
+        try rig.session.connect()
+        let info = try rig.session.batteryInfo()
+        #expect(info.percentRemaining == 40)
+        #expect(info.canScan && !info.isCharging && !info.externalPowerIsConnected)
+        #expect(info.minutesRemaining == 96)
+        #expect(abs(info.voltage - 3.66) < 0.001)
+        try rig.session.setRegion("fcc")
+        try rig.session.startInventory(UgiRfidConfiguration.config(inventoryType: .inventoryDistance).inventoryParameters)
+        #expect(throws: ReaderError.inventoryRunning(port: "sim:0")) { try rig.session.batteryInfo() }
+        try rig.session.stopInventory()
+        #expect(try rig.session.batteryInfo().percentRemaining == 40)
+    }
+}

@@ -77,6 +77,7 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case errorReaderUnknownRegion = "error.reader_unknown_region"
     case errorEmulatorScene = "error.emulator_scene"
     case errorReaderNoInventory = "error.reader_no_inventory"
+    case errorReaderInventoryRunning = "error.reader_inventory_running"
     case errorReaderOddTagMemoryBytes = "error.reader_odd_tag_memory_bytes"
     case errorReaderRegionNotSet = "error.reader_region_not_set"
     case regionFcc = "region.fcc"

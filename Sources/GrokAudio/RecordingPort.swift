@@ -8,6 +8,7 @@ import Glibc
 /// as the transfers saw them.
 ///
 /// The file is `DIRECTORY/<port name, unsafe characters replaced by _>-<UTC yyyyMMdd-HHmmss>.wav`
+/// (the directory and its parents are created when missing)
 /// (`-2`, `-3`, ... appended if taken). It is written as `<file>.partial` and appears under
 /// its final name when the port is closed (``close()``).
 ///
@@ -42,6 +43,7 @@ public final class RecordingPort: AudioPort {
     /// - Throws: ``AudioError/file(path:detail:)`` when the file cannot be created.
     public init(wrapping port: any AudioPort, directory: String, time: Int? = nil) throws(AudioError) {
         self.inner = port
+        try Self.makeDirectories(directory)
         let seconds = time ?? Int(Glibc.time(nil))
         let stem = Self.safeName(port.name) + "-" + Self.timestamp(seconds)
         let base = directory.hasSuffix("/") ? directory : directory + "/"
@@ -121,3 +123,16 @@ public final class RecordingPort: AudioPort {
 }
 
 @available(*, unavailable) extension RecordingPort: Sendable {}
+
+extension RecordingPort {
+    /// `mkdir -p`: creates `path` and any missing parents.
+    static func makeDirectories(_ path: String) throws(AudioError) {
+        var built = path.hasPrefix("/") ? "/" : ""
+        for part in path.split(separator: "/") {
+            built += (built.isEmpty || built.hasSuffix("/") ? "" : "/") + part
+            if mkdir(built, 0o755) != 0, errno != EEXIST {
+                throw AudioError.file(path: built, detail: "cannot create the directory: \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+}

@@ -91,12 +91,36 @@ struct RecordingPortTests {
         #expect(RecordingPort.safeName(name) == safe)
     }
 
-    @Test func missingDirectoryIsAFileError() {
+    @Test func uncreatableDirectoryIsAFileError() throws {
+        // A directory cannot be made inside a regular file.
+        let plain = scratch.file("plain")
+        #expect(FileManager.default.createFile(atPath: plain, contents: Data([1])))
         #expect {
-            _ = try RecordingPort(wrapping: FormulaPort(name: "x"), directory: scratch.file("nope"), time: 0)
+            _ = try RecordingPort(wrapping: FormulaPort(name: "x"), directory: plain + "/sub", time: 0)
         } throws: { error in
             guard case .file(let path, _) = error as? AudioError else { return false }
-            return path.hasPrefix(scratch.file("nope/x-19700101-000000.wav"))
+            return path == plain + "/sub"
         }
+    }
+}
+
+@Suite("Recording directories")
+struct RecordingDirectoryTests {
+    @Test("a missing recording directory is created, parents included")
+    func createsDirectory() throws {
+        let base = "/tmp/grok-rec-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { _ = try? FileManager.default.removeItem(atPath: base) }
+        let port = try RecordingPort(wrapping: SimulatedCablePort(name: "sim:1", sampleRate: 44_100, configuration: .clean,
+                                                                  peer: SilentRecordingPeer()),
+                                     directory: base + "/a/b", time: 0)
+        port.close()
+        #expect(FileManager.default.fileExists(atPath: port.recordingPath))
+        #expect(port.recordingPath.hasPrefix(base + "/a/b/sim_1-"))
+    }
+}
+
+final class SilentRecordingPeer: CablePeer {
+    func process(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
+        for i in output.indices { output[i] = 0 }
     }
 }

@@ -321,6 +321,14 @@ public final class ReaderSession {
         }
     }
 
+    /// Keeps the link up for `seconds` of audio with nothing to do (keep-alives, events).
+    public func idle(forAtMost seconds: Double) throws(ReaderError) {
+        _ = try pump(forAtMost: seconds) {
+            takeMessages()
+            return false
+        }
+    }
+
     /// The tag reads gathered so far, oldest first; the buffer is emptied.
     public func takeReports() -> [TagReport] {
         defer { reports.removeAll(keepingCapacity: true) }

@@ -1,0 +1,325 @@
+import Foundation
+import GrokAudio
+import GrokLink
+import GrokProtocol
+import Synchronization
+
+/// The vendor's inventory delegate (`UgiInventoryDelegate`). Every method is optional (the
+/// extension below gives each a default). Methods are called on the reader's callback
+/// queue, one at a time, in order.
+public protocol UgiInventoryDelegate: AnyObject {
+    /// `inventoryDidStart`.
+    func inventoryDidStart()
+    /// `inventoryDidStopWithResult`.
+    func inventoryDidStop(_ result: InventoryStopReason)
+    /// `inventoryFilter`: return true to ignore the tag entirely. Called on the reader's
+    /// thread, so it must be fast and must not block.
+    func inventoryFilter(_ epc: UgiEpc) -> Bool
+    /// `inventoryTagFound:withDetailedPerReadData:`.
+    func inventoryTagFound(_ tag: UgiTag, withDetailedPerReadData data: [UgiDetailedPerReadData]?)
+    /// `inventoryTagSubsequentFinds:numFinds:withDetailedPerReadData:`.
+    func inventoryTagSubsequentFinds(_ tag: UgiTag, numFinds: Int, withDetailedPerReadData data: [UgiDetailedPerReadData]?)
+    /// `inventoryTagChanged:isFirstFind:`.
+    func inventoryTagChanged(_ tag: UgiTag, isFirstFind: Bool)
+    /// `inventoryHistoryInterval`.
+    func inventoryHistoryInterval()
+}
+
+extension UgiInventoryDelegate {
+    public func inventoryDidStart() {}
+    public func inventoryDidStop(_ result: InventoryStopReason) {}
+    public func inventoryFilter(_ epc: UgiEpc) -> Bool { false }
+    public func inventoryTagFound(_ tag: UgiTag, withDetailedPerReadData data: [UgiDetailedPerReadData]?) {}
+    public func inventoryTagSubsequentFinds(_ tag: UgiTag, numFinds: Int, withDetailedPerReadData data: [UgiDetailedPerReadData]?) {}
+    public func inventoryTagChanged(_ tag: UgiTag, isFirstFind: Bool) {}
+    public func inventoryHistoryInterval() {}
+}
+
+/// Carries a reference that is only ever used on one queue at a time across the
+/// concurrency checker (the delegate: called on the callback queue only).
+struct QueueConfined<T>: @unchecked Sendable {
+    let value: T
+}
+
+/// An inventory a ``Reader`` runs (vendor `UgiInventory`): its tags, its state, and how to
+/// stop, pause and resume it. Safe to use from any thread.
+public final class UgiInventory: Sendable {
+    public let configuration: UgiRfidConfiguration
+    public let startTime: Date
+    let delegate: QueueConfined<any UgiInventoryDelegate>
+
+    struct Shared {
+        var tags: [UgiTag] = []
+        var byEpc: [UgiEpc: Int] = [:]
+        var isScanning = true
+        var isPaused = false
+        var completed: InventoryStopReason?
+        var rounds = 0
+    }
+    let shared = Mutex(Shared())
+    let reader: Reader
+
+    init(configuration: UgiRfidConfiguration, delegate: any UgiInventoryDelegate, reader: Reader) {
+        self.configuration = configuration
+        self.delegate = QueueConfined(value: delegate)
+        self.reader = reader
+        startTime = Date()
+    }
+
+    /// Every tag found so far, in the order first found (vendor `tags`).
+    public var tags: [UgiTag] { shared.withLock { $0.tags } }
+    /// Vendor `getTagByEpc`.
+    public func getTagByEpc(_ epc: UgiEpc) -> UgiTag? { shared.withLock { s in s.byEpc[epc].map { s.tags[$0] } } }
+    /// Vendor `isScanning`: started and not stopped.
+    public var isScanning: Bool { shared.withLock { $0.isScanning } }
+    /// Vendor `isPaused`.
+    public var isPaused: Bool { shared.withLock { $0.isPaused } }
+    /// How it ended, once it has (vendor `completedReturnValue`).
+    public var completedReturnValue: InventoryStopReason? { shared.withLock { $0.completed } }
+
+    /// Stops the inventory; `completion` runs on the reader's callback queue once it has
+    /// (vendor `stopInventoryWithCompletion`).
+    public func stopInventory(completion: @escaping @Sendable () -> Void = {}) {
+        reader.post(.stop(self, completion))
+    }
+
+    /// Vendor `pauseInventory`: the reader stops scanning; tags are kept.
+    public func pauseInventory() { reader.post(.pause(self)) }
+    /// Vendor `resumeInventory` (and with a new configuration).
+    public func resumeInventory(configuration: UgiRfidConfiguration? = nil) { reader.post(.resume(self, configuration)) }
+
+    func publish(_ tracker: InventoryTracker) {
+        let tags = tracker.tags
+        shared.withLock { s in
+            s.tags = tags
+            s.byEpc = Dictionary(uniqueKeysWithValues: tags.enumerated().map { ($0.element.epc, $0.offset) })
+        }
+    }
+}
+
+/// One Grokker on one audio port, driven by a thread of its own (vendor: the `Ugi`
+/// singleton's connection, one per jack): ``openConnection()`` returns at once, the thread
+/// handshakes, keeps the link up, runs inventories and calls delegates and listeners on
+/// the callback queue.
+public final class Reader: Sendable {
+    public let name: String
+    let options: ReaderOptions
+    let callbackQueue: DispatchQueue
+    let makePort: @Sendable () throws -> any AudioPort
+
+    enum Request: Sendable {
+        case start(UgiInventory)
+        case stop(UgiInventory, @Sendable () -> Void)
+        case pause(UgiInventory)
+        case resume(UgiInventory, UgiRfidConfiguration?)
+    }
+
+    struct Shared {
+        var state = ConnectionState.notConnected
+        var info: ReaderInfo?
+        var running = false
+        var closing = false
+        var requests: [Request] = []
+        var listeners: [Int: @Sendable (ConnectionState) -> Void] = [:]
+        var nextToken = 0
+        var active: UgiInventory?
+        var failure: ReaderError?
+    }
+    let shared = Mutex(Shared())
+
+    /// - Parameters:
+    ///   - name: how the port is known (`sim:0`, `alsa:hw:1,0`).
+    ///   - callbackQueue: where delegates, listeners and completions run.
+    ///   - makePort: opens the audio port, on the reader's own thread.
+    public init(name: String, options: ReaderOptions = ReaderOptions(), callbackQueue: DispatchQueue = DispatchQueue(label: "UGrokIt.callbacks"),
+                makePort: @escaping @Sendable () throws -> any AudioPort) {
+        self.name = name
+        self.options = options
+        self.callbackQueue = callbackQueue
+        self.makePort = makePort
+    }
+
+    /// Vendor `connectionState`.
+    public var connectionState: ConnectionState { shared.withLock { $0.state } }
+    /// What the reader said it is, once connected.
+    public var readerInfo: ReaderInfo? { shared.withLock { $0.info } }
+    /// The inventory running now (vendor `activeInventory`).
+    public var activeInventory: UgiInventory? { shared.withLock { $0.active } }
+    /// Why the port could not be used, if it could not.
+    public var lastError: ReaderError? { shared.withLock { $0.failure } }
+
+    /// Vendor `addConnectionStateListener`: `listener` runs on the callback queue at every
+    /// change. Returns a token for ``removeConnectionStateListener(_:)``.
+    @discardableResult
+    public func addConnectionStateListener(_ listener: @escaping @Sendable (ConnectionState) -> Void) -> Int {
+        shared.withLock { s in
+            s.nextToken += 1
+            s.listeners[s.nextToken] = listener
+            return s.nextToken
+        }
+    }
+
+    public func removeConnectionStateListener(_ token: Int) {
+        _ = shared.withLock { $0.listeners.removeValue(forKey: token) }
+    }
+
+    /// Vendor `openConnection`: returns at once; the connection follows.
+    public func openConnection() {
+        let start = shared.withLock { s -> Bool in
+            s.closing = false
+            if s.running { return false }
+            s.running = true
+            return true
+        }
+        guard start else { return }
+        let thread = Thread { [self] in run() }
+        thread.name = "UGrokIt \(name)"
+        thread.start()
+    }
+
+    /// Vendor `closeConnection`: returns at once; the thread stops an inventory, goes quiet
+    /// and releases the port.
+    public func closeConnection() {
+        shared.withLock { $0.closing = true }
+    }
+
+    /// Vendor `startInventory:withConfiguration:`. An invalid configuration is refused
+    /// before anything is sent.
+    public func startInventory(_ delegate: any UgiInventoryDelegate,
+                               withConfiguration configuration: UgiRfidConfiguration) throws(ConfigurationError) -> UgiInventory {
+        try configuration.validate()
+        let inventory = UgiInventory(configuration: configuration, delegate: delegate, reader: self)
+        post(.start(inventory))
+        return inventory
+    }
+
+    func post(_ request: Request) {
+        shared.withLock { $0.requests.append(request) }
+    }
+
+    // MARK: The reader's thread
+
+    private func setState(_ state: ConnectionState, info: ReaderInfo? = nil) {
+        let listeners: [@Sendable (ConnectionState) -> Void] = shared.withLock { s in
+            guard s.state != state || info != nil else { return [] }
+            s.state = state
+            if let info { s.info = info }
+            return Array(s.listeners.values)
+        }
+        for listener in listeners { callbackQueue.async { listener(state) } }
+    }
+
+    private func deliver(_ inventory: UgiInventory, _ body: @escaping @Sendable (any UgiInventoryDelegate) -> Void) {
+        let delegate = inventory.delegate
+        callbackQueue.async { body(delegate.value) }
+    }
+
+    private func run() {
+        defer { shared.withLock { $0.running = false } }
+        let session: ReaderSession
+        do {
+            session = ReaderSession(port: try makePort(), options: options)
+        } catch {
+            let failure = (error as? ReaderError) ?? (error as? AudioError).map(ReaderError.audio)
+            shared.withLock { $0.failure = failure }
+            return
+        }
+        var tracker: InventoryTracker?
+        var current: UgiInventory?
+        var lost = false
+        while !shared.withLock({ $0.closing }) {
+            do throws(ReaderError) {
+                if session.connectionState != .connected {
+                    setState(.connecting)
+                    let info = try session.connect()
+                    setState(.connected, info: info)
+                    // A Grokker that comes back starts a new session: the inventory that was
+                    // running is started again, as the vendor's LOST_CONNECTION promised.
+                    if let current, !current.isPaused {
+                        try session.startInventory(current.configuration.inventoryParameters)
+                        if lost { deliver(current) { $0.inventoryDidStart() } }
+                    }
+                    lost = false
+                }
+                for request in shared.withLock({ s in defer { s.requests.removeAll() }; return s.requests }) {
+                    switch request {
+                    case .start(let inventory):
+                        if let old = current { try finish(old, session: session, reason: .ok) }
+                        try session.startInventory(inventory.configuration.inventoryParameters)
+                        let fresh = InventoryTracker(start: inventory.startTime, configuration: inventory.configuration)
+                        let box = inventory.delegate
+                        fresh.filter = { epc in box.value.inventoryFilter(epc) }
+                        tracker = fresh
+                        current = inventory
+                        shared.withLock { $0.active = inventory }
+                        deliver(inventory) { $0.inventoryDidStart() }
+                    case .stop(let inventory, let completion):
+                        if inventory === current {
+                            try finish(inventory, session: session, reason: .ok)
+                            current = nil
+                            tracker = nil
+                        }
+                        callbackQueue.async { completion() }
+                    case .pause(let inventory):
+                        if inventory === current, !inventory.isPaused {
+                            try session.stopInventory()
+                            inventory.shared.withLock { $0.isPaused = true }
+                        }
+                    case .resume(let inventory, let configuration):
+                        if inventory === current, inventory.isPaused {
+                            let parameters = (configuration ?? inventory.configuration).inventoryParameters
+                            try session.startInventory(parameters)
+                            inventory.shared.withLock { $0.isPaused = false }
+                        }
+                    }
+                }
+                if let current, let tracker, !current.isPaused {
+                    try session.collect(forAtMost: 0.05)
+                    if session.connectionState != .connected, !lost {
+                        lost = true
+                        deliver(current) { $0.inventoryDidStop(.lostConnection) }
+                    }
+                    for report in session.takeReports() { tracker.take(report) }
+                    let events = tracker.drainEvents()
+                    current.publish(tracker)
+                    for event in events { dispatch(event, to: current) }
+                } else {
+                    try session.idle(forAtMost: 0.05)
+                }
+            } catch {
+                if case .audio = error {
+                    shared.withLock { $0.failure = error }
+                    break
+                }
+                setState(session.connectionState)
+            }
+        }
+        if let current { try? finish(current, session: session, reason: .ok) }
+        session.close()
+        setState(.notConnected)
+    }
+
+    private func finish(_ inventory: UgiInventory, session: ReaderSession, reason: InventoryStopReason) throws(ReaderError) {
+        if session.inventoryRunning { try session.stopInventory() }
+        inventory.shared.withLock { s in
+            s.isScanning = false
+            s.completed = reason
+        }
+        shared.withLock { s in if s.active === inventory { s.active = nil } }
+        deliver(inventory) { $0.inventoryDidStop(reason) }
+    }
+
+    private func dispatch(_ event: InventoryTrackerEvent, to inventory: UgiInventory) {
+        let detailed = inventory.configuration.detailedPerReadData
+        switch event {
+        case .found(let tag, let data):
+            deliver(inventory) { $0.inventoryTagFound(tag, withDetailedPerReadData: detailed ? data : nil) }
+        case .subsequentFinds(let tag, let count, let data):
+            deliver(inventory) { $0.inventoryTagSubsequentFinds(tag, numFinds: count, withDetailedPerReadData: detailed ? data : nil) }
+        case .changed(let tag, let first):
+            deliver(inventory) { $0.inventoryTagChanged(tag, isFirstFind: first) }
+        case .historyInterval:
+            deliver(inventory) { $0.inventoryHistoryInterval() }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import GrokAudio
+import GrokkerEmulator
+import GrokLink
+import GrokProtocol
+import Synchronization
+import Testing
+import UGrokIt
+
+/// Collects what the vendor-style delegate is told.
+final class RecordingDelegate: UgiInventoryDelegate, @unchecked Sendable {
+    let lock = NSLock()
+    var started = 0
+    var stopped: [InventoryStopReason] = []
+    var found: [UgiEpc] = []
+    var changedFirst = 0
+    let allFound = DispatchSemaphore(value: 0)
+    let expected: Int
+
+    init(expected: Int) { self.expected = expected }
+
+    func inventoryDidStart() { lock.withLock { started += 1 } }
+    func inventoryDidStop(_ result: InventoryStopReason) { lock.withLock { stopped.append(result) } }
+    func inventoryTagFound(_ tag: UgiTag, withDetailedPerReadData data: [UgiDetailedPerReadData]?) {
+        let done = lock.withLock { () -> Bool in
+            found.append(tag.epc)
+            return found.count == expected
+        }
+        if done { allFound.signal() }
+    }
+    func inventoryTagChanged(_ tag: UgiTag, isFirstFind: Bool) { if isFirstFind { lock.withLock { changedFirst += 1 } } }
+}
+
+@Suite("Reader (threaded, vendor-style)")
+struct ReaderTests {
+    /// An emulated Grokker with its region set, behind a clean cable, opened on the reader's thread.
+    static func reader(_ bench: TempBench) throws -> Reader {
+        let store = try DeviceStateStore.openOrCreate(directory: bench.path, index: 0)
+        try store.update { $0.region = RegionCatalog.find("fcc")!.setting }
+        let path = bench.path
+        return Reader(name: "sim:0") {
+            let grokker = try EmulatedGrokker(benchDirectory: path, index: 0)
+            return SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker)
+        }
+    }
+
+    @Test("openConnection returns at once; listeners see CONNECTING then CONNECTED")
+    func connects() throws {
+        let bench = TempBench()
+        let reader = try Self.reader(bench)
+        let states = Mutex<[ConnectionState]>([])
+        let connected = DispatchSemaphore(value: 0)
+        reader.addConnectionStateListener { state in
+            states.withLock { $0.append(state) }
+            if state == .connected { connected.signal() }
+        }
+        reader.openConnection()
+        // A generous bound on wall time, not a speed requirement: the emulated bench runs
+        // faster than real time on any machine that can run the suite.
+        #expect(connected.wait(timeout: .now() + 60) == .success)
+        #expect(states.withLock { $0 }.starts(with: [.connecting, .connected]))
+        #expect(reader.readerInfo?.region?.name == "FCC (US) / IC (Canada)")
+        reader.closeConnection()
+    }
+
+    @Test("startInventory with a delegate finds every tag in range; stop calls its completion")
+    func inventory() throws {
+        let bench = TempBench()
+        let reader = try Self.reader(bench)
+        reader.openConnection()
+        let delegate = RecordingDelegate(expected: 24)
+        let inventory = try reader.startInventory(delegate,
+                                                  withConfiguration: UgiRfidConfiguration.config(inventoryType: .inventoryDistance))
+        #expect(delegate.allFound.wait(timeout: .now() + 60) == .success)
+        #expect(reader.activeInventory === inventory)
+        let stopped = DispatchSemaphore(value: 0)
+        inventory.stopInventory { stopped.signal() }
+        #expect(stopped.wait(timeout: .now() + 60) == .success)
+        #expect(!inventory.isScanning)
+        #expect(inventory.completedReturnValue == .ok)
+        #expect(inventory.tags.count == 24)
+        #expect(inventory.getTagByEpc(inventory.tags[0].epc) != nil)
+        delegate.lock.withLock {
+            #expect(delegate.started == 1)
+            #expect(delegate.stopped == [.ok])
+            #expect(Set(delegate.found).count == 24)
+            #expect(delegate.changedFirst == 24)
+        }
+        #expect(reader.activeInventory == nil)
+        reader.closeConnection()
+    }
+
+    @Test("an invalid configuration is refused before anything is sent")
+    func invalidConfiguration() throws {
+        let bench = TempBench()
+        let reader = try Self.reader(bench)
+        var configuration = UgiRfidConfiguration.config(inventoryType: .inventoryDistance)
+        configuration.session = 7
+        #expect(throws: ConfigurationError.self) {
+            try reader.startInventory(RecordingDelegate(expected: 1), withConfiguration: configuration)
+        }
+        #expect(reader.activeInventory == nil)
+    }
+}

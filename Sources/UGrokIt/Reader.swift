@@ -59,8 +59,13 @@ public final class UgiInventory: Sendable {
     let shared = Mutex(Shared())
     let reader: Reader
 
-    init(configuration: UgiRfidConfiguration, delegate: any UgiInventoryDelegate, reader: Reader) {
+    /// Host-side selection (EPC lists): only tags this returns true for are tracked.
+    let keep: (@Sendable (UgiEpc) -> Bool)?
+
+    init(configuration: UgiRfidConfiguration, delegate: any UgiInventoryDelegate, reader: Reader,
+         keep: (@Sendable (UgiEpc) -> Bool)?) {
         self.configuration = configuration
+        self.keep = keep
         self.delegate = QueueConfined(value: delegate)
         self.reader = reader
         startTime = Date()
@@ -183,12 +188,45 @@ public final class Reader: Sendable {
         shared.withLock { $0.closing = true }
     }
 
-    /// Vendor `startInventory:withConfiguration:`. An invalid configuration is refused
-    /// before anything is sent.
+    /// Vendor `startInventory:withConfiguration:`: every tag. An invalid configuration is
+    /// refused before anything is sent.
     public func startInventory(_ delegate: any UgiInventoryDelegate,
                                withConfiguration configuration: UgiRfidConfiguration) throws(ConfigurationError) -> UgiInventory {
+        try start(delegate, configuration, keep: nil)
+    }
+
+    /// Vendor `startInventory:withConfiguration:withEpc:`: only this tag, selected on the
+    /// reader (a SELECT on the EPC bank), so the reader spends its air time on it.
+    public func startInventory(_ delegate: any UgiInventoryDelegate, withConfiguration configuration: UgiRfidConfiguration,
+                               withEpc epc: UgiEpc) throws(ConfigurationError) -> UgiInventory {
+        var selected = configuration
+        selected.selectBank = .epc
+        selected.selectOffset = 32
+        selected.selectMask = epc.bytes
+        selected.selectMaskBitLength = epc.bytes.count * 8
+        return try start(delegate, selected, keep: nil)
+    }
+
+    /// Vendor `startInventory:withConfiguration:withEpcs:`: only these tags. The reader
+    /// selects on one mask only, so the list is filtered on the host, before the delegate
+    /// hears of anything else.
+    public func startInventory(_ delegate: any UgiInventoryDelegate, withConfiguration configuration: UgiRfidConfiguration,
+                               withEpcs epcs: [UgiEpc]) throws(ConfigurationError) -> UgiInventory {
+        let wanted = Set(epcs)
+        return try start(delegate, configuration) { wanted.contains($0) }
+    }
+
+    /// Vendor `startInventoryIgnoringEpcs`: every tag but these.
+    public func startInventory(_ delegate: any UgiInventoryDelegate, withConfiguration configuration: UgiRfidConfiguration,
+                               ignoringEpcs epcs: [UgiEpc]) throws(ConfigurationError) -> UgiInventory {
+        let ignored = Set(epcs)
+        return try start(delegate, configuration) { !ignored.contains($0) }
+    }
+
+    private func start(_ delegate: any UgiInventoryDelegate, _ configuration: UgiRfidConfiguration,
+                       keep: (@Sendable (UgiEpc) -> Bool)?) throws(ConfigurationError) -> UgiInventory {
         try configuration.validate()
-        let inventory = UgiInventory(configuration: configuration, delegate: delegate, reader: self)
+        let inventory = UgiInventory(configuration: configuration, delegate: delegate, reader: self, keep: keep)
         post(.start(inventory))
         return inventory
     }
@@ -246,9 +284,12 @@ public final class Reader: Sendable {
                     case .start(let inventory):
                         if let old = current { try finish(old, session: session, reason: .ok) }
                         try session.startInventory(inventory.configuration.inventoryParameters)
+                        // Reads of an earlier inventory that were still on their way belong to it.
+                        _ = session.takeReports()
                         let fresh = InventoryTracker(start: inventory.startTime, configuration: inventory.configuration)
                         let box = inventory.delegate
-                        fresh.filter = { epc in box.value.inventoryFilter(epc) }
+                        let keep = inventory.keep
+                        fresh.filter = { epc in !(keep?(epc) ?? true) || box.value.inventoryFilter(epc) }
                         tracker = fresh
                         current = inventory
                         shared.withLock { $0.active = inventory }
@@ -301,6 +342,7 @@ public final class Reader: Sendable {
 
     private func finish(_ inventory: UgiInventory, session: ReaderSession, reason: InventoryStopReason) throws(ReaderError) {
         if session.inventoryRunning { try session.stopInventory() }
+        _ = session.takeReports()
         inventory.shared.withLock { s in
             s.isScanning = false
             s.completed = reason

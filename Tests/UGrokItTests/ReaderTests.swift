@@ -102,3 +102,49 @@ struct ReaderTests {
         #expect(reader.activeInventory == nil)
     }
 }
+
+@Suite("Ugi facade")
+struct UgiFacadeTests {
+    @Test("the singleton drives its reader: one EPC, a list, and ignoring, as in the vendor guide")
+    func singleton() throws {
+        let bench = TempBench()
+        let reader = try ReaderTests.reader(bench)
+        Ugi.createSingleton(reader: reader)
+        defer { Ugi.releaseSingleton() }
+        Ugi.singleton().openConnection()
+        let configuration = UgiRfidConfiguration.config(inventoryType: .locateDistance)
+
+        // Learn the field first.
+        let everything = RecordingDelegate(expected: 24)
+        let all = try Ugi.singleton().startInventory(everything, withConfiguration: configuration)
+        #expect(everything.allFound.wait(timeout: .now() + 60) == .success)
+        let done = DispatchSemaphore(value: 0)
+        all.stopInventory { done.signal() }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        let epcs = all.tags.map(\.epc)
+
+        // withEpc: only that tag.
+        let one = RecordingDelegate(expected: 1)
+        let single = try Ugi.singleton().startInventory(one, withConfiguration: configuration, withEpc: epcs[5])
+        #expect(one.allFound.wait(timeout: .now() + 60) == .success)
+        single.stopInventory { done.signal() }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(single.tags.map(\.epc) == [epcs[5]])
+
+        // withEpcs: only those; ignoringEpcs: all but those.
+        let some = RecordingDelegate(expected: 3)
+        let listed = try Ugi.singleton().startInventory(some, withConfiguration: configuration, withEpcs: Array(epcs[0..<3]))
+        #expect(some.allFound.wait(timeout: .now() + 60) == .success)
+        listed.stopInventory { done.signal() }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(Set(listed.tags.map(\.epc)) == Set(epcs[0..<3]))
+
+        let rest = RecordingDelegate(expected: 20)
+        let ignoring = try Ugi.singleton().startInventory(rest, withConfiguration: configuration, ignoringEpcs: Array(epcs[0..<4]))
+        #expect(rest.allFound.wait(timeout: .now() + 60) == .success)
+        ignoring.stopInventory { done.signal() }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(Set(ignoring.tags.map(\.epc)).isDisjoint(with: epcs[0..<4]))
+        #expect(Ugi.singleton().isConnected)
+    }
+}

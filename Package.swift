@@ -56,6 +56,15 @@ let package = Package(
             name: "grokbench",
             dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]
         ),
+        // MARK: Examples (the vendor guide's snippets, on Linux)
+
+        .target(name: "ExampleBench", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokAudio"],
+                path: "Examples/ExampleBench"),
+        .executableTarget(name: "InventoryAllTags", dependencies: ["ExampleBench", "UGrokIt"], path: "Examples/InventoryAllTags"),
+        .executableTarget(name: "FindTags", dependencies: ["ExampleBench", "UGrokIt"], path: "Examples/FindTags"),
+        .executableTarget(name: "ProgramTag", dependencies: ["ExampleBench", "UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokAudio"],
+                          path: "Examples/ProgramTag"),
+
         /// Fuzz entry points for the packet and command decoders (see docs/fuzzing.md).
         .executableTarget(name: "grokfuzz", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio"]),
 

@@ -93,6 +93,77 @@ public final class UgiInventory: Sendable {
     /// Vendor `resumeInventory` (and with a new configuration).
     public func resumeInventory(configuration: UgiRfidConfiguration? = nil) { reader.post(.resume(self, configuration)) }
 
+    // MARK: Tag access (vendor: on the active inventory, completion called later)
+
+    /// Runs `operation` on the reader's thread while this inventory is the active one, and
+    /// hands its result to `completion` on the callback queue. A stopped inventory answers
+    /// INVENTORY_STOPPED.
+    private func access<T: Sendable>(_ operation: @escaping @Sendable (ReaderSession) throws(ReaderError) -> T,
+                                     stopped: T, completion: @escaping @Sendable (Result<T, ReaderError>) -> Void) {
+        let queue = reader.callbackQueue
+        guard isScanning else {
+            queue.async { completion(.success(stopped)) }
+            return
+        }
+        reader.post(.access(self) { session in
+            let result: Result<T, ReaderError>
+            do throws(ReaderError) { result = .success(try operation(session)) } catch { result = .failure(error) }
+            queue.async { completion(result) }
+        })
+    }
+
+    /// Vendor `programTag:toEpc:withPassword:whenCompleted:`.
+    public func programTag(_ epc: UgiEpc, toEpc newEpc: UgiEpc, withPassword password: UInt32 = 0,
+                           whenCompleted completion: @escaping @Sendable (Result<TagAccessStatus, ReaderError>) -> Void) {
+        access({ (session) throws(ReaderError) in try session.programTag(epc, to: newEpc, password: password) },
+               stopped: .inventoryStopped, completion: completion)
+    }
+
+    /// Vendor `writeTag:bank:offset:data:previousData:password:whenCompleted:` (the
+    /// previous-data check is done by reading first, if you need it).
+    public func writeTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, data: [UInt8], password: UInt32 = 0,
+                         whenCompleted completion: @escaping @Sendable (Result<TagAccessStatus, ReaderError>) -> Void) {
+        access({ (session) throws(ReaderError) in
+            try session.writeTag(epc, bank: bank, offset: offset, data: data, password: password)
+        }, stopped: .inventoryStopped, completion: completion)
+    }
+
+    /// Vendor `readTag:bank:offset:minNumBytes:maxNumBytes:whenCompleted:`.
+    public func readTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, maxNumBytes: Int, password: UInt32 = 0,
+                        whenCompleted completion: @escaping @Sendable (Result<(status: TagAccessStatus, data: [UInt8]), ReaderError>) -> Void) {
+        access({ (session) throws(ReaderError) in
+            try session.readTag(epc, bank: bank, offset: offset, maxBytes: maxNumBytes, password: password)
+        }, stopped: (status: TagAccessStatus.inventoryStopped, data: [UInt8]()), completion: completion)
+    }
+
+    /// Vendor `setTagAccessPassword:password:newPassword:whenCompleted:`.
+    public func setTagAccessPassword(_ epc: UgiEpc, password: UInt32, newPassword: UInt32,
+                                     whenCompleted completion: @escaping @Sendable (Result<TagAccessStatus, ReaderError>) -> Void) {
+        access({ (session) throws(ReaderError) in try session.setTagAccessPassword(epc, to: newPassword, password: password) },
+               stopped: .inventoryStopped, completion: completion)
+    }
+
+    /// Vendor `setTagKillPassword:password:newPassword:whenCompleted:`.
+    public func setTagKillPassword(_ epc: UgiEpc, password: UInt32, newPassword: UInt32,
+                                   whenCompleted completion: @escaping @Sendable (Result<TagAccessStatus, ReaderError>) -> Void) {
+        access({ (session) throws(ReaderError) in try session.setTagKillPassword(epc, to: newPassword, password: password) },
+               stopped: .inventoryStopped, completion: completion)
+    }
+
+    /// Vendor `lockUnlockTag:maskAndAction:password:whenCompleted:` (the 20-bit Gen2 payload).
+    public func lockUnlockTag(_ epc: UgiEpc, maskAndAction: UInt32, password: UInt32 = 0,
+                              whenCompleted completion: @escaping @Sendable (Result<TagAccessStatus, ReaderError>) -> Void) {
+        access({ (session) throws(ReaderError) in try session.lockUnlockTag(epc, payload: maskAndAction, password: password) },
+               stopped: .inventoryStopped, completion: completion)
+    }
+
+    /// Vendor `killTag:password:whenCompleted:`.
+    public func killTag(_ epc: UgiEpc, password killPassword: UInt32,
+                        whenCompleted completion: @escaping @Sendable (Result<TagAccessStatus, ReaderError>) -> Void) {
+        access({ (session) throws(ReaderError) in try session.killTag(epc, killPassword: killPassword) },
+               stopped: .inventoryStopped, completion: completion)
+    }
+
     func publish(_ tracker: InventoryTracker) {
         let tags = tracker.tags
         shared.withLock { s in
@@ -117,6 +188,8 @@ public final class Reader: Sendable {
         case stop(UgiInventory, @Sendable () -> Void)
         case pause(UgiInventory)
         case resume(UgiInventory, UgiRfidConfiguration?)
+        /// Runs on the reader's thread with its session (tag access during an inventory).
+        case access(UgiInventory, @Sendable (ReaderSession) -> Void)
     }
 
     struct Shared {
@@ -306,6 +379,8 @@ public final class Reader: Sendable {
                             try session.stopInventory()
                             inventory.shared.withLock { $0.isPaused = true }
                         }
+                    case .access(let inventory, let body):
+                        if inventory === current { body(session) }
                     case .resume(let inventory, let configuration):
                         if inventory === current, inventory.isPaused {
                             let parameters = (configuration ?? inventory.configuration).inventoryParameters

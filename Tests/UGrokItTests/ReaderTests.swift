@@ -148,3 +148,43 @@ struct UgiFacadeTests {
         #expect(Ugi.singleton().isConnected)
     }
 }
+
+@Suite("Tag access on a running inventory")
+struct InventoryTagAccessTests {
+    @Test("programTag on the active inventory completes with OK; on a stopped one with INVENTORY_STOPPED")
+    func program() throws {
+        let bench = TempBench()
+        let reader = try ReaderTests.reader(bench)
+        reader.openConnection()
+        defer { reader.closeConnection() }
+        let delegate = RecordingDelegate(expected: 24)
+        let inventory = try reader.startInventory(delegate,
+                                                  withConfiguration: UgiRfidConfiguration.config(inventoryType: .inventoryDistance))
+        #expect(delegate.allFound.wait(timeout: .now() + 60) == .success)
+        let old = inventory.tags[0].epc
+        let new = try UgiEpc(hex: "3074257BF7194E4000BEEF01")
+        let result = Mutex<Result<TagAccessStatus, ReaderError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        inventory.programTag(old, toEpc: new) { r in
+            result.withLock { $0 = r }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(try result.withLock { $0 }?.get() == .ok)
+        let read = Mutex<(status: TagAccessStatus, data: [UInt8])?>(nil)
+        inventory.readTag(new, bank: .epc, offset: 4, maxNumBytes: 12) { r in
+            read.withLock { $0 = try? r.get() }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(read.withLock { $0?.data } == new.bytes)
+        inventory.stopInventory { done.signal() }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        inventory.killTag(new, password: 1) { r in
+            result.withLock { $0 = r }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(try result.withLock { $0 }?.get() == .inventoryStopped)
+    }
+}

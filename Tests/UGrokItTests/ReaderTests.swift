@@ -188,3 +188,32 @@ struct InventoryTagAccessTests {
         #expect(try result.withLock { $0 }?.get() == .inventoryStopped)
     }
 }
+
+@Suite("Inventory events as an AsyncStream")
+struct InventoryStreamTests {
+    @Test("for await sees start, every tag, and the stop that ends the stream")
+    func stream() async throws {
+        let bench = TempBench()
+        let reader = try ReaderTests.reader(bench)
+        reader.openConnection()
+        defer { reader.closeConnection() }
+        let (inventory, events) = try reader.inventoryEvents(
+            withConfiguration: UgiRfidConfiguration.config(inventoryType: .inventoryDistance))
+        var started = false
+        var found = Set<UgiEpc>()
+        var stopped: InventoryStopReason?
+        for await event in events {
+            switch event {
+            case .started: started = true
+            case .found(let tag, _):
+                found.insert(tag.epc)
+                if found.count == 24 { inventory.stopInventory() }
+            case .stopped(let reason): stopped = reason
+            default: break
+            }
+        }
+        #expect(started)
+        #expect(found.count == 24)
+        #expect(stopped == .ok)
+    }
+}

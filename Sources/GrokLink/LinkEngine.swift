@@ -162,6 +162,13 @@ public final class LinkEngine {
         return message
     }
 
+    /// Zeroes the counters (the vendor's diagnostics reset); the skew estimate is kept.
+    public func resetStatistics() {
+        let skew = statistics.skewFactor
+        statistics = LinkStatistics()
+        statistics.skewFactor = skew
+    }
+
     /// Payload bytes queued or sent and not yet acknowledged: what a producer watches to
     /// send no faster than the link carries.
     public var backlog: Int { queuedBytes + unacked.reduce(0) { $0 + $1.frame.payload.count } }

@@ -23,6 +23,9 @@ public enum Command: Sendable, Hashable {
     /// Asks for the battery's state; answered by ``Response/battery(_:)``, or refused with
     /// ``StatusCode/busy`` while an inventory runs.
     case getBattery
+    /// Asks for the reader's counters, zeroing them afterwards when `reset`; answered by
+    /// ``Response/diagnostics(_:)``.
+    case getDiagnostics(reset: Bool)
 
     /// The largest echo payload: what fits in a maximum-size response
     /// (header, status byte, 2-byte length).
@@ -38,6 +41,7 @@ public enum Command: Sendable, Hashable {
         case .stopInventory: .stopInventory
         case .tagAccess: .tagAccess
         case .getBattery: .getBattery
+        case .getDiagnostics: .getDiagnostics
         }
     }
 
@@ -45,6 +49,8 @@ public enum Command: Sendable, Hashable {
         switch self {
         case .identify, .stopInventory, .getBattery:
             break
+        case .getDiagnostics(let reset):
+            writer.u8(reset ? 1 : 0)
         case .startInventory(let parameters):
             parameters.write(to: &writer)
         case .tagAccess(let epc, let operation):
@@ -82,6 +88,8 @@ public enum Command: Sendable, Hashable {
             return .tagAccess(epc: epc, try TagOperation.read(from: &reader))
         case .getBattery:
             return .getBattery
+        case .getDiagnostics:
+            return .getDiagnostics(reset: try reader.u8("diagnostics.reset") != 0)
         default:
             throw .unknownOpcode(opcode.rawValue)
         }
@@ -110,6 +118,8 @@ public enum Response: Sendable, Hashable {
     case tagAccess(TagAccessStatus, words: [UInt16])
     /// The answer to ``Command/getBattery``.
     case battery(BatteryInfo)
+    /// The answer to ``Command/getDiagnostics(reset:)``: the counters before any reset.
+    case diagnostics(ReaderCounters)
     /// The request with `opcode` failed or was refused. `message` is English detail for
     /// logs (at most ``WireLimits/maxStringBytes`` UTF-8 bytes); act on `status`.
     case failure(opcode: Opcode, status: StatusCode, message: String)
@@ -123,6 +133,7 @@ public enum Response: Sendable, Hashable {
         case .done(let opcode): opcode
         case .tagAccess: .tagAccess
         case .battery: .getBattery
+        case .diagnostics: .getDiagnostics
         case .failure(let opcode, _, _): opcode
         }
     }
@@ -142,6 +153,9 @@ public enum Response: Sendable, Hashable {
         case .battery(let info):
             writer.u8(0)
             info.write(to: &writer)
+        case .diagnostics(let counters):
+            writer.u8(0)
+            counters.write(to: &writer)
         case .tagAccess(let status, let words):
             writer.u8(0)
             writer.u8(status.rawValue)
@@ -179,6 +193,8 @@ public enum Response: Sendable, Hashable {
             return .tagAccess(status, words: words)
         case .getBattery:
             return .battery(try BatteryInfo.read(from: &reader))
+        case .getDiagnostics:
+            return .diagnostics(try ReaderCounters.read(from: &reader))
         default:
             throw .unknownOpcode(opcode.rawValue)
         }

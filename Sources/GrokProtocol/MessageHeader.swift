@@ -46,6 +46,8 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
     public static let tagAccess = Opcode(rawValue: 0x0201)
     /// ``Command/getBattery``: the battery's state.
     public static let getBattery = Opcode(rawValue: 0x0601)
+    /// ``Command/getDiagnostics(reset:)``: the reader's counters.
+    public static let getDiagnostics = Opcode(rawValue: 0x0602)
     /// ``Command/setRegion(_:)``: store the region the reader operates in.
     public static let setRegion = Opcode(rawValue: 0x0301)
 
@@ -62,6 +64,7 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
         case .stopInventory: return "stopInventory (\(number))"
         case .tagAccess: return "tagAccess (\(number))"
         case .getBattery: return "getBattery (\(number))"
+        case .getDiagnostics: return "getDiagnostics (\(number))"
         default: return number
         }
     }

@@ -130,6 +130,9 @@ public final class GrokkerCommandHandler: Sendable {
                 percentRemaining: percent,
                 // A Li-ion cell from 3.30 V empty to 4.20 V full.
                 millivolts: UInt16(3300 + 9 * Int(percent))))
+        case .getDiagnostics:
+            // The counters live in the device's link and RF loop (EmulatedGrokker answers).
+            return .diagnostics(ReaderCounters())
         case .tagAccess:
             // Tags are reached through the RF field, which the device's inventory loop owns
             // (EmulatedGrokker answers these while an inventory runs).

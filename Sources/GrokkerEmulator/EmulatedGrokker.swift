@@ -90,6 +90,8 @@ public final class EmulatedGrokker: CablePeer {
             let response: Response
             if case .tagAccess(let epc, let operation) = message.command, inventory.isRunning {
                 response = persistingTagChange(inventory.access(epc: epc, operation, at: now), operation)
+            } else if case .getDiagnostics(let reset) = message.command {
+                response = .diagnostics(counters(reset: reset))
             } else if case .getBattery = message.command, inventory.isRunning {
                 // The battery is measured with the radio off, as the vendor's reader did.
                 response = .failure(opcode: .getBattery, status: .busy, message: "battery not read while scanning")
@@ -119,6 +121,7 @@ public final class EmulatedGrokker: CablePeer {
             let batch = inventory.takeReports(limit: InventoryEvent.maxReportsPerEvent)
             if batch.isEmpty { break }
             try? engine.send(InventoryEvent.tagReports(batch).encode())
+            reportsSent += batch.count
         }
     }
 
@@ -134,6 +137,27 @@ public final class EmulatedGrokker: CablePeer {
             return .failure(opcode: .tagAccess, status: .storageFailure, message: error.description)
         }
     }
+
+    /// The reader's counters, zeroed afterwards when `reset`.
+    private func counters(reset: Bool) -> ReaderCounters {
+        let link = engine.statistics
+        var c = ReaderCounters()
+        c.packetsSent = UInt32(clamping: link.packetsSent)
+        c.packetsReceived = UInt32(clamping: link.packetsReceived)
+        c.retries = UInt32(clamping: link.retries)
+        c.crcMismatches = UInt32(clamping: link.crcMismatches)
+        c.inventoryRounds = UInt32(clamping: inventory.totalRounds)
+        c.tagFinds = UInt32(clamping: inventory.totalReads)
+        c.reportsSent = UInt32(clamping: reportsSent)
+        if reset {
+            engine.resetStatistics()
+            inventory.resetTotals()
+            reportsSent = 0
+        }
+        return c
+    }
+
+    private var reportsSent = 0
 
     /// About the size of a full tag-report event (32 reads of 96-bit EPCs).
     static let reportEventBytes = 1_000

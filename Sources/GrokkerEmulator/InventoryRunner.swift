@@ -48,6 +48,14 @@ final class InventoryRunner {
     /// Rounds run and reads made since the inventory started.
     private(set) var rounds = 0
     private(set) var reads = 0
+    /// Rounds and reads since the diagnostics were last reset, across inventories.
+    private(set) var totalRounds = 0
+    private(set) var totalReads = 0
+
+    func resetTotals() {
+        totalRounds = 0
+        totalReads = 0
+    }
 
     init(field: RFField) {
         self.field = field
@@ -109,8 +117,10 @@ final class InventoryRunner {
         while nextRound <= time {
             let round = engine.runRound(in: &field, at: nextRound)
             rounds += 1
+            totalRounds += 1
             for read in round.reads {
                 reads += 1
+                totalReads += 1
                 if reportOnce, reported.contains(read.epc) { continue }
                 let report = TagReport(
                     epc: read.epc, pc: read.pc, rssiITenthsDBm: Int16(clamping: Int((read.rssiIDBm * 10).rounded())),

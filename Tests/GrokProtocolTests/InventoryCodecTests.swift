@@ -119,3 +119,19 @@ struct BatteryCodecTests {
         #expect(throws: ProtocolError.self) { try ResponseMessage.decode(bad) }
     }
 }
+
+@Suite("Diagnostics codec")
+struct DiagnosticsCodecTests {
+    @Test("diagnostics request and answer round-trip")
+    func roundTrip() throws {
+        for reset in [false, true] {
+            let request = RequestMessage(id: 5, command: .getDiagnostics(reset: reset))
+            #expect(try RequestMessage.decode(request.encode()) == request)
+        }
+        var counters = ReaderCounters()
+        counters.inventoryRounds = 123
+        counters.tagFinds = .max
+        let response = ResponseMessage(id: 5, response: .diagnostics(counters))
+        #expect(try ResponseMessage.decode(response.encode()) == response)
+    }
+}

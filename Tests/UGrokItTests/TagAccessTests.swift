@@ -119,3 +119,28 @@ struct BatteryTests {
         #expect(try rig.session.batteryInfo().percentRemaining == 40)
     }
 }
+
+@Suite("Diagnostics")
+struct DiagnosticsTests {
+    @Test("counters from both sides; reset zeroes them")
+    func counters() throws {
+        let rig = try Rig()
+        try rig.session.connect()
+        try rig.session.setRegion("fcc")
+        try rig.session.startInventory(UgiRfidConfiguration.config(inventoryType: .inventoryDistance).inventoryParameters)
+        try rig.session.collect(forAtMost: 1)
+        try rig.session.stopInventory()
+        let reports = rig.session.takeReports().count
+        let first = try rig.session.diagnostics(reset: true)
+        #expect(first.rawInventoryRounds > 0)
+        #expect(first.rawTagFinds >= Int(first.reader.reportsSent))
+        #expect(Int(first.reader.reportsSent) >= reports && reports > 0)
+        #expect(first.packetsReceived > 0 && first.reader.packetsReceived > 0)
+        #expect(abs(first.byteProtocolSkewFactor - 1) < 0.001)
+        let second = try rig.session.diagnostics()
+        #expect(second.rawInventoryRounds == 0)
+        #expect(second.rawTagFinds == 0)
+        // Only the last exchange since the reset.
+        #expect(second.packetsSent < first.packetsSent)
+    }
+}

@@ -35,6 +35,11 @@ extension UgiInventoryDelegate {
     public func inventoryHistoryInterval() {}
 }
 
+struct RegionNamesResult: Sendable {
+    let names: [String]
+    let selected: Int?
+}
+
 /// Carries a reference that is only ever used on one queue at a time across the
 /// concurrency checker (the delegate: called on the callback queue only).
 struct QueueConfined<T>: @unchecked Sendable {
@@ -190,6 +195,8 @@ public final class Reader: Sendable {
         case resume(UgiInventory, UgiRfidConfiguration?)
         /// Runs on the reader's thread with its session (tag access during an inventory).
         case access(UgiInventory, @Sendable (ReaderSession) -> Void)
+        /// Runs on the reader's thread with its session, connected or not.
+        case perform(@Sendable (ReaderSession) -> Void)
     }
 
     struct Shared {
@@ -304,6 +311,53 @@ public final class Reader: Sendable {
         return inventory
     }
 
+    // MARK: Housekeeping on the reader's thread
+
+    /// Runs `operation` with the session on the reader's thread; the result goes to
+    /// `completion` on the callback queue. Needs ``openConnection()`` first.
+    private func perform<T: Sendable>(_ operation: @escaping @Sendable (ReaderSession) throws(ReaderError) -> T,
+                                      completion: @escaping @Sendable (Result<T, ReaderError>) -> Void) {
+        let queue = callbackQueue
+        post(.perform { session in
+            let result: Result<T, ReaderError>
+            do throws(ReaderError) { result = .success(try operation(session)) } catch { result = .failure(error) }
+            queue.async { completion(result) }
+        })
+    }
+
+    private func perform<T: Sendable>(_ operation: @escaping @Sendable (ReaderSession) throws(ReaderError) -> T)
+        async throws(ReaderError) -> T {
+        let result = await withCheckedContinuation { continuation in
+            perform(operation) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
+    /// Vendor `setRegion`: by vendor name, code or number. Returns the reader information
+    /// with the new region.
+    public func setRegion(_ name: String) async throws(ReaderError) -> ReaderInfo {
+        try await perform { (session) throws(ReaderError) in try session.setRegion(name) }
+    }
+
+    /// Vendor `getRegionNames`: the names, and the index of the region set (once connected).
+    public func regionNames() async throws(ReaderError) -> (names: [String], selected: Int?) {
+        let both: RegionNamesResult = try await perform { session in
+            let names = session.regionNames()
+            return RegionNamesResult(names: names.names, selected: names.selected)
+        }
+        return (both.names, both.selected)
+    }
+
+    /// Vendor battery info (not while an inventory runs).
+    public func batteryInfo() async throws(ReaderError) -> BatteryInfo {
+        try await perform { (session) throws(ReaderError) in try session.batteryInfo() }
+    }
+
+    /// Vendor diagnostics, reset afterwards when asked.
+    public func diagnostics(reset: Bool = false) async throws(ReaderError) -> UgiDiagnostics {
+        try await perform { (session) throws(ReaderError) in try session.diagnostics(reset: reset) }
+    }
+
     func post(_ request: Request) {
         shared.withLock { $0.requests.append(request) }
     }
@@ -381,6 +435,8 @@ public final class Reader: Sendable {
                         }
                     case .access(let inventory, let body):
                         if inventory === current { body(session) }
+                    case .perform(let body):
+                        body(session)
                     case .resume(let inventory, let configuration):
                         if inventory === current, inventory.isPaused {
                             let parameters = (configuration ?? inventory.configuration).inventoryParameters
@@ -413,6 +469,14 @@ public final class Reader: Sendable {
         if let current { try? finish(current, session: session, reason: .ok) }
         session.close()
         setState(.notConnected)
+        // Whatever was still asked of the reader gets its answer: the connection is closed.
+        for request in shared.withLock({ s in defer { s.requests.removeAll() }; return s.requests }) {
+            switch request {
+            case .perform(let body), .access(_, let body): body(session)
+            case .stop(_, let completion): callbackQueue.async { completion() }
+            case .start, .pause, .resume: break
+            }
+        }
     }
 
     private func finish(_ inventory: UgiInventory, session: ReaderSession, reason: InventoryStopReason) throws(ReaderError) {

@@ -217,3 +217,26 @@ struct InventoryStreamTests {
         #expect(stopped == .ok)
     }
 }
+
+@Suite("Reader housekeeping")
+struct ReaderHousekeepingTests {
+    @Test("region, battery and diagnostics through the reader's thread, with async calls")
+    func housekeeping() async throws {
+        let bench = TempBench()
+        let reader = try ReaderTests.reader(bench)
+        reader.openConnection()
+        defer { reader.closeConnection() }
+        let info = try await reader.setRegion("etsi")
+        #expect(info.region?.name == "ETSI (EU)")
+        let names = try await reader.regionNames()
+        #expect(names.names.count == 22 && names.selected == 1)
+        #expect(try await reader.batteryInfo().percentRemaining == 100)
+        #expect(try await reader.diagnostics().packetsReceived > 0)
+        do {
+            _ = try await reader.setRegion("atlantis")
+            Issue.record("an unknown region was accepted")
+        } catch {
+            #expect(error == .unknownRegion("atlantis"))
+        }
+    }
+}

@@ -106,6 +106,19 @@ public final class Ugi: Sendable {
         try reader.startInventory(delegate, withConfiguration: configuration, ignoringEpcs: epcs)
     }
 
+    /// Vendor `setRegion`.
+    public func setRegion(_ name: String) async throws(ReaderError) -> ReaderInfo { try await reader.setRegion(name) }
+    /// Vendor `getRegionNames`.
+    public func getRegionNames() async throws(ReaderError) -> (names: [String], selected: Int?) {
+        try await reader.regionNames()
+    }
+    /// Vendor battery info (not while scanning).
+    public func batteryInfo() async throws(ReaderError) -> BatteryInfo { try await reader.batteryInfo() }
+    /// Vendor `getDiagnostics:reset:`.
+    public func diagnostics(reset: Bool = false) async throws(ReaderError) -> UgiDiagnostics {
+        try await reader.diagnostics(reset: reset)
+    }
+
     /// Vendor `sdkVersionMajor/Minor/Build`.
     public static let sdkVersion = (major: 0, minor: 1, build: 0)
 }

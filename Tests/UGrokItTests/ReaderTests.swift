@@ -106,7 +106,7 @@ struct ReaderTests {
 @Suite("Ugi facade")
 struct UgiFacadeTests {
     @Test("the singleton drives its reader: one EPC, a list, and ignoring, as in the vendor guide")
-    func singleton() throws {
+    func singleton() async throws {
         let bench = TempBench()
         let reader = try ReaderTests.reader(bench)
         Ugi.createSingleton(reader: reader)
@@ -146,6 +146,8 @@ struct UgiFacadeTests {
         #expect(done.wait(timeout: .now() + 60) == .success)
         #expect(Set(ignoring.tags.map(\.epc)).isDisjoint(with: epcs[0..<4]))
         #expect(Ugi.singleton().isConnected)
+        #expect(try await Ugi.singleton().getRegionNames().names.first == "FCC (US) / IC (Canada)")
+        #expect(try await Ugi.singleton().batteryInfo().canScan)
     }
 }
 

@@ -1,10 +1,10 @@
 /// One tag-access operation, addressed to a tag by its EPC (vendor: `programTag`,
 /// `writeTag`, `readTag`, `setTagAccessPassword`, `setTagKillPassword`, `lockUnlockTag`,
-/// `killTag`). Banks are Gen2's: 0 RESERVED, 1 EPC, 2 TID, 3 USER; pointers and counts are
-/// in 16-bit words; `password` is the access password (0: none).
+/// `killTag`). Pointers and counts are in 16-bit words; `password` is the access password
+/// (0: none).
 public enum TagOperation: Sendable, Hashable {
-    case read(bank: UInt8, wordPointer: UInt16, wordCount: UInt16, password: UInt32)
-    case write(bank: UInt8, wordPointer: UInt16, words: [UInt16], password: UInt32)
+    case read(bank: MemoryBank, wordPointer: UInt16, wordCount: UInt16, password: UInt32)
+    case write(bank: MemoryBank, wordPointer: UInt16, words: [UInt16], password: UInt32)
     case programEPC(newEPC: [UInt8], password: UInt32)
     case setAccessPassword(UInt32, password: UInt32)
     case setKillPassword(UInt32, password: UInt32)
@@ -28,9 +28,9 @@ public enum TagOperation: Sendable, Hashable {
         w.u8(code)
         switch self {
         case .read(let bank, let pointer, let count, let password):
-            w.u8(bank); w.u16(pointer); w.u16(count); w.u32(password)
+            w.u8(bank.rawValue); w.u16(pointer); w.u16(count); w.u32(password)
         case .write(let bank, let pointer, let words, let password):
-            w.u8(bank); w.u16(pointer); w.u8(UInt8(words.count)); for word in words { w.u16(word) }; w.u32(password)
+            w.u8(bank.rawValue); w.u16(pointer); w.u8(UInt8(words.count)); for word in words { w.u16(word) }; w.u32(password)
         case .programEPC(let epc, let password):
             w.u8(UInt8(epc.count)); w.raw(epc); w.u32(password)
         case .setAccessPassword(let new, let password), .setKillPassword(let new, let password):
@@ -42,17 +42,21 @@ public enum TagOperation: Sendable, Hashable {
         }
     }
 
+    static func readBank(from r: inout ByteReader) throws(ProtocolError) -> MemoryBank {
+        let raw = try r.u8("tagAccess.bank")
+        guard let bank = MemoryBank(rawValue: raw) else { throw .invalidValue(field: "tagAccess.bank", value: Int(raw)) }
+        return bank
+    }
+
     static func read(from r: inout ByteReader) throws(ProtocolError) -> TagOperation {
         let code = try r.u8("tagAccess.operation")
         switch code {
         case 1:
-            let bank = try r.u8("tagAccess.bank")
-            guard bank <= 3 else { throw .invalidValue(field: "tagAccess.bank", value: Int(bank)) }
+            let bank = try readBank(from: &r)
             return .read(bank: bank, wordPointer: try r.u16("tagAccess.wordPointer"),
                          wordCount: try r.u16("tagAccess.wordCount"), password: try r.u32("tagAccess.password"))
         case 2:
-            let bank = try r.u8("tagAccess.bank")
-            guard bank <= 3 else { throw .invalidValue(field: "tagAccess.bank", value: Int(bank)) }
+            let bank = try readBank(from: &r)
             let pointer = try r.u16("tagAccess.wordPointer")
             let count = try r.u8("tagAccess.wordCount")
             var words: [UInt16] = []

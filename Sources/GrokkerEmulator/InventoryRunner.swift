@@ -1,3 +1,4 @@
+import GrokAudio
 import GrokProtocol
 
 extension RFScene {
@@ -9,17 +10,10 @@ extension RFScene {
         // urn:epc:tag:sgtin-96:3.0614141.812345.S: header, filter, partition, company and item
         // fill the first 58 bits (the TDS example's), the last 38 bits are the serial.
         let prefix: [UInt8] = [0x30, 0x74, 0x25, 0x7B, 0xF7, 0x19, 0x4E, 0x40]
-        var state = seed &+ 0x5343_454E_45
-        func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var random = SplitMix64(seed: seed &+ 0x5343_454E_45)
         var tags: [Tag] = []
         for i in 0..<25 {
-            let serial = next() & ((1 << 38) - 1)
+            let serial = random.next() & ((1 << 38) - 1)
             var epc = prefix
             epc[7] |= UInt8(truncatingIfNeeded: serial >> 32) & 0x3F
             for shift in stride(from: 24, through: 0, by: -8) { epc.append(UInt8(truncatingIfNeeded: serial >> UInt64(shift))) }
@@ -45,9 +39,6 @@ final class InventoryRunner {
     private var pending: [[UInt8]: TagReport] = [:]
     private var reportOnce = false
     private var reported: Set<[UInt8]> = []
-    /// Rounds run and reads made since the inventory started.
-    private(set) var rounds = 0
-    private(set) var reads = 0
     /// Rounds and reads since the diagnostics were last reset, across inventories.
     private(set) var totalRounds = 0
     private(set) var totalReads = 0
@@ -91,8 +82,6 @@ final class InventoryRunner {
         reported.removeAll()
         pending.removeAll()
         pendingOrder.removeAll()
-        rounds = 0
-        reads = 0
     }
 
     func stop() {
@@ -116,10 +105,8 @@ final class InventoryRunner {
         guard var engine else { return }
         while nextRound <= time {
             let round = engine.runRound(in: &field, at: nextRound)
-            rounds += 1
             totalRounds += 1
             for read in round.reads {
-                reads += 1
                 totalReads += 1
                 if reportOnce, reported.contains(read.epc) { continue }
                 let report = TagReport(
@@ -138,14 +125,13 @@ final class InventoryRunner {
     /// One tag-access operation on the field at `time` (the carrier is on while the
     /// inventory runs).
     func access(epc: [UInt8], _ operation: TagOperation, at time: Double) -> Response {
-        func bank(_ raw: UInt8) -> Gen2Bank { Gen2Bank(rawValue: raw) ?? .user }
         switch operation {
         case .read(let b, let pointer, let count, let password):
-            let result = field.read(epc: epc, bank: bank(b), wordPointer: Int(pointer), wordCount: Int(count),
+            let result = field.read(epc: epc, bank: b, wordPointer: Int(pointer), wordCount: Int(count),
                                     password: password, at: time)
             return .tagAccess(result.result, words: Array(result.words.prefix(255)))
         case .write(let b, let pointer, let words, let password):
-            return .tagAccess(field.write(epc: epc, bank: bank(b), wordPointer: Int(pointer), words: words,
+            return .tagAccess(field.write(epc: epc, bank: b, wordPointer: Int(pointer), words: words,
                                           password: password, at: time), words: [])
         case .programEPC(let newEPC, let password):
             return .tagAccess(field.programEPC(epc: epc, newEPC: newEPC, password: password, at: time), words: [])

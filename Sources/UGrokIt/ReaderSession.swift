@@ -230,7 +230,7 @@ public final class ReaderSession {
                         password: UInt32 = 0) throws(ReaderError) -> (status: TagAccessStatus, data: [UInt8]) {
         try checkEven("offset", offset)
         let words = (maxBytes + 1) / 2
-        let answer = try tagAccess(epc, .read(bank: UInt8(bank.rawValue), wordPointer: UInt16(clamping: offset / 2),
+        let answer = try tagAccess(epc, .read(bank: bank, wordPointer: UInt16(clamping: offset / 2),
                                              wordCount: UInt16(clamping: words), password: password))
         var bytes: [UInt8] = []
         for word in answer.words { bytes.append(UInt8(word >> 8)); bytes.append(UInt8(word & 0xFF)) }
@@ -243,7 +243,7 @@ public final class ReaderSession {
         try checkEven("offset", offset)
         try checkEven("data", data.count)
         let words = stride(from: 0, to: data.count, by: 2).map { UInt16(data[$0]) << 8 | UInt16(data[$0 + 1]) }
-        return try tagAccess(epc, .write(bank: UInt8(bank.rawValue), wordPointer: UInt16(clamping: offset / 2),
+        return try tagAccess(epc, .write(bank: bank, wordPointer: UInt16(clamping: offset / 2),
                                          words: words, password: password)).status
     }
 

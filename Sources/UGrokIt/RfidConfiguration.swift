@@ -2,27 +2,11 @@
 // its limits, its validation and the six preset inventory types. The reasons for each
 // limit and preset value are in docs/inventory.md.
 
-/// A tag memory bank (EPC Gen2). Vendor: `UgiMemoryBank` (`UGI_MEMORY_BANK_*`).
-public enum UgiMemoryBank: Int, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
-    /// Kill and access passwords. Vendor: `UGI_MEMORY_BANK_RESERVED`.
-    case reserved = 0
-    /// CRC, protocol control word and the EPC. Vendor: `UGI_MEMORY_BANK_EPC`.
-    case epc = 1
-    /// The chip's identification (maker, model, often a serial). Vendor: `UGI_MEMORY_BANK_TID`.
-    case tid = 2
-    /// User memory, if the chip has any. Vendor: `UGI_MEMORY_BANK_USER`.
-    case user = 3
+import GrokProtocol
 
-    /// The vendor's constant suffix: `RESERVED`, `EPC`, `TID`, `USER`.
-    public var description: String {
-        switch self {
-        case .reserved: "RESERVED"
-        case .epc: "EPC"
-        case .tid: "TID"
-        case .user: "USER"
-        }
-    }
-}
+/// A tag memory bank (EPC Gen2). Vendor: `UgiMemoryBank` (`UGI_MEMORY_BANK_*`); the same type
+/// the command protocol carries.
+public typealias UgiMemoryBank = MemoryBank
 
 /// The sounds the Grokker makes while an inventory finds tags. Vendor: `UgiSoundTypes`
 /// (`UGI_INVENTORY_SOUNDS_*`); the raw values are the vendor's.

@@ -80,8 +80,8 @@ struct InventoryCodecTests {
 @Suite("Tag access codec")
 struct TagAccessCodecTests {
     static let operations: [TagOperation] = [
-        .read(bank: 2, wordPointer: 0, wordCount: 6, password: 0),
-        .write(bank: 3, wordPointer: 4, words: [0xABCD, 0x0102], password: 0x1234_5678),
+        .read(bank: .tid, wordPointer: 0, wordCount: 6, password: 0),
+        .write(bank: .user, wordPointer: 4, words: [0xABCD, 0x0102], password: 0x1234_5678),
         .programEPC(newEPC: Array(repeating: 0x30, count: 12), password: 0),
         .setAccessPassword(0xDEAD_BEEF, password: 1), .setKillPassword(7, password: 0),
         .lock(payload: 0x0_C030, password: 9), .kill(killPassword: 0xDEAD),
@@ -97,8 +97,11 @@ struct TagAccessCodecTests {
             let response = ResponseMessage(id: 3, response: .tagAccess(status, words: status == .ok ? [1, 2, 3] : []))
             #expect(try ResponseMessage.decode(response.encode()) == response)
         }
-        let badBank = RequestMessage(id: 1, command: .tagAccess(epc: [1, 2, 3, 4], .read(bank: 9, wordPointer: 0, wordCount: 1, password: 0)))
-        #expect(throws: ProtocolError.self) { try RequestMessage.decode(badBank.encode()) }
+        // A bank number that is not Gen2's: header (10), EPC length and 4 bytes, operation, bank.
+        var badBank = RequestMessage(id: 1, command: .tagAccess(epc: [1, 2, 3, 4], .read(bank: .tid, wordPointer: 0, wordCount: 1, password: 0))).encode()
+        #expect(badBank[16] == MemoryBank.tid.rawValue)
+        badBank[16] = 9
+        #expect(throws: ProtocolError.self) { try RequestMessage.decode(badBank) }
         let badLock = RequestMessage(id: 1, command: .tagAccess(epc: [1, 2, 3, 4], .lock(payload: 1 << 20, password: 0)))
         #expect(throws: ProtocolError.self) { try RequestMessage.decode(badLock.encode()) }
     }

@@ -1,3 +1,4 @@
+import GrokProtocol
 import Foundation
 import Testing
 import UGrokIt

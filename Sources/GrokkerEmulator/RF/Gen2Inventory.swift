@@ -1,3 +1,4 @@
+import GrokProtocol
 import GrokAudio
 
 /// A Gen2 Select: only tags whose `bank` bits `bitOffset ..< bitOffset + bitLength` equal the

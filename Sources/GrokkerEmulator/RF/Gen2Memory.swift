@@ -1,23 +1,7 @@
-/// A Gen2 memory bank (vendor `UGI_MEMORY_BANK_*`: RESERVED 0, EPC 1, TID 2, USER 3).
-public enum Gen2Bank: UInt8, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
-    /// Kill password (words 0-1) and access password (words 2-3).
-    case reserved = 0
-    /// StoredCRC (word 0), PC (word 1), then the EPC.
-    case epc = 1
-    /// The tag identifier: class `E2`, mask designer, model, serial.
-    case tid = 2
-    /// User memory (any length, possibly none).
-    case user = 3
+import GrokProtocol
 
-    public var description: String {
-        switch self {
-        case .reserved: "RESERVED"
-        case .epc: "EPC"
-        case .tid: "TID"
-        case .user: "USER"
-        }
-    }
-}
+/// A Gen2 memory bank: the protocol's ``MemoryBank``.
+public typealias Gen2Bank = MemoryBank
 
 /// The lock state of one lockable field, as the two action bits of the Gen2 Lock command
 /// (vendor names and values). For EPC, TID and USER it says who may write the bank; for the

@@ -34,6 +34,11 @@ let package = Package(
         /// Typed commands and responses shared by host and emulated device.
         .target(name: "GrokProtocol"),
 
+        // MARK: Firmware
+
+        /// SHA-256 and Ed25519 through OpenSSL, deflate and CRC-32 through zlib; no C type escapes.
+        .target(name: "GrokCrypto", dependencies: ["COpenSSL", "CZlib"]),
+
         // MARK: Devices and the SDK
 
         /// The emulated Grokker: reachable only through audio samples.
@@ -73,6 +78,7 @@ let package = Package(
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CZlib", "COpenSSL", "CCurl", "CSQLite"]),
         .testTarget(name: "GrokAudioTests", dependencies: ["GrokAudio"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokLinkTests", dependencies: ["GrokLink", "GrokAudio"]),
+        .testTarget(name: "GrokCryptoTests", dependencies: ["GrokCrypto"]),
         .testTarget(name: "GrokProtocolTests", dependencies: ["GrokProtocol", "GrokAudio"]),
         .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
         .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol"]),

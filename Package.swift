@@ -42,9 +42,9 @@ let package = Package(
         // MARK: Devices and the SDK
 
         /// The emulated Grokker: reachable only through audio samples.
-        .target(name: "GrokkerEmulator", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio"]),
+        .target(name: "GrokkerEmulator", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto"]),
         /// The SDK: one Reader per audio port, the Ugi facade.
-        .target(name: "UGrokIt", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio"]),
+        .target(name: "UGrokIt", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto"]),
 
         // MARK: Command line and benchmarks
 
@@ -81,7 +81,8 @@ let package = Package(
         .testTarget(name: "GrokCryptoTests", dependencies: ["GrokCrypto"]),
         .testTarget(name: "GrokProtocolTests", dependencies: ["GrokProtocol", "GrokAudio"]),
         .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
-        .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol"]),
+        .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto"],
+                    resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokAudio"]),
     ],
     swiftLanguageModes: [.v6]

@@ -26,6 +26,9 @@ public enum Command: Sendable, Hashable {
     /// Asks for the reader's counters, zeroing them afterwards when `reset`; answered by
     /// ``Response/diagnostics(_:)``.
     case getDiagnostics(reset: Bool)
+    /// A firmware-update request (opcodes 0x04xx), answered by ``Response/firmware(_:)``
+    /// or, for ``FirmwareRequest/activate``, ``Response/done(_:)``.
+    case firmware(FirmwareRequest)
 
     /// The largest echo payload: what fits in a maximum-size response
     /// (header, status byte, 2-byte length).
@@ -42,6 +45,7 @@ public enum Command: Sendable, Hashable {
         case .tagAccess: .tagAccess
         case .getBattery: .getBattery
         case .getDiagnostics: .getDiagnostics
+        case .firmware(let request): request.opcode
         }
     }
 
@@ -51,6 +55,8 @@ public enum Command: Sendable, Hashable {
             break
         case .getDiagnostics(let reset):
             writer.u8(reset ? 1 : 0)
+        case .firmware(let request):
+            request.write(to: &writer)
         case .startInventory(let parameters):
             parameters.write(to: &writer)
         case .tagAccess(let epc, let operation):
@@ -90,6 +96,8 @@ public enum Command: Sendable, Hashable {
             return .getBattery
         case .getDiagnostics:
             return .getDiagnostics(reset: try reader.u8("diagnostics.reset") != 0)
+        case _ where FirmwareRequest.handles(opcode):
+            return .firmware(try FirmwareRequest.read(opcode: opcode, from: &reader))
         default:
             throw .unknownOpcode(opcode.rawValue)
         }
@@ -120,6 +128,8 @@ public enum Response: Sendable, Hashable {
     case battery(BatteryInfo)
     /// The answer to ``Command/getDiagnostics(reset:)``: the counters before any reset.
     case diagnostics(ReaderCounters)
+    /// The answer to a ``Command/firmware(_:)`` request, for the request with `opcode`.
+    case firmware(FirmwareReply, for: Opcode)
     /// The request with `opcode` failed or was refused. `message` is English detail for
     /// logs (at most ``WireLimits/maxStringBytes`` UTF-8 bytes); act on `status`.
     case failure(opcode: Opcode, status: StatusCode, message: String)
@@ -134,6 +144,7 @@ public enum Response: Sendable, Hashable {
         case .tagAccess: .tagAccess
         case .battery: .getBattery
         case .diagnostics: .getDiagnostics
+        case .firmware(_, let opcode): opcode
         case .failure(let opcode, _, _): opcode
         }
     }
@@ -156,6 +167,9 @@ public enum Response: Sendable, Hashable {
         case .diagnostics(let counters):
             writer.u8(0)
             counters.write(to: &writer)
+        case .firmware(let reply, _):
+            writer.u8(0)
+            reply.write(to: &writer)
         case .tagAccess(let status, let words):
             writer.u8(0)
             writer.u8(status.rawValue)
@@ -180,7 +194,7 @@ public enum Response: Sendable, Hashable {
             return .echo(try Command.readEcho(from: &reader))
         case .setRegion:
             return .setRegion(try ReaderInfo.read(from: &reader))
-        case .startInventory, .stopInventory:
+        case .startInventory, .stopInventory, .activateImage:
             return .done(opcode)
         case .tagAccess:
             let code = try reader.u8("tagAccess.result")
@@ -195,6 +209,8 @@ public enum Response: Sendable, Hashable {
             return .battery(try BatteryInfo.read(from: &reader))
         case .getDiagnostics:
             return .diagnostics(try ReaderCounters.read(from: &reader))
+        case _ where FirmwareRequest.handles(opcode):
+            return .firmware(try FirmwareReply.read(opcode: opcode, from: &reader), for: opcode)
         default:
             throw .unknownOpcode(opcode.rawValue)
         }

@@ -65,6 +65,14 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
         case .tagAccess: return "tagAccess (\(number))"
         case .getBattery: return "getBattery (\(number))"
         case .getDiagnostics: return "getDiagnostics (\(number))"
+        case .firmwareStatus: return "firmwareStatus (\(number))"
+        case .enterLoader: return "enterLoader (\(number))"
+        case .beginUpload: return "beginUpload (\(number))"
+        case .uploadBlock: return "uploadBlock (\(number))"
+        case .verifyUpload: return "verifyUpload (\(number))"
+        case .activateImage: return "activateImage (\(number))"
+        case .confirmImage: return "confirmImage (\(number))"
+        case .leaveLoader: return "leaveLoader (\(number))"
         default: return number
         }
     }

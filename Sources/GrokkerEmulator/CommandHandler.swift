@@ -137,6 +137,9 @@ public final class GrokkerCommandHandler: Sendable {
             // Tags are reached through the RF field, which the device's inventory loop owns
             // (EmulatedGrokker answers these while an inventory runs).
             return .tagAccess(.inventoryStopped, words: [])
+        case .firmware(let request):
+            // The loader owns the flash (EmulatedGrokker answers these).
+            return .failure(opcode: request.opcode, status: .unsupportedOpcode, message: "this unit has no loader attached")
         }
     }
 

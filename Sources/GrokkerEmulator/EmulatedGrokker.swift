@@ -13,7 +13,8 @@ import GrokProtocol
 ///
 /// Not thread-safe: whoever drives the cable owns it.
 public final class EmulatedGrokker: CablePeer {
-    public let engine: LinkEngine
+    /// The device's modem and packet stack; a new one after each restart.
+    public private(set) var engine: LinkEngine
     public let handler: GrokkerCommandHandler
     /// The device's own directory (state, flash, logs).
     public var directory: String { handler.store.deviceDirectory }
@@ -45,7 +46,7 @@ public final class EmulatedGrokker: CablePeer {
                 throw .scene(path: path, detail: error.description)
             }
         }
-        self.init(handler: GrokkerCommandHandler(store: store), sampleRate: sampleRate, link: link, scene: scene)
+        try self.init(handler: GrokkerCommandHandler(store: store), sampleRate: sampleRate, link: link, scene: scene)
         try loadFieldState()
     }
 
@@ -67,28 +68,171 @@ public final class EmulatedGrokker: CablePeer {
     /// - Parameter scene: the tags around this unit; by default ``RFScene/standardBench(seed:)``
     ///   seeded by its serial number, so a unit keeps its tags from run to run.
     public init(handler: GrokkerCommandHandler, sampleRate: Int = 44_100, link: LinkConfiguration = LinkConfiguration(),
-                scene: RFScene? = nil) {
+                scene: RFScene? = nil) throws(EmulatorError) {
         self.handler = handler
+        self.link = link
         engine = LinkEngine(role: .device, sampleRate: sampleRate, configuration: link)
         let serial = UInt64(handler.store.state.serialNumber)
         inventory = InventoryRunner(field: RFField(scene: scene ?? RFScene.standardBench(seed: serial)))
-        refreshGreeting()
+        let flash = try FlashMemory(path: Self.path(handler.store.deviceDirectory, "flash.bin"),
+                                    size: FlashLayout.totalSize, sampleRate: sampleRate)
+        firmware = try FirmwareService(flash: flash, hardwareType: handler.hardware.hardwareType,
+                                       factoryVersion: handler.store.state.firmwareVersion, serial: handler.store.state.serialNumber)
+        // A unit is already on when it is plugged in: its first boot costs the host nothing.
+        try powerOn()
+        silentUntil = 0
+        busyUntil = 0
+        firmware.flash.clock = 0
     }
 
     private let inventory: InventoryRunner
+    private let link: LinkConfiguration
+    /// The loader and the flash it manages.
+    let firmware: FirmwareService
+    /// Samples since the power came on (the device's own clock; it survives restarts).
+    public private(set) var clock: Int64 = 0
+    /// Until this sample the unit is restarting: its modem is silent.
+    private var silentUntil: Int64 = 0
+    /// Until this sample the unit is busy with the last request (flash takes time).
+    private var busyUntil: Int64 = 0
+    /// Requests received and not yet carried out, oldest first.
+    private var queue: [[UInt8]] = []
+    /// Responses waiting for the moment their work is done.
+    private var outbox: [(at: Int64, message: [UInt8])] = []
+    /// When the unit restarts after answering an activate request.
+    private var restartAt: Int64?
+
+    /// The sample of the device's clock at which its power goes off, if scheduled (power-loss
+    /// tests). The flash operation under way is left partly done.
+    public var powerCutAt: Int64? {
+        didSet { firmware.flash.powerCutAt = powerCutAt }
+    }
+    /// The power went off: the unit is dead until a new ``EmulatedGrokker`` opens its
+    /// directory (power restored).
+    public private(set) var poweredOff = false
+    /// Images (by SHA-256) that crash when booted: they never reach the host, and the loader
+    /// goes back to the previous image at the next restart (boot-failure tests).
+    public var failingImages: Set<[UInt8]> {
+        get { firmware.failingImages }
+        set { firmware.failingImages = newValue }
+    }
+    /// What the device's flash and loader say (for tests and `grokctl emulate`).
+    public var firmwareStatus: FirmwareStatus { firmware.status() }
+
+    private static func path(_ directory: String, _ name: String) -> String {
+        (directory.hasSuffix("/") ? directory : directory + "/") + name
+    }
+
+    /// Boots from the flash (the loader picks the slot) and reports the version that runs.
+    private func powerOn() throws(EmulatorError) {
+        firmware.flash.clock = clock
+        do {
+            try firmware.boot()
+        } catch {
+            switch error {
+            case .powerCut:
+                poweredOff = true
+                return
+            case .storage(let detail):
+                throw .flash(path: firmware.flash.path, detail: detail)
+            }
+        }
+        silentUntil = firmware.flash.clock
+        busyUntil = silentUntil
+        if let version = firmware.runningImage?.version, version != handler.store.state.firmwareVersion {
+            try handler.store.update { $0.firmwareVersion = version }
+        }
+        refreshGreeting()
+    }
+
+    /// A reset: the link starts over, RAM is lost, the loader boots again.
+    private func restart() {
+        inventory.stop()
+        queue.removeAll()
+        outbox.removeAll()
+        restartAt = nil
+        engine = LinkEngine(role: .device, sampleRate: engine.sampleRate, configuration: link)
+        do {
+            try powerOn()
+        } catch {
+            // The state file could not take the new version: the unit keeps running and
+            // reports the old one; the host's verify step then sees a mismatch.
+            refreshGreeting()
+        }
+    }
 
     public func process(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
+        defer { clock += Int64(input.count) }
+        if let cut = powerCutAt, clock >= cut { poweredOff = true }
+        if let at = restartAt, clock >= at { restart() }
+        guard !poweredOff, clock >= silentUntil else {
+            for i in output.indices { output[i] = 0 }
+            return
+        }
         engine.process(input: input, output: output)
-        let now = Double(engine.now) / Double(engine.sampleRate)
-        var handled = false
-        while let request = engine.receive() {
-            handled = true
-            guard let message = try? RequestMessage.decode(request) else {
-                try? engine.send(handler.handle(request: request))
-                continue
+        while let request = engine.receive() { queue.append(request) }
+        while !queue.isEmpty, clock >= busyUntil, !poweredOff {
+            carryOut(queue.removeFirst())
+        }
+        while let first = outbox.first, first.at <= clock {
+            outbox.removeFirst()
+            try? engine.send(first.message)
+            if firmware.restartRequested, restartAt == nil {
+                // The answer to activate is out: restart once it has been delivered (or
+                // after a while if the host has gone).
+                restartAt = clock + engine.samples(0.5)
             }
-            let response: Response
-            if case .tagAccess(let epc, let operation) = message.command, inventory.isRunning {
+        }
+        if firmware.restartRequested, let at = restartAt, engine.isIdle, outbox.isEmpty {
+            restartAt = min(at, clock + 1)
+        }
+        if engine.state != .connected, inventory.isRunning {
+            // The host is gone: a real reader stops scanning when its phone goes away.
+            inventory.stop()
+        }
+        guard inventory.isRunning else { return }
+        let now = Double(engine.now) / Double(engine.sampleRate)
+        inventory.advance(to: now)
+        // Reports go out no faster than the link carries them (two events in flight at most).
+        while engine.backlog < 2 * Self.reportEventBytes {
+            let batch = inventory.takeReports(limit: InventoryEvent.maxReportsPerEvent)
+            if batch.isEmpty { break }
+            try? engine.send(InventoryEvent.tagReports(batch).encode())
+            reportsSent += batch.count
+        }
+    }
+
+    /// Carries out one request and queues its answer for when the work is done.
+    private func carryOut(_ request: [UInt8]) {
+        let now = Double(engine.now) / Double(engine.sampleRate)
+        guard let message = try? RequestMessage.decode(request) else {
+            outbox.append((clock, handler.handle(request: request)))
+            return
+        }
+        let response: Response
+        if case .firmware(let firmwareRequest) = message.command {
+            firmware.flash.clock = clock
+            do {
+                response = try firmware.handle(firmwareRequest)
+            } catch {
+                switch error {
+                case .powerCut:
+                    poweredOff = true
+                    return
+                case .storage(let detail):
+                    response = .failure(opcode: firmwareRequest.opcode, status: .storageFailure, message: detail)
+                }
+            }
+            busyUntil = firmware.flash.clock
+            if case .enterLoader = firmwareRequest { inventory.stop() }
+            outbox.append((busyUntil, ResponseMessage(id: message.id, response: response).encode()))
+            refreshGreeting()
+            return
+        }
+        if firmware.mode == .loader, !Self.loaderAnswers(message.command) {
+            response = .failure(opcode: message.command.opcode, status: .wrongMode,
+                                message: "the unit runs its loader (a firmware update is under way); leave the loader first")
+        } else if case .tagAccess(let epc, let operation) = message.command, inventory.isRunning {
                 response = persistingTagChange(inventory.access(epc: epc, operation, at: now), operation)
             } else if case .getDiagnostics(let reset) = message.command {
                 response = .diagnostics(counters(reset: reset))
@@ -98,30 +242,24 @@ public final class EmulatedGrokker: CablePeer {
             } else {
                 response = handler.execute(message.command)
             }
-            try? engine.send(ResponseMessage(id: message.id, response: response).encode())
-            switch (message.command, response) {
-            case (.startInventory(let parameters), .done):
-                inventory.start(parameters, region: handler.store.state.region, at: now,
-                                seed: UInt64(handler.store.state.serialNumber) ^ UInt64(engine.now))
-            case (.stopInventory, .done):
-                inventory.stop()
-            default:
-                break
-            }
-        }
-        if handled { refreshGreeting() }
-        if engine.state != .connected, inventory.isRunning {
-            // The host is gone: a real reader stops scanning when its phone goes away.
+        outbox.append((clock, ResponseMessage(id: message.id, response: response).encode()))
+        switch (message.command, response) {
+        case (.startInventory(let parameters), .done):
+            inventory.start(parameters, region: handler.store.state.region, at: now,
+                            seed: UInt64(handler.store.state.serialNumber) ^ UInt64(engine.now))
+        case (.stopInventory, .done):
             inventory.stop()
+        default:
+            break
         }
-        guard inventory.isRunning else { return }
-        inventory.advance(to: now)
-        // Reports go out no faster than the link carries them (two events in flight at most).
-        while engine.backlog < 2 * Self.reportEventBytes {
-            let batch = inventory.takeReports(limit: InventoryEvent.maxReportsPerEvent)
-            if batch.isEmpty { break }
-            try? engine.send(InventoryEvent.tagReports(batch).encode())
-            reportsSent += batch.count
+        refreshGreeting()
+    }
+
+    /// What the loader answers besides firmware requests: who it is, echo and counters.
+    private static func loaderAnswers(_ command: Command) -> Bool {
+        switch command {
+        case .identify, .echo, .getDiagnostics: true
+        default: false
         }
     }
 

@@ -15,6 +15,9 @@ public enum EmulatorError: Error, Sendable, CustomStringConvertible, Equatable {
     /// The unit's `scene.json` (its own RF field) is unusable; `detail` is the scene
     /// reader's message, naming the key and what it expected.
     case scene(path: String, detail: String)
+    /// The unit's flash file (`flash.bin`) could not be created, read or written, or has
+    /// the wrong size for this hardware.
+    case flash(path: String, detail: String)
 
     /// A stable identifier for machines and for the message catalog.
     public var code: String {
@@ -25,6 +28,7 @@ public enum EmulatorError: Error, Sendable, CustomStringConvertible, Equatable {
         case .stateTooNew: "emulator_state_too_new"
         case .stateWriteFailed: "emulator_state_write_failed"
         case .scene: "emulator_scene"
+        case .flash: "emulator_flash"
         }
     }
 
@@ -37,6 +41,7 @@ public enum EmulatorError: Error, Sendable, CustomStringConvertible, Equatable {
         case .stateTooNew(let path, let format, let supported): [path, String(format), String(supported)]
         case .stateWriteFailed(let path, let detail): [path, detail]
         case .scene(let path, let detail): [path, detail]
+        case .flash(let path, let detail): [path, detail]
         }
     }
 
@@ -54,6 +59,8 @@ public enum EmulatorError: Error, Sendable, CustomStringConvertible, Equatable {
             "cannot save the emulated Grokker's state to '\(path)': \(detail); free disk space or fix permissions and retry."
         case .scene(let path, let detail):
             "the emulated Grokker's scene '\(path)' is unusable: \(detail); fix it (docs/scene.md) or remove it to use the standard bench."
+        case .flash(let path, let detail):
+            "the emulated Grokker's flash '\(path)' is unusable: \(detail)."
         }
     }
 }

@@ -151,6 +151,48 @@ public final class ReaderSession {
         throw .timeout(port: port.name, command: "\(command.opcode)", seconds: options.commandTimeout)
     }
 
+    /// Sends a command without waiting for its answer, so several can be in flight (a
+    /// firmware upload keeps the link busy this way); collect answers with
+    /// ``awaitResponse(to:timeout:)``. Returns the request id.
+    public func submit(_ command: Command) throws(ReaderError) -> UInt16 {
+        guard engine.state == .connected else { throw .lostConnection(port: port.name) }
+        let id = nextRequestID
+        nextRequestID = nextRequestID == .max ? 1 : nextRequestID + 1
+        do {
+            try engine.send(RequestMessage(id: id, command: command).encode())
+        } catch {
+            throw .link(error)
+        }
+        return id
+    }
+
+    /// Waits for the answer to one of the requests `ids` (sent with ``submit(_:)``) and
+    /// returns it as it came, failures included; answers to the others are kept for later
+    /// calls. Throws when the link drops or nothing comes within `timeout` seconds of audio.
+    public func awaitResponse(to ids: Set<UInt16>, timeout: Double? = nil) throws(ReaderError) -> (id: UInt16, response: Response) {
+        func take() -> (UInt16, Response)? {
+            for id in ids { if let response = early.removeValue(forKey: id) { return (id, response) } }
+            return nil
+        }
+        if let found = take() { return found }
+        var failure: ReaderError?
+        _ = try pump(forAtMost: timeout ?? options.commandTimeout) {
+            takeMessages { response in
+                self.early[response.id] = response.response
+            } unreadable: { count in
+                failure = .malformedResponse(port: port.name, detail: "unreadable message of \(count) bytes")
+            }
+            return failure != nil || engine.state != .connected || ids.contains { early[$0] != nil }
+        }
+        if let failure { throw failure }
+        if let found = take() { return found }
+        if engine.state != .connected { throw .lostConnection(port: port.name) }
+        throw .timeout(port: port.name, command: "pipelined request", seconds: timeout ?? options.commandTimeout)
+    }
+
+    /// Answers that arrived for ``submit(_:)``ted requests before anyone asked for them.
+    private var early: [UInt16: Response] = [:]
+
     /// Goes quiet and releases the port (the vendor's `closeConnection`).
     public func close() {
         engine.disconnect()

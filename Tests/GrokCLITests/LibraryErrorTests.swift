@@ -60,10 +60,11 @@ struct LibraryErrorTests {
             .stateTooNew(path: "/b/sim-0/state.json", format: 9, supported: 1),
             .stateWriteFailed(path: "/b/sim-0/state.json", detail: "disk full"),
             .scene(path: "/b/sim-0/scene.json", detail: "tags[3].epc: expected hex"),
+            .flash(path: "/b/sim-0/flash.bin", detail: "the flash file has 10 bytes, this hardware has 278528"),
         ]
         for sample in samples {
             switch sample {
-            case .directory, .stateUnreadable, .stateCorrupt, .stateTooNew, .stateWriteFailed, .scene: break
+            case .directory, .stateUnreadable, .stateCorrupt, .stateTooNew, .stateWriteFailed, .scene, .flash: break
             }
         }
         Self.check(samples)

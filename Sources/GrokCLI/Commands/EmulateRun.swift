@@ -62,7 +62,7 @@ func runEmulate(_ command: EmulateCommand, _ context: CommandContext) throws -> 
     let localizer = context.localizer
     var random = SystemRandomNumberGenerator()
     let store = try DeviceStateStore.openOrCreate(deviceDirectory: command.stateDirectory, using: &random)
-    let grokker = EmulatedGrokker(handler: GrokkerCommandHandler(store: store), sampleRate: command.sampleRate)
+    let grokker = try EmulatedGrokker(store: store, sampleRate: command.sampleRate)
 
     // Opening a FIFO blocks until the host opens the other end; until the port is open,
     // SIGINT and SIGTERM keep their default effect (end the process).

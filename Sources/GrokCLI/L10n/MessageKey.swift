@@ -76,6 +76,7 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case errorUsageInvalidRegion = "error.usage_invalid_region"
     case errorReaderUnknownRegion = "error.reader_unknown_region"
     case errorEmulatorScene = "error.emulator_scene"
+    case errorEmulatorFlash = "error.emulator_flash"
     case errorReaderNoInventory = "error.reader_no_inventory"
     case errorReaderInventoryRunning = "error.reader_inventory_running"
     case errorReaderOddTagMemoryBytes = "error.reader_odd_tag_memory_bytes"

@@ -209,6 +209,8 @@ public final class Reader: Sendable {
         var nextToken = 0
         var active: UgiInventory?
         var failure: ReaderError?
+        var connectionAttempts = 0
+        var audioSamples: Int64 = 0
     }
     let shared = Mutex(Shared())
 
@@ -232,6 +234,10 @@ public final class Reader: Sendable {
     public var activeInventory: UgiInventory? { shared.withLock { $0.active } }
     /// Why the port could not be used, if it could not.
     public var lastError: ReaderError? { shared.withLock { $0.failure } }
+    /// Connection attempts (handshakes started) since ``openConnection()``.
+    public var connectionAttempts: Int { shared.withLock { $0.connectionAttempts } }
+    /// Samples of audio the reader's thread has pumped since ``openConnection()``.
+    public var audioSamples: Int64 { shared.withLock { $0.audioSamples } }
 
     /// Vendor `addConnectionStateListener`: `listener` runs on the callback queue at every
     /// change. Returns a token for ``removeConnectionStateListener(_:)``.
@@ -392,11 +398,18 @@ public final class Reader: Sendable {
         var tracker: InventoryTracker?
         var current: UgiInventory?
         var lost = false
+        var connecting = false
+        var pause = options.minimumRetryPause
         while !shared.withLock({ $0.closing }) {
+            defer { shared.withLock { $0.audioSamples = session.engine.now } }
             do throws(ReaderError) {
                 if session.connectionState != .connected {
                     setState(.connecting)
+                    shared.withLock { $0.connectionAttempts += 1 }
+                    connecting = true
                     let info = try session.connect()
+                    connecting = false
+                    pause = options.minimumRetryPause
                     setState(.connected, info: info)
                     // A Grokker that comes back starts a new session: the inventory that was
                     // running is started again, as the vendor's LOST_CONNECTION promised.
@@ -464,6 +477,18 @@ public final class Reader: Sendable {
                     break
                 }
                 setState(session.connectionState)
+                if connecting {
+                    // Nothing answered (or nothing is plugged in): wait, quietly, in audio
+                    // time, before the next attempt, rather than retrying at once.
+                    connecting = false
+                    do throws(ReaderError) {
+                        try session.rest(forAtMost: pause)
+                    } catch {
+                        shared.withLock { $0.failure = error }
+                        break
+                    }
+                    pause = min(options.maximumRetryPause, pause * 2)
+                }
             }
         }
         if let current { try? finish(current, session: session, reason: .ok) }

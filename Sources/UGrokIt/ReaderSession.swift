@@ -19,6 +19,13 @@ public struct ReaderOptions: Sendable {
     public var commandTimeout = 5.0
     /// The link's own tunables.
     public var link = LinkConfiguration()
+    /// After a failed connection attempt, the threaded ``Reader`` stays quiet this many
+    /// seconds of audio before it handshakes again, doubling on each failure up to
+    /// ``maximumRetryPause``: an unplugged jack or a peer that never answers costs audio
+    /// time (real time on a sound card), not a spinning CPU.
+    public var minimumRetryPause = 0.25
+    /// The longest pause between connection attempts, seconds of audio.
+    public var maximumRetryPause = 2.0
 
     public init() {}
 }
@@ -319,6 +326,13 @@ public final class ReaderSession {
                 continue
             }
         }
+    }
+
+    /// Goes quiet (no handshaking) and lets `seconds` of audio pass: the pause between
+    /// connection attempts. The next ``connect()`` handshakes again.
+    public func rest(forAtMost seconds: Double) throws(ReaderError) {
+        engine.disconnect()
+        _ = try pump(forAtMost: seconds) { false }
     }
 
     /// Keeps the link up for `seconds` of audio with nothing to do (keep-alives, events).

@@ -164,6 +164,13 @@ public enum InventoryEvent: Sendable, Hashable {
     case tagReports([TagReport])
     /// The inventory ended on the reader's side (event opcode ``Opcode/stopInventory``).
     case stopped(InventoryStopReason)
+    /// How far the running inventory has got (event opcode ``Opcode/inventoryStatus``):
+    /// Query rounds run since it started. Sent every ``statusInterval`` seconds of the
+    /// reader's clock while it runs.
+    case status(rounds: UInt32)
+
+    /// Seconds between two ``status(rounds:)`` events.
+    public static let statusInterval = 0.25
 
     /// Reports per event message at most: keeps a message well under the link's limit.
     public static let maxReportsPerEvent = 32
@@ -178,6 +185,8 @@ public enum InventoryEvent: Sendable, Hashable {
             }
         case .stopped(let reason):
             return encodeMessage(version: .current, kind: .event, opcode: .stopInventory, id: 0) { $0.u8(reason.rawValue) }
+        case .status(let rounds):
+            return encodeMessage(version: .current, kind: .event, opcode: .inventoryStatus, id: 0) { $0.u32(rounds) }
         }
     }
 
@@ -199,6 +208,8 @@ public enum InventoryEvent: Sendable, Hashable {
                 throw .invalidValue(field: "inventoryStopped.reason", value: Int(code))
             }
             event = .stopped(reason)
+        case .inventoryStatus:
+            event = .status(rounds: try reader.u32("inventoryStatus.rounds"))
         default:
             throw .unknownOpcode(header.opcode.rawValue)
         }

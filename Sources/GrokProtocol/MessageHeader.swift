@@ -42,6 +42,8 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
     public static let startInventory = Opcode(rawValue: 0x0101)
     /// ``Command/stopInventory``; as an event, the inventory ended on the reader's side.
     public static let stopInventory = Opcode(rawValue: 0x0102)
+    /// As an event only: the running inventory's progress (``InventoryEvent/status(rounds:)``).
+    public static let inventoryStatus = Opcode(rawValue: 0x0103)
     /// ``Command/tagAccess(epc:_:)``: read, write, program, lock or kill one tag.
     public static let tagAccess = Opcode(rawValue: 0x0201)
     /// ``Command/getBattery``: the battery's state.
@@ -62,6 +64,7 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
         case .setRegion: return "setRegion (\(number))"
         case .startInventory: return "startInventory (\(number))"
         case .stopInventory: return "stopInventory (\(number))"
+        case .inventoryStatus: return "inventoryStatus (\(number))"
         case .tagAccess: return "tagAccess (\(number))"
         case .getBattery: return "getBattery (\(number))"
         case .getDiagnostics: return "getDiagnostics (\(number))"

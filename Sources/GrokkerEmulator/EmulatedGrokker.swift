@@ -98,11 +98,16 @@ public final class EmulatedGrokker: CablePeer {
             } else {
                 response = handler.execute(message.command)
             }
-            try? engine.send(ResponseMessage(id: message.id, response: response).encode())
+            if case .stopInventory = message.command, inventory.isRunning {
+                // The last word on the rounds run, before the answer: the host's count is exact.
+                send(InventoryEvent.status(rounds: UInt32(clamping: inventory.rounds)).encode(), reports: 0)
+            }
+            send(ResponseMessage(id: message.id, response: response).encode(), reports: 0)
             switch (message.command, response) {
             case (.startInventory(let parameters), .done):
                 inventory.start(parameters, region: handler.store.state.region, at: now,
                                 seed: UInt64(handler.store.state.serialNumber) ^ UInt64(engine.now))
+                nextStatus = now + InventoryEvent.statusInterval
             case (.stopInventory, .done):
                 inventory.stop()
             default:
@@ -110,6 +115,7 @@ public final class EmulatedGrokker: CablePeer {
             }
         }
         if handled { refreshGreeting() }
+        trackAcknowledgements()
         if engine.state != .connected, inventory.isRunning {
             // The host is gone: a real reader stops scanning when its phone goes away.
             inventory.stop()
@@ -120,9 +126,50 @@ public final class EmulatedGrokker: CablePeer {
         while engine.backlog < 2 * Self.reportEventBytes {
             let batch = inventory.takeReports(limit: InventoryEvent.maxReportsPerEvent)
             if batch.isEmpty { break }
-            try? engine.send(InventoryEvent.tagReports(batch).encode())
+            send(InventoryEvent.tagReports(batch).encode(), reports: batch.count)
             reportsSent += batch.count
         }
+        if now >= nextStatus {
+            send(InventoryEvent.status(rounds: UInt32(clamping: inventory.rounds)).encode(), reports: 0)
+            nextStatus = now + InventoryEvent.statusInterval
+        }
+    }
+
+    private var nextStatus = 0.0
+
+    // MARK: Which reports the host has acknowledged
+
+    /// Message bytes handed to the link in this link session.
+    private var bytesQueued = 0
+    /// Report events not yet acknowledged: where each ends in ``bytesQueued``, and its reads.
+    private var unacknowledged: [(end: Int, reports: Int)] = []
+    private var linkSession = 0
+    /// Reads sent in events the link dropped before the host acknowledged them.
+    private var reportsNotAcknowledged = 0
+
+    private func send(_ message: [UInt8], reports: Int) {
+        do {
+            try engine.send(message)
+        } catch {
+            return
+        }
+        bytesQueued += message.count
+        if reports > 0 { unacknowledged.append((bytesQueued, reports)) }
+    }
+
+    /// The link's backlog is what it has not delivered yet: everything queued before that
+    /// is acknowledged. A new link session (a drop, a fresh handshake) loses the rest.
+    private func trackAcknowledgements() {
+        let session = engine.statistics.handshakes
+        if session != linkSession || engine.state != .connected {
+            reportsNotAcknowledged += unacknowledged.reduce(0) { $0 + $1.reports }
+            unacknowledged.removeAll()
+            bytesQueued = engine.backlog
+            linkSession = session
+            return
+        }
+        let delivered = bytesQueued - engine.backlog
+        while let first = unacknowledged.first, first.end <= delivered { unacknowledged.removeFirst() }
     }
 
     /// Saves the field after a tag access that changed it; a failed save answers
@@ -149,10 +196,16 @@ public final class EmulatedGrokker: CablePeer {
         c.inventoryRounds = UInt32(clamping: inventory.totalRounds)
         c.tagFinds = UInt32(clamping: inventory.totalReads)
         c.reportsSent = UInt32(clamping: reportsSent)
+        c.uniqueTags = UInt32(clamping: inventory.uniqueEPCs.count)
+        c.forgottenNotSent = UInt32(clamping: inventory.droppedUnsent)
+        c.forgottenNotAcknowledged = UInt32(clamping: reportsNotAcknowledged)
+        c.forgotten = UInt32(clamping: inventory.merged + inventory.droppedUnsent + reportsNotAcknowledged)
         if reset {
             engine.resetStatistics()
             inventory.resetTotals()
             reportsSent = 0
+            reportsNotAcknowledged = 0
+            linkSession = engine.statistics.handshakes
         }
         return c
     }

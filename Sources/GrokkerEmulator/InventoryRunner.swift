@@ -42,10 +42,21 @@ final class InventoryRunner {
     /// Rounds and reads since the diagnostics were last reset, across inventories.
     private(set) var totalRounds = 0
     private(set) var totalReads = 0
+    /// Distinct EPCs read since the diagnostics were last reset.
+    private(set) var uniqueEPCs: Set<[UInt8]> = []
+    /// Reads replaced by a newer read of the same tag while they waited for the link.
+    private(set) var merged = 0
+    /// Reads still waiting when the inventory stopped: never sent.
+    private(set) var droppedUnsent = 0
+    /// Query rounds of the running inventory (0 when none runs).
+    private(set) var rounds = 0
 
     func resetTotals() {
         totalRounds = 0
         totalReads = 0
+        uniqueEPCs.removeAll()
+        merged = 0
+        droppedUnsent = 0
     }
 
     init(field: RFField) {
@@ -80,14 +91,18 @@ final class InventoryRunner {
         minRoundInterval = p.maxRoundsPerSecond > 0 ? 1 / Double(p.maxRoundsPerSecond) : 0
         reportOnce = !p.reportSubsequentFinds
         reported.removeAll()
+        droppedUnsent += pending.count
         pending.removeAll()
         pendingOrder.removeAll()
+        rounds = 0
     }
 
     func stop() {
         engine = nil
+        droppedUnsent += pending.count
         pending.removeAll()
         pendingOrder.removeAll()
+        rounds = 0
     }
 
     /// Hop channels, MHz: ETSI's four 865-868 MHz channels for the ETSI regions, FCC's fifty
@@ -106,8 +121,10 @@ final class InventoryRunner {
         while nextRound <= time {
             let round = engine.runRound(in: &field, at: nextRound)
             totalRounds += 1
+            rounds += 1
             for read in round.reads {
                 totalReads += 1
+                uniqueEPCs.insert(read.epc)
                 if reportOnce, reported.contains(read.epc) { continue }
                 let report = TagReport(
                     epc: read.epc, pc: read.pc, rssiITenthsDBm: Int16(clamping: Int((read.rssiIDBm * 10).rounded())),
@@ -115,7 +132,11 @@ final class InventoryRunner {
                     frequencyKHz: UInt32((read.frequencyMHz * 1000).rounded()),
                     milliseconds: UInt32(max(0, (read.time - startTime) * 1000)),
                     tid: TagMemory.bytes(fromWords: read.tid), user: TagMemory.bytes(fromWords: read.user))
-                if pending.updateValue(report, forKey: read.epc) == nil { pendingOrder.append(read.epc) }
+                if pending.updateValue(report, forKey: read.epc) == nil {
+                    pendingOrder.append(read.epc)
+                } else {
+                    merged += 1
+                }
             }
             nextRound += max(round.duration, minRoundInterval, 1e-4)
         }

@@ -60,6 +60,8 @@ public final class UgiInventory: Sendable {
         var isPaused = false
         var completed: InventoryStopReason?
         var rounds = 0
+        /// Rounds of the earlier stretches, before a pause.
+        var roundsBeforePause = 0
     }
     let shared = Mutex(Shared())
     let reader: Reader
@@ -84,6 +86,10 @@ public final class UgiInventory: Sendable {
     public var isScanning: Bool { shared.withLock { $0.isScanning } }
     /// Vendor `isPaused`.
     public var isPaused: Bool { shared.withLock { $0.isPaused } }
+    /// Query rounds the reader has run for this inventory, pauses and reconnections
+    /// included (vendor `numInventoryRounds`). Updated about every
+    /// ``InventoryEvent/statusInterval`` of the reader's clock.
+    public var numInventoryRounds: Int { shared.withLock { $0.rounds } }
     /// How it ended, once it has (vendor `completedReturnValue`).
     public var completedReturnValue: InventoryStopReason? { shared.withLock { $0.completed } }
 
@@ -444,7 +450,12 @@ public final class Reader: Sendable {
                     case .pause(let inventory):
                         if inventory === current, !inventory.isPaused {
                             try session.stopInventory()
-                            inventory.shared.withLock { $0.isPaused = true }
+                            let rounds = session.inventoryRounds
+                            inventory.shared.withLock { s in
+                                s.isPaused = true
+                                s.roundsBeforePause += rounds
+                                s.rounds = s.roundsBeforePause
+                            }
                         }
                     case .access(let inventory, let body):
                         if inventory === current { body(session) }
@@ -465,6 +476,8 @@ public final class Reader: Sendable {
                         deliver(current) { $0.inventoryDidStop(.lostConnection) }
                     }
                     for report in session.takeReports() { tracker.take(report) }
+                    let rounds = session.inventoryRounds
+                    current.shared.withLock { $0.rounds = $0.roundsBeforePause + rounds }
                     let events = tracker.drainEvents()
                     current.publish(tracker)
                     for event in events { dispatch(event, to: current) }
@@ -505,9 +518,12 @@ public final class Reader: Sendable {
     }
 
     private func finish(_ inventory: UgiInventory, session: ReaderSession, reason: InventoryStopReason) throws(ReaderError) {
+        let paused = inventory.isPaused
         if session.inventoryRunning { try session.stopInventory() }
         _ = session.takeReports()
+        let rounds = paused ? 0 : session.inventoryRounds
         inventory.shared.withLock { s in
+            s.rounds = s.roundsBeforePause + rounds
             s.isScanning = false
             s.completed = reason
         }

@@ -183,6 +183,10 @@ public final class ReaderSession {
                     switch event {
                     case .tagReports(let batch): reports.append(contentsOf: batch)
                     case .stopped(let reason): inventoryStopped = reason
+                    case .status(let rounds):
+                        // In order on the link: the final one arrives before stop's answer, and
+                        // none of an old inventory after a new one's start.
+                        inventoryRounds = roundsBeforeResumption + Int(rounds)
                     }
                 } else {
                     unsolicited.append(message)
@@ -202,7 +206,16 @@ public final class ReaderSession {
         inventoryStopped = nil
         _ = try call(.startInventory(parameters))
         inventory = parameters
+        inventoryRounds = 0
+        roundsBeforeResumption = 0
     }
+
+    /// Query rounds the running inventory has run, as the reader last said (vendor
+    /// `UgiInventory.numInventoryRounds`); rounds run before a lost connection count too.
+    /// Exact once ``stopInventory()`` has returned: the reader sends its count before it
+    /// answers the stop.
+    public private(set) var inventoryRounds = 0
+    private var roundsBeforeResumption = 0
 
     /// The parameters of the inventory this session started and has not stopped.
     public private(set) var inventory: InventoryParameters?
@@ -319,6 +332,7 @@ public final class ReaderSession {
             }
             guard engine.state == .connected else { return }
             do {
+                roundsBeforeResumption = inventoryRounds
                 _ = try call(.startInventory(parameters))
                 inventoryStopped = nil
                 inventoryResumptions += 1

@@ -43,7 +43,8 @@ struct InventoryCodecTests {
 
     @Test("tag reports and stop events round-trip; every prefix fails cleanly")
     func events() throws {
-        let events: [InventoryEvent] = [.tagReports(Self.reports()), .tagReports([]), .stopped(.regionNotSet), .stopped(.lostConnection)]
+        let events: [InventoryEvent] = [.tagReports(Self.reports()), .tagReports([]), .stopped(.regionNotSet), .stopped(.lostConnection),
+                                       .status(rounds: 0), .status(rounds: 123_456)]
         for event in events {
             let bytes = event.encode()
             #expect(try InventoryEvent.decode(bytes) == event)
@@ -134,7 +135,20 @@ struct DiagnosticsCodecTests {
         var counters = ReaderCounters()
         counters.inventoryRounds = 123
         counters.tagFinds = .max
+        counters.uniqueTags = 24
+        counters.forgotten = 7
+        counters.forgottenNotAcknowledged = 3
+        counters.forgottenNotSent = 2
         let response = ResponseMessage(id: 5, response: .diagnostics(counters))
         #expect(try ResponseMessage.decode(response.encode()) == response)
+        // Status, then eleven u32 counters in the documented order.
+        let payload = Array(response.encode()[MessageHeader.size...])
+        #expect(payload.count == 1 + 11 * 4)
+        #expect(Array(payload[29..<45]) == [24, 0, 0, 0, 7, 0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0])
+    }
+
+    @Test("the inventory status event's bytes")
+    func statusBytes() {
+        #expect(InventoryEvent.status(rounds: 0x0102_0304).encode() == [1, 0, 3, 0, 3, 1, 0, 0, 4, 0, 4, 3, 2, 1])
     }
 }

@@ -78,6 +78,7 @@ struct ReaderTests {
         #expect(stopped.wait(timeout: .now() + 60) == .success)
         #expect(!inventory.isScanning)
         #expect(inventory.completedReturnValue == .ok)
+        #expect(inventory.numInventoryRounds > 0)
         #expect(inventory.tags.count == 24)
         #expect(inventory.getTagByEpc(inventory.tags[0].epc) != nil)
         delegate.lock.withLock {

@@ -26,6 +26,17 @@ public struct InventoryParameters: Sendable, Hashable {
     public var selectMask: [UInt8] = []
     /// Keep finding tags already found (false: each tag once per inventory).
     public var reportSubsequentFinds = true
+    /// The vendor's sound type: 0 NONE, 1 GEIGER_COUNTER, 2 FIRST_FIND, 6 FIRST_FIND_AND_LAST.
+    public var soundType: UInt8 = 0
+    /// Speaker volume for this inventory, 0 (silent) to 255 (loudest).
+    public var volume: UInt8 = 255
+    /// EPCs the reader itself filters on (vendor `startInventory...withEpcs` with few
+    /// EPCs): it reports only these, and with FIRST_FIND_AND_LAST plays the found-last sound
+    /// once it has found them all. Empty: every tag. At most ``maxReaderEPCs``.
+    public var epcs: [[UInt8]] = []
+
+    /// The most EPCs a reader filters on by itself; longer lists are filtered by the host.
+    public static let maxReaderEPCs = 8
 
     public init() {}
 
@@ -48,6 +59,14 @@ public struct InventoryParameters: Sendable, Hashable {
         writer.u8(UInt8(selectMask.count))
         writer.raw(selectMask)
         writer.u8(reportSubsequentFinds ? 1 : 0)
+        writer.u8(soundType)
+        writer.u8(volume)
+        precondition(epcs.count <= Self.maxReaderEPCs, "too many EPCs for the reader to filter on")
+        writer.u8(UInt8(epcs.count))
+        for epc in epcs {
+            writer.u8(UInt8(epc.count))
+            writer.raw(epc)
+        }
     }
 
     static func read(from reader: inout ByteReader) throws(ProtocolError) -> InventoryParameters {
@@ -78,6 +97,16 @@ public struct InventoryParameters: Sendable, Hashable {
             throw .invalidValue(field: "inventory.q", value: Int(p.initialQ))
         }
         p.reportSubsequentFinds = try reader.u8("inventory.reportSubsequentFinds") != 0
+        p.soundType = try reader.u8("inventory.soundType")
+        guard [0, 1, 2, 6].contains(p.soundType) else { throw .invalidValue(field: "inventory.soundType", value: Int(p.soundType)) }
+        p.volume = try reader.u8("inventory.volume")
+        let epcCount = try reader.u8("inventory.epcs.count")
+        guard Int(epcCount) <= maxReaderEPCs else { throw .invalidValue(field: "inventory.epcs.count", value: Int(epcCount)) }
+        for _ in 0..<epcCount {
+            let length = try reader.u8("inventory.epcs.length")
+            guard (2...62).contains(length) else { throw .invalidValue(field: "inventory.epcs.length", value: Int(length)) }
+            p.epcs.append(try reader.raw(count: Int(length), "inventory.epcs"))
+        }
         return p
     }
 }

@@ -137,6 +137,9 @@ public final class GrokkerCommandHandler: Sendable {
             // Tags are reached through the RF field, which the device's inventory loop owns
             // (EmulatedGrokker answers these while an inventory runs).
             return .tagAccess(.inventoryStopped, words: [])
+        case .setGeigerSound, .setFoundSounds, .playSound, .setVolume:
+            // The speaker belongs to the device (EmulatedGrokker answers these).
+            return .failure(opcode: command.opcode, status: .internalError, message: "no speaker outside a device")
         }
     }
 

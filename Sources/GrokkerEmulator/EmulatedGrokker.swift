@@ -72,10 +72,48 @@ public final class EmulatedGrokker: CablePeer {
         engine = LinkEngine(role: .device, sampleRate: sampleRate, configuration: link)
         let serial = UInt64(handler.store.state.serialNumber)
         inventory = InventoryRunner(field: RFField(scene: scene ?? RFScene.standardBench(seed: serial)))
+        sounds = SoundPlayer(volumeLevels: Int(handler.hardware.numVolumeLevels), maxTones: Int(handler.hardware.maxTonesInSound))
+        let player = sounds
+        inventory.onRound = { reads, firstFinds, foundAll, time in
+            player.inventoryRound(reads: reads, firstFinds: firstFinds, foundAll: foundAll, at: time)
+        }
         refreshGreeting()
     }
 
     private let inventory: InventoryRunner
+    private let sounds: SoundPlayer
+
+    /// What the speaker has played (the test hook for sounds).
+    public var soundLog: SoundLog { sounds.log }
+
+    /// A firmware update is being written. Nothing sets it yet (the firmware-update work
+    /// will); while it is set, sounds, battery and inventory are refused as busy.
+    public var firmwareUpdateRunning = false
+
+    /// What the unit is busy with (vendor ongoing operation).
+    public var ongoingOperation: OngoingOperation {
+        if firmwareUpdateRunning { return .firmwareUpdate }
+        return inventory.isRunning ? .inventory : .inactive
+    }
+
+    /// The answer to a command the device's loop (not the stateless handler) answers, or
+    /// `nil` for the handler's.
+    private func deviceAnswer(_ command: Command, at now: Double) -> Response? {
+        switch command {
+        case .setGeigerSound, .setFoundSounds, .playSound, .setVolume:
+            if ongoingOperation == .firmwareUpdate {
+                return .failure(opcode: command.opcode, status: .busy, message: "no sounds while the firmware is updated")
+            }
+            return sounds.execute(command)
+        case .startInventory, .getBattery:
+            if ongoingOperation == .firmwareUpdate {
+                return .failure(opcode: command.opcode, status: .busy, message: "the firmware is being updated")
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
 
     public func process(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
         engine.process(input: input, output: output)
@@ -88,7 +126,9 @@ public final class EmulatedGrokker: CablePeer {
                 continue
             }
             let response: Response
-            if case .tagAccess(let epc, let operation) = message.command, inventory.isRunning {
+            if let answer = deviceAnswer(message.command, at: now) {
+                response = answer
+            } else if case .tagAccess(let epc, let operation) = message.command, inventory.isRunning {
                 response = persistingTagChange(inventory.access(epc: epc, operation, at: now), operation)
             } else if case .getDiagnostics(let reset) = message.command {
                 response = .diagnostics(counters(reset: reset))
@@ -107,6 +147,7 @@ public final class EmulatedGrokker: CablePeer {
             case (.startInventory(let parameters), .done):
                 inventory.start(parameters, region: handler.store.state.region, at: now,
                                 seed: UInt64(handler.store.state.serialNumber) ^ UInt64(engine.now))
+                sounds.startInventory(soundType: parameters.soundType, volume: parameters.volume)
                 nextStatus = now + InventoryEvent.statusInterval
             case (.stopInventory, .done):
                 inventory.stop()

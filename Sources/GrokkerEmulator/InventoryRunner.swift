@@ -50,6 +50,12 @@ final class InventoryRunner {
     private(set) var droppedUnsent = 0
     /// Query rounds of the running inventory (0 when none runs).
     private(set) var rounds = 0
+    /// The EPCs the reader filters on (empty: all), and those of them found so far.
+    private var wanted: Set<[UInt8]> = []
+    private var found: Set<[UInt8]> = []
+    /// Called after each round: reportable reads, first finds, whether the wanted EPCs have
+    /// just all been found, and the time (the sounds follow this).
+    var onRound: ((_ reads: Int, _ firstFinds: Int, _ foundAll: Bool, _ time: Double) -> Void)?
 
     func resetTotals() {
         totalRounds = 0
@@ -91,6 +97,8 @@ final class InventoryRunner {
         minRoundInterval = p.maxRoundsPerSecond > 0 ? 1 / Double(p.maxRoundsPerSecond) : 0
         reportOnce = !p.reportSubsequentFinds
         reported.removeAll()
+        wanted = Set(p.epcs)
+        found.removeAll()
         droppedUnsent += pending.count
         pending.removeAll()
         pendingOrder.removeAll()
@@ -122,9 +130,15 @@ final class InventoryRunner {
             let round = engine.runRound(in: &field, at: nextRound)
             totalRounds += 1
             rounds += 1
+            var reads = 0
+            var firstFinds = 0
+            let allFoundBefore = !wanted.isEmpty && found.count == wanted.count
             for read in round.reads {
                 totalReads += 1
                 uniqueEPCs.insert(read.epc)
+                if !wanted.isEmpty, !wanted.contains(read.epc) { continue }
+                reads += 1
+                if found.insert(read.epc).inserted { firstFinds += 1 }
                 if reportOnce, reported.contains(read.epc) { continue }
                 let report = TagReport(
                     epc: read.epc, pc: read.pc, rssiITenthsDBm: Int16(clamping: Int((read.rssiIDBm * 10).rounded())),
@@ -138,6 +152,8 @@ final class InventoryRunner {
                     merged += 1
                 }
             }
+            let foundAll = !allFoundBefore && !wanted.isEmpty && found.count == wanted.count
+            onRound?(reads, firstFinds, foundAll, nextRound + round.airTime)
             nextRound += max(round.duration, minRoundInterval, 1e-4)
         }
         self.engine = engine

@@ -227,6 +227,8 @@ extension UgiRfidConfiguration {
         p.selectBitLength = UInt16(clamping: selectMask == nil ? 0 : selectMaskBitLength)
         p.selectMask = selectMask ?? []
         p.reportSubsequentFinds = reportSubsequentFinds || continual
+        p.soundType = UInt8(soundType.rawValue)
+        p.volume = volume.isFinite ? UInt8((min(max(volume, 0), 1) * 255).rounded()) : 0
         return p
     }
 }

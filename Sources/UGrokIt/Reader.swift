@@ -68,14 +68,24 @@ public final class UgiInventory: Sendable {
 
     /// Host-side selection (EPC lists): only tags this returns true for are tracked.
     let keep: (@Sendable (UgiEpc) -> Bool)?
+    /// EPCs the reader filters on itself (a short `withEpcs` list), empty for all.
+    let readerEPCs: [[UInt8]]
 
     init(configuration: UgiRfidConfiguration, delegate: any UgiInventoryDelegate, reader: Reader,
-         keep: (@Sendable (UgiEpc) -> Bool)?) {
+         keep: (@Sendable (UgiEpc) -> Bool)?, readerEPCs: [[UInt8]] = []) {
         self.configuration = configuration
         self.keep = keep
+        self.readerEPCs = readerEPCs
         self.delegate = QueueConfined(value: delegate)
         self.reader = reader
         startTime = Date()
+    }
+
+    /// What the reader is sent for this inventory with `configuration`.
+    func parameters(_ configuration: UgiRfidConfiguration) -> InventoryParameters {
+        var p = configuration.inventoryParameters
+        p.epcs = readerEPCs
+        return p
     }
 
     /// Every tag found so far, in the order first found (vendor `tags`).
@@ -299,13 +309,16 @@ public final class Reader: Sendable {
         return try start(delegate, selected, keep: nil)
     }
 
-    /// Vendor `startInventory:withConfiguration:withEpcs:`: only these tags. The reader
-    /// selects on one mask only, so the list is filtered on the host, before the delegate
-    /// hears of anything else.
+    /// Vendor `startInventory:withConfiguration:withEpcs:`: only these tags. A short list
+    /// (at most ``InventoryParameters/maxReaderEPCs``) is filtered on the reader, which then
+    /// plays the found-last sound by itself (FIRST_FIND_AND_LAST) once it has found them
+    /// all; a longer one is filtered on the host. Either way the delegate hears of nothing
+    /// else.
     public func startInventory(_ delegate: any UgiInventoryDelegate, withConfiguration configuration: UgiRfidConfiguration,
                                withEpcs epcs: [UgiEpc]) throws(ConfigurationError) -> UgiInventory {
         let wanted = Set(epcs)
-        return try start(delegate, configuration) { wanted.contains($0) }
+        let onReader = wanted.count <= InventoryParameters.maxReaderEPCs ? wanted.map(\.bytes).sorted { $0.lexicographicallyPrecedes($1) } : []
+        return try start(delegate, configuration, readerEPCs: onReader) { wanted.contains($0) }
     }
 
     /// Vendor `startInventoryIgnoringEpcs`: every tag but these.
@@ -316,9 +329,10 @@ public final class Reader: Sendable {
     }
 
     private func start(_ delegate: any UgiInventoryDelegate, _ configuration: UgiRfidConfiguration,
-                       keep: (@Sendable (UgiEpc) -> Bool)?) throws(ConfigurationError) -> UgiInventory {
+                       readerEPCs: [[UInt8]] = [], keep: (@Sendable (UgiEpc) -> Bool)?) throws(ConfigurationError) -> UgiInventory {
         try configuration.validate()
-        let inventory = UgiInventory(configuration: configuration, delegate: delegate, reader: self, keep: keep)
+        let inventory = UgiInventory(configuration: configuration, delegate: delegate, reader: self, keep: keep,
+                                     readerEPCs: readerEPCs)
         post(.start(inventory))
         return inventory
     }
@@ -337,7 +351,7 @@ public final class Reader: Sendable {
         })
     }
 
-    private func perform<T: Sendable>(_ operation: @escaping @Sendable (ReaderSession) throws(ReaderError) -> T)
+    func perform<T: Sendable>(_ operation: @escaping @Sendable (ReaderSession) throws(ReaderError) -> T)
         async throws(ReaderError) -> T {
         let result = await withCheckedContinuation { continuation in
             perform(operation) { continuation.resume(returning: $0) }
@@ -420,7 +434,7 @@ public final class Reader: Sendable {
                     // A Grokker that comes back starts a new session: the inventory that was
                     // running is started again, as the vendor's LOST_CONNECTION promised.
                     if let current, !current.isPaused {
-                        try session.startInventory(current.configuration.inventoryParameters)
+                        try session.startInventory(current.parameters(current.configuration))
                         if lost { deliver(current) { $0.inventoryDidStart() } }
                     }
                     lost = false
@@ -429,7 +443,7 @@ public final class Reader: Sendable {
                     switch request {
                     case .start(let inventory):
                         if let old = current { try finish(old, session: session, reason: .ok) }
-                        try session.startInventory(inventory.configuration.inventoryParameters)
+                        try session.startInventory(inventory.parameters(inventory.configuration))
                         // Reads of an earlier inventory that were still on their way belong to it.
                         _ = session.takeReports()
                         let fresh = InventoryTracker(start: inventory.startTime, configuration: inventory.configuration)
@@ -463,7 +477,7 @@ public final class Reader: Sendable {
                         body(session)
                     case .resume(let inventory, let configuration):
                         if inventory === current, inventory.isPaused {
-                            let parameters = (configuration ?? inventory.configuration).inventoryParameters
+                            let parameters = inventory.parameters(configuration ?? inventory.configuration)
                             try session.startInventory(parameters)
                             inventory.shared.withLock { $0.isPaused = false }
                         }

@@ -415,6 +415,7 @@ public final class Reader: Sendable {
             shared.withLock { $0.failure = failure }
             return
         }
+        session.log(.platformSpecific, "reader thread '\(Thread.current.name ?? "")' drives \(session.port.name)")
         var tracker: InventoryTracker?
         var current: UgiInventory?
         var lost = false
@@ -508,6 +509,7 @@ public final class Reader: Sendable {
                     // Nothing answered (or nothing is plugged in): wait, quietly, in audio
                     // time, before the next attempt, rather than retrying at once.
                     connecting = false
+                    session.log(.connectionErrors, "\(error.description) Retrying after \(pause) s of quiet.")
                     do throws(ReaderError) {
                         try session.rest(forAtMost: pause)
                     } catch {

@@ -37,6 +37,12 @@ public struct InventoryParameters: Sendable, Hashable {
 
     /// The most EPCs a reader filters on by itself; longer lists are filtered by the host.
     public static let maxReaderEPCs = 8
+    /// Words read with every read for the detailed per-read data (vendor
+    /// `detailedPerReadNumReads` with its bank/word-offset pairs), at most
+    /// ``maxDetailWords``; they arrive in ``TagReport/readData``.
+    public var detailWords: [WordAddress] = []
+    /// The most detail words per read (vendor: 2).
+    public static let maxDetailWords = 2
 
     public init() {}
 
@@ -66,6 +72,12 @@ public struct InventoryParameters: Sendable, Hashable {
         for epc in epcs {
             writer.u8(UInt8(epc.count))
             writer.raw(epc)
+        }
+        precondition(detailWords.count <= Self.maxDetailWords, "too many detail words")
+        writer.u8(UInt8(detailWords.count))
+        for word in detailWords {
+            writer.u8(word.bank.rawValue)
+            writer.u16(word.wordOffset)
         }
     }
 
@@ -107,7 +119,25 @@ public struct InventoryParameters: Sendable, Hashable {
             guard (2...62).contains(length) else { throw .invalidValue(field: "inventory.epcs.length", value: Int(length)) }
             p.epcs.append(try reader.raw(count: Int(length), "inventory.epcs"))
         }
+        let words = try reader.u8("inventory.detailWords.count")
+        guard Int(words) <= maxDetailWords else { throw .invalidValue(field: "inventory.detailWords.count", value: Int(words)) }
+        for _ in 0..<words {
+            let raw = try reader.u8("inventory.detailWords.bank")
+            guard let bank = MemoryBank(rawValue: raw) else { throw .invalidValue(field: "inventory.detailWords.bank", value: Int(raw)) }
+            p.detailWords.append(WordAddress(bank: bank, wordOffset: try reader.u16("inventory.detailWords.offset")))
+        }
         return p
+    }
+}
+
+/// One word of tag memory: a bank and a word offset in it.
+public struct WordAddress: Sendable, Hashable {
+    public var bank: MemoryBank
+    public var wordOffset: UInt16
+
+    public init(bank: MemoryBank, wordOffset: UInt16) {
+        self.bank = bank
+        self.wordOffset = wordOffset
     }
 }
 
@@ -127,9 +157,14 @@ public struct TagReport: Sendable, Hashable {
     /// TID and USER bytes read with the find, when asked for.
     public var tid: [UInt8]
     public var user: [UInt8]
+    /// The detail words asked for (``InventoryParameters/detailWords``), in order, read
+    /// with this very read (vendor `readData1`, `readData2`); it stops at the first word
+    /// past the end of its bank.
+    public var readData: [UInt16]
 
     public init(epc: [UInt8], pc: UInt16, rssiITenthsDBm: Int16, rssiQTenthsDBm: Int16, frequencyKHz: UInt32,
-                milliseconds: UInt32, tid: [UInt8] = [], user: [UInt8] = []) {
+                milliseconds: UInt32, tid: [UInt8] = [], user: [UInt8] = [], readData: [UInt16] = []) {
+        self.readData = readData
         self.epc = epc
         self.pc = pc
         self.rssiITenthsDBm = rssiITenthsDBm
@@ -152,6 +187,8 @@ public struct TagReport: Sendable, Hashable {
         writer.raw(tid)
         writer.u8(UInt8(user.count))
         writer.raw(user)
+        writer.u8(UInt8(readData.count))
+        for word in readData { writer.u16(word) }
     }
 
     static func read(from reader: inout ByteReader) throws(ProtocolError) -> TagReport {
@@ -165,8 +202,12 @@ public struct TagReport: Sendable, Hashable {
         let ms = try reader.u32("tag.time")
         let tid = try reader.raw(count: Int(try reader.u8("tag.tid.length")), "tag.tid")
         let user = try reader.raw(count: Int(try reader.u8("tag.user.length")), "tag.user")
+        let words = try reader.u8("tag.readData.count")
+        guard Int(words) <= InventoryParameters.maxDetailWords else { throw .invalidValue(field: "tag.readData.count", value: Int(words)) }
+        var readData: [UInt16] = []
+        for _ in 0..<words { readData.append(try reader.u16("tag.readData")) }
         return TagReport(epc: epc, pc: pc, rssiITenthsDBm: i, rssiQTenthsDBm: q, frequencyKHz: frequency,
-                         milliseconds: ms, tid: tid, user: user)
+                         milliseconds: ms, tid: tid, user: user, readData: readData)
     }
 }
 

@@ -38,6 +38,7 @@ final class InventoryRunner {
     private var pendingOrder: [[UInt8]] = []
     private var pending: [[UInt8]: TagReport] = [:]
     private var reportOnce = false
+    private var detailWords: [WordAddress] = []
     private var reported: Set<[UInt8]> = []
     /// Rounds and reads since the diagnostics were last reset, across inventories.
     private(set) var totalRounds = 0
@@ -98,6 +99,7 @@ final class InventoryRunner {
         reportOnce = !p.reportSubsequentFinds
         reported.removeAll()
         wanted = Set(p.epcs)
+        detailWords = p.detailWords
         found.removeAll()
         droppedUnsent += pending.count
         pending.removeAll()
@@ -123,6 +125,19 @@ final class InventoryRunner {
         }
     }
 
+    /// The detail words of tag `index` as its memory holds them now, up to the first one
+    /// past the end of its bank.
+    private func detailData(ofTag index: Int) -> [UInt16] {
+        var words: [UInt16] = []
+        let memory = field.tags[index].memory
+        for address in detailWords {
+            let bank = memory.words(of: address.bank)
+            guard Int(address.wordOffset) < bank.count else { break }
+            words.append(bank[Int(address.wordOffset)])
+        }
+        return words
+    }
+
     /// Runs every round due by `time`.
     func advance(to time: Double) {
         guard var engine else { return }
@@ -145,7 +160,8 @@ final class InventoryRunner {
                     rssiQTenthsDBm: Int16(clamping: Int((read.rssiQDBm * 10).rounded())),
                     frequencyKHz: UInt32((read.frequencyMHz * 1000).rounded()),
                     milliseconds: UInt32(max(0, (read.time - startTime) * 1000)),
-                    tid: TagMemory.bytes(fromWords: read.tid), user: TagMemory.bytes(fromWords: read.user))
+                    tid: TagMemory.bytes(fromWords: read.tid), user: TagMemory.bytes(fromWords: read.user),
+                    readData: detailData(ofTag: read.tagIndex))
                 if pending.updateValue(report, forKey: read.epc) == nil {
                     pendingOrder.append(read.epc)
                 } else {

@@ -29,6 +29,18 @@ public enum Command: Sendable, Hashable {
     /// A firmware-update request (opcodes 0x04xx), answered by ``Response/firmware(_:)``
     /// or, for ``FirmwareRequest/activate``, ``Response/done(_:)``.
     case firmware(FirmwareRequest)
+    /// Sets the Geiger-counter sound (vendor `setGeigerCounterSound`); answered by
+    /// ``Response/done(_:)``, or ``StatusCode/invalidArgument`` for values the piezo cannot
+    /// play (``GeigerSound/problem``).
+    case setGeigerSound(GeigerSound)
+    /// Sets the found-item and found-last-item sounds; answered by ``Response/done(_:)``,
+    /// or ``StatusCode/invalidArgument`` (too many tones, frequencies out of range).
+    case setFoundSounds(FoundSounds)
+    /// Plays a sound now (vendor `playSound`); answered by ``Response/done(_:)``.
+    case playSound(SoundName)
+    /// Sets the speaker's volume, 0 (silent) to 255 (loudest), which the Grokker maps to its
+    /// `numVolumeLevels` steps; answered by ``Response/done(_:)``.
+    case setVolume(UInt8)
 
     /// The largest echo payload: what fits in a maximum-size response
     /// (header, status byte, 2-byte length).
@@ -46,6 +58,10 @@ public enum Command: Sendable, Hashable {
         case .getBattery: .getBattery
         case .getDiagnostics: .getDiagnostics
         case .firmware(let request): request.opcode
+        case .setGeigerSound: .setGeigerSound
+        case .setFoundSounds: .setFoundSounds
+        case .playSound: .playSound
+        case .setVolume: .setVolume
         }
     }
 
@@ -57,6 +73,14 @@ public enum Command: Sendable, Hashable {
             writer.u8(reset ? 1 : 0)
         case .firmware(let request):
             request.write(to: &writer)
+        case .setGeigerSound(let sound):
+            sound.write(to: &writer)
+        case .setFoundSounds(let sounds):
+            sounds.write(to: &writer)
+        case .playSound(let name):
+            writer.u8(name.rawValue)
+        case .setVolume(let volume):
+            writer.u8(volume)
         case .startInventory(let parameters):
             parameters.write(to: &writer)
         case .tagAccess(let epc, let operation):
@@ -96,6 +120,16 @@ public enum Command: Sendable, Hashable {
             return .getBattery
         case .getDiagnostics:
             return .getDiagnostics(reset: try reader.u8("diagnostics.reset") != 0)
+        case .setGeigerSound:
+            return .setGeigerSound(try GeigerSound.read(from: &reader))
+        case .setFoundSounds:
+            return .setFoundSounds(try FoundSounds.read(from: &reader))
+        case .playSound:
+            let raw = try reader.u8("playSound.sound")
+            guard let name = SoundName(rawValue: raw) else { throw .invalidValue(field: "playSound.sound", value: Int(raw)) }
+            return .playSound(name)
+        case .setVolume:
+            return .setVolume(try reader.u8("setVolume.volume"))
         case _ where FirmwareRequest.handles(opcode):
             return .firmware(try FirmwareRequest.read(opcode: opcode, from: &reader))
         default:
@@ -194,7 +228,7 @@ public enum Response: Sendable, Hashable {
             return .echo(try Command.readEcho(from: &reader))
         case .setRegion:
             return .setRegion(try ReaderInfo.read(from: &reader))
-        case .startInventory, .stopInventory, .activateImage:
+        case .startInventory, .stopInventory, .activateImage, .setGeigerSound, .setFoundSounds, .playSound, .setVolume:
             return .done(opcode)
         case .tagAccess:
             let code = try reader.u8("tagAccess.result")

@@ -26,6 +26,23 @@ public struct InventoryParameters: Sendable, Hashable {
     public var selectMask: [UInt8] = []
     /// Keep finding tags already found (false: each tag once per inventory).
     public var reportSubsequentFinds = true
+    /// The vendor's sound type: 0 NONE, 1 GEIGER_COUNTER, 2 FIRST_FIND, 6 FIRST_FIND_AND_LAST.
+    public var soundType: UInt8 = 0
+    /// Speaker volume for this inventory, 0 (silent) to 255 (loudest).
+    public var volume: UInt8 = 255
+    /// EPCs the reader itself filters on (vendor `startInventory...withEpcs` with few
+    /// EPCs): it reports only these, and with FIRST_FIND_AND_LAST plays the found-last sound
+    /// once it has found them all. Empty: every tag. At most ``maxReaderEPCs``.
+    public var epcs: [[UInt8]] = []
+
+    /// The most EPCs a reader filters on by itself; longer lists are filtered by the host.
+    public static let maxReaderEPCs = 8
+    /// Words read with every read for the detailed per-read data (vendor
+    /// `detailedPerReadNumReads` with its bank/word-offset pairs), at most
+    /// ``maxDetailWords``; they arrive in ``TagReport/readData``.
+    public var detailWords: [WordAddress] = []
+    /// The most detail words per read (vendor: 2).
+    public static let maxDetailWords = 2
 
     public init() {}
 
@@ -48,6 +65,20 @@ public struct InventoryParameters: Sendable, Hashable {
         writer.u8(UInt8(selectMask.count))
         writer.raw(selectMask)
         writer.u8(reportSubsequentFinds ? 1 : 0)
+        writer.u8(soundType)
+        writer.u8(volume)
+        precondition(epcs.count <= Self.maxReaderEPCs, "too many EPCs for the reader to filter on")
+        writer.u8(UInt8(epcs.count))
+        for epc in epcs {
+            writer.u8(UInt8(epc.count))
+            writer.raw(epc)
+        }
+        precondition(detailWords.count <= Self.maxDetailWords, "too many detail words")
+        writer.u8(UInt8(detailWords.count))
+        for word in detailWords {
+            writer.u8(word.bank.rawValue)
+            writer.u16(word.wordOffset)
+        }
     }
 
     static func read(from reader: inout ByteReader) throws(ProtocolError) -> InventoryParameters {
@@ -78,7 +109,35 @@ public struct InventoryParameters: Sendable, Hashable {
             throw .invalidValue(field: "inventory.q", value: Int(p.initialQ))
         }
         p.reportSubsequentFinds = try reader.u8("inventory.reportSubsequentFinds") != 0
+        p.soundType = try reader.u8("inventory.soundType")
+        guard [0, 1, 2, 6].contains(p.soundType) else { throw .invalidValue(field: "inventory.soundType", value: Int(p.soundType)) }
+        p.volume = try reader.u8("inventory.volume")
+        let epcCount = try reader.u8("inventory.epcs.count")
+        guard Int(epcCount) <= maxReaderEPCs else { throw .invalidValue(field: "inventory.epcs.count", value: Int(epcCount)) }
+        for _ in 0..<epcCount {
+            let length = try reader.u8("inventory.epcs.length")
+            guard (2...62).contains(length) else { throw .invalidValue(field: "inventory.epcs.length", value: Int(length)) }
+            p.epcs.append(try reader.raw(count: Int(length), "inventory.epcs"))
+        }
+        let words = try reader.u8("inventory.detailWords.count")
+        guard Int(words) <= maxDetailWords else { throw .invalidValue(field: "inventory.detailWords.count", value: Int(words)) }
+        for _ in 0..<words {
+            let raw = try reader.u8("inventory.detailWords.bank")
+            guard let bank = MemoryBank(rawValue: raw) else { throw .invalidValue(field: "inventory.detailWords.bank", value: Int(raw)) }
+            p.detailWords.append(WordAddress(bank: bank, wordOffset: try reader.u16("inventory.detailWords.offset")))
+        }
         return p
+    }
+}
+
+/// One word of tag memory: a bank and a word offset in it.
+public struct WordAddress: Sendable, Hashable {
+    public var bank: MemoryBank
+    public var wordOffset: UInt16
+
+    public init(bank: MemoryBank, wordOffset: UInt16) {
+        self.bank = bank
+        self.wordOffset = wordOffset
     }
 }
 
@@ -98,9 +157,14 @@ public struct TagReport: Sendable, Hashable {
     /// TID and USER bytes read with the find, when asked for.
     public var tid: [UInt8]
     public var user: [UInt8]
+    /// The detail words asked for (``InventoryParameters/detailWords``), in order, read
+    /// with this very read (vendor `readData1`, `readData2`); it stops at the first word
+    /// past the end of its bank.
+    public var readData: [UInt16]
 
     public init(epc: [UInt8], pc: UInt16, rssiITenthsDBm: Int16, rssiQTenthsDBm: Int16, frequencyKHz: UInt32,
-                milliseconds: UInt32, tid: [UInt8] = [], user: [UInt8] = []) {
+                milliseconds: UInt32, tid: [UInt8] = [], user: [UInt8] = [], readData: [UInt16] = []) {
+        self.readData = readData
         self.epc = epc
         self.pc = pc
         self.rssiITenthsDBm = rssiITenthsDBm
@@ -123,6 +187,8 @@ public struct TagReport: Sendable, Hashable {
         writer.raw(tid)
         writer.u8(UInt8(user.count))
         writer.raw(user)
+        writer.u8(UInt8(readData.count))
+        for word in readData { writer.u16(word) }
     }
 
     static func read(from reader: inout ByteReader) throws(ProtocolError) -> TagReport {
@@ -136,8 +202,12 @@ public struct TagReport: Sendable, Hashable {
         let ms = try reader.u32("tag.time")
         let tid = try reader.raw(count: Int(try reader.u8("tag.tid.length")), "tag.tid")
         let user = try reader.raw(count: Int(try reader.u8("tag.user.length")), "tag.user")
+        let words = try reader.u8("tag.readData.count")
+        guard Int(words) <= InventoryParameters.maxDetailWords else { throw .invalidValue(field: "tag.readData.count", value: Int(words)) }
+        var readData: [UInt16] = []
+        for _ in 0..<words { readData.append(try reader.u16("tag.readData")) }
         return TagReport(epc: epc, pc: pc, rssiITenthsDBm: i, rssiQTenthsDBm: q, frequencyKHz: frequency,
-                         milliseconds: ms, tid: tid, user: user)
+                         milliseconds: ms, tid: tid, user: user, readData: readData)
     }
 }
 
@@ -164,6 +234,13 @@ public enum InventoryEvent: Sendable, Hashable {
     case tagReports([TagReport])
     /// The inventory ended on the reader's side (event opcode ``Opcode/stopInventory``).
     case stopped(InventoryStopReason)
+    /// How far the running inventory has got (event opcode ``Opcode/inventoryStatus``):
+    /// Query rounds run since it started. Sent every ``statusInterval`` seconds of the
+    /// reader's clock while it runs.
+    case status(rounds: UInt32)
+
+    /// Seconds between two ``status(rounds:)`` events.
+    public static let statusInterval = 0.25
 
     /// Reports per event message at most: keeps a message well under the link's limit.
     public static let maxReportsPerEvent = 32
@@ -178,6 +255,8 @@ public enum InventoryEvent: Sendable, Hashable {
             }
         case .stopped(let reason):
             return encodeMessage(version: .current, kind: .event, opcode: .stopInventory, id: 0) { $0.u8(reason.rawValue) }
+        case .status(let rounds):
+            return encodeMessage(version: .current, kind: .event, opcode: .inventoryStatus, id: 0) { $0.u32(rounds) }
         }
     }
 
@@ -199,6 +278,8 @@ public enum InventoryEvent: Sendable, Hashable {
                 throw .invalidValue(field: "inventoryStopped.reason", value: Int(code))
             }
             event = .stopped(reason)
+        case .inventoryStatus:
+            event = .status(rounds: try reader.u32("inventoryStatus.rounds"))
         default:
             throw .unknownOpcode(header.opcode.rawValue)
         }

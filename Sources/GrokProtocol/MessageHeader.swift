@@ -23,7 +23,8 @@ public enum MessageKind: UInt8, Sendable, Hashable, CaseIterable, CustomStringCo
 /// Opcodes are grouped by area, leaving room for the later issues:
 /// `0x00xx` session and device information, `0x01xx` inventory, `0x02xx` tag access,
 /// `0x03xx` regions, `0x04xx` firmware and loader, `0x05xx` factory provisioning,
-/// `0x06xx` battery, sounds, diagnostics and antenna, `0x07xx` device authentication.
+/// `0x06xx` battery and diagnostics, `0x07xx` sounds, `0x08xx` device authentication,
+/// `0x09xx` antenna tuning.
 /// Events use the same numbering in their own space (kind ``MessageKind/event``).
 public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     public let rawValue: UInt16
@@ -42,6 +43,8 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
     public static let startInventory = Opcode(rawValue: 0x0101)
     /// ``Command/stopInventory``; as an event, the inventory ended on the reader's side.
     public static let stopInventory = Opcode(rawValue: 0x0102)
+    /// As an event only: the running inventory's progress (``InventoryEvent/status(rounds:)``).
+    public static let inventoryStatus = Opcode(rawValue: 0x0103)
     /// ``Command/tagAccess(epc:_:)``: read, write, program, lock or kill one tag.
     public static let tagAccess = Opcode(rawValue: 0x0201)
     /// ``Command/getBattery``: the battery's state.
@@ -50,6 +53,14 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
     public static let getDiagnostics = Opcode(rawValue: 0x0602)
     /// ``Command/setRegion(_:)``: store the region the reader operates in.
     public static let setRegion = Opcode(rawValue: 0x0301)
+    /// ``Command/setGeigerSound(_:)``.
+    public static let setGeigerSound = Opcode(rawValue: 0x0701)
+    /// ``Command/setFoundSounds(_:)``.
+    public static let setFoundSounds = Opcode(rawValue: 0x0702)
+    /// ``Command/playSound(_:)``.
+    public static let playSound = Opcode(rawValue: 0x0703)
+    /// ``Command/setVolume(_:)``.
+    public static let setVolume = Opcode(rawValue: 0x0704)
 
     /// The opcode's name when known, with its number: `identify (0x0001)`.
     public var description: String {
@@ -62,6 +73,7 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
         case .setRegion: return "setRegion (\(number))"
         case .startInventory: return "startInventory (\(number))"
         case .stopInventory: return "stopInventory (\(number))"
+        case .inventoryStatus: return "inventoryStatus (\(number))"
         case .tagAccess: return "tagAccess (\(number))"
         case .getBattery: return "getBattery (\(number))"
         case .getDiagnostics: return "getDiagnostics (\(number))"
@@ -73,6 +85,10 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
         case .activateImage: return "activateImage (\(number))"
         case .confirmImage: return "confirmImage (\(number))"
         case .leaveLoader: return "leaveLoader (\(number))"
+        case .setGeigerSound: return "setGeigerSound (\(number))"
+        case .setFoundSounds: return "setFoundSounds (\(number))"
+        case .playSound: return "playSound (\(number))"
+        case .setVolume: return "setVolume (\(number))"
         default: return number
         }
     }

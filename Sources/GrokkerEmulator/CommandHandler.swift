@@ -140,6 +140,9 @@ public final class GrokkerCommandHandler: Sendable {
         case .firmware(let request):
             // The loader owns the flash (EmulatedGrokker answers these).
             return .failure(opcode: request.opcode, status: .unsupportedOpcode, message: "this unit has no loader attached")
+        case .setGeigerSound, .setFoundSounds, .playSound, .setVolume:
+            // The speaker belongs to the device (EmulatedGrokker answers these).
+            return .failure(opcode: command.opcode, status: .internalError, message: "no speaker outside a device")
         }
     }
 

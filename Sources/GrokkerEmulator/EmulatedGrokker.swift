@@ -74,6 +74,11 @@ public final class EmulatedGrokker: CablePeer {
         engine = LinkEngine(role: .device, sampleRate: sampleRate, configuration: link)
         let serial = UInt64(handler.store.state.serialNumber)
         inventory = InventoryRunner(field: RFField(scene: scene ?? RFScene.standardBench(seed: serial)))
+        sounds = SoundPlayer(volumeLevels: Int(handler.hardware.numVolumeLevels), maxTones: Int(handler.hardware.maxTonesInSound))
+        let player = sounds
+        inventory.onRound = { reads, firstFinds, foundAll, time in
+            player.inventoryRound(reads: reads, firstFinds: firstFinds, foundAll: foundAll, at: time)
+        }
         let flash = try FlashMemory(path: Self.path(handler.store.deviceDirectory, "flash.bin"),
                                     size: FlashLayout.totalSize, sampleRate: sampleRate)
         firmware = try FirmwareService(flash: flash, hardwareType: handler.hardware.hardwareType,
@@ -86,6 +91,7 @@ public final class EmulatedGrokker: CablePeer {
     }
 
     private let inventory: InventoryRunner
+    private let sounds: SoundPlayer
     private let link: LinkConfiguration
     /// The loader and the flash it manages.
     let firmware: FirmwareService
@@ -161,6 +167,32 @@ public final class EmulatedGrokker: CablePeer {
         }
     }
 
+
+    /// What the speaker has played (the test hook for sounds).
+    public var soundLog: SoundLog { sounds.log }
+
+    /// A firmware update is under way: the loader runs. Sounds, battery and inventory are
+    /// refused as busy until it leaves.
+    public var firmwareUpdateRunning: Bool { firmware.mode == .loader }
+
+    /// What the unit is busy with (vendor ongoing operation).
+    public var ongoingOperation: OngoingOperation {
+        if firmwareUpdateRunning { return .firmwareUpdate }
+        return inventory.isRunning ? .inventory : .inactive
+    }
+
+    /// The answer to a command the device's loop (not the stateless handler) answers, or
+    /// `nil` for the handler's. (While the loader runs, these never get here: it refuses
+    /// them as busy.)
+    private func deviceAnswer(_ command: Command, at now: Double) -> Response? {
+        switch command {
+        case .setGeigerSound, .setFoundSounds, .playSound, .setVolume:
+            return sounds.execute(command)
+        default:
+            return nil
+        }
+    }
+
     public func process(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
         defer { clock += Int64(input.count) }
         if let cut = powerCutAt, clock >= cut { poweredOff = true }
@@ -170,13 +202,16 @@ public final class EmulatedGrokker: CablePeer {
             return
         }
         engine.process(input: input, output: output)
+        let now = Double(engine.now) / Double(engine.sampleRate)
         while let request = engine.receive() { queue.append(request) }
+        var handled = false
         while !queue.isEmpty, clock >= busyUntil, !poweredOff {
-            carryOut(queue.removeFirst())
+            carryOut(queue.removeFirst(), at: now)
+            handled = true
         }
         while let first = outbox.first, first.at <= clock {
             outbox.removeFirst()
-            try? engine.send(first.message)
+            send(first.message, reports: 0)
             if firmware.restartRequested, restartAt == nil {
                 // The answer to activate is out: restart once it has been delivered (or
                 // after a while if the host has gone).
@@ -186,32 +221,36 @@ public final class EmulatedGrokker: CablePeer {
         if firmware.restartRequested, let at = restartAt, engine.isIdle, outbox.isEmpty {
             restartAt = min(at, clock + 1)
         }
+        if handled { refreshGreeting() }
+        trackAcknowledgements()
         if engine.state != .connected, inventory.isRunning {
             // The host is gone: a real reader stops scanning when its phone goes away.
             inventory.stop()
         }
         guard inventory.isRunning else { return }
-        let now = Double(engine.now) / Double(engine.sampleRate)
         inventory.advance(to: now)
         // Reports go out no faster than the link carries them (two events in flight at most).
         while engine.backlog < 2 * Self.reportEventBytes {
             let batch = inventory.takeReports(limit: InventoryEvent.maxReportsPerEvent)
             if batch.isEmpty { break }
-            try? engine.send(InventoryEvent.tagReports(batch).encode())
+            send(InventoryEvent.tagReports(batch).encode(), reports: batch.count)
             reportsSent += batch.count
+        }
+        if now >= nextStatus {
+            send(InventoryEvent.status(rounds: UInt32(clamping: inventory.rounds)).encode(), reports: 0)
+            nextStatus = now + InventoryEvent.statusInterval
         }
     }
 
     /// Carries out one request and queues its answer for when the work is done.
-    private func carryOut(_ request: [UInt8]) {
-        let now = Double(engine.now) / Double(engine.sampleRate)
+    private func carryOut(_ request: [UInt8], at now: Double) {
         guard let message = try? RequestMessage.decode(request) else {
             outbox.append((clock, handler.handle(request: request)))
             return
         }
-        let response: Response
         if case .firmware(let firmwareRequest) = message.command {
             firmware.flash.clock = clock
+            let response: Response
             do {
                 response = try firmware.handle(firmwareRequest)
             } catch {
@@ -226,33 +265,40 @@ public final class EmulatedGrokker: CablePeer {
             busyUntil = firmware.flash.clock
             if case .enterLoader = firmwareRequest { inventory.stop() }
             outbox.append((busyUntil, ResponseMessage(id: message.id, response: response).encode()))
-            refreshGreeting()
             return
         }
+        let response: Response
         if firmware.mode == .loader, !Self.loaderAnswers(message.command) {
-            response = .failure(opcode: message.command.opcode, status: .wrongMode,
-                                message: "the unit runs its loader (a firmware update is under way); leave the loader first")
+            response = .failure(opcode: message.command.opcode, status: .busy,
+                                message: "a firmware update is under way (the loader runs); finish it or leave the loader first")
+        } else if let answer = deviceAnswer(message.command, at: now) {
+            response = answer
         } else if case .tagAccess(let epc, let operation) = message.command, inventory.isRunning {
-                response = persistingTagChange(inventory.access(epc: epc, operation, at: now), operation)
-            } else if case .getDiagnostics(let reset) = message.command {
-                response = .diagnostics(counters(reset: reset))
-            } else if case .getBattery = message.command, inventory.isRunning {
-                // The battery is measured with the radio off, as the vendor's reader did.
-                response = .failure(opcode: .getBattery, status: .busy, message: "battery not read while scanning")
-            } else {
-                response = handler.execute(message.command)
-            }
+            response = persistingTagChange(inventory.access(epc: epc, operation, at: now), operation)
+        } else if case .getDiagnostics(let reset) = message.command {
+            response = .diagnostics(counters(reset: reset))
+        } else if case .getBattery = message.command, inventory.isRunning {
+            // The battery is measured with the radio off, as the vendor's reader did.
+            response = .failure(opcode: .getBattery, status: .busy, message: "battery not read while scanning")
+        } else {
+            response = handler.execute(message.command)
+        }
+        if case .stopInventory = message.command, inventory.isRunning {
+            // The last word on the rounds run, before the answer: the host's count is exact.
+            outbox.append((clock, InventoryEvent.status(rounds: UInt32(clamping: inventory.rounds)).encode()))
+        }
         outbox.append((clock, ResponseMessage(id: message.id, response: response).encode()))
         switch (message.command, response) {
         case (.startInventory(let parameters), .done):
             inventory.start(parameters, region: handler.store.state.region, at: now,
                             seed: UInt64(handler.store.state.serialNumber) ^ UInt64(engine.now))
+            sounds.startInventory(soundType: parameters.soundType, volume: parameters.volume)
+            nextStatus = now + InventoryEvent.statusInterval
         case (.stopInventory, .done):
             inventory.stop()
         default:
             break
         }
-        refreshGreeting()
     }
 
     /// What the loader answers besides firmware requests: who it is, echo and counters.
@@ -261,6 +307,43 @@ public final class EmulatedGrokker: CablePeer {
         case .identify, .echo, .getDiagnostics: true
         default: false
         }
+    }
+
+    private var nextStatus = 0.0
+
+    // MARK: Which reports the host has acknowledged
+
+    /// Message bytes handed to the link in this link session.
+    private var bytesQueued = 0
+    /// Report events not yet acknowledged: where each ends in ``bytesQueued``, and its reads.
+    private var unacknowledged: [(end: Int, reports: Int)] = []
+    private var linkSession = 0
+    /// Reads sent in events the link dropped before the host acknowledged them.
+    private var reportsNotAcknowledged = 0
+
+    private func send(_ message: [UInt8], reports: Int) {
+        do {
+            try engine.send(message)
+        } catch {
+            return
+        }
+        bytesQueued += message.count
+        if reports > 0 { unacknowledged.append((bytesQueued, reports)) }
+    }
+
+    /// The link's backlog is what it has not delivered yet: everything queued before that
+    /// is acknowledged. A new link session (a drop, a fresh handshake) loses the rest.
+    private func trackAcknowledgements() {
+        let session = engine.statistics.handshakes
+        if session != linkSession || engine.state != .connected {
+            reportsNotAcknowledged += unacknowledged.reduce(0) { $0 + $1.reports }
+            unacknowledged.removeAll()
+            bytesQueued = engine.backlog
+            linkSession = session
+            return
+        }
+        let delivered = bytesQueued - engine.backlog
+        while let first = unacknowledged.first, first.end <= delivered { unacknowledged.removeFirst() }
     }
 
     /// Saves the field after a tag access that changed it; a failed save answers
@@ -287,10 +370,16 @@ public final class EmulatedGrokker: CablePeer {
         c.inventoryRounds = UInt32(clamping: inventory.totalRounds)
         c.tagFinds = UInt32(clamping: inventory.totalReads)
         c.reportsSent = UInt32(clamping: reportsSent)
+        c.uniqueTags = UInt32(clamping: inventory.uniqueEPCs.count)
+        c.forgottenNotSent = UInt32(clamping: inventory.droppedUnsent)
+        c.forgottenNotAcknowledged = UInt32(clamping: reportsNotAcknowledged)
+        c.forgotten = UInt32(clamping: inventory.merged + inventory.droppedUnsent + reportsNotAcknowledged)
         if reset {
             engine.resetStatistics()
             inventory.resetTotals()
             reportsSent = 0
+            reportsNotAcknowledged = 0
+            linkSession = engine.statistics.handshakes
         }
         return c
     }

@@ -38,14 +38,32 @@ final class InventoryRunner {
     private var pendingOrder: [[UInt8]] = []
     private var pending: [[UInt8]: TagReport] = [:]
     private var reportOnce = false
+    private var detailWords: [WordAddress] = []
     private var reported: Set<[UInt8]> = []
     /// Rounds and reads since the diagnostics were last reset, across inventories.
     private(set) var totalRounds = 0
     private(set) var totalReads = 0
+    /// Distinct EPCs read since the diagnostics were last reset.
+    private(set) var uniqueEPCs: Set<[UInt8]> = []
+    /// Reads replaced by a newer read of the same tag while they waited for the link.
+    private(set) var merged = 0
+    /// Reads still waiting when the inventory stopped: never sent.
+    private(set) var droppedUnsent = 0
+    /// Query rounds of the running inventory (0 when none runs).
+    private(set) var rounds = 0
+    /// The EPCs the reader filters on (empty: all), and those of them found so far.
+    private var wanted: Set<[UInt8]> = []
+    private var found: Set<[UInt8]> = []
+    /// Called after each round: reportable reads, first finds, whether the wanted EPCs have
+    /// just all been found, and the time (the sounds follow this).
+    var onRound: ((_ reads: Int, _ firstFinds: Int, _ foundAll: Bool, _ time: Double) -> Void)?
 
     func resetTotals() {
         totalRounds = 0
         totalReads = 0
+        uniqueEPCs.removeAll()
+        merged = 0
+        droppedUnsent = 0
     }
 
     init(field: RFField) {
@@ -80,14 +98,21 @@ final class InventoryRunner {
         minRoundInterval = p.maxRoundsPerSecond > 0 ? 1 / Double(p.maxRoundsPerSecond) : 0
         reportOnce = !p.reportSubsequentFinds
         reported.removeAll()
+        wanted = Set(p.epcs)
+        detailWords = p.detailWords
+        found.removeAll()
+        droppedUnsent += pending.count
         pending.removeAll()
         pendingOrder.removeAll()
+        rounds = 0
     }
 
     func stop() {
         engine = nil
+        droppedUnsent += pending.count
         pending.removeAll()
         pendingOrder.removeAll()
+        rounds = 0
     }
 
     /// Hop channels, MHz: ETSI's four 865-868 MHz channels for the ETSI regions, FCC's fifty
@@ -100,23 +125,51 @@ final class InventoryRunner {
         }
     }
 
+    /// The detail words of tag `index` as its memory holds them now, up to the first one
+    /// past the end of its bank.
+    private func detailData(ofTag index: Int) -> [UInt16] {
+        var words: [UInt16] = []
+        let memory = field.tags[index].memory
+        for address in detailWords {
+            let bank = memory.words(of: address.bank)
+            guard Int(address.wordOffset) < bank.count else { break }
+            words.append(bank[Int(address.wordOffset)])
+        }
+        return words
+    }
+
     /// Runs every round due by `time`.
     func advance(to time: Double) {
         guard var engine else { return }
         while nextRound <= time {
             let round = engine.runRound(in: &field, at: nextRound)
             totalRounds += 1
+            rounds += 1
+            var reads = 0
+            var firstFinds = 0
+            let allFoundBefore = !wanted.isEmpty && found.count == wanted.count
             for read in round.reads {
                 totalReads += 1
+                uniqueEPCs.insert(read.epc)
+                if !wanted.isEmpty, !wanted.contains(read.epc) { continue }
+                reads += 1
+                if found.insert(read.epc).inserted { firstFinds += 1 }
                 if reportOnce, reported.contains(read.epc) { continue }
                 let report = TagReport(
                     epc: read.epc, pc: read.pc, rssiITenthsDBm: Int16(clamping: Int((read.rssiIDBm * 10).rounded())),
                     rssiQTenthsDBm: Int16(clamping: Int((read.rssiQDBm * 10).rounded())),
                     frequencyKHz: UInt32((read.frequencyMHz * 1000).rounded()),
                     milliseconds: UInt32(max(0, (read.time - startTime) * 1000)),
-                    tid: TagMemory.bytes(fromWords: read.tid), user: TagMemory.bytes(fromWords: read.user))
-                if pending.updateValue(report, forKey: read.epc) == nil { pendingOrder.append(read.epc) }
+                    tid: TagMemory.bytes(fromWords: read.tid), user: TagMemory.bytes(fromWords: read.user),
+                    readData: detailData(ofTag: read.tagIndex))
+                if pending.updateValue(report, forKey: read.epc) == nil {
+                    pendingOrder.append(read.epc)
+                } else {
+                    merged += 1
+                }
             }
+            let foundAll = !allFoundBefore && !wanted.isEmpty && found.count == wanted.count
+            onRound?(reads, firstFinds, foundAll, nextRound + round.airTime)
             nextRound += max(round.duration, minRoundInterval, 1e-4)
         }
         self.engine = engine

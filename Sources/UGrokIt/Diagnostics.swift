@@ -17,6 +17,18 @@ public struct UgiDiagnostics: Sendable, Equatable {
     public var rawInventoryRounds: Int { Int(reader.inventoryRounds) }
     /// Vendor `rawTagFinds`.
     public var rawTagFinds: Int { Int(reader.tagFinds) }
+    /// Vendor `uniqueTags`: distinct EPCs the reader read since the last reset.
+    public var uniqueTags: Int { Int(reader.uniqueTags) }
+    /// Vendor `forgottenTags`: reads that never reached the host on their own (replaced by
+    /// a newer read of the same tag while waiting for the link, never sent, or never
+    /// acknowledged).
+    public var forgottenTags: Int { Int(reader.forgotten) }
+    /// Vendor `forgottenNotAcknowledged`: reads sent in an event the link dropped before the
+    /// host acknowledged it.
+    public var forgottenNotAcknowledged: Int { Int(reader.forgottenNotAcknowledged) }
+    /// Vendor `forgottenNotSent`: reads still waiting for the link when the inventory
+    /// stopped or the link dropped.
+    public var forgottenNotSent: Int { Int(reader.forgottenNotSent) }
     /// Vendor `packetProtocolPacketsSent` / `...Received` (the host's).
     public var packetsSent: Int { link.packetsSent }
     public var packetsReceived: Int { link.packetsReceived }

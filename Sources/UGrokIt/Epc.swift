@@ -262,7 +262,7 @@ private func hexValue(_ character: Character) -> UInt8? {
     }
 }
 
-private func hexString(_ bytes: [UInt8]) -> String {
+func hexString(_ bytes: [UInt8]) -> String {
     let digits = Array("0123456789ABCDEF".utf8)
     var out: [UInt8] = []
     out.reserveCapacity(bytes.count * 2)

@@ -196,13 +196,10 @@ extension InventoryTracker.Record {
     }
 
     static func detail(_ report: TagReport, at time: Date) -> UgiDetailedPerReadData {
-        func word(_ bytes: [UInt8], _ i: Int) -> UInt16? {
-            bytes.count >= 2 * i + 2 ? UInt16(bytes[2 * i]) << 8 | UInt16(bytes[2 * i + 1]) : nil
-        }
-        let data = report.tid.isEmpty ? report.user : report.tid
+        let data = report.readData
         return UgiDetailedPerReadData(timestamp: time, frequencyMHz: Double(report.frequencyKHz) / 1000,
                                       rssiI: Double(report.rssiITenthsDBm) / 10, rssiQ: Double(report.rssiQTenthsDBm) / 10,
-                                      readData1: word(data, 0), readData2: word(data, 1))
+                                      readData1: data.first, readData2: data.count > 1 ? data[1] : nil)
     }
 }
 
@@ -227,6 +224,13 @@ extension UgiRfidConfiguration {
         p.selectBitLength = UInt16(clamping: selectMask == nil ? 0 : selectMaskBitLength)
         p.selectMask = selectMask ?? []
         p.reportSubsequentFinds = reportSubsequentFinds || continual
+        if detailedPerReadData {
+            let pairs = [WordAddress(bank: detailedPerReadMemoryBank1, wordOffset: UInt16(clamping: detailedPerReadWordOffset1)),
+                         WordAddress(bank: detailedPerReadMemoryBank2, wordOffset: UInt16(clamping: detailedPerReadWordOffset2))]
+            p.detailWords = Array(pairs.prefix(min(max(detailedPerReadNumReads, 0), InventoryParameters.maxDetailWords)))
+        }
+        p.soundType = UInt8(soundType.rawValue)
+        p.volume = volume.isFinite ? UInt8((min(max(volume, 0), 1) * 255).rounded()) : 0
         return p
     }
 }

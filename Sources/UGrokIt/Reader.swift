@@ -60,20 +60,32 @@ public final class UgiInventory: Sendable {
         var isPaused = false
         var completed: InventoryStopReason?
         var rounds = 0
+        /// Rounds of the earlier stretches, before a pause.
+        var roundsBeforePause = 0
     }
     let shared = Mutex(Shared())
     let reader: Reader
 
     /// Host-side selection (EPC lists): only tags this returns true for are tracked.
     let keep: (@Sendable (UgiEpc) -> Bool)?
+    /// EPCs the reader filters on itself (a short `withEpcs` list), empty for all.
+    let readerEPCs: [[UInt8]]
 
     init(configuration: UgiRfidConfiguration, delegate: any UgiInventoryDelegate, reader: Reader,
-         keep: (@Sendable (UgiEpc) -> Bool)?) {
+         keep: (@Sendable (UgiEpc) -> Bool)?, readerEPCs: [[UInt8]] = []) {
         self.configuration = configuration
         self.keep = keep
+        self.readerEPCs = readerEPCs
         self.delegate = QueueConfined(value: delegate)
         self.reader = reader
         startTime = Date()
+    }
+
+    /// What the reader is sent for this inventory with `configuration`.
+    func parameters(_ configuration: UgiRfidConfiguration) -> InventoryParameters {
+        var p = configuration.inventoryParameters
+        p.epcs = readerEPCs
+        return p
     }
 
     /// Every tag found so far, in the order first found (vendor `tags`).
@@ -84,6 +96,10 @@ public final class UgiInventory: Sendable {
     public var isScanning: Bool { shared.withLock { $0.isScanning } }
     /// Vendor `isPaused`.
     public var isPaused: Bool { shared.withLock { $0.isPaused } }
+    /// Query rounds the reader has run for this inventory, pauses and reconnections
+    /// included (vendor `numInventoryRounds`). Updated about every
+    /// ``InventoryEvent/statusInterval`` of the reader's clock.
+    public var numInventoryRounds: Int { shared.withLock { $0.rounds } }
     /// How it ended, once it has (vendor `completedReturnValue`).
     public var completedReturnValue: InventoryStopReason? { shared.withLock { $0.completed } }
 
@@ -209,6 +225,8 @@ public final class Reader: Sendable {
         var nextToken = 0
         var active: UgiInventory?
         var failure: ReaderError?
+        var connectionAttempts = 0
+        var audioSamples: Int64 = 0
     }
     let shared = Mutex(Shared())
 
@@ -232,6 +250,10 @@ public final class Reader: Sendable {
     public var activeInventory: UgiInventory? { shared.withLock { $0.active } }
     /// Why the port could not be used, if it could not.
     public var lastError: ReaderError? { shared.withLock { $0.failure } }
+    /// Connection attempts (handshakes started) since ``openConnection()``.
+    public var connectionAttempts: Int { shared.withLock { $0.connectionAttempts } }
+    /// Samples of audio the reader's thread has pumped since ``openConnection()``.
+    public var audioSamples: Int64 { shared.withLock { $0.audioSamples } }
 
     /// Vendor `addConnectionStateListener`: `listener` runs on the callback queue at every
     /// change. Returns a token for ``removeConnectionStateListener(_:)``.
@@ -287,13 +309,16 @@ public final class Reader: Sendable {
         return try start(delegate, selected, keep: nil)
     }
 
-    /// Vendor `startInventory:withConfiguration:withEpcs:`: only these tags. The reader
-    /// selects on one mask only, so the list is filtered on the host, before the delegate
-    /// hears of anything else.
+    /// Vendor `startInventory:withConfiguration:withEpcs:`: only these tags. A short list
+    /// (at most ``InventoryParameters/maxReaderEPCs``) is filtered on the reader, which then
+    /// plays the found-last sound by itself (FIRST_FIND_AND_LAST) once it has found them
+    /// all; a longer one is filtered on the host. Either way the delegate hears of nothing
+    /// else.
     public func startInventory(_ delegate: any UgiInventoryDelegate, withConfiguration configuration: UgiRfidConfiguration,
                                withEpcs epcs: [UgiEpc]) throws(ConfigurationError) -> UgiInventory {
         let wanted = Set(epcs)
-        return try start(delegate, configuration) { wanted.contains($0) }
+        let onReader = wanted.count <= InventoryParameters.maxReaderEPCs ? wanted.map(\.bytes).sorted { $0.lexicographicallyPrecedes($1) } : []
+        return try start(delegate, configuration, readerEPCs: onReader) { wanted.contains($0) }
     }
 
     /// Vendor `startInventoryIgnoringEpcs`: every tag but these.
@@ -304,9 +329,10 @@ public final class Reader: Sendable {
     }
 
     private func start(_ delegate: any UgiInventoryDelegate, _ configuration: UgiRfidConfiguration,
-                       keep: (@Sendable (UgiEpc) -> Bool)?) throws(ConfigurationError) -> UgiInventory {
+                       readerEPCs: [[UInt8]] = [], keep: (@Sendable (UgiEpc) -> Bool)?) throws(ConfigurationError) -> UgiInventory {
         try configuration.validate()
-        let inventory = UgiInventory(configuration: configuration, delegate: delegate, reader: self, keep: keep)
+        let inventory = UgiInventory(configuration: configuration, delegate: delegate, reader: self, keep: keep,
+                                     readerEPCs: readerEPCs)
         post(.start(inventory))
         return inventory
     }
@@ -325,7 +351,7 @@ public final class Reader: Sendable {
         })
     }
 
-    private func perform<T: Sendable>(_ operation: @escaping @Sendable (ReaderSession) throws(ReaderError) -> T)
+    func perform<T: Sendable>(_ operation: @escaping @Sendable (ReaderSession) throws(ReaderError) -> T)
         async throws(ReaderError) -> T {
         let result = await withCheckedContinuation { continuation in
             perform(operation) { continuation.resume(returning: $0) }
@@ -389,19 +415,27 @@ public final class Reader: Sendable {
             shared.withLock { $0.failure = failure }
             return
         }
+        session.log(.platformSpecific, "reader thread '\(Thread.current.name ?? "")' drives \(session.port.name)")
         var tracker: InventoryTracker?
         var current: UgiInventory?
         var lost = false
+        var connecting = false
+        var pause = options.minimumRetryPause
         while !shared.withLock({ $0.closing }) {
+            defer { shared.withLock { $0.audioSamples = session.engine.now } }
             do throws(ReaderError) {
                 if session.connectionState != .connected {
                     setState(.connecting)
+                    shared.withLock { $0.connectionAttempts += 1 }
+                    connecting = true
                     let info = try session.connect()
+                    connecting = false
+                    pause = options.minimumRetryPause
                     setState(.connected, info: info)
                     // A Grokker that comes back starts a new session: the inventory that was
                     // running is started again, as the vendor's LOST_CONNECTION promised.
                     if let current, !current.isPaused {
-                        try session.startInventory(current.configuration.inventoryParameters)
+                        try session.startInventory(current.parameters(current.configuration))
                         if lost { deliver(current) { $0.inventoryDidStart() } }
                     }
                     lost = false
@@ -410,7 +444,7 @@ public final class Reader: Sendable {
                     switch request {
                     case .start(let inventory):
                         if let old = current { try finish(old, session: session, reason: .ok) }
-                        try session.startInventory(inventory.configuration.inventoryParameters)
+                        try session.startInventory(inventory.parameters(inventory.configuration))
                         // Reads of an earlier inventory that were still on their way belong to it.
                         _ = session.takeReports()
                         let fresh = InventoryTracker(start: inventory.startTime, configuration: inventory.configuration)
@@ -431,7 +465,12 @@ public final class Reader: Sendable {
                     case .pause(let inventory):
                         if inventory === current, !inventory.isPaused {
                             try session.stopInventory()
-                            inventory.shared.withLock { $0.isPaused = true }
+                            let rounds = session.inventoryRounds
+                            inventory.shared.withLock { s in
+                                s.isPaused = true
+                                s.roundsBeforePause += rounds
+                                s.rounds = s.roundsBeforePause
+                            }
                         }
                     case .access(let inventory, let body):
                         if inventory === current { body(session) }
@@ -439,7 +478,7 @@ public final class Reader: Sendable {
                         body(session)
                     case .resume(let inventory, let configuration):
                         if inventory === current, inventory.isPaused {
-                            let parameters = (configuration ?? inventory.configuration).inventoryParameters
+                            let parameters = inventory.parameters(configuration ?? inventory.configuration)
                             try session.startInventory(parameters)
                             inventory.shared.withLock { $0.isPaused = false }
                         }
@@ -452,6 +491,8 @@ public final class Reader: Sendable {
                         deliver(current) { $0.inventoryDidStop(.lostConnection) }
                     }
                     for report in session.takeReports() { tracker.take(report) }
+                    let rounds = session.inventoryRounds
+                    current.shared.withLock { $0.rounds = $0.roundsBeforePause + rounds }
                     let events = tracker.drainEvents()
                     current.publish(tracker)
                     for event in events { dispatch(event, to: current) }
@@ -464,6 +505,19 @@ public final class Reader: Sendable {
                     break
                 }
                 setState(session.connectionState)
+                if connecting {
+                    // Nothing answered (or nothing is plugged in): wait, quietly, in audio
+                    // time, before the next attempt, rather than retrying at once.
+                    connecting = false
+                    session.log(.connectionErrors, "\(error.description) Retrying after \(pause) s of quiet.")
+                    do throws(ReaderError) {
+                        try session.rest(forAtMost: pause)
+                    } catch {
+                        shared.withLock { $0.failure = error }
+                        break
+                    }
+                    pause = min(options.maximumRetryPause, pause * 2)
+                }
             }
         }
         if let current { try? finish(current, session: session, reason: .ok) }
@@ -480,9 +534,12 @@ public final class Reader: Sendable {
     }
 
     private func finish(_ inventory: UgiInventory, session: ReaderSession, reason: InventoryStopReason) throws(ReaderError) {
+        let paused = inventory.isPaused
         if session.inventoryRunning { try session.stopInventory() }
         _ = session.takeReports()
+        let rounds = paused ? 0 : session.inventoryRounds
         inventory.shared.withLock { s in
+            s.rounds = s.roundsBeforePause + rounds
             s.isScanning = false
             s.completed = reason
         }

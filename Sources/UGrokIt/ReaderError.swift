@@ -36,6 +36,9 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Tag memory is addressed in 16-bit words: a byte offset or a data length was odd
     /// (nothing was sent).
     case oddTagMemoryBytes(field: String, value: Int)
+    /// A value the SDK refuses before sending anything: `field` is `value`, `allowed` says
+    /// what it may be.
+    case invalidArgument(field: String, value: String, allowed: String)
 
     public var code: String {
         switch self {
@@ -54,6 +57,7 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noInventoryRunning: "reader_no_inventory"
         case .inventoryRunning: "reader_inventory_running"
         case .oddTagMemoryBytes: "reader_odd_tag_memory_bytes"
+        case .invalidArgument: "reader_invalid_argument"
         }
     }
 
@@ -62,6 +66,7 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notPluggedIn(let p), .cannotGetInfo(let p), .lostConnection(let p), .regionNotSet(let p),
              .noInventoryRunning(let p), .inventoryRunning(let p): [p]
         case .oddTagMemoryBytes(let field, let value): [field, String(value)]
+        case .invalidArgument(let field, let value, let allowed): [field, value, allowed]
         case .cannotHandshake(let p, let s): [p, seconds(s)]
         case .incompatibleReader(let p, let d): [p, d]
         case .timeout(let p, let c, let s): [p, c, seconds(s)]
@@ -103,6 +108,8 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
             "the Grokker on \(p) is scanning; stop the inventory first."
         case .oddTagMemoryBytes(let field, let value):
             "\(field) is \(value) bytes; tag memory is written in 16-bit words, so use an even number."
+        case .invalidArgument(let field, let value, let allowed):
+            "\(field) is \(value); it must be \(allowed). Nothing was sent to the Grokker."
         }
     }
 }

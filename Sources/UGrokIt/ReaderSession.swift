@@ -19,6 +19,15 @@ public struct ReaderOptions: Sendable {
     public var commandTimeout = 5.0
     /// The link's own tunables.
     public var link = LinkConfiguration()
+    /// After a failed connection attempt, the threaded ``Reader`` stays quiet this many
+    /// seconds of audio before it handshakes again, doubling on each failure up to
+    /// ``maximumRetryPause``: an unplugged jack or a peer that never answers costs audio
+    /// time (real time on a sound card), not a spinning CPU.
+    public var minimumRetryPause = 0.25
+    /// The longest pause between connection attempts, seconds of audio.
+    public var maximumRetryPause = 2.0
+    /// What to log and where (nothing by default).
+    public var logger = UgiLogger()
 
     public init() {}
 }
@@ -50,13 +59,45 @@ public final class ReaderSession {
         self.options = options
         driver = LinkDriver(port: port, engine: LinkEngine(role: .host, sampleRate: port.sampleRate, configuration: options.link),
                             blockSize: options.blockSize, realtime: options.realtime)
+        log(.state, "session opened on \(port.name) at \(port.sampleRate) Hz, blocks of \(options.blockSize)")
+    }
+
+    /// Logs `message` under `category` with this session's port and audio time.
+    func log(_ category: UgiLoggingCategory, _ message: @autoclosure () -> String) {
+        options.logger.log(category, port: port.name, audioSeconds: Double(engine.now) / Double(engine.sampleRate), message())
+    }
+
+    private var loggedState = ConnectionState.notConnected
+
+    /// Logs a change of the link's state (and, on losing it, why and the link's counters).
+    private func noteState() {
+        let state = engine.state
+        guard state != loggedState else { return }
+        let old = loggedState
+        loggedState = state
+        log(.connectionState, "\(old) -> \(state)")
+        if old == .connected {
+            log(.connectionErrors, "connection lost")
+            logLinkStatistics()
+        }
+        if state == .connected { log(.byteProtocol, "handshake done at \(engine.mode)") }
+    }
+
+    func logLinkStatistics() {
+        guard options.logger.isEnabled(.packetProtocol) else { return }
+        let s = engine.statistics
+        log(.packetProtocol, "packets sent \(s.packetsSent) received \(s.packetsReceived), retries \(s.retries), "
+            + "timeouts \(s.timeouts), CRC mismatches \(s.crcMismatches), invalid \(s.invalidPackets)")
     }
 
     /// Handshakes and learns what the reader is (the vendor's `openConnection` followed by
     /// waiting for CONNECTED). Throws the vendor's test-connection failures as errors.
     @discardableResult
     public func connect() throws(ReaderError) -> ReaderInfo {
-        if port.jackPlugged == false { throw .notPluggedIn(port: port.name) }
+        if port.jackPlugged == false {
+            log(.connectionErrors, "nothing plugged in")
+            throw .notPluggedIn(port: port.name)
+        }
         engine.connect()
         let connected = try pump(forAtMost: options.handshakeTimeout) {
             engine.state == .connected || engine.state == .incompatible
@@ -66,6 +107,7 @@ public final class ReaderSession {
         }
         guard connected else {
             if port.jackPlugged == false { throw .notPluggedIn(port: port.name) }
+            log(.connectionErrors, "no handshake answer within \(options.handshakeTimeout) s")
             throw .cannotHandshake(port: port.name, seconds: options.handshakeTimeout)
         }
         _ = try pump(forAtMost: options.identifyTimeout) {
@@ -85,6 +127,8 @@ public final class ReaderSession {
         connectMilliseconds = elapsedMilliseconds
         // Let the faster-mode trials finish so the first command runs at the settled rate.
         _ = try pump(forAtMost: 2) { !engine.negotiating || engine.state != .connected }
+        log(.byteProtocol, "settled at \(engine.mode), clock skew \(engine.statistics.skewFactor)")
+        log(.connectionState, "reader \(identified.hardwareModel) serial \(identified.serialNumber) identified")
         return identified
     }
 
@@ -129,6 +173,7 @@ public final class ReaderSession {
         } catch {
             throw .link(error)
         }
+        log(.command, "-> \(command.opcode) id \(id)")
         var answer: ResponseMessage?
         var failure: ReaderError?
         let done = try pump(forAtMost: options.commandTimeout) {
@@ -141,6 +186,11 @@ public final class ReaderSession {
         }
         if let failure { throw failure }
         if let answer {
+            if case .failure(_, let status, _) = answer.response {
+                log(.command, "<- \(command.opcode) id \(id): \(status)")
+            } else {
+                log(.command, "<- \(command.opcode) id \(id): ok")
+            }
             if case .failure(_, .regionNotSet, _) = answer.response { throw .regionNotSet(port: port.name) }
             if case .failure(_, let status, let message) = answer.response {
                 throw .rejected(port: port.name, command: "\(command.opcode)", status: message.isEmpty ? "\(status)" : "\(status): \(message)")
@@ -195,6 +245,8 @@ public final class ReaderSession {
 
     /// Goes quiet and releases the port (the vendor's `closeConnection`).
     public func close() {
+        logLinkStatistics()
+        log(.state, "session closed")
         engine.disconnect()
         try? driver.pump()
         port.close()
@@ -216,8 +268,22 @@ public final class ReaderSession {
                     info = announced.info
                 } else if let event = try? InventoryEvent.decode(message) {
                     switch event {
-                    case .tagReports(let batch): reports.append(contentsOf: batch)
-                    case .stopped(let reason): inventoryStopped = reason
+                    case .tagReports(let batch):
+                        reports.append(contentsOf: batch)
+                        log(.inventoryEvents, "\(batch.count) reads")
+                        if options.logger.isEnabled(.inventoryDetail) {
+                            for r in batch {
+                                log(.inventoryDetail, "read \(hexString(r.epc)) at \(r.milliseconds) ms, \(r.frequencyKHz) kHz, "
+                                    + "RSSI I \(Double(r.rssiITenthsDBm) / 10) Q \(Double(r.rssiQTenthsDBm) / 10) dBm")
+                            }
+                        }
+                    case .stopped(let reason):
+                        inventoryStopped = reason
+                        log(.inventoryEvents, "the reader stopped the inventory: \(reason)")
+                    case .status(let rounds):
+                        // In order on the link: the final one arrives before stop's answer, and
+                        // none of an old inventory after a new one's start.
+                        inventoryRounds = roundsBeforeResumption + Int(rounds)
                     }
                 } else {
                     unsolicited.append(message)
@@ -237,7 +303,17 @@ public final class ReaderSession {
         inventoryStopped = nil
         _ = try call(.startInventory(parameters))
         inventory = parameters
+        log(.inventory, "inventory started: power \(Double(parameters.initialPowerTenthsDBm) / 10) dBm, session \(parameters.session)")
+        inventoryRounds = 0
+        roundsBeforeResumption = 0
     }
+
+    /// Query rounds the running inventory has run, as the reader last said (vendor
+    /// `UgiInventory.numInventoryRounds`); rounds run before a lost connection count too.
+    /// Exact once ``stopInventory()`` has returned: the reader sends its count before it
+    /// answers the stop.
+    public private(set) var inventoryRounds = 0
+    private var roundsBeforeResumption = 0
 
     /// The parameters of the inventory this session started and has not stopped.
     public private(set) var inventory: InventoryParameters?
@@ -251,6 +327,7 @@ public final class ReaderSession {
         inventory = nil
         if engine.state == .connected { _ = try call(.stopInventory) }
         takeMessages()
+        log(.inventory, "inventory stopped after \(inventoryRounds) rounds")
     }
 
     /// The battery's state (vendor `getBatteryInfo`); not while an inventory runs (nothing
@@ -261,6 +338,8 @@ public final class ReaderSession {
         guard case .battery(let info) = response else {
             throw .malformedResponse(port: port.name, detail: "getBattery answered with \(response.opcode)")
         }
+        log(.batteryStatusInternal, "battery \(info.millivolts) mV")
+        log(.batteryStatus, "battery \(info.percentRemaining) %, \(info.minutesRemaining) min, charging \(info.isCharging)")
         return info
     }
 
@@ -347,6 +426,7 @@ public final class ReaderSession {
             guard engine.state != .connected else { continue }
             guard let parameters = inventory else { throw .lostConnection(port: port.name) }
             inventoryStopped = .lostConnection
+            log(.inventory, "inventory interrupted: the connection was lost")
             let back = Double(end - engine.now) / Double(engine.sampleRate)
             _ = try pump(forAtMost: back) {
                 takeMessages()
@@ -354,6 +434,7 @@ public final class ReaderSession {
             }
             guard engine.state == .connected else { return }
             do {
+                roundsBeforeResumption = inventoryRounds
                 _ = try call(.startInventory(parameters))
                 inventoryStopped = nil
                 inventoryResumptions += 1
@@ -361,6 +442,13 @@ public final class ReaderSession {
                 continue
             }
         }
+    }
+
+    /// Goes quiet (no handshaking) and lets `seconds` of audio pass: the pause between
+    /// connection attempts. The next ``connect()`` handshakes again.
+    public func rest(forAtMost seconds: Double) throws(ReaderError) {
+        engine.disconnect()
+        _ = try pump(forAtMost: seconds) { false }
     }
 
     /// Keeps the link up for `seconds` of audio with nothing to do (keep-alives, events).
@@ -379,7 +467,10 @@ public final class ReaderSession {
 
     private func pump(forAtMost seconds: Double, until done: () -> Bool) throws(ReaderError) -> Bool {
         do {
-            return try driver.run(forAtMost: seconds, until: done)
+            return try driver.run(forAtMost: seconds) {
+                noteState()
+                return done()
+            }
         } catch {
             throw .audio(error)
         }

@@ -106,6 +106,7 @@ enum Seeds {
         let report = TagReport(epc: Array(repeating: 0x30, count: 12), pc: 0x3000, rssiITenthsDBm: -600,
                                rssiQTenthsDBm: -610, frequencyKHz: 902_750, milliseconds: 10, tid: [0xE2, 0x80])
         return [InventoryEvent.tagReports([report, report]).encode(), InventoryEvent.stopped(.regionNotSet).encode(),
+                InventoryEvent.status(rounds: 42).encode(),
                 RequestMessage(id: 1, command: .startInventory(InventoryParameters())).encode()]
     }
 

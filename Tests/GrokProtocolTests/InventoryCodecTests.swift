@@ -43,7 +43,8 @@ struct InventoryCodecTests {
 
     @Test("tag reports and stop events round-trip; every prefix fails cleanly")
     func events() throws {
-        let events: [InventoryEvent] = [.tagReports(Self.reports()), .tagReports([]), .stopped(.regionNotSet), .stopped(.lostConnection)]
+        let events: [InventoryEvent] = [.tagReports(Self.reports()), .tagReports([]), .stopped(.regionNotSet), .stopped(.lostConnection),
+                                       .status(rounds: 0), .status(rounds: 123_456)]
         for event in events {
             let bytes = event.encode()
             #expect(try InventoryEvent.decode(bytes) == event)
@@ -134,7 +135,49 @@ struct DiagnosticsCodecTests {
         var counters = ReaderCounters()
         counters.inventoryRounds = 123
         counters.tagFinds = .max
+        counters.uniqueTags = 24
+        counters.forgotten = 7
+        counters.forgottenNotAcknowledged = 3
+        counters.forgottenNotSent = 2
         let response = ResponseMessage(id: 5, response: .diagnostics(counters))
         #expect(try ResponseMessage.decode(response.encode()) == response)
+        // Status, then eleven u32 counters in the documented order.
+        let payload = Array(response.encode()[MessageHeader.size...])
+        #expect(payload.count == 1 + 11 * 4)
+        #expect(Array(payload[29..<45]) == [24, 0, 0, 0, 7, 0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0])
+    }
+
+    @Test("the inventory status event's bytes")
+    func statusBytes() {
+        #expect(InventoryEvent.status(rounds: 0x0102_0304).encode() == [1, 0, 3, 0, 3, 1, 0, 0, 4, 0, 4, 3, 2, 1])
+    }
+}
+
+@Suite("Sound codec")
+struct SoundCodecTests {
+    @Test("sound commands' bytes")
+    func bytes() {
+        let geiger = RequestMessage(id: 1, command: .setGeigerSound(.standard)).encode()
+        #expect(Array(geiger[MessageHeader.size...]) == [0xB8, 0x0B, 2, 0, 0xE8, 0x03, 40, 0, 0xF4, 0x01])
+        let found = FoundSounds(foundItem: [SoundTone(frequencyHz: 2700, durationMs: 60)], foundLast: [])
+        let sounds = RequestMessage(id: 1, command: .setFoundSounds(found)).encode()
+        #expect(Array(sounds[MessageHeader.size...]) == [1, 0x8C, 0x0A, 60, 0, 0])
+        #expect(RequestMessage(id: 1, command: .playSound(.foundLast)).encode() == [1, 0, 1, 0, 3, 7, 1, 0, 1, 0, 2])
+    }
+
+    @Test("an unknown sound and too many reader EPCs are refused")
+    func refused() throws {
+        var bytes = RequestMessage(id: 1, command: .playSound(.foundItem)).encode()
+        bytes[bytes.count - 1] = 9
+        #expect(throws: ProtocolError.self) { try RequestMessage.decode(bytes) }
+        var p = InventoryParameters()
+        p.soundType = 6
+        p.volume = 77
+        p.epcs = [[1, 2, 3, 4], [5, 6, 7, 8, 9, 10]]
+        let request = RequestMessage(id: 2, command: .startInventory(p))
+        #expect(try RequestMessage.decode(request.encode()) == request)
+        var wrong = request.encode()
+        wrong[wrong.count - 13] = 9   // the EPC count
+        #expect(throws: ProtocolError.self) { try RequestMessage.decode(wrong) }
     }
 }

@@ -63,6 +63,11 @@ enum Samples {
         RequestMessage(id: 3, command: .echo([0])),
         RequestMessage(id: 4, command: .echo(allBytes)),
         RequestMessage(id: .max, command: .echo(maxEcho)),
+        RequestMessage(id: 8, command: .setGeigerSound(.standard)),
+        RequestMessage(id: 9, command: .setFoundSounds(.standard)),
+        RequestMessage(id: 10, command: .setFoundSounds(FoundSounds(foundItem: [], foundLast: []))),
+        RequestMessage(id: 11, command: .playSound(.foundLast)),
+        RequestMessage(id: 12, command: .setVolume(128)),
     ]
 
     static let statuses: [StatusCode] = [
@@ -78,6 +83,8 @@ enum Samples {
         ResponseMessage(id: 2, response: .echo([])),
         ResponseMessage(id: 3, response: .echo(allBytes)),
         ResponseMessage(id: .max, response: .echo(maxEcho)),
+        ResponseMessage(id: 8, response: .done(.setGeigerSound)),
+        ResponseMessage(id: 11, response: .done(.playSound)),
         ResponseMessage(id: 0, response: .failure(opcode: .unspecified, status: .malformedRequest, message: "")),
         ResponseMessage(
             id: 5, response: .failure(opcode: Opcode(rawValue: .max), status: .unsupportedOpcode,

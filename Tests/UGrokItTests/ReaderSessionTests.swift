@@ -28,10 +28,10 @@ struct Rig {
     let cable: SimulatedCablePort
     let session: ReaderSession
 
-    init(_ configuration: CableConfiguration = .clean, index: Int = 0) throws {
+    init(_ configuration: CableConfiguration = .clean, index: Int = 0, options: ReaderOptions = ReaderOptions()) throws {
         grokker = try EmulatedGrokker(benchDirectory: bench.path, index: index)
         cable = SimulatedCablePort(name: "sim:\(index)", sampleRate: 44_100, configuration: configuration, peer: grokker)
-        session = ReaderSession(port: cable)
+        session = ReaderSession(port: cable, options: options)
     }
 }
 

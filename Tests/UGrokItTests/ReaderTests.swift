@@ -78,6 +78,7 @@ struct ReaderTests {
         #expect(stopped.wait(timeout: .now() + 60) == .success)
         #expect(!inventory.isScanning)
         #expect(inventory.completedReturnValue == .ok)
+        #expect(inventory.numInventoryRounds > 0)
         #expect(inventory.tags.count == 24)
         #expect(inventory.getTagByEpc(inventory.tags[0].epc) != nil)
         delegate.lock.withLock {
@@ -241,4 +242,62 @@ struct ReaderHousekeepingTests {
             #expect(error == .unknownRegion("atlantis"))
         }
     }
+}
+
+@Suite("Reader retry pacing")
+struct ReaderRetryTests {
+    /// Waits (wall time, generously) until the reader has made `attempts` connection attempts.
+    static func waitForAttempts(_ reader: Reader, _ attempts: Int) -> Bool {
+        for _ in 0..<6000 {
+            if reader.connectionAttempts >= attempts { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return false
+    }
+
+    /// The bound: one attempt, then at most one more per pause of audio (the pause only
+    /// grows), whatever the machine's speed.
+    static func check(_ reader: Reader, options: ReaderOptions) {
+        let attempts = reader.connectionAttempts
+        let samples = reader.audioSamples
+        let pauseSamples = Int64(options.minimumRetryPause * 44_100)
+        #expect(attempts >= 3)
+        #expect(Int64(attempts) <= 1 + samples / pauseSamples, "\(attempts) attempts in \(samples) samples")
+    }
+
+    @Test("an unplugged jack is retried after pauses of audio, not in a tight loop")
+    func unplugged() throws {
+        let bench = TempBench()
+        let grokker = try EmulatedGrokker(benchDirectory: bench.path, index: 0)
+        let cable = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker)
+        cable.plugged = false
+        let box = QueueBox(cable)
+        let options = ReaderOptions()
+        let reader = Reader(name: "sim:0", options: options) { box.value }
+        reader.openConnection()
+        #expect(Self.waitForAttempts(reader, 4))
+        reader.closeConnection()
+        Self.check(reader, options: options)
+        // The pause doubles: four attempts take at least 0.25 + 0.5 + 1 s of audio.
+        #expect(reader.audioSamples >= Int64(1.75 * 44_100))
+    }
+
+    @Test("a peer that never answers is retried after pauses of audio")
+    func silent() throws {
+        var options = ReaderOptions()
+        options.handshakeTimeout = 0.2
+        let reader = Reader(name: "sim:9", options: options) {
+            SimulatedCablePort(name: "sim:9", sampleRate: 44_100, configuration: .clean, peer: SilentPeer())
+        }
+        reader.openConnection()
+        #expect(Self.waitForAttempts(reader, 3))
+        reader.closeConnection()
+        Self.check(reader, options: options)
+    }
+}
+
+/// Hands a port made on the test's thread to the reader's thread.
+final class QueueBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
 }

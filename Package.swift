@@ -34,6 +34,11 @@ let package = Package(
         /// Typed commands and responses shared by host and emulated device.
         .target(name: "GrokProtocol"),
 
+        // MARK: Firmware channels
+
+        /// HTTPS (and file://) downloads from update servers and USB sticks, on libcurl.
+        .target(name: "GrokNet", dependencies: ["CCurl"]),
+
         // MARK: Devices and the SDK
 
         /// The emulated Grokker: reachable only through audio samples.
@@ -71,6 +76,7 @@ let package = Package(
         // MARK: Tests (one target per source target)
 
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CZlib", "COpenSSL", "CCurl", "CSQLite"]),
+        .testTarget(name: "GrokNetTests", dependencies: ["GrokNet"]),
         .testTarget(name: "GrokAudioTests", dependencies: ["GrokAudio"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokLinkTests", dependencies: ["GrokLink", "GrokAudio"]),
         .testTarget(name: "GrokProtocolTests", dependencies: ["GrokProtocol", "GrokAudio"]),

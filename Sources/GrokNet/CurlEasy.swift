@@ -98,13 +98,6 @@ final class CurlEasy {
         return Int64(value)
     }
 
-    /// Whether the TCP connection was ever established.
-    var connected: Bool {
-        var value: curl_off_t = 0
-        _ = CCurl_getOffset(handle, CURLINFO_CONNECT_TIME_T, &value)
-        return value > 0
-    }
-
     static func text(_ code: CURLcode) -> String {
         String(cString: curl_easy_strerror(code))
     }

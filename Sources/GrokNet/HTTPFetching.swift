@@ -100,7 +100,8 @@ public enum ProxySetting: Sendable, Equatable {
     case environment
     /// No proxy, whatever the environment says.
     case direct
-    /// This proxy URL (e.g. `http://proxy:3128`); `no_proxy` from the environment still applies.
+    /// This proxy URL (e.g. `http://proxy:3128`) for every host; the environment's proxy
+    /// variables, `no_proxy` included, are ignored.
     case explicit(String)
 }
 

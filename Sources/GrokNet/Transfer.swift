@@ -122,7 +122,10 @@ enum Transfer {
         switch options.proxy {
         case .environment: break
         case .direct: try easy.set(CURLOPT_PROXY, "", "CURLOPT_PROXY")
-        case .explicit(let proxy): try easy.set(CURLOPT_PROXY, proxy, "CURLOPT_PROXY")
+        case .explicit(let proxy):
+            try easy.set(CURLOPT_PROXY, proxy, "CURLOPT_PROXY")
+            // For every host: the environment's no_proxy does not apply to an explicit proxy.
+            try easy.set(CURLOPT_NOPROXY, "", "CURLOPT_NOPROXY")
         }
         var headers: [String] = []
         if let validators = request.validators {

@@ -45,11 +45,11 @@ func failure<T>(_ body: () async throws -> T) async -> NetError? {
     }
 }
 
-/// Quick timeouts, tiny backoff, the server's test CA pinned, no proxy from the environment.
+/// Quick timeouts (2 s), tiny backoff, the server's test CA pinned, no proxy from the environment.
 func testOptions(_ server: NginxServer, retries: Int = 2) -> TransferOptions {
     TransferOptions(
         trust: .pinned(caBundle: server.pki.caCertificate), connectTimeout: .seconds(2), lowSpeedLimit: 1024,
-        stallTime: .seconds(1), maxRetries: retries,
+        stallTime: .seconds(2), maxRetries: retries,
         backoff: Backoff(initial: .milliseconds(10), multiplier: 2, maximum: .milliseconds(40)), maxRedirects: 3,
         proxy: .direct)
 }
@@ -220,8 +220,10 @@ struct CurlFetcherTests {
         let server = try NginxServer(upstream: upstream)
         defer { server.stop() }
         let url = server.base + "/up/slow.bin"
+        var options = testOptions(server, retries: 0)
+        options.stallTime = .seconds(1)
         let started = ContinuousClock.now
-        let error = try #require(await failure { try await fetcher.download(url, to: partial, options: testOptions(server, retries: 0)) })
+        let error = try #require(await failure { try await fetcher.download(url, to: partial, options: options) })
         #expect(ContinuousClock.now - started < .seconds(10))
         guard case .stalled(let u, let received, let limit, let seconds) = error else {
             Issue.record("expected .stalled, got \(error)")
@@ -234,7 +236,7 @@ struct CurlFetcherTests {
         try expectNotRenamed(scratch, partial: "image.partial")
     }
 
-    @Test("cancelling from the progress callback stops a stalled transfer")
+    @Test("cancelling (flag from the progress callback, or the calling task) stops a stalled transfer")
     func cancel() async throws {
         let upstream = try ScriptedUpstream { _, connection in
             connection.sendHead("200 OK", ["Content-Length": "100000"])
@@ -258,6 +260,21 @@ struct CurlFetcherTests {
             return
         }
         #expect(sleeps.pauses.isEmpty)
+
+        // Cancelling the calling task does the same.
+        options.cancellation = nil
+        let taskFetcher = fetcher
+        let target = partial
+        let task = Task { try await taskFetcher.download(url, to: target, options: options) }
+        while upstream.requests.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        task.cancel()
+        let started = ContinuousClock.now
+        let taskError = try #require(await failure { try await task.value })
+        #expect(ContinuousClock.now - started < .seconds(5))
+        guard case .cancelled(url, _) = taskError else {
+            Issue.record("expected .cancelled, got \(taskError)")
+            return
+        }
     }
 
     @Test("a response complete but shorter than the signed size is truncated (not retried)")

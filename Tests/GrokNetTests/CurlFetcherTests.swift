@@ -222,9 +222,9 @@ struct CurlFetcherTests {
         let url = server.base + "/up/slow.bin"
         var options = testOptions(server, retries: 0)
         options.stallTime = .seconds(1)
-        let started = ContinuousClock.now
+        // No wall-clock assertion (a busy test run delays every task); without stall detection
+        // the upstream would hold the connection for 300 s, then close it: not .stalled.
         let error = try #require(await failure { try await fetcher.download(url, to: partial, options: options) })
-        #expect(ContinuousClock.now - started < .seconds(10))
         guard case .stalled(let u, let received, let limit, let seconds) = error else {
             Issue.record("expected .stalled, got \(error)")
             return
@@ -268,9 +268,7 @@ struct CurlFetcherTests {
         let task = Task { try await taskFetcher.download(url, to: target, options: options) }
         while upstream.requests.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
         task.cancel()
-        let started = ContinuousClock.now
         let taskError = try #require(await failure { try await task.value })
-        #expect(ContinuousClock.now - started < .seconds(5))
         guard case .cancelled(url, _) = taskError else {
             Issue.record("expected .cancelled, got \(taskError)")
             return

@@ -86,7 +86,7 @@ final class NginxServer {
                         location /up/ {
                             proxy_pass http://127.0.0.1:\($0.port);
                             proxy_buffering off;
-                            proxy_read_timeout 30s;
+                            proxy_read_timeout 300s;
                         }
                 """
             } ?? ""

@@ -44,7 +44,7 @@ final class ScriptedUpstream: Sendable {
         }
 
         /// Holds the connection open without sending, until the upstream stops or `limit` passes.
-        func stall(upTo limit: Duration = .seconds(20)) {
+        func stall(upTo limit: Duration = .seconds(300)) {
             _ = upstream.stopped.wait(timeout: .now() + .milliseconds(Int(limit.components.seconds * 1000)))
         }
     }

@@ -38,6 +38,8 @@ let package = Package(
 
         /// SHA-256 and Ed25519 through OpenSSL, deflate and CRC-32 through zlib; no C type escapes.
         .target(name: "GrokCrypto", dependencies: ["COpenSSL", "CZlib"]),
+        /// HTTPS (and file://) downloads from update servers and USB sticks, on libcurl.
+        .target(name: "GrokNet", dependencies: ["CCurl"]),
 
         // MARK: Devices and the SDK
 
@@ -76,6 +78,7 @@ let package = Package(
         // MARK: Tests (one target per source target)
 
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CZlib", "COpenSSL", "CCurl", "CSQLite"]),
+        .testTarget(name: "GrokNetTests", dependencies: ["GrokNet"]),
         .testTarget(name: "GrokAudioTests", dependencies: ["GrokAudio"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokLinkTests", dependencies: ["GrokLink", "GrokAudio"]),
         .testTarget(name: "GrokCryptoTests", dependencies: ["GrokCrypto"]),

@@ -1,0 +1,147 @@
+/// Everything that can go wrong fetching a document or downloading an image. Each case
+/// names the URL (or the local file) and carries what a person needs to act; `code` is
+/// stable for `--json` output and for the localized catalog (`error.net.<code>`).
+///
+/// Sizes are in bytes. `received` counts what the partial file (or document buffer) holds,
+/// including bytes kept from earlier attempts.
+public enum NetError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// The URL could not be parsed, or uses a scheme other than https, http or file.
+    case invalidURL(url: String, detail: String)
+    /// The host name (or the proxy's) could not be resolved.
+    case resolveFailed(url: String, detail: String)
+    /// No connection could be made: refused, unreachable, or the connect timeout passed.
+    case connectFailed(url: String, detail: String)
+    /// The server's certificate is not trusted by the CA bundle in use (`trust` names the
+    /// pinned bundle or "the system store"), or does not match the host name.
+    case untrustedServer(url: String, trust: String, detail: String)
+    /// TLS failed for another reason: handshake error, unreadable CA bundle.
+    case tls(url: String, detail: String)
+    /// The transfer was slower than `limit` bytes per second for `seconds` seconds.
+    case stalled(url: String, received: Int64, limit: Int, seconds: Int)
+    /// The connection broke before the response was complete (reset, receive error).
+    case connectionLost(url: String, received: Int64, detail: String)
+    /// The server answered with an HTTP status that is not a success.
+    case httpStatus(url: String, status: Int)
+    /// More redirects than `limit` were followed: a redirect loop or a misconfigured server.
+    case tooManyRedirects(url: String, limit: Int)
+    /// The body is larger than the size cap: announced by Content-Length (refused before
+    /// any byte was stored) when `announced`, otherwise counted while it arrived.
+    case sizeCapExceeded(url: String, cap: Int64, size: Int64, announced: Bool)
+    /// The body is longer than the size the signed metadata gives for it.
+    case longerThanExpected(url: String, expected: Int64, size: Int64, announced: Bool)
+    /// The body ended before `expected` bytes: the server's Content-Length, or the size the
+    /// signed metadata gives.
+    case truncated(url: String, received: Int64, expected: Int64)
+    /// The server answered a Range request with a range that was not asked for, or with a
+    /// Content-Range that cannot be read.
+    case badRange(url: String, detail: String)
+    /// The server refused the Range request (416) again after the partial file was restarted.
+    case rangeNotSatisfiable(url: String, offset: Int64)
+    /// The caller cancelled the transfer.
+    case cancelled(url: String, received: Int64)
+    /// The local file (the partial download, or the file:// source) could not be used.
+    case file(path: String, detail: String)
+    /// libcurl failed in a way not listed above; `curlCode` is its CURLcode.
+    case transfer(url: String, curlCode: Int, detail: String)
+
+    /// A stable identifier for machines and for the message catalog.
+    public var code: String {
+        switch self {
+        case .invalidURL: "net_invalid_url"
+        case .resolveFailed: "net_resolve_failed"
+        case .connectFailed: "net_connect_failed"
+        case .untrustedServer: "net_untrusted_server"
+        case .tls: "net_tls"
+        case .stalled: "net_stalled"
+        case .connectionLost: "net_connection_lost"
+        case .httpStatus: "net_http_status"
+        case .tooManyRedirects: "net_too_many_redirects"
+        case .sizeCapExceeded: "net_size_cap_exceeded"
+        case .longerThanExpected: "net_longer_than_expected"
+        case .truncated: "net_truncated"
+        case .badRange: "net_bad_range"
+        case .rangeNotSatisfiable: "net_range_not_satisfiable"
+        case .cancelled: "net_cancelled"
+        case .file: "net_file"
+        case .transfer: "net_transfer"
+        }
+    }
+
+    /// The values a localized message fills in, in order.
+    public var arguments: [String] {
+        switch self {
+        case .invalidURL(let u, let d): [u, d]
+        case .resolveFailed(let u, let d): [u, d]
+        case .connectFailed(let u, let d): [u, d]
+        case .untrustedServer(let u, let t, let d): [u, t, d]
+        case .tls(let u, let d): [u, d]
+        case .stalled(let u, let r, let l, let s): [u, String(r), String(l), String(s)]
+        case .connectionLost(let u, let r, let d): [u, String(r), d]
+        case .httpStatus(let u, let s): [u, String(s)]
+        case .tooManyRedirects(let u, let l): [u, String(l)]
+        case .sizeCapExceeded(let u, let c, let s, let a): [u, String(c), String(s), String(a)]
+        case .longerThanExpected(let u, let e, let s, let a): [u, String(e), String(s), String(a)]
+        case .truncated(let u, let r, let e): [u, String(r), String(e)]
+        case .badRange(let u, let d): [u, d]
+        case .rangeNotSatisfiable(let u, let o): [u, String(o)]
+        case .cancelled(let u, let r): [u, String(r)]
+        case .file(let p, let d): [p, d]
+        case .transfer(let u, let c, let d): [u, String(c), d]
+        }
+    }
+
+    /// The URL (or, for ``file(path:detail:)``, the local path) the error is about.
+    public var subject: String {
+        switch self {
+        case .invalidURL(let u, _), .resolveFailed(let u, _), .connectFailed(let u, _),
+            .untrustedServer(let u, _, _), .tls(let u, _), .stalled(let u, _, _, _),
+            .connectionLost(let u, _, _), .httpStatus(let u, _), .tooManyRedirects(let u, _),
+            .sizeCapExceeded(let u, _, _, _), .longerThanExpected(let u, _, _, _),
+            .truncated(let u, _, _), .badRange(let u, _), .rangeNotSatisfiable(let u, _),
+            .cancelled(let u, _), .transfer(let u, _, _):
+            u
+        case .file(let p, _): p
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .invalidURL(let u, let d):
+            "cannot fetch '\(u)': \(d); use an https://, http:// or file:// URL."
+        case .resolveFailed(let u, let d):
+            "cannot resolve the host of '\(u)' (\(d)); check the channel URL, DNS and proxy settings."
+        case .connectFailed(let u, let d):
+            "cannot connect for '\(u)' (\(d)); check the network, the proxy and that the server is up."
+        case .untrustedServer(let u, let t, let d):
+            "the server of '\(u)' is not trusted by \(t) (\(d)); check the channel's CA bundle and the clock."
+        case .tls(let u, let d):
+            "TLS failed for '\(u)': \(d)."
+        case .stalled(let u, let r, let l, let s):
+            "download of '\(u)' stalled: under \(l) bytes/s for \(s) s after \(r) bytes; retry later, it resumes."
+        case .connectionLost(let u, let r, let d):
+            "connection lost while fetching '\(u)' after \(r) bytes (\(d)); retry, it resumes."
+        case .httpStatus(let u, let s):
+            "the server answered HTTP \(s) for '\(u)'\(s >= 500 ? "; retry later" : "; check the channel URL")."
+        case .tooManyRedirects(let u, let l):
+            "'\(u)' redirected more than \(l) times (a redirect loop?); report it to the channel's operator."
+        case .sizeCapExceeded(let u, let c, let s, let a):
+            a
+                ? "'\(u)' announces \(s) bytes, over the \(c)-byte limit; refused before downloading."
+                : "'\(u)' sent more than the \(c)-byte limit (\(s) bytes); download aborted."
+        case .longerThanExpected(let u, let e, let s, let a):
+            "'\(u)' \(a ? "announces" : "sent") \(s) bytes but the signed metadata says \(e); refused."
+        case .truncated(let u, let r, let e):
+            "'\(u)' ended after \(r) of \(e) bytes (truncated); retry, or report it to the channel's operator."
+        case .badRange(let u, let d):
+            "'\(u)' answered the resume request wrongly (\(d)); delete the partial file and retry."
+        case .rangeNotSatisfiable(let u, let o):
+            "'\(u)' refused to resume at byte \(o) (HTTP 416) even after restarting; delete the partial file and retry."
+        case .cancelled(let u, let r):
+            "fetching '\(u)' was cancelled after \(r) bytes."
+        case .file(let p, let d):
+            "cannot use file '\(p)': \(d)."
+        case .transfer(let u, let c, let d):
+            "fetching '\(u)' failed (curl error \(c)): \(d)."
+        }
+    }
+}

@@ -38,6 +38,8 @@ let package = Package(
 
         /// SHA-256 and Ed25519 through OpenSSL, deflate and CRC-32 through zlib; no C type escapes.
         .target(name: "GrokCrypto", dependencies: ["COpenSSL", "CZlib"]),
+        /// Firmware packages, Intel HEX, signed channel metadata (k of n), the verified cache, publishing.
+        .target(name: "GrokFirmware", dependencies: ["GrokCrypto", "GrokProtocol"]),
 
         // MARK: Devices and the SDK
 
@@ -79,6 +81,7 @@ let package = Package(
         .testTarget(name: "GrokAudioTests", dependencies: ["GrokAudio"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokLinkTests", dependencies: ["GrokLink", "GrokAudio"]),
         .testTarget(name: "GrokCryptoTests", dependencies: ["GrokCrypto"]),
+        .testTarget(name: "GrokFirmwareTests", dependencies: ["GrokFirmware", "GrokCrypto", "GrokProtocol"]),
         .testTarget(name: "GrokProtocolTests", dependencies: ["GrokProtocol", "GrokAudio"]),
         .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
         .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol"]),

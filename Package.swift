@@ -72,8 +72,8 @@ let package = Package(
         .executableTarget(name: "ProgramTag", dependencies: ["ExampleBench", "UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokAudio"],
                           path: "Examples/ProgramTag"),
 
-        /// Fuzz entry points for the packet and command decoders (see docs/fuzzing.md).
-        .executableTarget(name: "grokfuzz", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio"]),
+        /// Fuzz entry points for the packet, command and firmware decoders (see docs/fuzzing.md).
+        .executableTarget(name: "grokfuzz", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio", "GrokFirmware", "GrokCrypto"]),
 
         // MARK: Tests (one target per source target)
 

@@ -40,6 +40,8 @@ let package = Package(
         .target(name: "GrokCrypto", dependencies: ["COpenSSL", "CZlib"]),
         /// HTTPS (and file://) downloads from update servers and USB sticks, on libcurl.
         .target(name: "GrokNet", dependencies: ["CCurl"]),
+        /// Firmware packages, Intel HEX, signed channel metadata (k of n), the verified cache, publishing.
+        .target(name: "GrokFirmware", dependencies: ["GrokCrypto", "GrokProtocol"]),
 
         // MARK: Devices and the SDK
 
@@ -72,8 +74,8 @@ let package = Package(
         .executableTarget(name: "ProgramTag", dependencies: ["ExampleBench", "UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokAudio"],
                           path: "Examples/ProgramTag"),
 
-        /// Fuzz entry points for the packet and command decoders (see docs/fuzzing.md).
-        .executableTarget(name: "grokfuzz", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio"]),
+        /// Fuzz entry points for the packet, command and firmware decoders (see docs/fuzzing.md).
+        .executableTarget(name: "grokfuzz", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio", "GrokFirmware", "GrokCrypto"]),
 
         // MARK: Tests (one target per source target)
 
@@ -82,6 +84,7 @@ let package = Package(
         .testTarget(name: "GrokAudioTests", dependencies: ["GrokAudio"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokLinkTests", dependencies: ["GrokLink", "GrokAudio"]),
         .testTarget(name: "GrokCryptoTests", dependencies: ["GrokCrypto"]),
+        .testTarget(name: "GrokFirmwareTests", dependencies: ["GrokFirmware", "GrokCrypto", "GrokProtocol"]),
         .testTarget(name: "GrokProtocolTests", dependencies: ["GrokProtocol", "GrokAudio"]),
         .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
         .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto"],

@@ -11,6 +11,9 @@ public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Decompressing would produce more than `limit` bytes: the stream is not what the
     /// sender said it is.
     case outputLimitExceeded(limit: Int)
+    /// A key could not be used: wrong length, not PEM, or not an Ed25519 key; `detail`
+    /// says which and how to make a good one.
+    case invalidKey(detail: String)
 
     /// A stable code for `--json` output and for the catalog key `error.<code>`.
     public var code: String {
@@ -19,6 +22,7 @@ public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
         case .zlib: "crypto_zlib_failed"
         case .corruptStream: "crypto_corrupt_stream"
         case .outputLimitExceeded: "crypto_output_limit"
+        case .invalidKey: "crypto_invalid_key"
         }
     }
 
@@ -29,6 +33,7 @@ public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
         case .zlib(let function, let status): [function, String(status)]
         case .corruptStream(let detail): [detail]
         case .outputLimitExceeded(let limit): [String(limit)]
+        case .invalidKey(let detail): [detail]
         }
     }
 
@@ -42,6 +47,8 @@ public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
             "the compressed data is damaged (\(detail)); fetch or send it again"
         case .outputLimitExceeded(let limit):
             "the compressed data expands past its stated size of \(limit) bytes; it is not the data it claims to be"
+        case .invalidKey(let detail):
+            "the key cannot be used: \(detail)"
         }
     }
 }

@@ -1,0 +1,255 @@
+/// Everything that can go wrong with firmware files, channel metadata and the cache. Each
+/// case names the file (or channel) and carries what a person needs to act; `code` is
+/// stable for `--json` output and for the localized catalog (`error.<code>`), and
+/// `arguments` are the values the localized message fills in, in order.
+public enum FirmwareError: Error, Sendable, Equatable, CustomStringConvertible {
+    // MARK: Intel HEX
+
+    /// Line `line` of an Intel HEX file is not a valid record: `detail` says what is wrong
+    /// (no colon, not hex, wrong length, an unknown record type, data after the end record).
+    case hexRecord(file: String, line: Int, detail: String)
+    /// The checksum byte of line `line` is `found`, but the record's bytes need `expected`.
+    case hexChecksum(file: String, line: Int, expected: UInt8, found: UInt8)
+    /// Line `line` writes bytes at `address` that line `otherLine` already wrote.
+    case hexOverlap(file: String, line: Int, otherLine: Int, address: UInt32)
+    /// The file has no end-of-file record (`:00000001FF`): it was cut short.
+    case hexMissingEnd(file: String)
+    /// The data spans more than `limit` bytes: not a firmware image for this device.
+    case hexTooLarge(file: String, limit: Int)
+
+    // MARK: Firmware packages
+
+    /// The file does not start with the package magic: it is not a grokctl firmware package.
+    case packageBadMagic(file: String)
+    /// The package is in format version `found`, which this build cannot read.
+    case packageUnsupportedFormat(file: String, found: Int)
+    /// The package ends inside `field`: `needed` bytes were needed, `available` were left.
+    case packageTruncated(file: String, field: String, needed: Int, available: Int)
+    /// The value of `field` is `found`, but the format allows only `expected`.
+    case packageInvalidField(file: String, field: String, expected: String, found: String)
+    /// `count` bytes follow the package's final hash.
+    case packageTrailingBytes(file: String, count: Int)
+    /// The `segment` segment's bytes have CRC-32 `found`, the header says `expected` (hex).
+    case packageSegmentCRC(file: String, segment: String, expected: String, found: String)
+    /// The SHA-256 over the package is `found`, its last 32 bytes say `expected`.
+    case packageHashMismatch(file: String, expected: String, found: String)
+
+    // MARK: Keys, envelopes and metadata
+
+    /// A key file or key text cannot be used: `detail` says why.
+    case invalidKey(file: String, detail: String)
+    /// The trusted-keys file is not valid: `detail` says what is wrong.
+    case trustedKeysInvalid(file: String, detail: String)
+    /// The signed envelope is not the JSON shape `{"payload": ..., "signatures": [...]}`.
+    case envelopeMalformed(file: String, detail: String)
+    /// The metadata inside the envelope is not valid channel metadata (`field`, `detail`).
+    case metadataMalformed(file: String, field: String, detail: String)
+    /// A signature by trusted key `keyID` does not verify: the metadata was changed after
+    /// signing, or the signature was damaged.
+    case badSignature(file: String, keyID: String)
+    /// None of the signatures is by a trusted key (`keyIDs` are the ones found).
+    case untrustedKeys(file: String, keyIDs: [String])
+    /// Only `valid` distinct trusted keys signed; the trusted-keys file requires `required`.
+    case belowThreshold(file: String, valid: Int, required: Int)
+    /// The metadata's `type` is `found`, not `expected`: a different kind of file.
+    case typeMismatch(file: String, expected: String, found: String)
+    /// The metadata is for channel `found`, but was served as channel `expected`.
+    case channelMismatch(file: String, expected: String, found: String)
+    /// The metadata expired at `expires` (now is `now`, both ISO 8601 UTC): the server is
+    /// stale or someone is replaying old metadata (freeze).
+    case metadataExpired(file: String, expires: String, now: String)
+    /// The metadata is version `found`, older than version `highest` already accepted for
+    /// `channel` (rollback).
+    case metadataRollback(file: String, channel: String, found: UInt64, highest: UInt64)
+    /// The metadata reuses version `version` of `channel` with different contents.
+    case metadataVersionReused(file: String, channel: String, version: UInt64)
+    /// A channel name that cannot be used as a file name.
+    case invalidChannelName(name: String)
+
+    // MARK: Images bound to metadata
+
+    /// The image is `found` bytes; the metadata listing it says `expected`.
+    case imageSizeMismatch(file: String, expected: Int, found: Int)
+    /// The image's SHA-256 is `found`; the metadata listing it says `expected`.
+    case imageHashMismatch(file: String, expected: String, found: String)
+    /// The package header's `field` is `found`, but the metadata entry says `expected`.
+    case imageHeaderMismatch(file: String, field: String, expected: String, found: String)
+    /// Update `name` is not listed in the verified metadata of `channel`.
+    case updateNotListed(channel: String, name: String)
+
+    // MARK: Cache and files
+
+    /// There is no verified metadata for `channel` in the cache: fetch the channel first.
+    case noCachedMetadata(channel: String)
+    /// The image of update `name` (SHA-256 `sha256`) is not in the cache: download it first.
+    case imageNotCached(name: String, sha256: String)
+    /// The JSON description or input file `file` is not valid: `detail` says what is wrong.
+    case invalidInput(file: String, detail: String)
+    /// A system call on `path` failed (`operation`, `detail` from errno).
+    case io(path: String, operation: String, detail: String)
+    /// An OpenSSL or zlib call failed (`detail`).
+    case crypto(detail: String)
+
+    /// A stable identifier for machines and for the message catalog.
+    public var code: String {
+        switch self {
+        case .hexRecord: "firmware_hex_record"
+        case .hexChecksum: "firmware_hex_checksum"
+        case .hexOverlap: "firmware_hex_overlap"
+        case .hexMissingEnd: "firmware_hex_missing_end"
+        case .hexTooLarge: "firmware_hex_too_large"
+        case .packageBadMagic: "firmware_package_bad_magic"
+        case .packageUnsupportedFormat: "firmware_package_unsupported_format"
+        case .packageTruncated: "firmware_package_truncated"
+        case .packageInvalidField: "firmware_package_invalid_field"
+        case .packageTrailingBytes: "firmware_package_trailing_bytes"
+        case .packageSegmentCRC: "firmware_package_segment_crc"
+        case .packageHashMismatch: "firmware_package_hash_mismatch"
+        case .invalidKey: "firmware_invalid_key"
+        case .trustedKeysInvalid: "firmware_trusted_keys_invalid"
+        case .envelopeMalformed: "firmware_envelope_malformed"
+        case .metadataMalformed: "firmware_metadata_malformed"
+        case .badSignature: "firmware_bad_signature"
+        case .untrustedKeys: "firmware_untrusted_keys"
+        case .belowThreshold: "firmware_below_threshold"
+        case .typeMismatch: "firmware_type_mismatch"
+        case .channelMismatch: "firmware_channel_mismatch"
+        case .metadataExpired: "firmware_metadata_expired"
+        case .metadataRollback: "firmware_metadata_rollback"
+        case .metadataVersionReused: "firmware_metadata_version_reused"
+        case .invalidChannelName: "firmware_invalid_channel_name"
+        case .imageSizeMismatch: "firmware_image_size_mismatch"
+        case .imageHashMismatch: "firmware_image_hash_mismatch"
+        case .imageHeaderMismatch: "firmware_image_header_mismatch"
+        case .updateNotListed: "firmware_update_not_listed"
+        case .noCachedMetadata: "firmware_no_cached_metadata"
+        case .imageNotCached: "firmware_image_not_cached"
+        case .invalidInput: "firmware_invalid_input"
+        case .io: "firmware_io"
+        case .crypto: "firmware_crypto"
+        }
+    }
+
+    /// The values a localized message fills in, in order.
+    public var arguments: [String] {
+        switch self {
+        case .hexRecord(let f, let line, let detail): [f, String(line), detail]
+        case .hexChecksum(let f, let line, let expected, let found): [f, String(line), Self.hex(expected), Self.hex(found)]
+        case .hexOverlap(let f, let line, let other, let address): [f, String(line), String(other), Self.hex32(address)]
+        case .hexMissingEnd(let f): [f]
+        case .hexTooLarge(let f, let limit): [f, String(limit)]
+        case .packageBadMagic(let f): [f]
+        case .packageUnsupportedFormat(let f, let found): [f, String(found)]
+        case .packageTruncated(let f, let field, let needed, let available): [f, field, String(needed), String(available)]
+        case .packageInvalidField(let f, let field, let expected, let found): [f, field, expected, found]
+        case .packageTrailingBytes(let f, let count): [f, String(count)]
+        case .packageSegmentCRC(let f, let segment, let expected, let found): [f, segment, expected, found]
+        case .packageHashMismatch(let f, let expected, let found): [f, expected, found]
+        case .invalidKey(let f, let detail): [f, detail]
+        case .trustedKeysInvalid(let f, let detail): [f, detail]
+        case .envelopeMalformed(let f, let detail): [f, detail]
+        case .metadataMalformed(let f, let field, let detail): [f, field, detail]
+        case .badSignature(let f, let key): [f, key]
+        case .untrustedKeys(let f, let keys): [f, keys.joined(separator: ", ")]
+        case .belowThreshold(let f, let valid, let required): [f, String(valid), String(required)]
+        case .typeMismatch(let f, let expected, let found): [f, expected, found]
+        case .channelMismatch(let f, let expected, let found): [f, expected, found]
+        case .metadataExpired(let f, let expires, let now): [f, expires, now]
+        case .metadataRollback(let f, let channel, let found, let highest): [f, channel, String(found), String(highest)]
+        case .metadataVersionReused(let f, let channel, let version): [f, channel, String(version)]
+        case .invalidChannelName(let name): [name]
+        case .imageSizeMismatch(let f, let expected, let found): [f, String(expected), String(found)]
+        case .imageHashMismatch(let f, let expected, let found): [f, expected, found]
+        case .imageHeaderMismatch(let f, let field, let expected, let found): [f, field, expected, found]
+        case .updateNotListed(let channel, let name): [channel, name]
+        case .noCachedMetadata(let channel): [channel]
+        case .imageNotCached(let name, let sha): [name, sha]
+        case .invalidInput(let f, let detail): [f, detail]
+        case .io(let path, let operation, let detail): [path, operation, detail]
+        case .crypto(let detail): [detail]
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .hexRecord(let f, let line, let detail):
+            "'\(f)' line \(line): \(detail); rebuild the file with 'objcopy -O ihex'."
+        case .hexChecksum(let f, let line, let expected, let found):
+            "'\(f)' line \(line): checksum is \(Self.hex(found)) but the record needs \(Self.hex(expected)); the file is damaged, rebuild it."
+        case .hexOverlap(let f, let line, let other, let address):
+            "'\(f)' line \(line): writes address \(Self.hex32(address)) already written by line \(other); the image is ambiguous, rebuild it."
+        case .hexMissingEnd(let f):
+            "'\(f)' has no end-of-file record (:00000001FF); it was cut short, copy or rebuild it."
+        case .hexTooLarge(let f, let limit):
+            "'\(f)' spans more than \(limit) bytes; it is not a firmware image for a Grokker."
+        case .packageBadMagic(let f):
+            "'\(f)' is not a grokctl firmware package (wrong magic); make packages with 'grokctl firmware pack'."
+        case .packageUnsupportedFormat(let f, let found):
+            "'\(f)' is firmware package format \(found), which this grokctl cannot read; update grokctl."
+        case .packageTruncated(let f, let field, let needed, let available):
+            "'\(f)' ends inside \(field) (needs \(needed) bytes, \(available) left); download it again."
+        case .packageInvalidField(let f, let field, let expected, let found):
+            "'\(f)': \(field) is \(found), expected \(expected); the package is damaged or not for this tool."
+        case .packageTrailingBytes(let f, let count):
+            "'\(f)' has \(count) bytes after its final hash; download it again."
+        case .packageSegmentCRC(let f, let segment, let expected, let found):
+            "'\(f)': the \(segment) segment has CRC-32 \(found), expected \(expected); the package is damaged, download it again."
+        case .packageHashMismatch(let f, let expected, let found):
+            "'\(f)': SHA-256 \(found) does not match the recorded \(expected); the package is damaged or tampered with, download it again."
+        case .invalidKey(let f, let detail):
+            "key '\(f)' cannot be used: \(detail)."
+        case .trustedKeysInvalid(let f, let detail):
+            "trusted-keys file '\(f)' is not valid: \(detail); see docs/firmware-format.md."
+        case .envelopeMalformed(let f, let detail):
+            "'\(f)' is not signed channel metadata: \(detail); fetch the channel again."
+        case .metadataMalformed(let f, let field, let detail):
+            "'\(f)': \(field): \(detail); ask the channel's publisher to fix and re-sign it."
+        case .badSignature(let f, let key):
+            "'\(f)': the signature by trusted key \(key) does not verify; the metadata was changed after signing. Do not use it; fetch it again or contact the publisher."
+        case .untrustedKeys(let f, let keys):
+            "'\(f)' is signed only by keys that are not trusted (\(keys.isEmpty ? "no signatures" : keys.joined(separator: ", "))); check the trusted-keys file or the server."
+        case .belowThreshold(let f, let valid, let required):
+            "'\(f)' carries valid signatures by \(valid) trusted keys, \(required) are required; ask more key holders to sign it with 'grokctl channel sign'."
+        case .typeMismatch(let f, let expected, let found):
+            "'\(f)' is a '\(found)' file, not '\(expected)'; check the server's directory layout."
+        case .channelMismatch(let f, let expected, let found):
+            "'\(f)' is metadata for channel '\(found)' but was served as channel '\(expected)'; the server is misconfigured or being tampered with."
+        case .metadataExpired(let f, let expires, let now):
+            "'\(f)' expired at \(expires) (now \(now)); the server is stale or replaying old metadata. Ask the publisher to re-sign the channel."
+        case .metadataRollback(let f, let channel, let found, let highest):
+            "'\(f)' is version \(found) of channel '\(channel)', older than version \(highest) already accepted; refusing a rollback. Check the server."
+        case .metadataVersionReused(let f, let channel, let version):
+            "'\(f)' reuses version \(version) of channel '\(channel)' with different contents; the publisher must raise the version."
+        case .invalidChannelName(let name):
+            "'\(name)' is not a channel name; use lower-case letters, digits, '-' and '_' (for example 'release')."
+        case .imageSizeMismatch(let f, let expected, let found):
+            "'\(f)' is \(found) bytes but the metadata says \(expected); it is not the listed image, download it again."
+        case .imageHashMismatch(let f, let expected, let found):
+            "'\(f)' has SHA-256 \(found) but the metadata says \(expected); it is not the listed image, download it again."
+        case .imageHeaderMismatch(let f, let field, let expected, let found):
+            "'\(f)': the package says \(field) \(found) but its metadata entry says \(expected); refusing an image that does not match its listing."
+        case .updateNotListed(let channel, let name):
+            "update '\(name)' is not listed in channel '\(channel)'; list the channel's updates with 'grokctl firmware list'."
+        case .noCachedMetadata(let channel):
+            "no verified metadata for channel '\(channel)' in the cache; fetch it with 'grokctl firmware check'."
+        case .imageNotCached(let name, let sha):
+            "the image of update '\(name)' (\(sha)) is not in the cache; fetch it with 'grokctl firmware download'."
+        case .invalidInput(let f, let detail):
+            "'\(f)' is not valid: \(detail)."
+        case .io(let path, let operation, let detail):
+            "cannot use '\(path)': \(operation) failed: \(detail)."
+        case .crypto(let detail):
+            "a cryptographic call failed: \(detail)."
+        }
+    }
+
+    static func hex(_ byte: UInt8) -> String {
+        let digits = String(byte, radix: 16, uppercase: true)
+        return "0x" + (digits.count < 2 ? "0" + digits : digits)
+    }
+
+    static func hex32(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+    }
+}

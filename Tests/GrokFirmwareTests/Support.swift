@@ -1,0 +1,98 @@
+import Foundation
+import GrokCrypto
+import GrokFirmware
+import GrokProtocol
+import Testing
+
+/// A fresh directory under the system temp directory; remove it with `cleanup`.
+func scratchDirectory(_ label: String = "fw") throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+func cleanup(_ path: String) { try? FileManager.default.removeItem(atPath: path) }
+
+func v(_ text: String) -> FirmwareVersion { FirmwareVersion(text)! }
+
+func range(_ low: String, _ high: String) -> VersionRange { try! VersionRange(min: v(low), max: v(high)) }
+
+/// Fixed instants, so no test reads the wall clock.
+let january2025 = Date(timeIntervalSince1970: 1_735_689_600)  // 2025-01-01T00:00:00Z
+let june2025 = Date(timeIntervalSince1970: 1_748_736_000)  // 2025-06-01T00:00:00Z
+let january2026 = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
+
+/// A small, deterministic, non-repeating byte pattern.
+func pattern(_ count: Int, seed: UInt64) -> [UInt8] {
+    var state = seed
+    return (0..<count).map { _ in
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return UInt8(truncatingIfNeeded: state >> 56)
+    }
+}
+
+func descriptor(version: String = "1.8.0", hardware: HardwareType = .grokker1, revisions: [UInt8] = [1, 2],
+                protocolVersion: UInt16 = 20, appliesTo: [VersionRange] = [range("1.0.0", "1.7.65535")]) -> FirmwareDescriptor {
+    FirmwareDescriptor(hardwareType: hardware, hardwareRevisions: revisions, version: v(version), buildDate: january2025,
+                       readerProtocolVersion: protocolVersion, appliesTo: appliesTo)
+}
+
+func makePackage(version: String = "1.8.0", hardware: HardwareType = .grokker1, revisions: [UInt8] = [1, 2],
+                 loader: Bool = true, seed: UInt64 = 1, length: Int = 96) throws -> FirmwarePackage {
+    try FirmwarePackage(
+        descriptor: descriptor(version: version, hardware: hardware, revisions: revisions),
+        loader: loader ? FirmwareSegment(kind: .loader, address: 0x0800_0000, bytes: pattern(32, seed: seed + 100)) : nil,
+        application: FirmwareSegment(kind: .application, address: 0x0800_4000, bytes: pattern(length, seed: seed)))
+}
+
+/// Signers and a trusted-keys set of `count` keys with threshold `threshold`.
+struct KeyRing {
+    let keys: [Ed25519PrivateKey]
+    let trusted: TrustedKeys
+
+    init(count: Int, threshold: Int) throws {
+        keys = try (0..<count).map { _ in try Ed25519PrivateKey.generate() }
+        trusted = try TrustedKeys(
+            keys: keys.enumerated().map { TrustedKeys.Key(name: "holder\($0.offset)", publicKey: $0.element.publicKey) },
+            threshold: threshold)
+    }
+}
+
+/// Channel metadata listing `packages` as `fw-<version>.grokfw`.
+func metadata(channel: String = "release", version: UInt64 = 1, expires: Date = january2026,
+              packages: [FirmwarePackage], cohorts: [String: Cohort] = [:], targets: Targeting? = nil) -> ChannelMetadata {
+    ChannelMetadata(channel: channel, version: version, expires: expires, cohorts: cohorts, updates: packages.map { package in
+        FirmwarePublisher.entry(for: package, name: "grokker-\(package.descriptor.version)", file: "images/fw-\(package.descriptor.version).grokfw",
+                                notes: ["en": "Faster inventory.", "es": "Inventario más rápido.", "fr": "Inventaire plus rapide.", "de": "Schnellere Inventur."],
+                                targets: targets)
+    })
+}
+
+/// The envelope bytes of `metadata` signed by `signers`.
+func signedEnvelope(_ metadata: ChannelMetadata, by signers: [Ed25519PrivateKey]) throws -> [UInt8] {
+    try FirmwarePublisher.envelope(for: metadata).signed(by: signers).encoded()
+}
+
+func writeFile(_ path: String, _ bytes: [UInt8]) throws {
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+}
+
+func readFile(_ path: String) throws -> [UInt8] {
+    try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+}
+
+/// The file names under `directory`, recursively, relative to it, sorted.
+func listing(_ directory: String) -> [String] {
+    (FileManager.default.enumerator(atPath: directory)?.allObjects as? [String] ?? []).sorted()
+}
+
+/// Listing plus contents, to prove a directory did not change.
+func snapshot(_ directory: String) -> [String: [UInt8]] {
+    var result: [String: [UInt8]] = [:]
+    for name in listing(directory) {
+        var isDirectory: ObjCBool = false
+        _ = FileManager.default.fileExists(atPath: directory + "/" + name, isDirectory: &isDirectory)
+        result[name] = isDirectory.boolValue ? [] : (try? readFile(directory + "/" + name)) ?? []
+    }
+    return result
+}

@@ -48,7 +48,7 @@ let package = Package(
         /// The emulated Grokker: reachable only through audio samples.
         .target(name: "GrokkerEmulator", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto"]),
         /// The SDK: one Reader per audio port, the Ugi facade.
-        .target(name: "UGrokIt", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto"]),
+        .target(name: "UGrokIt", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto", "GrokFirmware", "GrokNet"]),
 
         // MARK: Command line and benchmarks
 
@@ -80,14 +80,17 @@ let package = Package(
         // MARK: Tests (one target per source target)
 
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CZlib", "COpenSSL", "CCurl", "CSQLite"]),
-        .testTarget(name: "GrokNetTests", dependencies: ["GrokNet"]),
+        /// A real nginx on loopback with a test CA and a scripted faulty upstream, for the
+        /// download tests (GrokNet's and the firmware channels').
+        .target(name: "NetTestSupport", path: "Tests/NetTestSupport"),
+        .testTarget(name: "GrokNetTests", dependencies: ["GrokNet", "NetTestSupport"]),
         .testTarget(name: "GrokAudioTests", dependencies: ["GrokAudio"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokLinkTests", dependencies: ["GrokLink", "GrokAudio"]),
         .testTarget(name: "GrokCryptoTests", dependencies: ["GrokCrypto"]),
         .testTarget(name: "GrokFirmwareTests", dependencies: ["GrokFirmware", "GrokCrypto", "GrokProtocol"]),
         .testTarget(name: "GrokProtocolTests", dependencies: ["GrokProtocol", "GrokAudio"]),
         .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
-        .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto"],
+        .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto", "GrokFirmware", "GrokNet", "NetTestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokAudio"]),
     ],

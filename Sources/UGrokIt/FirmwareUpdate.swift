@@ -1,20 +1,31 @@
 import GrokAudio
 import GrokCrypto
+import GrokFirmware
 import GrokLink
 import GrokProtocol
 
-/// An application image to put on a Grokker: its bytes and what it claims to be.
+/// An application image to put on a Grokker: its bytes, what it claims to be, and the
+/// package facts (hardware, revisions, the versions it applies on) that decide whether it
+/// may go on a given reader.
 public struct FirmwareImage: Sendable, Hashable {
-    /// What the image is (version, hardware, address, length, CRC-32, SHA-256).
+    /// The package facts: version, hardware and revisions, reader protocol, applies-to ranges.
+    public let firmware: FirmwareDescriptor
+    /// What the reader is told the image is (version, hardware, address, length, CRC-32, SHA-256).
     public let descriptor: ImageDescriptor
     /// The image's bytes.
     public let bytes: [UInt8]
 
     /// An image from its bytes; the CRC-32 and SHA-256 are computed here.
-    public init(version: FirmwareVersion, hardwareType: HardwareType = .grokker1, loadAddress: UInt32, bytes: [UInt8]) {
+    public init(firmware: FirmwareDescriptor, loadAddress: UInt32, bytes: [UInt8]) {
+        self.firmware = firmware
         self.bytes = bytes
-        descriptor = ImageDescriptor(version: version, hardwareType: hardwareType, loadAddress: loadAddress,
+        descriptor = ImageDescriptor(version: firmware.version, hardwareType: firmware.hardwareType, loadAddress: loadAddress,
                                      length: UInt32(bytes.count), crc32: CRC32.checksum(bytes), sha256: SHA256.hash(bytes).bytes)
+    }
+
+    /// The application segment of a verified package.
+    public init(package: FirmwarePackage) {
+        self.init(firmware: package.descriptor, loadAddress: package.application.address, bytes: package.application.bytes)
     }
 }
 
@@ -31,31 +42,15 @@ public enum FirmwareUpdateResult: Int, Sendable, Hashable {
     case cancelled = 106
 }
 
-/// The vendor's compatibility of an update with a reader (`UGI_FIRMWARE_COMPATIBILITY_*`).
-public enum FirmwareCompatibility: Int, Sendable, Hashable {
-    case invalid = 0
-    case incompatible = 1
-    case downgrade = 2
-    case sameVersion = 3
-    case upgrade = 4
-
-    /// How `image` relates to what `reader` runs: other hardware is incompatible, and the
-    /// version decides the rest.
-    public static func of(_ image: ImageDescriptor, for reader: ReaderInfo) -> FirmwareCompatibility {
-        guard image.length > 0 else { return .invalid }
-        guard image.hardwareType == reader.hardwareType else { return .incompatible }
-        if image.version < reader.firmwareVersion { return .downgrade }
-        if image.version == reader.firmwareVersion { return .sameVersion }
-        return .upgrade
-    }
-}
-
 /// Why a firmware update did not happen or did not finish. Every case says what to do;
 /// ``result`` is the vendor's code for it. Nothing that fails before the upload starts has
 /// sent anything that changes the reader.
 public enum FirmwareUpdateError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The image is for other hardware.
+    /// The image is for other hardware (type or board revision).
     case incompatibleHardware(port: String, image: String, reader: String)
+    /// The image may not be applied on the version the reader runs (its applies-to
+    /// ranges, or a reader protocol this host does not speak).
+    case notApplicable(port: String, running: FirmwareVersion, appliesTo: String)
     /// The image is older than what runs, and downgrades were not allowed.
     case downgradeNotAllowed(port: String, running: FirmwareVersion, image: FirmwareVersion)
     /// The image has the version that runs, and re-installing was not allowed.
@@ -80,7 +75,7 @@ public enum FirmwareUpdateError: Error, Sendable, Equatable, CustomStringConvert
     public var result: FirmwareUpdateResult {
         switch self {
         case .incompatibleHardware: .incompatibleHardware
-        case .downgradeNotAllowed, .sameVersionNotAllowed: .incompatibleVersion
+        case .downgradeNotAllowed, .sameVersionNotAllowed, .notApplicable: .incompatibleVersion
         case .batteryTooLow, .imageTooLarge, .protocolFailure, .bootFailed: .protocolFailure
         case .verifyMismatch: .crcMismatch
         case .cantReconnect: .cantReconnect
@@ -92,6 +87,7 @@ public enum FirmwareUpdateError: Error, Sendable, Equatable, CustomStringConvert
     public var code: String {
         switch self {
         case .incompatibleHardware: "flash_incompatible_hardware"
+        case .notApplicable: "flash_not_applicable"
         case .downgradeNotAllowed: "flash_downgrade_not_allowed"
         case .sameVersionNotAllowed: "flash_same_version_not_allowed"
         case .batteryTooLow: "flash_battery_too_low"
@@ -108,6 +104,7 @@ public enum FirmwareUpdateError: Error, Sendable, Equatable, CustomStringConvert
     public var arguments: [String] {
         switch self {
         case .incompatibleHardware(let port, let image, let reader): [port, image, reader]
+        case .notApplicable(let port, let running, let appliesTo): [port, "\(running)", appliesTo]
         case .downgradeNotAllowed(let port, let running, let image): [port, "\(running)", "\(image)"]
         case .sameVersionNotAllowed(let port, let version): [port, "\(version)"]
         case .batteryTooLow(let port, let percent, let minimum): [port, String(percent), String(minimum)]
@@ -124,6 +121,8 @@ public enum FirmwareUpdateError: Error, Sendable, Equatable, CustomStringConvert
         switch self {
         case .incompatibleHardware(let port, let image, let reader):
             "\(port): the image is for \(image) but this reader is \(reader); choose the image for this hardware"
+        case .notApplicable(let port, let running, let appliesTo):
+            "\(port): the image applies on \(appliesTo), and the reader runs \(running); install an intermediate version first"
         case .downgradeNotAllowed(let port, let running, let image):
             "\(port): the reader runs \(running) and the image is the older \(image); allow downgrades to install it"
         case .sameVersionNotAllowed(let port, let version):
@@ -316,11 +315,18 @@ public final class FirmwareUpdater {
     // MARK: Steps
 
     private func check(_ image: FirmwareImage, against info: ReaderInfo, status: FirmwareStatus) throws(FirmwareUpdateError) {
-        switch FirmwareCompatibility.of(image.descriptor, for: info) {
+        let firmware = image.firmware
+        switch Compatibility.check(firmware, against: DeviceIdentity(info)) {
         case .invalid:
-            throw .protocolFailure(port: port, detail: "the image is empty")
+            throw .protocolFailure(port: port, detail: "the image's package does not say which hardware and versions it fits")
         case .incompatible:
-            throw .incompatibleHardware(port: port, image: image.descriptor.hardwareType.vendorName, reader: info.hardwareType.vendorName)
+            if firmware.hardwareType != info.hardwareType || !firmware.hardwareRevisions.contains(info.hardwareRevision) {
+                throw .incompatibleHardware(
+                    port: port, image: "\(firmware.hardwareType.vendorName) rev \(firmware.hardwareRevisions.map(String.init).joined(separator: "/"))",
+                    reader: "\(info.hardwareType.vendorName) rev \(info.hardwareRevision)")
+            }
+            throw .notApplicable(port: port, running: info.firmwareVersion,
+                                 appliesTo: firmware.appliesTo.map(\.description).joined(separator: ", "))
         case .downgrade where !options.allowDowngrade:
             throw .downgradeNotAllowed(port: port, running: info.firmwareVersion, image: image.descriptor.version)
         case .sameVersion where !options.allowSameVersion:

@@ -1,6 +1,7 @@
 import Foundation
 import GrokAudio
 import GrokCrypto
+import GrokFirmware
 import GrokkerEmulator
 import GrokLink
 import GrokProtocol
@@ -15,8 +16,13 @@ enum TestFirmware {
         return [UInt8](try! Data(contentsOf: url))
     }()
 
-    static func image(_ version: String, bytes: [UInt8] = code, hardware: HardwareType = .grokker1) -> FirmwareImage {
-        FirmwareImage(version: FirmwareVersion(version)!, hardwareType: hardware, loadAddress: 0x0800_8000, bytes: bytes)
+    static func image(_ version: String, bytes: [UInt8] = code, hardware: HardwareType = .grokker1,
+                      revisions: [UInt8] = [3], appliesTo: String = "0.0.0") -> FirmwareImage {
+        let range = try! VersionRange(min: FirmwareVersion(appliesTo)!, max: FirmwareVersion(major: 255, minor: 255, build: 65535))
+        let firmware = FirmwareDescriptor(hardwareType: hardware, hardwareRevisions: revisions, version: FirmwareVersion(version)!,
+                                          buildDate: Date(timeIntervalSince1970: 1_790_000_000), readerProtocolVersion: 20,
+                                          appliesTo: [range])
+        return FirmwareImage(firmware: firmware, loadAddress: 0x0800_8000, bytes: bytes)
     }
 
     /// A second build: the same code with some of it changed.
@@ -100,7 +106,8 @@ struct FirmwareUpdateTests {
         let cases: [(FirmwareImage, FirmwareUpdateResult)] = [
             (TestFirmware.image("1.6.0"), .incompatibleVersion),
             (TestFirmware.image("1.7.3"), .incompatibleVersion),
-            (TestFirmware.image("1.8.0", hardware: .unknown), .incompatibleHardware),
+            (TestFirmware.image("1.8.0", revisions: [2]), .incompatibleHardware),
+            (TestFirmware.image("1.8.0", appliesTo: "1.7.4"), .incompatibleVersion),
             (TestFirmware.image("1.8.0", bytes: [UInt8](repeating: 0x90, count: 200_000)), .protocolFailure),
         ]
         for (image, result) in cases {

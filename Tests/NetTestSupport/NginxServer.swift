@@ -10,19 +10,19 @@ import Foundation
 ///
 /// The access log (`access.log`) has one line per request:
 /// `METHOD URI STATUS "RANGE" BODY_BYTES`.
-final class NginxServer {
-    static let binary = "/usr/sbin/nginx"
+public final class NginxServer {
+    public static let binary = "/usr/sbin/nginx"
 
-    let scratch: NetScratch
-    let pki: TestPKI
+    public let scratch: NetScratch
+    public let pki: TestPKI
     private(set) var port: UInt16 = 0
     private var process: Process?
 
     /// `https://127.0.0.1:<port>`.
-    var base: String { "https://127.0.0.1:\(port)" }
+    public var base: String { "https://127.0.0.1:\(port)" }
 
     /// Writes the configuration and certificates, starts nginx and waits until it accepts.
-    init(scratch: NetScratch = NetScratch(), upstream: ScriptedUpstream? = nil) throws {
+    public init(scratch: NetScratch = NetScratch(), upstream: ScriptedUpstream? = nil) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
             throw HarnessError(
                 description: "\(Self.binary) is missing: the GrokNet tests need a real nginx; run scripts/setup.sh --test (installs nginx-light)")
@@ -57,7 +57,7 @@ final class NginxServer {
     }
 
     /// Stops nginx (SIGTERM: fast shutdown) and waits for it.
-    func stop() {
+    public func stop() {
         guard let process else { return }
         self.process = nil
         if process.isRunning { process.terminate() }
@@ -66,12 +66,12 @@ final class NginxServer {
 
     /// Puts a file into the document root.
     @discardableResult
-    func serve(_ name: String, _ bytes: [UInt8]) throws -> String {
+    public func serve(_ name: String, _ bytes: [UInt8]) throws -> String {
         try scratch.write("www/" + name, bytes)
     }
 
     /// The access log's lines so far.
-    func accessLog() -> [String] {
+    public func accessLog() -> [String] {
         ((try? String(contentsOfFile: scratch.file("access.log"), encoding: .utf8)) ?? "")
             .split(separator: "\n").map(String.init)
     }

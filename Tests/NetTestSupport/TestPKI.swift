@@ -2,15 +2,15 @@ import Foundation
 
 /// Why a test fixture could not be set up (missing tool, failed command); a test that gets
 /// one fails with its message.
-struct HarnessError: Error, CustomStringConvertible {
-    let description: String
+public struct HarnessError: Error, CustomStringConvertible {
+    public let description: String
 }
 
 /// A fresh directory under /tmp, removed with everything in it when released.
-final class NetScratch: @unchecked Sendable {
-    let path: String
+public final class NetScratch: @unchecked Sendable {
+    public let path: String
 
-    init() {
+    public init() {
         var template = Array("/tmp/groknet-test-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         precondition(made != nil, "mkdtemp failed")
@@ -21,11 +21,11 @@ final class NetScratch: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: path)
     }
 
-    func file(_ name: String) -> String { path + "/" + name }
+    public func file(_ name: String) -> String { path + "/" + name }
 
     /// Writes `bytes` to `name` (creating directories) and returns the path.
     @discardableResult
-    func write(_ name: String, _ bytes: [UInt8]) throws -> String {
+    public func write(_ name: String, _ bytes: [UInt8]) throws -> String {
         let target = file(name)
         try FileManager.default.createDirectory(
             atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
@@ -33,14 +33,14 @@ final class NetScratch: @unchecked Sendable {
         return target
     }
 
-    func read(_ name: String) -> [UInt8]? {
+    public func read(_ name: String) -> [UInt8]? {
         FileManager.default.contents(atPath: file(name)).map { [UInt8]($0) }
     }
 }
 
 /// Runs a program and returns its standard output; a non-zero exit throws with its stderr.
 @discardableResult
-func runTool(_ executable: String, _ arguments: [String], in directory: String) throws -> String {
+public func runTool(_ executable: String, _ arguments: [String], in directory: String) throws -> String {
     guard FileManager.default.isExecutableFile(atPath: executable) else {
         throw HarnessError(description: "\(executable) is missing; run scripts/setup.sh --test")
     }
@@ -66,15 +66,15 @@ func runTool(_ executable: String, _ arguments: [String], in directory: String) 
 
 /// A test CA and a server certificate for 127.0.0.1 and localhost, made with the openssl
 /// command line in `directory` (EC P-256 keys: fast to generate).
-struct TestPKI {
-    static let openssl = "/usr/bin/openssl"
+public struct TestPKI {
+    public static let openssl = "/usr/bin/openssl"
 
-    let caCertificate: String
-    let serverCertificate: String
-    let serverKey: String
+    public let caCertificate: String
+    public let serverCertificate: String
+    public let serverKey: String
 
     /// Makes the CA `<name>-ca.pem` and, signed by it, `<name>-server.pem` / `.key`.
-    init(in directory: String, name: String = "test") throws {
+    public init(in directory: String, name: String = "test") throws {
         let caKey = "\(directory)/\(name)-ca.key"
         caCertificate = "\(directory)/\(name)-ca.pem"
         serverKey = "\(directory)/\(name)-server.key"

@@ -2,30 +2,30 @@ import Foundation
 import Synchronization
 
 /// One request the upstream received (nginx forwards the client's Range header).
-struct UpstreamRequest: Sendable {
-    let method: String
-    let path: String
+public struct UpstreamRequest: Sendable {
+    public let method: String
+    public let path: String
     /// Header fields, names lower-cased.
-    let headers: [String: String]
+    public let headers: [String: String]
     /// 0 for the first request, 1 for the second, ...
-    let index: Int
+    public let index: Int
 }
 
 /// A plain-HTTP server on loopback, run inside the test process behind nginx's `proxy_pass`,
 /// that misbehaves on cue: each connection gets one request, the test's handler writes raw
 /// bytes (status line, headers, some of the body), may stall, and the connection closes when
 /// the handler returns. Every request is recorded.
-final class ScriptedUpstream: Sendable {
+public final class ScriptedUpstream: Sendable {
     /// Writes the response; runs on the connection's own thread.
-    typealias Handler = @Sendable (UpstreamRequest, Connection) -> Void
+    public typealias Handler = @Sendable (UpstreamRequest, Connection) -> Void
 
     /// The accepted connection, as a handler sees it.
-    struct Connection: Sendable {
+    public struct Connection: Sendable {
         fileprivate let fd: Int32
         fileprivate let upstream: ScriptedUpstream
 
         /// Sends bytes; a peer that went away is ignored (the test looks at the client side).
-        func send(_ bytes: [UInt8]) {
+        public func send(_ bytes: [UInt8]) {
             var done = 0
             while done < bytes.count {
                 let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + done, bytes.count - done, Int32(MSG_NOSIGNAL)) }
@@ -34,29 +34,29 @@ final class ScriptedUpstream: Sendable {
             }
         }
 
-        func send(_ text: String) { send(Array(text.utf8)) }
+        public func send(_ text: String) { send(Array(text.utf8)) }
 
         /// Sends a status line and headers (with `Connection: close`).
-        func sendHead(_ status: String, _ headers: [String: String] = [:]) {
+        public func sendHead(_ status: String, _ headers: [String: String] = [:]) {
             var head = "HTTP/1.1 \(status)\r\nConnection: close\r\n"
             for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
             send(head + "\r\n")
         }
 
         /// Holds the connection open without sending, until the upstream stops or `limit` passes.
-        func stall(upTo limit: Duration = .seconds(300)) {
+        public func stall(upTo limit: Duration = .seconds(300)) {
             _ = upstream.stopped.wait(timeout: .now() + .milliseconds(Int(limit.components.seconds * 1000)))
         }
     }
 
-    let port: UInt16
+    public let port: UInt16
     private let listener: Int32
     private let handler: Handler
     private let log = Mutex<[UpstreamRequest]>([])
     fileprivate let stopped = DispatchSemaphore(value: 0)
     private let isStopped = Atomic<Bool>(false)
 
-    init(handler: @escaping Handler) throws {
+    public init(handler: @escaping Handler) throws {
         self.handler = handler
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw HarnessError(description: "socket: errno \(errno)") }
@@ -87,10 +87,10 @@ final class ScriptedUpstream: Sendable {
     }
 
     /// The requests received so far, in order.
-    var requests: [UpstreamRequest] { log.withLock { $0 } }
+    public var requests: [UpstreamRequest] { log.withLock { $0 } }
 
     /// Stops accepting and releases stalled handlers.
-    func stop() {
+    public func stop() {
         guard !isStopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)

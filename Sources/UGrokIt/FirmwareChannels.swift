@@ -1,0 +1,110 @@
+import GrokCrypto
+import GrokFirmware
+import GrokNet
+import GrokProtocol
+
+/// Where a firmware channel lives: the root of an update server's tree (any static HTTPS
+/// host, or a `file://` directory such as a USB stick), laid out as
+/// `<root>/<channel>/channel.json` with the images beside it (docs/firmware-format.md).
+public struct FirmwareServer: Sendable, Hashable {
+    /// `https://...`, `http://...` or `file:///...`, without a trailing slash.
+    public let root: String
+
+    /// A server at `root`; a trailing slash is dropped.
+    public init(root: String) {
+        var root = root
+        while root.hasSuffix("/") { root.removeLast() }
+        self.root = root
+    }
+
+    /// The URL of `channel`'s signed metadata.
+    public func metadataURL(channel: String) -> String { "\(root)/\(channel)/channel.json" }
+
+    /// The URL of an image `channel` lists as `file`.
+    public func imageURL(channel: String, file: String) -> String { "\(root)/\(channel)/\(file)" }
+}
+
+/// How a channel reload went.
+public enum ChannelReload: Sendable, Hashable {
+    /// New metadata arrived, verified and was stored: its version.
+    case updated(version: UInt64)
+    /// The server said the cached copy is current (conditional request); it was verified again.
+    case unchanged(version: UInt64)
+}
+
+/// Firmware channels for the SDK (vendor `loadUpdatesFromChannel`, `loadUpdate`,
+/// `forceFirmwareChannelReload`, `firmwareCheckCompatibility`): signed metadata and images
+/// fetched through an ``HTTPFetching`` backend into a verified ``FirmwareCache``. Nothing
+/// reaches the cache unverified, and a failed fetch leaves it as it was; with unexpired
+/// metadata in the cache everything but reloading works offline.
+public struct FirmwareChannels: Sendable {
+    public let cache: FirmwareCache
+    public let fetcher: any HTTPFetching
+    /// Trust, timeouts, retries; the size caps come from the metadata.
+    public var transfer: TransferOptions
+
+    public init(cache: FirmwareCache, fetcher: any HTTPFetching = CurlFetcher(), transfer: TransferOptions = TransferOptions()) {
+        self.cache = cache
+        self.fetcher = fetcher
+        self.transfer = transfer
+    }
+
+    /// Fetches `channel`'s metadata from `server` (conditionally, when a copy is cached),
+    /// verifies it and stores it.
+    @discardableResult
+    public func reload(_ channel: String, from server: FirmwareServer) async throws -> ChannelReload {
+        let url = server.metadataURL(channel: channel)
+        let cached = cache.validators(channel: channel)
+        let hasCopy = (try? cache.channel(channel)) != nil
+        let validators = hasCopy && cached?.source == url ? Validators(etag: cached?.etag, lastModified: cached?.lastModified) : nil
+        var options = transfer
+        options.sizeCap = Int64(ChannelMetadata.maxEnvelopeSize)
+        switch try await fetcher.fetch(url, ifChanged: validators, options: options) {
+        case .notModified:
+            return .unchanged(version: try cache.channel(channel).metadata.version)
+        case .fetched(let document):
+            let kept = MetadataValidators(etag: document.validators.etag, lastModified: document.validators.lastModified, source: url)
+            let verified = try cache.store(metadata: document.body, channel: channel, source: url, validators: kept)
+            return .updated(version: verified.metadata.version)
+        }
+    }
+
+    /// The updates `channel` lists, judged against `reader` when given. Reads the cache only.
+    public func updates(_ channel: String, for reader: ReaderInfo? = nil) throws(FirmwareError) -> [AvailableUpdate] {
+        let verified = try cache.channel(channel)
+        return cache.updates(in: verified, for: reader.map(DeviceIdentity.init))
+    }
+
+    /// The newest update of `channel` that may be applied on `reader` (an upgrade; with
+    /// `allowDowngrade` / `allowSameVersion`, those too), or `nil` when there is none.
+    public func best(_ channel: String, for reader: ReaderInfo, allowDowngrade: Bool = false,
+                     allowSameVersion: Bool = false) throws(FirmwareError) -> AvailableUpdate? {
+        try updates(channel, for: reader)
+            .filter { $0.compatibility?.mayApply(allowDowngrade: allowDowngrade, allowSameVersion: allowSameVersion) == true }
+            .max { $0.entry.version < $1.entry.version }
+    }
+
+    /// The package of update `name` in `channel`: from the cache when it is there (verified
+    /// again), else downloaded from `server` into the cache first (resuming a partial
+    /// download, refusing anything longer than the metadata says).
+    /// - Parameter progress: bytes held and total, while downloading.
+    public func load(_ name: String, channel: String, from server: FirmwareServer?,
+                     progress: (@Sendable (Int64, Int64?) -> Void)? = nil) async throws -> FirmwarePackage {
+        let verified = try cache.channel(channel)
+        let entry = try verified.entry(named: name)
+        do {
+            return try cache.image(named: name, in: verified)
+        } catch .imageNotCached {
+            // Download below.
+        }
+        guard let server else { throw FirmwareError.imageNotCached(name: name, sha256: entry.sha256.hex) }
+        let partial = cache.partialPath(for: entry)
+        var options = transfer
+        options.expectedSize = Int64(entry.size)
+        options.sizeCap = Int64(entry.size)
+        _ = try await fetcher.download(server.imageURL(channel: channel, file: entry.file), to: partial,
+                                       options: options, progress: progress)
+        try cache.addImage(partialFile: partial, name: name, in: verified)
+        return try cache.image(named: name, in: verified)
+    }
+}

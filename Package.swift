@@ -63,7 +63,7 @@ let package = Package(
         /// Benchmarks; run in release builds, print JSON.
         .executableTarget(
             name: "grokbench",
-            dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]
+            dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto", "GrokFirmware"]
         ),
         // MARK: Examples (the vendor guide's snippets, on Linux)
 

@@ -123,7 +123,7 @@ public struct LinkConfiguration: Sendable, Equatable {
     /// Modes this side can run, by samples per bit at 44.1 kHz.
     public var supportedModes: [LinkMode] = LinkMode.ladder
     /// Largest frame payload this side sends or accepts.
-    public var maxPayload = 256
+    public var maxPayload = 512
     /// Frames in flight before an acknowledgement (sliding window).
     public var window = 8
     /// Host: try faster modes after the handshake and keep the fastest that measures well.

@@ -298,7 +298,7 @@ public final class FirmwareUpdater {
             throw Self.failure(error, port: port, step: "activate")
         }
         // Let the answer's acknowledgement go out, then find the restarted reader.
-        try? session.idle(forAtMost: 0.3)
+        try? session.idle(forAtMost: 0.15)
         session.engine.disconnect()
         info = try reconnectIfNeeded(force: true)
         progress(FirmwareUpdateProgress(phase: .confirming, done: total, total: total, canCancel: false))
@@ -390,6 +390,7 @@ public final class FirmwareUpdater {
             throw .failed(.protocolFailure(port: port, detail: "\(error)"))
         }
         var inFlight: [UInt16] = []
+        var inFlightSizes: [Int] = []
         var sentImage = 0
         var sentEncoded = 0
         var held = start
@@ -413,7 +414,9 @@ public final class FirmwareUpdater {
                 }
                 sentImage += Int(block.decodedLength)
                 sentEncoded += block.data.count
+                inFlightSizes.append(block.data.count + 32)
             }
+            let inFlightBytes = inFlightSizes.reduce(0, +)
             if inFlight.isEmpty {
                 if shouldCancel() {
                     do { try cancel() } catch { throw .failed(error) }
@@ -422,13 +425,16 @@ public final class FirmwareUpdater {
             }
             let answer: (id: UInt16, response: Response)
             do {
-                answer = try session.awaitResponse(to: [inFlight[0]])
+                // Everything in flight has to cross the link first: allow for it.
+                let carrying = Double(inFlightBytes * 8) / session.engine.mode.bitRate * 1.5
+                answer = try session.awaitResponse(to: [inFlight[0]], timeout: session.options.commandTimeout + carrying)
             } catch .lostConnection {
                 throw .lostConnection
             } catch {
                 throw .failed(Self.failure(error, port: port, step: "upload"))
             }
             inFlight.removeFirst()
+            inFlightSizes.removeFirst()
             guard case .firmware(.progress(let reported), _) = answer.response else {
                 throw .failed(unexpected("upload", answer.response))
             }
@@ -437,10 +443,16 @@ public final class FirmwareUpdater {
             if !reported.accepted {
                 // The reader lost the stream (a damaged block): drain what is in flight
                 // and start a new stream where it stands.
+                let carrying = Double(inFlightSizes.reduce(0, +) * 8) / session.engine.mode.bitRate * 1.5
                 for id in inFlight {
-                    do { _ = try session.awaitResponse(to: [id]) } catch .lostConnection { throw .lostConnection } catch {}
+                    do {
+                        _ = try session.awaitResponse(to: [id], timeout: session.options.commandTimeout + carrying)
+                    } catch .lostConnection {
+                        throw .lostConnection
+                    } catch {}
                 }
                 inFlight.removeAll()
+                inFlightSizes.removeAll()
                 let restart = (held / BranchFilter.pageSize) * BranchFilter.pageSize
                 guard restart == held || held == total else {
                     throw .failed(.protocolFailure(port: port, detail: "the reader stands at \(held), not on a block boundary"))

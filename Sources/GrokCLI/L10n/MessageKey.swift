@@ -81,6 +81,7 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case errorReaderInventoryRunning = "error.reader_inventory_running"
     case errorReaderOddTagMemoryBytes = "error.reader_odd_tag_memory_bytes"
     case errorReaderInvalidArgument = "error.reader_invalid_argument"
+    case errorReaderAuthenticationRequired = "error.reader_authentication_required"
     case errorReaderRegionNotSet = "error.reader_region_not_set"
     case regionFcc = "region.fcc"
     case regionEtsi = "region.etsi"

@@ -117,6 +117,9 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case inventoryColumnReads = "inventory.column.reads"
     case inventoryColumnRssi = "inventory.column.rssi"
     case inventoryColumnSeen = "inventory.column.seen"
+    case inventoryColumnLastSeen = "inventory.column.last_seen"
+    case inventoryColumnVisible = "inventory.column.visible"
+    case inventoryLiveMore = "inventory.live.more"
     case inventorySummary = "inventory.summary"
 
     // MARK: grokctl tag

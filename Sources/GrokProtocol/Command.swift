@@ -41,6 +41,26 @@ public enum Command: Sendable, Hashable {
     /// Sets the speaker's volume, 0 (silent) to 255 (loudest), which the Grokker maps to its
     /// `numVolumeLevels` steps; answered by ``Response/done(_:)``.
     case setVolume(UInt8)
+    /// Changes the running inventory's power (vendor `changePower`); answered by
+    /// ``Response/powerChanged(_:)`` with the vendor's tag-access result.
+    case changePower(PowerRange)
+    /// Sets, changes or (with an empty `new`) clears the Grokker's password; `old` must be
+    /// the current one (empty when none is set). Answered by
+    /// ``Response/grokkerPassword(_:for:)``.
+    case setGrokkerPassword(old: String, new: String)
+    /// Authenticates this link session with the Grokker's password; answered by
+    /// ``Response/grokkerPassword(_:for:)``.
+    case authenticateGrokker(String)
+    /// Whether this link session may use the Grokker: SUCCESS (authenticated),
+    /// NOT_AUTHENTICATED or NO_PASSWORD_SET; answered by ``Response/grokkerPassword(_:for:)``.
+    case grokkerAuthenticationStatus
+    /// Starts tuning the antenna on every channel of the region; answered by
+    /// ``Response/done(_:)``, then ``AntennaTuningProgress`` events, one per channel.
+    case startAntennaTuning
+    /// Stops a tuning run; answered by ``Response/done(_:)`` once no more progress comes.
+    case stopAntennaTuning
+    /// Asks for the antenna's reflected power; answered by ``Response/antennaTuning(_:)``.
+    case getAntennaTuning
 
     /// The largest echo payload: what fits in a maximum-size response
     /// (header, status byte, 2-byte length).
@@ -62,13 +82,28 @@ public enum Command: Sendable, Hashable {
         case .setFoundSounds: .setFoundSounds
         case .playSound: .playSound
         case .setVolume: .setVolume
+        case .changePower: .changePower
+        case .setGrokkerPassword: .setGrokkerPassword
+        case .authenticateGrokker: .authenticateGrokker
+        case .grokkerAuthenticationStatus: .grokkerAuthenticationStatus
+        case .startAntennaTuning: .startAntennaTuning
+        case .stopAntennaTuning: .stopAntennaTuning
+        case .getAntennaTuning: .getAntennaTuning
         }
     }
 
     func writePayload(to writer: inout ByteWriter) {
         switch self {
-        case .identify, .stopInventory, .getBattery:
+        case .identify, .stopInventory, .getBattery, .grokkerAuthenticationStatus, .startAntennaTuning,
+             .stopAntennaTuning, .getAntennaTuning:
             break
+        case .changePower(let range):
+            writer.i16(range.initialTenthsDBm); writer.i16(range.minTenthsDBm); writer.i16(range.maxTenthsDBm)
+        case .setGrokkerPassword(let old, let new):
+            writer.string(old)
+            writer.string(new)
+        case .authenticateGrokker(let password):
+            writer.string(password)
         case .getDiagnostics(let reset):
             writer.u8(reset ? 1 : 0)
         case .firmware(let request):
@@ -130,6 +165,23 @@ public enum Command: Sendable, Hashable {
             return .playSound(name)
         case .setVolume:
             return .setVolume(try reader.u8("setVolume.volume"))
+        case .changePower:
+            return .changePower(PowerRange(initialTenthsDBm: try reader.i16("changePower.initial"),
+                                           minTenthsDBm: try reader.i16("changePower.min"),
+                                           maxTenthsDBm: try reader.i16("changePower.max")))
+        case .setGrokkerPassword:
+            return .setGrokkerPassword(old: try reader.string("setGrokkerPassword.old"),
+                                       new: try reader.string("setGrokkerPassword.new"))
+        case .authenticateGrokker:
+            return .authenticateGrokker(try reader.string("authenticateGrokker.password"))
+        case .grokkerAuthenticationStatus:
+            return .grokkerAuthenticationStatus
+        case .startAntennaTuning:
+            return .startAntennaTuning
+        case .stopAntennaTuning:
+            return .stopAntennaTuning
+        case .getAntennaTuning:
+            return .getAntennaTuning
         case _ where FirmwareRequest.handles(opcode):
             return .firmware(try FirmwareRequest.read(opcode: opcode, from: &reader))
         default:
@@ -164,6 +216,13 @@ public enum Response: Sendable, Hashable {
     case diagnostics(ReaderCounters)
     /// The answer to a ``Command/firmware(_:)`` request, for the request with `opcode`.
     case firmware(FirmwareReply, for: Opcode)
+    /// The answer to ``Command/changePower(_:)``: the vendor's result (OK, GENERAL_ERROR for
+    /// a range the reader cannot use, INVENTORY_STOPPED when none runs).
+    case powerChanged(TagAccessStatus)
+    /// The answer to a Grokker-password command with `opcode`.
+    case grokkerPassword(GrokkerPasswordResult, for: Opcode)
+    /// The answer to ``Command/getAntennaTuning``.
+    case antennaTuning(AntennaTuningInfo)
     /// The request with `opcode` failed or was refused. `message` is English detail for
     /// logs (at most ``WireLimits/maxStringBytes`` UTF-8 bytes); act on `status`.
     case failure(opcode: Opcode, status: StatusCode, message: String)
@@ -179,6 +238,9 @@ public enum Response: Sendable, Hashable {
         case .battery: .getBattery
         case .diagnostics: .getDiagnostics
         case .firmware(_, let opcode): opcode
+        case .powerChanged: .changePower
+        case .grokkerPassword(_, let opcode): opcode
+        case .antennaTuning: .getAntennaTuning
         case .failure(let opcode, _, _): opcode
         }
     }
@@ -209,6 +271,15 @@ public enum Response: Sendable, Hashable {
             writer.u8(status.rawValue)
             writer.u8(UInt8(words.count))
             for word in words { writer.u16(word) }
+        case .powerChanged(let status):
+            writer.u8(0)
+            writer.u8(status.rawValue)
+        case .grokkerPassword(let result, _):
+            writer.u8(0)
+            writer.u8(result.rawValue)
+        case .antennaTuning(let info):
+            writer.u8(0)
+            info.write(to: &writer)
         case .failure(_, let status, let message):
             writer.u8(status.code)
             writer.string(message)
@@ -228,8 +299,21 @@ public enum Response: Sendable, Hashable {
             return .echo(try Command.readEcho(from: &reader))
         case .setRegion:
             return .setRegion(try ReaderInfo.read(from: &reader))
-        case .startInventory, .stopInventory, .activateImage, .setGeigerSound, .setFoundSounds, .playSound, .setVolume:
+        case .startInventory, .stopInventory, .activateImage, .setGeigerSound, .setFoundSounds, .playSound, .setVolume,
+             .startAntennaTuning, .stopAntennaTuning:
             return .done(opcode)
+        case .changePower:
+            let code = try reader.u8("changePower.result")
+            guard let status = TagAccessStatus(rawValue: code) else { throw .invalidValue(field: "changePower.result", value: Int(code)) }
+            return .powerChanged(status)
+        case .setGrokkerPassword, .authenticateGrokker, .grokkerAuthenticationStatus:
+            let code = try reader.u8("grokkerPassword.result")
+            guard let result = GrokkerPasswordResult(rawValue: code) else {
+                throw .invalidValue(field: "grokkerPassword.result", value: Int(code))
+            }
+            return .grokkerPassword(result, for: opcode)
+        case .getAntennaTuning:
+            return .antennaTuning(try AntennaTuningInfo.read(from: &reader))
         case .tagAccess:
             let code = try reader.u8("tagAccess.result")
             guard let status = TagAccessStatus(rawValue: code) else {

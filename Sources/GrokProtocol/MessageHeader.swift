@@ -45,6 +45,8 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
     public static let stopInventory = Opcode(rawValue: 0x0102)
     /// As an event only: the running inventory's progress (``InventoryEvent/status(rounds:)``).
     public static let inventoryStatus = Opcode(rawValue: 0x0103)
+    /// ``Command/changePower(_:)``: the running inventory's power.
+    public static let changePower = Opcode(rawValue: 0x0104)
     /// ``Command/tagAccess(epc:_:)``: read, write, program, lock or kill one tag.
     public static let tagAccess = Opcode(rawValue: 0x0201)
     /// ``Command/getBattery``: the battery's state.
@@ -61,6 +63,18 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
     public static let playSound = Opcode(rawValue: 0x0703)
     /// ``Command/setVolume(_:)``.
     public static let setVolume = Opcode(rawValue: 0x0704)
+    /// ``Command/setGrokkerPassword(old:new:)``.
+    public static let setGrokkerPassword = Opcode(rawValue: 0x0801)
+    /// ``Command/authenticateGrokker(_:)``.
+    public static let authenticateGrokker = Opcode(rawValue: 0x0802)
+    /// ``Command/grokkerAuthenticationStatus``.
+    public static let grokkerAuthenticationStatus = Opcode(rawValue: 0x0803)
+    /// ``Command/startAntennaTuning``; as an event, one channel tuned (``AntennaTuningProgress``).
+    public static let startAntennaTuning = Opcode(rawValue: 0x0901)
+    /// ``Command/stopAntennaTuning``.
+    public static let stopAntennaTuning = Opcode(rawValue: 0x0902)
+    /// ``Command/getAntennaTuning``.
+    public static let getAntennaTuning = Opcode(rawValue: 0x0903)
 
     /// The opcode's name when known, with its number: `identify (0x0001)`.
     public var description: String {
@@ -89,6 +103,13 @@ public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConverti
         case .setFoundSounds: return "setFoundSounds (\(number))"
         case .playSound: return "playSound (\(number))"
         case .setVolume: return "setVolume (\(number))"
+        case .changePower: return "changePower (\(number))"
+        case .setGrokkerPassword: return "setGrokkerPassword (\(number))"
+        case .authenticateGrokker: return "authenticateGrokker (\(number))"
+        case .grokkerAuthenticationStatus: return "grokkerAuthenticationStatus (\(number))"
+        case .startAntennaTuning: return "startAntennaTuning (\(number))"
+        case .stopAntennaTuning: return "stopAntennaTuning (\(number))"
+        case .getAntennaTuning: return "getAntennaTuning (\(number))"
         default: return number
         }
     }

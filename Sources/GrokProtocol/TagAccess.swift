@@ -11,6 +11,9 @@ public enum TagOperation: Sendable, Hashable {
     /// The 20-bit Gen2 Lock payload (mask bits 19-10, action bits 9-0).
     case lock(payload: UInt32, password: UInt32)
     case kill(killPassword: UInt32)
+    /// A command the host composes bit by bit (vendor `customCommandToTag`), sent to the
+    /// singulated tag in the access state; see ``CustomTagCommand``.
+    case custom(CustomTagCommand)
 
     var code: UInt8 {
         switch self {
@@ -21,6 +24,7 @@ public enum TagOperation: Sendable, Hashable {
         case .setKillPassword: 5
         case .lock: 6
         case .kill: 7
+        case .custom: 8
         }
     }
 
@@ -39,6 +43,8 @@ public enum TagOperation: Sendable, Hashable {
             w.u32(payload); w.u32(password)
         case .kill(let password):
             w.u32(password)
+        case .custom(let command):
+            command.write(to: &w)
         }
     }
 
@@ -76,9 +82,81 @@ public enum TagOperation: Sendable, Hashable {
             return .lock(payload: payload, password: try r.u32("tagAccess.password"))
         case 7:
             return .kill(killPassword: try r.u32("tagAccess.killPassword"))
+        case 8:
+            return .custom(try CustomTagCommand.read(from: &r))
         default:
             throw .invalidValue(field: "tagAccess.operation", value: Int(code))
         }
+    }
+}
+
+/// A Gen2 command the host composes (vendor `customCommandToTag`): the reader singulates
+/// the tag, sends `commandBits` bits of `command` (MSB first; the reader appends the
+/// handle and CRC-16 as for any access command) and listens for the reply.
+///
+/// The two lengths say what reply to expect, counting the RN16 handle and the CRC-16 the
+/// tag sends after its data: `responseBitsWithHeader` (vendor
+/// `responseBitLengthWithHeaderBit`) for a delayed-style reply that starts with a header bit
+/// (0 success, 1 error followed by an 8-bit Gen2 error code), the header bit included;
+/// `responseBitsNoHeader` (vendor `responseBitLengthNoHeaderBit`) for a reply without one.
+/// Exactly one of them is non-zero. A reply of another length fails its CRC
+/// (GENERAL_ERROR); no reply within `receiveTimeoutMicroseconds` is TAG_NOT_FOUND.
+/// The data bits (without header, handle and CRC) come back packed MSB first in 16-bit
+/// words, the last one padded with zeros.
+public struct CustomTagCommand: Sendable, Hashable {
+    /// The command's bits, MSB first, in `(commandBits + 7) / 8` bytes.
+    public var command: [UInt8]
+    /// How many bits of `command` to send (1...``maxCommandBits``).
+    public var commandBits: UInt16
+    /// Reply length without a header bit (0: the reply has one).
+    public var responseBitsNoHeader: UInt16
+    /// Reply length with its header bit (0: the reply has none).
+    public var responseBitsWithHeader: UInt16
+    /// How long the reader listens for the reply after sending the command, µs.
+    public var receiveTimeoutMicroseconds: UInt32
+
+    /// The longest command the reader sends.
+    public static let maxCommandBits: UInt16 = 256
+    /// The longest reply the reader listens for (data, header, handle and CRC).
+    public static let maxResponseBits: UInt16 = 1024
+    /// The bits that follow a reply's data: RN16 handle and CRC-16.
+    public static let trailerBits = 32
+
+    public init(command: [UInt8], commandBits: UInt16, responseBitsNoHeader: UInt16, responseBitsWithHeader: UInt16,
+                receiveTimeoutMicroseconds: UInt32) {
+        self.command = command
+        self.commandBits = commandBits
+        self.responseBitsNoHeader = responseBitsNoHeader
+        self.responseBitsWithHeader = responseBitsWithHeader
+        self.receiveTimeoutMicroseconds = receiveTimeoutMicroseconds
+    }
+
+    /// The data bits the host gets back from a successful reply.
+    public var dataBits: Int {
+        responseBitsWithHeader > 0 ? max(0, Int(responseBitsWithHeader) - 1 - Self.trailerBits)
+            : max(0, Int(responseBitsNoHeader) - Self.trailerBits)
+    }
+
+    func write(to w: inout ByteWriter) {
+        w.u16(commandBits)
+        w.raw(command.prefix((Int(commandBits) + 7) / 8))
+        w.u16(responseBitsNoHeader)
+        w.u16(responseBitsWithHeader)
+        w.u32(receiveTimeoutMicroseconds)
+    }
+
+    static func read(from r: inout ByteReader) throws(ProtocolError) -> CustomTagCommand {
+        let bits = try r.u16("customCommand.bits")
+        guard (1...maxCommandBits).contains(bits) else { throw .invalidValue(field: "customCommand.bits", value: Int(bits)) }
+        let command = try r.raw(count: (Int(bits) + 7) / 8, "customCommand.command")
+        let noHeader = try r.u16("customCommand.responseBitsNoHeader")
+        let withHeader = try r.u16("customCommand.responseBitsWithHeader")
+        guard (noHeader == 0) != (withHeader == 0), max(noHeader, withHeader) <= maxResponseBits else {
+            throw .invalidValue(field: "customCommand.responseBits", value: Int(max(noHeader, withHeader)))
+        }
+        return CustomTagCommand(command: command, commandBits: bits, responseBitsNoHeader: noHeader,
+                                responseBitsWithHeader: withHeader,
+                                receiveTimeoutMicroseconds: try r.u32("customCommand.timeout"))
     }
 }
 
@@ -105,5 +183,30 @@ public enum TagAccessStatus: UInt8, Sendable, Hashable, CaseIterable, CustomStri
         case .inventoryStopped: "INVENTORY_STOPPED"
         case .requiresAuthentication: "REQUIRES_AUTHENTICATION"
         }
+    }
+}
+
+/// Power settings of a running inventory (vendor `changePower`: initial, min, max), 0.1 dBm.
+/// A range (min < max) makes the reader vary its power, starting at initial.
+public struct PowerRange: Sendable, Hashable {
+    public var initialTenthsDBm: Int16
+    public var minTenthsDBm: Int16
+    public var maxTenthsDBm: Int16
+
+    public init(initialTenthsDBm: Int16, minTenthsDBm: Int16, maxTenthsDBm: Int16) {
+        self.initialTenthsDBm = initialTenthsDBm
+        self.minTenthsDBm = minTenthsDBm
+        self.maxTenthsDBm = maxTenthsDBm
+    }
+
+    /// One fixed power.
+    public init(fixed tenthsDBm: Int16) {
+        self.init(initialTenthsDBm: tenthsDBm, minTenthsDBm: tenthsDBm, maxTenthsDBm: tenthsDBm)
+    }
+
+    /// min ≤ initial ≤ max, all within 0...`maxTenthsDBm` of the reader.
+    public func isValid(readerMaxTenthsDBm: Int16) -> Bool {
+        minTenthsDBm >= 0 && minTenthsDBm <= initialTenthsDBm && initialTenthsDBm <= maxTenthsDBm
+            && maxTenthsDBm <= readerMaxTenthsDBm
     }
 }

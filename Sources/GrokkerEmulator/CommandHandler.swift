@@ -143,6 +143,10 @@ public final class GrokkerCommandHandler: Sendable {
         case .setGeigerSound, .setFoundSounds, .playSound, .setVolume:
             // The speaker belongs to the device (EmulatedGrokker answers these).
             return .failure(opcode: command.opcode, status: .internalError, message: "no speaker outside a device")
+        case .changePower, .setGrokkerPassword, .authenticateGrokker, .grokkerAuthenticationStatus, .startAntennaTuning,
+             .stopAntennaTuning, .getAntennaTuning:
+            // The radio, the antenna and the link session are the device's (EmulatedGrokker answers these).
+            return .failure(opcode: command.opcode, status: .internalError, message: "answered by the device, not the handler")
         }
     }
 

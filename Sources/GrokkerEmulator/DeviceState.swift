@@ -27,11 +27,29 @@ public struct ProvisioningFlags: Codable, Sendable, Equatable {
         provisioned: true, enforceRegion: true, userCanSetRegion: true, userHasSetRegion: false)
 }
 
+/// The Grokker's password as the unit keeps it: never the password itself, a SHA-256 of a
+/// random salt followed by the password's UTF-8 bytes (both in hex).
+public struct PasswordHash: Codable, Sendable, Equatable {
+    /// 16 random bytes, hex.
+    public var salt: String
+    /// SHA-256(salt bytes + password UTF-8), hex.
+    public var sha256: String
+
+    public init(salt: String, sha256: String) {
+        self.salt = salt
+        self.sha256 = sha256
+    }
+}
+
 /// What an emulated Grokker remembers across power cycles, persisted as `state.json` in
 /// its own directory by ``DeviceStateStore``.
 public struct DeviceState: Codable, Sendable, Equatable {
     /// The newest `format` of `state.json` this build reads and the one it writes.
-    public static let currentFormat = 1
+    public static let currentFormat = 2
+    /// The format written when the state has no password: 1, so a build that knows nothing
+    /// of passwords still reads it. A state with a password is written as format 2, which
+    /// such a build refuses as too new rather than dropping the password.
+    public static let formatWithoutPassword = 1
     /// The application firmware a new unit ships with: 1.7.3 (the firmware-update work
     /// ships a newer one).
     public static let outOfBoxFirmware = FirmwareVersion(major: 1, minor: 7, build: 3)
@@ -56,12 +74,18 @@ public struct DeviceState: Codable, Sendable, Equatable {
     public var provisioning: ProvisioningFlags
     /// Battery charge, 0...100 percent.
     public var batteryPercent: UInt8
+    /// The Grokker password, `nil` when none is set (out of the box).
+    public var password: PasswordHash?
+    /// The antenna tuner's setting per channel (key: the channel in kHz, as text; value: the
+    /// capacitor code 0...``AntennaModel/codes``−1). Channels not listed are at the factory
+    /// setting ``AntennaModel/factoryCode``.
+    public var antennaTuning: [String: Int]
 
     /// Creates a state.
     public init(
         serialNumber: UInt32, hardwareRevision: UInt8, loaderVersion: FirmwareVersion,
         firmwareVersion: FirmwareVersion, region: RegionSetting?, provisioning: ProvisioningFlags,
-        batteryPercent: UInt8
+        batteryPercent: UInt8, password: PasswordHash? = nil, antennaTuning: [String: Int] = [:]
     ) {
         self.serialNumber = serialNumber
         self.hardwareRevision = hardwareRevision
@@ -70,6 +94,8 @@ public struct DeviceState: Codable, Sendable, Equatable {
         self.region = region
         self.provisioning = provisioning
         self.batteryPercent = batteryPercent
+        self.password = password
+        self.antennaTuning = antennaTuning
     }
 
     /// A unit fresh out of the box: the given serial number, firmware
@@ -86,7 +112,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case format, serialNumber, hardwareRevision, loaderVersion, firmwareVersion, region,
-            provisioning, batteryPercent
+            provisioning, batteryPercent, password, antennaTuning
     }
 
     public init(from decoder: any Decoder) throws {
@@ -100,6 +126,8 @@ public struct DeviceState: Codable, Sendable, Equatable {
         region = try c.decodeIfPresent(RegionSetting.self, forKey: .region)
         provisioning = try c.decode(ProvisioningFlags.self, forKey: .provisioning)
         batteryPercent = try c.decode(UInt8.self, forKey: .batteryPercent)
+        password = try c.decodeIfPresent(PasswordHash.self, forKey: .password)
+        antennaTuning = try c.decodeIfPresent([String: Int].self, forKey: .antennaTuning) ?? [:]
         guard batteryPercent <= 100 else {
             throw DecodingError.dataCorruptedError(
                 forKey: .batteryPercent, in: c, debugDescription: "batteryPercent \(batteryPercent) is above 100")
@@ -112,7 +140,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(Self.currentFormat, forKey: .format)
+        try c.encode(password == nil ? Self.formatWithoutPassword : Self.currentFormat, forKey: .format)
         try c.encode(serialNumber, forKey: .serialNumber)
         try c.encode(hardwareRevision, forKey: .hardwareRevision)
         try c.encode(loaderVersion, forKey: .loaderVersion)
@@ -120,6 +148,8 @@ public struct DeviceState: Codable, Sendable, Equatable {
         try c.encodeIfPresent(region, forKey: .region)
         try c.encode(provisioning, forKey: .provisioning)
         try c.encode(batteryPercent, forKey: .batteryPercent)
+        try c.encodeIfPresent(password, forKey: .password)
+        if !antennaTuning.isEmpty { try c.encode(antennaTuning, forKey: .antennaTuning) }
     }
 
     /// Thrown while decoding a state file of a newer format.

@@ -83,6 +83,14 @@ public final class EmulatedGrokker: CablePeer {
                                     size: FlashLayout.totalSize, sampleRate: sampleRate)
         firmware = try FirmwareService(flash: flash, hardwareType: handler.hardware.hardwareType,
                                        factoryVersion: handler.store.state.firmwareVersion, serial: handler.store.state.serialNumber)
+        let reflection = dynamicReflection
+        let store = handler.store
+        inventory.onCarrier = { frequencyMHz, powerDBm in
+            let kHz = UInt32((frequencyMHz * 1000).rounded())
+            let state = store.state
+            reflection.add(AntennaModel.reflectedDBm(powerDBm: powerDBm, code: AntennaModel.code(in: state, kHz: kHz),
+                                                     serial: state.serialNumber, kHz: kHz))
+        }
         // A unit is already on when it is plugged in: its first boot costs the host nothing.
         try powerOn()
         silentUntil = 0
@@ -92,6 +100,13 @@ public final class EmulatedGrokker: CablePeer {
 
     private let inventory: InventoryRunner
     private let sounds: SoundPlayer
+    private let passwords = PasswordGuard()
+    /// The link session (the engine's handshake count) that authenticated, if any.
+    private var authenticatedSession: Int?
+    /// The reflected power the reader measured on the carrier during the last inventory.
+    private let dynamicReflection = ReflectionAverage()
+    /// A tuning run: the channels (kHz), how many are done, and when the next one is.
+    private var tuning: (channels: [UInt32], done: Int, nextAt: Int64)?
     private let link: LinkConfiguration
     /// The loader and the flash it manages.
     let firmware: FirmwareService
@@ -154,6 +169,8 @@ public final class EmulatedGrokker: CablePeer {
     /// A reset: the link starts over, RAM is lost, the loader boots again.
     private func restart() {
         inventory.stop()
+        tuning = nil
+        authenticatedSession = nil
         queue.removeAll()
         outbox.removeAll()
         restartAt = nil
@@ -178,7 +195,132 @@ public final class EmulatedGrokker: CablePeer {
     /// What the unit is busy with (vendor ongoing operation).
     public var ongoingOperation: OngoingOperation {
         if firmwareUpdateRunning { return .firmwareUpdate }
+        if tuning != nil { return .other }
         return inventory.isRunning ? .inventory : .inactive
+    }
+
+    /// Whether the host on this link may use the unit: no password is set, or this link
+    /// session authenticated (a new handshake, a drop or a restart ends that).
+    public var hostAuthenticated: Bool {
+        handler.store.state.password == nil
+            || (engine.state == .connected && authenticatedSession == engine.statistics.handshakes)
+    }
+
+    /// Antenna tuning is under way.
+    public var antennaTuningRunning: Bool { tuning != nil }
+
+    /// What a unit with a password answers before the host authenticates: who it is, echo,
+    /// the password commands and the firmware status.
+    private static func openWithoutAuthentication(_ command: Command) -> Bool {
+        switch command {
+        case .identify, .echo, .authenticateGrokker, .grokkerAuthenticationStatus, .setGrokkerPassword, .firmware(.status):
+            true
+        default:
+            false
+        }
+    }
+
+    /// The Grokker-password commands.
+    private func passwordAnswer(_ command: Command) -> Response? {
+        let store = handler.store
+        switch command {
+        case .grokkerAuthenticationStatus:
+            let result: GrokkerPasswordResult =
+                store.state.password == nil ? .noPasswordSet : hostAuthenticated ? .success : .notAuthenticated
+            return .grokkerPassword(result, for: .grokkerAuthenticationStatus)
+        case .authenticateGrokker(let password):
+            guard let stored = store.state.password else { return .grokkerPassword(.noPasswordSet, for: .authenticateGrokker) }
+            guard passwords.attempt(password, stored: stored, now: clock, sampleRate: engine.sampleRate) else {
+                return .grokkerPassword(.wrongPassword, for: .authenticateGrokker)
+            }
+            authenticatedSession = engine.statistics.handshakes
+            return .grokkerPassword(.success, for: .authenticateGrokker)
+        case .setGrokkerPassword(let old, let new):
+            guard new.utf8.count <= GrokkerPasswordLimits.maxBytes else {
+                return .failure(opcode: .setGrokkerPassword, status: .invalidArgument,
+                                message: "a password has at most \(GrokkerPasswordLimits.maxBytes) UTF-8 bytes")
+            }
+            if let stored = store.state.password {
+                guard passwords.attempt(old, stored: stored, now: clock, sampleRate: engine.sampleRate) else {
+                    return .grokkerPassword(.wrongPassword, for: .setGrokkerPassword)
+                }
+            } else if !old.isEmpty {
+                return .grokkerPassword(.noPasswordSet, for: .setGrokkerPassword)
+            }
+            do {
+                try store.update { $0.password = new.isEmpty ? nil : PasswordGuard.hash(new) }
+            } catch {
+                return .grokkerPassword(.otherError, for: .setGrokkerPassword)
+            }
+            // Whoever just proved the old password (or set the first) may go on using the unit.
+            authenticatedSession = new.isEmpty ? nil : engine.statistics.handshakes
+            return .grokkerPassword(.success, for: .setGrokkerPassword)
+        default:
+            return nil
+        }
+    }
+
+    /// Antenna tuning and the running inventory's power.
+    private func radioAnswer(_ command: Command) -> Response? {
+        let state = handler.store.state
+        switch command {
+        case .changePower(let range):
+            guard inventory.isRunning else { return .powerChanged(.inventoryStopped) }
+            guard range.isValid(readerMaxTenthsDBm: handler.hardware.maxPowerTenthsDBm) else { return .powerChanged(.generalError) }
+            _ = inventory.changePower(range)
+            return .powerChanged(.ok)
+        case .startInventory where tuning != nil:
+            return .failure(opcode: .startInventory, status: .busy, message: "the antenna is being tuned; stop the tuning first")
+        case .startAntennaTuning:
+            guard let region = state.region else {
+                return .failure(opcode: .startAntennaTuning, status: .regionNotSet, message: "set the region before tuning the antenna")
+            }
+            guard !inventory.isRunning else {
+                return .failure(opcode: .startAntennaTuning, status: .busy, message: "an inventory is running; stop it first")
+            }
+            tuning = (AntennaModel.channelsKHz(for: region), 0, clock + engine.samples(AntennaModel.sweepSeconds))
+            return .done(.startAntennaTuning)
+        case .stopAntennaTuning:
+            tuning = nil
+            return .done(.stopAntennaTuning)
+        case .getAntennaTuning:
+            guard let region = state.region else {
+                return .failure(opcode: .getAntennaTuning, status: .regionNotSet, message: "set the region first: tuning is per channel of the region")
+            }
+            let power = Double(handler.hardware.maxPowerTenthsDBm) / 10
+            let channels = AntennaModel.channelsKHz(for: region).map { kHz in
+                ChannelReflection(frequencyKHz: kHz, reflectedTenthsDBm: Self.tenths(AntennaModel.reflectedDBm(
+                    powerDBm: power, code: AntennaModel.code(in: state, kHz: kHz), serial: state.serialNumber, kHz: kHz)))
+            }
+            let average = channels.isEmpty ? 0 : channels.reduce(0) { $0 + Int($1.reflectedTenthsDBm) } / channels.count
+            return .antennaTuning(AntennaTuningInfo(
+                staticAverageTenthsDBm: Int16(clamping: average),
+                dynamicAverageTenthsDBm: dynamicReflection.average.map(Self.tenths), channels: channels))
+        default:
+            return nil
+        }
+    }
+
+    private static func tenths(_ dBm: Double) -> Int16 { Int16(clamping: Int((dBm * 10).rounded())) }
+
+    /// Tunes every channel whose sweep has ended by now, saving each and reporting it.
+    private func advanceTuning() {
+        while let run = tuning, clock >= run.nextAt {
+            let kHz = run.channels[run.done]
+            let state = handler.store.state
+            let code = AntennaModel.tune(serial: state.serialNumber, kHz: kHz)
+            do {
+                try handler.store.update { $0.antennaTuning[String(kHz)] = code }
+            } catch {
+                // The tuner keeps the setting until power-off; only saving it failed.
+            }
+            let reflected = AntennaModel.reflectedDBm(powerDBm: Double(handler.hardware.maxPowerTenthsDBm) / 10, code: code,
+                                                      serial: state.serialNumber, kHz: kHz)
+            send(AntennaTuningProgress(frequencyKHz: kHz, reflectedTenthsDBm: Self.tenths(reflected),
+                                       tuned: UInt16(run.done + 1), total: UInt16(run.channels.count)).encode(), reports: 0)
+            let done = run.done + 1
+            tuning = done < run.channels.count ? (run.channels, done, run.nextAt + engine.samples(AntennaModel.sweepSeconds)) : nil
+        }
     }
 
     /// The answer to a command the device's loop (not the stateless handler) answers, or
@@ -189,7 +331,7 @@ public final class EmulatedGrokker: CablePeer {
         case .setGeigerSound, .setFoundSounds, .playSound, .setVolume:
             return sounds.execute(command)
         default:
-            return nil
+            return passwordAnswer(command) ?? radioAnswer(command)
         }
     }
 
@@ -223,10 +365,13 @@ public final class EmulatedGrokker: CablePeer {
         }
         if handled { refreshGreeting() }
         trackAcknowledgements()
-        if engine.state != .connected, inventory.isRunning {
-            // The host is gone: a real reader stops scanning when its phone goes away.
-            inventory.stop()
+        if engine.state != .connected {
+            authenticatedSession = nil
+            // The host is gone: a real reader stops scanning (and tuning) when its phone goes away.
+            if inventory.isRunning { inventory.stop() }
+            tuning = nil
         }
+        advanceTuning()
         guard inventory.isRunning else { return }
         inventory.advance(to: now)
         // Reports go out no faster than the link carries them (two events in flight at most).
@@ -246,6 +391,17 @@ public final class EmulatedGrokker: CablePeer {
     private func carryOut(_ request: [UInt8], at now: Double) {
         guard let message = try? RequestMessage.decode(request) else {
             outbox.append((clock, handler.handle(request: request)))
+            return
+        }
+        if !hostAuthenticated, !Self.openWithoutAuthentication(message.command) {
+            let refusal: Response =
+                if case .tagAccess = message.command {
+                    .tagAccess(.requiresAuthentication, words: [])
+                } else {
+                    .failure(opcode: message.command.opcode, status: .authenticationRequired,
+                             message: "this Grokker has a password; authenticate first")
+                }
+            outbox.append((clock, ResponseMessage(id: message.id, response: refusal).encode()))
             return
         }
         if case .firmware(let firmwareRequest) = message.command {
@@ -290,6 +446,7 @@ public final class EmulatedGrokker: CablePeer {
         outbox.append((clock, ResponseMessage(id: message.id, response: response).encode()))
         switch (message.command, response) {
         case (.startInventory(let parameters), .done):
+            dynamicReflection.reset()
             inventory.start(parameters, region: handler.store.state.region, at: now,
                             seed: UInt64(handler.store.state.serialNumber) ^ UInt64(engine.now))
             sounds.startInventory(soundType: parameters.soundType, volume: parameters.volume)
@@ -375,7 +532,9 @@ public final class EmulatedGrokker: CablePeer {
         c.forgottenNotAcknowledged = UInt32(clamping: reportsNotAcknowledged)
         c.forgotten = UInt32(clamping: inventory.merged + inventory.droppedUnsent + reportsNotAcknowledged)
         if reset {
+            let stillAuthenticated = authenticatedSession == engine.statistics.handshakes
             engine.resetStatistics()
+            if stillAuthenticated { authenticatedSession = engine.statistics.handshakes }
             inventory.resetTotals()
             reportsSent = 0
             reportsNotAcknowledged = 0
@@ -395,6 +554,15 @@ public final class EmulatedGrokker: CablePeer {
     private func refreshGreeting() {
         engine.greeting = Announcement(info: handler.hardware.readerInfo(for: handler.store.state)).encode()
     }
+}
+
+/// A running average of reflected power (dBm), shared with the inventory's round hook.
+final class ReflectionAverage {
+    private var sum = 0.0
+    private var count = 0
+    func add(_ dBm: Double) { sum += dBm; count += 1 }
+    func reset() { sum = 0; count = 0 }
+    var average: Double? { count == 0 ? nil : sum / Double(count) }
 }
 
 /// Runs a device (any ``CablePeer``) on an audio port of its own: a pipe or an ALSA device,

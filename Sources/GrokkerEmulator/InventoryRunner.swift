@@ -57,6 +57,8 @@ final class InventoryRunner {
     /// Called after each round: reportable reads, first finds, whether the wanted EPCs have
     /// just all been found, and the time (the sounds follow this).
     var onRound: ((_ reads: Int, _ firstFinds: Int, _ foundAll: Bool, _ time: Double) -> Void)?
+    /// Called after each round with its carrier (the antenna's reflected power follows this).
+    var onCarrier: ((_ frequencyMHz: Double, _ powerDBm: Double) -> Void)?
 
     func resetTotals() {
         totalRounds = 0
@@ -170,10 +172,23 @@ final class InventoryRunner {
             }
             let foundAll = !allFoundBefore && !wanted.isEmpty && found.count == wanted.count
             onRound?(reads, firstFinds, foundAll, nextRound + round.airTime)
+            onCarrier?(round.frequencyMHz, round.powerDBm)
             nextRound += max(round.duration, minRoundInterval, 1e-4)
         }
         self.engine = engine
     }
+
+    /// Changes the running inventory's power (vendor `changePower`), from the next round.
+    /// Returns `false` when no inventory runs.
+    func changePower(_ range: PowerRange) -> Bool {
+        guard engine != nil else { return false }
+        engine!.changePower(powerDBm: Double(range.initialTenthsDBm) / 10, minPowerDBm: Double(range.minTenthsDBm) / 10,
+                            maxPowerDBm: Double(range.maxTenthsDBm) / 10)
+        return true
+    }
+
+    /// The running inventory's power for the next round, dBm.
+    var powerDBm: Double? { engine?.powerDBm }
 
     /// One tag-access operation on the field at `time` (the carrier is on while the
     /// inventory runs).
@@ -197,6 +212,9 @@ final class InventoryRunner {
                                          at: time), words: [])
         case .kill(let killPassword):
             return .tagAccess(field.kill(epc: epc, killPassword: killPassword, at: time), words: [])
+        case .custom(let command):
+            let result = field.customCommand(epc: epc, command, timing: engine?.configuration.timing ?? .denseReaderM4, at: time)
+            return .tagAccess(result.result, words: Array(result.words.prefix(255)))
         }
     }
 

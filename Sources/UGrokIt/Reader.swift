@@ -185,6 +185,25 @@ public final class UgiInventory: Sendable {
                stopped: .inventoryStopped, completion: completion)
     }
 
+    /// Vendor `customCommandToTag:command:commandBits:responseBitLengthNoHeaderBit:responseBitLengthWithHeaderBit:receiveTimeoutUsec:whenCompleted:`.
+    public func customCommandToTag(_ epc: UgiEpc, command: [UInt8], commandBits: Int, responseBitLengthNoHeaderBit: Int,
+                                   responseBitLengthWithHeaderBit: Int, receiveTimeoutUsec: Int,
+                                   whenCompleted completion: @escaping @Sendable (Result<UgiCustomCommandResult, ReaderError>) -> Void) {
+        access({ (session) throws(ReaderError) in
+            try session.customCommandToTag(epc, command: command, commandBits: commandBits,
+                                           responseBitLengthNoHeaderBit: responseBitLengthNoHeaderBit,
+                                           responseBitLengthWithHeaderBit: responseBitLengthWithHeaderBit,
+                                           receiveTimeoutUsec: receiveTimeoutUsec)
+        }, stopped: UgiCustomCommandResult(status: .inventoryStopped, data: [], bits: 0), completion: completion)
+    }
+
+    /// Vendor `changePowerInitial:min:max:whenCompleted:` (dBm).
+    public func changePower(initial: Double, min: Double, max: Double,
+                            whenCompleted completion: @escaping @Sendable (Result<TagAccessStatus, ReaderError>) -> Void) {
+        access({ (session) throws(ReaderError) in try session.changePower(initial: initial, min: min, max: max) },
+               stopped: .inventoryStopped, completion: completion)
+    }
+
     func publish(_ tracker: InventoryTracker) {
         let tags = tracker.tags
         shared.withLock { s in

@@ -39,6 +39,9 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A value the SDK refuses before sending anything: `field` is `value`, `allowed` says
     /// what it may be.
     case invalidArgument(field: String, value: String, allowed: String)
+    /// The Grokker has a password and this connection has not authenticated
+    /// (vendor REQUIRES_AUTHENTICATION); call `authenticateGrokker` first.
+    case authenticationRequired(port: String)
 
     public var code: String {
         switch self {
@@ -58,13 +61,14 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .inventoryRunning: "reader_inventory_running"
         case .oddTagMemoryBytes: "reader_odd_tag_memory_bytes"
         case .invalidArgument: "reader_invalid_argument"
+        case .authenticationRequired: "reader_authentication_required"
         }
     }
 
     public var arguments: [String] {
         switch self {
         case .notPluggedIn(let p), .cannotGetInfo(let p), .lostConnection(let p), .regionNotSet(let p),
-             .noInventoryRunning(let p), .inventoryRunning(let p): [p]
+             .noInventoryRunning(let p), .inventoryRunning(let p), .authenticationRequired(let p): [p]
         case .oddTagMemoryBytes(let field, let value): [field, String(value)]
         case .invalidArgument(let field, let value, let allowed): [field, value, allowed]
         case .cannotHandshake(let p, let s): [p, seconds(s)]
@@ -110,6 +114,8 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(field) is \(value) bytes; tag memory is written in 16-bit words, so use an even number."
         case .invalidArgument(let field, let value, let allowed):
             "\(field) is \(value); it must be \(allowed). Nothing was sent to the Grokker."
+        case .authenticationRequired(let p):
+            "the Grokker on \(p) has a password; authenticate with it first."
         }
     }
 }

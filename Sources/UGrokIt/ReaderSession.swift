@@ -41,6 +41,11 @@ public final class ReaderSession {
     public private(set) var info: ReaderInfo?
     /// Messages the reader sent on its own that no one here understood, oldest first.
     public private(set) var unsolicited: [[UInt8]] = []
+    /// Antenna-tuning progress events not yet handed to ``tuneAntenna(_:)``'s callback.
+    var tuningProgress: [AntennaTuningProgress] = []
+    /// The Grokker password this session authenticated with, to authenticate again when a
+    /// lost connection is resumed (authentication lasts one link session).
+    var grokkerPassword: String?
     /// Tag reads that arrived and were not yet taken with ``takeReports()``, oldest first.
     private var reports: [TagReport] = []
     /// How the reader said its last inventory ended on its own, if it did.
@@ -192,6 +197,7 @@ public final class ReaderSession {
                 log(.command, "<- \(command.opcode) id \(id): ok")
             }
             if case .failure(_, .regionNotSet, _) = answer.response { throw .regionNotSet(port: port.name) }
+            if case .failure(_, .authenticationRequired, _) = answer.response { throw .authenticationRequired(port: port.name) }
             if case .failure(_, let status, let message) = answer.response {
                 throw .rejected(port: port.name, command: "\(command.opcode)", status: message.isEmpty ? "\(status)" : "\(status): \(message)")
             }
@@ -254,7 +260,7 @@ public final class ReaderSession {
 
     /// Routes every message that has arrived: responses to `response`, events to where they
     /// belong (announcements to ``info``, tag reads to the report buffer).
-    private func takeMessages(response: (ResponseMessage) -> Void = { _ in }, unreadable: (Int) -> Void = { _ in }) {
+    func takeMessages(response: (ResponseMessage) -> Void = { _ in }, unreadable: (Int) -> Void = { _ in }) {
         while let message = engine.receive() {
             guard let header = try? MessageHeader.decode(message) else {
                 unreadable(message.count)
@@ -285,6 +291,8 @@ public final class ReaderSession {
                         // none of an old inventory after a new one's start.
                         inventoryRounds = roundsBeforeResumption + Int(rounds)
                     }
+                } else if let progress = try? AntennaTuningProgress.decode(message) {
+                    tuningProgress.append(progress)
                 } else {
                     unsolicited.append(message)
                 }
@@ -316,7 +324,7 @@ public final class ReaderSession {
     private var roundsBeforeResumption = 0
 
     /// The parameters of the inventory this session started and has not stopped.
-    public private(set) var inventory: InventoryParameters?
+    public internal(set) var inventory: InventoryParameters?
     /// Whether this session started an inventory that has not been stopped.
     public var inventoryRunning: Bool { inventory != nil }
     /// Times the running inventory was cut by a lost connection and resumed by itself.
@@ -398,7 +406,7 @@ public final class ReaderSession {
         if value % 2 != 0 || value < 0 { throw .oddTagMemoryBytes(field: field, value: value) }
     }
 
-    private func tagAccess(_ epc: UgiEpc, _ operation: TagOperation) throws(ReaderError) -> (status: TagAccessStatus, words: [UInt16]) {
+    func tagAccess(_ epc: UgiEpc, _ operation: TagOperation) throws(ReaderError) -> (status: TagAccessStatus, words: [UInt16]) {
         guard inventoryRunning else { throw .noInventoryRunning(port: port.name) }
         let response = try call(.tagAccess(epc: epc.bytes, operation))
         guard case .tagAccess(let status, let words) = response else {
@@ -435,6 +443,7 @@ public final class ReaderSession {
             guard engine.state == .connected else { return }
             do {
                 roundsBeforeResumption = inventoryRounds
+                if let password = grokkerPassword { _ = try call(.authenticateGrokker(password)) }
                 _ = try call(.startInventory(parameters))
                 inventoryStopped = nil
                 inventoryResumptions += 1
@@ -465,7 +474,7 @@ public final class ReaderSession {
         return reports
     }
 
-    private func pump(forAtMost seconds: Double, until done: () -> Bool) throws(ReaderError) -> Bool {
+    func pump(forAtMost seconds: Double, until done: () -> Bool) throws(ReaderError) -> Bool {
         do {
             return try driver.run(forAtMost: seconds) {
                 noteState()

@@ -146,6 +146,12 @@ enum Seeds {
             RequestMessage(id: 1, command: .identify).encode(),
             RequestMessage(id: 2, command: .echo([])).encode(),
             RequestMessage(id: 3, command: .echo(Array("hello, Grokker".utf8))).encode(),
+            RequestMessage(id: 4, command: .setGrokkerPassword(old: "old", new: "new")).encode(),
+            RequestMessage(id: 5, command: .changePower(PowerRange(initialTenthsDBm: 200, minTenthsDBm: 100, maxTenthsDBm: 300))).encode(),
+            RequestMessage(id: 6, command: .tagAccess(epc: [1, 2], .custom(CustomTagCommand(
+                command: [0xE0, 0x01], commandBits: 16, responseBitsNoHeader: 0, responseBitsWithHeader: 49,
+                receiveTimeoutMicroseconds: 5000)))).encode(),
+            RequestMessage(id: 7, command: .getAntennaTuning).encode(),
         ]
     }
 

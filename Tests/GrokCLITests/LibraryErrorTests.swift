@@ -30,12 +30,14 @@ struct LibraryErrorTests {
             .lostConnection(port: "sim:1"), .rejected(port: "sim:1", command: "identify", status: "busy"),
             .audio(.closed(port: "sim:1")), .link(.notConnected), .malformedResponse(port: "sim:1", detail: "x"), .unknownRegion("mars"), .regionNotSet(port: "sim:4"), .noInventoryRunning(port: "sim:4"), .inventoryRunning(port: "sim:4"),
             .oddTagMemoryBytes(field: "offset", value: 3), .invalidArgument(field: "volume", value: "1.5", allowed: "0 to 1"),
+            .authenticationRequired(port: "sim:2"),
         ]
         // Exhaustive: a new case fails to compile here until it gets a sample and keys.
         for sample in samples {
             switch sample {
             case .notPluggedIn, .cannotHandshake, .cannotGetInfo, .incompatibleReader, .timeout, .lostConnection,
-                .rejected, .audio, .link, .malformedResponse, .unknownRegion, .regionNotSet, .noInventoryRunning, .inventoryRunning, .oddTagMemoryBytes, .invalidArgument: break
+                .rejected, .audio, .link, .malformedResponse, .unknownRegion, .regionNotSet, .noInventoryRunning, .inventoryRunning, .oddTagMemoryBytes, .invalidArgument,
+                .authenticationRequired: break
             }
         }
         Self.check(samples)

@@ -397,4 +397,34 @@ struct CommandCodecTests {
             #expect(StatusCode(code: status.code) == status)
         }
     }
+
+    @Test("device password, antenna tuning, changePower and custom-command byte vectors")
+    func laterCommandVectors() throws {
+        #expect(RequestMessage(id: 7, command: .authenticateGrokker("pw")).encode()
+            == [0x01, 0x00, 0x01, 0x00, 0x02, 0x08, 0x07, 0x00, 0x03, 0x00, 0x02, 0x70, 0x77])
+        #expect(RequestMessage(id: 7, command: .setGrokkerPassword(old: "", new: "pw")).encode()
+            == [0x01, 0x00, 0x01, 0x00, 0x01, 0x08, 0x07, 0x00, 0x04, 0x00, 0x00, 0x02, 0x70, 0x77])
+        #expect(ResponseMessage(id: 7, response: .grokkerPassword(.wrongPassword, for: .authenticateGrokker)).encode()
+            == [0x01, 0x00, 0x02, 0x00, 0x02, 0x08, 0x07, 0x00, 0x02, 0x00, 0x00, 0x02])
+        #expect(RequestMessage(id: 7, command: .changePower(PowerRange(initialTenthsDBm: 200, minTenthsDBm: 100,
+                                                                         maxTenthsDBm: 300))).encode()
+            == [0x01, 0x00, 0x01, 0x00, 0x04, 0x01, 0x07, 0x00, 0x06, 0x00, 0xC8, 0x00, 0x64, 0x00, 0x2C, 0x01])
+        // tagAccess, EPC 01 02, op 8: 16 command bits E0 01, no-header 0, with-header 49, 5000 µs.
+        #expect(RequestMessage(id: 7, command: .tagAccess(epc: [1, 2], .custom(CustomTagCommand(
+            command: [0xE0, 0x01], commandBits: 16, responseBitsNoHeader: 0, responseBitsWithHeader: 49,
+            receiveTimeoutMicroseconds: 5000)))).encode()
+            == [0x01, 0x00, 0x01, 0x00, 0x01, 0x02, 0x07, 0x00, 0x10, 0x00,
+                0x02, 0x01, 0x02, 0x08, 0x10, 0x00, 0xE0, 0x01, 0x00, 0x00, 0x31, 0x00, 0x88, 0x13, 0x00, 0x00])
+        #expect(AntennaTuningProgress(frequencyKHz: 865_700, reflectedTenthsDBm: 55, tuned: 1, total: 4).encode()
+            == [0x01, 0x00, 0x03, 0x00, 0x01, 0x09, 0x00, 0x00, 0x0A, 0x00, 0xA4, 0x35, 0x0D, 0x00, 0x37, 0x00, 0x01, 0x00, 0x04, 0x00])
+        let progress = AntennaTuningProgress(frequencyKHz: 902_750, reflectedTenthsDBm: -12, tuned: 50, total: 50)
+        #expect(try AntennaTuningProgress.decode(progress.encode()) == progress)
+        // A custom command with both reply lengths (or neither) is malformed.
+        var bad = RequestMessage(id: 7, command: .tagAccess(epc: [1, 2], .custom(CustomTagCommand(
+            command: [0xE0, 0x01], commandBits: 16, responseBitsNoHeader: 48, responseBitsWithHeader: 49,
+            receiveTimeoutMicroseconds: 5000)))).encode()
+        #expect(throws: ProtocolError.self) { try RequestMessage.decode(bad) }
+        bad[18...21] = [0, 0, 0, 0]
+        #expect(throws: ProtocolError.self) { try RequestMessage.decode(bad) }
+    }
 }

@@ -68,11 +68,23 @@ enum Samples {
         RequestMessage(id: 10, command: .setFoundSounds(FoundSounds(foundItem: [], foundLast: []))),
         RequestMessage(id: 11, command: .playSound(.foundLast)),
         RequestMessage(id: 12, command: .setVolume(128)),
+        RequestMessage(id: 13, command: .setGrokkerPassword(old: "", new: "s3cret")),
+        RequestMessage(id: 14, command: .authenticateGrokker("pässwort")),
+        RequestMessage(id: 15, command: .grokkerAuthenticationStatus),
+        RequestMessage(id: 16, command: .startAntennaTuning),
+        RequestMessage(id: 17, command: .stopAntennaTuning),
+        RequestMessage(id: 18, command: .getAntennaTuning),
+        RequestMessage(id: 19, command: .changePower(PowerRange(initialTenthsDBm: 200, minTenthsDBm: 100, maxTenthsDBm: 300))),
+        RequestMessage(id: 20, command: .tagAccess(epc: [1, 2, 3, 4], .custom(CustomTagCommand(
+            command: [0xE0, 0x02, 0x01, 0x02], commandBits: 32, responseBitsNoHeader: 0, responseBitsWithHeader: 65,
+            receiveTimeoutMicroseconds: 5000)))),
+        RequestMessage(id: 21, command: .tagAccess(epc: [1, 2], .custom(CustomTagCommand(
+            command: [0xA0], commandBits: 3, responseBitsNoHeader: 48, responseBitsWithHeader: 0, receiveTimeoutMicroseconds: 0)))),
     ]
 
     static let statuses: [StatusCode] = [
         .unsupportedOpcode, .unsupportedVersion, .malformedRequest, .invalidArgument, .busy, .wrongMode,
-        .notProvisioned, .regionNotSet, .storageFailure, .internalError, .unrecognized(1 + 99),
+        .notProvisioned, .regionNotSet, .authenticationRequired, .storageFailure, .internalError, .unrecognized(1 + 99),
     ]
 
     static let responses: [ResponseMessage] = [
@@ -85,6 +97,17 @@ enum Samples {
         ResponseMessage(id: .max, response: .echo(maxEcho)),
         ResponseMessage(id: 8, response: .done(.setGeigerSound)),
         ResponseMessage(id: 11, response: .done(.playSound)),
+        ResponseMessage(id: 12, response: .grokkerPassword(.wrongPassword, for: .authenticateGrokker)),
+        ResponseMessage(id: 13, response: .grokkerPassword(.success, for: .setGrokkerPassword)),
+        ResponseMessage(id: 14, response: .grokkerPassword(.notAuthenticated, for: .grokkerAuthenticationStatus)),
+        ResponseMessage(id: 15, response: .done(.startAntennaTuning)),
+        ResponseMessage(id: 16, response: .powerChanged(.inventoryStopped)),
+        ResponseMessage(id: 17, response: .antennaTuning(AntennaTuningInfo(
+            staticAverageTenthsDBm: 62, dynamicAverageTenthsDBm: -15,
+            channels: [ChannelReflection(frequencyKHz: 865_700, reflectedTenthsDBm: 55),
+                       ChannelReflection(frequencyKHz: 866_300, reflectedTenthsDBm: 69)]))),
+        ResponseMessage(id: 18, response: .antennaTuning(AntennaTuningInfo(
+            staticAverageTenthsDBm: -3, dynamicAverageTenthsDBm: nil, channels: []))),
         ResponseMessage(id: 0, response: .failure(opcode: .unspecified, status: .malformedRequest, message: "")),
         ResponseMessage(
             id: 5, response: .failure(opcode: Opcode(rawValue: .max), status: .unsupportedOpcode,

@@ -139,7 +139,7 @@ struct DeviceStateTests {
 
         try Data(good.replacingOccurrences(of: "\"format\" : 1", with: "\"format\" : 99").utf8)
             .write(to: URL(fileURLWithPath: store.stateFile))
-        #expect(throws: EmulatorError.stateTooNew(path: store.stateFile, format: 99, supported: 1)) {
+        #expect(throws: EmulatorError.stateTooNew(path: store.stateFile, format: 99, supported: DeviceState.currentFormat)) {
             _ = try DeviceStateStore.openOrCreate(deviceDirectory: temp.path, using: &rng)
         }
     }
@@ -173,5 +173,53 @@ struct DeviceStateTests {
         state.region = RegionSetting(name: "Japan (unlicensed)", number: 6)
         let data = try JSONEncoder().encode(state)
         #expect(try JSONDecoder().decode(DeviceState.self, from: data) == state)
+    }
+}
+
+@Suite("Device state: password and antenna tuning")
+struct DeviceStateLaterFieldsTests {
+    @Test("a format-1 state without password or tuning still loads; a state with a password is format 2 and round-trips")
+    func compatibility() throws {
+        let old = """
+        { "batteryPercent" : 100, "firmwareVersion" : "1.7.3", "format" : 1, "hardwareRevision" : 3,
+          "loaderVersion" : "1.2.0", "provisioning" : { "enforceRegion" : true, "provisioned" : true,
+          "userCanSetRegion" : true, "userHasSetRegion" : false }, "serialNumber" : 48213377 }
+        """
+        let state = try DeviceStateStore.decodeState(Data(old.utf8), path: "state.json")
+        #expect(state.password == nil)
+        #expect(state.antennaTuning.isEmpty)
+        #expect(String(decoding: DeviceStateStore.encodeState(state), as: UTF8.self).contains("\"format\" : 1"))
+        var locked = state
+        locked.password = PasswordHash(salt: String(repeating: "ab", count: 16), sha256: String(repeating: "0", count: 64))
+        locked.antennaTuning = ["865700": 7]
+        let data = DeviceStateStore.encodeState(locked)
+        #expect(String(decoding: data, as: UTF8.self).contains("\"format\" : 2"))
+        #expect(try DeviceStateStore.decodeState(data, path: "state.json") == locked)
+    }
+
+    @Test("the password is checked against its salted hash; the lockout doubles up to a minute")
+    func passwordHash() {
+        let stored = PasswordGuard.hash("s3cret")
+        #expect(PasswordGuard.matches("s3cret", stored))
+        #expect(!PasswordGuard.matches("s3cret ", stored))
+        #expect(PasswordGuard.hash("s3cret").sha256 != stored.sha256)   // a new salt each time
+        #expect(PasswordGuard.lockout(afterFailures: 1) == 0.25)
+        #expect(PasswordGuard.lockout(afterFailures: 3) == 1)
+        #expect(PasswordGuard.lockout(afterFailures: 40) == 60)
+        let guardian = PasswordGuard()
+        #expect(!guardian.attempt("x", stored: stored, now: 0, sampleRate: 1000))
+        #expect(!guardian.attempt("s3cret", stored: stored, now: 249, sampleRate: 1000))
+        #expect(guardian.attempt("s3cret", stored: stored, now: 250, sampleRate: 1000))
+    }
+
+    @Test("the antenna model: tuning finds the best setting, at least 3 steps from the factory's")
+    func antennaModel() {
+        for kHz in AntennaModel.channelsKHz(for: RegionCatalog.find("fcc")!.setting) {
+            let best = AntennaModel.tune(serial: 48_213_377, kHz: kHz)
+            #expect(best == AntennaModel.bestCode(serial: 48_213_377, kHz: kHz))
+            #expect(abs(best - AntennaModel.factoryCode) >= 3)
+            #expect(AntennaModel.returnLossDB(code: best, serial: 48_213_377, kHz: kHz)
+                >= AntennaModel.returnLossDB(code: AntennaModel.factoryCode, serial: 48_213_377, kHz: kHz) + 3.5)
+        }
     }
 }

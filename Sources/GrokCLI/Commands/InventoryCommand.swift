@@ -78,11 +78,34 @@ struct InventoryCommand: Command {
         let localizer = context.localizer
         let configuration = UgiRfidConfiguration.config(inventoryType: inventoryType)
         let seconds = self.seconds
-        let results = DeviceThreads.each(devices) { spec in
-            Self.inventory(spec, ports: ports, options: options, configuration: configuration, seconds: seconds,
-                           localizer: localizer)
-        }
         let console = context.console
+        let results: [DeviceResult]
+        // One Grokker at a terminal: a table redrawn in place as the tags come (docs: README).
+        if devices.count == 1, LiveTable.wanted(standardOutputIsTerminal: LiveTable.standardOutputIsTerminal,
+                                                json: console.isJSON, quiet: console.isQuiet) {
+            let headers = [MessageKey.inventoryColumnEpc, .inventoryColumnReads, .inventoryColumnRssi, .inventoryColumnLastSeen,
+                           .inventoryColumnVisible].map { localizer.text($0) }
+            var drawn = 0
+            var lastDraw = ContinuousClock.now - .seconds(1)
+            results = [Self.inventory(devices[0], ports: ports, options: options, configuration: configuration,
+                                      seconds: seconds, localizer: localizer) { rows in
+                let now = ContinuousClock.now
+                guard now - lastDraw >= .milliseconds(250) else { return }
+                lastDraw = now
+                let size = LiveTable.terminalSize()
+                let lines = LiveTable.render(rows: rows, headers: headers, more: { localizer.text(.inventoryLiveMore, String($0)) },
+                                             width: size.width, height: size.height)
+                console.write(LiveTable.frame(lines, previousLineCount: drawn))
+                drawn = lines.count
+            }]
+            // The final listing replaces the live drawing, so the scrollback holds all of it.
+            if drawn > 0 { console.write(LiveTable.frame([], previousLineCount: drawn)) }
+        } else {
+            results = DeviceThreads.each(devices) { spec in
+                Self.inventory(spec, ports: ports, options: options, configuration: configuration, seconds: seconds,
+                               localizer: localizer)
+            }
+        }
         if console.isJSON {
             for result in results {
                 for tag in result.tags { console.json(tag) }
@@ -113,7 +136,8 @@ struct InventoryCommand: Command {
     }
 
     static func inventory(_ spec: DeviceSpec, ports: DevicePortContext, options: ReaderOptions,
-                          configuration: UgiRfidConfiguration, seconds: Double, localizer: Localizer) -> DeviceResult {
+                          configuration: UgiRfidConfiguration, seconds: Double, localizer: Localizer,
+                          progress: (([LiveTable.Row]) -> Void)? = nil) -> DeviceResult {
         var result = DeviceResult(device: spec.description)
         do {
             let session = ReaderSession(port: try DevicePorts.open(spec, context: ports), options: options)
@@ -121,7 +145,24 @@ struct InventoryCommand: Command {
             try session.connect()
             let tracker = InventoryTracker(start: Date(timeIntervalSince1970: 0), configuration: configuration)
             try session.startInventory(configuration.inventoryParameters)
-            try session.collect(forAtMost: seconds)
+            if let progress {
+                // A quarter second of audio at a time, the table following what was read.
+                var elapsed = 0.0
+                while elapsed < seconds {
+                    let step = min(0.25, seconds - elapsed)
+                    try session.collect(forAtMost: step)
+                    elapsed += step
+                    for report in session.takeReports() { tracker.take(report) }
+                    tracker.advance(toMilliseconds: Int(elapsed * 1000))
+                    progress(tracker.tags.map { tag in
+                        LiveTable.Row(epc: tag.epc.description, reads: tag.readState.totalReads,
+                                      rssiDBm: tag.readState.mostRecentRssi, firstSeenS: tag.firstRead.timeIntervalSince1970,
+                                      lastSeenS: tag.readState.mostRecentRead.timeIntervalSince1970, visible: tag.isVisible)
+                    })
+                }
+            } else {
+                try session.collect(forAtMost: seconds)
+            }
             try session.stopInventory()
             for report in session.takeReports() { tracker.take(report) }
             result.reads = tracker.readsTaken

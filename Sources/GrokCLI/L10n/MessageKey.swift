@@ -81,6 +81,7 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case errorReaderInventoryRunning = "error.reader_inventory_running"
     case errorReaderOddTagMemoryBytes = "error.reader_odd_tag_memory_bytes"
     case errorReaderInvalidArgument = "error.reader_invalid_argument"
+    case errorReaderAuthenticationRequired = "error.reader_authentication_required"
     case errorReaderRegionNotSet = "error.reader_region_not_set"
     case regionFcc = "region.fcc"
     case regionEtsi = "region.etsi"
@@ -116,6 +117,9 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case inventoryColumnReads = "inventory.column.reads"
     case inventoryColumnRssi = "inventory.column.rssi"
     case inventoryColumnSeen = "inventory.column.seen"
+    case inventoryColumnLastSeen = "inventory.column.last_seen"
+    case inventoryColumnVisible = "inventory.column.visible"
+    case inventoryLiveMore = "inventory.live.more"
     case inventorySummary = "inventory.summary"
 
     // MARK: grokctl tag

@@ -243,7 +243,7 @@ public struct Gen2RoundResult: Sendable, Hashable {
 /// Deterministic for a given configuration seed and sequence of calls.
 public struct Gen2Inventory: Sendable {
     /// The configuration (Q bounds and power clamped into range).
-    public let configuration: Gen2InventoryConfiguration
+    public private(set) var configuration: Gen2InventoryConfiguration
     /// The floating-point Q.
     public private(set) var qfp: Double
     /// The target of the next round.
@@ -286,6 +286,19 @@ public struct Gen2Inventory: Sendable {
         target = c.target
         powerDBm = c.powerDBm
         rng = SplitMix64(seed: c.seed ^ 0x4745_4E32_494E_56)
+    }
+
+    /// Changes the power while the inventory runs (vendor `changePower`): the next round
+    /// runs at `powerDBm` (clamped into `minPowerDBm...maxPowerDBm`), and a range makes the
+    /// power vary from there as at the start.
+    public mutating func changePower(powerDBm: Double, minPowerDBm: Double, maxPowerDBm: Double) {
+        let low = min(minPowerDBm, maxPowerDBm)
+        let high = max(minPowerDBm, maxPowerDBm)
+        configuration.minPowerDBm = low
+        configuration.maxPowerDBm = high
+        configuration.powerDBm = min(max(powerDBm, low), high)
+        self.powerDBm = configuration.powerDBm
+        powerDirection = 1
     }
 
     /// Q as the reader would send it now.

@@ -157,6 +157,55 @@ extension RFField {
         return .ok
     }
 
+    /// A custom command (vendor `customCommandToTag`) to the tag with this EPC. An emulated
+    /// tag understands two (docs/protocol.md, "Custom tag commands"); both answer with a
+    /// header bit:
+    ///
+    /// - `E0 01` (16 bits), get temperature: 16 data bits, the tag's temperature in 0.1 °C
+    ///   (two's complement): 23.0 °C plus an offset of −2.0...+2.0 °C fixed by its EPC.
+    /// - `E0 02 pp nn` (32 bits), read USER words: `nn` (1...8) words of USER memory from
+    ///   word `pp`. Past the end of the bank the tag sends an error reply with Gen2 error
+    ///   code 0x03 (MEMORY_OVERRUN); `nn` out of range, code 0x00 (GENERAL_ERROR).
+    ///
+    /// Any other command (or length) is ignored by the tag, so nothing is heard within the
+    /// receive timeout: TAG_NOT_FOUND. So is a reply that would end after the timeout (the tag
+    /// replies T1 after the command, at the link's backscatter rate). A reply whose length
+    /// is not the one the host expected fails its CRC: GENERAL_ERROR.
+    public mutating func customCommand(
+        epc: [UInt8], _ command: CustomTagCommand, timing: Gen2LinkTiming = .denseReaderM4, at time: Double
+    ) -> TagReadResult {
+        let tagIndex: Int
+        do { tagIndex = try open(epc: epc, password: 0, at: time) } catch { return TagReadResult(result: error.result) }
+        guard let reply = customReply(to: command, tag: tags[tagIndex]) else { return TagReadResult(result: .tagNotFound) }
+        // Header bit, data or error code, RN16 handle, CRC-16.
+        let bits = 1 + reply.bits + CustomTagCommand.trailerBits
+        let heard = timing.t1 + timing.reply(bits: bits)
+        guard heard * 1e6 <= Double(command.receiveTimeoutMicroseconds) else { return TagReadResult(result: .tagNotFound) }
+        if let error = reply.errorCode { return TagReadResult(result: error == 0x03 ? .memoryOverrun : .generalError) }
+        guard command.responseBitsWithHeader == UInt16(bits) else { return TagReadResult(result: .generalError) }
+        return TagReadResult(result: .ok, words: reply.words)
+    }
+
+    /// The emulated tag's reply to a custom command: data words and their bit count, or a
+    /// Gen2 error code (8 bits); `nil` when the tag ignores the command.
+    private func customReply(to command: CustomTagCommand, tag: SimulatedTag) -> (bits: Int, words: [UInt16], errorCode: UInt8?)? {
+        let c = command.command
+        switch (command.commandBits, c.first, c.count > 1 ? c[1] : nil) {
+        case (16, 0xE0, 0x01):
+            let offset = Int(tag.epc.reduce(0) { ($0 &+ Int($1)) % 41 }) - 20
+            return (16, [UInt16(bitPattern: Int16(230 + offset))], nil)
+        case (32, 0xE0, 0x02):
+            let pointer = Int(c[2])
+            let count = Int(c[3])
+            guard (1...8).contains(count) else { return (8, [], 0x00) }
+            let user = tag.memory.words(of: .user)
+            guard pointer + count <= user.count else { return (8, [], 0x03) }
+            return (16 * count, Array(user[pointer..<(pointer + count)]), nil)
+        default:
+            return nil
+        }
+    }
+
     // MARK: Helpers
 
     /// The reachable tag with this EPC (strongest first) after checking a non-zero password.

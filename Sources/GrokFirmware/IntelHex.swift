@@ -1,3 +1,5 @@
+import GrokCrypto
+
 /// A run of bytes at consecutive addresses.
 public struct MemorySegment: Sendable, Hashable {
     /// The address of the first byte.
@@ -81,7 +83,7 @@ public struct IntelHex: Sendable, Hashable {
             bytes.reserveCapacity(digits.count / 2)
             var d = digits.startIndex
             while d < digits.endIndex {
-                guard let high = nibble(digits[d]), let low = nibble(digits[d + 1]) else {
+                guard let high = Hex.nibble(digits[d]), let low = Hex.nibble(digits[d + 1]) else {
                     throw fail("'\(String(decoding: digits[d...(d + 1)], as: UTF8.self))' is not a hex byte")
                 }
                 bytes.append(high << 4 | low)
@@ -220,14 +222,5 @@ public struct IntelHex: Sendable, Hashable {
             }
         }
         return out
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

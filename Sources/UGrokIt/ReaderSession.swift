@@ -170,41 +170,20 @@ public final class ReaderSession {
 
     /// Sends one command and waits for its response.
     public func call(_ command: Command) throws(ReaderError) -> Response {
-        guard engine.state == .connected else { throw .lostConnection(port: port.name) }
-        let id = nextRequestID
-        nextRequestID = nextRequestID == .max ? 1 : nextRequestID + 1
-        do {
-            try engine.send(RequestMessage(id: id, command: command).encode())
-        } catch {
-            throw .link(error)
-        }
+        let id = try submit(command)
         log(.command, "-> \(command.opcode) id \(id)")
-        var answer: ResponseMessage?
-        var failure: ReaderError?
-        let done = try pump(forAtMost: options.commandTimeout) {
-            takeMessages { response in
-                if response.id == id { answer = response }
-            } unreadable: { count in
-                failure = .malformedResponse(port: port.name, detail: "unreadable message of \(count) bytes")
-            }
-            return answer != nil || failure != nil || engine.state != .connected
+        let response = try awaitResponse(to: [id], timeout: nil, command: "\(command.opcode)").response
+        if case .failure(_, let status, _) = response {
+            log(.command, "<- \(command.opcode) id \(id): \(status)")
+        } else {
+            log(.command, "<- \(command.opcode) id \(id): ok")
         }
-        if let failure { throw failure }
-        if let answer {
-            if case .failure(_, let status, _) = answer.response {
-                log(.command, "<- \(command.opcode) id \(id): \(status)")
-            } else {
-                log(.command, "<- \(command.opcode) id \(id): ok")
-            }
-            if case .failure(_, .regionNotSet, _) = answer.response { throw .regionNotSet(port: port.name) }
-            if case .failure(_, .authenticationRequired, _) = answer.response { throw .authenticationRequired(port: port.name) }
-            if case .failure(_, let status, let message) = answer.response {
-                throw .rejected(port: port.name, command: "\(command.opcode)", status: message.isEmpty ? "\(status)" : "\(status): \(message)")
-            }
-            return answer.response
+        if case .failure(_, .regionNotSet, _) = response { throw .regionNotSet(port: port.name) }
+        if case .failure(_, .authenticationRequired, _) = response { throw .authenticationRequired(port: port.name) }
+        if case .failure(_, let status, let message) = response {
+            throw .rejected(port: port.name, command: "\(command.opcode)", status: message.isEmpty ? "\(status)" : "\(status): \(message)")
         }
-        if engine.state != .connected || done { throw .lostConnection(port: port.name) }
-        throw .timeout(port: port.name, command: "\(command.opcode)", seconds: options.commandTimeout)
+        return response
     }
 
     /// Sends a command without waiting for its answer, so several can be in flight (a
@@ -226,6 +205,10 @@ public final class ReaderSession {
     /// returns it as it came, failures included; answers to the others are kept for later
     /// calls. Throws when the link drops or nothing comes within `timeout` seconds of audio.
     public func awaitResponse(to ids: Set<UInt16>, timeout: Double? = nil) throws(ReaderError) -> (id: UInt16, response: Response) {
+        try awaitResponse(to: ids, timeout: timeout, command: "pipelined request")
+    }
+
+    private func awaitResponse(to ids: Set<UInt16>, timeout: Double?, command: String) throws(ReaderError) -> (id: UInt16, response: Response) {
         func take() -> (UInt16, Response)? {
             for id in ids { if let response = early.removeValue(forKey: id) { return (id, response) } }
             return nil
@@ -243,7 +226,7 @@ public final class ReaderSession {
         if let failure { throw failure }
         if let found = take() { return found }
         if engine.state != .connected { throw .lostConnection(port: port.name) }
-        throw .timeout(port: port.name, command: "pipelined request", seconds: timeout ?? options.commandTimeout)
+        throw .timeout(port: port.name, command: command, seconds: timeout ?? options.commandTimeout)
     }
 
     /// Answers that arrived for ``submit(_:)``ted requests before anyone asked for them.

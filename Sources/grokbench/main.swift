@@ -2,15 +2,16 @@
 //   swift run -c release grokbench link --json
 //   swift run -c release grokbench cable --json
 //   swift run -c release grokbench flash --json
+//   swift run -c release grokbench fleet --json
 // Link figures but demod_realtime_factor are counted in samples (audio time), so they
 // repeat exactly on any machine; realtime factors divide audio time by CPU time.
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let suites: [String: () -> Figures] = ["link": LinkBenchmark.run, "cable": CableBenchmark.run, "inventory": InventoryBenchmark.run,
-                                             "flash": FlashBenchmark.run]
+                                             "flash": FlashBenchmark.run, "fleet": FleetBenchmark.run]
 guard let name = arguments.first, let suite = suites[name] else {
-    FileHandle.standardError.write(Data("usage: grokbench link|cable|inventory|flash [--json]\n".utf8))
+    FileHandle.standardError.write(Data("usage: grokbench link|cable|inventory|flash|fleet [--json]\n".utf8))
     exit(64)
 }
 let figures = suite()

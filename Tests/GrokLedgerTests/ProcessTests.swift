@@ -34,6 +34,16 @@ struct ProcessTests {
         #expect(try ledger.device(serial: "GK-EXT")?.firstSeen == LedgerTime.parse("2024-01-01T00:00:00.000Z"))
     }
 
+    /// Whether an empty write transaction finds the write lock taken by someone else.
+    private func lockIsTaken(_ probe: Ledger) throws -> Bool {
+        let result: Result<Void, LedgerError> = Result { () throws(LedgerError) in try probe.write { (_) throws(LedgerError) in } }
+        switch result {
+        case .success: return false
+        case .failure(.locked): return true
+        case .failure(let other): throw other
+        }
+    }
+
     @Test("a process killed in the middle of a transaction leaves the last committed state")
     func killedWriter() throws {
         let scratch = Scratch()
@@ -46,25 +56,33 @@ struct ProcessTests {
         process.executableURL = URL(fileURLWithPath: sqliteShell)
         process.arguments = ["-bail", scratch.ledgerPath]
         let input = Pipe()
-        let output = Pipe()
         process.standardInput = input
-        process.standardOutput = output
+        let outputPath = scratch.file("shell.out")
+        try Data().write(to: URL(fileURLWithPath: outputPath))
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        // The shell prints "inside" once both writes are made, then waits for more input,
+        // inside its transaction, holding the write lock.
         let script = """
-            BEGIN IMMEDIATE;
-            INSERT INTO steps (run_id, serial, step, started_at, ended_at, duration_ms, result) VALUES (1, 'GK-1', 'firmware', 'a', 'b', 1, 'done');
+            .timeout 5000
+            BEGIN DEFERRED;
             UPDATE runs SET outcome = 'succeeded', ended_at = '2024-05-01T11:00:00.000Z';
+            INSERT INTO steps (run_id, serial, step, started_at, ended_at, duration_ms, result) VALUES (1, 'GK-1', 'firmware', 'a', 'b', 1, 'done');
             .print inside
-            
+
             """
         input.fileHandleForWriting.write(Data(script.utf8))
-        // Wait until the shell is inside its transaction, holding the write lock.
-        var seen = Data()
-        while !String(decoding: seen, as: UTF8.self).contains("inside") {
-            let chunk = output.fileHandleForReading.availableData
-            try #require(!chunk.isEmpty, "the sqlite3 shell exited early")
-            seen.append(chunk)
+        let deadline = ContinuousClock.now + .seconds(10)
+        var inside = false
+        while !inside, process.isRunning, ContinuousClock.now < deadline {
+            inside = (try? String(contentsOfFile: outputPath, encoding: .utf8))?.contains("inside") ?? false
+            if !inside { Thread.sleep(forTimeInterval: 0.005) }
         }
+        try #require(inside, "the sqlite3 shell never reported its writes")
+        // An empty write transaction finds the lock taken: the shell is mid-transaction.
+        let probe = try Ledger.open(path: scratch.ledgerPath, busyTimeout: .zero)
+        #expect(try lockIsTaken(probe))
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal)

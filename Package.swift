@@ -50,6 +50,11 @@ let package = Package(
         /// The SDK: one Reader per audio port, the Ugi facade.
         .target(name: "UGrokIt", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto", "GrokFirmware", "GrokNet"]),
 
+        // MARK: Fleet
+
+        /// The provisioning ledger: devices, runs, steps and smoke tests in SQLite; CSV/JSON export.
+        .target(name: "GrokLedger", dependencies: ["CSQLite"]),
+
         // MARK: Command line and benchmarks
 
         /// grokctl's commands, parsing and localized presentation.
@@ -93,6 +98,7 @@ let package = Package(
         .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto", "GrokFirmware", "GrokNet", "NetTestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokAudio"]),
+        .testTarget(name: "GrokLedgerTests", dependencies: ["GrokLedger"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,8 +7,9 @@ set -euo pipefail
 build_pkgs=(pkg-config libasound2-dev libcurl4-openssl-dev zlib1g-dev libssl-dev libsqlite3-dev)
 # Tests: ALSA's file/null plugins ship with libasound2 itself; sox resamples recordings in
 # the decoder test; openssl makes test keys and the test CA; nginx-light provides
-# /usr/sbin/nginx, the real HTTPS server the GrokNet download tests run on loopback.
-test_pkgs=(sox openssl nginx-light)
+# /usr/sbin/nginx, the real HTTPS server the GrokNet download tests run on loopback;
+# sqlite3 is the second process the ledger tests read with and kill mid-transaction.
+test_pkgs=(sox openssl nginx-light sqlite3)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = "--test" ]; then want+=("${test_pkgs[@]}"); fi

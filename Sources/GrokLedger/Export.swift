@@ -1,0 +1,218 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Ledger {
+    /// Writes the ledger (or one table) to `path` atomically: a temporary file beside it is
+    /// written, fsynced and renamed over `path`, so a reader sees the old file or the whole
+    /// new one. All tables are read in one snapshot. Field names are the SQL column names
+    /// (docs/ledger.md); they never change within a schema version.
+    /// - Parameters:
+    ///   - format: ``ExportFormat/json`` writes one object with an array per table;
+    ///     ``ExportFormat/csv`` writes one table (RFC 4180, CRLF line ends, a header row).
+    ///   - path: the output file; its directory is created if needed.
+    ///   - table: the table to export; nil means every table for JSON and `steps` for CSV.
+    public func export(format: ExportFormat, to path: String, table: LedgerTable? = nil) throws(LedgerError) {
+        let tables = table.map { [$0] } ?? (format == .json ? LedgerTable.allCases : [.steps])
+        let data = try read { (db) throws(LedgerError) in
+            try tables.map { (table) throws(LedgerError) in try ExportTable.read(table, db) }
+        }
+        let text: String
+        switch format {
+        case .csv: text = data[0].csv()
+        case .json: text = try ExportTable.json(data, path: self.path)
+        }
+        try AtomicFile.write(Array(text.utf8), to: path)
+    }
+}
+
+/// One table's rows as exported.
+struct ExportTable: Sendable {
+    let table: LedgerTable
+    let columns: [String]
+    let rows: [[SQLValue]]
+
+    /// The exported columns of each table, in export order.
+    static func columns(_ table: LedgerTable) -> [String] {
+        let list: String
+        switch table {
+        case .devices: list = Ledger.Columns.devices
+        case .runs: list = Ledger.Columns.runs
+        case .steps: list = "id, " + Ledger.Columns.steps
+        case .smokeTests: list = "id, " + Ledger.Columns.smokeTests
+        }
+        return list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    static let booleanColumns: Set<String> = ["provisioned", "passed"]
+    static let tagColumns: Set<String> = ["expected_tags", "found_tags", "missing_tags"]
+
+    static func read(_ table: LedgerTable, _ db: SQLiteConnection) throws(LedgerError) -> ExportTable {
+        let columns = columns(table)
+        let order = table == .devices ? "serial" : "id"
+        let rows = try db.query("SELECT \(columns.joined(separator: ", ")) FROM \(table.rawValue) ORDER BY \(order)") {
+            (row) throws(LedgerError) in
+            try (0..<Int32(columns.count)).map { (index) throws(LedgerError) -> SQLValue in
+                let value = row.value(index)
+                // Tag lists are stored as JSON text; check them here so both formats can rely on them.
+                if tagColumns.contains(columns[Int(index)]), case .text(let text) = value,
+                   JSONText.parseStringArray(text) == nil {
+                    throw .corrupt(path: db.path, detail: "\(table.rawValue).\(columns[Int(index)]) '\(text)' is not a JSON array of strings")
+                }
+                return value
+            }
+        }
+        return ExportTable(table: table, columns: columns, rows: rows)
+    }
+
+    /// RFC 4180: a header row, then one record per row; booleans as `true`/`false`, tag lists
+    /// as tags separated by single spaces, NULL as an empty field.
+    func csv() -> String {
+        var out = columns.map(Self.csvField).joined(separator: ",") + "\r\n"
+        for row in rows {
+            out += zip(columns, row).map { column, value in Self.csvField(csvText(column, value)) }.joined(separator: ",")
+            out += "\r\n"
+        }
+        return out
+    }
+
+    private func csvText(_ column: String, _ value: SQLValue) -> String {
+        switch value {
+        case .null: return ""
+        case .integer(let v): return Self.booleanColumns.contains(column) ? (v != 0 ? "true" : "false") : String(v)
+        case .real(let v): return JSONText.number(v)
+        case .text(let v):
+            if Self.tagColumns.contains(column) { return (JSONText.parseStringArray(v) ?? []).joined(separator: " ") }
+            return v
+        }
+    }
+
+    private static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// `{"format": "grokctl-ledger", "schema_version": N, "<table>": [{"<column>": value, ...}, ...], ...}`
+    /// with keys in column order; booleans as JSON booleans, tag lists as arrays of strings.
+    static func json(_ tables: [ExportTable], path: String) throws(LedgerError) -> String {
+        var out = "{\n  \"format\": \"grokctl-ledger\",\n  \"schema_version\": \(Ledger.schemaVersion)"
+        for table in tables {
+            out += ",\n  \(JSONText.string(table.table.rawValue)): ["
+            for (index, row) in table.rows.enumerated() {
+                out += index == 0 ? "\n    {" : ",\n    {"
+                out += zip(table.columns, row).map { column, value in
+                    JSONText.string(column) + ": " + table.jsonValue(column, value)
+                }.joined(separator: ", ")
+                out += "}"
+            }
+            out += table.rows.isEmpty ? "]" : "\n  ]"
+        }
+        return out + "\n}\n"
+    }
+
+    private func jsonValue(_ column: String, _ value: SQLValue) -> String {
+        switch value {
+        case .null: return "null"
+        case .integer(let v): return Self.booleanColumns.contains(column) ? (v != 0 ? "true" : "false") : String(v)
+        case .real(let v): return JSONText.number(v)
+        case .text(let v):
+            if Self.tagColumns.contains(column) { return JSONText.array(JSONText.parseStringArray(v) ?? []) }
+            return JSONText.string(v)
+        }
+    }
+}
+
+/// The little JSON the ledger writes: strings, arrays of strings, numbers.
+enum JSONText {
+    static func string(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case let c where c.value < 0x20 || c.value == 0x2028 || c.value == 0x2029:
+                let hex = String(c.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    static func array(_ strings: [String]) -> String {
+        "[" + strings.map(string).joined(separator: ",") + "]"
+    }
+
+    /// Shortest round-trip decimal; JSON has no infinity or NaN, so those become null.
+    static func number(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return "\(value)"
+    }
+
+    static func parseStringArray(_ text: String) -> [String]? {
+        try? JSONDecoder().decode([String].self, from: Data(text.utf8))
+    }
+}
+
+/// Writes a file so that readers see the old content or the whole new one, even across a crash.
+enum AtomicFile {
+    static func write(_ bytes: [UInt8], to path: String) throws(LedgerError) {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .exportFailed(path: path, detail: "cannot create the directory '\(directory)': \(error.localizedDescription)")
+        }
+        let temporary = directory + "/." + url.lastPathComponent + ".\(getpid()).tmp"
+        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw error(path, "open '\(temporary)'") }
+        var closed = false
+        defer {
+            if !closed { close(fd) }
+        }
+        do {
+            var done = 0
+            while done < bytes.count {
+                let wrote = try call(path, "write") {
+                    bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, bytes.count - done) }
+                }
+                done += wrote
+            }
+            try call(path, "fsync") { Int(fsync(fd)) }
+            closed = true
+            try call(path, "close") { Int(close(fd)) }
+            try call(path, "rename") { Int(rename(temporary, path)) }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        // Make the rename durable (best effort: some file systems refuse to fsync a directory).
+        let dirFD = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dirFD >= 0 {
+            _ = fsync(dirFD)
+            close(dirFD)
+        }
+    }
+
+    /// The checking funnel for the export's system calls: retries EINTR, maps -1 to ``LedgerError/exportFailed(path:detail:)``.
+    @discardableResult
+    private static func call(_ path: String, _ what: String, _ body: () -> Int) throws(LedgerError) -> Int {
+        while true {
+            let result = body()
+            if result >= 0 { return result }
+            if errno == EINTR && what != "close" { continue }
+            throw error(path, what)
+        }
+    }
+
+    private static func error(_ path: String, _ what: String) -> LedgerError {
+        let code = errno
+        return .exportFailed(path: path, detail: "\(what): \(String(cString: strerror(code))) (errno \(code))")
+    }
+}

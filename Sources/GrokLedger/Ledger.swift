@@ -1,0 +1,378 @@
+import Foundation
+import Synchronization
+
+/// The provisioning ledger: one SQLite database file holding devices, runs, steps and smoke
+/// tests (docs/ledger.md). Safe to share between tasks and threads: one connection guarded by a
+/// `Mutex`; every write is one `BEGIN IMMEDIATE` transaction, so a process killed at any moment
+/// leaves the last committed state. Several processes may open the same file (WAL journal);
+/// a writer waits up to the busy timeout for another process's lock.
+public final class Ledger: RunRecorder {
+    /// The database file.
+    public let path: String
+    private let connection: Mutex<SQLiteConnection>
+
+    /// The newest schema version this build reads and writes (`PRAGMA user_version`).
+    public static var schemaVersion: Int { Schema.currentVersion }
+
+    init(connection: sending SQLiteConnection) {
+        path = connection.path
+        self.connection = Mutex(connection)
+    }
+
+    /// Opens the ledger at `path`, creating its directory and the file if needed, and brings its
+    /// schema up to date.
+    /// - Parameters:
+    ///   - path: the database file, e.g. `~/.local/share/grokctl/ledger.sqlite`.
+    ///   - busyTimeout: how long a write waits for another process's lock before
+    ///     ``LedgerError/locked(path:timeoutMilliseconds:)``.
+    /// - Throws: ``LedgerError`` -- `newerSchema` for a database from a newer grokctl,
+    ///   `corrupt` / `notALedger` for a file that is not a ledger, `cannotOpen`, `readOnly`, `locked`.
+    public static func open(path: String, busyTimeout: Duration = .seconds(5)) throws(LedgerError) -> Ledger {
+        guard !path.isEmpty else { throw .cannotOpen(path: path, detail: "the path is empty") }
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .cannotOpen(path: path, detail: "cannot create the directory '\(directory.path)': \(error.localizedDescription)")
+        }
+        let (seconds, attoseconds) = busyTimeout.components
+        let milliseconds = Int(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: max(0, milliseconds))
+        try Schema.migrate(connection)
+        return Ledger(connection: connection)
+    }
+
+    /// Runs `body` with the connection, holding the lock for its whole duration.
+    func withConnection<T: Sendable>(_ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
+        try connection.withLock { (db: inout sending SQLiteConnection) throws(LedgerError) -> T in
+            try body(db)
+        }
+    }
+
+    /// Runs `body` in one write transaction.
+    func write<T: Sendable>(_ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
+        try withConnection { (db) throws(LedgerError) in try db.transaction(body) }
+    }
+
+    /// Runs `body` in one read transaction (one consistent snapshot).
+    func read<T: Sendable>(_ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
+        try withConnection { (db) throws(LedgerError) in try db.readTransaction(body) }
+    }
+
+    // MARK: Recording
+
+    public func beginRun(_ start: RunStart) throws(LedgerError) -> RunID {
+        let digest = start.profileSHA256.lowercased()
+        guard digest.utf8.count == 64, digest.utf8.allSatisfy({ isHexDigit($0) }) else {
+            throw .invalidRecord(path: path, detail: "the profile SHA-256 '\(start.profileSHA256)' is not 64 hex digits")
+        }
+        return try write { (db) throws(LedgerError) in
+            try db.execute(
+                """
+                INSERT INTO runs (kind, profile_name, profile_sha256, station, operator, started_at)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """,
+                [.text(start.kind.rawValue), .text(start.profileName), .text(digest), .text(start.station),
+                 .text(start.operatorName), .text(LedgerTime.format(start.startedAt))])
+            return RunID(rawValue: db.lastInsertRowID)
+        }
+    }
+
+    public func upsertDevice(_ sighting: DeviceSighting) throws(LedgerError) {
+        guard !sighting.serial.isEmpty else { throw .invalidRecord(path: path, detail: "a device without a serial number") }
+        let provisioned: SQLValue = sighting.provisioned.map { .integer($0 ? 1 : 0) } ?? .null
+        try write { (db) throws(LedgerError) in
+            try db.execute(
+                """
+                INSERT INTO devices (serial, hardware_type, hardware_revision, antenna_type, first_seen, last_seen,
+                                     firmware, region, provisioned)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, coalesce(?8, 0))
+                ON CONFLICT (serial) DO UPDATE SET
+                    hardware_type = coalesce(?2, hardware_type),
+                    hardware_revision = coalesce(?3, hardware_revision),
+                    antenna_type = coalesce(?4, antenna_type),
+                    first_seen = min(first_seen, ?5),
+                    last_seen = max(last_seen, ?5),
+                    firmware = coalesce(?6, firmware),
+                    region = coalesce(?7, region),
+                    provisioned = coalesce(?8, provisioned)
+                """,
+                [.text(sighting.serial), SQLValue(sighting.hardwareType), SQLValue(sighting.hardwareRevision),
+                 SQLValue(sighting.antennaType), .text(LedgerTime.format(sighting.seenAt)), SQLValue(sighting.firmware),
+                 SQLValue(sighting.region), provisioned])
+        }
+    }
+
+    public func recordStep(_ step: StepRecord) throws(LedgerError) {
+        guard !step.serial.isEmpty else { throw .invalidRecord(path: path, detail: "step '\(step.step)' without a serial number") }
+        guard !step.step.isEmpty else { throw .invalidRecord(path: path, detail: "a step without a name (device \(step.serial))") }
+        guard step.durationMilliseconds >= 0 else {
+            throw .invalidRecord(path: path, detail: "step '\(step.step)' of \(step.serial) ends before it starts")
+        }
+        try write { (db) throws(LedgerError) in
+            try requireOpenRun(step.run, db)
+            try db.execute(
+                """
+                INSERT INTO steps (run_id, serial, step, started_at, ended_at, duration_ms, result,
+                                   firmware_before, firmware_after, region_before, region_after, code, detail)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [.integer(step.run.rawValue), .text(step.serial), .text(step.step),
+                 .text(LedgerTime.format(step.startedAt)), .text(LedgerTime.format(step.endedAt)),
+                 .integer(step.durationMilliseconds), .text(step.result.rawValue),
+                 SQLValue(step.firmwareBefore), SQLValue(step.firmwareAfter), SQLValue(step.regionBefore),
+                 SQLValue(step.regionAfter), SQLValue(step.code), .text(step.detail)])
+        }
+    }
+
+    public func recordSmokeTest(_ test: SmokeTestRecord) throws(LedgerError) {
+        guard !test.serial.isEmpty else { throw .invalidRecord(path: path, detail: "a smoke test without a serial number") }
+        guard test.durationMilliseconds >= 0 else {
+            throw .invalidRecord(path: path, detail: "smoke test of \(test.serial) has a negative duration")
+        }
+        guard test.readsPerSecond.isFinite, test.readsPerSecond >= 0, test.minRSSI?.isFinite ?? true else {
+            throw .invalidRecord(path: path, detail: "smoke test of \(test.serial) has a non-finite or negative measurement")
+        }
+        try write { (db) throws(LedgerError) in
+            try requireOpenRun(test.run, db)
+            try db.execute(
+                """
+                INSERT INTO smoke_tests (run_id, serial, after_step, started_at, duration_ms, expected_tags, found_tags,
+                                         missing_tags, reads_per_second, min_rssi, passed)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [.integer(test.run.rawValue), .text(test.serial), .text(test.afterStep),
+                 .text(LedgerTime.format(test.startedAt)), .integer(test.durationMilliseconds),
+                 .text(JSONText.array(test.expectedTags)), .text(JSONText.array(test.foundTags)),
+                 .text(JSONText.array(test.missingTags)), .real(test.readsPerSecond), SQLValue(test.minRSSI),
+                 .integer(test.passed ? 1 : 0)])
+        }
+    }
+
+    public func finishRun(_ run: RunID, outcome: RunOutcome, endedAt: Date, reportPath: String?) throws(LedgerError) {
+        try write { (db) throws(LedgerError) in
+            let started = try requireOpenRun(run, db)
+            guard LedgerTime.milliseconds(endedAt) >= LedgerTime.milliseconds(started) else {
+                throw .invalidRecord(path: path, detail: "run \(run) would end before it started")
+            }
+            try db.execute("UPDATE runs SET ended_at = ?, outcome = ?, report_path = ? WHERE id = ?",
+                           [.text(LedgerTime.format(endedAt)), .text(outcome.rawValue), SQLValue(reportPath),
+                            .integer(run.rawValue)])
+        }
+    }
+
+    /// Throws unless `run` exists and has not ended; returns its start.
+    @discardableResult
+    private func requireOpenRun(_ run: RunID, _ db: SQLiteConnection) throws(LedgerError) -> Date {
+        let rows = try db.query("SELECT started_at, ended_at FROM runs WHERE id = ?", [.integer(run.rawValue)]) {
+            (row) throws(LedgerError) in (try row.date(0, "runs.started_at", path), row.text(1))
+        }
+        guard let (started, ended) = rows.first else { throw .unknownRun(path: path, run: run.rawValue) }
+        guard ended == nil else { throw .runFinished(path: path, run: run.rawValue) }
+        return started
+    }
+
+    // MARK: Queries
+
+    /// Every device, by serial.
+    public func devices() throws(LedgerError) -> [DeviceRecord] {
+        try read { (db) throws(LedgerError) in
+            try db.query("SELECT \(Columns.devices) FROM devices ORDER BY serial") { (row) throws(LedgerError) in
+                try Self.device(row, db.path)
+            }
+        }
+    }
+
+    /// The device with this serial, or nil.
+    public func device(serial: String) throws(LedgerError) -> DeviceRecord? {
+        try read { (db) throws(LedgerError) in
+            try db.query("SELECT \(Columns.devices) FROM devices WHERE serial = ?", [.text(serial)]) {
+                (row) throws(LedgerError) in try Self.device(row, db.path)
+            }.first
+        }
+    }
+
+    /// The newest runs first; all of them when `limit` is nil.
+    public func runs(limit: Int? = nil) throws(LedgerError) -> [RunRecord] {
+        try read { (db) throws(LedgerError) in
+            try db.query("SELECT \(Columns.runs) FROM runs ORDER BY id DESC LIMIT ?", [.integer(Int64(limit ?? -1))]) {
+                (row) throws(LedgerError) in try Self.run(row, db.path)
+            }
+        }
+    }
+
+    /// The run with this identifier, or nil.
+    public func run(_ id: RunID) throws(LedgerError) -> RunRecord? {
+        try read { (db) throws(LedgerError) in
+            try db.query("SELECT \(Columns.runs) FROM runs WHERE id = ?", [.integer(id.rawValue)]) {
+                (row) throws(LedgerError) in try Self.run(row, db.path)
+            }.first
+        }
+    }
+
+    /// Steps in the order they were recorded, of one run and/or one device (all when both are nil).
+    public func steps(run: RunID? = nil, serial: String? = nil) throws(LedgerError) -> [StepRecord] {
+        try read { (db) throws(LedgerError) in
+            try db.query(
+                "SELECT \(Columns.steps) FROM steps WHERE (?1 IS NULL OR run_id = ?1) AND (?2 IS NULL OR serial = ?2) ORDER BY id",
+                [SQLValue(run?.rawValue), SQLValue(serial)]
+            ) { (row) throws(LedgerError) in try Self.step(row, db.path) }
+        }
+    }
+
+    /// Smoke tests in the order they were recorded, of one run and/or one device (all when both are nil).
+    public func smokeTests(run: RunID? = nil, serial: String? = nil) throws(LedgerError) -> [SmokeTestRecord] {
+        try read { (db) throws(LedgerError) in
+            try db.query(
+                """
+                SELECT \(Columns.smokeTests) FROM smoke_tests
+                WHERE (?1 IS NULL OR run_id = ?1) AND (?2 IS NULL OR serial = ?2) ORDER BY id
+                """,
+                [SQLValue(run?.rawValue), SQLValue(serial)]
+            ) { (row) throws(LedgerError) in try Self.smokeTest(row, db.path) }
+        }
+    }
+
+    /// Everything that happened to one device, oldest first: its steps and smoke tests across
+    /// all runs, ordered by start time, then run, then (at the same millisecond) steps before
+    /// smoke tests, then the order they were recorded.
+    public func history(serial: String) throws(LedgerError) -> [HistoryEntry] {
+        try read { (db) throws(LedgerError) in
+            let path = db.path
+            var runs: [RunID: RunRecord] = [:]
+            for run in try db.query(
+                """
+                SELECT \(Columns.runs) FROM runs WHERE id IN
+                    (SELECT run_id FROM steps WHERE serial = ?1 UNION SELECT run_id FROM smoke_tests WHERE serial = ?1)
+                """, [.text(serial)], { (row) throws(LedgerError) in try Self.run(row, path) })
+            {
+                runs[run.id] = run
+            }
+            typealias Keyed = (at: String, run: Int64, kind: Int, id: Int64, event: HistoryEntry.Event)
+            var events: [Keyed] = try db.query("SELECT \(Columns.steps), id FROM steps WHERE serial = ?", [.text(serial)]) {
+                (row) throws(LedgerError) in
+                let step = try Self.step(row, path)
+                return (row.text(3) ?? "", step.run.rawValue, 0, row.integer(Columns.stepsCount) ?? 0, .step(step))
+            }
+            events += try db.query("SELECT \(Columns.smokeTests), id FROM smoke_tests WHERE serial = ?", [.text(serial)]) {
+                (row) throws(LedgerError) in
+                let test = try Self.smokeTest(row, path)
+                return (row.text(3) ?? "", test.run.rawValue, 1, row.integer(Columns.smokeTestsCount) ?? 0, .smokeTest(test))
+            }
+            events.sort { ($0.at, $0.run, $0.kind, $0.id) < ($1.at, $1.run, $1.kind, $1.id) }
+            return try events.map { (entry) throws(LedgerError) -> HistoryEntry in
+                guard let run = runs[RunID(rawValue: entry.run)] else { throw .unknownRun(path: path, run: entry.run) }
+                return HistoryEntry(run: run, event: entry.event)
+            }
+        }
+    }
+
+    public func completedSteps(serial: String, profileSHA256: String) throws(LedgerError) -> Set<String> {
+        try read { (db) throws(LedgerError) in
+            let rows = try db.query(
+                """
+                SELECT s.step, s.result FROM steps s JOIN runs r ON r.id = s.run_id
+                WHERE s.serial = ? AND r.profile_sha256 = ? AND r.kind IN ('provision', 'rollout')
+                ORDER BY s.id
+                """,
+                [.text(serial), .text(profileSHA256.lowercased())]
+            ) { (row) in (row.text(0) ?? "", row.text(1) ?? "") }
+            var latest: [String: String] = [:]
+            for (step, result) in rows { latest[step] = result }
+            return Set(latest.filter { $0.value == StepResult.done.rawValue || $0.value == StepResult.skipped.rawValue }.keys)
+        }
+    }
+
+    // MARK: Rows
+
+    enum Columns {
+        static let devices =
+            "serial, hardware_type, hardware_revision, antenna_type, first_seen, last_seen, firmware, region, provisioned"
+        static let runs =
+            "id, kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome, report_path"
+        static let steps = """
+            run_id, serial, step, started_at, ended_at, duration_ms, result, firmware_before, firmware_after, \
+            region_before, region_after, code, detail
+            """
+        static let stepsCount: Int32 = 13
+        static let smokeTests = """
+            run_id, serial, after_step, started_at, duration_ms, expected_tags, found_tags, missing_tags, \
+            reads_per_second, min_rssi, passed
+            """
+        static let smokeTestsCount: Int32 = 11
+    }
+
+    static func device(_ row: PreparedStatement, _ path: String) throws(LedgerError) -> DeviceRecord {
+        DeviceRecord(
+            serial: try row.required(0, "devices.serial", path), hardwareType: row.text(1), hardwareRevision: row.text(2),
+            antennaType: row.text(3), firstSeen: try row.date(4, "devices.first_seen", path),
+            lastSeen: try row.date(5, "devices.last_seen", path), firmware: row.text(6), region: row.text(7),
+            provisioned: (row.integer(8) ?? 0) != 0)
+    }
+
+    static func run(_ row: PreparedStatement, _ path: String) throws(LedgerError) -> RunRecord {
+        RunRecord(
+            id: RunID(rawValue: row.integer(0) ?? 0), kind: try row.enumeration(1, "runs.kind", path),
+            profileName: try row.required(2, "runs.profile_name", path),
+            profileSHA256: try row.required(3, "runs.profile_sha256", path),
+            station: try row.required(4, "runs.station", path), operatorName: try row.required(5, "runs.operator", path),
+            startedAt: try row.date(6, "runs.started_at", path),
+            endedAt: row.isNull(7) ? nil : try row.date(7, "runs.ended_at", path),
+            outcome: row.isNull(8) ? nil : try row.enumeration(8, "runs.outcome", path) as RunOutcome,
+            reportPath: row.text(9))
+    }
+
+    static func step(_ row: PreparedStatement, _ path: String) throws(LedgerError) -> StepRecord {
+        StepRecord(
+            run: RunID(rawValue: row.integer(0) ?? 0), serial: try row.required(1, "steps.serial", path),
+            step: try row.required(2, "steps.step", path), startedAt: try row.date(3, "steps.started_at", path),
+            endedAt: try row.date(4, "steps.ended_at", path), result: try row.enumeration(6, "steps.result", path),
+            firmwareBefore: row.text(7), firmwareAfter: row.text(8), regionBefore: row.text(9), regionAfter: row.text(10),
+            code: row.text(11), detail: row.text(12) ?? "")
+    }
+
+    static func smokeTest(_ row: PreparedStatement, _ path: String) throws(LedgerError) -> SmokeTestRecord {
+        SmokeTestRecord(
+            run: RunID(rawValue: row.integer(0) ?? 0), serial: try row.required(1, "smoke_tests.serial", path),
+            afterStep: try row.required(2, "smoke_tests.after_step", path),
+            startedAt: try row.date(3, "smoke_tests.started_at", path), durationMilliseconds: row.integer(4) ?? 0,
+            expectedTags: try row.tags(5, "smoke_tests.expected_tags", path),
+            foundTags: try row.tags(6, "smoke_tests.found_tags", path), readsPerSecond: row.real(8) ?? 0,
+            minRSSI: row.real(9), passed: (row.integer(10) ?? 0) != 0)
+    }
+}
+
+private func isHexDigit(_ byte: UInt8) -> Bool {
+    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+}
+
+extension PreparedStatement {
+    /// A NOT NULL text column; a NULL means the file was edited by hand or damaged.
+    func required(_ column: Int32, _ name: String, _ path: String) throws(LedgerError) -> String {
+        guard let value = text(column) else { throw .corrupt(path: path, detail: "\(name) is NULL") }
+        return value
+    }
+
+    func date(_ column: Int32, _ name: String, _ path: String) throws(LedgerError) -> Date {
+        let value = try required(column, name, path)
+        guard let date = LedgerTime.parse(value) else {
+            throw .corrupt(path: path, detail: "\(name) '\(value)' is not an ISO 8601 UTC time")
+        }
+        return date
+    }
+
+    func enumeration<E: RawRepresentable>(_ column: Int32, _ name: String, _ path: String) throws(LedgerError) -> E
+    where E.RawValue == String {
+        let value = try required(column, name, path)
+        guard let parsed = E(rawValue: value) else { throw .corrupt(path: path, detail: "\(name) '\(value)' is unknown") }
+        return parsed
+    }
+
+    func tags(_ column: Int32, _ name: String, _ path: String) throws(LedgerError) -> [String] {
+        let value = try required(column, name, path)
+        guard let tags = JSONText.parseStringArray(value) else {
+            throw .corrupt(path: path, detail: "\(name) '\(value)' is not a JSON array of strings")
+        }
+        return tags
+    }
+}

@@ -1,0 +1,110 @@
+/// Everything that can go wrong with the provisioning ledger. Every case names the database
+/// file (or, for an export, the output file) and its message says what to do next; `code`
+/// is stable (`ledger_*`) for `--json` output and for the localized catalog
+/// (`error.ledger.<code>`), and `arguments` are the values a translation fills in, in order.
+public enum LedgerError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// The database file (or its directory) could not be created or opened: a missing
+    /// permission, a path that is a directory, an unusable file system.
+    case cannotOpen(path: String, detail: String)
+    /// Another connection (usually another grokctl process) held the write lock for longer
+    /// than the busy timeout.
+    case locked(path: String, timeoutMilliseconds: Int)
+    /// The file is not a valid SQLite database or its pages are damaged.
+    case corrupt(path: String, detail: String)
+    /// The file is a SQLite database of another application (its `application_id` is not the ledger's).
+    case notALedger(path: String, applicationID: Int32)
+    /// The database was written by a newer grokctl: its schema version is above the newest
+    /// this build knows, so it is refused rather than misread.
+    case newerSchema(path: String, found: Int, supported: Int)
+    /// The disk (or the database's page limit) is full; nothing of the failed write was kept.
+    case diskFull(path: String)
+    /// The file or its directory is read-only for this process.
+    case readOnly(path: String, detail: String)
+    /// A record was refused before or by the database: an empty serial, a step that ends
+    /// before it starts, a malformed profile digest, a violated constraint.
+    case invalidRecord(path: String, detail: String)
+    /// A step, smoke test or finish names a run that the ledger does not hold.
+    case unknownRun(path: String, run: Int64)
+    /// A step, smoke test or finish names a run that has already finished.
+    case runFinished(path: String, run: Int64)
+    /// Writing an export file failed; the previous file at `path`, if any, is untouched.
+    case exportFailed(path: String, detail: String)
+    /// SQLite failed in a way not listed above (an I/O error, out of memory);
+    /// `sqliteCode` is its extended result code.
+    case sqlite(path: String, sqliteCode: Int32, detail: String)
+
+    /// The stable machine code of the case.
+    public var code: String {
+        switch self {
+        case .cannotOpen: "ledger_cannot_open"
+        case .locked: "ledger_locked"
+        case .corrupt: "ledger_corrupt"
+        case .notALedger: "ledger_not_a_ledger"
+        case .newerSchema: "ledger_newer_schema"
+        case .diskFull: "ledger_disk_full"
+        case .readOnly: "ledger_read_only"
+        case .invalidRecord: "ledger_invalid_record"
+        case .unknownRun: "ledger_unknown_run"
+        case .runFinished: "ledger_run_finished"
+        case .exportFailed: "ledger_export_failed"
+        case .sqlite: "ledger_sqlite"
+        }
+    }
+
+    /// The values a localized message fills in, in the order of the associated values.
+    public var arguments: [String] {
+        switch self {
+        case .cannotOpen(let p, let d): [p, d]
+        case .locked(let p, let t): [p, String(t)]
+        case .corrupt(let p, let d): [p, d]
+        case .notALedger(let p, let a): [p, String(a)]
+        case .newerSchema(let p, let f, let s): [p, String(f), String(s)]
+        case .diskFull(let p): [p]
+        case .readOnly(let p, let d): [p, d]
+        case .invalidRecord(let p, let d): [p, d]
+        case .unknownRun(let p, let r): [p, String(r)]
+        case .runFinished(let p, let r): [p, String(r)]
+        case .exportFailed(let p, let d): [p, d]
+        case .sqlite(let p, let c, let d): [p, String(c), d]
+        }
+    }
+
+    /// The file the error is about: the database, or for ``exportFailed(path:detail:)`` the export.
+    public var path: String {
+        switch self {
+        case .cannotOpen(let p, _), .locked(let p, _), .corrupt(let p, _), .notALedger(let p, _),
+            .newerSchema(let p, _, _), .diskFull(let p), .readOnly(let p, _), .invalidRecord(let p, _),
+            .unknownRun(let p, _), .runFinished(let p, _), .exportFailed(let p, _), .sqlite(let p, _, _):
+            p
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let p, let d):
+            "cannot open the ledger '\(p)': \(d); check that its directory exists or can be created and is writable."
+        case .locked(let p, let t):
+            "the ledger '\(p)' is locked by another process (waited \(t) ms); wait for the other grokctl run to finish, or stop it, and retry."
+        case .corrupt(let p, let d):
+            "the ledger '\(p)' is corrupt (\(d)); move it aside (keep it for support) and restore a backup, or let grokctl create a new one."
+        case .notALedger(let p, let a):
+            "'\(p)' is a SQLite database of another application (application_id \(a)), not a grokctl ledger; choose another ledger path."
+        case .newerSchema(let p, let f, let s):
+            "the ledger '\(p)' has schema version \(f), newer than the \(s) this grokctl knows; upgrade grokctl, or use another ledger path."
+        case .diskFull(let p):
+            "the disk holding the ledger '\(p)' is full; nothing of the last write was kept. Free space and retry."
+        case .readOnly(let p, let d):
+            "the ledger '\(p)' is read-only (\(d)); check the permissions of the file and its directory."
+        case .invalidRecord(let p, let d):
+            "refused to record in the ledger '\(p)': \(d)."
+        case .unknownRun(let p, let r):
+            "the ledger '\(p)' holds no run \(r); begin a run before recording into it."
+        case .runFinished(let p, let r):
+            "run \(r) in the ledger '\(p)' has already finished; begin a new run to record more."
+        case .exportFailed(let p, let d):
+            "cannot write the ledger export '\(p)': \(d); the previous file, if any, is untouched. Check the directory and free space."
+        case .sqlite(let p, let c, let d):
+            "the ledger '\(p)' failed (SQLite error \(c)): \(d)."
+        }
+    }
+}

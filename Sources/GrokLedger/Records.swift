@@ -1,0 +1,242 @@
+import Foundation
+
+/// The ledger's identifier of one run (the `runs.id` column).
+public struct RunID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let rawValue: Int64
+    public init(rawValue: Int64) { self.rawValue = rawValue }
+    public static func < (a: RunID, b: RunID) -> Bool { a.rawValue < b.rawValue }
+    public var description: String { String(rawValue) }
+}
+
+/// What a run does (the `runs.kind` column).
+public enum RunKind: String, Sendable, CaseIterable {
+    /// `grokctl provision`: a technician sets up new Grokkers.
+    case provision
+    /// `grokctl rollout`: an unattended firmware rollout under a profile's policy.
+    case rollout
+    /// `grokctl verify`: proves a batch without changing it.
+    case verify
+}
+
+/// How a run ended (the `runs.outcome` column; NULL while the run is open or after a crash).
+public enum RunOutcome: String, Sendable, CaseIterable {
+    /// Every device ended correct.
+    case succeeded
+    /// Some devices ended correct and some did not.
+    case partial
+    /// No device ended correct.
+    case failed
+    /// The profile's halt rule stopped starting new devices.
+    case halted
+    /// A person (or a signal) stopped the run.
+    case cancelled
+}
+
+/// The result of one step on one device (the `steps.result` column).
+public enum StepResult: String, Sendable, CaseIterable {
+    /// The step changed or checked the device and succeeded.
+    case done
+    /// The step was already satisfied and was not run.
+    case skipped
+    /// The step ran and failed.
+    case failed
+    /// Policy deferred the step (outside the maintenance window, low battery, ...).
+    case postponed
+    /// Policy forbade the step (a downgrade not allowed, a region outside the allowed list, ...).
+    case refused
+}
+
+/// The start of a run, given to ``RunRecorder/beginRun(_:)``.
+public struct RunStart: Sendable, Equatable {
+    public var kind: RunKind
+    /// The profile's name (its file name without `.json`, or its `name` key).
+    public var profileName: String
+    /// SHA-256 of the profile file's bytes, 64 hex digits; ``RunRecorder/completedSteps(serial:profileSHA256:)``
+    /// only counts runs of the same profile content.
+    public var profileSHA256: String
+    /// The machine (bench) the run ran on.
+    public var station: String
+    /// The person (or service account) who started it.
+    public var operatorName: String
+    public var startedAt: Date
+
+    public init(kind: RunKind, profileName: String, profileSHA256: String, station: String, operatorName: String,
+                startedAt: Date) {
+        self.kind = kind
+        self.profileName = profileName
+        self.profileSHA256 = profileSHA256
+        self.station = station
+        self.operatorName = operatorName
+        self.startedAt = startedAt
+    }
+}
+
+/// A run as stored (one row of `runs`).
+public struct RunRecord: Sendable, Equatable {
+    public var id: RunID
+    public var kind: RunKind
+    public var profileName: String
+    public var profileSHA256: String
+    public var station: String
+    public var operatorName: String
+    public var startedAt: Date
+    /// Nil while the run is open, or if its process died before finishing it.
+    public var endedAt: Date?
+    public var outcome: RunOutcome?
+    /// The JSON report written at the end of the run.
+    public var reportPath: String?
+}
+
+/// What a run learned about a device, given to ``RunRecorder/upsertDevice(_:)``. Nil fields
+/// keep what the ledger already holds.
+public struct DeviceSighting: Sendable, Equatable {
+    public var serial: String
+    public var hardwareType: String?
+    public var hardwareRevision: String?
+    public var antennaType: String?
+    public var firmware: String?
+    public var region: String?
+    /// Whether factory provisioning has been completed; nil keeps the stored flag (false for a new device).
+    public var provisioned: Bool?
+    public var seenAt: Date
+
+    public init(serial: String, hardwareType: String? = nil, hardwareRevision: String? = nil, antennaType: String? = nil,
+                firmware: String? = nil, region: String? = nil, provisioned: Bool? = nil, seenAt: Date) {
+        self.serial = serial
+        self.hardwareType = hardwareType
+        self.hardwareRevision = hardwareRevision
+        self.antennaType = antennaType
+        self.firmware = firmware
+        self.region = region
+        self.provisioned = provisioned
+        self.seenAt = seenAt
+    }
+}
+
+/// A device as stored (one row of `devices`).
+public struct DeviceRecord: Sendable, Equatable {
+    public var serial: String
+    public var hardwareType: String?
+    public var hardwareRevision: String?
+    public var antennaType: String?
+    public var firstSeen: Date
+    public var lastSeen: Date
+    public var firmware: String?
+    public var region: String?
+    public var provisioned: Bool
+}
+
+/// One step on one device in one run (one row of `steps`).
+public struct StepRecord: Sendable, Equatable {
+    public var run: RunID
+    public var serial: String
+    /// The workflow's step name (`connect`, `identify`, `provision`, `region`, `smoke_test`, `firmware`, ...).
+    public var step: String
+    public var startedAt: Date
+    public var endedAt: Date
+    public var result: StepResult
+    public var firmwareBefore: String?
+    public var firmwareAfter: String?
+    public var regionBefore: String?
+    public var regionAfter: String?
+    /// A stable machine code for the result (an error's `code`, or a policy reason such as
+    /// `policy_outside_window`); nil when there is nothing to add.
+    public var code: String?
+    /// Free text for people: the error message, the reason, the numbers.
+    public var detail: String
+
+    public init(run: RunID, serial: String, step: String, startedAt: Date, endedAt: Date, result: StepResult,
+                firmwareBefore: String? = nil, firmwareAfter: String? = nil, regionBefore: String? = nil,
+                regionAfter: String? = nil, code: String? = nil, detail: String = "") {
+        self.run = run
+        self.serial = serial
+        self.step = step
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.result = result
+        self.firmwareBefore = firmwareBefore
+        self.firmwareAfter = firmwareAfter
+        self.regionBefore = regionBefore
+        self.regionAfter = regionAfter
+        self.code = code
+        self.detail = detail
+    }
+
+    /// `endedAt - startedAt` in whole milliseconds (the `steps.duration_ms` column).
+    public var durationMilliseconds: Int64 {
+        LedgerTime.milliseconds(endedAt) - LedgerTime.milliseconds(startedAt)
+    }
+}
+
+/// One inventory smoke test on one device (one row of `smoke_tests`).
+public struct SmokeTestRecord: Sendable, Equatable {
+    public var run: RunID
+    public var serial: String
+    /// The step after which the test ran (the step that changed the device).
+    public var afterStep: String
+    public var startedAt: Date
+    public var durationMilliseconds: Int64
+    /// The reference tags the profile expects (EPCs, hex).
+    public var expectedTags: [String]
+    /// Every tag the inventory read (EPCs, hex), expected or not.
+    public var foundTags: [String]
+    public var readsPerSecond: Double
+    /// The weakest RSSI among the expected tags read (dBm); nil when none was read.
+    public var minRSSI: Double?
+    public var passed: Bool
+
+    public init(run: RunID, serial: String, afterStep: String, startedAt: Date, durationMilliseconds: Int64,
+                expectedTags: [String], foundTags: [String], readsPerSecond: Double, minRSSI: Double?, passed: Bool) {
+        self.run = run
+        self.serial = serial
+        self.afterStep = afterStep
+        self.startedAt = startedAt
+        self.durationMilliseconds = durationMilliseconds
+        self.expectedTags = expectedTags
+        self.foundTags = foundTags
+        self.readsPerSecond = readsPerSecond
+        self.minRSSI = minRSSI
+        self.passed = passed
+    }
+
+    /// The expected tags that were not found, in the expected order (the `missing_tags` column).
+    public var missingTags: [String] {
+        let found = Set(foundTags)
+        return expectedTags.filter { !found.contains($0) }
+    }
+}
+
+/// One entry of a device's history: a step or a smoke test, with the run it belongs to.
+public struct HistoryEntry: Sendable, Equatable {
+    public enum Event: Sendable, Equatable {
+        case step(StepRecord)
+        case smokeTest(SmokeTestRecord)
+    }
+
+    public var run: RunRecord
+    public var event: Event
+
+    /// When the event started.
+    public var at: Date {
+        switch event {
+        case .step(let step): step.startedAt
+        case .smokeTest(let test): test.startedAt
+        }
+    }
+}
+
+/// The formats of ``Ledger/export(format:to:table:)``.
+public enum ExportFormat: String, Sendable, CaseIterable {
+    /// RFC 4180 CSV, one table per file, a header row of column names.
+    case csv
+    /// One JSON object holding an array of row objects per table.
+    case json
+}
+
+/// The tables of the ledger, by their SQL names.
+public enum LedgerTable: String, Sendable, CaseIterable {
+    case devices
+    case runs
+    case steps
+    case smokeTests = "smoke_tests"
+}

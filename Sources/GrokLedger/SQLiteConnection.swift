@@ -1,0 +1,289 @@
+internal import CSQLite
+import Foundation
+
+/// A value bound to, or read from, a SQL statement.
+enum SQLValue: Sendable, Equatable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+
+    init(_ text: String?) { self = text.map(SQLValue.text) ?? .null }
+    init(_ integer: Int64?) { self = integer.map(SQLValue.integer) ?? .null }
+    init(_ real: Double?) { self = real.map(SQLValue.real) ?? .null }
+}
+
+/// One SQLite connection (`sqlite3*`) with its cache of prepared statements; closed in `deinit`.
+///
+/// Every SQLite call that returns a result code goes through ``check(_:_:)``, which reads
+/// `sqlite3_errmsg` at once and turns the code into a ``LedgerError`` naming the database file.
+/// The handle is opened with `SQLITE_OPEN_FULLMUTEX`, but a connection is still not
+/// `Sendable`: a transaction spans several calls, so ``Ledger`` keeps it inside a
+/// `Mutex` and only one thread uses it at a time.
+final class SQLiteConnection {
+    let path: String
+    let busyTimeoutMilliseconds: Int
+    private let db: OpaquePointer
+    private var statements: [String: PreparedStatement] = [:]
+
+    /// Opens (creating it if needed) the database file at `path`, with extended result codes,
+    /// the busy timeout, foreign keys on, WAL journal and full synchronous commits.
+    init(path: String, busyTimeoutMilliseconds: Int) throws(LedgerError) {
+        self.path = path
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        guard let handle else {
+            throw .cannotOpen(path: path, detail: "sqlite3_open_v2: \(String(cString: sqlite3_errstr(rc)))")
+        }
+        guard rc == SQLITE_OK else {
+            let error = Self.error(code: rc, message: String(cString: sqlite3_errmsg(handle)), what: "open", path: path,
+                                   busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+            sqlite3_close_v2(handle)
+            throw error
+        }
+        db = handle
+        sqlite3_extended_result_codes(db, 1)
+        try check(sqlite3_busy_timeout(db, Int32(clamping: busyTimeoutMilliseconds)), "sqlite3_busy_timeout")
+        // The first statement reads the header: a file that is not a database fails here.
+        try execute("PRAGMA foreign_keys = ON")
+        let mode = try queryText("PRAGMA journal_mode = WAL")
+        guard mode?.lowercased() == "wal" else {
+            throw .cannotOpen(path: path, detail: "the WAL journal could not be enabled (journal_mode is \(mode ?? "unknown"))")
+        }
+        try execute("PRAGMA synchronous = FULL")
+    }
+
+    deinit {
+        for statement in statements.values { statement.finalize() }
+        statements.removeAll()
+        sqlite3_close_v2(db)
+    }
+
+    // MARK: The checking funnel
+
+    /// Throws the ``LedgerError`` for any result code other than OK, ROW and DONE.
+    func check(_ rc: Int32, _ what: String) throws(LedgerError) {
+        switch rc {
+        case SQLITE_OK, SQLITE_ROW, SQLITE_DONE: return
+        default:
+            throw Self.error(code: rc, message: String(cString: sqlite3_errmsg(db)), what: what, path: path,
+                             busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        }
+    }
+
+    /// Maps a SQLite (extended) result code to the ledger's error, by its primary code.
+    static func error(code: Int32, message: String, what: String, path: String, busyTimeoutMilliseconds: Int) -> LedgerError {
+        let detail = "\(message) (\(what))"
+        switch code & 0xFF {
+        case SQLITE_BUSY, SQLITE_LOCKED: return .locked(path: path, timeoutMilliseconds: busyTimeoutMilliseconds)
+        case SQLITE_CORRUPT, SQLITE_NOTADB: return .corrupt(path: path, detail: detail)
+        case SQLITE_FULL: return .diskFull(path: path)
+        case SQLITE_READONLY, SQLITE_PERM: return .readOnly(path: path, detail: detail)
+        case SQLITE_CANTOPEN: return .cannotOpen(path: path, detail: detail)
+        case SQLITE_CONSTRAINT, SQLITE_MISMATCH, SQLITE_TOOBIG: return .invalidRecord(path: path, detail: detail)
+        default: return .sqlite(path: path, sqliteCode: code, detail: detail)
+        }
+    }
+
+    // MARK: Statements
+
+    /// The cached prepared statement for `sql`, reset and with its bindings cleared.
+    func statement(_ sql: String) throws(LedgerError) -> PreparedStatement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        var handle: OpaquePointer?
+        try check(sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil), "prepare \(sql)")
+        guard let handle else {
+            throw .invalidRecord(path: path, detail: "empty statement: \(sql)")
+        }
+        let statement = PreparedStatement(handle: handle, sql: sql, connection: self)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs one statement that returns no rows (or whose rows are ignored).
+    func execute(_ sql: String, _ values: [SQLValue] = []) throws(LedgerError) {
+        let statement = try statement(sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        while try statement.step() {}
+    }
+
+    /// Runs a script of several statements (a migration), none of which binds values.
+    func executeScript(_ sql: String) throws(LedgerError) {
+        try check(sqlite3_exec(db, sql, nil, nil, nil), "script")
+    }
+
+    /// Runs a query and maps each row.
+    func query<Row>(_ sql: String, _ values: [SQLValue] = [], _ row: (PreparedStatement) throws(LedgerError) -> Row)
+        throws(LedgerError) -> [Row]
+    {
+        let statement = try statement(sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        var rows: [Row] = []
+        while try statement.step() {
+            rows.append(try row(statement))
+        }
+        return rows
+    }
+
+    /// The first column of the first row, as text.
+    func queryText(_ sql: String, _ values: [SQLValue] = []) throws(LedgerError) -> String? {
+        try query(sql, values) { $0.text(0) }.first ?? nil
+    }
+
+    /// The first column of the first row, as an integer.
+    func queryInteger(_ sql: String, _ values: [SQLValue] = []) throws(LedgerError) -> Int64? {
+        try query(sql, values) { $0.integer(0) }.first ?? nil
+    }
+
+    /// The row id of the last successful INSERT on this connection.
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(db) }
+
+    /// Whether a transaction is open on this connection.
+    var inTransaction: Bool { sqlite3_get_autocommit(db) == 0 }
+
+    // MARK: Transactions
+
+    /// Runs `body` inside `BEGIN IMMEDIATE` ... `COMMIT` (the write lock is taken up front, so
+    /// a busy database fails at BEGIN, never half-way); any error thrown by `body` or by
+    /// COMMIT rolls everything back and is rethrown.
+    func transaction<T>(_ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
+        try begin("BEGIN IMMEDIATE")
+        return try finish(body)
+    }
+
+    /// Runs `body` in a read transaction: every query in it sees the same snapshot.
+    func readTransaction<T>(_ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
+        try begin("BEGIN DEFERRED")
+        return try finish(body)
+    }
+
+    private func begin(_ sql: String) throws(LedgerError) {
+        guard !inTransaction else {
+            throw .sqlite(path: path, sqliteCode: SQLITE_MISUSE, detail: "nested transaction (\(sql))")
+        }
+        try execute(sql)
+    }
+
+    private func finish<T>(_ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
+        do {
+            let result = try body(self)
+            try execute("COMMIT")
+            return result
+        } catch {
+            // SQLite may already have rolled back (after SQLITE_FULL, for instance).
+            if inTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+}
+
+@available(*, unavailable) extension SQLiteConnection: Sendable {}
+
+/// One prepared statement (`sqlite3_stmt*`), owned by its connection's cache and finalized
+/// with it. Columns are read by index while a row is current.
+final class PreparedStatement {
+    private var handle: OpaquePointer?
+    let sql: String
+    private unowned let connection: SQLiteConnection
+
+    init(handle: OpaquePointer, sql: String, connection: SQLiteConnection) {
+        self.handle = handle
+        self.sql = sql
+        self.connection = connection
+    }
+
+    deinit { finalize() }
+
+    /// Frees the statement; called by the connection before it closes.
+    func finalize() {
+        if let handle { sqlite3_finalize(handle) }
+        handle = nil
+    }
+
+    /// Ends the current evaluation and clears the bindings, so the statement holds no lock.
+    func reset() {
+        guard let handle else { return }
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    func bind(_ values: [SQLValue]) throws(LedgerError) {
+        let expected = Int(sqlite3_bind_parameter_count(handle))
+        guard expected == values.count else {
+            throw .sqlite(path: connection.path, sqliteCode: SQLITE_RANGE,
+                          detail: "\(values.count) values for \(expected) parameters (\(sql))")
+        }
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let rc: Int32
+            switch value {
+            case .null: rc = sqlite3_bind_null(handle, index)
+            case .integer(let v): rc = sqlite3_bind_int64(handle, index, v)
+            case .real(let v): rc = sqlite3_bind_double(handle, index, v)
+            case .text(let v):
+                var text = v
+                rc = text.withUTF8 { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) { chars in
+                        // An empty buffer may have no base address; SQLite needs a pointer for ''.
+                        guard let base = chars.baseAddress else { return CSQLite_bindTransientText(handle, index, "", 0) }
+                        return CSQLite_bindTransientText(handle, index, base, Int32(clamping: chars.count))
+                    }
+                }
+            }
+            try connection.check(rc, "bind parameter \(index) of \(sql)")
+        }
+    }
+
+    /// Advances to the next row; false when the statement is done.
+    func step() throws(LedgerError) -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            try connection.check(rc, sql)
+            return false
+        }
+    }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    func integer(_ column: Int32) -> Int64? {
+        isNull(column) ? nil : sqlite3_column_int64(handle, column)
+    }
+
+    func real(_ column: Int32) -> Double? {
+        isNull(column) ? nil : sqlite3_column_double(handle, column)
+    }
+
+    func text(_ column: Int32) -> String? {
+        guard !isNull(column), let bytes = sqlite3_column_text(handle, column) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+
+    /// The column as a ``SQLValue``, by its stored type.
+    func value(_ column: Int32) -> SQLValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: .integer(sqlite3_column_int64(handle, column))
+        case SQLITE_FLOAT: .real(sqlite3_column_double(handle, column))
+        case SQLITE_NULL: .null
+        default: text(column).map(SQLValue.text) ?? .null
+        }
+    }
+
+    var columnCount: Int32 { sqlite3_column_count(handle) }
+
+    func columnName(_ column: Int32) -> String {
+        sqlite3_column_name(handle, column).map { String(cString: $0) } ?? "column\(column)"
+    }
+}
+
+@available(*, unavailable) extension PreparedStatement: Sendable {}

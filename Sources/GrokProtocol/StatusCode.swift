@@ -23,6 +23,9 @@ public enum StatusCode: Sendable, Hashable, CustomStringConvertible {
     /// The request is understood but this unit does not permit it (e.g. its user may not
     /// choose the region) (9).
     case notAllowed
+    /// The application firmware is too old to set the region (vendor "firmware does not
+    /// support set region", `notifyFirmwareDoesNotSupportSetRegion`): update it first (10).
+    case setRegionNotSupported
     /// The Grokker could not save its state (254).
     case storageFailure
     /// Anything else that went wrong inside the Grokker (255).
@@ -33,7 +36,7 @@ public enum StatusCode: Sendable, Hashable, CustomStringConvertible {
 
     private static let known: [StatusCode] = [
         .unsupportedOpcode, .unsupportedVersion, .malformedRequest, .invalidArgument, .busy,
-        .wrongMode, .notProvisioned, .regionNotSet, .notAllowed, .storageFailure, .internalError,
+        .wrongMode, .notProvisioned, .regionNotSet, .notAllowed, .setRegionNotSupported, .storageFailure, .internalError,
     ]
 
     /// The status for a wire code (never called with 0, which means success).
@@ -62,6 +65,7 @@ public enum StatusCode: Sendable, Hashable, CustomStringConvertible {
         case .notProvisioned: 7
         case .regionNotSet: 8
         case .notAllowed: 9
+        case .setRegionNotSupported: 10
         case .storageFailure: 254
         case .internalError: 255
         case .unrecognized(let code): code == 0 ? 255 : code
@@ -80,6 +84,7 @@ public enum StatusCode: Sendable, Hashable, CustomStringConvertible {
         case .notProvisioned: "not_provisioned"
         case .regionNotSet: "region_not_set"
         case .notAllowed: "not_allowed"
+        case .setRegionNotSupported: "set_region_not_supported"
         case .storageFailure: "storage_failure"
         case .internalError: "internal_error"
         case .unrecognized(let code): "status_\(code)"

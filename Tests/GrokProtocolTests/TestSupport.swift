@@ -72,7 +72,7 @@ enum Samples {
 
     static let statuses: [StatusCode] = [
         .unsupportedOpcode, .unsupportedVersion, .malformedRequest, .invalidArgument, .busy, .wrongMode,
-        .notProvisioned, .regionNotSet, .storageFailure, .internalError, .unrecognized(1 + 99),
+        .notProvisioned, .regionNotSet, .notAllowed, .setRegionNotSupported, .storageFailure, .internalError, .unrecognized(1 + 99),
     ]
 
     static let responses: [ResponseMessage] = [

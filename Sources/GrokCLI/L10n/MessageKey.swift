@@ -82,6 +82,8 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case errorReaderOddTagMemoryBytes = "error.reader_odd_tag_memory_bytes"
     case errorReaderInvalidArgument = "error.reader_invalid_argument"
     case errorReaderRegionNotSet = "error.reader_region_not_set"
+    case errorReaderSetRegionNotSupported = "error.reader_set_region_not_supported"
+    case errorReaderRegionNotApproved = "error.reader_region_not_approved"
     case regionFcc = "region.fcc"
     case regionEtsi = "region.etsi"
     case regionTaiwanIndoor = "region.taiwan_indoor"

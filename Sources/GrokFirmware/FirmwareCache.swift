@@ -63,7 +63,8 @@ public struct CacheFileReport: Sendable, Hashable {
 /// SHA-256, the rollback state, and partial downloads. Layout (see docs/firmware-format.md):
 ///
 /// ```
-/// <directory>/state.json                          highest accepted metadata version per channel
+/// <directory>/state.json                          highest accepted metadata version per channel (and per document)
+/// <directory>/regions.json                        the signed region catalogue, as received (docs/regions.md)
 /// <directory>/metadata/<channel>.json             the signed envelope, as received
 /// <directory>/metadata/<channel>.validators.json  ETag / Last-Modified for conditional requests
 /// <directory>/images/<sha256>.grokfw              verified images

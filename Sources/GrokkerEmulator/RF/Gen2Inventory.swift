@@ -360,11 +360,6 @@ public struct Gen2Inventory: Sendable {
         let time = time + listen
         let carrier = RFCarrier(powerDBm: power, frequencyMHz: frequency)
         field.setCarrier(carrier, at: time)
-        // The longest a slot can take: a full-length EPC with the bank reads.
-        let longestSlot = timing.singleSlot(
-            command: timing.command(bits: Gen2LinkTiming.Bits.query, preamble: true), epcWords: TagMemory.maxEPCWords,
-            bankReads: [c.tidWordsToRead, c.userWordsToRead].filter { $0 > 0 }).total
-
         var elapsed = 0.0
         if let select = c.select {
             elapsed += timing.command(bits: Gen2LinkTiming.Bits.select(maskBits: select.bitLength), preamble: false) + timing.t4
@@ -382,6 +377,12 @@ public struct Gen2Inventory: Sendable {
             rssi.append(field.rssi(ofTag: i, at: time, carrier: carrier))
         }
 
+        // The longest a slot of this round can take: the longest EPC taking part, with the
+        // bank reads (no slot may end past the dwell limit).
+        let longestEPC = candidates.map { min(field.tags[$0].memory.epcWordCount, field.tags[$0].memory.epcCapacityWords) }.max() ?? 0
+        let longestSlot = timing.singleSlot(
+            command: timing.command(bits: Gen2LinkTiming.Bits.query, preamble: true), epcWords: longestEPC,
+            bankReads: [c.tidWordsToRead, c.userWordsToRead].filter { $0 > 0 }).total
         var q = quantize(qfp)
         let startQ = q
         var frameSize = 1 << q

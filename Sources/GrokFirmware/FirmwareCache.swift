@@ -63,7 +63,8 @@ public struct CacheFileReport: Sendable, Hashable {
 /// SHA-256, the rollback state, and partial downloads. Layout (see docs/firmware-format.md):
 ///
 /// ```
-/// <directory>/state.json                          highest accepted metadata version per channel
+/// <directory>/state.json                          highest accepted metadata version per channel (and per document)
+/// <directory>/regions.json                        the signed region catalogue, as received (docs/regions.md)
 /// <directory>/metadata/<channel>.json             the signed envelope, as received
 /// <directory>/metadata/<channel>.validators.json  ETag / Last-Modified for conditional requests
 /// <directory>/images/<sha256>.grokfw              verified images
@@ -105,11 +106,13 @@ public struct FirmwareCache: Sendable {
 
     private struct State: Codable {
         var channels: [String: AcceptedVersion]
+        /// Other signed documents (the region catalogue), by name; absent in older caches.
+        var documents: [String: AcceptedVersion]?
     }
 
     private func loadState() throws(FirmwareError) -> State {
         guard let bytes = try Files.load(statePath, limit: 1 << 20, tooLarge: { .invalidInput(file: statePath, detail: "\($0) bytes is too large for a state file") })
-        else { return State(channels: [:]) }
+        else { return State(channels: [:], documents: nil) }
         do {
             return try JSONDecoder().decode(State.self, from: Data(bytes))
         } catch {
@@ -122,6 +125,18 @@ public struct FirmwareCache: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try Files.replace(statePath, with: Array(try! encoder.encode(state)) + [0x0A])
+    }
+
+    /// The highest version of the signed document `name` (e.g. `regions`) accepted, if any.
+    public func highestAccepted(document name: String) throws(FirmwareError) -> AcceptedVersion? {
+        try loadState().documents?[name]
+    }
+
+    private func record(_ accepted: AcceptedVersion, document name: String) throws(FirmwareError) {
+        var state = try loadState()
+        if let known = state.documents?[name], known.version >= accepted.version { return }
+        state.documents = (state.documents ?? [:]).merging([name: accepted]) { $1 }
+        try saveState(state)
     }
 
     /// The highest metadata version accepted for `channel`, if any.
@@ -169,6 +184,52 @@ public struct FirmwareCache: Sendable {
         // A crash between storing metadata and raising the state leaves the state behind; catch up.
         try record(verified.accepted, channel: channel)
         return verified
+    }
+
+    // MARK: The region catalogue
+
+    /// Where the signed region catalogue is kept: `regions.json` in the cache directory.
+    public var regionsPath: String { directory + "/regions.json" }
+
+    var regionValidatorsPath: String { directory + "/regions.validators.json" }
+
+    /// Verifies `bytes` as the region catalogue (signatures, threshold, type, expiry,
+    /// rollback: the same checks as channel metadata) and only then stores it with its
+    /// validators and raises its highest accepted version. On any error the cache is
+    /// unchanged.
+    @discardableResult
+    public func storeRegions(_ bytes: [UInt8], source: String,
+                             validators: MetadataValidators? = nil) throws(FirmwareError) -> VerifiedDocument<RegionCatalogue> {
+        let name = RegionCatalogue.name
+        let verified = try verifier.verify(bytes, as: RegionCatalogue.self, name: name,
+                                           highest: highestAccepted(document: name), file: source)
+        try Files.replace(regionsPath, with: bytes)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try Files.replace(regionValidatorsPath, with: Array(try! encoder.encode(validators ?? MetadataValidators(source: source))) + [0x0A])
+        try record(verified.accepted, document: name)
+        return verified
+    }
+
+    /// The cached region catalogue, verified again now. Works without any network.
+    /// - Throws: ``FirmwareError/noCachedMetadata(channel:)`` (with `regions`) when none is
+    ///   cached; the verification errors otherwise (an expired catalogue is refused).
+    public func regions() throws(FirmwareError) -> VerifiedDocument<RegionCatalogue> {
+        let path = regionsPath
+        guard let bytes = try Files.load(path, limit: ChannelMetadata.maxEnvelopeSize, tooLarge: { _ in
+            .envelopeMalformed(file: path, detail: "larger than \(ChannelMetadata.maxEnvelopeSize) bytes")
+        }) else { throw .noCachedMetadata(channel: RegionCatalogue.name) }
+        let name = RegionCatalogue.name
+        let verified = try verifier.verify(bytes, as: RegionCatalogue.self, name: name,
+                                           highest: highestAccepted(document: name), file: path)
+        try record(verified.accepted, document: name)
+        return verified
+    }
+
+    /// The validators stored with the region catalogue, if any.
+    public func regionValidators() -> MetadataValidators? {
+        guard let bytes = try? Files.load(regionValidatorsPath, limit: 1 << 16, tooLarge: { _ in .crypto(detail: "") }) else { return nil }
+        return try? JSONDecoder().decode(MetadataValidators.self, from: Data(bytes))
     }
 
     /// The validators stored with `channel`'s metadata, if any.
@@ -252,6 +313,19 @@ public struct FirmwareCache: Sendable {
                 reports.append(.init(path: "state.json", status: .ok, detail: "highest accepted versions"))
             } catch {
                 reports.append(.init(path: "state.json", status: .corrupt, detail: error.description))
+            }
+        }
+        if Files.exists(regionsPath) {
+            do {
+                let verified = try regions()
+                reports.append(.init(path: "regions.json", status: .ok,
+                                     detail: "region catalogue version \(verified.document.version), expires \(UTCTime.format(verified.document.expires))"))
+            } catch {
+                if case .metadataExpired = error {
+                    reports.append(.init(path: "regions.json", status: .expired, detail: error.description))
+                } else {
+                    reports.append(.init(path: "regions.json", status: .corrupt, detail: error.description))
+                }
             }
         }
         for name in Files.list(directory + "/metadata") {

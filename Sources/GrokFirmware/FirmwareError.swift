@@ -65,6 +65,9 @@ public enum FirmwareError: Error, Sendable, Equatable, CustomStringConvertible {
     case metadataVersionReused(file: String, channel: String, version: UInt64)
     /// A channel name that cannot be used as a file name.
     case invalidChannelName(name: String)
+    /// The region catalogue's entry for `region` breaks a rule: its `field` should be
+    /// `expected` but is `found` (a channel outside the band, power above the limit, ...).
+    case regionInvalid(file: String, region: String, field: String, expected: String, found: String)
 
     // MARK: Images bound to metadata
 
@@ -118,6 +121,7 @@ public enum FirmwareError: Error, Sendable, Equatable, CustomStringConvertible {
         case .metadataRollback: "firmware_metadata_rollback"
         case .metadataVersionReused: "firmware_metadata_version_reused"
         case .invalidChannelName: "firmware_invalid_channel_name"
+        case .regionInvalid: "firmware_region_invalid"
         case .imageSizeMismatch: "firmware_image_size_mismatch"
         case .imageHashMismatch: "firmware_image_hash_mismatch"
         case .imageHeaderMismatch: "firmware_image_header_mismatch"
@@ -158,6 +162,7 @@ public enum FirmwareError: Error, Sendable, Equatable, CustomStringConvertible {
         case .metadataRollback(let f, let channel, let found, let highest): [f, channel, String(found), String(highest)]
         case .metadataVersionReused(let f, let channel, let version): [f, channel, String(version)]
         case .invalidChannelName(let name): [name]
+        case .regionInvalid(let f, let region, let field, let expected, let found): [f, region, field, expected, found]
         case .imageSizeMismatch(let f, let expected, let found): [f, String(expected), String(found)]
         case .imageHashMismatch(let f, let expected, let found): [f, expected, found]
         case .imageHeaderMismatch(let f, let field, let expected, let found): [f, field, expected, found]
@@ -222,6 +227,8 @@ public enum FirmwareError: Error, Sendable, Equatable, CustomStringConvertible {
             "'\(f)' reuses version \(version) of channel '\(channel)' with different contents; the publisher must raise the version."
         case .invalidChannelName(let name):
             "'\(name)' is not a channel name; use lower-case letters, digits, '-' and '_' (for example 'release')."
+        case .regionInvalid(let f, let region, let field, let expected, let found):
+            "'\(f)': region '\(region)' has \(field) \(found), expected \(expected); the region catalogue must be fixed and signed again."
         case .imageSizeMismatch(let f, let expected, let found):
             "'\(f)' is \(found) bytes but the metadata says \(expected); it is not the listed image, download it again."
         case .imageHashMismatch(let f, let expected, let found):

@@ -123,13 +123,20 @@ public enum FirmwarePublisher {
     /// - Returns: the signed envelope.
     @discardableResult
     public static func sign(envelopeFile: String, keyFiles: [String], output: String) throws(FirmwareError) -> SignedEnvelope {
+        try sign(envelopeFile: envelopeFile, keyFiles: keyFiles, output: output, as: ChannelMetadata.self)
+    }
+
+    /// ``sign(envelopeFile:keyFiles:output:)`` for any kind of signed document.
+    @discardableResult
+    public static func sign<D: SignedDocument>(envelopeFile: String, keyFiles: [String], output: String,
+                                               as type: D.Type) throws(FirmwareError) -> SignedEnvelope {
         let bytes = try readInput(envelopeFile, limit: ChannelMetadata.maxEnvelopeSize)
         let envelope: SignedEnvelope
-        if (try? ChannelMetadata.decode(bytes, file: envelopeFile)) != nil {
+        if (try? D.decode(bytes, file: envelopeFile)) != nil {
             envelope = SignedEnvelope(payload: bytes)
         } else {
             envelope = try SignedEnvelope.parse(bytes, file: envelopeFile)
-            _ = try ChannelMetadata.decode(envelope.payload, file: envelopeFile)
+            _ = try D.decode(envelope.payload, file: envelopeFile)
         }
         var keys: [Ed25519PrivateKey] = []
         for path in keyFiles {

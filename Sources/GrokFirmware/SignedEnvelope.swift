@@ -217,6 +217,13 @@ public struct TrustedKeys: Sendable, Hashable {
     ///   and the threshold is not met, ``FirmwareError/belowThreshold(file:valid:required:)``
     ///   otherwise when too few signed; then decoding, type and channel errors.
     public func open(_ envelope: SignedEnvelope, channel: String, file: String) throws(FirmwareError) -> ChannelMetadata {
+        try open(envelope, as: ChannelMetadata.self, name: channel, file: file)
+    }
+
+    /// Checks an envelope's signatures (k of n, as ``open(_:channel:file:)``), then decodes
+    /// the payload as a `D` and checks that it is the document served as `name`.
+    public func open<D: SignedDocument>(_ envelope: SignedEnvelope, as type: D.Type, name: String,
+                                        file: String) throws(FirmwareError) -> D {
         let signers = validSigners(of: envelope)
         if signers.count < threshold {
             let trusted = envelope.signatures.filter { keys[$0.keyID] != nil }
@@ -228,11 +235,11 @@ public struct TrustedKeys: Sendable, Hashable {
             }
             throw .belowThreshold(file: file, valid: signers.count, required: threshold)
         }
-        let metadata = try ChannelMetadata.decode(envelope.payload, file: file)
-        guard metadata.channel == channel else {
-            throw .channelMismatch(file: file, expected: channel, found: metadata.channel)
+        let document = try D.decode(envelope.payload, file: file)
+        guard document.documentName == name else {
+            throw .channelMismatch(file: file, expected: name, found: document.documentName)
         }
-        return metadata
+        return document
     }
 }
 
@@ -253,6 +260,42 @@ public struct AcceptedVersion: Sendable, Hashable, Codable {
         case version
         case payloadSHA256 = "payload_sha256"
     }
+}
+
+/// A kind of signed metadata: a JSON payload with a `type` marker, the name it is served
+/// as, a version that only rises and an expiry. ``MetadataVerifier`` checks every kind the
+/// same way (signatures k of n, type, name, expiry, rollback).
+public protocol SignedDocument: Sendable, Hashable {
+    /// The `type` its payload carries.
+    static var typeMarker: String { get }
+    /// The name it must be served as: the channel, or `regions` for the region catalogue.
+    var documentName: String { get }
+    /// Raised by the publisher on every change, never lowered.
+    var version: UInt64 { get }
+    /// When it stops being trusted.
+    var expires: Date { get }
+    /// Decodes and checks a payload (type first, then fields, then rules JSON cannot say).
+    static func decode(_ payload: [UInt8], file: String) throws(FirmwareError) -> Self
+}
+
+extension ChannelMetadata: SignedDocument {
+    /// The channel.
+    public var documentName: String { channel }
+}
+
+/// A signed document that passed every check. Only ``MetadataVerifier`` makes one.
+public struct VerifiedDocument<D: SignedDocument>: Sendable, Hashable {
+    /// The document.
+    public let document: D
+    /// The envelope exactly as received.
+    public let envelope: [UInt8]
+    /// The SHA-256 of the signed payload.
+    public let payloadSHA256: SHA256Digest
+    /// The trusted keys whose signatures verified.
+    public let signers: [String]
+
+    /// The version this document represents, for the rollback state.
+    public var accepted: AcceptedVersion { AcceptedVersion(version: document.version, payloadSHA256: payloadSHA256) }
 }
 
 /// Channel metadata that passed every check: signatures (k of n), type, channel, expiry
@@ -297,22 +340,32 @@ public struct MetadataVerifier: Sendable {
     ///   ``FirmwareError/metadataVersionReused(file:channel:version:)``.
     public func verify(_ bytes: [UInt8], channel: String, highest: AcceptedVersion?, file: String) throws(FirmwareError) -> VerifiedChannel {
         guard ChannelMetadata.isValidChannelName(channel) else { throw .invalidChannelName(name: channel) }
+        let verified = try verify(bytes, as: ChannelMetadata.self, name: channel, highest: highest, file: file)
+        return VerifiedChannel(metadata: verified.document, envelope: verified.envelope,
+                               payloadSHA256: verified.payloadSHA256, signers: verified.signers)
+    }
+
+    /// Verifies `bytes`, an envelope holding a `D` served as `name`: the same signature,
+    /// threshold, type, name, expiry (freeze) and rollback checks for every kind of signed
+    /// document (channel metadata, the region catalogue).
+    public func verify<D: SignedDocument>(_ bytes: [UInt8], as type: D.Type, name: String, highest: AcceptedVersion?,
+                                          file: String) throws(FirmwareError) -> VerifiedDocument<D> {
         let envelope = try SignedEnvelope.parse(bytes, file: file)
-        let metadata = try trustedKeys.open(envelope, channel: channel, file: file)
+        let document = try trustedKeys.open(envelope, as: D.self, name: name, file: file)
         let now = clock()
-        guard now < metadata.expires else {
-            throw .metadataExpired(file: file, expires: UTCTime.format(metadata.expires), now: UTCTime.format(now))
+        guard now < document.expires else {
+            throw .metadataExpired(file: file, expires: UTCTime.format(document.expires), now: UTCTime.format(now))
         }
         let digest = SHA256.hash(envelope.payload)
         if let highest {
-            guard metadata.version >= highest.version else {
-                throw .metadataRollback(file: file, channel: channel, found: metadata.version, highest: highest.version)
+            guard document.version >= highest.version else {
+                throw .metadataRollback(file: file, channel: name, found: document.version, highest: highest.version)
             }
-            guard metadata.version > highest.version || digest == highest.payloadSHA256 else {
-                throw .metadataVersionReused(file: file, channel: channel, version: metadata.version)
+            guard document.version > highest.version || digest == highest.payloadSHA256 else {
+                throw .metadataVersionReused(file: file, channel: name, version: document.version)
             }
         }
-        return VerifiedChannel(metadata: metadata, envelope: bytes, payloadSHA256: digest,
-                               signers: trustedKeys.validSigners(of: envelope))
+        return VerifiedDocument(document: document, envelope: bytes, payloadSHA256: digest,
+                                signers: trustedKeys.validSigners(of: envelope))
     }
 }

@@ -2,6 +2,11 @@
 /// wire (docs/protocol.md, "startInventory"). Powers are in 0.1 dBm; the reader clamps
 /// nothing: the host validates first.
 public struct InventoryParameters: Sendable, Hashable {
+    /// Listen before talk on (`true`) or off (`false`), where the region allows changing it
+    /// (vendor `setListenBeforeTalk` + `listenBeforeTalk`); `nil`: the region's default.
+    /// On the wire an optional last byte (1 off, 2 on), absent for `nil`, so older
+    /// readers and hosts keep working.
+    public var listenBeforeTalk: Bool?
     public var initialPowerTenthsDBm: Int16 = 300
     public var minPowerTenthsDBm: Int16 = 300
     public var maxPowerTenthsDBm: Int16 = 300
@@ -79,6 +84,7 @@ public struct InventoryParameters: Sendable, Hashable {
             writer.u8(word.bank.rawValue)
             writer.u16(word.wordOffset)
         }
+        if let listenBeforeTalk { writer.u8(listenBeforeTalk ? 2 : 1) }
     }
 
     static func read(from reader: inout ByteReader) throws(ProtocolError) -> InventoryParameters {
@@ -125,6 +131,11 @@ public struct InventoryParameters: Sendable, Hashable {
             let raw = try reader.u8("inventory.detailWords.bank")
             guard let bank = MemoryBank(rawValue: raw) else { throw .invalidValue(field: "inventory.detailWords.bank", value: Int(raw)) }
             p.detailWords.append(WordAddress(bank: bank, wordOffset: try reader.u16("inventory.detailWords.offset")))
+        }
+        if reader.remaining > 0 {
+            let lbt = try reader.u8("inventory.listenBeforeTalk")
+            guard lbt == 1 || lbt == 2 else { throw .invalidValue(field: "inventory.listenBeforeTalk", value: Int(lbt)) }
+            p.listenBeforeTalk = lbt == 2
         }
         return p
     }

@@ -45,4 +45,94 @@ public enum RegionCatalog {
     public static func find(_ setting: RegionSetting) -> VendorRegion? {
         all.first { $0.number == setting.number && $0.name == setting.name }
     }
+
+    // MARK: Regulatory values
+
+    /// The regulatory values of the region a setting names (channels, dwell, round, LBT,
+    /// power), as a Grokker's firmware applies them; `nil` for a setting that is not one
+    /// of the 22. The antenna-tuning and inventory code read the channel plan from here:
+    /// `RegionCatalog.entry(for: setting)?.channelsKHz`.
+    public static func entry(for setting: RegionSetting) -> RegionEntry? {
+        find(setting).map { entries[Int($0.number) - 1] }
+    }
+
+    /// The regulatory values of region `number` (1...22).
+    public static func entry(number: UInt16) -> RegionEntry? {
+        (1...entries.count).contains(Int(number)) ? entries[Int(number) - 1] : nil
+    }
+
+    /// The lowest application firmware that implements setRegion; older firmware answers
+    /// ``StatusCode/setRegionNotSupported`` (vendor "firmware does not support set region").
+    public static let minimumFirmwareForSetRegion = FirmwareVersion(major: 1, minor: 5, build: 0)
+
+    /// Every region's regulatory values, in the vendor's order (index = number - 1). The
+    /// values and their sources are in docs/regions.md; each entry passes
+    /// ``RegionEntry/validate()`` (tested).
+    public static let entries: [RegionEntry] = {
+        func hop(_ firstKHz: Int, step: Int, count: Int) -> [Int] { (0..<count).map { firstKHz + step * $0 } }
+        func band(_ low: Int, _ high: Int) -> FrequencyBand { FrequencyBand(lowKHz: low, highKHz: high) }
+        // EN 302 208's four 865-868 MHz channels (2 W ERP).
+        let etsiChannels = [865_700, 866_300, 866_900, 867_500]
+        // EN 302 208 V1.1 required LBT (5 ms at -96 dBm for 2 W ERP); later versions drop it on
+        // the four channels. Kept available as an option, off by default.
+        let etsiLBT = ListenBeforeTalk(enabledByDefault: false, overrideAllowed: true, listenMilliseconds: 5, thresholdDBm: -96)
+        // ARIB STD-T106/T107 carrier sense: 5 ms at -74 dBm.
+        let aribLBT = { (on: Bool) in
+            ListenBeforeTalk(enabledByDefault: on, overrideAllowed: !on, listenMilliseconds: 5, thresholdDBm: -74)
+        }
+        let table: [(String, [FrequencyBand], [Int], Int, ListenBeforeTalk, Double, PowerReference, String)] = [
+            ("fcc", [band(902_000, 928_000)], hop(902_750, step: 500, count: 50), 400, .none, 36, .eirp,
+             "47 CFR 15.247(a)(1)(i), (b)(2), (b)(4); ISED RSS-247 5.1"),
+            ("etsi", [band(865_000, 868_000)], etsiChannels, 4000, etsiLBT, 33, .erp,
+             "ETSI EN 302 208 V3.1.1; CEPT ERC/REC 70-03 annex 11"),
+            ("taiwan_indoor", [band(922_000, 928_000)], hop(922_250, step: 500, count: 12), 400, .none, 30, .erp,
+             "NCC LP0002 (Taiwan), RFID 922-928 MHz, indoor"),
+            ("taiwan_outdoor", [band(922_000, 928_000)], hop(922_250, step: 500, count: 12), 400, .none, 27, .erp,
+             "NCC LP0002 (Taiwan), RFID 922-928 MHz, outdoor"),
+            ("china", [band(920_000, 925_000)], hop(920_625, step: 250, count: 16), 2000, .none, 33, .erp,
+             "MIIT [2007] No. 205, 920-925 MHz RFID"),
+            ("japan_unlicensed", [band(916_700, 920_900)], [916_800, 918_000, 919_200, 920_400, 920_600, 920_800], 4000,
+             aribLBT(true), 27, .eirp, "ARIB STD-T107 (specified low power, 250 mW + 3 dBi)"),
+            ("japan_licensed", [band(916_700, 920_900)], [916_800, 918_000, 919_200, 920_400], 4000,
+             aribLBT(false), 36, .eirp, "ARIB STD-T106 (1 W premises / land mobile station, 6 dBi)"),
+            ("australia", [band(920_000, 926_000)], hop(920_250, step: 500, count: 12), 400, .none, 36, .eirp,
+             "ACMA Radiocommunications (LIPD) Class Licence 2015, 920-926 MHz"),
+            ("brazil", [band(902_000, 907_500), band(915_000, 928_000)],
+             hop(902_750, step: 500, count: 10) + hop(915_250, step: 500, count: 26), 400, .none, 36, .eirp,
+             "Anatel Resolution 680/2017 (restricted radiation), 902-907.5 and 915-928 MHz"),
+            ("hong_kong", [band(920_000, 925_000)], hop(920_250, step: 500, count: 10), 400, .none, 36, .eirp,
+             "OFCA, RFID at 920-925 MHz"),
+            ("indonesia", [band(920_000, 923_000)], hop(920_250, step: 500, count: 6), 400, .none, 33, .eirp,
+             "Kominfo, RFID at 920-923 MHz"),
+            ("israel", [band(915_000, 917_000)], [915_500, 916_000, 916_500], 400, .none, 33, .erp,
+             "Israel Ministry of Communications, 915-917 MHz"),
+            ("south_korea", [band(917_000, 920_800)], hop(917_300, step: 600, count: 6), 400, .none, 36, .eirp,
+             "MSIT technical standard for RFID, 917-920.8 MHz"),
+            ("latvia", [band(865_000, 868_000)], etsiChannels, 4000, etsiLBT, 33, .erp,
+             "ETSI EN 302 208 as implemented by Latvia (CEPT ERC/REC 70-03)"),
+            ("malaysia", [band(919_000, 923_000)], hop(919_250, step: 500, count: 8), 400, .none, 33, .erp,
+             "MCMC class assignment, RFID at 919-923 MHz"),
+            ("new_zealand", [band(920_000, 928_000)], hop(920_250, step: 500, count: 16), 400, .none, 36, .eirp,
+             "RSM General User Radio Licence for Short Range Devices, 920-928 MHz"),
+            ("peru", [band(915_000, 928_000)], hop(915_250, step: 500, count: 26), 400, .none, 36, .eirp,
+             "MTC Peru, 915-928 MHz"),
+            ("russia", [band(866_000, 868_000)], [866_300, 866_900, 867_500], 4000, etsiLBT, 33, .erp,
+             "SCRF decision 07-20-03-001 (annex 11), 866-868 MHz"),
+            ("south_africa", [band(915_400, 919_000)], hop(915_700, step: 600, count: 6), 400, .none, 36, .eirp,
+             "ICASA Radio Frequency Spectrum Regulations, 915.4-919 MHz"),
+            ("etsi_high", [band(915_000, 921_000)], [916_300, 917_500, 918_700], 4000, etsiLBT, 36, .erp,
+             "ETSI EN 302 208 V3.1.1; Commission Implementing Decision (EU) 2018/1538"),
+            ("india", [band(865_000, 867_000)], [865_700, 866_300, 866_900], 4000, .none, 36, .erp,
+             "India GSR 564(E) (2005), 865-867 MHz"),
+            ("singapore", [band(920_000, 925_000)], hop(920_250, step: 500, count: 10), 400, .none, 33, .erp,
+             "IMDA TS SRD, RFID at 920-925 MHz"),
+        ]
+        return zip(all, table).map { vendor, row in
+            precondition(vendor.code == row.0, "region table out of order at \(vendor.code)")
+            return RegionEntry(
+                number: vendor.number, name: vendor.name, code: vendor.code, revision: 1, bands: row.1, channelsKHz: row.2,
+                maxDwellMilliseconds: row.3, minRoundMilliseconds: 10, listenBeforeTalk: row.4, maxPowerDBm: row.5,
+                powerReference: row.6, source: row.7)
+        }
+    }()
 }

@@ -26,6 +26,9 @@ public enum StatusCode: Sendable, Hashable, CustomStringConvertible {
     /// The Grokker has a password and this link session has not authenticated
     /// (``Command/authenticateGrokker(_:)``) (10).
     case authenticationRequired
+    /// The application firmware is too old to set the region (vendor "firmware does not
+    /// support set region", `notifyFirmwareDoesNotSupportSetRegion`): update it first (11).
+    case setRegionNotSupported
     /// The Grokker could not save its state (254).
     case storageFailure
     /// Anything else that went wrong inside the Grokker (255).
@@ -36,7 +39,7 @@ public enum StatusCode: Sendable, Hashable, CustomStringConvertible {
 
     private static let known: [StatusCode] = [
         .unsupportedOpcode, .unsupportedVersion, .malformedRequest, .invalidArgument, .busy,
-        .wrongMode, .notProvisioned, .regionNotSet, .notAllowed, .authenticationRequired, .storageFailure, .internalError,
+        .wrongMode, .notProvisioned, .regionNotSet, .notAllowed, .authenticationRequired, .setRegionNotSupported, .storageFailure, .internalError,
     ]
 
     /// The status for a wire code (never called with 0, which means success).
@@ -66,6 +69,7 @@ public enum StatusCode: Sendable, Hashable, CustomStringConvertible {
         case .regionNotSet: 8
         case .notAllowed: 9
         case .authenticationRequired: 10
+        case .setRegionNotSupported: 11
         case .storageFailure: 254
         case .internalError: 255
         case .unrecognized(let code): code == 0 ? 255 : code
@@ -85,6 +89,7 @@ public enum StatusCode: Sendable, Hashable, CustomStringConvertible {
         case .regionNotSet: "region_not_set"
         case .notAllowed: "not_allowed"
         case .authenticationRequired: "authentication_required"
+        case .setRegionNotSupported: "set_region_not_supported"
         case .storageFailure: "storage_failure"
         case .internalError: "internal_error"
         case .unrecognized(let code): "status_\(code)"

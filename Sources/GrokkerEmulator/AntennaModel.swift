@@ -67,6 +67,7 @@ public enum AntennaModel {
 
     /// The channels of the region's plan (the ones the inventory hops over), kHz.
     public static func channelsKHz(for region: RegionSetting?) -> [UInt32] {
-        InventoryRunner.channels(for: region).map { UInt32(($0 * 1000).rounded()) }
+        guard let entry = region.flatMap(RegionCatalog.entry(for:)) else { return [] }
+        return entry.channelsKHz.map { UInt32($0) }
     }
 }

@@ -150,8 +150,15 @@ public final class GrokkerCommandHandler: Sendable {
         }
     }
 
-    /// Stores a region from the catalogue and marks it as chosen by the user.
+    /// Stores a region from the catalogue and marks it as chosen by the user. Firmware older
+    /// than ``RegionCatalog/minimumFirmwareForSetRegion`` cannot (vendor "firmware does not
+    /// support set region").
     private func setRegion(_ region: RegionSetting) -> Response {
+        let firmware = store.state.firmwareVersion
+        guard firmware >= RegionCatalog.minimumFirmwareForSetRegion else {
+            return .failure(opcode: .setRegion, status: .setRegionNotSupported,
+                            message: "firmware \(firmware) does not support set region; update to \(RegionCatalog.minimumFirmwareForSetRegion) or later")
+        }
         guard let known = RegionCatalog.find(region) else {
             return .failure(opcode: .setRegion, status: .invalidArgument,
                             message: "region \(region.number) '\(region.name)' is not in the region catalogue")

@@ -448,7 +448,8 @@ public final class EmulatedGrokker: CablePeer {
         case (.startInventory(let parameters), .done):
             dynamicReflection.reset()
             inventory.start(parameters, region: handler.store.state.region, at: now,
-                            seed: UInt64(handler.store.state.serialNumber) ^ UInt64(engine.now))
+                            seed: UInt64(handler.store.state.serialNumber) ^ UInt64(engine.now),
+                            busySeed: UInt64(handler.store.state.serialNumber))
             sounds.startInventory(soundType: parameters.soundType, volume: parameters.volume)
             nextStatus = now + InventoryEvent.statusInterval
         case (.stopInventory, .done):

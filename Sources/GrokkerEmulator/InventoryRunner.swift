@@ -83,17 +83,31 @@ final class InventoryRunner {
     }
 
     /// Starts (or restarts) an inventory at `time` seconds of the device clock.
-    func start(_ p: InventoryParameters, region: RegionSetting?, at time: Double, seed: UInt64) {
+    /// - Parameter busySeed: seeds which channel visits listen before talk finds busy (the
+    ///   unit's serial number, so a unit meets the same busy channels every run).
+    func start(_ p: InventoryParameters, region: RegionSetting?, at time: Double, seed: UInt64, busySeed: UInt64 = 0) {
         let select = p.selectMask.isEmpty ? nil
             : Gen2Select(bank: Gen2Bank(rawValue: p.selectBank) ?? .epc, bitOffset: Int(p.selectBitOffset),
                          bitLength: Int(p.selectBitLength), mask: p.selectMask)
+        // The region's rules bound everything on the air: its channels, dwell, round period,
+        // listen before talk and power (a configuration asking for more power gets the cap).
+        let rules = Self.rules(for: region)
+        let cap = rules.maxConductedPowerDBm(antennaGainDBi: field.scene.antennaGainDBi)
+        regionPowerCapDBm = cap
+        func capped(_ tenths: Int16) -> Double { min(Double(tenths) / 10, cap) }
+        let lbt = rules.listenBeforeTalk
         let configuration = Gen2InventoryConfiguration(
-            powerDBm: Double(p.initialPowerTenthsDBm) / 10, minPowerDBm: Double(p.minPowerTenthsDBm) / 10,
-            maxPowerDBm: Double(p.maxPowerTenthsDBm) / 10, initialQ: Int(p.initialQ), minQ: Int(p.minQ),
+            powerDBm: capped(p.initialPowerTenthsDBm), minPowerDBm: capped(p.minPowerTenthsDBm),
+            maxPowerDBm: capped(p.maxPowerTenthsDBm), initialQ: Int(p.initialQ), minQ: Int(p.minQ),
             maxQ: Int(p.maxQ), session: Gen2Session(rawValue: Int(p.session)) ?? .s0,
             roundsWithNoFindsToToggleAB: Int(p.roundsWithNoFindsToToggleAB), select: select,
-            channelsMHz: Self.channels(for: region), tidWordsToRead: (Int(p.tidBytes) + 1) / 2,
-            userWordsToRead: (Int(p.userBytes) + 1) / 2, seed: seed)
+            channelsMHz: rules.channelsMHz, maxDwellSeconds: Double(rules.maxDwellMilliseconds) / 1000,
+            minRoundSeconds: Double(rules.minRoundMilliseconds) / 1000,
+            listenBeforeTalk: lbt.isOn(requested: p.listenBeforeTalk)
+                ? Gen2ListenBeforeTalk(listenSeconds: Double(lbt.listenMilliseconds) / 1000, thresholdDBm: Double(lbt.thresholdDBm),
+                                       busyPercent: Self.busyChannelPercent, seed: busySeed)
+                : nil,
+            tidWordsToRead: (Int(p.tidBytes) + 1) / 2, userWordsToRead: (Int(p.userBytes) + 1) / 2, seed: seed)
         engine = Gen2Inventory(configuration: configuration)
         startTime = time
         nextRound = time
@@ -117,15 +131,23 @@ final class InventoryRunner {
         rounds = 0
     }
 
-    /// Hop channels, MHz: ETSI's four 865-868 MHz channels for the ETSI regions, FCC's fifty
-    /// for the rest until the signed regional catalogue brings each region's own.
-    static func channels(for region: RegionSetting?) -> [Double] {
-        switch region.flatMap(RegionCatalog.find)?.code {
-        case "etsi": [865.7, 866.3, 866.9, 867.5]
-        case "etsi_high": [916.3, 917.5, 918.7]
-        default: Gen2InventoryConfiguration.fccChannelsMHz
-        }
+    /// The regulatory values the reader obeys in `region` (the firmware's table,
+    /// ``RegionCatalog/entry(for:)``). A unit whose region is not set (only possible when
+    /// its hardware does not enforce one) runs under FCC rules.
+    static func rules(for region: RegionSetting?) -> RegionEntry {
+        region.flatMap(RegionCatalog.entry(for:)) ?? RegionCatalog.entries[0]
     }
+
+    /// Share of channel visits listen before talk finds busy (deterministic per unit).
+    static let busyChannelPercent = 10
+
+    /// The power cap of the running (or last) inventory's region, dBm at the antenna port.
+    private(set) var regionPowerCapDBm: Double?
+    /// The round results of the running inventory, newest last, when ``keepsRounds`` is set
+    /// (tests check channels, dwell and listening).
+    private(set) var roundLog: [Gen2RoundResult] = []
+    /// Keep ``roundLog``.
+    var keepsRounds = false
 
     /// The detail words of tag `index` as its memory holds them now, up to the first one
     /// past the end of its bank.
@@ -145,6 +167,7 @@ final class InventoryRunner {
         guard var engine else { return }
         while nextRound <= time {
             let round = engine.runRound(in: &field, at: nextRound)
+            if keepsRounds { roundLog.append(round) }
             totalRounds += 1
             rounds += 1
             var reads = 0

@@ -20,6 +20,9 @@ public struct FirmwareServer: Sendable, Hashable {
     /// The URL of `channel`'s signed metadata.
     public func metadataURL(channel: String) -> String { "\(root)/\(channel)/channel.json" }
 
+    /// The URL of the signed region catalogue: `<root>/regions.json`.
+    public var regionsURL: String { "\(root)/regions.json" }
+
     /// The URL of an image `channel` lists as `file`.
     public func imageURL(channel: String, file: String) -> String { "\(root)/\(channel)/\(file)" }
 }
@@ -67,6 +70,38 @@ public struct FirmwareChannels: Sendable {
             let verified = try cache.store(metadata: document.body, channel: channel, source: url, validators: kept)
             return .updated(version: verified.metadata.version)
         }
+    }
+
+    /// Fetches the signed region catalogue from `server` (conditionally, when a copy is
+    /// cached), verifies it like channel metadata (signatures k of n, expiry, rollback) and
+    /// stores it as `regions.json` in the cache. A failed fetch leaves the cache as it was.
+    @discardableResult
+    public func reloadRegions(from server: FirmwareServer) async throws -> ChannelReload {
+        let url = server.regionsURL
+        let cached = cache.regionValidators()
+        let hasCopy = (try? cache.regions()) != nil
+        let validators = hasCopy && cached?.source == url ? Validators(etag: cached?.etag, lastModified: cached?.lastModified) : nil
+        var options = transfer
+        options.sizeCap = Int64(ChannelMetadata.maxEnvelopeSize)
+        switch try await fetcher.fetch(url, ifChanged: validators, options: options) {
+        case .notModified:
+            return .unchanged(version: try cache.regions().document.version)
+        case .fetched(let document):
+            let kept = MetadataValidators(etag: document.validators.etag, lastModified: document.validators.lastModified, source: url)
+            let verified = try cache.storeRegions(document.body, source: url, validators: kept)
+            return .updated(version: verified.document.version)
+        }
+    }
+
+    /// The verified region catalogue in the cache (works offline).
+    public func regionCatalogue() throws(FirmwareError) -> RegionCatalogue {
+        try cache.regions().document
+    }
+
+    /// The regions `reader` may choose by the cached catalogue (its hardware revision and
+    /// serial number), and the index of the one it is set to (vendor `getRegionNames`).
+    public func regionChoices(for reader: ReaderInfo) throws(FirmwareError) -> RegionChoices {
+        RegionChoices(catalogue: try regionCatalogue(), reader: reader)
     }
 
     /// The updates `channel` lists, judged against `reader` when given. Reads the cache only.

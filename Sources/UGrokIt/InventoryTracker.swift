@@ -229,6 +229,7 @@ extension UgiRfidConfiguration {
                          WordAddress(bank: detailedPerReadMemoryBank2, wordOffset: UInt16(clamping: detailedPerReadWordOffset2))]
             p.detailWords = Array(pairs.prefix(min(max(detailedPerReadNumReads, 0), InventoryParameters.maxDetailWords)))
         }
+        p.listenBeforeTalk = setListenBeforeTalk ? listenBeforeTalk : nil
         p.soundType = UInt8(soundType.rawValue)
         p.volume = volume.isFinite ? UInt8((min(max(volume, 0), 1) * 255).rounded()) : 0
         return p

@@ -1,5 +1,6 @@
 import Foundation
 import GrokAudio
+import GrokFirmware
 import GrokLink
 import GrokProtocol
 import Synchronization
@@ -380,14 +381,15 @@ public final class Reader: Sendable {
 
     /// Vendor `setRegion`: by vendor name, code or number. Returns the reader information
     /// with the new region.
-    public func setRegion(_ name: String) async throws(ReaderError) -> ReaderInfo {
-        try await perform { (session) throws(ReaderError) in try session.setRegion(name) }
+    public func setRegion(_ name: String, catalogue: RegionCatalogue? = nil) async throws(ReaderError) -> ReaderInfo {
+        try await perform { (session) throws(ReaderError) in try session.setRegion(name, catalogue: catalogue) }
     }
 
     /// Vendor `getRegionNames`: the names, and the index of the region set (once connected).
-    public func regionNames() async throws(ReaderError) -> (names: [String], selected: Int?) {
+    /// With a verified region `catalogue`, the names are those this reader may choose.
+    public func regionNames(catalogue: RegionCatalogue? = nil) async throws(ReaderError) -> (names: [String], selected: Int?) {
         let both: RegionNamesResult = try await perform { session in
-            let names = session.regionNames()
+            let names = session.regionNames(catalogue: catalogue)
             return RegionNamesResult(names: names.names, selected: names.selected)
         }
         return (both.names, both.selected)

@@ -29,6 +29,12 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownRegion(String)
     /// The reader must have its region set before it runs inventory (REGION_NOT_SET).
     case regionNotSet(port: String)
+    /// The reader's firmware (`firmware`) is too old to set a region (vendor "firmware does
+    /// not support set region"): update the firmware first.
+    case firmwareDoesNotSupportSetRegion(port: String, firmware: String)
+    /// The region catalogue does not let this reader (its hardware revision and serial
+    /// number) choose `region` (nothing was sent).
+    case regionNotApproved(port: String, region: String)
     /// Tag access needs a running inventory (nothing was sent).
     case noInventoryRunning(port: String)
     /// Not while an inventory runs (battery); stop it first (nothing was sent).
@@ -57,6 +63,8 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .malformedResponse: "reader_malformed_response"
         case .unknownRegion: "reader_unknown_region"
         case .regionNotSet: "reader_region_not_set"
+        case .firmwareDoesNotSupportSetRegion: "reader_set_region_not_supported"
+        case .regionNotApproved: "reader_region_not_approved"
         case .noInventoryRunning: "reader_no_inventory"
         case .inventoryRunning: "reader_inventory_running"
         case .oddTagMemoryBytes: "reader_odd_tag_memory_bytes"
@@ -79,6 +87,8 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .link(let e): e.arguments
         case .malformedResponse(let p, let d): [p, d]
         case .unknownRegion(let name): [name]
+        case .firmwareDoesNotSupportSetRegion(let p, let f): [p, f]
+        case .regionNotApproved(let p, let r): [p, r]
         }
     }
 
@@ -106,6 +116,10 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
             "'\(name)' is not a region; list the regions with 'grokctl region list'."
         case .regionNotSet(let p):
             "the Grokker on \(p) has no region set yet; set it with 'grokctl region set REGION --device \(p)'."
+        case .firmwareDoesNotSupportSetRegion(let p, let f):
+            "the Grokker on \(p) runs firmware \(f), which cannot set a region; update its firmware first."
+        case .regionNotApproved(let p, let r):
+            "the Grokker on \(p) may not be set to \(r) (the region catalogue does not approve it for this unit)."
         case .noInventoryRunning(let p):
             "tag access on \(p) needs a running inventory; start one first."
         case .inventoryRunning(let p):

@@ -1,4 +1,5 @@
 import GrokAudio
+import GrokFirmware
 import GrokLink
 import GrokProtocol
 
@@ -149,18 +150,38 @@ public final class ReaderSession {
 
     /// The regions this reader may be set to, and the index of the one it is set to (vendor
     /// `getRegionNames`). Valid once connected.
-    public func regionNames() -> (names: [String], selected: Int?) {
+    ///
+    /// - Parameter catalogue: the verified region catalogue
+    ///   (``FirmwareChannels/regionCatalogue()``): the list is then the regions this
+    ///   reader's hardware revision and serial number may choose. Without one, all 22.
+    public func regionNames(catalogue: RegionCatalogue? = nil) -> (names: [String], selected: Int?) {
+        if let catalogue, let info {
+            let choices = RegionChoices(catalogue: catalogue, reader: info)
+            return (choices.names, choices.selected)
+        }
         let names = RegionCatalog.all.map(\.name)
         let selected = info?.region.flatMap { current in RegionCatalog.all.firstIndex { $0.number == current.number } }
         return (names, selected)
     }
 
     /// Sets the region by vendor name, stable code (`etsi`) or number (vendor `setRegion`).
-    /// A name that is not a region is refused before anything is sent.
+    /// A name that is not a region, or (with a `catalogue`) not one this reader may choose,
+    /// is refused before anything is sent. Firmware too old to set a region is
+    /// ``ReaderError/firmwareDoesNotSupportSetRegion(port:firmware:)`` (vendor
+    /// `notifyFirmwareDoesNotSupportSetRegion`).
     @discardableResult
-    public func setRegion(_ name: String) throws(ReaderError) -> ReaderInfo {
+    public func setRegion(_ name: String, catalogue: RegionCatalogue? = nil) throws(ReaderError) -> ReaderInfo {
         guard let region = RegionCatalog.find(name) else { throw .unknownRegion(name) }
-        let response = try call(.setRegion(region.setting))
+        if let catalogue, let info, let wanted = UgiRegion(region.setting),
+           !RegionChoices(catalogue: catalogue, reader: info).allows(wanted) {
+            throw .regionNotApproved(port: port.name, region: region.name)
+        }
+        let response: Response
+        do {
+            response = try call(.setRegion(region.setting))
+        } catch .rejected(_, _, let status) where status.hasPrefix(StatusCode.setRegionNotSupported.name) {
+            throw .firmwareDoesNotSupportSetRegion(port: port.name, firmware: info?.firmwareVersion.description ?? "?")
+        }
         guard case .setRegion(let fresh) = response else {
             throw .malformedResponse(port: port.name, detail: "setRegion answered with \(response.opcode)")
         }

@@ -1,3 +1,4 @@
+import GrokFirmware
 import GrokProtocol
 
 /// A region of the world a Grokker can be set to, as the vendor library names and numbers
@@ -60,4 +61,32 @@ public enum RegionNames {
     public static func region(number: Int) -> UgiRegion? {
         all.indices.contains(number - 1) ? all[number - 1] : nil
     }
+}
+
+/// The regions one Grokker may choose, from the signed region catalogue, and which of them
+/// it is set to (vendor `getRegionNames`: "the list this Grokker is approved for, with the
+/// selected index").
+public struct RegionChoices: Sendable, Hashable {
+    /// The regions, in the vendor's order.
+    public let regions: [UgiRegion]
+    /// Their regulatory values, in the same order.
+    public let entries: [RegionEntry]
+    /// The index in ``regions`` of the region the Grokker is set to; `nil` when it is set to
+    /// none, or to one it may no longer choose.
+    public let selected: Int?
+
+    /// The vendor's names, as `getRegionNames` gives them.
+    public var names: [String] { regions.map(\.name) }
+
+    /// The choices `catalogue` gives a reader of `reader`'s hardware revision and serial
+    /// number.
+    public init(catalogue: RegionCatalogue, reader: ReaderInfo) {
+        let allowed = catalogue.regions(hardwareRevision: reader.hardwareRevision, serial: reader.serialNumber)
+        entries = allowed
+        regions = allowed.compactMap { UgiRegion($0.setting) }
+        selected = reader.region.flatMap { current in allowed.firstIndex { $0.number == current.number && $0.name == current.name } }
+    }
+
+    /// Whether the Grokker may be set to `region`.
+    public func allows(_ region: UgiRegion) -> Bool { regions.contains(region) }
 }

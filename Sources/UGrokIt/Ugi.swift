@@ -1,5 +1,6 @@
 import Foundation
 import GrokAudio
+import GrokFirmware
 import GrokLink
 import GrokProtocol
 import Synchronization
@@ -107,10 +108,13 @@ public final class Ugi: Sendable {
     }
 
     /// Vendor `setRegion`.
-    public func setRegion(_ name: String) async throws(ReaderError) -> ReaderInfo { try await reader.setRegion(name) }
-    /// Vendor `getRegionNames`.
-    public func getRegionNames() async throws(ReaderError) -> (names: [String], selected: Int?) {
-        try await reader.regionNames()
+    public func setRegion(_ name: String, catalogue: RegionCatalogue? = nil) async throws(ReaderError) -> ReaderInfo {
+        try await reader.setRegion(name, catalogue: catalogue)
+    }
+    /// Vendor `getRegionNames` (with the verified region catalogue: the regions this
+    /// Grokker is approved for).
+    public func getRegionNames(catalogue: RegionCatalogue? = nil) async throws(ReaderError) -> (names: [String], selected: Int?) {
+        try await reader.regionNames(catalogue: catalogue)
     }
     /// Vendor battery info (not while scanning).
     public func batteryInfo() async throws(ReaderError) -> BatteryInfo { try await reader.batteryInfo() }

@@ -28,7 +28,8 @@ struct LibraryErrorTests {
             .notPluggedIn(port: "sim:1"), .cannotHandshake(port: "sim:1", seconds: 3), .cannotGetInfo(port: "sim:1"),
             .incompatibleReader(port: "sim:1", detail: "link protocol"), .timeout(port: "sim:1", command: "identify", seconds: 5),
             .lostConnection(port: "sim:1"), .rejected(port: "sim:1", command: "identify", status: "busy"),
-            .audio(.closed(port: "sim:1")), .link(.notConnected), .malformedResponse(port: "sim:1", detail: "x"), .unknownRegion("mars"), .regionNotSet(port: "sim:4"), .noInventoryRunning(port: "sim:4"), .inventoryRunning(port: "sim:4"),
+            .audio(.closed(port: "sim:1")), .link(.notConnected), .malformedResponse(port: "sim:1", detail: "x"), .unknownRegion("mars"), .regionNotSet(port: "sim:4"),
+            .firmwareDoesNotSupportSetRegion(port: "sim:4", firmware: "1.4.2"), .regionNotApproved(port: "sim:4", region: "China"), .noInventoryRunning(port: "sim:4"), .inventoryRunning(port: "sim:4"),
             .oddTagMemoryBytes(field: "offset", value: 3), .invalidArgument(field: "volume", value: "1.5", allowed: "0 to 1"),
             .authenticationRequired(port: "sim:2"),
         ]
@@ -36,7 +37,7 @@ struct LibraryErrorTests {
         for sample in samples {
             switch sample {
             case .notPluggedIn, .cannotHandshake, .cannotGetInfo, .incompatibleReader, .timeout, .lostConnection,
-                .rejected, .audio, .link, .malformedResponse, .unknownRegion, .regionNotSet, .noInventoryRunning, .inventoryRunning, .oddTagMemoryBytes, .invalidArgument,
+                .rejected, .audio, .link, .malformedResponse, .unknownRegion, .regionNotSet, .firmwareDoesNotSupportSetRegion, .regionNotApproved, .noInventoryRunning, .inventoryRunning, .oddTagMemoryBytes, .invalidArgument,
                 .authenticationRequired: break
             }
         }

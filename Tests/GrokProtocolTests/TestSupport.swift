@@ -84,7 +84,7 @@ enum Samples {
 
     static let statuses: [StatusCode] = [
         .unsupportedOpcode, .unsupportedVersion, .malformedRequest, .invalidArgument, .busy, .wrongMode,
-        .notProvisioned, .regionNotSet, .authenticationRequired, .storageFailure, .internalError, .unrecognized(1 + 99),
+        .notProvisioned, .regionNotSet, .notAllowed, .authenticationRequired, .setRegionNotSupported, .storageFailure, .internalError, .unrecognized(1 + 99),
     ]
 
     static let responses: [ResponseMessage] = [

@@ -83,6 +83,8 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case errorReaderInvalidArgument = "error.reader_invalid_argument"
     case errorReaderAuthenticationRequired = "error.reader_authentication_required"
     case errorReaderRegionNotSet = "error.reader_region_not_set"
+    case errorReaderSetRegionNotSupported = "error.reader_set_region_not_supported"
+    case errorReaderRegionNotApproved = "error.reader_region_not_approved"
     case regionFcc = "region.fcc"
     case regionEtsi = "region.etsi"
     case regionTaiwanIndoor = "region.taiwan_indoor"

@@ -74,9 +74,15 @@ public struct Gen2InventoryConfiguration: Sendable, Hashable {
     public var channelsMHz: [Double]
     /// At most this many rounds per second (a round is padded to 1/rate); `nil`: no cap.
     public var maxRoundsPerSecond: Double?
-    /// Longest time on one channel; a round stops issuing slots once it has used this much
-    /// air time (FCC: 0.4 s).
+    /// Longest time on one channel: a round issues no slot that could end past this much
+    /// air time since its carrier came on (FCC: 0.4 s).
     public var maxDwellSeconds: Double
+    /// The shortest round period, seconds (the region's min ms per round): a shorter round
+    /// is padded.
+    public var minRoundSeconds: Double
+    /// Listen before talk: before each round the reader listens on the channel, and skips
+    /// a channel it hears busy; `nil`: transmit at once.
+    public var listenBeforeTalk: Gen2ListenBeforeTalk?
     /// TID words (from word 0) to read with each find, 0...; fewer when the bank is shorter.
     public var tidWordsToRead: Int
     /// USER words (from word 0) to read with each find, 0...; fewer when the bank is shorter.
@@ -98,7 +104,8 @@ public struct Gen2InventoryConfiguration: Sendable, Hashable {
         initialQ: Int = 4, minQ: Int = 0, maxQ: Int = 15, session: Gen2Session = .s0, target: Gen2Target = .a,
         roundsWithNoFindsToToggleAB: Int = 4, select: Gen2Select? = nil,
         channelsMHz: [Double] = Gen2InventoryConfiguration.fccChannelsMHz, maxRoundsPerSecond: Double? = nil,
-        maxDwellSeconds: Double = 0.4, tidWordsToRead: Int = 0, userWordsToRead: Int = 0,
+        maxDwellSeconds: Double = 0.4, minRoundSeconds: Double = 0, listenBeforeTalk: Gen2ListenBeforeTalk? = nil,
+        tidWordsToRead: Int = 0, userWordsToRead: Int = 0,
         captureMarginDB: Double? = nil, timing: Gen2LinkTiming = .denseReaderM4, seed: UInt64 = 0
     ) {
         self.powerDBm = powerDBm
@@ -115,11 +122,46 @@ public struct Gen2InventoryConfiguration: Sendable, Hashable {
         self.channelsMHz = channelsMHz
         self.maxRoundsPerSecond = maxRoundsPerSecond
         self.maxDwellSeconds = maxDwellSeconds
+        self.minRoundSeconds = minRoundSeconds
+        self.listenBeforeTalk = listenBeforeTalk
         self.tidWordsToRead = tidWordsToRead
         self.userWordsToRead = userWordsToRead
         self.captureMarginDB = captureMarginDB
         self.timing = timing
         self.seed = seed
+    }
+}
+
+/// Listen before talk as the emulated reader does it: listen ``listenSeconds`` on the
+/// channel before the carrier comes on; a busy channel is skipped (the round ends without
+/// transmitting and the next round hops on).
+///
+/// Other transmitters are not simulated: whether a channel is busy at a given visit is drawn
+/// deterministically from ``seed`` (a unit's serial number), the channel and the visit, so
+/// ``busyPercent`` of the visits find it busy, the same ones every run.
+public struct Gen2ListenBeforeTalk: Sendable, Hashable {
+    /// How long the reader listens, seconds.
+    public var listenSeconds: Double
+    /// The level at which a channel counts as busy, dBm (reported; the draw stands for it).
+    public var thresholdDBm: Double
+    /// Share of channel visits that find the channel busy, 0...100.
+    public var busyPercent: Int
+    /// Seed of the busy draws.
+    public var seed: UInt64
+
+    /// Creates a listen-before-talk setting.
+    public init(listenSeconds: Double, thresholdDBm: Double, busyPercent: Int = 10, seed: UInt64 = 0) {
+        self.listenSeconds = listenSeconds
+        self.thresholdDBm = thresholdDBm
+        self.busyPercent = busyPercent
+        self.seed = seed
+    }
+
+    /// Whether `frequencyMHz` is heard busy on visit number `visit` (rounds run so far).
+    public func isBusy(frequencyMHz: Double, visit: Int) -> Bool {
+        let kHz = UInt64((frequencyMHz * 1000).rounded())
+        var mixer = SplitMix64(seed: seed ^ 0x4C42_5400 ^ (kHz << 20) ^ UInt64(truncatingIfNeeded: visit) &* 0x9E37_79B9_7F4A_7C15)
+        return Int(mixer.next() % 100) < busyPercent
     }
 }
 
@@ -190,8 +232,12 @@ public struct Gen2SlotStatistics: Sendable, Hashable {
 public struct Gen2RoundResult: Sendable, Hashable {
     /// When the round started, seconds of the device clock.
     public var startTime: Double
-    /// How long the round took on the air.
+    /// How long the round took: listening (if any) plus the time the carrier was on.
     public var airTime: Double
+    /// How long the reader listened before transmitting (0 without listen before talk).
+    public var listenTime: Double
+    /// Listen before talk heard the channel busy: nothing was transmitted on it.
+    public var channelBusy: Bool
     /// How long until the next round may start: the air time, padded to the rounds-per-second
     /// cap.
     public var duration: Double
@@ -311,9 +357,22 @@ public struct Gen2Inventory: Sendable {
         let timing = c.timing
         let frequency = nextChannel()
         let power = powerDBm
+        let listen = c.listenBeforeTalk?.listenSeconds ?? 0
+        if let lbt = c.listenBeforeTalk {
+            // Carrier off while listening; a busy channel is skipped.
+            field.setCarrier(nil, at: time)
+            if lbt.isBusy(frequencyMHz: frequency, visit: roundsRun) {
+                roundsRun += 1
+                return Gen2RoundResult(
+                    startTime: time, airTime: listen, listenTime: listen, channelBusy: true, duration: listen,
+                    frequencyMHz: frequency, powerDBm: power, session: c.session, target: target, startQ: q, endQ: q,
+                    queryAdjusts: 0, participants: 0, reads: [], slots: Gen2SlotStatistics(), endedByDwellLimit: false,
+                    toggledTarget: false)
+            }
+        }
+        let time = time + listen
         let carrier = RFCarrier(powerDBm: power, frequencyMHz: frequency)
         field.setCarrier(carrier, at: time)
-
         var elapsed = 0.0
         if let select = c.select {
             elapsed += timing.command(bits: Gen2LinkTiming.Bits.select(maskBits: select.bitLength), preamble: false) + timing.t4
@@ -331,6 +390,12 @@ public struct Gen2Inventory: Sendable {
             rssi.append(field.rssi(ofTag: i, at: time, carrier: carrier))
         }
 
+        // The longest a slot of this round can take: the longest EPC taking part, with the
+        // bank reads (no slot may end past the dwell limit).
+        let longestEPC = candidates.map { min(field.tags[$0].memory.epcWordCount, field.tags[$0].memory.epcCapacityWords) }.max() ?? 0
+        let longestSlot = timing.singleSlot(
+            command: timing.command(bits: Gen2LinkTiming.Bits.query, preamble: true), epcWords: longestEPC,
+            bankReads: [c.tidWordsToRead, c.userWordsToRead].filter { $0 > 0 }).total
         var q = quantize(qfp)
         let startQ = q
         var frameSize = 1 << q
@@ -382,7 +447,7 @@ public struct Gen2Inventory: Sendable {
                 adjusts += 1
                 command = timing.command(bits: Gen2LinkTiming.Bits.queryAdjust, preamble: false)
             }
-            if elapsed >= c.maxDwellSeconds {
+            if elapsed + longestSlot > c.maxDwellSeconds {
                 endedByDwell = true
                 break
             }
@@ -467,9 +532,9 @@ public struct Gen2Inventory: Sendable {
         }
         roundsRun += 1
         stepPower()
-        let duration = max(elapsed, c.maxRoundsPerSecond.map { $0 > 0 ? 1 / $0 : 0 } ?? 0)
+        let duration = max(listen + elapsed, c.maxRoundsPerSecond.map { $0 > 0 ? 1 / $0 : 0 } ?? 0, c.minRoundSeconds)
         return Gen2RoundResult(
-            startTime: time, airTime: elapsed, duration: duration, frequencyMHz: frequency, powerDBm: power,
+            startTime: time - listen, airTime: listen + elapsed, listenTime: listen, channelBusy: false, duration: duration, frequencyMHz: frequency, powerDBm: power,
             session: c.session, target: roundTarget, startQ: startQ, endQ: q, queryAdjusts: adjusts,
             participants: candidates.count, reads: reads, slots: stats, endedByDwellLimit: endedByDwell,
             toggledTarget: toggled)

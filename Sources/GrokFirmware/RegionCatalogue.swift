@@ -1,0 +1,209 @@
+import Foundation
+import GrokProtocol
+
+/// Which regions a set of Grokkers may choose: units of the listed hardware revisions
+/// (and, when `serials` is given, only those serial numbers) may choose the listed region
+/// codes. JSON: `{"hardware_revisions": [3], "serials": {"ranges": [{"from": 10000000,
+/// "through": 49999999}]}, "regions": ["fcc", "etsi"]}`.
+public struct RegionEligibility: Sendable, Hashable, Codable {
+    /// The hardware revisions the rule is for.
+    public var hardwareRevisions: [UInt8]
+    /// The serial numbers it is for; `nil`: every serial number.
+    public var serials: Cohort?
+    /// Region codes (``VendorRegion/code``) they may choose.
+    public var regions: [String]
+
+    /// Creates a rule.
+    public init(hardwareRevisions: [UInt8], serials: Cohort? = nil, regions: [String]) {
+        self.hardwareRevisions = hardwareRevisions
+        self.serials = serials
+        self.regions = regions
+    }
+
+    /// Whether the rule is for a unit of `hardwareRevision` with serial number `serial`.
+    public func applies(hardwareRevision: UInt8, serial: UInt32) -> Bool {
+        hardwareRevisions.contains(hardwareRevision) && (serials?.contains(serial) ?? true)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case serials, regions
+        case hardwareRevisions = "hardware_revisions"
+    }
+}
+
+/// The signed region catalogue (the payload of `regions.json`): every region's regulatory
+/// values and which regions each hardware revision and serial range may choose. Signed,
+/// served, verified and cached like channel metadata (docs/regions.md):
+///
+/// ```json
+/// {"type": "grokctl-region-catalogue", "version": 3, "expires": "2026-01-01T00:00:00Z",
+///  "regions": [{"number": 1, "name": "FCC (US) / IC (Canada)", "code": "fcc", ...}],
+///  "eligibility": [{"hardware_revisions": [3], "regions": ["fcc", "etsi"]}]}
+/// ```
+public struct RegionCatalogue: Sendable, Hashable, Codable, SignedDocument {
+    /// The `type` every region catalogue carries.
+    public static let typeMarker = "grokctl-region-catalogue"
+    /// The name it is served and cached as.
+    public static let name = "regions"
+
+    /// Always ``typeMarker``.
+    public var type: String
+    /// Raised by the publisher on every change, never lowered.
+    public var version: UInt64
+    /// When it stops being trusted (whole seconds, UTC; ISO 8601 in JSON).
+    public var expires: Date
+    /// The regions' values, in the vendor's order.
+    public var regions: [RegionEntry]
+    /// Who may choose which regions.
+    public var eligibility: [RegionEligibility]
+
+    /// Creates a catalogue (``RegionPublisher/catalogue(version:expires:eligibility:regions:)``
+    /// checks it).
+    public init(version: UInt64, expires: Date, regions: [RegionEntry], eligibility: [RegionEligibility]) {
+        type = Self.typeMarker
+        self.version = version
+        self.expires = Date(timeIntervalSince1970: expires.timeIntervalSince1970.rounded(.down))
+        self.regions = regions.sorted { $0.number < $1.number }
+        self.eligibility = eligibility
+    }
+
+    /// ``name``.
+    public var documentName: String { Self.name }
+
+    /// The entry of the region `setting` names, if the catalogue lists it.
+    public func entry(for setting: RegionSetting) -> RegionEntry? {
+        regions.first { $0.number == setting.number && $0.name == setting.name }
+    }
+
+    /// The regions a unit of `hardwareRevision` with serial number `serial` may choose, in
+    /// the vendor's order (vendor `getRegionNames`, "loaded from the update server").
+    public func regions(hardwareRevision: UInt8, serial: UInt32) -> [RegionEntry] {
+        let codes = Set(eligibility.filter { $0.applies(hardwareRevision: hardwareRevision, serial: serial) }.flatMap(\.regions))
+        return regions.filter { codes.contains($0.code) }
+    }
+
+    /// The payload bytes: pretty JSON with sorted keys.
+    public func payload() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // Strings, numbers, booleans, arrays and objects only: this cannot fail.
+        return Array(try! encoder.encode(self)) + [0x0A]
+    }
+
+    /// Decodes and checks a payload: type, JSON shape, then every region against the
+    /// firmware's own limits (``RegionEntry/validate(within:)``), numbers listed once, and
+    /// eligibility naming only listed regions.
+    public static func decode(_ payload: [UInt8], file: String) throws(FirmwareError) -> RegionCatalogue {
+        struct Marker: Decodable { var type: String? }
+        if let marker = try? JSONDecoder().decode(Marker.self, from: Data(payload)), marker.type != typeMarker {
+            throw .typeMismatch(file: file, expected: typeMarker, found: marker.type ?? "(none)")
+        }
+        let catalogue: RegionCatalogue
+        do {
+            catalogue = try JSONDecoder().decode(RegionCatalogue.self, from: Data(payload))
+        } catch {
+            let (field, detail) = describe(error)
+            throw .metadataMalformed(file: file, field: field, detail: detail)
+        }
+        try catalogue.validate(file: file)
+        return catalogue
+    }
+
+    func validate(file: String) throws(FirmwareError) {
+        func bad(_ field: String, _ detail: String) -> FirmwareError { .metadataMalformed(file: file, field: field, detail: detail) }
+        guard type == Self.typeMarker else { throw .typeMismatch(file: file, expected: Self.typeMarker, found: type) }
+        guard !regions.isEmpty else { throw bad("regions", "lists no region") }
+        var numbers = Set<UInt16>()
+        for (index, entry) in regions.enumerated() {
+            guard numbers.insert(entry.number).inserted else { throw bad("regions[\(index)].number", "region \(entry.number) is listed twice") }
+            guard let limit = RegionCatalog.entry(number: entry.number) else {
+                throw .regionInvalid(file: file, region: entry.name, field: "number", expected: "1 to \(RegionCatalog.entries.count)",
+                                     found: String(entry.number))
+            }
+            do {
+                try entry.validate(within: limit)
+            } catch {
+                throw .regionInvalid(file: file, region: error.region, field: error.field, expected: error.expected, found: error.found)
+            }
+        }
+        let codes = Set(regions.map(\.code))
+        for (index, rule) in eligibility.enumerated() {
+            guard !rule.hardwareRevisions.isEmpty else { throw bad("eligibility[\(index)].hardware_revisions", "lists no revision") }
+            for code in rule.regions where !codes.contains(code) {
+                throw bad("eligibility[\(index)].regions", "region '\(code)' is not in 'regions'")
+            }
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case type, version, expires, regions, eligibility }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        type = try c.decode(String.self, forKey: .type)
+        version = try c.decode(UInt64.self, forKey: .version)
+        let text = try c.decode(String.self, forKey: .expires)
+        guard let date = UTCTime.date(text) else {
+            throw DecodingError.dataCorruptedError(forKey: .expires, in: c, debugDescription: "'\(text)' is not YYYY-MM-DDTHH:MM:SSZ")
+        }
+        expires = date
+        regions = try c.decode([RegionEntry].self, forKey: .regions)
+        eligibility = try c.decode([RegionEligibility].self, forKey: .eligibility)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(type, forKey: .type)
+        try c.encode(version, forKey: .version)
+        try c.encode(UTCTime.format(expires), forKey: .expires)
+        try c.encode(regions, forKey: .regions)
+        try c.encode(eligibility, forKey: .eligibility)
+    }
+}
+
+/// The library half of publishing the region catalogue (`grokctl region publish`, see
+/// docs/regions.md): build the payload from the firmware's table, wrap it, sign it, write
+/// it where a server serves it. Private keys stay with their holders: this takes key
+/// files, it never stores one.
+public enum RegionPublisher {
+    /// Every hardware revision of every serial number may choose every region.
+    public static func everywhere(hardwareRevisions: [UInt8]) -> [RegionEligibility] {
+        [RegionEligibility(hardwareRevisions: hardwareRevisions, regions: RegionCatalog.entries.map(\.code))]
+    }
+
+    /// A checked catalogue of `regions` (by default the firmware's own table for all 22
+    /// regions) with `eligibility`.
+    public static func catalogue(version: UInt64, expires: Date, eligibility: [RegionEligibility],
+                                 regions: [RegionEntry] = RegionCatalog.entries) throws(FirmwareError) -> RegionCatalogue {
+        let catalogue = RegionCatalogue(version: version, expires: expires, regions: regions, eligibility: eligibility)
+        return try RegionCatalogue.decode(catalogue.payload(), file: "<region catalogue>")
+    }
+
+    /// An unsigned envelope holding `catalogue`'s payload.
+    public static func envelope(for catalogue: RegionCatalogue) throws(FirmwareError) -> SignedEnvelope {
+        let payload = catalogue.payload()
+        _ = try RegionCatalogue.decode(payload, file: "<region catalogue>")
+        return SignedEnvelope(payload: payload)
+    }
+
+    /// Adds a signature by each PEM private key in `keyFiles` to the envelope (or plain
+    /// catalogue JSON) in `envelopeFile` and writes it to `output` (as `grokctl channel
+    /// sign` does for channels).
+    @discardableResult
+    public static func sign(envelopeFile: String, keyFiles: [String], output: String) throws(FirmwareError) -> SignedEnvelope {
+        try FirmwarePublisher.sign(envelopeFile: envelopeFile, keyFiles: keyFiles, output: output, as: RegionCatalogue.self)
+    }
+
+    /// Writes `<root>/regions.json` (atomically) after checking that the envelope verifies
+    /// against `trustedKeys` at `now` (threshold, expiry).
+    /// - Returns: the path written.
+    @discardableResult
+    public static func publish(envelope bytes: [UInt8], root: String, trustedKeys: TrustedKeys,
+                               now: Date = Date()) throws(FirmwareError) -> String {
+        _ = try MetadataVerifier(trustedKeys: trustedKeys, clock: { now })
+            .verify(bytes, as: RegionCatalogue.self, name: RegionCatalogue.name, highest: nil, file: "<envelope>")
+        try Files.makeDirectories(root)
+        let path = root + "/regions.json"
+        try Files.replace(path, with: bytes)
+        return path
+    }
+}

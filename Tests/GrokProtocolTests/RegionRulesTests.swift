@@ -1,0 +1,121 @@
+import GrokProtocol
+import Testing
+
+@Suite("Region rules")
+struct RegionRulesTests {
+    @Test("all 22 vendor regions have regulatory values that pass validation, in the vendor's order")
+    func everyRegionIsValid() throws {
+        #expect(RegionCatalog.entries.count == 22)
+        for (index, entry) in RegionCatalog.entries.enumerated() {
+            #expect(entry.number == UInt16(index + 1))
+            #expect(entry.setting == RegionCatalog.all[index].setting)
+            #expect(RegionCatalog.entry(for: entry.setting) == entry)
+            #expect(throws: Never.self) { try entry.validate() }
+            #expect(Set(entry.channelsKHz).count == entry.channelsKHz.count, "\(entry.code)")
+        }
+        #expect(RegionCatalog.entry(for: RegionSetting(name: "ETSI (EU)", number: 1)) == nil)
+        #expect(RegionCatalog.entry(number: 0) == nil && RegionCatalog.entry(number: 23) == nil)
+    }
+
+    @Test("FCC: 50 channels 902.75-927.25 MHz every 500 kHz, 400 ms, 4 W EIRP; ETSI: four channels at 2 W ERP")
+    func theBigTwo() throws {
+        let fcc = try #require(RegionCatalog.entry(number: 1))
+        #expect(fcc.channelsKHz == (0..<50).map { 902_750 + 500 * $0 })
+        #expect(fcc.maxDwellMilliseconds == 400)
+        #expect(fcc.maxEIRPDBm == 36 && fcc.powerReference == .eirp)
+        #expect(!fcc.listenBeforeTalk.isOn(requested: true))
+        let etsi = try #require(RegionCatalog.entry(number: 2))
+        #expect(etsi.channelsKHz == [865_700, 866_300, 866_900, 867_500])
+        #expect(etsi.maxPowerDBm == 33 && etsi.powerReference == .erp)
+        #expect(abs(etsi.maxEIRPDBm - 35.15) < 1e-9)
+        let high = try #require(RegionCatalog.find("etsi_high").flatMap { RegionCatalog.entry(for: $0.setting) })
+        #expect(high.channelsKHz == [916_300, 917_500, 918_700] && high.maxPowerDBm == 36)
+        // Japan (unlicensed) must listen; a configuration cannot switch it off.
+        let japan = try #require(RegionCatalog.entry(number: 6))
+        #expect(japan.listenBeforeTalk.isOn(requested: false) && japan.listenBeforeTalk.isOn(requested: nil))
+        // Japan (licensed): off by default, may be switched on.
+        let licensed = try #require(RegionCatalog.entry(number: 7))
+        #expect(!licensed.listenBeforeTalk.isOn(requested: nil) && licensed.listenBeforeTalk.isOn(requested: true))
+    }
+
+    static func broken(_ change: (inout RegionEntry) -> Void) -> RegionEntry {
+        var entry = RegionCatalog.entries[1]
+        change(&entry)
+        return entry
+    }
+
+    @Test("a bad entry is refused with the region, the field, what was expected and what was found")
+    func badEntries() {
+        let cases: [(RegionEntry, String, String)] = [
+            (Self.broken { $0.channelsKHz[2] = 869_000 }, "channels_khz[2]", "869 MHz"),
+            (Self.broken { $0.channelsKHz = [866_300, 865_700] }, "channels_khz[1]", "865.7 MHz"),
+            (Self.broken { $0.channelsKHz = [] }, "channels_khz", "none"),
+            (Self.broken { $0.maxPowerDBm = 37 }, "max_power_dbm", "37.0 dBm ERP"),
+            (Self.broken { $0.maxPowerDBm = 0 }, "max_power_dbm", "0.0 dBm ERP"),
+            (Self.broken { $0.maxDwellMilliseconds = 0 }, "max_dwell_ms", "0"),
+            (Self.broken { $0.minRoundMilliseconds = 5000 }, "min_round_ms", "5000"),
+            (Self.broken { $0.listenBeforeTalk.listenMilliseconds = 0 }, "listen_before_talk.listen_ms", "0"),
+            (Self.broken { $0.listenBeforeTalk.thresholdDBm = 5 }, "listen_before_talk.threshold_dbm", "5"),
+            (Self.broken { $0.listenBeforeTalk = ListenBeforeTalk(enabledByDefault: false, overrideAllowed: false, listenMilliseconds: 5, thresholdDBm: -96) },
+             "listen_before_talk.listen_ms", "5"),
+            (Self.broken { $0.bands = [FrequencyBand(lowKHz: 868_000, highKHz: 865_000)] }, "bands[0]", "868-865 MHz"),
+            (Self.broken { $0.name = "Europe" }, "name", "'Europe'"),
+            (Self.broken { $0.number = 40 }, "number", "40"),
+        ]
+        for (entry, field, found) in cases {
+            do {
+                try entry.validate()
+                Issue.record("accepted a bad \(field)")
+            } catch {
+                #expect(error.field == field)
+                #expect(error.found == found, "\(field): \(error.found)")
+                #expect(!error.expected.isEmpty)
+                #expect(error.region == entry.name || error.region == "#\(entry.number)")
+                #expect(error.description.contains(field) && error.code == "region_entry_invalid")
+            }
+        }
+    }
+
+    @Test("a catalogue entry may not be looser than the firmware's: more power, longer dwell, a channel off the band")
+    func withinTheFirmwaresLimits() throws {
+        let limit = RegionCatalog.entries[1]
+        var tighter = limit
+        tighter.maxPowerDBm = 30
+        tighter.channelsKHz = [865_700]
+        try tighter.validate(within: limit)
+        var louder = limit
+        louder.powerReference = .eirp
+        louder.maxPowerDBm = 36
+        #expect(throws: RegionEntryError.self) { try louder.validate(within: limit) }
+        var longer = limit
+        longer.maxDwellMilliseconds = 5000
+        #expect(throws: RegionEntryError.self) { try longer.validate(within: limit) }
+        var offBand = limit
+        offBand.bands = [FrequencyBand(lowKHz: 865_000, highKHz: 869_000)]
+        offBand.channelsKHz = [865_700, 868_500]
+        #expect(throws: RegionEntryError.self) { try offBand.validate(within: limit) }
+        // Japan (unlicensed) must keep listening.
+        var deaf = RegionCatalog.entries[5]
+        deaf.listenBeforeTalk.overrideAllowed = true
+        #expect(throws: RegionEntryError.self) { try deaf.validate(within: RegionCatalog.entries[5]) }
+    }
+
+    @Test("listen before talk travels as an optional last byte of startInventory", arguments: [nil, false, true] as [Bool?])
+    func listenBeforeTalkOnTheWire(requested: Bool?) throws {
+        var p = InventoryParameters()
+        p.listenBeforeTalk = requested
+        let bytes = RequestMessage(id: 7, command: .startInventory(p)).encode()
+        let plain = RequestMessage(id: 7, command: .startInventory(InventoryParameters())).encode()
+        #expect(bytes.count == plain.count + (requested == nil ? 0 : 1))
+        let decoded = try RequestMessage.decode(bytes)
+        guard case .startInventory(let back) = decoded.command else { Issue.record("not startInventory"); return }
+        #expect(back == p)
+    }
+
+    @Test func setRegionNotSupportedHasItsOwnStatus() {
+        #expect(StatusCode.setRegionNotSupported.code == 11)
+        #expect(StatusCode(code: 11) == .setRegionNotSupported)
+        #expect(StatusCode.setRegionNotSupported.name == "set_region_not_supported")
+        #expect(RegionCatalog.minimumFirmwareForSetRegion == FirmwareVersion(major: 1, minor: 5, build: 0))
+    }
+}

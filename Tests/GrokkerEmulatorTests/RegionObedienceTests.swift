@@ -1,0 +1,175 @@
+import Foundation
+import GrokAudio
+import GrokProtocol
+import Testing
+
+@testable import GrokkerEmulator
+
+/// The emulated Grokker obeys its region: channels, dwell, round period, power cap and
+/// listen before talk (docs/regions.md, "What the emulated Grokker does").
+@Suite("Region obedience")
+struct RegionObedienceTests {
+    static func setting(_ code: String) -> RegionSetting { RegionCatalog.find(code)!.setting }
+
+    /// Runs an inventory in `region` on `scene` for `seconds` of device time; returns the
+    /// runner (its round log kept) and every report taken.
+    static func run(_ region: String, scene: RFScene, seconds: Double, parameters: InventoryParameters = InventoryParameters(),
+                    busySeed: UInt64 = 12_345_678) -> (runner: InventoryRunner, reports: [TagReport]) {
+        let runner = InventoryRunner(field: RFField(scene: scene))
+        runner.keepsRounds = true
+        runner.start(parameters, region: setting(region), at: 0, seed: 7, busySeed: busySeed)
+        var reports: [TagReport] = []
+        var t = 0.0
+        while t < seconds {
+            t += 0.05
+            runner.advance(to: t)
+            reports += runner.takeReports(limit: 1000)
+        }
+        return (runner, reports)
+    }
+
+    @Test("reads carry only the region's channels: FCC all 50, ETSI its 4, ETSI high its 3, China its 16",
+          arguments: [("fcc", 50), ("etsi", 4), ("etsi_high", 3), ("china", 16)])
+    func hopsOnlyOnTheRegionsChannels(code: String, count: Int) throws {
+        let entry = try #require(RegionCatalog.entry(for: Self.setting(code)))
+        #expect(entry.channelsKHz.count == count)
+        let (runner, reports) = Self.run(code, scene: RFFixtures.uniformScene(count: 3), seconds: 3)
+        let seen = Set(reports.map { Int($0.frequencyKHz) })
+        #expect(!reports.isEmpty)
+        #expect(seen.isSubset(of: Set(entry.channelsKHz)), "\(code): \(seen.sorted())")
+        let hopped = Set(runner.roundLog.map { Int(($0.frequencyMHz * 1000).rounded()) })
+        #expect(hopped == Set(entry.channelsKHz), "\(code) hops on every channel and nothing else")
+    }
+
+    @Test("no round stays on a frequency longer than the region's dwell, even with 500 tags to read",
+          arguments: ["fcc", "china"])
+    func neverDwellsTooLong(code: String) throws {
+        let entry = try #require(RegionCatalog.entry(for: Self.setting(code)))
+        let (runner, _) = Self.run(code, scene: RFFixtures.uniformScene(count: 500), seconds: 2 * Double(entry.maxDwellMilliseconds) / 1000)
+        let dwell = Double(entry.maxDwellMilliseconds) / 1000
+        #expect(runner.roundLog.contains { $0.endedByDwellLimit }, "the population is large enough to reach the limit")
+        for round in runner.roundLog {
+            #expect(round.airTime - round.listenTime <= dwell + 1e-12)
+        }
+    }
+
+    @Test("rounds never start closer than the region's min ms per round")
+    func respectsTheMinimumRound() throws {
+        let entry = try #require(RegionCatalog.entry(number: 1))
+        let minimum = Double(entry.minRoundMilliseconds) / 1000
+        // An empty field: every round is one empty frame, far shorter than the minimum.
+        let (runner, _) = Self.run("fcc", scene: RFScene(tags: []), seconds: 1)
+        #expect(runner.roundLog.count > 50)
+        #expect(runner.roundLog.allSatisfy { $0.airTime < minimum })
+        for (a, b) in zip(runner.roundLog, runner.roundLog.dropFirst()) {
+            #expect(b.startTime - a.startTime >= minimum - 1e-12)
+        }
+    }
+
+    /// Tags at 1...6 m in free space; with 0 dBi the reader's conducted power is its EIRP.
+    static let farScene = RFScene(tags: (0..<11).map { i in
+        RFScene.Tag(name: "t\(i)", epc: RFFixtures.epc(i), placement: .distance(meters: 1 + 0.5 * Double(i)))
+    })
+
+    @Test("a configuration asking for 30 dBm is capped at the region's limit, and the cap decides which far tags answer")
+    func powerIsCapped() throws {
+        var p = InventoryParameters()
+        p.initialPowerTenthsDBm = 300
+        p.minPowerTenthsDBm = 300
+        p.maxPowerTenthsDBm = 300
+        let fcc = Self.run("fcc", scene: Self.farScene, seconds: 3, parameters: p)
+        let japan = Self.run("japan_unlicensed", scene: Self.farScene, seconds: 3, parameters: p)
+        #expect(fcc.runner.regionPowerCapDBm == 36)
+        #expect(japan.runner.regionPowerCapDBm == 27)
+        #expect(fcc.runner.roundLog.allSatisfy { $0.powerDBm == 30 })
+        #expect(japan.runner.roundLog.allSatisfy { $0.powerDBm == 27 })
+        // The link budget decides, at the power actually used, on the region's channels.
+        let field = RFField(scene: Self.farScene)
+        func reachable(_ power: Double, on channels: [Double], all: Bool) -> Set<[UInt8]> {
+            Set(field.tags.indices.filter { i in
+                let each = channels.map { field.isReachable(i, at: 0, carrier: RFCarrier(powerDBm: power, frequencyMHz: $0)) }
+                return all ? each.allSatisfy { $0 } : each.contains(true)
+            }.map { field.tags[$0].epc })
+        }
+        let japanChannels = RegionCatalog.entries[5].channelsMHz
+        let fccChannels = RegionCatalog.entries[0].channelsMHz
+        let foundFCC = Set(fcc.reports.map(\.epc))
+        let foundJapan = Set(japan.reports.map(\.epc))
+        #expect(foundJapan.isSubset(of: reachable(27, on: japanChannels, all: false)))
+        #expect(reachable(27, on: japanChannels, all: true).isSubset(of: foundJapan))
+        #expect(reachable(30, on: fccChannels, all: true).isSubset(of: foundFCC))
+        #expect(foundJapan.count < foundFCC.count, "\(foundJapan.count) vs \(foundFCC.count)")
+        #expect(!foundFCC.isSubset(of: reachable(27, on: japanChannels, all: false)), "FCC at 30 dBm reaches tags Japan's 27 dBm cannot")
+    }
+
+    @Test("listen before talk: every round listens the region's 5 ms before transmitting, busy channels are skipped")
+    func listensBeforeTalking() throws {
+        let japan = try #require(RegionCatalog.entry(number: 6))
+        let listen = Double(japan.listenBeforeTalk.listenMilliseconds) / 1000
+        let (runner, reports) = Self.run("japan_unlicensed", scene: RFFixtures.uniformScene(count: 5), seconds: 4)
+        #expect(!reports.isEmpty)
+        #expect(runner.roundLog.allSatisfy { $0.listenTime == listen })
+        let busy = runner.roundLog.filter(\.channelBusy)
+        #expect(!busy.isEmpty && busy.count < runner.roundLog.count / 4, "\(busy.count) of \(runner.roundLog.count)")
+        #expect(busy.allSatisfy { $0.reads.isEmpty && $0.slots.total == 0 })
+        for round in runner.roundLog where !round.channelBusy {
+            #expect(round.reads.allSatisfy { $0.time >= round.startTime + listen })
+        }
+        // The same unit meets the same busy channels; another unit other ones.
+        let again = Self.run("japan_unlicensed", scene: RFFixtures.uniformScene(count: 5), seconds: 4)
+        #expect(again.runner.roundLog.map(\.channelBusy) == runner.roundLog.map(\.channelBusy))
+        let other = Self.run("japan_unlicensed", scene: RFFixtures.uniformScene(count: 5), seconds: 4, busySeed: 87_654_321)
+        #expect(other.runner.roundLog.map(\.channelBusy) != runner.roundLog.map(\.channelBusy))
+    }
+
+    @Test("listening adds exactly the listen time to a round; it is on only where the region allows")
+    func listeningAddsTheListenTime() {
+        // S2: the flags outlast the 5 ms the carrier is off while the reader listens.
+        var quiet = RFFixtures.configuration(session: .s2, toggleAfter: 1)
+        quiet.minRoundSeconds = 0
+        var listening = quiet
+        listening.listenBeforeTalk = Gen2ListenBeforeTalk(listenSeconds: 0.005, thresholdDBm: -74, busyPercent: 0)
+        var a = Gen2Inventory(configuration: quiet)
+        var b = Gen2Inventory(configuration: listening)
+        var fieldA = RFField(scene: RFFixtures.uniformScene(count: 20))
+        var fieldB = RFField(scene: RFFixtures.uniformScene(count: 20))
+        var t = 0.0
+        for _ in 0..<5 {
+            let ra = a.runRound(in: &fieldA, at: t)
+            let rb = b.runRound(in: &fieldB, at: t)
+            #expect(abs(rb.airTime - ra.airTime - 0.005) < 1e-12)
+            #expect(ra.reads.map(\.epc) == rb.reads.map(\.epc))
+            #expect(zip(ra.reads, rb.reads).allSatisfy { abs($1.time - $0.time - 0.005) < 1e-12 })
+            t += max(ra.duration, rb.duration)
+        }
+        // Japan (licensed): off by default, on when asked. FCC: never.
+        var on = InventoryParameters()
+        on.listenBeforeTalk = true
+        #expect(Self.run("japan_licensed", scene: RFScene(tags: []), seconds: 0.2).runner.roundLog.allSatisfy { $0.listenTime == 0 })
+        #expect(Self.run("japan_licensed", scene: RFScene(tags: []), seconds: 0.2, parameters: on).runner.roundLog.allSatisfy { $0.listenTime == 0.005 })
+        #expect(Self.run("fcc", scene: RFScene(tags: []), seconds: 0.2, parameters: on).runner.roundLog.allSatisfy { $0.listenTime == 0 })
+        var off = InventoryParameters()
+        off.listenBeforeTalk = false
+        #expect(Self.run("japan_unlicensed", scene: RFScene(tags: []), seconds: 0.2, parameters: off).runner.roundLog.allSatisfy { $0.listenTime == 0.005 })
+    }
+
+    @Test("firmware older than 1.5.0 answers set_region_not_supported; an out-of-the-box unit refuses inventory until set")
+    func setRegionNeedsFirmwareAndInventoryNeedsRegion() throws {
+        let temp = try TemporaryDirectory()
+        defer { temp.remove() }
+        var rng = SeededGenerator(seed: 3)
+        let handler = GrokkerCommandHandler(store: try DeviceStateStore.openOrCreate(deviceDirectory: temp.path, using: &rng))
+        guard case .failure(_, .regionNotSet, _) = handler.execute(.startInventory(InventoryParameters())) else {
+            Issue.record("out of the box must refuse inventory"); return
+        }
+        try handler.store.update { $0.firmwareVersion = FirmwareVersion(major: 1, minor: 4, build: 9) }
+        let old = handler.execute(.setRegion(Self.setting("etsi")))
+        guard case .failure(.setRegion, .setRegionNotSupported, let message) = old else { Issue.record("\(old)"); return }
+        #expect(message.contains("1.4.9") && message.contains("1.5.0"))
+        #expect(handler.store.state.region == nil)
+        try handler.store.update { $0.firmwareVersion = RegionCatalog.minimumFirmwareForSetRegion }
+        guard case .setRegion(let info) = handler.execute(.setRegion(Self.setting("etsi"))) else { Issue.record("refused"); return }
+        #expect(info.region?.number == 2)
+        guard case .done = handler.execute(.startInventory(InventoryParameters())) else { Issue.record("still refused"); return }
+    }
+}

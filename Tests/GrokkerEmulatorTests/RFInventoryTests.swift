@@ -50,12 +50,12 @@ enum RFFixtures {
 @Suite struct RFInventoryTests {
     /// Independent inventories pooled per population (about 60 000 slots each, so the pooled
     /// share has a standard deviation near 0.2 percentage points; one run alone varies by
-    /// ±2.6 points at 100 tags). Measured: 34.1 % (100 tags), 34.5 % (300), 34.3 % (500)
-    /// while a round could overrun the 400 ms dwell by its last slot; since no slot may end
-    /// past the dwell limit (regions), 100 tags measure 33.9 %: the bound is 33.5 %.
+    /// ±2.6 points at 100 tags). Measured: 34.6 % (100 tags), 34.9 % (300), 34.4 % (500),
+    /// with no slot ending past the 400 ms dwell limit and frames after collisions sized by
+    /// Schoute's estimate.
     static let populations: [(tags: Int, runs: Int)] = [(100, 200), (300, 80), (500, 48)]
 
-    @Test("every tag is found in a bounded number of rounds and ≥ 33.5 % of slots succeed", arguments: populations)
+    @Test("every tag is found in a bounded number of rounds and ≥ 34 % of slots succeed", arguments: populations)
     func slotEfficiency(tags: Int, runs: Int) {
         var pooled = Gen2SlotStatistics()
         for run in 0..<runs {
@@ -67,7 +67,7 @@ enum RFFixtures {
             #expect(result.slots.successful == tags, "a tag was read twice in run \(run)")
             pooled += result.slots
         }
-        #expect(pooled.efficiency >= 0.335, "\(tags) tags: \(pooled) -> \(pooled.efficiency)")
+        #expect(pooled.efficiency >= 0.34, "\(tags) tags: \(pooled) -> \(pooled.efficiency)")
     }
 
     @Test func selectYieldsExactlyTheMatchingTags() throws {

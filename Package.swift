@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
         .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto", "GrokFirmware", "GrokNet", "NetTestSupport"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto", "UGrokIt"]),
+        .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -81,8 +81,10 @@ struct FirmwareOptions: Sendable {
     }
 }
 
-/// Runs async library work (the network) from a command, which runs on a plain thread,
-/// and waits for it.
+/// Runs async library work (the network) from a command, which runs on a plain thread
+/// (the process's main thread or a device thread), and waits for it. Not for use from a
+/// Swift concurrency task: blocking one of the cooperative pool's threads while the work
+/// needs that pool can starve it (tests run these commands through the binary).
 enum Blocking {
     private final class Box<T: Sendable>: Sendable {
         let result = Mutex<Result<T, any Error>?>(nil)

@@ -60,7 +60,7 @@ let package = Package(
         /// grokctl's commands, parsing and localized presentation.
         .target(
             name: "GrokCLI",
-            dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"],
+            dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto"],
             resources: [.copy("Localization")]
         ),
         /// The grokctl executable: an entry point only.
@@ -97,7 +97,7 @@ let package = Package(
         .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
         .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto", "GrokFirmware", "GrokNet", "NetTestSupport"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokAudio"]),
+        .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt"]),
         .testTarget(name: "GrokLedgerTests", dependencies: ["GrokLedger"]),
     ],
     swiftLanguageModes: [.v6]

@@ -52,6 +52,23 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     case benchUnreadable(path: String, detail: String)
     /// The bench path names something that is not a directory.
     case benchNotDirectory(path: String)
+    /// Two options that exclude each other were both given (`--name` and `--package`).
+    case conflictingOptions(String, String)
+    /// None of several alternatives was given (`firmware verify` without a file or `--name`).
+    case missingOneOf([String])
+    /// `--channel` is not a channel name.
+    case invalidChannel(String)
+    /// `--server` is not an https://, http:// or file:// URL.
+    case invalidServerURL(String)
+    /// A percentage option outside 0...100 or not a number.
+    case invalidPercent(value: String, option: String)
+    /// `--version` is not MAJOR.MINOR.BUILD.
+    case invalidFirmwareVersion(String)
+    /// The channel lists no update with the version asked for.
+    case versionNotListed(channel: String, version: String)
+    /// A package file given to `firmware flash --package` is not listed in the channel's
+    /// verified metadata, so it is not approved for flashing.
+    case packageNotListed(file: String, channel: String)
 
     /// A stable identifier for `--json` output; the catalog key is `error.<code>`.
     public var code: String {
@@ -72,13 +89,21 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidRegion: "usage_invalid_region"
         case .benchUnreadable: "bench_unreadable"
         case .benchNotDirectory: "bench_not_directory"
+        case .conflictingOptions: "usage_conflicting_options"
+        case .missingOneOf: "usage_missing_one_of"
+        case .invalidChannel: "usage_invalid_channel"
+        case .invalidServerURL: "usage_invalid_server_url"
+        case .invalidPercent: "usage_invalid_percent"
+        case .invalidFirmwareVersion: "usage_invalid_firmware_version"
+        case .versionNotListed: "firmware_version_not_listed"
+        case .packageNotListed: "firmware_package_not_listed"
         }
     }
 
     /// Whether the command line was at fault (exit 64) rather than the work (exit 1).
     public var isUsageError: Bool {
         switch self {
-        case .benchUnreadable, .benchNotDirectory: false
+        case .benchUnreadable, .benchNotDirectory, .versionNotListed, .packageNotListed: false
         default: true
         }
     }
@@ -122,6 +147,12 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .deviceOutOfRange(let index, let spec): [index, spec]
         case .benchUnreadable(let path, let detail): [path, detail]
         case .benchNotDirectory(let path): [path]
+        case .conflictingOptions(let first, let second): [first, second]
+        case .missingOneOf(let names): [names.joined(separator: ", ")]
+        case .invalidChannel(let name), .invalidServerURL(let name), .invalidFirmwareVersion(let name): [name]
+        case .invalidPercent(let value, let option): [value, option]
+        case .versionNotListed(let channel, let version): [channel, version]
+        case .packageNotListed(let file, let channel): [file, channel]
         }
     }
 }

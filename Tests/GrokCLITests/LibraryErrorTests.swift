@@ -4,6 +4,10 @@ import GrokkerEmulator
 import GrokLink
 import Testing
 import UGrokIt
+import GrokCrypto
+import GrokFirmware
+import GrokNet
+import GrokProtocol
 
 /// Every library error a command can surface has a catalog key in all four languages, with
 /// exactly the placeholders its arguments fill.
@@ -71,5 +75,100 @@ struct LibraryErrorTests {
             }
         }
         Self.check(samples)
+    }
+
+    @Test func firmwareErrors() {
+        let f = "pkg.grokfw"
+        let samples: [FirmwareError] = [
+            .hexRecord(file: "a.hex", line: 3, detail: "bad length"), .hexChecksum(file: "a.hex", line: 4, expected: 0x12, found: 0x13),
+            .hexOverlap(file: "a.hex", line: 9, otherLine: 2, address: 0x0800_8000), .hexMissingEnd(file: "a.hex"),
+            .hexTooLarge(file: "a.hex", limit: 16_777_216), .packageBadMagic(file: f), .packageUnsupportedFormat(file: f, found: 9),
+            .packageTruncated(file: f, field: "segment table", needed: 13, available: 2),
+            .packageInvalidField(file: f, field: "hardware type", expected: "5", found: "0"), .packageTrailingBytes(file: f, count: 7),
+            .packageSegmentCRC(file: f, segment: "application", expected: "0x1", found: "0x2"),
+            .packageHashMismatch(file: f, expected: "aa", found: "bb"), .invalidKey(file: "k.pem", detail: "not PEM"),
+            .trustedKeysInvalid(file: "keys.json", detail: "threshold 3 of 2"), .envelopeMalformed(file: "c.json", detail: "no payload"),
+            .metadataMalformed(file: "c.json", field: "updates[0].size", detail: "must be positive"),
+            .badSignature(file: "c.json", keyID: "abcd"), .untrustedKeys(file: "c.json", keyIDs: ["ef01"]),
+            .belowThreshold(file: "c.json", valid: 1, required: 2), .typeMismatch(file: "c.json", expected: "x", found: "y"),
+            .channelMismatch(file: "c.json", expected: "release", found: "development"),
+            .metadataExpired(file: "c.json", expires: "2020-01-01T00:00:00Z", now: "2025-01-01T00:00:00Z"),
+            .metadataRollback(file: "c.json", channel: "release", found: 3, highest: 7),
+            .metadataVersionReused(file: "c.json", channel: "release", version: 7), .invalidChannelName(name: "Rel"),
+            .imageSizeMismatch(file: f, expected: 10, found: 11), .imageHashMismatch(file: f, expected: "aa", found: "bb"),
+            .imageHeaderMismatch(file: f, field: "version", expected: "1.8.0", found: "1.9.0"),
+            .updateNotListed(channel: "release", name: "x"), .noCachedMetadata(channel: "release"),
+            .imageNotCached(name: "x", sha256: "aa"), .invalidInput(file: "d.json", detail: "version missing"),
+            .io(path: "/c", operation: "rename", detail: "EXDEV"), .crypto(detail: "EVP_DigestSign"),
+            .regionInvalid(file: "regions.json", region: "fcc", field: "max_power_dbm", expected: "at most 36", found: "40"),
+        ]
+        for sample in samples {
+            switch sample {
+            case .hexRecord, .hexChecksum, .hexOverlap, .hexMissingEnd, .hexTooLarge, .packageBadMagic, .packageUnsupportedFormat,
+                .packageTruncated, .packageInvalidField, .packageTrailingBytes, .packageSegmentCRC, .packageHashMismatch,
+                .invalidKey, .trustedKeysInvalid, .envelopeMalformed, .metadataMalformed, .badSignature, .untrustedKeys,
+                .belowThreshold, .typeMismatch, .channelMismatch, .metadataExpired, .metadataRollback, .metadataVersionReused,
+                .invalidChannelName, .imageSizeMismatch, .imageHashMismatch, .imageHeaderMismatch, .updateNotListed,
+                .noCachedMetadata, .imageNotCached, .invalidInput, .io, .crypto, .regionInvalid: break
+            }
+        }
+        Self.check(samples)
+    }
+
+    @Test func netErrors() {
+        let u = "https://fw.example/release/channel.json"
+        let samples: [NetError] = [
+            .invalidURL(url: "ftp://x", detail: "scheme"), .resolveFailed(url: u, detail: "NXDOMAIN"),
+            .connectFailed(url: u, detail: "refused"), .untrustedServer(url: u, trust: "ca.pem", detail: "self-signed"),
+            .tls(url: u, detail: "handshake"), .stalled(url: u, received: 100, limit: 1024, seconds: 30),
+            .connectionLost(url: u, received: 5000, detail: "reset"), .httpStatus(url: u, status: 500),
+            .tooManyRedirects(url: u, limit: 5), .sizeCapExceeded(url: u, cap: 100, size: 200, announced: true),
+            .longerThanExpected(url: u, expected: 100, size: 150, announced: false), .truncated(url: u, received: 10, expected: 20),
+            .badRange(url: u, detail: "bytes 5-9"), .rangeNotSatisfiable(url: u, offset: 42), .cancelled(url: u, received: 3),
+            .file(path: "/tmp/x.partial", detail: "denied"), .transfer(url: u, curlCode: 56, detail: "recv failure"),
+        ]
+        for sample in samples {
+            switch sample {
+            case .invalidURL, .resolveFailed, .connectFailed, .untrustedServer, .tls, .stalled, .connectionLost, .httpStatus,
+                .tooManyRedirects, .sizeCapExceeded, .longerThanExpected, .truncated, .badRange, .rangeNotSatisfiable,
+                .cancelled, .file, .transfer: break
+            }
+        }
+        Self.check(samples)
+    }
+
+    @Test func cryptoErrors() {
+        let samples: [CryptoError] = [
+            .openssl(function: "EVP_DigestSign"), .zlib(function: "inflate", status: -3), .corruptStream(detail: "bad header"),
+            .outputLimitExceeded(limit: 65_536), .invalidKey(detail: "not Ed25519"),
+        ]
+        for sample in samples {
+            switch sample {
+            case .openssl, .zlib, .corruptStream, .outputLimitExceeded, .invalidKey: break
+            }
+        }
+        Self.check(samples)
+    }
+
+    @Test func firmwareUpdateErrors() {
+        let v = FirmwareVersion("1.7.3")!
+        let samples: [FirmwareUpdateError] = [
+            .incompatibleHardware(port: "sim:0", image: "GROKKER_1 rev. 1", reader: "GROKKER_1 rev. 3"),
+            .notApplicable(port: "sim:0", running: v, appliesTo: "1.0.0-1.5.65535"),
+            .downgradeNotAllowed(port: "sim:0", running: v, image: FirmwareVersion("1.6.0")!),
+            .sameVersionNotAllowed(port: "sim:0", version: v), .batteryTooLow(port: "sim:0", percent: 10, minimum: 20),
+            .imageTooLarge(port: "sim:0", length: 300_000, capacity: 262_144),
+            .verifyMismatch(port: "sim:0", expected: "aa", found: "bb"),
+            .bootFailed(port: "sim:0", image: FirmwareVersion("1.8.0")!, running: v),
+            .cantReconnect(port: "sim:0", seconds: 20), .cancelled(port: "sim:0"), .protocolFailure(port: "sim:0", detail: "busy"),
+        ]
+        for sample in samples {
+            switch sample {
+            case .incompatibleHardware, .notApplicable, .downgradeNotAllowed, .sameVersionNotAllowed, .batteryTooLow,
+                .imageTooLarge, .verifyMismatch, .bootFailed, .cantReconnect, .cancelled, .protocolFailure: break
+            }
+        }
+        Self.check(samples)
+        Self.check([UpdateNotForDevice(device: "sim:0", name: "grokker-1.8.0", compatibility: .incompatible)])
     }
 }

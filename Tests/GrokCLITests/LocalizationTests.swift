@@ -193,13 +193,18 @@ extension CLI {
                 .invalidChoice(value: "it", option: "--lang", choices: ["en"]), .invalidDevice("x"),
                 .deviceOutOfRange(index: "64", spec: "sim:64"), .duplicateDevice("sim:1"), .invalidRegion("mars"),
                 .benchUnreadable(path: "/x", detail: "y"), .benchNotDirectory(path: "/x"),
+                .conflictingOptions("--name", "--package"), .missingOneOf(["<file>", "--name"]), .invalidChannel("Rel ease"),
+                .invalidServerURL("ftp://x"), .invalidPercent(value: "120", option: "--min-battery"),
+                .invalidFirmwareVersion("1.x"), .versionNotListed(channel: "release", version: "1.9.0"),
+                .packageNotListed(file: "a.grokfw", channel: "release"),
             ]
             for sample in samples {
                 switch sample {
                 case .unknownOption, .unknownSubcommand, .missingValue, .missingOption, .missingArgument,
                     .unexpectedArgument, .duplicateOption, .flagWithValue, .invalidValue, .invalidChoice,
                     .invalidDevice, .deviceOutOfRange, .duplicateDevice, .invalidRegion, .benchUnreadable,
-                    .benchNotDirectory:
+                    .benchNotDirectory, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
+                    .invalidPercent, .invalidFirmwareVersion, .versionNotListed, .packageNotListed:
                     break
                 }
                 #expect(MessageKey(errorCode: sample.code) != nil, "\(sample.code)")

@@ -156,6 +156,9 @@ final class StopSignals {
     /// Whether a stop signal has arrived since ``install()``.
     var requested: Bool { Self.flag.load(ordering: .relaxed) }
 
+    /// The same, for threads that do not hold the instance (it is not `Sendable`).
+    static var flagIsSet: Bool { flag.load(ordering: .relaxed) }
+
     /// Installs the handlers, clears the flag, and unblocks the two signals on this thread
     /// (a parent may have started us with them blocked: Foundation's `Process` does).
     static func install() -> StopSignals {

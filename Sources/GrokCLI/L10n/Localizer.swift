@@ -1,7 +1,10 @@
 import Foundation
 import GrokAudio
+import GrokCrypto
+import GrokFirmware
 import GrokkerEmulator
 import GrokLink
+import GrokNet
 import GrokProtocol
 import UGrokIt
 
@@ -22,6 +25,10 @@ extension ProtocolError: CodedError {}
 extension EmulatorError: CodedError {}
 extension LinkError: CodedError {}
 extension ReaderError: CodedError {}
+extension FirmwareError: CodedError {}
+extension NetError: CodedError {}
+extension CryptoError: CodedError {}
+extension FirmwareUpdateError: CodedError {}
 
 /// Turns ``MessageKey``s and errors into text in one ``Language``.
 ///

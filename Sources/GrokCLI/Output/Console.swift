@@ -63,6 +63,15 @@ public final class Console {
         }
     }
 
+    /// Whether `stream` is a terminal a person watches (not a file, a pipe or a test
+    /// buffer, and not `TERM=dumb`): progress bars are drawn only there.
+    public func isTerminal(_ stream: Stream) -> Bool {
+        let sink = stream == .standardOutput ? standardOutput : standardError
+        guard let descriptor = sink as? FileDescriptorSink else { return false }
+        if let term = getenv("TERM"), String(cString: term) == "dumb" { return false }
+        return isatty(descriptor.fileDescriptor) == 1
+    }
+
     /// A line of the command's result on stdout (a newline is added).
     public func print(_ line: String) {
         write(line + "\n", to: .standardOutput)

@@ -48,7 +48,10 @@ final class ArgumentParser {
         do throws(CLIError) {
             try parseTokens(arguments)
             if lenient || values.flag(.help) { return .help(path: path) }
-            if values.flag(.version) { return .version }
+            // A command with a `--version <v>` option of its own (`firmware flash`) keeps it.
+            if values.flag(.version), !path.last!.configuration.options.contains(where: { $0.long == "version" }) {
+                return .version
+            }
             try assignPositionals()
             for option in path.last!.configuration.options where option.isRequired {
                 if values.values(option).isEmpty { throw CLIError.missingOption(option: option.spelling) }

@@ -1,0 +1,344 @@
+import GrokFirmware
+import GrokProtocol
+
+/// `grokctl firmware`: the firmware lifecycle for technicians (list, check, download,
+/// verify, flash, cache) and the publisher's `pack`.
+struct FirmwareCommand: Command {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "firmware", abstract: .commandFirmwareAbstract, discussion: .commandFirmwareDiscussion,
+            subcommands: [
+                FirmwareListCommand.self, FirmwareCheckCommand.self, FirmwareDownloadCommand.self,
+                FirmwareVerifyCommand.self, FirmwareFlashCommand.self, FirmwareCacheCommand.self,
+                FirmwarePackCommand.self,
+            ])
+    }
+
+    init(_ values: ParsedValues) {}
+}
+
+/// `--device <device>`, optional and repeatable (`firmware list`).
+private let optionalDevice = OptionDeclaration.option(
+    "device", value: .valueDevice, help: .optionDevice, repeatable: true)
+/// `--device <device>`, required and repeatable.
+private let requiredDevice = OptionDeclaration.option(
+    "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true)
+/// `--name <name>`: an update by its name in the channel.
+private let updateNameOption = OptionDeclaration.option("name", value: .valueName, help: .optionUpdateName)
+
+/// `grokctl firmware list [--device SPEC...]`.
+struct FirmwareListCommand: Command {
+    static let device = optionalDevice
+
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "list", abstract: .commandFirmwareListAbstract, discussion: .commandFirmwareListDiscussion,
+            options: [device] + FirmwareOptions.declarations)
+    }
+
+    let devices: [DeviceSpec]
+    let firmware: FirmwareOptions
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        let specs = values.values(Self.device)
+        devices = specs.isEmpty ? [] : try DeviceSpec.parseList(specs)
+        firmware = try FirmwareOptions(values)
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode { try runFirmwareList(self, context) }
+}
+
+/// `grokctl firmware check --device SPEC...`: exit 0 none available, 100 an update is
+/// available for at least one device, 1 a device could not be checked.
+struct FirmwareCheckCommand: Command {
+    static let device = requiredDevice
+
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "check", abstract: .commandFirmwareCheckAbstract, discussion: .commandFirmwareCheckDiscussion,
+            options: [device] + FirmwareOptions.declarations)
+    }
+
+    /// The exit status when at least one device has an update (as `dnf check-update`).
+    static let updateAvailable = ExitCode(rawValue: 100)
+
+    let devices: [DeviceSpec]
+    let firmware: FirmwareOptions
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        devices = try DeviceSpec.parseList(values.values(Self.device))
+        firmware = try FirmwareOptions(values)
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode { try runFirmwareCheck(self, context) }
+}
+
+/// `grokctl firmware download [--name N | --all]`.
+struct FirmwareDownloadCommand: Command {
+    static let name = updateNameOption
+    static let all = OptionDeclaration.flag("all", help: .optionDownloadAll)
+
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "download", abstract: .commandFirmwareDownloadAbstract,
+            discussion: .commandFirmwareDownloadDiscussion,
+            options: [name, all] + FirmwareOptions.declarations)
+    }
+
+    /// The update to download; `nil`: every update the channel lists.
+    let updateName: String?
+    let firmware: FirmwareOptions
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        updateName = values.value(Self.name)
+        if updateName != nil, values.flag(Self.all) { throw .conflictingOptions(Self.name.spelling, Self.all.spelling) }
+        if let updateName, updateName.isEmpty { throw .invalidValue(value: updateName, option: Self.name.spelling) }
+        firmware = try FirmwareOptions(values)
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode { try runFirmwareDownload(self, context) }
+}
+
+/// `grokctl firmware verify [PKG.grokfw] [--name N]`.
+struct FirmwareVerifyCommand: Command {
+    static let package = ArgumentDeclaration(name: .valueFile, help: .argumentPackage, required: false)
+    static let name = updateNameOption
+
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "verify", abstract: .commandFirmwareVerifyAbstract, discussion: .commandFirmwareVerifyDiscussion,
+            options: [name] + FirmwareOptions.localDeclarations + [FirmwareOptions.channel], arguments: [package])
+    }
+
+    let packageFile: String?
+    let updateName: String?
+    let firmware: FirmwareOptions
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        packageFile = values.argument(Self.package)
+        updateName = values.value(Self.name)
+        if packageFile == nil, updateName == nil {
+            throw .missingOneOf(["<" + Localizer.english.text(.valueFile) + ">", Self.name.spelling])
+        }
+        firmware = try FirmwareOptions(values)
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode { try runFirmwareVerify(self, context) }
+}
+
+/// `grokctl firmware flash --device SPEC... [--name N | --version V | --package FILE]`.
+struct FirmwareFlashCommand: Command {
+    static let device = requiredDevice
+    static let name = updateNameOption
+    static let version = OptionDeclaration.option("version", value: .valueVersion, help: .optionFlashVersion)
+    static let package = OptionDeclaration.option("package", value: .valueFile, help: .optionFlashPackage)
+    static let allowDowngrade = OptionDeclaration.flag("allow-downgrade", help: .optionAllowDowngrade)
+    static let allowSameVersion = OptionDeclaration.flag("allow-same-version", help: .optionAllowSameVersion)
+    static let minBattery = OptionDeclaration.option(
+        "min-battery", value: .valuePercent, help: .optionMinBattery, defaultValue: "20")
+
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "flash", abstract: .commandFirmwareFlashAbstract, discussion: .commandFirmwareFlashDiscussion,
+            options: [device, name, version, package, allowDowngrade, allowSameVersion, minBattery]
+                + FirmwareOptions.declarations)
+    }
+
+    /// What to install.
+    enum Target: Sendable, Equatable {
+        /// The newest update each device may take.
+        case best
+        /// The update with this name.
+        case name(String)
+        /// The update with this version.
+        case version(FirmwareVersion)
+        /// This package file, which the channel must list.
+        case package(String)
+    }
+
+    let devices: [DeviceSpec]
+    let target: Target
+    let allowDowngrade: Bool
+    let allowSameVersion: Bool
+    let minimumBattery: Int
+    let firmware: FirmwareOptions
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        devices = try DeviceSpec.parseList(values.values(Self.device))
+        var chosen: [(OptionDeclaration, String)] = []
+        for option in [Self.name, Self.version, Self.package] {
+            if let value = values.value(option) { chosen.append((option, value)) }
+        }
+        if chosen.count > 1 { throw .conflictingOptions(chosen[0].0.spelling, chosen[1].0.spelling) }
+        if let (option, value) = chosen.first {
+            guard !value.isEmpty else { throw .invalidValue(value: value, option: option.spelling) }
+            switch option.long {
+            case "name": target = .name(value)
+            case "version":
+                guard let version = FirmwareVersion(value) else { throw .invalidFirmwareVersion(value) }
+                target = .version(version)
+            default: target = .package(value)
+            }
+        } else {
+            target = .best
+        }
+        allowDowngrade = values.flag(Self.allowDowngrade)
+        allowSameVersion = values.flag(Self.allowSameVersion)
+        let battery = values.value(Self.minBattery) ?? "20"
+        guard let percent = Int(battery), (0...100).contains(percent) else {
+            throw .invalidPercent(value: battery, option: Self.minBattery.spelling)
+        }
+        minimumBattery = percent
+        firmware = try FirmwareOptions(values)
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode { try runFirmwareFlash(self, context) }
+}
+
+/// `grokctl firmware cache`: look after the firmware cache.
+struct FirmwareCacheCommand: Command {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "cache", abstract: .commandFirmwareCacheAbstract,
+            subcommands: [FirmwareCacheVerifyCommand.self, FirmwareCachePruneCommand.self])
+    }
+
+    init(_ values: ParsedValues) {}
+}
+
+/// `grokctl firmware cache verify`: every file's verdict; exit 1 when one is corrupt.
+struct FirmwareCacheVerifyCommand: Command {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "verify", abstract: .commandFirmwareCacheVerifyAbstract, options: FirmwareOptions.localDeclarations)
+    }
+
+    let firmware: FirmwareOptions
+
+    init(_ values: ParsedValues) throws(CLIError) { firmware = try FirmwareOptions(values) }
+
+    func run(_ context: CommandContext) throws -> ExitCode { try runFirmwareCacheVerify(self, context) }
+}
+
+/// `grokctl firmware cache prune`: remove what no current metadata lists, and corrupt images.
+struct FirmwareCachePruneCommand: Command {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "prune", abstract: .commandFirmwareCachePruneAbstract, options: FirmwareOptions.localDeclarations)
+    }
+
+    let firmware: FirmwareOptions
+
+    init(_ values: ParsedValues) throws(CLIError) { firmware = try FirmwareOptions(values) }
+
+    func run(_ context: CommandContext) throws -> ExitCode { try runFirmwareCachePrune(self, context) }
+}
+
+// MARK: Publisher
+
+/// `grokctl firmware pack --hex APP.hex [--loader LOADER.hex] --description DESC.json --output PKG.grokfw`.
+struct FirmwarePackCommand: Command {
+    static let hex = OptionDeclaration.option("hex", value: .valueFile, help: .optionPackHex, required: true)
+    static let loader = OptionDeclaration.option("loader", value: .valueFile, help: .optionPackLoader)
+    static let description = OptionDeclaration.option(
+        "description", value: .valueFile, help: .optionPackDescription, required: true)
+    static let output = OptionDeclaration.option(
+        "output", short: "o", value: .valueFile, help: .optionPackOutput, required: true)
+
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "pack", abstract: .commandFirmwarePackAbstract, discussion: .commandFirmwarePackDiscussion,
+            options: [hex, loader, description, output])
+    }
+
+    let hexFile: String
+    let loaderFile: String?
+    let descriptionFile: String
+    let outputFile: String
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        hexFile = try nonEmpty(values, Self.hex)
+        loaderFile = values.value(Self.loader) == nil ? nil : try nonEmpty(values, Self.loader)
+        descriptionFile = try nonEmpty(values, Self.description)
+        outputFile = try nonEmpty(values, Self.output)
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode { try runFirmwarePack(self, context) }
+}
+
+/// `grokctl channel`: the fleet owner's signing and publishing.
+struct ChannelCommand: Command {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "channel", abstract: .commandChannelAbstract,
+            subcommands: [ChannelSignCommand.self, ChannelPublishCommand.self])
+    }
+
+    init(_ values: ParsedValues) {}
+}
+
+/// `grokctl channel sign --metadata M.json --key KEY.pem [--key ...] --output OUT.json`.
+struct ChannelSignCommand: Command {
+    static let metadata = OptionDeclaration.option(
+        "metadata", value: .valueFile, help: .optionSignMetadata, required: true)
+    static let key = OptionDeclaration.option(
+        "key", value: .valueFile, help: .optionSignKey, repeatable: true, required: true)
+    static let output = OptionDeclaration.option(
+        "output", short: "o", value: .valueFile, help: .optionSignOutput, required: true)
+
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "sign", abstract: .commandChannelSignAbstract, discussion: .commandChannelSignDiscussion,
+            options: [metadata, key, output])
+    }
+
+    let metadataFile: String
+    let keyFiles: [String]
+    let outputFile: String
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        metadataFile = try nonEmpty(values, Self.metadata)
+        keyFiles = values.values(Self.key)
+        if let empty = keyFiles.first(where: \.isEmpty) { throw .invalidValue(value: empty, option: Self.key.spelling) }
+        outputFile = try nonEmpty(values, Self.output)
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode { try runChannelSign(self, context) }
+}
+
+/// `grokctl channel publish --metadata SIGNED.json --package PKG... --root DIR --trusted-keys KEYS.json`.
+struct ChannelPublishCommand: Command {
+    static let metadata = OptionDeclaration.option(
+        "metadata", value: .valueFile, help: .optionPublishMetadata, required: true)
+    static let package = OptionDeclaration.option(
+        "package", value: .valueFile, help: .optionPublishPackage, repeatable: true, required: true)
+    static let root = OptionDeclaration.option("root", value: .valueDirectory, help: .optionPublishRoot, required: true)
+
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "publish", abstract: .commandChannelPublishAbstract, discussion: .commandChannelPublishDiscussion,
+            options: [metadata, package, root, FirmwareOptions.trustedKeys])
+    }
+
+    let metadataFile: String
+    let packageFiles: [String]
+    let rootDirectory: String
+    let trustedKeysFile: String
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        metadataFile = try nonEmpty(values, Self.metadata)
+        packageFiles = values.values(Self.package)
+        if let empty = packageFiles.first(where: \.isEmpty) { throw .invalidValue(value: empty, option: Self.package.spelling) }
+        rootDirectory = try nonEmpty(values, Self.root)
+        trustedKeysFile = try nonEmpty(values, FirmwareOptions.trustedKeys)
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode { try runChannelPublish(self, context) }
+}
+
+/// The option's value, refusing an empty one.
+private func nonEmpty(_ values: ParsedValues, _ option: OptionDeclaration) throws(CLIError) -> String {
+    let value = values.value(option) ?? ""
+    guard !value.isEmpty else { throw .invalidValue(value: value, option: option.spelling) }
+    return value
+}

@@ -1,0 +1,105 @@
+import Foundation
+import GrokFirmware
+import GrokNet
+import Synchronization
+import UGrokIt
+
+/// The options the technician commands (`grokctl firmware list|check|download|verify|flash`,
+/// `grokctl firmware cache ...`) share: where the cache is, which keys are trusted, which
+/// channel, and where the update server is (none: offline, from the cache only).
+struct FirmwareOptions: Sendable {
+    /// `--cache <dir>`.
+    static let cache = OptionDeclaration.option(
+        "cache", value: .valueDirectory, help: .optionFirmwareCache, defaultValue: "firmware-cache")
+    /// `--trusted-keys <file>`.
+    static let trustedKeys = OptionDeclaration.option(
+        "trusted-keys", value: .valueFile, help: .optionTrustedKeys, defaultValue: "profiles/firmware-keys.json")
+    /// `--channel <name>`.
+    static let channel = OptionDeclaration.option(
+        "channel", value: .valueChannel, help: .optionChannel, defaultValue: "release")
+    /// `--server <url>`.
+    static let server = OptionDeclaration.option("server", value: .valueURL, help: .optionServer)
+    /// `--ca-bundle <file>`.
+    static let caBundle = OptionDeclaration.option("ca-bundle", value: .valueFile, help: .optionCABundle)
+
+    /// All of them, in the order help lists them.
+    static let declarations = [cache, trustedKeys, channel, server, caBundle]
+    /// Those that do not involve the server (cache maintenance).
+    static let localDeclarations = [cache, trustedKeys]
+
+    let cacheDirectory: String
+    let trustedKeysFile: String
+    let channel: String
+    let server: FirmwareServer?
+    let caBundle: String?
+
+    /// Reads and checks the options.
+    init(_ values: ParsedValues) throws(CLIError) {
+        cacheDirectory = try Self.path(values, Self.cache)
+        trustedKeysFile = try Self.path(values, Self.trustedKeys)
+        let channel = values.value(Self.channel) ?? "release"
+        guard ChannelMetadata.isValidChannelName(channel) else { throw .invalidChannel(channel) }
+        self.channel = channel
+        if let url = values.value(Self.server) {
+            let lower = url.lowercased()
+            guard ["https://", "http://", "file://"].contains(where: { lower.hasPrefix($0) && lower.count > $0.count }) else {
+                throw .invalidServerURL(url)
+            }
+            server = FirmwareServer(root: url)
+        } else {
+            server = nil
+        }
+        if let bundle = values.value(Self.caBundle) {
+            guard !bundle.isEmpty else { throw .invalidValue(value: bundle, option: Self.caBundle.spelling) }
+            caBundle = bundle
+        } else {
+            caBundle = nil
+        }
+    }
+
+    private static func path(_ values: ParsedValues, _ option: OptionDeclaration) throws(CLIError) -> String {
+        let value = values.value(option) ?? ""
+        guard !value.isEmpty else { throw .invalidValue(value: value, option: option.spelling) }
+        return value
+    }
+
+    /// The trusted keys, read and checked.
+    func loadTrustedKeys() throws(FirmwareError) -> TrustedKeys {
+        try TrustedKeys.parse(FirmwarePublisher.readInput(trustedKeysFile, limit: 1 << 20), file: trustedKeysFile)
+    }
+
+    /// The cache, verifying with the trusted keys (created if missing).
+    func openCache() throws(FirmwareError) -> FirmwareCache {
+        try FirmwareCache(directory: cacheDirectory, verifier: MetadataVerifier(trustedKeys: loadTrustedKeys()))
+    }
+
+    /// The channels over the cache, with the transfer options (a pinned CA when given).
+    func openChannels() throws(FirmwareError) -> FirmwareChannels {
+        var transfer = TransferOptions()
+        if let caBundle { transfer.trust = .pinned(caBundle: caBundle) }
+        return FirmwareChannels(cache: try openCache(), transfer: transfer)
+    }
+}
+
+/// Runs async library work (the network) from a command, which runs on a plain thread
+/// (the process's main thread or a device thread), and waits for it. Not for use from a
+/// Swift concurrency task: blocking one of the cooperative pool's threads while the work
+/// needs that pool can starve it (tests run these commands through the binary).
+enum Blocking {
+    private final class Box<T: Sendable>: Sendable {
+        let result = Mutex<Result<T, any Error>?>(nil)
+    }
+
+    static func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let box = Box<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            let outcome: Result<T, any Error>
+            do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+            box.result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        return try box.result.withLock { $0! }.get()
+    }
+}

@@ -50,6 +50,12 @@ let package = Package(
         /// The SDK: one Reader per audio port, the Ugi facade.
         .target(name: "UGrokIt", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto", "GrokFirmware", "GrokNet"]),
 
+        // MARK: Fleet
+
+        /// Fleet runs: profiles, the configuration delegate and its policy, the per-device
+        /// workflow (provision, region, firmware, smoke tests), locking, the run recorder seam.
+        .target(name: "GrokFleet", dependencies: ["UGrokIt", "GrokFirmware", "GrokProtocol", "GrokAudio", "GrokLink", "GrokCrypto"]),
+
         // MARK: Command line and benchmarks
 
         /// grokctl's commands, parsing and localized presentation.
@@ -92,6 +98,7 @@ let package = Package(
         .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
         .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto", "GrokFirmware", "GrokNet", "NetTestSupport"],
                     resources: [.copy("Fixtures")]),
+        .testTarget(name: "GrokFleetTests", dependencies: ["GrokFleet", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto"]),
         .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokAudio"]),
     ],
     swiftLanguageModes: [.v6]

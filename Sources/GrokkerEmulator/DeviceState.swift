@@ -56,13 +56,20 @@ public struct DeviceState: Codable, Sendable, Equatable {
     public var provisioning: ProvisioningFlags
     /// Battery charge, 0...100 percent.
     public var batteryPercent: UInt8
+    /// The antenna fitted, as the factory wrote it (0 = not set). Absent from state files
+    /// written before factory provisioning existed: read as 0.
+    public var antennaType: UInt8
+    /// The factory provisioning status (absent from older state files: ``ProvisioningStatus/none``).
+    public var provisioningStatus: ProvisioningStatus
 
     /// Creates a state.
     public init(
         serialNumber: UInt32, hardwareRevision: UInt8, loaderVersion: FirmwareVersion,
         firmwareVersion: FirmwareVersion, region: RegionSetting?, provisioning: ProvisioningFlags,
-        batteryPercent: UInt8
+        batteryPercent: UInt8, antennaType: UInt8 = 0, provisioningStatus: ProvisioningStatus = .none
     ) {
+        self.antennaType = antennaType
+        self.provisioningStatus = provisioningStatus
         self.serialNumber = serialNumber
         self.hardwareRevision = hardwareRevision
         self.loaderVersion = loaderVersion
@@ -86,7 +93,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case format, serialNumber, hardwareRevision, loaderVersion, firmwareVersion, region,
-            provisioning, batteryPercent
+            provisioning, batteryPercent, antennaType, provisioningStatus
     }
 
     public init(from decoder: any Decoder) throws {
@@ -100,6 +107,8 @@ public struct DeviceState: Codable, Sendable, Equatable {
         region = try c.decodeIfPresent(RegionSetting.self, forKey: .region)
         provisioning = try c.decode(ProvisioningFlags.self, forKey: .provisioning)
         batteryPercent = try c.decode(UInt8.self, forKey: .batteryPercent)
+        antennaType = try c.decodeIfPresent(UInt8.self, forKey: .antennaType) ?? 0
+        provisioningStatus = ProvisioningStatus(rawValue: try c.decodeIfPresent(UInt8.self, forKey: .provisioningStatus) ?? 0)
         guard batteryPercent <= 100 else {
             throw DecodingError.dataCorruptedError(
                 forKey: .batteryPercent, in: c, debugDescription: "batteryPercent \(batteryPercent) is above 100")
@@ -120,6 +129,8 @@ public struct DeviceState: Codable, Sendable, Equatable {
         try c.encodeIfPresent(region, forKey: .region)
         try c.encode(provisioning, forKey: .provisioning)
         try c.encode(batteryPercent, forKey: .batteryPercent)
+        try c.encode(antennaType, forKey: .antennaType)
+        try c.encode(provisioningStatus.rawValue, forKey: .provisioningStatus)
     }
 
     /// Thrown while decoding a state file of a newer format.

@@ -4,7 +4,7 @@
 /// `code` is stable (`fleet_*`) for `--json` output and the message catalog
 /// (`error.<code>`); `arguments` are the values a localized message fills in, in order;
 /// `description` is the English text for logs, naming the file, key or device and what to do.
-public enum FleetError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
     // MARK: Profiles
 
     /// The profile file cannot be read (`detail`: missing, unreadable, too large).

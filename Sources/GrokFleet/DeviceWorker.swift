@@ -360,26 +360,23 @@ final class DeviceWorker {
         }
     }
 
-    /// Whether a smoke test is still owed: something changed the device in this run, or the
-    /// recorder has no passed smoke test since the last change it recorded (or ever).
+    /// Whether a smoke test is still owed. In this run: after a change made in this run
+    /// (provision or region for the first test, firmware for the final one). From the
+    /// recorder's history (a re-run): when the newest recorded change has no passed smoke
+    /// test after it, the test that follows that kind of change is owed; a Grokker never
+    /// smoke-tested owes the first test; a Grokker whose firmware or region differ from its
+    /// last passed test (changed elsewhere) owes the first test.
     func smokeTestOwed(_ step: FleetStep) -> Bool {
-        let changeSteps: Set<FleetStep> = step == .smokeTest ? [.provision, .region] : [.firmware]
-        if !changed.isDisjoint(with: changeSteps) { return true }
-        let smokeSteps: Set<FleetStep> = [.smokeTest, .finalSmokeTest]
-        let lastChange = history.lastIndex { changeSteps.contains($0.step) && $0.result == .done }
-        let lastAnyChange = history.lastIndex { [.provision, .region, .firmware].contains($0.step) && $0.result == .done }
-        let lastSmoke = history.lastIndex { smokeSteps.contains($0.step) && $0.result == .done }
-        guard let lastSmoke else {
-            // Never proven: the first smoke test proves it (the final one only follows a flash).
-            return step == .smokeTest || lastChange != nil
-        }
+        let ownChanges: Set<FleetStep> = step == .smokeTest ? [.provision, .region] : [.firmware]
+        if !changed.isDisjoint(with: ownChanges) { return true }
+        let lastSmoke = history.lastIndex { [.smokeTest, .finalSmokeTest].contains($0.step) && $0.result == .done }
+        let lastChange = history.lastIndex { [.provision, .region, .firmware].contains($0.step) && $0.result == .done }
+        guard let lastSmoke else { return step == .smokeTest }
         if let lastChange, lastChange > lastSmoke {
-            // The change the owed test follows must be the newest one.
-            return lastChange == lastAnyChange
+            return ownChanges.contains(history[lastChange].step)
         }
         let proven = history[lastSmoke]
-        if step == .smokeTest, proven.firmwareAfter != firmwareText || proven.regionAfter != regionText { return true }
-        return false
+        return step == .smokeTest && (proven.firmwareAfter != firmwareText || proven.regionAfter != regionText)
     }
 
     func smokeTest(_ step: FleetStep) throws(Stop) -> Result {

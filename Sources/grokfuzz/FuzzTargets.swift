@@ -146,6 +146,8 @@ enum Seeds {
             RequestMessage(id: 1, command: .identify).encode(),
             RequestMessage(id: 2, command: .echo([])).encode(),
             RequestMessage(id: 3, command: .echo(Array("hello, Grokker".utf8))).encode(),
+            RequestMessage(id: 4, command: .provisioning(.registerSerialNumber(12_345_678))).encode(),
+            RequestMessage(id: 5, command: .provisioning(.setMode(true))).encode(),
         ]
     }
 
@@ -165,6 +167,9 @@ enum Seeds {
             ResponseMessage(id: 1, response: .identify(unset)).encode(),
             ResponseMessage(id: 2, response: .echo(Array("hello, Grokker".utf8))).encode(),
             ResponseMessage(id: 3, response: .failure(opcode: Opcode(rawValue: 0x0301), status: .unsupportedOpcode, message: "no")).encode(),
+            ResponseMessage(id: 4, response: .provisioning(ProvisioningRecord(
+                serialNumber: 12_345_678, hardwareRevision: 3, antennaType: 1, status: .complete, provisioned: true,
+                userHasSetRegion: true, userCanSetRegion: true, enforceRegion: true, provisioningMode: false), for: .provisioningStatus)).encode(),
         ]
     }
 }

@@ -68,7 +68,19 @@ enum Samples {
         RequestMessage(id: 10, command: .setFoundSounds(FoundSounds(foundItem: [], foundLast: []))),
         RequestMessage(id: 11, command: .playSound(.foundLast)),
         RequestMessage(id: 12, command: .setVolume(128)),
+        RequestMessage(id: 13, command: .provisioning(.status)),
+        RequestMessage(id: 14, command: .provisioning(.setMode(true))),
+        RequestMessage(id: 15, command: .provisioning(.registerSerialNumber(.max))),
+        RequestMessage(id: 16, command: .provisioning(.setAntennaType(2))),
+        RequestMessage(id: 17, command: .provisioning(.setHardwareRevision(4))),
+        RequestMessage(id: 18, command: .provisioning(.setStatus(.returned))),
+        RequestMessage(id: 19, command: .provisioning(.setStatus(ProvisioningStatus(rawValue: 200)))),
+        RequestMessage(id: 20, command: .provisioning(.setUserHasSetRegion(false))),
     ]
+
+    static let provisioningRecord = ProvisioningRecord(
+        serialNumber: 12_345_678, hardwareRevision: 3, antennaType: 1, status: .complete, provisioned: true,
+        userHasSetRegion: false, userCanSetRegion: true, enforceRegion: true, provisioningMode: false)
 
     static let statuses: [StatusCode] = [
         .unsupportedOpcode, .unsupportedVersion, .malformedRequest, .invalidArgument, .busy, .wrongMode,
@@ -85,6 +97,13 @@ enum Samples {
         ResponseMessage(id: .max, response: .echo(maxEcho)),
         ResponseMessage(id: 8, response: .done(.setGeigerSound)),
         ResponseMessage(id: 11, response: .done(.playSound)),
+        ResponseMessage(id: 12, response: .provisioning(provisioningRecord, for: .provisioningStatus)),
+        ResponseMessage(id: 13, response: .provisioning(ProvisioningRecord(
+            serialNumber: 0, hardwareRevision: 0, antennaType: 0, status: .none, provisioned: false, userHasSetRegion: false,
+            userCanSetRegion: false, enforceRegion: false, provisioningMode: false), for: .setAntennaType)),
+        ResponseMessage(id: 14, response: .provisioning(ProvisioningRecord(
+            serialNumber: .max, hardwareRevision: .max, antennaType: .max, status: ProvisioningStatus(rawValue: .max), provisioned: true,
+            userHasSetRegion: true, userCanSetRegion: true, enforceRegion: true, provisioningMode: true), for: .setUserHasSetRegion)),
         ResponseMessage(id: 0, response: .failure(opcode: .unspecified, status: .malformedRequest, message: "")),
         ResponseMessage(
             id: 5, response: .failure(opcode: Opcode(rawValue: .max), status: .unsupportedOpcode,

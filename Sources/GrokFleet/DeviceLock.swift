@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -8,10 +9,10 @@ import Glibc
 /// so two runs (two processes, or two runs in one process) cannot touch the same Grokker at
 /// once. The kernel drops the lock when the holder exits, however it exits, so a killed run
 /// never leaves a Grokker locked. Unlocked on ``unlock()`` or deinit.
-public final class DeviceLock: @unchecked Sendable {
+public final class DeviceLock: Sendable {
     /// The lock file.
     public let path: String
-    private var descriptor: Int32
+    private let descriptor: Mutex<Int32>
 
     /// Takes the lock without waiting.
     /// - Returns: the lock, or `nil` when another holder has it.
@@ -42,15 +43,17 @@ public final class DeviceLock: @unchecked Sendable {
 
     private init(path: String, descriptor: Int32) {
         self.path = path
-        self.descriptor = descriptor
+        self.descriptor = Mutex(descriptor)
     }
 
     /// Releases the lock (the file stays, empty of meaning).
     public func unlock() {
-        guard descriptor >= 0 else { return }
-        _ = flock(descriptor, LOCK_UN)
-        close(descriptor)
-        descriptor = -1
+        descriptor.withLock { fd in
+            guard fd >= 0 else { return }
+            _ = flock(fd, LOCK_UN)
+            close(fd)
+            fd = -1
+        }
     }
 
     deinit { unlock() }

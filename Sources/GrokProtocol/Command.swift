@@ -29,6 +29,9 @@ public enum Command: Sendable, Hashable {
     /// A firmware-update request (opcodes 0x04xx), answered by ``Response/firmware(_:)``
     /// or, for ``FirmwareRequest/activate``, ``Response/done(_:)``.
     case firmware(FirmwareRequest)
+    /// A factory-provisioning request (opcodes 0x05xx), answered by
+    /// ``Response/provisioning(_:for:)`` with the unit's record as it then stands.
+    case provisioning(ProvisioningRequest)
     /// Sets the Geiger-counter sound (vendor `setGeigerCounterSound`); answered by
     /// ``Response/done(_:)``, or ``StatusCode/invalidArgument`` for values the piezo cannot
     /// play (``GeigerSound/problem``).
@@ -78,6 +81,7 @@ public enum Command: Sendable, Hashable {
         case .getBattery: .getBattery
         case .getDiagnostics: .getDiagnostics
         case .firmware(let request): request.opcode
+        case .provisioning(let request): request.opcode
         case .setGeigerSound: .setGeigerSound
         case .setFoundSounds: .setFoundSounds
         case .playSound: .playSound
@@ -107,6 +111,8 @@ public enum Command: Sendable, Hashable {
         case .getDiagnostics(let reset):
             writer.u8(reset ? 1 : 0)
         case .firmware(let request):
+            request.write(to: &writer)
+        case .provisioning(let request):
             request.write(to: &writer)
         case .setGeigerSound(let sound):
             sound.write(to: &writer)
@@ -184,6 +190,8 @@ public enum Command: Sendable, Hashable {
             return .getAntennaTuning
         case _ where FirmwareRequest.handles(opcode):
             return .firmware(try FirmwareRequest.read(opcode: opcode, from: &reader))
+        case _ where ProvisioningRequest.handles(opcode):
+            return .provisioning(try ProvisioningRequest.read(opcode: opcode, from: &reader))
         default:
             throw .unknownOpcode(opcode.rawValue)
         }
@@ -223,6 +231,8 @@ public enum Response: Sendable, Hashable {
     case grokkerPassword(GrokkerPasswordResult, for: Opcode)
     /// The answer to ``Command/getAntennaTuning``.
     case antennaTuning(AntennaTuningInfo)
+    /// The answer to a ``Command/provisioning(_:)`` request with `opcode`: the unit's record.
+    case provisioning(ProvisioningRecord, for: Opcode)
     /// The request with `opcode` failed or was refused. `message` is English detail for
     /// logs (at most ``WireLimits/maxStringBytes`` UTF-8 bytes); act on `status`.
     case failure(opcode: Opcode, status: StatusCode, message: String)
@@ -241,6 +251,7 @@ public enum Response: Sendable, Hashable {
         case .powerChanged: .changePower
         case .grokkerPassword(_, let opcode): opcode
         case .antennaTuning: .getAntennaTuning
+        case .provisioning(_, let opcode): opcode
         case .failure(let opcode, _, _): opcode
         }
     }
@@ -266,6 +277,9 @@ public enum Response: Sendable, Hashable {
         case .firmware(let reply, _):
             writer.u8(0)
             reply.write(to: &writer)
+        case .provisioning(let record, _):
+            writer.u8(0)
+            record.write(to: &writer)
         case .tagAccess(let status, let words):
             writer.u8(0)
             writer.u8(status.rawValue)
@@ -329,6 +343,8 @@ public enum Response: Sendable, Hashable {
             return .diagnostics(try ReaderCounters.read(from: &reader))
         case _ where FirmwareRequest.handles(opcode):
             return .firmware(try FirmwareReply.read(opcode: opcode, from: &reader), for: opcode)
+        case _ where ProvisioningRequest.handles(opcode):
+            return .provisioning(try ProvisioningRecord.read(from: &reader), for: opcode)
         default:
             throw .unknownOpcode(opcode.rawValue)
         }

@@ -1,4 +1,5 @@
 import GrokProtocol
+import Synchronization
 
 /// The fixed capabilities of an emulated hardware model: what ``Command/identify`` reports
 /// besides the per-unit ``DeviceState``.
@@ -87,6 +88,17 @@ public final class GrokkerCommandHandler: Sendable {
         self.hardware = hardware
     }
 
+    /// Provisioning mode (``ProvisioningRequest/setMode(_:)``): held in RAM, not saved.
+    private let provisioningMode = Mutex(false)
+
+    /// Whether the unit is in provisioning mode.
+    public var inProvisioningMode: Bool { provisioningMode.withLock { $0 } }
+
+    /// What a restart does to the handler: RAM is lost, so provisioning mode ends.
+    public func restarted() {
+        provisioningMode.withLock { $0 = false }
+    }
+
     /// Answers one request message with one response message.
     public func handle(request: [UInt8]) -> [UInt8] {
         let message: RequestMessage
@@ -137,6 +149,8 @@ public final class GrokkerCommandHandler: Sendable {
             // Tags are reached through the RF field, which the device's inventory loop owns
             // (EmulatedGrokker answers these while an inventory runs).
             return .tagAccess(.inventoryStopped, words: [])
+        case .provisioning(let request):
+            return provision(request)
         case .firmware(let request):
             // The loader owns the flash (EmulatedGrokker answers these).
             return .failure(opcode: request.opcode, status: .unsupportedOpcode, message: "this unit has no loader attached")
@@ -172,6 +186,57 @@ public final class GrokkerCommandHandler: Sendable {
         }
         if case .failure = answer { return answer }
         return .setRegion(hardware.readerInfo(for: store.state))
+    }
+
+    /// The unit's provisioning record as it stands.
+    public func provisioningRecord() -> ProvisioningRecord {
+        let state = store.state
+        return ProvisioningRecord(
+            serialNumber: state.serialNumber, hardwareRevision: state.hardwareRevision, antennaType: state.antennaType,
+            status: state.provisioningStatus, provisioned: state.provisioning.provisioned,
+            userHasSetRegion: state.provisioning.userHasSetRegion, userCanSetRegion: state.provisioning.userCanSetRegion,
+            enforceRegion: state.provisioning.enforceRegion, provisioningMode: inProvisioningMode)
+    }
+
+    /// Factory provisioning: reads at any time, writes only in provisioning mode, each saved
+    /// before the answer.
+    private func provision(_ request: ProvisioningRequest) -> Response {
+        let opcode = request.opcode
+        switch request {
+        case .status:
+            return .provisioning(provisioningRecord(), for: opcode)
+        case .setMode(let on):
+            provisioningMode.withLock { $0 = on }
+            return .provisioning(provisioningRecord(), for: opcode)
+        default:
+            break
+        }
+        guard inProvisioningMode else {
+            return .failure(opcode: opcode, status: .notAllowed, message: "enter provisioning mode first")
+        }
+        if case .setUserHasSetRegion(true) = request, store.state.region == nil {
+            return .failure(opcode: opcode, status: .invalidArgument, message: "no region is set")
+        }
+        let answer = persisting(opcode, .done(opcode)) { state in
+            switch request {
+            case .registerSerialNumber(let serial):
+                state.serialNumber = serial
+                state.provisioning.provisioned = true
+            case .setAntennaType(let type):
+                state.antennaType = type
+            case .setHardwareRevision(let revision):
+                state.hardwareRevision = revision
+            case .setStatus(let status):
+                state.provisioningStatus = status
+            case .setUserHasSetRegion(let on):
+                state.provisioning.userHasSetRegion = on
+                if !on { state.region = nil }
+            case .status, .setMode:
+                break
+            }
+        }
+        if case .failure = answer { return answer }
+        return .provisioning(provisioningRecord(), for: opcode)
     }
 
     /// Applies a state change for `opcode`, answering `success` once it is saved.

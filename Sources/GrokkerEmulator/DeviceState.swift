@@ -80,13 +80,21 @@ public struct DeviceState: Codable, Sendable, Equatable {
     /// capacitor code 0...``AntennaModel/codes``−1). Channels not listed are at the factory
     /// setting ``AntennaModel/factoryCode``.
     public var antennaTuning: [String: Int]
+    /// The antenna fitted, as the factory wrote it (0 = not set). Absent from state files
+    /// written before factory provisioning existed: read as 0.
+    public var antennaType: UInt8
+    /// The factory provisioning status (absent from older state files: ``ProvisioningStatus/none``).
+    public var provisioningStatus: ProvisioningStatus
 
     /// Creates a state.
     public init(
         serialNumber: UInt32, hardwareRevision: UInt8, loaderVersion: FirmwareVersion,
         firmwareVersion: FirmwareVersion, region: RegionSetting?, provisioning: ProvisioningFlags,
-        batteryPercent: UInt8, password: PasswordHash? = nil, antennaTuning: [String: Int] = [:]
+        batteryPercent: UInt8, password: PasswordHash? = nil, antennaTuning: [String: Int] = [:],
+        antennaType: UInt8 = 0, provisioningStatus: ProvisioningStatus = .none
     ) {
+        self.antennaType = antennaType
+        self.provisioningStatus = provisioningStatus
         self.serialNumber = serialNumber
         self.hardwareRevision = hardwareRevision
         self.loaderVersion = loaderVersion
@@ -112,7 +120,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case format, serialNumber, hardwareRevision, loaderVersion, firmwareVersion, region,
-            provisioning, batteryPercent, password, antennaTuning
+            provisioning, batteryPercent, password, antennaTuning, antennaType, provisioningStatus
     }
 
     public init(from decoder: any Decoder) throws {
@@ -128,6 +136,8 @@ public struct DeviceState: Codable, Sendable, Equatable {
         batteryPercent = try c.decode(UInt8.self, forKey: .batteryPercent)
         password = try c.decodeIfPresent(PasswordHash.self, forKey: .password)
         antennaTuning = try c.decodeIfPresent([String: Int].self, forKey: .antennaTuning) ?? [:]
+        antennaType = try c.decodeIfPresent(UInt8.self, forKey: .antennaType) ?? 0
+        provisioningStatus = ProvisioningStatus(rawValue: try c.decodeIfPresent(UInt8.self, forKey: .provisioningStatus) ?? 0)
         guard batteryPercent <= 100 else {
             throw DecodingError.dataCorruptedError(
                 forKey: .batteryPercent, in: c, debugDescription: "batteryPercent \(batteryPercent) is above 100")
@@ -150,6 +160,8 @@ public struct DeviceState: Codable, Sendable, Equatable {
         try c.encode(batteryPercent, forKey: .batteryPercent)
         try c.encodeIfPresent(password, forKey: .password)
         if !antennaTuning.isEmpty { try c.encode(antennaTuning, forKey: .antennaTuning) }
+        try c.encode(antennaType, forKey: .antennaType)
+        try c.encode(provisioningStatus.rawValue, forKey: .provisioningStatus)
     }
 
     /// Thrown while decoding a state file of a newer format.

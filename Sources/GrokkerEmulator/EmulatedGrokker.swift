@@ -175,6 +175,7 @@ public final class EmulatedGrokker: CablePeer {
         outbox.removeAll()
         restartAt = nil
         engine = LinkEngine(role: .device, sampleRate: engine.sampleRate, configuration: link)
+        handler.restarted()
         do {
             try powerOn()
         } catch {

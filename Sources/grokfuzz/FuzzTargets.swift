@@ -152,6 +152,8 @@ enum Seeds {
                 command: [0xE0, 0x01], commandBits: 16, responseBitsNoHeader: 0, responseBitsWithHeader: 49,
                 receiveTimeoutMicroseconds: 5000)))).encode(),
             RequestMessage(id: 7, command: .getAntennaTuning).encode(),
+            RequestMessage(id: 8, command: .provisioning(.registerSerialNumber(12_345_678))).encode(),
+            RequestMessage(id: 9, command: .provisioning(.setMode(true))).encode(),
         ]
     }
 
@@ -171,6 +173,9 @@ enum Seeds {
             ResponseMessage(id: 1, response: .identify(unset)).encode(),
             ResponseMessage(id: 2, response: .echo(Array("hello, Grokker".utf8))).encode(),
             ResponseMessage(id: 3, response: .failure(opcode: Opcode(rawValue: 0x0301), status: .unsupportedOpcode, message: "no")).encode(),
+            ResponseMessage(id: 4, response: .provisioning(ProvisioningRecord(
+                serialNumber: 12_345_678, hardwareRevision: 3, antennaType: 1, status: .complete, provisioned: true,
+                userHasSetRegion: true, userCanSetRegion: true, enforceRegion: true, provisioningMode: false), for: .provisioningStatus)).encode(),
         ]
     }
 }

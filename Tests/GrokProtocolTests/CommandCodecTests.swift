@@ -56,6 +56,18 @@ struct CommandCodecTests {
         #expect(try ResponseMessage.decode(expected) == message)
     }
 
+    @Test("factory provisioning bytes")
+    func provisioningVectors() throws {
+        let request = RequestMessage(id: 7, command: .provisioning(.registerSerialNumber(12_345_678)))
+        #expect(request.encode() == hex("01 00 01 00 0305 0700 0400 4E61BC00"))
+        let response = ResponseMessage(id: 0x1234, response: .provisioning(Samples.provisioningRecord, for: .provisioningStatus))
+        let expected = hex("01 00 02 00 0105 3412 0900 00 4E61BC00 03 01 02 0D")
+        #expect(response.encode() == expected)
+        #expect(try ResponseMessage.decode(expected) == response)
+        // A mode flag other than 0 or 1 is malformed.
+        #expect(throws: ProtocolError.self) { try RequestMessage.decode(hex("01 00 01 00 0205 0100 0100 02")) }
+    }
+
     @Test("echo and failure bytes")
     func echoAndFailureVectors() {
         #expect(RequestMessage(id: 7, command: .echo([0xAA, 0xBB])).encode() == hex("01 00 01 00 0200 0700 0400 0200 AABB"))

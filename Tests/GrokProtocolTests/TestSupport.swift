@@ -80,7 +80,19 @@ enum Samples {
             receiveTimeoutMicroseconds: 5000)))),
         RequestMessage(id: 21, command: .tagAccess(epc: [1, 2], .custom(CustomTagCommand(
             command: [0xA0], commandBits: 3, responseBitsNoHeader: 48, responseBitsWithHeader: 0, receiveTimeoutMicroseconds: 0)))),
+        RequestMessage(id: 23, command: .provisioning(.status)),
+        RequestMessage(id: 24, command: .provisioning(.setMode(true))),
+        RequestMessage(id: 25, command: .provisioning(.registerSerialNumber(.max))),
+        RequestMessage(id: 26, command: .provisioning(.setAntennaType(2))),
+        RequestMessage(id: 27, command: .provisioning(.setHardwareRevision(4))),
+        RequestMessage(id: 28, command: .provisioning(.setStatus(.returned))),
+        RequestMessage(id: 29, command: .provisioning(.setStatus(ProvisioningStatus(rawValue: 200)))),
+        RequestMessage(id: 30, command: .provisioning(.setUserHasSetRegion(false))),
     ]
+
+    static let provisioningRecord = ProvisioningRecord(
+        serialNumber: 12_345_678, hardwareRevision: 3, antennaType: 1, status: .complete, provisioned: true,
+        userHasSetRegion: false, userCanSetRegion: true, enforceRegion: true, provisioningMode: false)
 
     static let statuses: [StatusCode] = [
         .unsupportedOpcode, .unsupportedVersion, .malformedRequest, .invalidArgument, .busy, .wrongMode,
@@ -108,6 +120,13 @@ enum Samples {
                        ChannelReflection(frequencyKHz: 866_300, reflectedTenthsDBm: 69)]))),
         ResponseMessage(id: 18, response: .antennaTuning(AntennaTuningInfo(
             staticAverageTenthsDBm: -3, dynamicAverageTenthsDBm: nil, channels: []))),
+        ResponseMessage(id: 22, response: .provisioning(provisioningRecord, for: .provisioningStatus)),
+        ResponseMessage(id: 23, response: .provisioning(ProvisioningRecord(
+            serialNumber: 0, hardwareRevision: 0, antennaType: 0, status: .none, provisioned: false, userHasSetRegion: false,
+            userCanSetRegion: false, enforceRegion: false, provisioningMode: false), for: .setAntennaType)),
+        ResponseMessage(id: 24, response: .provisioning(ProvisioningRecord(
+            serialNumber: .max, hardwareRevision: .max, antennaType: .max, status: ProvisioningStatus(rawValue: .max), provisioned: true,
+            userHasSetRegion: true, userCanSetRegion: true, enforceRegion: true, provisioningMode: true), for: .setUserHasSetRegion)),
         ResponseMessage(id: 0, response: .failure(opcode: .unspecified, status: .malformedRequest, message: "")),
         ResponseMessage(
             id: 5, response: .failure(opcode: Opcode(rawValue: .max), status: .unsupportedOpcode,

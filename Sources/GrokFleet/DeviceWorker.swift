@@ -1,0 +1,716 @@
+import Foundation
+import GrokFirmware
+import GrokLink
+import GrokProtocol
+import UGrokIt
+
+/// Thrown inside a worker to end the device early (the step outcome says why).
+struct Stop: Error {}
+
+/// One Grokker's way through the workflow, on one thread.
+final class DeviceWorker {
+    let runner: FleetRunner
+    let device: FleetDevice
+    var profile: Profile { runner.profile }
+    var delegate: any ConfigurationDelegate { runner.delegate }
+    var mode: FleetMode { runner.options.mode }
+    var runID: String { runner.options.runID }
+
+    var context: FleetDeviceContext
+    var session: ReaderSession?
+    var lock: DeviceLock?
+    var steps: [StepOutcome] = []
+    var smokeTests: [SmokeTestRecord] = []
+    var provisioning: ProvisioningRecord?
+    /// Steps done (changed the device) in this run.
+    var changed: Set<FleetStep> = []
+    /// The recorder's completed steps for this serial, oldest first.
+    var history: [StepRecord] = []
+    var firmwareTarget: FirmwareVersion?
+    var stopCode: (String, [String])?
+    /// The run was cancelled before this device finished.
+    var interrupted = false
+    var first: ReaderInfo?
+
+    init(runner: FleetRunner, device: FleetDevice) {
+        self.runner = runner
+        self.device = device
+        context = FleetDeviceContext(device: device.name)
+    }
+
+    var info: ReaderInfo? { context.info }
+    var serial: String { context.serial ?? "" }
+    var firmwareText: String? { info.map { "\($0.firmwareVersion)" } }
+    var regionText: String? { info?.region?.name }
+
+    // MARK: The run
+
+    func run() -> DeviceReport {
+        if runner.options.cancellation.isCancelled { return finish(.interrupted, code: FleetError.interrupted(device: device.name)) }
+        if let halt = delegate.shouldStartDevice(context) {
+            let report = finish(.halted, code: halt)
+            return report
+        }
+        delegate.deviceStarted(context)
+        defer {
+            session?.close()
+            lock?.unlock()
+        }
+        var outcome = DeviceOutcome.done
+        do {
+            try step(.connect) { () throws(Stop) in try connect() }
+            try step(.identify) { () throws(Stop) in try identify() }
+            try step(.provision) { () throws(Stop) in try provision() }
+            try step(.region) { () throws(Stop) in try region() }
+            try step(.smokeTest) { () throws(Stop) in try smokeTest(.smokeTest) }
+            try step(.firmware) { () throws(Stop) in try firmware() }
+            try step(.reconnect) { () throws(Stop) in try reconnect() }
+            try step(.finalSmokeTest) { () throws(Stop) in try smokeTest(.finalSmokeTest) }
+        } catch {
+            // A step failed, was refused, or the run was cancelled: what follows is not tried.
+        }
+        if interrupted {
+            outcome = .interrupted
+        } else {
+            outcome = Self.outcome(of: steps)
+            // The ledger learns the device as it now stands, whatever happened, once it is known.
+            if info != nil {
+                try? step(.record) { () throws(Stop) in try record(outcome) }
+                if steps.last?.step == .record, steps.last?.result == .failed { outcome = .failed }
+            }
+        }
+        let report = finish(outcome, code: nil)
+        delegate.deviceFinished(context, outcome: outcome, steps: steps)
+        return report
+    }
+
+    static func outcome(of steps: [StepOutcome]) -> DeviceOutcome {
+        if steps.contains(where: { $0.result == .failed }) { return .failed }
+        if steps.contains(where: { $0.result == .refused }) { return .refused }
+        if steps.contains(where: { $0.result == .postponed }) { return .postponed }
+        return .done
+    }
+
+    func finish(_ outcome: DeviceOutcome, code error: FleetError?) -> DeviceReport {
+        var code = error?.code
+        var arguments = error?.arguments ?? []
+        if code == nil, outcome != .done, let last = steps.last(where: { $0.result != .done && $0.result != .skipped }) {
+            code = last.code
+            arguments = last.arguments
+        }
+        if outcome == .interrupted, code == nil {
+            let interrupted = FleetError.interrupted(device: device.name)
+            code = interrupted.code
+            arguments = interrupted.arguments
+        }
+        if error != nil, outcome == .halted || outcome == .interrupted, steps.isEmpty {
+            delegate.deviceFinished(context, outcome: outcome, steps: [])
+        }
+        let firstFirmware = first.map { "\($0.firmwareVersion)" }
+        return DeviceReport(device: device.name, serial: context.serial, outcome: outcome, code: code, arguments: arguments,
+                            steps: steps, smokeTests: smokeTests, firmwareBefore: firstFirmware, firmwareAfter: firmwareText,
+                            regionBefore: first?.region?.name, regionAfter: regionText)
+    }
+
+    /// What a step's body returns.
+    struct Result {
+        var result: StepResult
+        var code: String
+        var arguments: [String] = []
+        var detail: String = ""
+
+        static func done(_ code: String, _ detail: String = "") -> Result { Result(result: .done, code: code, detail: detail) }
+        static func skipped(_ code: String, _ detail: String = "") -> Result { Result(result: .skipped, code: code, detail: detail) }
+        static func failing(_ result: StepResult, _ error: FleetError) -> Result {
+            Result(result: result, code: error.code, arguments: error.arguments, detail: error.description)
+        }
+    }
+
+    /// Runs one step: checks for cancellation, tells the delegate, times it, records it,
+    /// and stops the device when it failed or was refused.
+    func step(_ step: FleetStep, _ body: () throws(Stop) -> Result) throws(Stop) {
+        if runner.options.cancellation.isCancelled, step != .record {
+            interrupted = true
+            throw Stop()
+        }
+        delegate.stepStarted(context, step: step)
+        let started = runner.options.clock()
+        let wallStart = Date()
+        let firmwareBefore = firmwareText
+        let regionBefore = regionText
+        var result: Result
+        do {
+            result = try body()
+        } catch {
+            result = Result(result: .failed, code: stopCode?.0 ?? "fleet_internal", arguments: stopCode?.1 ?? [])
+        }
+        if result.result == .done, step != .record, step != .connect, step != .identify, mode != .verify { changed.insert(step) }
+        let outcome = StepOutcome(step: step, result: result.result, code: result.code, arguments: result.arguments,
+                                  detail: result.detail, firmwareBefore: firmwareBefore, firmwareAfter: firmwareText,
+                                  regionBefore: regionBefore, regionAfter: regionText, started: started,
+                                  duration: Date().timeIntervalSince(wallStart))
+        steps.append(outcome)
+        if info != nil {
+            do {
+                try runner.recorder.recordStep(StepRecord(runID: runID, serial: serial, device: device.name, outcome: outcome))
+            } catch {
+                let failure = FleetError.recorderFailed(operation: "recording step \(step.rawValue) of \(device.name)", detail: "\(error)")
+                steps[steps.count - 1].result = .failed
+                steps[steps.count - 1].code = failure.code
+                steps[steps.count - 1].arguments = failure.arguments
+                steps[steps.count - 1].detail = failure.description
+            }
+        }
+        delegate.stepFinished(context, outcome: steps[steps.count - 1])
+        if steps[steps.count - 1].result == .failed || steps[steps.count - 1].result == .refused { throw Stop() }
+    }
+
+    // MARK: Steps
+
+    func readerFailure(_ step: FleetStep, _ error: ReaderError) -> Result {
+        .failing(.failed, .reader(device: device.name, step: step.rawValue, code: error.code, detail: error.description))
+    }
+
+    func connect() throws(Stop) -> Result {
+        guard delegate.requestMicrophonePermission(context) else {
+            return .failing(.refused, .portUnavailable(device: device.name, detail: "the delegate did not allow the audio port"))
+        }
+        if session == nil {
+            do {
+                session = ReaderSession(port: try device.openPort(), options: runner.readerOptions)
+            } catch {
+                return .failing(.failed, .portUnavailable(device: device.name, detail: "\(error)"))
+            }
+        }
+        do {
+            let connected = try connectWithRetries()
+            context.info = connected
+            if first == nil { first = connected }
+            return .done("step_connected", "connected in \(FleetError.number((session?.connectMilliseconds ?? 0) / 1000)) s of audio")
+        } catch {
+            return readerFailure(.connect, error)
+        }
+    }
+
+    func connectWithRetries() throws(ReaderError) -> ReaderInfo {
+        guard let session else { throw .lostConnection(port: device.name) }
+        var attempt = 0
+        while true {
+            do {
+                return try session.connect()
+            } catch {
+                attempt += 1
+                if attempt > profile.retries.connect { throw error }
+                try? session.rest(forAtMost: 0.5)
+            }
+        }
+    }
+
+    func identify() throws(Stop) -> Result {
+        guard let session else { throw Stop() }
+        let identified: ReaderInfo
+        do {
+            identified = try session.identify()
+        } catch {
+            return readerFailure(.identify, error)
+        }
+        context.info = identified
+        do {
+            guard let held = try DeviceLock.acquire(directory: runner.options.lockDirectory, serial: identified.serialNumberText) else {
+                let path = (runner.options.lockDirectory as NSString).appendingPathComponent(identified.serialNumberText + ".lock")
+                let error = FleetError.deviceLocked(device: device.name, serial: identified.serialNumberText, lockFile: path)
+                lockedOut = error
+                return .failing(.refused, error)
+            }
+            lock = held
+        } catch {
+            return .failing(.failed, error)
+        }
+        do {
+            try runner.recorder.upsertDevice(deviceRecord(outcome: .done, provisioning: nil))
+            history = try runner.recorder.completedSteps(serial: identified.serialNumberText)
+        } catch {
+            return .failing(.failed, .recorderFailed(operation: "reading the history of \(identified.serialNumberText)", detail: "\(error)"))
+        }
+        return .done("step_identified", identified.description)
+    }
+
+    /// Set when another run holds the device: nothing of this run is recorded for it.
+    var lockedOut: FleetError?
+
+    func provision() throws(Stop) -> Result {
+        guard let policy = profile.provisioning else { return .skipped("step_not_configured") }
+        guard let session, let info else { throw Stop() }
+        let record: ProvisioningRecord
+        do {
+            record = try session.provisioningRecord()
+        } catch {
+            return readerFailure(.provision, error)
+        }
+        provisioning = record
+        let needed = Self.provisioningChanges(policy, record: record)
+        if mode == .verify {
+            if let first = needed.first {
+                return .failing(.failed, .verifyMismatch(device: device.name, what: first.field, expected: first.wanted, found: first.found))
+            }
+            return .done("step_verified", "provisioning as the profile says")
+        }
+        guard !needed.isEmpty else { return .skipped("step_already_satisfied", "provisioning as the profile says") }
+        do {
+            try session.setProvisioningMode(true)
+            defer { _ = try? session.setProvisioningMode(false) }
+            for change in needed {
+                switch change.field {
+                case "serial_number": try session.registerSerialNumber(info.serialNumber)
+                case "antenna_type": try session.setAntennaType(policy.antennaType ?? 0)
+                case "hardware_revision": try session.setHardwareRevision(policy.hardwareRevision ?? info.hardwareRevision)
+                case "provisioning_status": try session.setProvisioningStatus(policy.status ?? .none)
+                default: break
+                }
+            }
+            provisioning = try session.provisioningRecord()
+            context.info = try session.identify()
+        } catch {
+            return readerFailure(.provision, error)
+        }
+        return .done("step_provisioned", needed.map { "\($0.field) \($0.found) -> \($0.wanted)" }.joined(separator: ", "))
+    }
+
+    struct ProvisioningChange {
+        var field: String
+        var wanted: String
+        var found: String
+    }
+
+    static func provisioningChanges(_ policy: Profile.ProvisioningPolicy, record: ProvisioningRecord) -> [ProvisioningChange] {
+        var changes: [ProvisioningChange] = []
+        if policy.registerSerial, !record.provisioned {
+            changes.append(ProvisioningChange(field: "serial_number", wanted: "registered", found: "not registered"))
+        }
+        if let type = policy.antennaType, type != record.antennaType {
+            changes.append(ProvisioningChange(field: "antenna_type", wanted: String(type), found: String(record.antennaType)))
+        }
+        if let revision = policy.hardwareRevision, revision != record.hardwareRevision {
+            changes.append(ProvisioningChange(field: "hardware_revision", wanted: String(revision), found: String(record.hardwareRevision)))
+        }
+        if let status = policy.status, status != record.status {
+            changes.append(ProvisioningChange(field: "provisioning_status", wanted: status.name, found: record.status.name))
+        }
+        return changes
+    }
+
+    func region() throws(Stop) -> Result {
+        guard let policy = profile.region else { return .skipped("step_not_configured") }
+        guard let session, let info else { throw Stop() }
+        let current = info.region
+        let satisfied: Bool
+        if let wanted = policy.set {
+            satisfied = current?.number == wanted.number
+        } else {
+            satisfied = current.map(policy.allows) ?? false
+        }
+        if mode == .verify {
+            if satisfied { return .done("step_verified", "region \(current?.name ?? "")") }
+            let expected = policy.set?.name ?? policy.allowed.map(\.name).joined(separator: " | ")
+            return .failing(.failed, .verifyMismatch(device: device.name, what: "region", expected: expected, found: current?.name ?? "not set"))
+        }
+        if satisfied { return .skipped("step_already_satisfied", "region \(current?.name ?? "")") }
+
+        delegate.startBackgroundAction(context, cause: .loadingRegions)
+        let offered = session.regionNames()
+        delegate.finishBackgroundAction(context, cause: .loadingRegions)
+        guard let index = delegate.chooseRegionFromRegions(context, names: offered.names, selected: offered.selected),
+              offered.names.indices.contains(index)
+        else {
+            delegate.setRegionCancelled(context)
+            return .failing(.refused, .regionNotChosen(device: device.name))
+        }
+        let name = offered.names[index]
+        guard let chosen = RegionCatalog.find(name), policy.allows(chosen.setting) else {
+            delegate.setRegionCancelled(context)
+            return .failing(.refused, .regionNotAllowed(device: device.name, region: name, allowed: policy.allowed.map(\.name)))
+        }
+        guard delegate.confirmRegion(context, name: name) else {
+            delegate.setRegionCancelled(context)
+            return .failing(.refused, .regionNotChosen(device: device.name))
+        }
+        var attempt = 0
+        while true {
+            attempt += 1
+            delegate.startBackgroundAction(context, cause: .settingRegion)
+            do {
+                let fresh = try session.setRegion(name)
+                delegate.finishBackgroundAction(context, cause: .settingRegion)
+                context.info = fresh
+                delegate.notifySetRegionSuccess(context, name: name)
+                delegate.afterSetRegionSuccess(context)
+                return .done("step_region_set", "\(current?.name ?? "not set") -> \(name)")
+            } catch {
+                delegate.finishBackgroundAction(context, cause: .settingRegion)
+                if case .rejected(_, _, let status) = error, status.hasPrefix(StatusCode.unsupportedOpcode.name) {
+                    delegate.notifyFirmwareDoesNotSupportSetRegion(context)
+                    return .failing(.failed, .regionUnsupported(device: device.name, firmware: "\(info.firmwareVersion)"))
+                }
+                let failure = FleetError.reader(device: device.name, step: FleetStep.region.rawValue, code: error.code, detail: error.description)
+                if delegate.notifySetRegionFailure(context, error: failure, attempt: attempt) == .giveUp {
+                    return .failing(.failed, failure)
+                }
+                if session.connectionState != .connected, let info = try? connectWithRetries() { context.info = info }
+            }
+        }
+    }
+
+    /// Whether a smoke test is still owed. In this run: after a change made in this run
+    /// (provision or region for the first test, firmware for the final one). From the
+    /// recorder's history (a re-run): when the newest recorded change has no passed smoke
+    /// test after it, the test that follows that kind of change is owed; a Grokker never
+    /// smoke-tested owes the first test; a Grokker whose firmware or region differ from its
+    /// last passed test (changed elsewhere) owes the first test.
+    func smokeTestOwed(_ step: FleetStep) -> Bool {
+        let ownChanges: Set<FleetStep> = step == .smokeTest ? [.provision, .region] : [.firmware]
+        if !changed.isDisjoint(with: ownChanges) { return true }
+        let lastSmoke = history.lastIndex { [.smokeTest, .finalSmokeTest].contains($0.step) && $0.result == .done }
+        let lastChange = history.lastIndex { [.provision, .region, .firmware].contains($0.step) && $0.result == .done }
+        guard let lastSmoke else { return step == .smokeTest }
+        if let lastChange, lastChange > lastSmoke {
+            return ownChanges.contains(history[lastChange].step)
+        }
+        let proven = history[lastSmoke]
+        return step == .smokeTest && (proven.firmwareAfter != firmwareText || proven.regionAfter != regionText)
+    }
+
+    func smokeTest(_ step: FleetStep) throws(Stop) -> Result {
+        guard let policy = profile.smokeTest else { return .skipped("step_not_configured") }
+        guard let session, let info else { throw Stop() }
+        if mode == .verify {
+            if step == .finalSmokeTest { return .skipped("step_not_applicable") }
+        } else if !smokeTestOwed(step) {
+            return .skipped("step_already_satisfied", "a smoke test passed since the last change")
+        }
+        if info.userMustSetRegion {
+            return .failing(.failed, .smokeTestFailed(device: device.name, reasons: ["region_not_set"], detail: "the region is not set"))
+        }
+        var attempt = 0
+        while true {
+            attempt += 1
+            let measurement: SmokeTestMeasurement
+            do {
+                measurement = try SmokeTest.run(policy, on: session)
+            } catch {
+                if attempt <= profile.retries.smokeTest {
+                    if session.connectionState != .connected, let fresh = try? connectWithRetries() { context.info = fresh }
+                    continue
+                }
+                return readerFailure(step, error)
+            }
+            let record = SmokeTestRecord(
+                runID: runID, serial: serial, device: device.name, step: step, passed: measurement.passed,
+                reasons: measurement.reasons, inventoryType: policy.inventoryType.code, duration: measurement.duration,
+                reads: measurement.reads, readsPerSecond: measurement.readsPerSecond, uniqueTags: measurement.uniqueTags,
+                expectedTags: policy.referenceTags.map(\.description), missingTags: measurement.missingTags,
+                strongestRSSI: measurement.strongestRSSI, weakestReferenceRSSI: measurement.weakestReferenceRSSI,
+                firmware: "\(info.firmwareVersion)", region: info.region?.name, time: runner.options.clock())
+            smokeTests.append(record)
+            do {
+                try runner.recorder.recordSmokeTest(record)
+            } catch {
+                return .failing(.failed, .recorderFailed(operation: "recording the smoke test of \(serial)", detail: "\(error)"))
+            }
+            if measurement.passed { return .done(mode == .verify ? "step_verified" : "step_smoke_test_passed", measurement.detail) }
+            if attempt > profile.retries.smokeTest {
+                return .failing(.failed, .smokeTestFailed(device: device.name, reasons: measurement.reasons, detail: measurement.detail))
+            }
+        }
+    }
+
+    func firmware() throws(Stop) -> Result {
+        guard let policy = profile.firmware else { return .skipped("step_not_configured") }
+        guard let session, let info else { throw Stop() }
+        if mode != .verify, !delegate.doAutomaticFirmwareUpdate(context) { return .skipped("step_firmware_check_disabled") }
+        guard let channels = runner.channels else {
+            let error = FleetError.firmwareCache(channel: policy.channel, code: "no_cache", detail: "the run was given no firmware cache")
+            delegate.notifyFirmwareUpdateErrorLoadingUpdate(context, error: error)
+            return .failing(.failed, error)
+        }
+        delegate.startBackgroundAction(context, cause: .loadingFirmwareUpdate)
+        let resolution: FirmwareTargeting.Resolution
+        do {
+            resolution = try FirmwareTargeting.resolve(policy, channels: channels, info: info, device: device.name)
+        } catch {
+            delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
+            let failure = FleetError.firmwareCache(channel: policy.channel, code: error.code, detail: error.description)
+            delegate.notifyFirmwareUpdateErrorLoadingUpdate(context, error: failure)
+            return .failing(.failed, failure)
+        }
+        let update: AvailableUpdate
+        let channel: VerifiedChannel
+        switch resolution {
+        case .satisfied(let detail):
+            delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
+            return mode == .verify ? .done("step_verified", detail) : .skipped("step_already_satisfied", detail)
+        case .refused(let error):
+            delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
+            if mode == .verify {
+                return .failing(.failed, .verifyMismatch(device: device.name, what: "firmware", expected: policy.target.description, found: "\(info.firmwareVersion)"))
+            }
+            delegate.notifyFirmwareUpdateErrorStartingUpdate(context, error: error)
+            return .failing(.refused, error)
+        case .install(let available, let verified):
+            update = available
+            channel = verified
+        }
+        let package: FirmwarePackage
+        do {
+            package = try channels.cache.image(named: update.entry.name, in: channel)
+        } catch {
+            delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
+            let failure = FleetError.firmwareCache(channel: policy.channel, code: error.code, detail: error.description)
+            delegate.notifyFirmwareUpdateErrorLoadingUpdate(context, error: failure)
+            return .failing(.failed, failure)
+        }
+        delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
+        let image = FirmwareImage(package: package)
+        firmwareTarget = image.descriptor.version
+
+        // Same version: installed unless it is this very image (by hash) or re-installing is not allowed.
+        if info.firmwareVersion == image.descriptor.version {
+            if !policy.allowSameVersion { return mode == .verify ? .done("step_verified", "runs \(info.firmwareVersion)") : .skipped("step_already_satisfied", "runs \(info.firmwareVersion)") }
+            if let status = try? session.call(.firmware(.status)), case .firmware(.status(let state), _) = status,
+               state.runningSlot?.image?.sha256 == image.descriptor.sha256 {
+                return mode == .verify ? .done("step_verified", "runs this image") : .skipped("step_already_satisfied", "runs this image")
+            }
+        }
+        if mode == .verify {
+            return .failing(.failed, .verifyMismatch(device: device.name, what: "firmware", expected: "\(image.descriptor.version)", found: "\(info.firmwareVersion)"))
+        }
+
+        let battery: BatteryInfo
+        do {
+            battery = try session.batteryInfo()
+        } catch {
+            return readerFailure(.firmware, error)
+        }
+        let offer = FirmwareOffer(name: update.entry.name, channel: policy.channel, version: update.entry.version,
+                                  running: info.firmwareVersion, compatibility: update.compatibility ?? .invalid,
+                                  readerProtocol: update.entry.readerProtocolVersion, notes: update.entry.notes,
+                                  buildDate: update.entry.buildDate, batteryPercent: Int(battery.percentRemaining),
+                                  externalPower: battery.externalPowerIsConnected)
+        switch delegate.promptForFirmwareUpdate(context, offer: offer) {
+        case .update:
+            break
+        case .postpone(let reason, let arguments):
+            delegate.afterFirmwareUpdate(context, updated: false)
+            return Result(result: .postponed, code: reason, arguments: arguments, detail: "update to \(offer.version) postponed")
+        case .cancel(let reason, let arguments):
+            delegate.afterFirmwareUpdate(context, updated: false)
+            return Result(result: .skipped, code: reason, arguments: arguments, detail: "update to \(offer.version) not for this device")
+        }
+
+        var options = FirmwareUpdateOptions()
+        options.allowDowngrade = policy.allowDowngrade
+        options.allowSameVersion = policy.allowSameVersion
+        options.minimumBatteryPercent = profile.minimumBatteryPercent
+        options.reconnectTimeout = profile.timeouts.reconnect
+        var attempt = 0
+        while true {
+            attempt += 1
+            let cancel = CancelSwitch()
+            delegate.displayFirmwareUpdateProgress(context, cancel: cancel)
+            let run = runner.options.cancellation
+            let context = self.context
+            let delegate = self.delegate
+            do {
+                let report = try FirmwareUpdater(session: session, options: options).update(
+                    to: image, progress: { delegate.updateFirmwareUpdateProgress(context, progress: $0) },
+                    shouldCancel: { cancel.isCancelled || run.isCancelled })
+                if let fresh = session.info { self.context.info = fresh }
+                delegate.notifyFirmwareUpdateSuccess(self.context, report: report)
+                delegate.afterFirmwareUpdate(self.context, updated: true)
+                return .done("step_firmware_updated", "\(report.from) -> \(report.to) in \(FleetError.number(report.seconds)) s of audio")
+            } catch {
+                if let fresh = session.info { self.context.info = fresh }
+                let failure = FleetError.firmwareUpdateFailed(device: device.name, code: error.code, detail: error.description)
+                switch error {
+                case .batteryTooLow(_, let percent, let minimum):
+                    let low = FleetError.batteryLow(device: device.name, percent: percent, minimum: minimum)
+                    delegate.notifyFirmwareUpdateErrorStartingUpdate(self.context, error: low)
+                    delegate.afterFirmwareUpdate(self.context, updated: false)
+                    return .failing(.postponed, low)
+                case .downgradeNotAllowed, .sameVersionNotAllowed, .incompatibleHardware, .notApplicable, .imageTooLarge:
+                    delegate.notifyFirmwareUpdateErrorStartingUpdate(self.context, error: failure)
+                    delegate.afterFirmwareUpdate(self.context, updated: false)
+                    return .failing(.refused, failure)
+                case .cancelled:
+                    delegate.afterFirmwareUpdate(self.context, updated: false)
+                    if run.isCancelled {
+                        interrupted = true
+                        return .failing(.failed, .interrupted(device: device.name))
+                    }
+                    return .failing(.postponed, .updateDeclined(device: device.name, decision: "cancelled"))
+                case .cantReconnect:
+                    delegate.abortFirmwareUpdateInteraction(self.context)
+                default:
+                    break
+                }
+                if delegate.notifyFirmwareUpdateFailure(self.context, error: failure, mustRetry: false, attempt: attempt) == .giveUp {
+                    delegate.afterFirmwareUpdate(self.context, updated: false)
+                    return .failing(.failed, failure)
+                }
+                if session.connectionState != .connected, let fresh = try? connectWithRetries() { self.context.info = fresh }
+            }
+        }
+    }
+
+    func reconnect() throws(Stop) -> Result {
+        guard let session else { throw Stop() }
+        guard changed.contains(.firmware), let target = firmwareTarget else { return .skipped("step_not_needed") }
+        session.engine.disconnect()
+        do {
+            try? session.rest(forAtMost: 0.2)
+            _ = try connectWithRetries()
+            context.info = try session.identify()
+        } catch {
+            return readerFailure(.reconnect, error)
+        }
+        guard let info, info.firmwareVersion == target else {
+            return .failing(.failed, .firmwareNotRunning(device: device.name, expected: "\(target)", found: firmwareText ?? "?"))
+        }
+        return .done("step_reconnected", "runs \(info.firmwareVersion)")
+    }
+
+    func record(_ outcome: DeviceOutcome) throws(Stop) -> Result {
+        if lockedOut != nil { return .skipped("step_not_recorded_locked") }
+        if provisioning == nil, let session, session.connectionState == .connected {
+            provisioning = try? session.provisioningRecord()
+        }
+        do {
+            try runner.recorder.upsertDevice(deviceRecord(outcome: outcome, provisioning: provisioning))
+        } catch {
+            return .failing(.failed, .recorderFailed(operation: "recording Grokker \(serial)", detail: "\(error)"))
+        }
+        return .done("step_recorded", "\(outcome.rawValue)")
+    }
+
+    func deviceRecord(outcome: DeviceOutcome, provisioning: ProvisioningRecord?) -> DeviceRecord {
+        let info = self.info!
+        return DeviceRecord(serial: info.serialNumberText, hardwareModel: info.hardwareModel, hardwareRevision: Int(info.hardwareRevision),
+                            firmware: "\(info.firmwareVersion)", loader: "\(info.loaderVersion)", region: info.region?.name,
+                            provisioned: info.provisioned, antennaType: provisioning.map { Int($0.antennaType) },
+                            provisioningStatus: provisioning?.status.name, lastDevice: device.name, lastRunID: runID,
+                            lastOutcome: outcome, updated: runner.options.clock())
+    }
+
+    // MARK: Dry run
+
+    func plan(policy: PolicyDelegate?) -> DevicePlan {
+        let session: ReaderSession
+        do {
+            session = ReaderSession(port: try device.openPort(), options: runner.readerOptions)
+        } catch {
+            return DevicePlan(device: device.name, serial: nil, error: .portUnavailable(device: device.name, detail: "\(error)"), steps: [])
+        }
+        defer { session.close() }
+        let info: ReaderInfo
+        do {
+            info = try session.connect()
+        } catch {
+            return DevicePlan(device: device.name, serial: nil,
+                              error: .reader(device: device.name, step: FleetStep.connect.rawValue, code: error.code, detail: error.description), steps: [])
+        }
+        context.info = info
+        var planned: [PlannedStep] = []
+        func add(_ step: FleetStep, _ action: PlannedStep.Action, _ code: String, _ arguments: [String] = [], _ detail: String = "") {
+            planned.append(PlannedStep(step: step, action: action, code: code, arguments: arguments, detail: detail))
+        }
+        add(.connect, .run, "step_connected")
+        add(.identify, .run, "step_identified", [], info.description)
+        let verify = mode == .verify
+        var changes = false
+        // Provisioning.
+        if let p = profile.provisioning {
+            if let record = try? session.provisioningRecord() {
+                let needed = Self.provisioningChanges(p, record: record)
+                if needed.isEmpty { add(.provision, verify ? .run : .skip, verify ? "step_verified" : "step_already_satisfied") }
+                else if verify {
+                    let first = needed[0]
+                    add(.provision, .refuse, FleetError.verifyMismatch(device: device.name, what: first.field, expected: first.wanted, found: first.found).code)
+                } else {
+                    changes = true
+                    add(.provision, .run, "step_provisioned", [], needed.map { "\($0.field) \($0.found) -> \($0.wanted)" }.joined(separator: ", "))
+                }
+            } else {
+                add(.provision, .refuse, FleetError.reader(device: device.name, step: "provision", code: "", detail: "").code)
+            }
+        } else {
+            add(.provision, .skip, "step_not_configured")
+        }
+        // Region.
+        var region = info.region
+        if let r = profile.region {
+            let satisfied = r.set.map { info.region?.number == $0.number } ?? (info.region.map(r.allows) ?? false)
+            if satisfied {
+                add(.region, verify ? .run : .skip, verify ? "step_verified" : "step_already_satisfied", [], info.region?.name ?? "")
+            } else if verify {
+                add(.region, .refuse, "fleet_verify_mismatch", [], info.region?.name ?? "not set")
+            } else if let wanted = r.set {
+                changes = true
+                region = wanted.setting
+                add(.region, .run, "step_region_set", [], "\(info.region?.name ?? "not set") -> \(wanted.name)")
+            } else {
+                add(.region, .run, "step_region_set", [], "a region to choose from the allowed list")
+                changes = true
+            }
+        } else {
+            add(.region, .skip, "step_not_configured")
+        }
+        if profile.smokeTest == nil {
+            add(.smokeTest, .skip, "step_not_configured")
+        } else if verify || changes {
+            add(.smokeTest, .run, verify ? "step_verified" : "step_smoke_test_passed")
+        } else {
+            add(.smokeTest, .skip, "step_already_satisfied", [], "unless the ledger has no passed smoke test since the last change")
+        }
+        // Firmware.
+        var flash = false
+        if let f = profile.firmware, let channels = runner.channels {
+            switch try? FirmwareTargeting.resolve(f, channels: channels, info: info, device: device.name) {
+            case .satisfied(let detail)?:
+                add(.firmware, verify ? .run : .skip, verify ? "step_verified" : "step_already_satisfied", [], detail)
+            case .refused(let error)?:
+                add(.firmware, .refuse, verify ? "fleet_verify_mismatch" : error.code, error.arguments, error.description)
+            case .install(let update, _)?:
+                if update.entry.version == info.firmwareVersion, !f.allowSameVersion {
+                    add(.firmware, verify ? .run : .skip, verify ? "step_verified" : "step_already_satisfied")
+                } else if verify {
+                    add(.firmware, .refuse, "fleet_verify_mismatch", [], "\(info.firmwareVersion) -> \(update.entry.version)")
+                } else {
+                    let offer = FirmwareOffer(name: update.entry.name, channel: f.channel, version: update.entry.version, running: info.firmwareVersion,
+                                              compatibility: update.compatibility ?? .invalid, readerProtocol: update.entry.readerProtocolVersion,
+                                              notes: update.entry.notes, buildDate: update.entry.buildDate, batteryPercent: nil, externalPower: false)
+                    var planContext = context
+                    planContext.info?.region = region
+                    switch policy?.firmwareDecision(planContext, offer: offer) ?? .update {
+                    case .update:
+                        flash = true
+                        add(.firmware, .run, "step_firmware_updated", [], "\(info.firmwareVersion) -> \(update.entry.version) (battery checked at run time)")
+                    case .postpone(let reason, let arguments):
+                        add(.firmware, .postpone, reason, arguments)
+                    case .cancel(let reason, let arguments):
+                        add(.firmware, .skip, reason, arguments)
+                    }
+                }
+            case nil:
+                add(.firmware, .refuse, "fleet_firmware_cache", [f.channel])
+            }
+        } else if profile.firmware != nil {
+            add(.firmware, .refuse, "fleet_firmware_cache", [profile.firmware!.channel], "no firmware cache given")
+        } else {
+            add(.firmware, .skip, "step_not_configured")
+        }
+        add(.reconnect, flash ? .run : .skip, flash ? "step_reconnected" : "step_not_needed")
+        add(.finalSmokeTest, flash && profile.smokeTest != nil ? .run : .skip,
+            flash && profile.smokeTest != nil ? "step_smoke_test_passed" : (verify ? "step_not_applicable" : "step_not_needed"))
+        add(.record, .run, "step_recorded")
+        return DevicePlan(device: device.name, serial: info.serialNumberText, error: nil, steps: planned)
+    }
+}

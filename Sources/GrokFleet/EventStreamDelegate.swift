@@ -1,0 +1,234 @@
+import Foundation
+import GrokFirmware
+import UGrokIt
+
+/// One structured event of a run: what `--json` prints, one object per line. `event` is a
+/// stable code (docs/fleet.md lists them); `data` holds the event's values as text, under
+/// stable keys.
+public struct FleetEvent: Sendable, Hashable, Codable {
+    public var event: String
+    public var device: String
+    public var serial: String?
+    /// ISO 8601 UTC.
+    public var time: String
+    public var data: [String: String]
+    /// The values of the code in `data["code"]` or `data["reason"]`, for a localized message.
+    public var arguments: [String]
+
+    public init(event: String, device: String, serial: String?, time: Date, data: [String: String] = [:], arguments: [String] = []) {
+        self.event = event
+        self.device = device
+        self.serial = serial
+        self.time = FleetEvent.iso(time)
+        self.data = data
+        self.arguments = arguments
+    }
+
+    /// The event as one line of JSON (sorted keys, no newline).
+    public func jsonLine() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Strings and a dictionary of strings always encode.
+        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+
+    static func iso(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: date)
+    }
+}
+
+/// The delegate behind `--json`: every call becomes a ``FleetEvent`` handed to `sink`, and
+/// every decision is taken by `decider` (a ``PolicyDelegate`` for unattended runs; the
+/// decision taken is part of the event).
+public struct EventStreamDelegate: ConfigurationDelegate {
+    public let decider: any ConfigurationDelegate
+    public let sink: @Sendable (FleetEvent) -> Void
+    public let now: @Sendable () -> Date
+
+    public init(decider: any ConfigurationDelegate, now: @escaping @Sendable () -> Date = { Date() },
+                sink: @escaping @Sendable (FleetEvent) -> Void) {
+        self.decider = decider
+        self.sink = sink
+        self.now = now
+    }
+
+    private func emit(_ event: String, _ context: FleetDeviceContext, _ data: [String: String] = [:], arguments: [String] = []) {
+        sink(FleetEvent(event: event, device: context.device, serial: context.serial, time: now(), data: data, arguments: arguments))
+    }
+
+    private func errorData(_ error: FleetError) -> [String: String] {
+        ["code": error.code, "detail": error.description]
+    }
+
+    public func requestMicrophonePermission(_ context: FleetDeviceContext) -> Bool {
+        let answer = decider.requestMicrophonePermission(context)
+        emit("microphone_permission", context, ["granted": String(answer)])
+        return answer
+    }
+
+    public func doAutomaticFirmwareUpdate(_ context: FleetDeviceContext) -> Bool {
+        let answer = decider.doAutomaticFirmwareUpdate(context)
+        emit("automatic_firmware_update", context, ["enabled": String(answer)])
+        return answer
+    }
+
+    public func promptForFirmwareUpdate(_ context: FleetDeviceContext, offer: FirmwareOffer) -> FirmwareUpdateDecision {
+        let decision = decider.promptForFirmwareUpdate(context, offer: offer)
+        var arguments: [String] = []
+        var data = ["name": offer.name, "channel": offer.channel, "version": "\(offer.version)", "running": "\(offer.running)",
+                    "compatibility": offer.compatibility.vendorName, "decision": decision.name]
+        if let percent = offer.batteryPercent { data["battery_percent"] = String(percent) }
+        switch decision {
+        case .update: break
+        case .postpone(let reason, let reasonArguments), .cancel(let reason, let reasonArguments):
+            data["reason"] = reason
+            arguments = reasonArguments
+        }
+        emit("firmware_update_offered", context, data, arguments: arguments)
+        return decision
+    }
+
+    public func notifyFirmwareUpdateErrorLoadingUpdate(_ context: FleetDeviceContext, error: FleetError) {
+        decider.notifyFirmwareUpdateErrorLoadingUpdate(context, error: error)
+        emit("firmware_error_loading", context, errorData(error), arguments: error.arguments)
+    }
+
+    public func notifyFirmwareUpdateErrorStartingUpdate(_ context: FleetDeviceContext, error: FleetError) {
+        decider.notifyFirmwareUpdateErrorStartingUpdate(context, error: error)
+        emit("firmware_error_starting", context, errorData(error), arguments: error.arguments)
+    }
+
+    public func displayFirmwareUpdateProgress(_ context: FleetDeviceContext, cancel: CancelSwitch) {
+        decider.displayFirmwareUpdateProgress(context, cancel: cancel)
+        emit("firmware_update_started", context)
+    }
+
+    public func updateFirmwareUpdateProgress(_ context: FleetDeviceContext, progress: FirmwareUpdateProgress) {
+        decider.updateFirmwareUpdateProgress(context, progress: progress)
+        emit("firmware_progress", context, ["phase": progress.phase.rawValue, "done": String(progress.done),
+                                            "total": String(progress.total), "can_cancel": String(progress.canCancel)])
+    }
+
+    public func notifyFirmwareUpdateSuccess(_ context: FleetDeviceContext, report: FirmwareUpdateReport) {
+        decider.notifyFirmwareUpdateSuccess(context, report: report)
+        emit("firmware_update_success", context, ["from": "\(report.from)", "to": "\(report.to)",
+                                                  "seconds": FleetError.number(report.seconds), "bytes_sent": String(report.encodedBytesSent)])
+    }
+
+    public func notifyFirmwareUpdateFailure(_ context: FleetDeviceContext, error: FleetError, mustRetry: Bool, attempt: Int) -> RetryDecision {
+        let decision = decider.notifyFirmwareUpdateFailure(context, error: error, mustRetry: mustRetry, attempt: attempt)
+        var data = errorData(error)
+        data["must_retry"] = String(mustRetry)
+        data["attempt"] = String(attempt)
+        data["decision"] = decision.rawValue
+        emit("firmware_update_failure", context, data, arguments: error.arguments)
+        return decision
+    }
+
+    public func abortFirmwareUpdateInteraction(_ context: FleetDeviceContext) {
+        decider.abortFirmwareUpdateInteraction(context)
+        emit("firmware_update_aborted", context)
+    }
+
+    public func afterFirmwareUpdate(_ context: FleetDeviceContext, updated: Bool) {
+        decider.afterFirmwareUpdate(context, updated: updated)
+        emit("after_firmware_update", context, ["updated": String(updated)])
+    }
+
+    public func notifyLoadRegionFailure(_ context: FleetDeviceContext, error: FleetError, attempt: Int) -> RetryDecision {
+        let decision = decider.notifyLoadRegionFailure(context, error: error, attempt: attempt)
+        var data = errorData(error)
+        data["attempt"] = String(attempt)
+        data["decision"] = decision.rawValue
+        emit("region_load_failure", context, data, arguments: error.arguments)
+        return decision
+    }
+
+    public func chooseRegionFromRegions(_ context: FleetDeviceContext, names: [String], selected: Int?) -> Int? {
+        let choice = decider.chooseRegionFromRegions(context, names: names, selected: selected)
+        var data: [String: String] = [:]
+        if let choice, names.indices.contains(choice) { data["chosen"] = names[choice] }
+        emit("region_choose", context, data, arguments: names)
+        return choice
+    }
+
+    public func setRegionCancelled(_ context: FleetDeviceContext) {
+        decider.setRegionCancelled(context)
+        emit("region_cancelled", context)
+    }
+
+    public func confirmRegion(_ context: FleetDeviceContext, name: String) -> Bool {
+        let answer = decider.confirmRegion(context, name: name)
+        emit("region_confirm", context, ["region": name, "confirmed": String(answer)])
+        return answer
+    }
+
+    public func notifySetRegionSuccess(_ context: FleetDeviceContext, name: String) {
+        decider.notifySetRegionSuccess(context, name: name)
+        emit("region_set", context, ["region": name])
+    }
+
+    public func afterSetRegionSuccess(_ context: FleetDeviceContext) {
+        decider.afterSetRegionSuccess(context)
+        emit("after_region_set", context)
+    }
+
+    public func notifySetRegionFailure(_ context: FleetDeviceContext, error: FleetError, attempt: Int) -> RetryDecision {
+        let decision = decider.notifySetRegionFailure(context, error: error, attempt: attempt)
+        var data = errorData(error)
+        data["attempt"] = String(attempt)
+        data["decision"] = decision.rawValue
+        emit("region_set_failure", context, data, arguments: error.arguments)
+        return decision
+    }
+
+    public func notifyFirmwareDoesNotSupportSetRegion(_ context: FleetDeviceContext) {
+        decider.notifyFirmwareDoesNotSupportSetRegion(context)
+        emit("region_not_supported", context)
+    }
+
+    public func startBackgroundAction(_ context: FleetDeviceContext, cause: BackgroundAction) {
+        decider.startBackgroundAction(context, cause: cause)
+        emit("background_started", context, ["cause": cause.rawValue])
+    }
+
+    public func finishBackgroundAction(_ context: FleetDeviceContext, cause: BackgroundAction) {
+        decider.finishBackgroundAction(context, cause: cause)
+        emit("background_finished", context, ["cause": cause.rawValue])
+    }
+
+    public func shouldStartDevice(_ context: FleetDeviceContext) -> FleetError? {
+        let halt = decider.shouldStartDevice(context)
+        if let halt { emit("device_halted", context, errorData(halt), arguments: halt.arguments) }
+        return halt
+    }
+
+    public func deviceStarted(_ context: FleetDeviceContext) {
+        decider.deviceStarted(context)
+        emit("device_started", context)
+    }
+
+    public func stepStarted(_ context: FleetDeviceContext, step: FleetStep) {
+        decider.stepStarted(context, step: step)
+        emit("step_started", context, ["step": step.rawValue])
+    }
+
+    public func stepFinished(_ context: FleetDeviceContext, outcome: StepOutcome) {
+        decider.stepFinished(context, outcome: outcome)
+        var data = ["step": outcome.step.rawValue, "result": outcome.result.rawValue, "code": outcome.code, "detail": outcome.detail,
+                    "duration_s": FleetError.number(outcome.duration)]
+        if let v = outcome.firmwareBefore { data["firmware_before"] = v }
+        if let v = outcome.firmwareAfter { data["firmware_after"] = v }
+        if let v = outcome.regionBefore { data["region_before"] = v }
+        if let v = outcome.regionAfter { data["region_after"] = v }
+        emit("step_finished", context, data, arguments: outcome.arguments)
+    }
+
+    public func deviceFinished(_ context: FleetDeviceContext, outcome: DeviceOutcome, steps: [StepOutcome]) {
+        decider.deviceFinished(context, outcome: outcome, steps: steps)
+        emit("device_finished", context, ["outcome": outcome.rawValue])
+    }
+}

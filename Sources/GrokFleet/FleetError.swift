@@ -1,0 +1,203 @@
+/// Everything that can go wrong in a fleet run: a profile that cannot be used, a device
+/// that is locked, refused or failed a step, a policy that held a device back, the ledger.
+///
+/// `code` is stable (`fleet_*`) for `--json` output and the message catalog
+/// (`error.<code>`); `arguments` are the values a localized message fills in, in order;
+/// `description` is the English text for logs, naming the file, key or device and what to do.
+public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
+    // MARK: Profiles
+
+    /// The profile file cannot be read (`detail`: missing, unreadable, too large).
+    case profileUnreadable(file: String, detail: String)
+    /// The profile is not JSON (`detail` from the parser).
+    case profileNotJSON(file: String, detail: String)
+    /// The value at `keyPath` is `found`, but `expected` is what the key takes.
+    case profileInvalid(file: String, keyPath: String, expected: String, found: String)
+    /// `keyPath` is required and missing; `expected` says what it takes.
+    case profileMissingKey(file: String, keyPath: String, expected: String)
+    /// `keyPath` is not a key the schema knows (a typo?); `known` lists the keys allowed there.
+    case profileUnknownKey(file: String, keyPath: String, known: [String])
+
+    // MARK: Devices and steps
+
+    /// The device's audio port could not be opened.
+    case portUnavailable(device: String, detail: String)
+    /// Another run holds the lock of the Grokker with this serial number.
+    case deviceLocked(device: String, serial: String, lockFile: String)
+    /// The lock directory or a lock file could not be used.
+    case lockFailed(path: String, detail: String)
+    /// The reader failed or refused during `step` (`code` and `detail` are the reader's error).
+    case reader(device: String, step: String, code: String, detail: String)
+    /// The region chosen is not one the profile allows.
+    case regionNotAllowed(device: String, region: String, allowed: [String])
+    /// No region was chosen (the delegate cancelled, or the policy cannot pick one).
+    case regionNotChosen(device: String)
+    /// The reader's firmware does not support setting the region.
+    case regionUnsupported(device: String, firmware: String)
+    /// The target firmware is older than what runs and the profile does not allow downgrades.
+    case downgradeNotAllowed(device: String, running: String, target: String)
+    /// The target firmware runs already and the profile does not allow re-installing it.
+    case sameVersionNotAllowed(device: String, version: String)
+    /// The channel lists no firmware `version` that this reader may take.
+    case firmwareNotAvailable(device: String, channel: String, version: String)
+    /// The firmware cache could not give the channel or image (`code` and `detail`: the cache's error).
+    case firmwareCache(channel: String, code: String, detail: String)
+    /// The firmware update failed (`code` and `detail`: the updater's error).
+    case firmwareUpdateFailed(device: String, code: String, detail: String)
+    /// After the update and a reconnect the reader runs `found`, not `expected`.
+    case firmwareNotRunning(device: String, expected: String, found: String)
+    /// The smoke test did not pass; `reasons` are stable codes (`missing_tags`,
+    /// `reads_per_second`, `rssi`), `detail` the figures.
+    case smokeTestFailed(device: String, reasons: [String], detail: String)
+    /// Verification found `what` to be `found` where the profile expects `expected`.
+    case verifyMismatch(device: String, what: String, expected: String, found: String)
+
+    // MARK: Policy
+
+    /// Now is outside every maintenance window of the profile (in `timeZone`).
+    case outsideMaintenanceWindow(device: String, timeZone: String)
+    /// The battery is below the profile's minimum.
+    case batteryLow(device: String, percent: Int, minimum: Int)
+    /// The staged rollout does not select this serial number (yet).
+    case notInRollout(device: String, serial: String, percentage: Double)
+    /// The halt rule stopped new devices: `failed` of `finished` failed, above `threshold`.
+    case halted(failed: Int, finished: Int, threshold: Double)
+    /// The delegate postponed or cancelled the firmware update.
+    case updateDeclined(device: String, decision: String)
+    /// The run was cancelled before this device finished; re-run to finish it.
+    case interrupted(device: String)
+
+    // MARK: The ledger
+
+    /// The run recorder failed while `operation`.
+    case recorderFailed(operation: String, detail: String)
+
+    /// The stable code.
+    public var code: String {
+        switch self {
+        case .profileUnreadable: "fleet_profile_unreadable"
+        case .profileNotJSON: "fleet_profile_not_json"
+        case .profileInvalid: "fleet_profile_invalid"
+        case .profileMissingKey: "fleet_profile_missing_key"
+        case .profileUnknownKey: "fleet_profile_unknown_key"
+        case .portUnavailable: "fleet_port_unavailable"
+        case .deviceLocked: "fleet_device_locked"
+        case .lockFailed: "fleet_lock_failed"
+        case .reader: "fleet_reader_failed"
+        case .regionNotAllowed: "fleet_region_not_allowed"
+        case .regionNotChosen: "fleet_region_not_chosen"
+        case .regionUnsupported: "fleet_region_unsupported"
+        case .downgradeNotAllowed: "fleet_downgrade_not_allowed"
+        case .sameVersionNotAllowed: "fleet_same_version_not_allowed"
+        case .firmwareNotAvailable: "fleet_firmware_not_available"
+        case .firmwareCache: "fleet_firmware_cache"
+        case .firmwareUpdateFailed: "fleet_firmware_update_failed"
+        case .firmwareNotRunning: "fleet_firmware_not_running"
+        case .smokeTestFailed: "fleet_smoke_test_failed"
+        case .verifyMismatch: "fleet_verify_mismatch"
+        case .outsideMaintenanceWindow: "fleet_outside_window"
+        case .batteryLow: "fleet_battery_low"
+        case .notInRollout: "fleet_not_in_rollout"
+        case .halted: "fleet_halted"
+        case .updateDeclined: "fleet_update_declined"
+        case .interrupted: "fleet_interrupted"
+        case .recorderFailed: "fleet_recorder_failed"
+        }
+    }
+
+    /// The values the localized message fills in, in order.
+    public var arguments: [String] {
+        switch self {
+        case .profileUnreadable(let file, let detail), .profileNotJSON(let file, let detail): [file, detail]
+        case .profileInvalid(let file, let keyPath, let expected, let found): [file, keyPath, expected, found]
+        case .profileMissingKey(let file, let keyPath, let expected): [file, keyPath, expected]
+        case .profileUnknownKey(let file, let keyPath, let known): [file, keyPath, known.joined(separator: ", ")]
+        case .portUnavailable(let device, let detail): [device, detail]
+        case .deviceLocked(let device, let serial, let lockFile): [device, serial, lockFile]
+        case .lockFailed(let path, let detail): [path, detail]
+        case .reader(let device, let step, let code, let detail): [device, step, code, detail]
+        case .regionNotAllowed(let device, let region, let allowed): [device, region, allowed.joined(separator: ", ")]
+        case .regionNotChosen(let device), .interrupted(let device): [device]
+        case .regionUnsupported(let device, let firmware): [device, firmware]
+        case .downgradeNotAllowed(let device, let running, let target): [device, running, target]
+        case .sameVersionNotAllowed(let device, let version): [device, version]
+        case .firmwareNotAvailable(let device, let channel, let version): [device, channel, version]
+        case .firmwareCache(let channel, let code, let detail): [channel, code, detail]
+        case .firmwareUpdateFailed(let device, let code, let detail): [device, code, detail]
+        case .firmwareNotRunning(let device, let expected, let found): [device, expected, found]
+        case .smokeTestFailed(let device, let reasons, let detail): [device, reasons.joined(separator: ","), detail]
+        case .verifyMismatch(let device, let what, let expected, let found): [device, what, expected, found]
+        case .outsideMaintenanceWindow(let device, let timeZone): [device, timeZone]
+        case .batteryLow(let device, let percent, let minimum): [device, String(percent), String(minimum)]
+        case .notInRollout(let device, let serial, let percentage): [device, serial, Self.number(percentage)]
+        case .halted(let failed, let finished, let threshold): [String(failed), String(finished), Self.number(threshold * 100)]
+        case .updateDeclined(let device, let decision): [device, decision]
+        case .recorderFailed(let operation, let detail): [operation, detail]
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .profileUnreadable(let file, let detail):
+            "the profile '\(file)' cannot be read (\(detail)); check the path and permissions"
+        case .profileNotJSON(let file, let detail):
+            "the profile '\(file)' is not valid JSON (\(detail)); fix it (see docs/profiles.md)"
+        case .profileInvalid(let file, let keyPath, let expected, let found):
+            "in the profile '\(file)', \(keyPath) must be \(expected) but is \(found); fix that value (see docs/profiles.md)"
+        case .profileMissingKey(let file, let keyPath, let expected):
+            "in the profile '\(file)', \(keyPath) is missing; add it: \(expected) (see docs/profiles.md)"
+        case .profileUnknownKey(let file, let keyPath, let known):
+            "in the profile '\(file)', \(keyPath) is not a known key (a typo?); the keys allowed there are: \(known.joined(separator: ", "))"
+        case .portUnavailable(let device, let detail):
+            "\(device): the audio port cannot be opened (\(detail)); check the cable and the device name"
+        case .deviceLocked(let device, let serial, let lockFile):
+            "\(device): Grokker \(serial) is being handled by another run (lock \(lockFile)); wait for it to finish, then re-run"
+        case .lockFailed(let path, let detail):
+            "the lock '\(path)' cannot be used (\(detail)); check the lock directory exists and is writable"
+        case .reader(let device, let step, let code, let detail):
+            "\(device): \(step) failed (\(code): \(detail)); check the connection and re-run (finished steps are not repeated)"
+        case .regionNotAllowed(let device, let region, let allowed):
+            "\(device): region '\(region)' is not allowed by the profile (allowed: \(allowed.joined(separator: ", "))); choose one of those"
+        case .regionNotChosen(let device):
+            "\(device): no region was chosen; set region.set in the profile or choose one when asked"
+        case .regionUnsupported(let device, let firmware):
+            "\(device): firmware \(firmware) does not support setting the region; update the firmware first"
+        case .downgradeNotAllowed(let device, let running, let target):
+            "\(device): the reader runs \(running) and the target \(target) is older; set firmware.allow_downgrade to install it"
+        case .sameVersionNotAllowed(let device, let version):
+            "\(device): the reader already runs \(version); set firmware.allow_same_version to install it again"
+        case .firmwareNotAvailable(let device, let channel, let version):
+            "\(device): channel '\(channel)' lists no firmware \(version) this reader may take; check firmware.target and reload the channel"
+        case .firmwareCache(let channel, let code, let detail):
+            "the firmware cache cannot give channel '\(channel)' (\(code): \(detail)); reload the channel or download the image"
+        case .firmwareUpdateFailed(let device, let code, let detail):
+            "\(device): the firmware update failed (\(code): \(detail)); re-run (the update goes on where it stopped)"
+        case .firmwareNotRunning(let device, let expected, let found):
+            "\(device): after the update the reader runs \(found), not \(expected); the new image did not start, report it to its publisher"
+        case .smokeTestFailed(let device, let reasons, let detail):
+            "\(device): the smoke test failed (\(reasons.joined(separator: ", ")): \(detail)); check the reference tags and the antenna, then re-run"
+        case .verifyMismatch(let device, let what, let expected, let found):
+            "\(device): \(what) is \(found), the profile expects \(expected); run provision with this profile to correct it"
+        case .outsideMaintenanceWindow(let device, let timeZone):
+            "\(device): now is outside every maintenance window (\(timeZone)); the update is postponed to the next window"
+        case .batteryLow(let device, let percent, let minimum):
+            "\(device): the battery is at \(percent) %, below the profile's \(minimum) %; charge the reader and re-run"
+        case .notInRollout(let device, let serial, let percentage):
+            "\(device): serial \(serial) is not among the \(Self.number(percentage)) % this rollout stage selects; it is updated in a later stage"
+        case .halted(let failed, let finished, let threshold):
+            "the rollout halted: \(failed) of \(finished) devices failed, more than \(Self.number(threshold * 100)) %; investigate before starting more"
+        case .updateDeclined(let device, let decision):
+            "\(device): the firmware update was \(decision); re-run to be asked again"
+        case .interrupted(let device):
+            "\(device): the run stopped before this Grokker was finished; re-run to finish what is left"
+        case .recorderFailed(let operation, let detail):
+            "the ledger failed while \(operation) (\(detail)); check the ledger file and re-run"
+        }
+    }
+
+    /// A number without a needless fraction: `25`, `12.5`.
+    static func number(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
+        return String((value * 1000).rounded() / 1000)
+    }
+}

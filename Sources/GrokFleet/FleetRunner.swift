@@ -1,0 +1,297 @@
+import Foundation
+import GrokAudio
+import GrokFirmware
+import GrokProtocol
+import Synchronization
+import UGrokIt
+
+/// A Grokker to run: its name (the `--device` spec) and how to open its audio port. The
+/// port is opened on the device's own thread.
+public struct FleetDevice: Sendable {
+    public var name: String
+    public var openPort: @Sendable () throws -> any AudioPort
+
+    public init(name: String, openPort: @escaping @Sendable () throws -> any AudioPort) {
+        self.name = name
+        self.openPort = openPort
+    }
+}
+
+/// How a run is carried out (the profile says what it does).
+public struct FleetRunOptions: Sendable {
+    public var mode: FleetMode
+    /// Where the per-serial lock files live (`<directory>/<serial>.lock`).
+    public var lockDirectory: String
+    public var runID: String
+    public var station: String
+    public var operatorName: String
+    /// Link options; the profile's timeouts replace the handshake and command timeouts.
+    public var readerOptions: ReaderOptions
+    /// Devices handled at once (`nil`: all, one thread each). With fewer, devices start in
+    /// the order given, so the halt rule stops the later ones.
+    public var maxConcurrentDevices: Int?
+    /// Flipped to stop the run: each device stops before its next step (and a firmware
+    /// upload between blocks); a re-run finishes what is left.
+    public var cancellation: CancelSwitch
+    /// The wall clock (step times, the ledger).
+    public var clock: @Sendable () -> Date
+
+    public init(mode: FleetMode, lockDirectory: String, runID: String = UUID().uuidString,
+                station: String = ProcessInfo.processInfo.hostName, operatorName: String = "",
+                readerOptions: ReaderOptions = ReaderOptions(), maxConcurrentDevices: Int? = nil,
+                cancellation: CancelSwitch = CancelSwitch(), clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.mode = mode
+        self.lockDirectory = lockDirectory
+        self.runID = runID
+        self.station = station
+        self.operatorName = operatorName
+        self.readerOptions = readerOptions
+        self.maxConcurrentDevices = maxConcurrentDevices
+        self.cancellation = cancellation
+        self.clock = clock
+    }
+}
+
+/// What happened to one Grokker.
+public struct DeviceReport: Sendable, Hashable {
+    public var device: String
+    /// Once identified.
+    public var serial: String?
+    public var outcome: DeviceOutcome
+    /// Why, when not done (a ``FleetError`` code), with its arguments.
+    public var code: String?
+    public var arguments: [String]
+    public var steps: [StepOutcome]
+    public var smokeTests: [SmokeTestRecord]
+    public var firmwareBefore: String?
+    public var firmwareAfter: String?
+    public var regionBefore: String?
+    public var regionAfter: String?
+
+    /// The outcome of `step`, if it ran.
+    public func step(_ step: FleetStep) -> StepOutcome? { steps.first { $0.step == step } }
+}
+
+/// What a run did.
+public struct FleetReport: Sendable, Hashable {
+    public var runID: String
+    public var mode: FleetMode
+    public var outcome: RunOutcome
+    public var started: Date
+    public var ended: Date
+    /// In the order the devices were given.
+    public var devices: [DeviceReport]
+}
+
+/// What a dry run found for one step.
+public struct PlannedStep: Sendable, Hashable {
+    public enum Action: String, Sendable, Hashable {
+        /// The step would change (or check) the device.
+        case run
+        /// Already satisfied or not configured.
+        case skip
+        /// The profile or policy would refuse or postpone it.
+        case refuse
+        case postpone
+    }
+
+    public var step: FleetStep
+    public var action: Action
+    /// A stable code (as in ``StepOutcome/code``).
+    public var code: String
+    public var arguments: [String]
+    public var detail: String
+}
+
+/// The plan for one device: what a run would do, from what the reader says about itself.
+public struct DevicePlan: Sendable, Hashable {
+    public var device: String
+    public var serial: String?
+    /// Set when the device could not be reached.
+    public var error: FleetError?
+    public var steps: [PlannedStep]
+}
+
+/// The workflow engine. For each Grokker, on a thread of its own: connect -> identify (and
+/// lock it by serial) -> provision -> region -> smoke test -> firmware -> reconnect -> smoke
+/// test -> record. Each step is skipped when the device already satisfies it (judged from
+/// the device itself; the recorder's completed steps decide only whether a smoke test is
+/// still owed), so a run stopped at any moment can be re-run and finishes only what is
+/// left. Every step is recorded through the ``RunRecorder`` before the next begins, and
+/// every decision goes through the ``ConfigurationDelegate`` (docs/fleet.md).
+public final class FleetRunner: Sendable {
+    public let profile: Profile
+    public let channels: FirmwareChannels?
+    public let delegate: any ConfigurationDelegate
+    public let recorder: any RunRecorder
+    public let options: FleetRunOptions
+
+    /// - Parameter channels: the verified firmware cache (images must be in it; see
+    ///   ``prefetch(profile:channels:server:)``); `nil` when the profile has no firmware section.
+    public init(profile: Profile, channels: FirmwareChannels?, delegate: any ConfigurationDelegate,
+                recorder: any RunRecorder, options: FleetRunOptions) {
+        self.profile = profile
+        self.channels = channels
+        self.delegate = delegate
+        self.recorder = recorder
+        self.options = options
+    }
+
+    var readerOptions: ReaderOptions {
+        var reader = options.readerOptions
+        reader.handshakeTimeout = profile.timeouts.handshake
+        reader.commandTimeout = profile.timeouts.command
+        return reader
+    }
+
+    // MARK: Running
+
+    /// Runs every device (blocking the calling thread; see ``run(_:)-async`` for async
+    /// callers) and returns the report.
+    /// - Throws: ``FleetError/recorderFailed(operation:detail:)`` when the run cannot be
+    ///   begun or finished in the ledger. Per-device problems are in the report.
+    public func runBlocking(_ devices: [FleetDevice]) throws(FleetError) -> FleetReport {
+        let started = options.clock()
+        do {
+            try recorder.beginRun(RunInfo(id: options.runID, mode: options.mode, profileName: profile.name,
+                                          profileFile: profile.file, station: options.station,
+                                          operatorName: options.operatorName, started: started))
+        } catch {
+            throw .recorderFailed(operation: "beginning the run", detail: "\(error)")
+        }
+        let reports = Self.each(devices, concurrency: options.maxConcurrentDevices) { device in
+            DeviceWorker(runner: self, device: device).run()
+        }
+        let outcome = Self.outcome(of: reports, cancelled: options.cancellation.isCancelled)
+        var counts: [DeviceOutcome: Int] = [:]
+        for report in reports { counts[report.outcome, default: 0] += 1 }
+        let ended = options.clock()
+        do {
+            try recorder.finishRun(RunSummary(runID: options.runID, ended: ended, outcome: outcome, devices: counts))
+        } catch {
+            throw .recorderFailed(operation: "finishing the run", detail: "\(error)")
+        }
+        return FleetReport(runID: options.runID, mode: options.mode, outcome: outcome, started: started, ended: ended, devices: reports)
+    }
+
+    /// Runs every device on threads of their own (the sessions block on audio), without
+    /// holding a thread of the cooperative pool, and returns the report.
+    public func run(_ devices: [FleetDevice]) async throws(FleetError) -> FleetReport {
+        let result: Result<FleetReport, FleetError> = await withCheckedContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(returning: Result { () throws(FleetError) -> FleetReport in try self.runBlocking(devices) })
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        return try result.get()
+    }
+
+    static func outcome(of reports: [DeviceReport], cancelled: Bool) -> RunOutcome {
+        if reports.contains(where: { $0.outcome == .interrupted }) || (cancelled && reports.contains { $0.outcome != .done }) {
+            return .interrupted
+        }
+        if reports.contains(where: { $0.outcome == .failed }) { return .failure }
+        return reports.allSatisfy { $0.outcome == .done } ? .success : .incomplete
+    }
+
+    /// Runs `job` for every item on threads of their own, at most `concurrency` at once,
+    /// taking items in order; returns the results in the order given.
+    static func each<Item: Sendable, Output: Sendable>(_ items: [Item], concurrency: Int?,
+                                                       _ job: @escaping @Sendable (Item) -> Output) -> [Output] {
+        let results = Mutex([Output?](repeating: nil, count: items.count))
+        let next = Mutex(0)
+        let workers = max(1, min(concurrency ?? items.count, items.count))
+        let group = DispatchGroup()
+        for _ in 0..<workers {
+            group.enter()
+            let thread = Thread {
+                while true {
+                    let index: Int? = next.withLock { value in
+                        guard value < items.count else { return nil }
+                        value += 1
+                        return value - 1
+                    }
+                    guard let index else { break }
+                    let output = job(items[index])
+                    results.withLock { $0[index] = output }
+                }
+                group.leave()
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        group.wait()
+        return results.withLock { $0.compactMap { $0 } }
+    }
+
+    // MARK: Dry run
+
+    /// What a run would do to each device, from what the reader says about itself (identify
+    /// and its provisioning record; nothing is sent that changes it, nothing is recorded,
+    /// no lock is taken). `policy` (when given) says what it would decide about firmware now.
+    public func plan(_ devices: [FleetDevice], policy: PolicyDelegate? = nil) -> [DevicePlan] {
+        Self.each(devices, concurrency: options.maxConcurrentDevices) { device in
+            DeviceWorker(runner: self, device: device).plan(policy: policy)
+        }
+    }
+
+    // MARK: Firmware
+
+    /// Downloads into the cache the image `profile` targets for each of `readers` that is not
+    /// cached yet (run before a rollout that may be offline, or before ``runBlocking(_:)``).
+    /// - Returns: the names of the updates loaded.
+    public static func prefetch(profile: Profile, channels: FirmwareChannels, server: FirmwareServer?,
+                                readers: [ReaderInfo]) async throws -> [String] {
+        guard let firmware = profile.firmware else { return [] }
+        var names = Set<String>()
+        for reader in readers {
+            if let entry = try FirmwareTargeting.resolve(firmware, channels: channels, info: reader).entry { names.insert(entry.name) }
+        }
+        for name in names.sorted() { _ = try await channels.load(name, channel: firmware.channel, from: server) }
+        return names.sorted()
+    }
+}
+
+/// Which update a profile's firmware section means for one reader.
+enum FirmwareTargeting {
+    enum Resolution {
+        /// Nothing to install: the reader runs the target (or nothing newer is offered).
+        case satisfied(detail: String)
+        /// Install this.
+        case install(AvailableUpdate, VerifiedChannel)
+        /// Refused by the profile (downgrade) or not offered.
+        case refused(FleetError)
+
+        var entry: UpdateEntry? {
+            if case .install(let update, _) = self { return update.entry }
+            return nil
+        }
+    }
+
+    static func resolve(_ policy: Profile.FirmwarePolicy, channels: FirmwareChannels, info: ReaderInfo,
+                        device: String = "") throws(FirmwareError) -> Resolution {
+        let verified = try channels.cache.channel(policy.channel)
+        let updates = channels.cache.updates(in: verified, for: DeviceIdentity(info))
+        let running = info.firmwareVersion
+        switch policy.target {
+        case .latest:
+            let best = updates
+                .filter { $0.compatibility?.mayApply(allowDowngrade: policy.allowDowngrade, allowSameVersion: policy.allowSameVersion) == true }
+                .max { $0.entry.version < $1.entry.version }
+            guard let best else { return .satisfied(detail: "nothing newer than \(running) in channel \(policy.channel)") }
+            return .install(best, verified)
+        case .version(let version):
+            let matching = updates.filter { $0.entry.version == version }
+            guard let update = matching.first(where: { $0.compatibility?.mayApply(allowDowngrade: true, allowSameVersion: true) == true })
+            else {
+                if running == version { return .satisfied(detail: "runs \(version)") }
+                return .refused(.firmwareNotAvailable(device: device, channel: policy.channel, version: "\(version)"))
+            }
+            if update.compatibility == .downgrade, !policy.allowDowngrade {
+                return .refused(.downgradeNotAllowed(device: device, running: "\(running)", target: "\(version)"))
+            }
+            return .install(update, verified)
+        }
+    }
+}

@@ -1,0 +1,439 @@
+import Foundation
+import GrokProtocol
+import UGrokIt
+
+/// A fleet profile (`profiles/*.json`): what a run does to every Grokker and the policy
+/// that decides when. The schema is in docs/profiles.md; ``Profile/load(path:)`` refuses a
+/// bad file with the file, the key path, what was expected and what was found.
+public struct Profile: Sendable, Equatable {
+    /// The format this build reads.
+    public static let currentFormat = 1
+    /// Profiles larger than this are refused (bounded input).
+    public static let maxFileBytes = 1 << 20
+    /// The languages a profile may name.
+    public static let locales = ["en", "es", "fr", "de"]
+
+    /// The file it was read from (for errors and the ledger).
+    public var file: String
+    /// A short name (recorded with each run).
+    public var name: String
+    /// Free text for people.
+    public var description: String?
+    /// The language for what people read (`en`, `es`, `fr`, `de`).
+    public var locale: String
+    /// The region to set and the regions allowed; `nil`: regions are left alone.
+    public var region: RegionPolicy?
+    /// The firmware to run; `nil`: firmware is left alone.
+    public var firmware: FirmwarePolicy?
+    /// No firmware update starts below this battery charge (unless on external power).
+    public var minimumBatteryPercent: Int
+    /// When firmware may be flashed; `nil`: at any time.
+    public var maintenanceWindows: MaintenanceWindows?
+    /// The staged rollout and its halt rule (rollout mode only); `nil`: every device.
+    public var rollout: RolloutPolicy?
+    /// Factory provisioning to write; `nil`: nothing is written.
+    public var provisioning: ProvisioningPolicy?
+    /// How many times each step is retried after a failure.
+    public var retries: Retries
+    /// Link timeouts, seconds of audio.
+    public var timeouts: Timeouts
+    /// The inventory that proves a Grokker reads tags; `nil`: no smoke test.
+    public var smokeTest: SmokeTestPolicy?
+
+    /// Creates a profile (tests and tools; files go through ``load(path:)``).
+    public init(file: String = "<memory>", name: String, description: String? = nil, locale: String = "en",
+                region: RegionPolicy? = nil, firmware: FirmwarePolicy? = nil, minimumBatteryPercent: Int = 20,
+                maintenanceWindows: MaintenanceWindows? = nil, rollout: RolloutPolicy? = nil,
+                provisioning: ProvisioningPolicy? = nil, retries: Retries = Retries(), timeouts: Timeouts = Timeouts(),
+                smokeTest: SmokeTestPolicy? = nil) {
+        self.file = file
+        self.name = name
+        self.description = description
+        self.locale = locale
+        self.region = region
+        self.firmware = firmware
+        self.minimumBatteryPercent = minimumBatteryPercent
+        self.maintenanceWindows = maintenanceWindows
+        self.rollout = rollout
+        self.provisioning = provisioning
+        self.retries = retries
+        self.timeouts = timeouts
+        self.smokeTest = smokeTest
+    }
+
+    // MARK: Sections
+
+    /// Regions: the one to set, and those allowed (a device already on an allowed region
+    /// is left on it when no region is to be set).
+    public struct RegionPolicy: Sendable, Equatable {
+        /// The region to set, if any.
+        public var set: VendorRegion?
+        /// The regions allowed (all 22 when the profile lists none).
+        public var allowed: [VendorRegion]
+
+        public init(set: VendorRegion?, allowed: [VendorRegion] = RegionCatalog.all) {
+            self.set = set
+            self.allowed = allowed
+        }
+
+        /// Whether `region` is allowed.
+        public func allows(_ region: RegionSetting) -> Bool { allowed.contains { $0.number == region.number } }
+    }
+
+    /// The firmware target.
+    public enum FirmwareTarget: Sendable, Equatable, CustomStringConvertible {
+        /// The newest update the channel offers this reader.
+        case latest
+        /// Exactly this version.
+        case version(FirmwareVersion)
+
+        public var description: String {
+            switch self {
+            case .latest: "latest"
+            case .version(let version): "\(version)"
+            }
+        }
+    }
+
+    /// Firmware: channel, target, and what may be installed.
+    public struct FirmwarePolicy: Sendable, Equatable {
+        public var channel: String
+        public var target: FirmwareTarget
+        public var allowDowngrade: Bool
+        public var allowSameVersion: Bool
+
+        public init(channel: String, target: FirmwareTarget = .latest, allowDowngrade: Bool = false, allowSameVersion: Bool = false) {
+            self.channel = channel
+            self.target = target
+            self.allowDowngrade = allowDowngrade
+            self.allowSameVersion = allowSameVersion
+        }
+    }
+
+    /// Factory provisioning: what to write when it differs.
+    public struct ProvisioningPolicy: Sendable, Equatable {
+        /// Register the serial number the unit reports (it then counts as provisioned).
+        public var registerSerial: Bool
+        public var antennaType: UInt8?
+        public var hardwareRevision: UInt8?
+        public var status: ProvisioningStatus?
+
+        public init(registerSerial: Bool = false, antennaType: UInt8? = nil, hardwareRevision: UInt8? = nil,
+                    status: ProvisioningStatus? = nil) {
+            self.registerSerial = registerSerial
+            self.antennaType = antennaType
+            self.hardwareRevision = hardwareRevision
+            self.status = status
+        }
+    }
+
+    /// Retries per step (0 = one attempt).
+    public struct Retries: Sendable, Equatable {
+        public var connect = 2
+        public var region = 1
+        public var firmware = 1
+        public var smokeTest = 1
+
+        public init(connect: Int = 2, region: Int = 1, firmware: Int = 1, smokeTest: Int = 1) {
+            self.connect = connect
+            self.region = region
+            self.firmware = firmware
+            self.smokeTest = smokeTest
+        }
+    }
+
+    /// Timeouts, seconds of audio.
+    public struct Timeouts: Sendable, Equatable {
+        public var handshake = 3.0
+        public var command = 5.0
+        public var reconnect = 20.0
+
+        public init(handshake: Double = 3, command: Double = 5, reconnect: Double = 20) {
+            self.handshake = handshake
+            self.command = command
+            self.reconnect = reconnect
+        }
+    }
+
+    /// The smoke test: an inventory of a few seconds that must find the reference tags
+    /// fast and strong enough.
+    public struct SmokeTestPolicy: Sendable, Equatable {
+        /// EPCs that must be found (empty: any tags).
+        public var referenceTags: [UgiEpc]
+        public var inventoryType: UgiInventoryType
+        /// Seconds of audio the inventory runs.
+        public var duration: Double
+        public var minReadsPerSecond: Double
+        /// Each reference tag's strongest read (or, with none listed, the strongest read)
+        /// must reach this, dBm.
+        public var minRSSI: Double?
+
+        public init(referenceTags: [UgiEpc] = [], inventoryType: UgiInventoryType = .inventoryShortRange, duration: Double = 2,
+                    minReadsPerSecond: Double = 1, minRSSI: Double? = nil) {
+            self.referenceTags = referenceTags
+            self.inventoryType = inventoryType
+            self.duration = duration
+            self.minReadsPerSecond = minReadsPerSecond
+            self.minRSSI = minRSSI
+        }
+    }
+
+    // MARK: Reading
+
+    static let topKeys = ["format", "name", "description", "locale", "region", "firmware", "minimum_battery_percent",
+                          "maintenance_windows", "rollout", "provisioning", "retries", "timeouts", "smoke_test"]
+
+    /// Reads and checks the profile at `path`.
+    public static func load(path: String) throws(FleetError) -> Profile {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            let exists = FileManager.default.fileExists(atPath: path)
+            throw .profileUnreadable(file: path, detail: exists ? "permission denied" : "no such file")
+        }
+        defer { try? handle.close() }
+        let data: Data
+        do {
+            data = try handle.read(upToCount: maxFileBytes + 1) ?? Data()
+        } catch {
+            throw .profileUnreadable(file: path, detail: "\(error)")
+        }
+        guard data.count <= maxFileBytes else {
+            throw .profileUnreadable(file: path, detail: "larger than \(maxFileBytes) bytes")
+        }
+        return try parse(Array(data), file: path)
+    }
+
+    /// Checks a profile's bytes; `file` names it in errors.
+    public static func parse(_ bytes: [UInt8], file: String) throws(FleetError) -> Profile {
+        let root: JSONValue
+        do {
+            root = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        } catch {
+            throw .profileNotJSON(file: file, detail: describe(error))
+        }
+        let top = try ProfileObject(root, file: file, path: "", allowed: topKeys)
+        let format = try top.required("format", "the number \(currentFormat)") { k throws(FleetError) in try top.integer(k, in: 1...Int.max >> 11) }
+        guard format == currentFormat else {
+            throw .profileInvalid(file: file, keyPath: "format", expected: "\(currentFormat) (this build's format)", found: String(format))
+        }
+        var profile = Profile(file: file, name: try top.required("name", "a short name") { k throws(FleetError) in try top.string(k, expected: "a non-empty string") })
+        profile.description = try top.string("description", check: { _ in true })
+        profile.locale = try top.string("locale", expected: "one of " + locales.joined(separator: ", "), check: { locales.contains($0) }) ?? "en"
+        profile.minimumBatteryPercent = try top.integer("minimum_battery_percent", in: 0...100) ?? 20
+        profile.region = try readRegion(top)
+        profile.firmware = try readFirmware(top)
+        profile.maintenanceWindows = try readWindows(top)
+        profile.rollout = try readRollout(top)
+        profile.provisioning = try readProvisioning(top)
+        if let o = try top.object("retries", allowed: ["connect", "region", "firmware", "smoke_test"]) {
+            profile.retries.connect = try o.integer("connect", in: 0...10) ?? profile.retries.connect
+            profile.retries.region = try o.integer("region", in: 0...10) ?? profile.retries.region
+            profile.retries.firmware = try o.integer("firmware", in: 0...10) ?? profile.retries.firmware
+            profile.retries.smokeTest = try o.integer("smoke_test", in: 0...10) ?? profile.retries.smokeTest
+        }
+        if let o = try top.object("timeouts", allowed: ["handshake_s", "command_s", "reconnect_s"]) {
+            profile.timeouts.handshake = try o.number("handshake_s", in: 0.1...600, unit: " seconds") ?? profile.timeouts.handshake
+            profile.timeouts.command = try o.number("command_s", in: 0.1...600, unit: " seconds") ?? profile.timeouts.command
+            profile.timeouts.reconnect = try o.number("reconnect_s", in: 0.1...600, unit: " seconds") ?? profile.timeouts.reconnect
+        }
+        profile.smokeTest = try readSmokeTest(top)
+        return profile
+    }
+
+    private static func readRegion(_ top: ProfileObject) throws(FleetError) -> RegionPolicy? {
+        guard let o = try top.object("region", allowed: ["set", "allowed"]) else { return nil }
+        let expected = "a region name, code or number (e.g. \"fcc\"; see docs/profiles.md)"
+        let set = try o.string("set", expected: expected, check: { RegionCatalog.find($0) != nil }).flatMap(RegionCatalog.find)
+        let allowed = try o.strings("allowed", expected: expected, element: RegionCatalog.find) ?? RegionCatalog.all
+        guard set != nil || o.has("allowed") else {
+            throw .profileMissingKey(file: top.file, keyPath: o.keyPath("set"), expected: "region.set or region.allowed (or leave region out)")
+        }
+        if let set, !allowed.contains(set) {
+            throw .profileInvalid(file: top.file, keyPath: o.keyPath("set"), expected: "one of region.allowed (\(allowed.map(\.code).joined(separator: ", ")))", found: "\"\(set.code)\"")
+        }
+        return RegionPolicy(set: set, allowed: allowed)
+    }
+
+    private static func readFirmware(_ top: ProfileObject) throws(FleetError) -> FirmwarePolicy? {
+        guard let o = try top.object("firmware", allowed: ["channel", "target", "allow_downgrade", "allow_same_version"]) else { return nil }
+        let channel = try o.required("channel", "a channel name such as \"release\"") { k throws(FleetError) in
+            try o.string(k, expected: "a channel name (letters, digits, '.', '-', '_')", check: Self.isChannelName)
+        }
+        var target = FirmwareTarget.latest
+        if let text = try o.string("target", expected: "\"latest\" or a version such as \"1.8.0\"", check: { $0 == "latest" || FirmwareVersion($0) != nil }),
+           let version = FirmwareVersion(text) {
+            target = .version(version)
+        }
+        return FirmwarePolicy(channel: channel, target: target, allowDowngrade: try o.bool("allow_downgrade") ?? false,
+                              allowSameVersion: try o.bool("allow_same_version") ?? false)
+    }
+
+    static func isChannelName(_ name: String) -> Bool {
+        !name.isEmpty && name.count <= 64 && name != "." && name != ".."
+            && name.unicodeScalars.allSatisfy { ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || "._-".unicodeScalars.contains($0) }
+    }
+
+    private static func readWindows(_ top: ProfileObject) throws(FleetError) -> MaintenanceWindows? {
+        guard let o = try top.object("maintenance_windows", allowed: ["time_zone", "windows"]) else { return nil }
+        let zoneName = try o.required("time_zone", "an IANA time zone name such as \"Europe/Berlin\"") { k throws(FleetError) in
+            try o.string(k, expected: "an IANA time zone name such as \"Europe/Berlin\"", check: { TimeZone(identifier: $0) != nil })
+        }
+        let windows = try o.objects("windows", allowed: ["days", "start", "end"]) { w throws(FleetError) -> MaintenanceWindows.Window in
+            let days = try w.strings("days", expected: "a day (mon, tue, wed, thu, fri, sat, sun)", element: MaintenanceWindows.Day.init(rawValue:))
+            let clock = "a time of day \"HH:MM\" from 00:00 to 24:00"
+            let start = try w.required("start", clock) { k throws(FleetError) in try w.string(k, expected: clock, check: { MaintenanceWindows.minutes($0) != nil }) }
+            let end = try w.required("end", clock) { k throws(FleetError) in try w.string(k, expected: clock, check: { MaintenanceWindows.minutes($0) != nil }) }
+            let startMinutes = MaintenanceWindows.minutes(start)!
+            let endMinutes = MaintenanceWindows.minutes(end)!
+            guard startMinutes != endMinutes else {
+                throw .profileInvalid(file: w.file, keyPath: w.keyPath("end"), expected: "a time other than start (\(start))", found: "\"\(end)\"")
+            }
+            return MaintenanceWindows.Window(days: Set(days ?? MaintenanceWindows.Day.allCases), startMinute: startMinutes, endMinute: endMinutes)
+        }
+        guard let windows, !windows.isEmpty else {
+            throw .profileMissingKey(file: o.file, keyPath: o.keyPath("windows"), expected: "a non-empty list of {\"days\", \"start\", \"end\"}")
+        }
+        return MaintenanceWindows(timeZone: TimeZone(identifier: zoneName)!, windows: windows)
+    }
+
+    private static func readRollout(_ top: ProfileObject) throws(FleetError) -> RolloutPolicy? {
+        guard let o = try top.object("rollout", allowed: ["id", "percentage", "halt"]) else { return nil }
+        let id = try o.required("id", "a rollout id (any non-empty text)") { k throws(FleetError) in try o.string(k, expected: "a non-empty string") }
+        let percentage = try o.required("percentage", "a number from 0 to 100") { k throws(FleetError) in try o.number(k, in: 0...100) }
+        var halt: RolloutPolicy.HaltRule?
+        if let h = try o.object("halt", allowed: ["after_devices", "max_failure_rate"]) {
+            let after = try h.required("after_devices", "a whole number from 1") { k throws(FleetError) in try h.integer(k, in: 1...1_000_000) }
+            let rate = try h.required("max_failure_rate", "a number from 0 to 1") { k throws(FleetError) in try h.number(k, in: 0...1) }
+            halt = RolloutPolicy.HaltRule(afterDevices: after, maxFailureRate: rate)
+        }
+        return RolloutPolicy(id: id, percentage: percentage, halt: halt)
+    }
+
+    private static func readProvisioning(_ top: ProfileObject) throws(FleetError) -> ProvisioningPolicy? {
+        guard let o = try top.object("provisioning", allowed: ["register_serial", "antenna_type", "hardware_revision", "status"]) else { return nil }
+        let names = ProvisioningStatus.named.map(\.name).joined(separator: ", ")
+        return ProvisioningPolicy(
+            registerSerial: try o.bool("register_serial") ?? false,
+            antennaType: try o.integer("antenna_type", in: 1...255).map(UInt8.init),
+            hardwareRevision: try o.integer("hardware_revision", in: 0...255).map(UInt8.init),
+            status: try o.string("status", expected: "one of \(names)", check: { text in ProvisioningStatus.named.contains { $0.name == text } })
+                .flatMap(ProvisioningStatus.init(name:)))
+    }
+
+    private static func readSmokeTest(_ top: ProfileObject) throws(FleetError) -> SmokeTestPolicy? {
+        guard let o = try top.object("smoke_test", allowed: ["reference_tags", "inventory_type", "duration_s", "min_reads_per_second", "min_rssi_dbm"]) else { return nil }
+        var test = SmokeTestPolicy()
+        test.referenceTags = try o.strings("reference_tags", expected: "an EPC in hex (4 to 62 bytes, whole 16-bit words)", allowEmpty: true) { text in
+            guard text.count % 4 == 0, let epc = try? UgiEpc(hex: text) else { return nil }
+            return epc
+        } ?? []
+        let types = UgiInventoryType.allCases.map(\.code).joined(separator: ", ")
+        if let type = try o.string("inventory_type", expected: "one of \(types)", check: { UgiInventoryType(code: $0) != nil }) {
+            test.inventoryType = UgiInventoryType(code: type)!
+        }
+        test.duration = try o.number("duration_s", in: 0.1...60, unit: " seconds") ?? test.duration
+        test.minReadsPerSecond = try o.number("min_reads_per_second", in: 0...100_000) ?? test.minReadsPerSecond
+        test.minRSSI = try o.number("min_rssi_dbm", in: -120...0, unit: " dBm")
+        return test
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context):
+            if let underlying = context.underlyingError { return "\(underlying)" }
+            return context.debugDescription
+        default:
+            return "\(error)"
+        }
+    }
+}
+
+/// When firmware may be flashed: windows on days of the week, in one time zone.
+public struct MaintenanceWindows: Sendable, Equatable {
+    /// A day of the week.
+    public enum Day: String, Sendable, CaseIterable {
+        case sun, mon, tue, wed, thu, fri, sat
+
+        /// Foundation's weekday number (1 = Sunday).
+        var weekday: Int { Self.allCases.firstIndex(of: self)! + 1 }
+    }
+
+    /// One window: from `startMinute` to `endMinute` (minutes after midnight) on each of
+    /// `days`; an end before the start runs past midnight into the next day.
+    public struct Window: Sendable, Equatable {
+        public var days: Set<Day>
+        public var startMinute: Int
+        public var endMinute: Int
+
+        public init(days: Set<Day>, startMinute: Int, endMinute: Int) {
+            self.days = days
+            self.startMinute = startMinute
+            self.endMinute = endMinute
+        }
+    }
+
+    public var timeZone: TimeZone
+    public var windows: [Window]
+
+    public init(timeZone: TimeZone, windows: [Window]) {
+        self.timeZone = timeZone
+        self.windows = windows
+    }
+
+    /// `HH:MM` as minutes after midnight (00:00 ... 24:00).
+    static func minutes(_ text: String) -> Int? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0].count == 2, parts[1].count == 2, let h = Int(parts[0]), let m = Int(parts[1]),
+              (0...24).contains(h), (0...59).contains(m), h < 24 || m == 0
+        else { return nil }
+        return h * 60 + m
+    }
+
+    /// Whether `date` falls in a window (in the profile's time zone).
+    public func contains(_ date: Date) -> Bool {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let parts = calendar.dateComponents([.weekday, .hour, .minute], from: date)
+        guard let weekday = parts.weekday, let hour = parts.hour, let minute = parts.minute else { return false }
+        let now = hour * 60 + minute
+        let yesterday = weekday == 1 ? 7 : weekday - 1
+        for window in windows {
+            let days = Set(window.days.map(\.weekday))
+            if window.startMinute < window.endMinute {
+                if days.contains(weekday), now >= window.startMinute, now < window.endMinute { return true }
+            } else {
+                // Past midnight: the evening part belongs to the day, the morning to the day before.
+                if days.contains(weekday), now >= window.startMinute { return true }
+                if days.contains(yesterday), now < window.endMinute { return true }
+            }
+        }
+        return false
+    }
+}
+
+/// A staged rollout: which share of the fleet takes the firmware in this stage, chosen
+/// deterministically from each serial number, and when to stop starting devices.
+public struct RolloutPolicy: Sendable, Equatable {
+    /// Stop starting new devices once more than `maxFailureRate` of the devices finished
+    /// so far failed, counted from `afterDevices` finished devices on.
+    public struct HaltRule: Sendable, Equatable {
+        public var afterDevices: Int
+        public var maxFailureRate: Double
+
+        public init(afterDevices: Int, maxFailureRate: Double) {
+            self.afterDevices = afterDevices
+            self.maxFailureRate = maxFailureRate
+        }
+    }
+
+    /// Names the rollout: a new id draws a different sample of the fleet.
+    public var id: String
+    /// 0...100.
+    public var percentage: Double
+    public var halt: HaltRule?
+
+    public init(id: String, percentage: Double, halt: HaltRule? = nil) {
+        self.id = id
+        self.percentage = percentage
+        self.halt = halt
+    }
+}

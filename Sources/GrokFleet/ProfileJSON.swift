@@ -1,0 +1,154 @@
+import Foundation
+
+/// A JSON value as the profile reader sees it: booleans and numbers kept apart, so `true`
+/// is never taken for 1.
+enum JSONValue: Decodable, Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    init(from decoder: any Decoder) throws {
+        if var list = try? decoder.unkeyedContainer() {
+            var values: [JSONValue] = []
+            while !list.isAtEnd { values.append(try list.decode(JSONValue.self)) }
+            self = .array(values)
+            return
+        }
+        if let keyed = try? decoder.container(keyedBy: AnyKey.self) {
+            var members: [String: JSONValue] = [:]
+            for key in keyed.allKeys { members[key.stringValue] = try keyed.decode(JSONValue.self, forKey: key) }
+            self = .object(members)
+            return
+        }
+        let single = try decoder.singleValueContainer()
+        if single.decodeNil() {
+            self = .null
+        } else if let value = try? single.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? single.decode(Double.self) {
+            self = .number(value)
+        } else {
+            self = .string(try single.decode(String.self))
+        }
+    }
+
+    /// How the value is named in an error: the value itself for scalars, its kind otherwise.
+    var found: String {
+        switch self {
+        case .null: "null"
+        case .bool(let value): String(value)
+        case .number(let value): FleetError.number(value)
+        case .string(let value): "\"\(value)\""
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+}
+
+/// Reads one JSON object of a profile strictly: every key must be one the schema lists
+/// (typos are refused), every value of the type and range the schema gives; each error
+/// names the file and the key path (`smoke_test.min_reads_per_second`).
+struct ProfileObject {
+    let file: String
+    let path: String
+    let members: [String: JSONValue]
+
+    /// The object at `path` (`""` for the root), checked against the keys allowed there.
+    init(_ value: JSONValue, file: String, path: String, allowed: [String]) throws(FleetError) {
+        guard case .object(let members) = value else {
+            throw .profileInvalid(file: file, keyPath: path.isEmpty ? "the top level" : path, expected: "an object", found: value.found)
+        }
+        for key in members.keys.sorted() where !allowed.contains(key) {
+            throw .profileUnknownKey(file: file, keyPath: Self.join(path, key), known: allowed)
+        }
+        self.file = file
+        self.path = path
+        self.members = members
+    }
+
+    static func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : path + "." + key }
+
+    func keyPath(_ key: String) -> String { Self.join(path, key) }
+
+    func has(_ key: String) -> Bool { members[key] != nil }
+
+    func invalid(_ key: String, _ expected: String, _ value: JSONValue) -> FleetError {
+        .profileInvalid(file: file, keyPath: keyPath(key), expected: expected, found: value.found)
+    }
+
+    func required<T>(_ key: String, _ expected: String, _ read: (String) throws(FleetError) -> T?) throws(FleetError) -> T {
+        guard let value = try read(key) else { throw .profileMissingKey(file: file, keyPath: keyPath(key), expected: expected) }
+        return value
+    }
+
+    func object(_ key: String, allowed: [String]) throws(FleetError) -> ProfileObject? {
+        guard let value = members[key] else { return nil }
+        return try ProfileObject(value, file: file, path: keyPath(key), allowed: allowed)
+    }
+
+    func bool(_ key: String) throws(FleetError) -> Bool? {
+        guard let value = members[key] else { return nil }
+        guard case .bool(let flag) = value else { throw invalid(key, "true or false", value) }
+        return flag
+    }
+
+    func string(_ key: String, expected: String = "a string", check: (String) -> Bool = { !$0.isEmpty }) throws(FleetError) -> String? {
+        guard let value = members[key] else { return nil }
+        guard case .string(let text) = value, check(text) else { throw invalid(key, expected, value) }
+        return text
+    }
+
+    func number(_ key: String, in range: ClosedRange<Double>, unit: String = "") throws(FleetError) -> Double? {
+        guard let value = members[key] else { return nil }
+        let expected = "a number from \(FleetError.number(range.lowerBound)) to \(FleetError.number(range.upperBound))\(unit)"
+        guard case .number(let number) = value, number.isFinite, range.contains(number) else { throw invalid(key, expected, value) }
+        return number
+    }
+
+    func integer(_ key: String, in range: ClosedRange<Int>) throws(FleetError) -> Int? {
+        guard let value = members[key] else { return nil }
+        let expected = "a whole number from \(range.lowerBound) to \(range.upperBound)"
+        guard case .number(let number) = value, number == number.rounded(), number >= Double(range.lowerBound),
+              number <= Double(range.upperBound)
+        else { throw invalid(key, expected, value) }
+        return Int(number)
+    }
+
+    /// An array of strings, each checked by `element` (which returns the parsed value or `nil`).
+    func strings<T>(_ key: String, expected: String, allowEmpty: Bool = false,
+                    element: (String) -> T?) throws(FleetError) -> [T]? {
+        guard let value = members[key] else { return nil }
+        guard case .array(let items) = value, allowEmpty || !items.isEmpty else {
+            throw invalid(key, "a\(allowEmpty ? "" : " non-empty") list of \(expected)", value)
+        }
+        var result: [T] = []
+        for (index, item) in items.enumerated() {
+            guard case .string(let text) = item, let parsed = element(text) else {
+                throw .profileInvalid(file: file, keyPath: "\(keyPath(key))[\(index)]", expected: expected, found: item.found)
+            }
+            result.append(parsed)
+        }
+        return result
+    }
+
+    /// An array of objects, each read by `element` at `key[i]`.
+    func objects<T>(_ key: String, allowed: [String], element: (ProfileObject) throws(FleetError) -> T) throws(FleetError) -> [T]? {
+        guard let value = members[key] else { return nil }
+        guard case .array(let items) = value else { throw invalid(key, "a list of objects", value) }
+        var result: [T] = []
+        for (index, item) in items.enumerated() {
+            result.append(try element(try ProfileObject(item, file: file, path: "\(keyPath(key))[\(index)]", allowed: allowed)))
+        }
+        return result
+    }
+}

@@ -1,0 +1,83 @@
+import GrokProtocol
+import UGrokIt
+
+/// What one smoke-test inventory measured, and whether it passed.
+public struct SmokeTestMeasurement: Sendable, Hashable {
+    public var passed: Bool
+    /// Stable codes of what fell short: `missing_tags`, `reads_per_second`, `rssi`, `no_reads`.
+    public var reasons: [String]
+    public var reads: Int
+    /// Seconds of audio the inventory ran.
+    public var duration: Double
+    public var readsPerSecond: Double
+    public var uniqueTags: Int
+    public var missingTags: [String]
+    /// The strongest read, dBm (the stronger of the I and Q channels).
+    public var strongestRSSI: Double?
+    /// The weakest of the reference tags' strongest reads, dBm.
+    public var weakestReferenceRSSI: Double?
+
+    /// English figures for logs.
+    public var detail: String {
+        var parts = ["\(reads) reads in \(FleetError.number(duration)) s (\(FleetError.number(readsPerSecond))/s)", "\(uniqueTags) tags"]
+        if !missingTags.isEmpty { parts.append("missing \(missingTags.joined(separator: " "))") }
+        if let weakestReferenceRSSI { parts.append("weakest reference tag \(FleetError.number(weakestReferenceRSSI)) dBm") }
+        else if let strongestRSSI { parts.append("strongest read \(FleetError.number(strongestRSSI)) dBm") }
+        return parts.joined(separator: ", ")
+    }
+}
+
+/// The smoke test: an inventory of the profile's type and length that must find every
+/// reference tag, at the minimum read rate, each reference tag's strongest read at least
+/// the minimum RSSI (without reference tags: the strongest read). Durations are seconds of
+/// audio, so the result does not depend on the host's speed. It changes nothing on the reader.
+public enum SmokeTest {
+    /// Runs the test on a connected session (the reader's region must be set).
+    public static func run(_ policy: Profile.SmokeTestPolicy, on session: ReaderSession) throws(ReaderError) -> SmokeTestMeasurement {
+        var configuration = UgiRfidConfiguration.config(inventoryType: policy.inventoryType)
+        configuration.soundType = .none
+        configuration.reportRssi = true
+        // Dual target: tags still quiet from an inventory just before (a re-run, a retry)
+        // are read on the other target, so every test sees every tag.
+        configuration.roundsWithNoFindsToToggleAB = max(configuration.roundsWithNoFindsToToggleAB, 2)
+        _ = session.takeReports()
+        let start = session.elapsedMilliseconds
+        try session.startInventory(configuration.inventoryParameters)
+        var reports: [TagReport] = []
+        do {
+            try session.collect(forAtMost: policy.duration)
+            reports = session.takeReports()
+            try session.stopInventory()
+        } catch {
+            if session.inventoryRunning { try? session.stopInventory() }
+            throw error
+        }
+        let duration = max((session.elapsedMilliseconds - start) / 1000, 0.001)
+        return judge(policy, reports: reports, duration: duration)
+    }
+
+    /// Judges a set of reads against the policy.
+    public static func judge(_ policy: Profile.SmokeTestPolicy, reports: [TagReport], duration: Double) -> SmokeTestMeasurement {
+        var strongest: [[UInt8]: Double] = [:]
+        for report in reports {
+            let rssi = Double(max(report.rssiITenthsDBm, report.rssiQTenthsDBm)) / 10
+            strongest[report.epc] = max(strongest[report.epc] ?? -.infinity, rssi)
+        }
+        let readsPerSecond = Double(reports.count) / duration
+        let missing = policy.referenceTags.filter { strongest[$0.bytes] == nil }
+        let referenceRSSI = policy.referenceTags.compactMap { strongest[$0.bytes] }
+        let weakestReference = referenceRSSI.min()
+        let best = strongest.values.max()
+        var reasons: [String] = []
+        if reports.isEmpty { reasons.append("no_reads") }
+        if !missing.isEmpty { reasons.append("missing_tags") }
+        if readsPerSecond < policy.minReadsPerSecond { reasons.append("reads_per_second") }
+        if let minimum = policy.minRSSI {
+            let judged = policy.referenceTags.isEmpty ? best : weakestReference
+            if let judged, judged < minimum { reasons.append("rssi") }
+        }
+        return SmokeTestMeasurement(passed: reasons.isEmpty, reasons: reasons, reads: reports.count, duration: duration,
+                                    readsPerSecond: readsPerSecond, uniqueTags: strongest.count,
+                                    missingTags: missing.map(\.description), strongestRSSI: best, weakestReferenceRSSI: weakestReference)
+    }
+}

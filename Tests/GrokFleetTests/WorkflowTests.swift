@@ -1,0 +1,284 @@
+import Foundation
+import GrokAudio
+import GrokFleet
+import GrokkerEmulator
+import GrokProtocol
+import Synchronization
+import Testing
+import UGrokIt
+
+/// Steps that every run does again by nature (they change nothing).
+let everyRunSteps: Set<FleetStep> = [.connect, .identify, .record]
+
+func runner(_ bench: FleetBench, _ profile: Profile, _ firmware: FirmwareFixture?, mode: FleetMode = .provision,
+            recorder: InMemoryRunRecorder, delegate: (any ConfigurationDelegate)? = nil,
+            cancellation: CancelSwitch = CancelSwitch(), concurrency: Int? = nil,
+            now: @escaping @Sendable () -> Date = { Date() }) -> FleetRunner {
+    FleetRunner(profile: profile, channels: firmware?.channels,
+                delegate: delegate ?? PolicyDelegate(profile: profile, mode: mode, now: now),
+                recorder: recorder, options: bench.options(mode, cancellation: cancellation, concurrency: concurrency))
+}
+
+@Suite("Fleet workflow")
+struct WorkflowTests {
+    @Test("four out-of-the-box Grokkers provisioned at once end correct, recorded; a re-run changes nothing")
+    func provisionFour() async throws {
+        let bench = FleetBench()
+        for i in 0..<4 { try bench.prepare(i, serial: 20_000_000 + UInt32(i)) }
+        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        let profile = try testProfile()
+        let recorder = InMemoryRunRecorder()
+        let report = try await runner(bench, profile, firmware, recorder: recorder).run((0..<4).map { bench.device($0) })
+        #expect(report.outcome == .success)
+        for i in 0..<4 {
+            let state = try bench.state(i)
+            #expect(state.firmwareVersion == FirmwareFixture.v180)
+            #expect(state.region?.number == 1)
+            #expect(state.antennaType == 2 && state.provisioningStatus == .complete && state.hardwareRevision == 3)
+            let device = report.devices[i]
+            #expect(device.serial == "2000000\(i)")
+            #expect(device.firmwareBefore == "1.7.3" && device.firmwareAfter == "1.8.0")
+            #expect(device.regionBefore == nil && device.regionAfter == "FCC (US) / IC (Canada)")
+            for step in FleetStep.allCases { #expect(device.step(step)?.result == .done, "\(step)") }
+        }
+        let ledger = recorder.snapshot
+        #expect(ledger.devices.count == 4)
+        #expect(ledger.devices.values.allSatisfy { $0.firmware == "1.8.0" && $0.lastOutcome == .done && $0.antennaType == 2 })
+        #expect(ledger.smokeTests.count == 8 && ledger.smokeTests.allSatisfy(\.passed))
+        #expect(ledger.summaries.last?.outcome == .success)
+
+        // Again: every step is satisfied; nothing is done but connect, identify and record.
+        let before = try (0..<4).map { try bench.state($0) }
+        let again = try await runner(bench, profile, firmware, recorder: recorder).run((0..<4).map { bench.device($0) })
+        #expect(again.outcome == .success)
+        for device in again.devices {
+            for step in device.steps where !everyRunSteps.contains(step.step) {
+                #expect(step.result == .skipped, "\(device.device) \(step.step) \(step.code)")
+            }
+        }
+        #expect(try (0..<4).map { try bench.state($0) } == before)
+    }
+
+    @Test("outside the maintenance window nothing is flashed (postponed); inside it, it is")
+    func maintenanceWindow() async throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 30_000_001)
+        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        // 22:00-06:00 in Berlin; Wednesday noon UTC is 13:00 there.
+        let windows = MaintenanceWindows(timeZone: TimeZone(identifier: "Europe/Berlin")!,
+                                         windows: [.init(days: Set(MaintenanceWindows.Day.allCases), startMinute: 22 * 60, endMinute: 6 * 60)])
+        let profile = try testProfile(windows: windows)
+        let recorder = InMemoryRunRecorder()
+        let noon = try await runner(bench, profile, firmware, mode: .rollout, recorder: recorder, now: { wednesdayNoonUTC }).run([bench.device(0)])
+        let step = try #require(noon.devices[0].step(.firmware))
+        #expect(step.result == .postponed && step.code == "fleet_outside_window")
+        #expect(noon.devices[0].outcome == .postponed && noon.outcome == .incomplete)
+        #expect(try bench.state(0).firmwareVersion == DeviceState.outOfBoxFirmware)
+        #expect(noon.devices[0].step(.reconnect)?.result == .skipped)
+
+        // 23:30 in Berlin (22:30 UTC): inside the window.
+        let night = wednesdayNoonUTC.addingTimeInterval(10.5 * 3600)
+        let later = try await runner(bench, profile, firmware, mode: .rollout, recorder: recorder, now: { night }).run([bench.device(0)])
+        #expect(later.devices[0].step(.firmware)?.result == .done)
+        #expect(try bench.state(0).firmwareVersion == FirmwareFixture.v180)
+    }
+
+    @Test("low battery postpones the update; nothing is flashed")
+    func lowBattery() async throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 30_000_002, battery: 10)
+        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        let profile = try testProfile(minimumBattery: 30)
+        let report = try await runner(bench, profile, firmware, recorder: InMemoryRunRecorder()).run([bench.device(0)])
+        let step = try #require(report.devices[0].step(.firmware))
+        #expect(step.result == .postponed && step.code == "fleet_battery_low")
+        #expect(step.arguments == ["sim:0", "10", "30"])
+        #expect(try bench.state(0).firmwareVersion == DeviceState.outOfBoxFirmware)
+        // The rest was done: provisioned, region set, smoke-tested.
+        #expect(report.devices[0].step(.region)?.result == .done)
+        #expect(report.devices[0].step(.smokeTest)?.result == .done)
+    }
+
+    @Test("a downgrade is refused unless the profile allows it")
+    func downgrade() async throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 30_000_003)
+        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        let refused = try await runner(bench, try testProfile(target: .version(FirmwareFixture.v170)), firmware,
+                                       recorder: InMemoryRunRecorder()).run([bench.device(0)])
+        let step = try #require(refused.devices[0].step(.firmware))
+        #expect(step.result == .refused && step.code == "fleet_downgrade_not_allowed")
+        #expect(refused.devices[0].outcome == .refused)
+        #expect(try bench.state(0).firmwareVersion == DeviceState.outOfBoxFirmware)
+
+        let allowed = try await runner(bench, try testProfile(target: .version(FirmwareFixture.v170), allowDowngrade: true), firmware,
+                                       recorder: InMemoryRunRecorder()).run([bench.device(0)])
+        #expect(allowed.devices[0].step(.firmware)?.result == .done)
+        #expect(allowed.devices[0].step(.finalSmokeTest)?.result == .done)
+        #expect(try bench.state(0).firmwareVersion == FirmwareFixture.v170)
+    }
+
+    @Test("the staged rollout flashes exactly the serial numbers it selects, the same ones every time")
+    func rolloutSelection() async throws {
+        let bench = FleetBench()
+        let serials: [UInt32] = (1...6).map { 40_000_000 + $0 }
+        for (i, serial) in serials.enumerated() { try bench.prepare(i, serial: serial) }
+        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        let rollout = RolloutPolicy(id: "fw-1.8.0-stage-1", percentage: 50)
+        let expected = Set(serials.map { ReaderInfo.formatSerialNumber($0) }.filter { RolloutSelection.selects(rollout, serial: $0) })
+        #expect(!expected.isEmpty && expected.count < serials.count, "the fixture's serials must split")
+        let profile = try testProfile(rollout: rollout)
+        let devices = serials.indices.map { bench.device($0) }
+        // The dry run predicts it, twice alike, touching nothing.
+        let states = try serials.indices.map { try bench.state($0) }
+        let plan1 = runner(bench, profile, firmware, mode: .rollout, recorder: InMemoryRunRecorder()).plan(devices, policy: PolicyDelegate(profile: profile, mode: .rollout))
+        let plan2 = runner(bench, profile, firmware, mode: .rollout, recorder: InMemoryRunRecorder()).plan(devices, policy: PolicyDelegate(profile: profile, mode: .rollout))
+        #expect(plan1 == plan2)
+        #expect(Set(plan1.filter { $0.steps.first { $0.step == .firmware }?.action == .run }.compactMap(\.serial)) == expected)
+        #expect(try serials.indices.map { try bench.state($0) } == states)
+
+        let report = try await runner(bench, profile, firmware, mode: .rollout, recorder: InMemoryRunRecorder()).run(devices)
+        var flashed = Set<String>()
+        for (i, device) in report.devices.enumerated() {
+            let step = try #require(device.step(.firmware))
+            if step.result == .done {
+                flashed.insert(try #require(device.serial))
+                #expect(try bench.state(i).firmwareVersion == FirmwareFixture.v180)
+            } else {
+                #expect(step.result == .skipped && step.code == "fleet_not_in_rollout")
+                #expect(try bench.state(i).firmwareVersion == DeviceState.outOfBoxFirmware)
+            }
+        }
+        #expect(flashed == expected)
+    }
+
+    @Test("the halt rule stops starting devices once too many failed")
+    func haltRule() async throws {
+        let bench = FleetBench()
+        for i in 0..<5 { try bench.prepare(i, serial: 50_000_000 + UInt32(i)) }
+        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        let failing: Set<[UInt8]> = [try #require(firmware.imageHashes[FirmwareFixture.v180])]
+        let profile = try testProfile(rollout: RolloutPolicy(id: "halt", percentage: 100, halt: .init(afterDevices: 2, maxFailureRate: 0.4)))
+        let report = try await runner(bench, profile, firmware, mode: .rollout, recorder: InMemoryRunRecorder(), concurrency: 1)
+            .run((0..<5).map { bench.device($0, failing: failing) })
+        #expect(report.devices.map(\.outcome) == [.failed, .failed, .halted, .halted, .halted])
+        #expect(report.devices[0].step(.firmware)?.code == "fleet_firmware_update_failed")
+        #expect(report.devices[2].code == "fleet_halted" && report.devices[2].steps.isEmpty)
+        // The failed ones went back to their old image; the halted ones were never touched.
+        for i in 0..<5 { #expect(try bench.state(i).firmwareVersion == DeviceState.outOfBoxFirmware) }
+        for i in 2..<5 { #expect(try bench.state(i).region == nil) }
+        #expect(report.outcome == .failure)
+    }
+
+    struct ChoosesETSI: ConfigurationDelegate {
+        func chooseRegionFromRegions(_ context: FleetDeviceContext, names: [String], selected: Int?) -> Int? {
+            names.firstIndex(of: "ETSI (EU)")
+        }
+    }
+
+    @Test("a region outside the allowed list is refused and not set")
+    func regionNotAllowed() async throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 30_000_004)
+        let profile = try testProfile()
+        let report = try await runner(bench, profile, nil, recorder: InMemoryRunRecorder(), delegate: ChoosesETSI()).run([bench.device(0)])
+        let step = try #require(report.devices[0].step(.region))
+        #expect(step.result == .refused && step.code == "fleet_region_not_allowed")
+        #expect(step.arguments == ["sim:0", "ETSI (EU)", "FCC (US) / IC (Canada)"])
+        #expect(try bench.state(0).region == nil)
+        #expect(report.devices[0].step(.firmware) == nil)
+    }
+
+    @Test("verify changes nothing: the device state is the same before and after, and mismatches fail")
+    func verifyChangesNothing() async throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 30_000_005)
+        try bench.prepare(1, serial: 30_000_006)
+        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        let profile = try testProfile()
+        let recorder = InMemoryRunRecorder()
+        _ = try await runner(bench, profile, firmware, recorder: recorder).run([bench.device(0)])
+
+        let before = try [bench.state(0), bench.state(1)]
+        let flash = FileManager.default.contents(atPath: bench.path + "/sim-0/flash.bin")
+        let stepsBefore = recorder.snapshot.steps.count
+        let report = try await runner(bench, profile, firmware, mode: .verify, recorder: recorder).run([bench.device(0), bench.device(1)])
+        #expect(try [bench.state(0), bench.state(1)] == before)
+        #expect(FileManager.default.contents(atPath: bench.path + "/sim-0/flash.bin") == flash)
+        // The provisioned one passes every check, with a smoke test.
+        #expect(report.devices[0].outcome == .done)
+        for step in [FleetStep.provision, .region, .smokeTest, .firmware] { #expect(report.devices[0].step(step)?.code == "step_verified") }
+        // The out-of-the-box one fails verification at the first mismatch.
+        #expect(report.devices[1].outcome == .failed)
+        #expect(report.devices[1].step(.provision)?.code == "fleet_verify_mismatch")
+        // Only the verify run's steps were added to the ledger, none of them a change.
+        let added = recorder.snapshot.steps.dropFirst(stepsBefore)
+        #expect(added.allSatisfy { $0.runID == report.runID })
+    }
+
+    @Test("a run cancelled after some steps and re-run converges, with no step done twice", arguments: [3, 8, 11, 13])
+    func interruptAndResume(after steps: Int) async throws {
+        let bench = FleetBench()
+        for i in 0..<2 { try bench.prepare(i, serial: 60_000_000 + UInt32(i)) }
+        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        let profile = try testProfile()
+        let cancel = CancelSwitch()
+        let recorder = InMemoryRunRecorder { count in if count >= steps { cancel.cancel() } }
+        let first = try await runner(bench, profile, firmware, recorder: recorder, cancellation: cancel).run([bench.device(0), bench.device(1)])
+        #expect(first.outcome == .interrupted)
+        let second = try await runner(bench, profile, firmware, recorder: recorder).run([bench.device(0), bench.device(1)])
+        #expect(second.outcome == .success)
+        for i in 0..<2 {
+            let state = try bench.state(i)
+            #expect(state.firmwareVersion == FirmwareFixture.v180 && state.region?.number == 1 && state.provisioningStatus == .complete)
+        }
+        let done = recorder.snapshot.steps.filter { $0.result == .done && !everyRunSteps.contains($0.step) }
+        var seen = Set<String>()
+        for step in done {
+            #expect(seen.insert("\(step.serial) \(step.step)").inserted, "\(step.serial) \(step.step) done twice")
+        }
+        // Every change the workflow makes, and both smoke tests, done exactly once per device
+        // (a reconnect only follows a flash in the same run: a re-run connects afresh anyway).
+        let required: [FleetStep] = [.provision, .region, .smokeTest, .firmware, .finalSmokeTest]
+        for serial in ["60000000", "60000001"] {
+            for step in required { #expect(seen.contains("\(serial) \(step)"), "\(serial) \(step) never done") }
+        }
+        if seen.count < 10 {
+            for r in recorder.snapshot.steps { print(steps, r.runID.prefix(4), r.serial, r.step.rawValue, r.result.rawValue, r.code, r.detail.prefix(120)) }
+        }
+    }
+
+    @Test("a Grokker locked by another run is refused and left alone")
+    func locked() async throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 30_000_007)
+        let held = try #require(try DeviceLock.acquire(directory: bench.lockDirectory, serial: "30000007"))
+        let report = try await runner(bench, try testProfile(), nil, recorder: InMemoryRunRecorder()).run([bench.device(0)])
+        #expect(report.devices[0].step(.identify)?.code == "fleet_device_locked")
+        #expect(report.devices[0].outcome == .refused)
+        #expect(try bench.state(0).provisioningStatus == ProvisioningStatus.none)
+        held.unlock()
+        #expect(try DeviceLock.acquire(directory: bench.lockDirectory, serial: "30000007") != nil)
+    }
+
+    @Test("the event stream emits every step with stable codes, as JSON lines, and passes decisions through")
+    func eventStream() async throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 30_000_008, battery: 10)
+        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        let profile = try testProfile(minimumBattery: 30)
+        let lines = Mutex<[String]>([])
+        let delegate = EventStreamDelegate(decider: PolicyDelegate(profile: profile, mode: .provision)) { event in
+            lines.withLock { $0.append(event.jsonLine()) }
+        }
+        _ = try await runner(bench, profile, firmware, recorder: InMemoryRunRecorder(), delegate: delegate).run([bench.device(0)])
+        let events = try lines.withLock { $0 }.map { try JSONDecoder().decode(FleetEvent.self, from: Data($0.utf8)) }
+        #expect(events.first?.event == "device_started" && events.last?.event == "device_finished")
+        #expect(events.filter { $0.event == "step_finished" }.map { $0.data["step"] ?? "" } == FleetStep.allCases.map(\.rawValue))
+        let offered = try #require(events.first { $0.event == "firmware_update_offered" })
+        #expect(offered.data["decision"] == "postpone" && offered.data["reason"] == "fleet_battery_low")
+        #expect(offered.arguments == ["sim:0", "10", "30"])
+        #expect(events.contains { $0.event == "region_confirm" && $0.data["confirmed"] == "true" })
+        #expect(events.allSatisfy { $0.device == "sim:0" })
+    }
+}

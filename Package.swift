@@ -56,7 +56,7 @@ let package = Package(
         .target(name: "GrokLedger", dependencies: ["CSQLite"]),
         /// Fleet runs: profiles, the configuration delegate and its policy, the per-device
         /// workflow (provision, region, firmware, smoke tests), locking, the run recorder seam.
-        .target(name: "GrokFleet", dependencies: ["UGrokIt", "GrokFirmware", "GrokProtocol", "GrokAudio", "GrokLink", "GrokCrypto"]),
+        .target(name: "GrokFleet", dependencies: ["UGrokIt", "GrokFirmware", "GrokLedger", "GrokProtocol", "GrokAudio", "GrokLink", "GrokCrypto"]),
 
         // MARK: Command line and benchmarks
 
@@ -102,7 +102,7 @@ let package = Package(
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt"]),
         .testTarget(name: "GrokLedgerTests", dependencies: ["GrokLedger"]),
-        .testTarget(name: "GrokFleetTests", dependencies: ["GrokFleet", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto"]),
+        .testTarget(name: "GrokFleetTests", dependencies: ["GrokFleet", "GrokLedger", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,94 @@
+import Foundation
+import GrokCrypto
+import GrokLedger
+import Synchronization
+
+/// The workflow's ``RunRecorder`` on the SQLite ledger (docs/ledger.md): runs, steps, smoke
+/// tests and devices go into one database file, each write its own transaction.
+///
+/// The ledger numbers runs itself; this keeps the engine's run ids mapped to them for the
+/// runs it began. A re-run reads the device's earlier steps from the ledger (provision and
+/// rollout runs only; verify runs never count as work done).
+public final class LedgerRecorder: RunRecorder {
+    public let ledger: Ledger
+    private let runs = Mutex<[String: RunID]>([:])
+
+    public init(ledger: Ledger) {
+        self.ledger = ledger
+    }
+
+    /// Opens (or creates) the ledger at `path`.
+    public convenience init(path: String) throws(LedgerError) {
+        self.init(ledger: try Ledger.open(path: path))
+    }
+
+    public func beginRun(_ run: RunInfo) throws {
+        // The profile file's digest; a profile not read from a file is known by its name.
+        let bytes = FileManager.default.contents(atPath: run.profileFile).map { [UInt8]($0) } ?? Array("profile:\(run.profileName)".utf8)
+        let digest = SHA256.hash(bytes).hex
+        let kind: RunKind = switch run.mode {
+        case .provision: .provision
+        case .rollout: .rollout
+        case .verify: .verify
+        }
+        let id = try ledger.beginRun(RunStart(kind: kind, profileName: run.profileName, profileSHA256: digest,
+                                              station: run.station, operatorName: run.operatorName, startedAt: run.started))
+        runs.withLock { $0[run.id] = id }
+    }
+
+    private func ledgerRun(_ id: String) throws -> RunID {
+        guard let run = runs.withLock({ $0[id] }) else { throw FleetError.recorderFailed(operation: "recording", detail: "run \(id) was not begun") }
+        return run
+    }
+
+    public func recordStep(_ step: StepRecord) throws {
+        let run = try ledgerRun(step.runID)
+        try ledger.recordStep(GrokLedger.StepRecord(
+            run: run, serial: step.serial, step: step.step.rawValue, startedAt: step.started,
+            endedAt: step.started.addingTimeInterval(step.duration), result: GrokLedger.StepResult(rawValue: step.result.rawValue) ?? .failed,
+            firmwareBefore: step.firmwareBefore, firmwareAfter: step.firmwareAfter, regionBefore: step.regionBefore,
+            regionAfter: step.regionAfter, code: step.code, detail: step.detail))
+    }
+
+    public func recordSmokeTest(_ result: SmokeTestRecord) throws {
+        let run = try ledgerRun(result.runID)
+        let missing = Set(result.missingTags)
+        try ledger.recordSmokeTest(GrokLedger.SmokeTestRecord(
+            run: run, serial: result.serial, afterStep: result.step.rawValue, startedAt: result.time,
+            durationMilliseconds: Int64((result.duration * 1000).rounded()), expectedTags: result.expectedTags,
+            foundTags: result.expectedTags.filter { !missing.contains($0) }, readsPerSecond: result.readsPerSecond,
+            minRSSI: result.weakestReferenceRSSI ?? result.strongestRSSI, passed: result.passed))
+    }
+
+    public func upsertDevice(_ device: DeviceRecord) throws {
+        try ledger.upsertDevice(DeviceSighting(
+            serial: device.serial, hardwareType: device.hardwareModel, hardwareRevision: String(device.hardwareRevision),
+            antennaType: device.antennaType.map(String.init), firmware: device.firmware, region: device.region,
+            provisioned: device.provisioned, seenAt: device.updated))
+    }
+
+    public func finishRun(_ summary: RunSummary) throws {
+        let run = try ledgerRun(summary.runID)
+        let outcome: GrokLedger.RunOutcome = switch summary.outcome {
+        case .success: .succeeded
+        case .incomplete: .partial
+        case .failure: .failed
+        case .interrupted: .cancelled
+        }
+        try ledger.finishRun(run, outcome: outcome, endedAt: summary.ended, reportPath: nil)
+    }
+
+    public func completedSteps(serial: String) throws -> [StepRecord] {
+        let counted = Set(try ledger.runs().filter { $0.kind != .verify }.map(\.id))
+        return try ledger.steps(serial: serial).compactMap { record -> StepRecord? in
+            guard counted.contains(record.run), record.result == .done || record.result == .skipped,
+                  let step = FleetStep(rawValue: record.step), let result = GrokFleet.StepResult(rawValue: record.result.rawValue)
+            else { return nil }
+            let outcome = StepOutcome(step: step, result: result, code: record.code ?? "", detail: record.detail,
+                                      firmwareBefore: record.firmwareBefore, firmwareAfter: record.firmwareAfter,
+                                      regionBefore: record.regionBefore, regionAfter: record.regionAfter,
+                                      started: record.startedAt, duration: record.endedAt.timeIntervalSince(record.startedAt))
+            return StepRecord(runID: "ledger-\(record.run)", serial: serial, device: "", outcome: outcome)
+        }
+    }
+}

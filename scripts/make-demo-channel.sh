@@ -69,10 +69,19 @@ JSON
 "$G" channel publish --metadata "$tmp/release.signed.json" --package "$tmp/grokker-1.8.0.grokfw" \
     --root "$tmp/server" --trusted-keys profiles/firmware-keys.json >/dev/null
 
-# 4. Into the shipped cache, through the same verified download a station does.
-rm -rf firmware-cache/metadata firmware-cache/images firmware-cache/downloads firmware-cache/state.json
+# 4. The region catalogue: the 22 regions with this build's regulatory values
+#    (docs/regions.md), open to board revision 3, valid until 2031.
+"$G" region catalogue make --version 1 --expires 2031-01-01T00:00:00Z --revisions 3 --output "$tmp/regions.json" >/dev/null
+"$G" region catalogue sign --catalogue "$tmp/regions.json" --key "$tmp/demo.pem" --output "$tmp/regions.signed.json" >/dev/null
+"$G" region catalogue publish --catalogue "$tmp/regions.signed.json" --root "$tmp/server" \
+    --trusted-keys profiles/firmware-keys.json >/dev/null
+
+# 5. Into the shipped cache, through the same verified downloads a station does.
+rm -rf firmware-cache/metadata firmware-cache/images firmware-cache/downloads firmware-cache/state.json \
+    firmware-cache/regions*.json
 "$G" firmware download --cache firmware-cache --trusted-keys profiles/firmware-keys.json \
     --server "file://$tmp/server" --all
+"$G" region catalogue update --cache firmware-cache --trusted-keys profiles/firmware-keys.json --server "file://$tmp/server"
 # A fresh clone starts from no accepted versions; the first verified read records them.
 rm -f firmware-cache/state.json
 rm -rf firmware-cache/downloads

@@ -6,7 +6,7 @@ struct RegionCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "region", abstract: .commandRegionAbstract,
-            subcommands: [RegionListCommand.self, RegionSetCommand.self])
+            subcommands: [RegionListCommand.self, RegionSetCommand.self, RegionCatalogueCommand.self])
     }
 
     init(_ values: ParsedValues) {}

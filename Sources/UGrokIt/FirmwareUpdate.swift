@@ -231,6 +231,27 @@ public final class FirmwareUpdater {
     ///     reader to its previous image (``FirmwareUpdateError/cancelled(port:)``).
     public func update(to image: FirmwareImage, progress: (FirmwareUpdateProgress) -> Void = { _ in },
                        shouldCancel: () -> Bool = { false }) throws(FirmwareUpdateError) -> FirmwareUpdateReport {
+        let session = self.session
+        var phase: FirmwareUpdateProgress.Phase?
+        let progress = { (update: FirmwareUpdateProgress) in
+            if update.phase != phase {
+                phase = update.phase
+                session.log(.firmwareUpdate, "\(update.phase.rawValue): \(update.done) of \(update.total) bytes held")
+            }
+            progress(update)
+        }
+        do {
+            let report = try performUpdate(to: image, progress: progress, shouldCancel: shouldCancel)
+            session.log(.firmwareUpdate, "\(report.from) -> \(report.to) in \(report.seconds) s of audio, \(report.encodedBytesSent) bytes sent")
+            return report
+        } catch {
+            session.log(.firmwareUpdate, "failed (\(error.result)): \(error)")
+            throw error
+        }
+    }
+
+    private func performUpdate(to image: FirmwareImage, progress: (FirmwareUpdateProgress) -> Void,
+                               shouldCancel: () -> Bool) throws(FirmwareUpdateError) -> FirmwareUpdateReport {
         let started = session.elapsedMilliseconds
         let total = image.bytes.count
         progress(FirmwareUpdateProgress(phase: .checking, done: 0, total: total, canCancel: true))

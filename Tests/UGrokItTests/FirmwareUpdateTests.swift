@@ -98,6 +98,25 @@ struct FirmwareUpdateTests {
         #expect(again.imageBytesSent == 0)
     }
 
+    @Test("The update logs its phases and outcome under the FIRMWARE_UPDATE category only when asked")
+    func logging() throws {
+        let bench = TempBench()
+        let grokker = try EmulatedGrokker(benchDirectory: bench.path, index: 0)
+        let destination = CollectingLogDestination()
+        var options = ReaderOptions()
+        options.logger = UgiLogger(categories: [.firmwareUpdate], destination: destination)
+        let session = ReaderSession(port: SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker),
+                                    options: options)
+        try session.connect()
+        _ = try FirmwareUpdater(session: session).update(to: TestFirmware.image("1.8.0", bytes: Array(TestFirmware.code.prefix(4096))))
+        let messages = destination.records.map(\.message)
+        #expect(destination.records.allSatisfy { $0.category == .firmwareUpdate })
+        for phase in ["checking", "loader", "uploading", "verifying", "switching", "confirming"] {
+            #expect(messages.contains { $0.hasPrefix(phase + ":") }, "\(phase): \(messages)")
+        }
+        #expect(messages.last?.hasPrefix("1.7.3 -> 1.8.0") == true)
+    }
+
     @Test("Refusals before anything is sent: downgrade, same version, other hardware, low battery, too large")
     func refusals() throws {
         let rig = try FlashRig()

@@ -118,9 +118,11 @@ final class TerminalDelegate: ConfigurationDelegate {
             let number = String(index + 1)
             lines.append("  " + String(repeating: " ", count: width - number.count) + number + ") " + localizer.regionDisplay(name))
         }
-        let prompt = selected.map { localizer.text(.promptChoice, String($0 + 1)) } ?? localizer.text(.promptChoiceNoDefault)
+        // The default: the one selected, else the one the profile's policy would choose.
+        let fallback = selected ?? policy.chooseRegionFromRegions(context, names: names, selected: nil)
+        let prompt = fallback.map { localizer.text(.promptChoice, String($0 + 1)) } ?? localizer.text(.promptChoiceNoDefault)
         return ask(lines, prompt: prompt) { answer -> Int? in
-            if answer.isEmpty { return selected }
+            if answer.isEmpty { return fallback }
             guard let number = Int(answer), (1...names.count).contains(number) else { return nil }
             return number - 1
         }

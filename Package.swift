@@ -63,7 +63,8 @@ let package = Package(
         /// grokctl's commands, parsing and localized presentation.
         .target(
             name: "GrokCLI",
-            dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto"],
+            dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto",
+                           "GrokFleet", "GrokLedger"],
             resources: [.copy("Localization")]
         ),
         /// The grokctl executable: an entry point only.
@@ -100,7 +101,8 @@ let package = Package(
         .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
         .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto", "GrokFirmware", "GrokNet", "NetTestSupport"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt"]),
+        .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
+                                                         "GrokFleet", "GrokLedger", "GrokkerEmulator"]),
         .testTarget(name: "GrokLedgerTests", dependencies: ["GrokLedger"]),
         .testTarget(name: "GrokFleetTests", dependencies: ["GrokFleet", "GrokLedger", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto"]),
     ],

@@ -69,6 +69,12 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A package file given to `firmware flash --package` is not listed in the channel's
     /// verified metadata, so it is not approved for flashing.
     case packageNotListed(file: String, channel: String)
+    /// A rollout without `--device` found no emulated Grokker on the bench.
+    case noDevices(bench: String)
+    /// `ledger show|export` on a ledger file that does not exist (no run recorded yet there).
+    case ledgerMissing(path: String)
+    /// `ledger show --serial` names a Grokker the ledger has never seen.
+    case ledgerNoDevice(serial: String, path: String)
 
     /// A stable identifier for `--json` output; the catalog key is `error.<code>`.
     public var code: String {
@@ -97,13 +103,17 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidFirmwareVersion: "usage_invalid_firmware_version"
         case .versionNotListed: "firmware_version_not_listed"
         case .packageNotListed: "firmware_package_not_listed"
+        case .noDevices: "fleet_no_devices"
+        case .ledgerMissing: "ledger_missing"
+        case .ledgerNoDevice: "ledger_no_device"
         }
     }
 
     /// Whether the command line was at fault (exit 64) rather than the work (exit 1).
     public var isUsageError: Bool {
         switch self {
-        case .benchUnreadable, .benchNotDirectory, .versionNotListed, .packageNotListed: false
+        case .benchUnreadable, .benchNotDirectory, .versionNotListed, .packageNotListed, .noDevices, .ledgerMissing,
+            .ledgerNoDevice: false
         default: true
         }
     }
@@ -153,6 +163,9 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidPercent(let value, let option): [value, option]
         case .versionNotListed(let channel, let version): [channel, version]
         case .packageNotListed(let file, let channel): [file, channel]
+        case .noDevices(let bench): [bench]
+        case .ledgerMissing(let path): [path]
+        case .ledgerNoDevice(let serial, let path): [serial, path]
         }
     }
 }

@@ -8,6 +8,8 @@ import GrokCrypto
 import GrokFirmware
 import GrokNet
 import GrokProtocol
+import GrokFleet
+import GrokLedger
 
 /// Every library error a command can surface has a catalog key in all four languages, with
 /// exactly the placeholders its arguments fill.
@@ -170,5 +172,55 @@ struct LibraryErrorTests {
         }
         Self.check(samples)
         Self.check([UpdateNotForDevice(device: "sim:0", name: "grokker-1.8.0", compatibility: .incompatible)])
+    }
+
+    @Test func fleetErrors() {
+        let samples: [FleetError] = [
+            .profileUnreadable(file: "p.json", detail: "no such file"), .profileNotJSON(file: "p.json", detail: "line 3"),
+            .profileInvalid(file: "p.json", keyPath: "region.set", expected: "a region", found: "\"mars\""),
+            .profileMissingKey(file: "p.json", keyPath: "name", expected: "a name"),
+            .profileUnknownKey(file: "p.json", keyPath: "regoin", known: ["region", "firmware"]),
+            .portUnavailable(device: "sim:0", detail: "busy"), .deviceLocked(device: "sim:0", serial: "12345678", lockFile: "/l/12345678.lock"),
+            .lockFailed(path: "/l", detail: "read-only"), .reader(device: "sim:0", step: "region", code: "reader_timeout", detail: "5 s"),
+            .regionNotAllowed(device: "sim:0", region: "ETSI", allowed: ["FCC"]), .regionNotChosen(device: "sim:0"),
+            .regionUnsupported(device: "sim:0", firmware: "1.4.2"), .downgradeNotAllowed(device: "sim:0", running: "1.8.0", target: "1.7.3"),
+            .sameVersionNotAllowed(device: "sim:0", version: "1.8.0"), .firmwareNotAvailable(device: "sim:0", channel: "release", version: "1.9.0"),
+            .firmwareCache(channel: "release", code: "firmware_image_not_cached", detail: "x"),
+            .firmwareUpdateFailed(device: "sim:0", code: "flash_cancelled", detail: "y"),
+            .firmwareNotRunning(device: "sim:0", expected: "1.8.0", found: "1.7.3"),
+            .smokeTestFailed(device: "sim:0", reasons: ["missing_tags"], detail: "2 of 3"),
+            .verifyMismatch(device: "sim:0", what: "firmware", expected: "1.8.0", found: "1.7.3"),
+            .outsideMaintenanceWindow(device: "sim:0", timeZone: "Europe/Paris"), .batteryLow(device: "sim:0", percent: 10, minimum: 30),
+            .notInRollout(device: "sim:0", serial: "12345678", percentage: 25), .halted(failed: 3, finished: 5, threshold: 0.2),
+            .updateDeclined(device: "sim:0", decision: "postponed"), .interrupted(device: "sim:0"),
+            .recorderFailed(operation: "beginning the run", detail: "locked"),
+        ]
+        for sample in samples {
+            switch sample {
+            case .profileUnreadable, .profileNotJSON, .profileInvalid, .profileMissingKey, .profileUnknownKey, .portUnavailable,
+                .deviceLocked, .lockFailed, .reader, .regionNotAllowed, .regionNotChosen, .regionUnsupported, .downgradeNotAllowed,
+                .sameVersionNotAllowed, .firmwareNotAvailable, .firmwareCache, .firmwareUpdateFailed, .firmwareNotRunning,
+                .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .updateDeclined,
+                .interrupted, .recorderFailed: break
+            }
+        }
+        Self.check(samples)
+    }
+
+    @Test func ledgerErrors() {
+        let p = "/var/lib/grokctl/ledger.sqlite"
+        let samples: [LedgerError] = [
+            .cannotOpen(path: p, detail: "denied"), .locked(path: p, timeoutMilliseconds: 5000), .corrupt(path: p, detail: "malformed"),
+            .notALedger(path: p, applicationID: 42), .newerSchema(path: p, found: 9, supported: 1), .diskFull(path: p),
+            .readOnly(path: p, detail: "EROFS"), .invalidRecord(path: p, detail: "empty serial"), .unknownRun(path: p, run: 7),
+            .runFinished(path: p, run: 7), .exportFailed(path: "/x.csv", detail: "ENOSPC"), .sqlite(path: p, sqliteCode: 10, detail: "I/O"),
+        ]
+        for sample in samples {
+            switch sample {
+            case .cannotOpen, .locked, .corrupt, .notALedger, .newerSchema, .diskFull, .readOnly, .invalidRecord, .unknownRun,
+                .runFinished, .exportFailed, .sqlite: break
+            }
+        }
+        Self.check(samples)
     }
 }

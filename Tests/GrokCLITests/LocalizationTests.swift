@@ -196,7 +196,8 @@ extension CLI {
                 .conflictingOptions("--name", "--package"), .missingOneOf(["<file>", "--name"]), .invalidChannel("Rel ease"),
                 .invalidServerURL("ftp://x"), .invalidPercent(value: "120", option: "--min-battery"),
                 .invalidFirmwareVersion("1.x"), .versionNotListed(channel: "release", version: "1.9.0"),
-                .packageNotListed(file: "a.grokfw", channel: "release"),
+                .packageNotListed(file: "a.grokfw", channel: "release"), .noDevices(bench: "/b"),
+                .ledgerMissing(path: "/l.sqlite"), .ledgerNoDevice(serial: "12345678", path: "/l.sqlite"),
             ]
             for sample in samples {
                 switch sample {
@@ -204,7 +205,8 @@ extension CLI {
                     .unexpectedArgument, .duplicateOption, .flagWithValue, .invalidValue, .invalidChoice,
                     .invalidDevice, .deviceOutOfRange, .duplicateDevice, .invalidRegion, .benchUnreadable,
                     .benchNotDirectory, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
-                    .invalidPercent, .invalidFirmwareVersion, .versionNotListed, .packageNotListed:
+                    .invalidPercent, .invalidFirmwareVersion, .versionNotListed, .packageNotListed, .noDevices,
+                    .ledgerMissing, .ledgerNoDevice:
                     break
                 }
                 #expect(MessageKey(errorCode: sample.code) != nil, "\(sample.code)")

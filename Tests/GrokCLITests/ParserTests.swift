@@ -107,7 +107,8 @@ extension CLI {
             #expect(failure(["devcies"]) == .unknownSubcommand("devcies", suggestion: "devices"))
             #expect(failure(["emulte"]) == .unknownSubcommand("emulte", suggestion: "emulate"))
             #expect(failure(["audio", "decod"]) == .unknownSubcommand("decod", suggestion: "decode"))
-            #expect(failure(["provision"]) == .unknownSubcommand("provision", suggestion: nil))
+            #expect(failure(["calibrate"]) == .unknownSubcommand("calibrate", suggestion: nil))
+            #expect(failure(["provison"]) == .unknownSubcommand("provison", suggestion: "provision"))
         }
 
         @Test func badValuesOfFixedChoices() {

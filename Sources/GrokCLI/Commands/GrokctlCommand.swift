@@ -5,7 +5,8 @@ struct GrokctlCommand: Command {
         CommandConfiguration(
             name: "grokctl", abstract: .commandRootAbstract, discussion: .commandRootDiscussion,
             subcommands: [
-                DevicesCommand.self, InfoCommand.self, RegionCommand.self, InventoryCommand.self, LocateCommand.self, TagCommand.self, FirmwareCommand.self, ChannelCommand.self, AudioCommand.self, EmulateCommand.self,
+                DevicesCommand.self, InfoCommand.self, RegionCommand.self, InventoryCommand.self, LocateCommand.self, TagCommand.self, FirmwareCommand.self, ChannelCommand.self,
+                ProvisionCommand.self, RolloutCommand.self, VerifyCommand.self, LedgerCommand.self, AudioCommand.self, EmulateCommand.self,
                 HelpCommand.self,
             ])
     }

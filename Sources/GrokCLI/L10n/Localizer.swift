@@ -2,6 +2,8 @@ import Foundation
 import GrokAudio
 import GrokCrypto
 import GrokFirmware
+import GrokFleet
+import GrokLedger
 import GrokkerEmulator
 import GrokLink
 import GrokNet
@@ -29,6 +31,8 @@ extension FirmwareError: CodedError {}
 extension NetError: CodedError {}
 extension CryptoError: CodedError {}
 extension FirmwareUpdateError: CodedError {}
+extension FleetError: CodedError {}
+extension LedgerError: CodedError {}
 
 /// Turns ``MessageKey``s and errors into text in one ``Language``.
 ///

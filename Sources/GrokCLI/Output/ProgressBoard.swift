@@ -6,6 +6,14 @@ import Synchronization
 /// at most ten times a second. Safe to update from any thread; it writes straight to the
 /// terminal on stderr (only use it when ``Console/isTerminal(_:)`` says stderr is one).
 final class ProgressBoard: Sendable {
+    /// What `done` and `total` count.
+    enum Unit: Sendable {
+        /// Bytes, shown in KiB with one decimal.
+        case kibibytes
+        /// Steps of a job, `scale` units per step (so a step can be partly done), shown as whole steps.
+        case steps(scale: Int)
+    }
+
     private struct Row {
         var label: String
         var phase: String
@@ -24,15 +32,19 @@ final class ProgressBoard: Sendable {
     private let state: Mutex<State>
     private let sink: FileDescriptorSink
     private let localizer: Localizer
+    private let unit: Unit
     private let width = 24
 
     /// - Parameters:
     ///   - labels: One per row (`sim:0`, an update's name).
     ///   - phase: The phase shown before the first update.
-    init(labels: [String], phase: String, localizer: Localizer, sink: FileDescriptorSink = .standardError) {
+    ///   - unit: What the amounts count (bytes unless said).
+    init(labels: [String], phase: String, localizer: Localizer, unit: Unit = .kibibytes,
+         sink: FileDescriptorSink = .standardError) {
         state = Mutex(State(rows: labels.map { Row(label: $0, phase: phase) }))
         self.sink = sink
         self.localizer = localizer
+        self.unit = unit
     }
 
     /// Row `row` is now in `phase` with `done` of `total` bytes.
@@ -88,9 +100,15 @@ final class ProgressBoard: Sendable {
         } else if row.total > 0, row.done >= row.total {
             eta = "0:00"
         }
-        return localizer.text(.progressLine, row.phase.padding(toLength: max(row.phase.count, 12), withPad: " ", startingAt: 0),
-                              bar, String(Int((fraction * 100).rounded(.down))),
-                              Self.kibibytes(row.done), Self.kibibytes(row.total), eta)
+        let phase = row.phase.padding(toLength: max(row.phase.count, 12), withPad: " ", startingAt: 0)
+        let percent = String(Int((fraction * 100).rounded(.down)))
+        switch unit {
+        case .kibibytes:
+            return localizer.text(.progressLine, phase, bar, percent, Self.kibibytes(row.done), Self.kibibytes(row.total), eta)
+        case .steps(let scale):
+            return localizer.text(.progressStepsLine, phase, bar, percent, String(row.done / max(1, scale)),
+                                  String(row.total / max(1, scale)), eta)
+        }
     }
 
     /// `12:05` (minutes:seconds).

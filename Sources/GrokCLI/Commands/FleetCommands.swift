@@ -1,0 +1,250 @@
+import Foundation
+import GrokFleet
+import GrokLedger
+
+// MARK: Shared options
+
+/// The options the fleet commands (`provision`, `rollout`, `verify`) share: the profile,
+/// the devices, the run's station and operator, where the ledger and the report go, and
+/// the firmware cache (offline unless `--server`).
+struct FleetOptions: Sendable {
+    static let profile = OptionDeclaration.option("profile", value: .valueFile, help: .optionProfile, required: true)
+    static let requiredDevice = OptionDeclaration.option(
+        "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true)
+    static let optionalDevice = OptionDeclaration.option(
+        "device", value: .valueDevice, help: .optionFleetDevicesOptional, repeatable: true)
+    static let dryRun = OptionDeclaration.flag("dry-run", help: .optionDryRun)
+    static let station = OptionDeclaration.option("station", value: .valueName, help: .optionStation)
+    static let operatorName = OptionDeclaration.option("operator", value: .valueName, help: .optionOperator)
+    static let ledger = OptionDeclaration.option("ledger", value: .valueFile, help: .optionLedger)
+    static let report = OptionDeclaration.option("report", value: .valueFile, help: .optionReport)
+
+    /// The firmware options a fleet command takes (the channel comes from the profile).
+    static let firmwareDeclarations = [FirmwareOptions.cache, FirmwareOptions.trustedKeys, FirmwareOptions.server,
+                                       FirmwareOptions.caBundle]
+
+    static func declarations(devicesRequired: Bool) -> [OptionDeclaration] {
+        [profile, devicesRequired ? requiredDevice : optionalDevice, dryRun, station, operatorName, ledger, report]
+            + firmwareDeclarations
+    }
+
+    let profileFile: String
+    /// Empty: every emulated Grokker with state on the bench (`rollout` only).
+    let devices: [DeviceSpec]
+    let dryRun: Bool
+    let station: String?
+    let operatorName: String?
+    let ledgerFile: String?
+    let reportFile: String?
+    let firmware: FirmwareOptions
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        profileFile = values.value(Self.profile) ?? ""
+        guard !profileFile.isEmpty else { throw .invalidValue(value: profileFile, option: Self.profile.spelling) }
+        let specs = values.values(Self.requiredDevice)
+        devices = specs.isEmpty ? [] : try DeviceSpec.parseList(specs)
+        dryRun = values.flag(Self.dryRun)
+        station = try Self.nonEmpty(values, Self.station)
+        operatorName = try Self.nonEmpty(values, Self.operatorName)
+        ledgerFile = try Self.nonEmpty(values, Self.ledger)
+        reportFile = try Self.nonEmpty(values, Self.report)
+        firmware = try FirmwareOptions(values)
+    }
+
+    private static func nonEmpty(_ values: ParsedValues, _ option: OptionDeclaration) throws(CLIError) -> String? {
+        guard let value = values.value(option) else { return nil }
+        guard !value.trimmingCharacters(in: .whitespaces).isEmpty else { throw .invalidValue(value: value, option: option.spelling) }
+        return value
+    }
+}
+
+// MARK: grokctl provision
+
+/// `grokctl provision --profile FILE --device SPEC...`: bring each Grokker to the profile
+/// (factory data, region, firmware, smoke tests), recorded in the ledger. A technician at a
+/// terminal is asked (update now / postpone / cancel, the region, retries); otherwise the
+/// profile's policy decides.
+struct ProvisionCommand: Command {
+    static let interactive = OptionDeclaration.flag("interactive", help: .optionInteractive)
+    static let unattended = OptionDeclaration.flag("unattended", help: .optionUnattended)
+
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "provision", abstract: .commandProvisionAbstract, discussion: .commandProvisionDiscussion,
+            options: FleetOptions.declarations(devicesRequired: true) + [interactive, unattended])
+    }
+
+    /// `nil`: interactive when stdin and stdout are a terminal.
+    let interactiveChoice: Bool?
+    let fleet: FleetOptions
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        fleet = try FleetOptions(values)
+        let wantsInteractive = values.flag(Self.interactive), wantsUnattended = values.flag(Self.unattended)
+        if wantsInteractive, wantsUnattended {
+            throw .conflictingOptions(Self.interactive.spelling, Self.unattended.spelling)
+        }
+        interactiveChoice = wantsInteractive ? true : (wantsUnattended ? false : nil)
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode {
+        try FleetRun(mode: .provision, options: fleet, interactive: interactiveChoice, context: context).run()
+    }
+}
+
+// MARK: grokctl rollout
+
+/// `grokctl rollout --profile FILE [--device SPEC...]`: unattended; the profile's policy
+/// decides (windows, battery, staged rollout, halt rule); the exit code tells the outcome.
+struct RolloutCommand: Command {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "rollout", abstract: .commandRolloutAbstract, discussion: .commandRolloutDiscussion,
+            options: FleetOptions.declarations(devicesRequired: false))
+    }
+
+    let fleet: FleetOptions
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        fleet = try FleetOptions(values)
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode {
+        try FleetRun(mode: .rollout, options: fleet, interactive: false, context: context).run()
+    }
+}
+
+// MARK: grokctl verify
+
+/// `grokctl verify --profile FILE --device SPEC...`: identity, factory data, firmware,
+/// region and a smoke test are checked; nothing that changes a Grokker is sent.
+struct VerifyCommand: Command {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "verify", abstract: .commandVerifyAbstract, discussion: .commandVerifyDiscussion,
+            options: FleetOptions.declarations(devicesRequired: true))
+    }
+
+    let fleet: FleetOptions
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        fleet = try FleetOptions(values)
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode {
+        try FleetRun(mode: .verify, options: fleet, interactive: false, context: context).run()
+    }
+}
+
+// MARK: grokctl ledger
+
+/// `grokctl ledger`: what the provisioning ledger holds.
+struct LedgerCommand: Command {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "ledger", abstract: .commandLedgerAbstract, discussion: .commandLedgerDiscussion,
+            subcommands: [LedgerShowCommand.self, LedgerExportCommand.self])
+    }
+
+    init(_ values: ParsedValues) {}
+}
+
+/// `grokctl ledger show [--serial N] [--ledger FILE]`: the runs and devices, or one
+/// device's history.
+struct LedgerShowCommand: Command {
+    static let serial = OptionDeclaration.option("serial", value: .valueSerial, help: .optionSerial)
+    static let limit = OptionDeclaration.option("limit", value: .valueCount, help: .optionLedgerLimit, defaultValue: "20")
+
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "show", abstract: .commandLedgerShowAbstract, options: [serial, limit, FleetOptions.ledger])
+    }
+
+    let serialNumber: String?
+    let limit: Int
+    let ledgerFile: String?
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        if let serial = values.value(Self.serial) {
+            guard !serial.isEmpty, serial.allSatisfy({ $0.isASCII && ($0.isNumber || $0.isLetter || $0 == "-") }) else {
+                throw .invalidValue(value: serial, option: Self.serial.spelling)
+            }
+            serialNumber = serial
+        } else {
+            serialNumber = nil
+        }
+        let text = values.value(Self.limit) ?? "20"
+        guard let limit = Int(text), limit > 0 else { throw .invalidValue(value: text, option: Self.limit.spelling) }
+        self.limit = limit
+        ledgerFile = values.value(FleetOptions.ledger)
+        if let ledgerFile, ledgerFile.isEmpty { throw .invalidValue(value: ledgerFile, option: FleetOptions.ledger.spelling) }
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode { try runLedgerShow(self, context) }
+}
+
+/// `grokctl ledger export --csv|--json [--table T] [--output FILE]`.
+struct LedgerExportCommand: Command {
+    static let csv = OptionDeclaration.flag("csv", help: .optionExportCSV)
+    static let table = OptionDeclaration.option(
+        "table", value: .valueTable, help: .optionExportTable, choices: LedgerTable.allCases.map(\.rawValue))
+    static let output = OptionDeclaration.option("output", short: "o", value: .valueFile, help: .optionExportOutput)
+
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "export", abstract: .commandLedgerExportAbstract, discussion: .commandLedgerExportDiscussion,
+                             options: [csv, table, output, FleetOptions.ledger])
+    }
+
+    let format: ExportFormat
+    let table: LedgerTable?
+    let outputFile: String?
+    let ledgerFile: String?
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        // `--json` is the global option: here it asks for the JSON export (and errors in JSON).
+        let csv = values.flag(Self.csv)
+        let json = values.flag(GlobalOptions.json)
+        if csv, json { throw .conflictingOptions(Self.csv.spelling, GlobalOptions.json.spelling) }
+        guard csv || json else { throw .missingOneOf([Self.csv.spelling, GlobalOptions.json.spelling]) }
+        format = csv ? .csv : .json
+        table = values.value(Self.table).flatMap(LedgerTable.init(rawValue:))
+        outputFile = values.value(Self.output)
+        if let outputFile, outputFile.isEmpty { throw .invalidValue(value: outputFile, option: Self.output.spelling) }
+        ledgerFile = values.value(FleetOptions.ledger)
+        if let ledgerFile, ledgerFile.isEmpty { throw .invalidValue(value: ledgerFile, option: FleetOptions.ledger.spelling) }
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode { try runLedgerExport(self, context) }
+}
+
+// MARK: Where things are kept
+
+/// grokctl's state directory and what lives in it: the ledger, the device locks, the run
+/// reports (and the default bench).
+enum StateDirectory {
+    /// `$XDG_STATE_HOME/grokctl` (an absolute `XDG_STATE_HOME` only), else
+    /// `~/.local/state/grokctl`: the directory the default bench is in.
+    static func path(environment: [String: String]) -> String {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return join(state, "grokctl") }
+        let home: String
+        if let value = environment["HOME"], !value.isEmpty {
+            home = value
+        } else {
+            home = FileManager.default.homeDirectoryForCurrentUser.path
+        }
+        return join(home, ".local/state/grokctl")
+    }
+
+    /// `--ledger`, else `$GROKCTL_LEDGER`, else `<state dir>/ledger.sqlite`.
+    static func ledger(option: String?, environment: [String: String]) -> String {
+        if let option { return option }
+        if let value = environment["GROKCTL_LEDGER"], !value.isEmpty { return value }
+        return join(path(environment: environment), "ledger.sqlite")
+    }
+
+    static func locks(environment: [String: String]) -> String { join(path(environment: environment), "locks") }
+    static func reports(environment: [String: String]) -> String { join(path(environment: environment), "reports") }
+
+    static func join(_ directory: String, _ tail: String) -> String {
+        directory.hasSuffix("/") ? directory + tail : directory + "/" + tail
+    }
+}

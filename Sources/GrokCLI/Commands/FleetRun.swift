@@ -1,0 +1,596 @@
+import Foundation
+import GrokFirmware
+import GrokFleet
+import GrokLedger
+import GrokProtocol
+import UGrokIt
+
+/// How `provision`, `rollout` and `verify` end (docs/fleet.md, "Exit codes").
+enum FleetExit {
+    /// Some Grokkers were postponed, refused or halted by policy; none failed.
+    static let incomplete = ExitCode(rawValue: 2)
+    /// The run was stopped (Ctrl-C, SIGTERM) before every Grokker finished; re-run it.
+    static let interrupted = ExitCode(rawValue: 130)
+
+    static func code(for outcome: GrokFleet.RunOutcome) -> ExitCode {
+        switch outcome {
+        case .success: .success
+        case .incomplete: incomplete
+        case .failure: .failure
+        case .interrupted: interrupted
+        }
+    }
+}
+
+/// What the device threads of a run tell the printing thread.
+enum FleetRunEvent: Sendable {
+    case event(FleetEvent)
+    case finished(Result<FleetReport, FleetError>)
+}
+
+/// A fleet run from the command line: reads the profile, opens the cache and the ledger,
+/// chooses the delegate (a technician at a terminal, the profile's policy, JSON events),
+/// runs every device on a thread of its own and presents the run on the command's thread.
+struct FleetRun {
+    let mode: FleetMode
+    let options: FleetOptions
+    /// `nil`: decide from the terminal.
+    let interactive: Bool?
+    let context: CommandContext
+
+    func run() throws -> ExitCode {
+        let profile = try Profile.load(path: options.profileFile)
+        let specs = try deviceSpecs()
+        let channels = try openChannels(profile)
+        let ports = FirmwareDevices.portContext(context)
+        let devices = specs.map { spec in
+            FleetDevice(name: spec.description) { try DevicePorts.open(spec, context: ports) }
+        }
+        let environment = context.environment
+        var runOptions = FleetRunOptions(mode: mode, lockDirectory: StateDirectory.locks(environment: environment),
+                                         runID: Self.newRunID(), readerOptions: FirmwareDevices.readerOptions(context))
+        if let station = options.station { runOptions.station = station }
+        runOptions.operatorName = options.operatorName ?? environment["USER"] ?? ""
+        let policy = PolicyDelegate(profile: profile, mode: mode)
+
+        if options.dryRun {
+            let runner = FleetRunner(profile: profile, channels: channels, delegate: policy, recorder: PlanOnlyRecorder(),
+                                     options: runOptions)
+            return FleetPlanPresenter(context: context).present(runner.plan(devices, policy: policy))
+        }
+        if let server = options.firmware.server, let channels, let firmware = profile.firmware {
+            try prefetch(profile: profile, firmware: firmware, channels: channels, server: server, specs: specs)
+        }
+
+        let ledgerPath = StateDirectory.ledger(option: options.ledgerFile, environment: environment)
+        let recorder = try LedgerRecorder(path: ledgerPath)
+        let console = context.console
+        let useTerminal = interactive ?? (isatty(STDIN_FILENO) == 1 && console.isTerminal(.standardOutput))
+        let decider: any ConfigurationDelegate
+        if mode == .provision, useTerminal {
+            decider = TerminalDelegate(localizer: context.localizer, policy: policy,
+                                       input: StandardInputLines(), output: FileDescriptorSink.standardOutput)
+        } else {
+            decider = policy
+        }
+        let queue = EventQueue<FleetRunEvent>()
+        let delegate = EventStreamDelegate(decider: decider) { queue.post(.event($0)) }
+        let runner = FleetRunner(profile: profile, channels: channels, delegate: delegate, recorder: recorder, options: runOptions)
+
+        let stop = StopSignals.install()
+        defer { stop.restore() }
+        let worker = Thread {
+            queue.post(.finished(Result { () throws(FleetError) -> FleetReport in try runner.runBlocking(devices) }))
+        }
+        worker.stackSize = 1 << 20
+        worker.start()
+
+        let presenter = FleetRunPresenter(devices: devices.map(\.name), context: context, liveBars: !useTerminal)
+        var result: Result<FleetReport, FleetError>?
+        while result == nil {
+            for event in queue.take() {
+                switch event {
+                case .event(let event): presenter.handle(event)
+                case .finished(let outcome): result = outcome
+                }
+            }
+            if stop.requested { runOptions.cancellation.cancel() }
+        }
+        let report = try result!.get()
+        let reportPath = options.reportFile
+            ?? StateDirectory.join(StateDirectory.reports(environment: environment), report.runID + ".json")
+        let written = FleetReportFile(report: report, profile: profile, options: runOptions, ledger: ledgerPath)
+        do {
+            try written.write(to: reportPath)
+        } catch {
+            console.warn(.fleetReportNotWritten, reportPath, "\(error)")
+        }
+        presenter.summary(report, reportPath: reportPath, ledgerPath: ledgerPath)
+        return FleetExit.code(for: report.outcome)
+    }
+
+    /// `--device`, or for a rollout without it, every emulated Grokker on the bench.
+    private func deviceSpecs() throws -> [DeviceSpec] {
+        if !options.devices.isEmpty { return options.devices }
+        let onBench = try context.bench.emulatedDevices()
+        guard !onBench.isEmpty else { throw CLIError.noDevices(bench: context.bench.directory) }
+        return onBench.map { DeviceSpec.emulated(index: $0) }
+    }
+
+    private func openChannels(_ profile: Profile) throws -> FirmwareChannels? {
+        guard profile.firmware != nil else { return nil }
+        return try options.firmware.openChannels()
+    }
+
+    /// With `--server`: reloads the profile's channel and downloads the images the devices
+    /// will need, so the run itself works from the cache.
+    private func prefetch(profile: Profile, firmware: Profile.FirmwarePolicy, channels: FirmwareChannels,
+                          server: FirmwareServer, specs: [DeviceSpec]) throws {
+        let channel = firmware.channel
+        _ = try Blocking.run { try await channels.reload(channel, from: server) }
+        let readers = FirmwareDevices.identify(specs, context).compactMap { try? $0.result.get() }
+        let names = try Blocking.run {
+            try await FleetRunner.prefetch(profile: profile, channels: channels, server: server, readers: readers)
+        }
+        for name in names { context.console.say(.fleetPrefetched, name) }
+    }
+
+    /// `20250115-120000-3fa2`: when (UTC) and four random hex digits.
+    static func newRunID(now: Date = Date()) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        return formatter.string(from: now) + "-" + String(format: "%04x", UInt16.random(in: 0 ... .max))
+    }
+}
+
+/// The recorder of a dry run: a plan records nothing, so any call is a programming error
+/// reported as a recorder failure rather than written anywhere.
+struct PlanOnlyRecorder: GrokFleet.RunRecorder {
+    private func refuse(_ operation: String) -> FleetError {
+        .recorderFailed(operation: operation, detail: "a dry run records nothing")
+    }
+    func beginRun(_ run: RunInfo) throws { throw refuse("beginning the run") }
+    func recordStep(_ step: GrokFleet.StepRecord) throws { throw refuse("recording a step") }
+    func recordSmokeTest(_ result: GrokFleet.SmokeTestRecord) throws { throw refuse("recording a smoke test") }
+    func upsertDevice(_ device: GrokFleet.DeviceRecord) throws { throw refuse("recording a device") }
+    func finishRun(_ summary: RunSummary) throws { throw refuse("finishing the run") }
+    func completedSteps(serial: String) throws -> [GrokFleet.StepRecord] { [] }
+}
+
+/// Lines of standard input, read on whichever device thread asks (the terminal delegate
+/// serializes its prompts, so one reads at a time).
+struct StandardInputLines: LineSource {
+    func readLine() -> String? { Swift.readLine(strippingNewline: true) }
+}
+
+// MARK: Presenting a run
+
+/// Prints a run as it goes, on the command's thread: live bars with ETA on a terminal, plain
+/// lines otherwise, the engine's events under `--json`, nothing but errors under `--quiet`.
+final class FleetRunPresenter {
+    private let devices: [String]
+    private let rows: [String: Int]
+    private let console: Console
+    private let localizer: Localizer
+    private let board: ProgressBoard?
+    private static let stepScale = 100
+    private var serials: [String: String] = [:]
+
+    init(devices: [String], context: CommandContext, liveBars: Bool) {
+        self.devices = devices
+        rows = Dictionary(devices.enumerated().map { ($1, $0) }) { first, _ in first }
+        console = context.console
+        localizer = context.localizer
+        let bars = liveBars && !console.isJSON && !console.isQuiet && console.isTerminal(.standardError)
+        board = bars ? ProgressBoard(labels: devices, phase: context.localizer.text(.phaseConnecting),
+                                     localizer: context.localizer, unit: .steps(scale: Self.stepScale)) : nil
+    }
+
+    private var total: Int { FleetStep.allCases.count * Self.stepScale }
+
+    private func stepIndex(_ step: FleetStep) -> Int { FleetStep.allCases.firstIndex(of: step) ?? 0 }
+
+    func handle(_ event: FleetEvent) {
+        if console.isJSON {
+            console.write(event.jsonLine() + "\n")
+            return
+        }
+        if let serial = event.serial { serials[event.device] = serial }
+        guard let row = rows[event.device] else { return }
+        switch event.event {
+        case "step_started":
+            guard let step = event.data["step"].flatMap(FleetStep.init(rawValue:)) else { return }
+            board?.update(row: row, phase: localizer.stepName(step), done: stepIndex(step) * Self.stepScale, total: total)
+        case "firmware_progress":
+            guard let board, let done = event.data["done"].flatMap(Int.init), let all = event.data["total"].flatMap(Int.init),
+                  all > 0 else { return }
+            let base = stepIndex(.firmware) * Self.stepScale
+            board.update(row: row, phase: localizer.stepName(.firmware), done: base + done * Self.stepScale / all, total: total)
+        case "step_finished":
+            stepFinished(event, row: row)
+        case "device_finished":
+            let outcome = event.data["outcome"].flatMap(DeviceOutcome.init(rawValue:)) ?? .failed
+            board?.finish(row: row, message: localizer.deviceOutcome(outcome))
+        case "device_halted":
+            let code = event.data["code"] ?? "fleet_halted"
+            if board == nil, !console.isQuiet {
+                console.print(localizer.text(.infoDeviceFailed, event.device, localizer.fleetMessage(code: code, arguments: event.arguments)))
+            }
+        default:
+            break
+        }
+    }
+
+    private func stepFinished(_ event: FleetEvent, row: Int) {
+        guard let step = event.data["step"].flatMap(FleetStep.init(rawValue:)),
+              let result = event.data["result"].flatMap(GrokFleet.StepResult.init(rawValue:)) else { return }
+        let code = event.data["code"] ?? ""
+        if let board {
+            board.update(row: row, phase: localizer.stepName(step), done: (stepIndex(step) + 1) * Self.stepScale, total: total)
+            return
+        }
+        // Plain lines: what changed, what was checked, and anything not done.
+        guard !console.isQuiet, result != .skipped, step != .connect, step != .record else {
+            if console.isQuiet, result == .failed || result == .refused {
+                console.report(FleetStepProblem(device: event.device, code: code, arguments: event.arguments))
+            }
+            return
+        }
+        let device = event.device
+        if step == .identify {
+            let firmware = event.data["firmware_before"] ?? event.data["firmware_after"] ?? "?"
+            let region = localizer.regionDisplay(event.data["region_before"] ?? event.data["region_after"])
+            console.print(localizer.text(.fleetIdentified, device, event.serial ?? "?", firmware, region))
+            return
+        }
+        var message = localizer.fleetMessage(code: code, arguments: event.arguments)
+        if step == .region, result == .done, code == "step_region_set" {
+            message = localizer.text(.fleetRegionChange, localizer.regionDisplay(event.data["region_before"]),
+                                     localizer.regionDisplay(event.data["region_after"]))
+        } else if step == .firmware, result == .done, code == "step_firmware_updated",
+                  let before = event.data["firmware_before"], let after = event.data["firmware_after"] {
+            message = localizer.text(.fleetFirmwareChange, before, after)
+        }
+        console.print(localizer.text(.fleetStepLine, device, localizer.stepName(step), localizer.stepResult(result), message))
+    }
+
+    /// The human summary at the end: a row per device, then the run's outcome, the report
+    /// file and the ledger.
+    func summary(_ report: FleetReport, reportPath: String, ledgerPath: String) {
+        if console.isJSON {
+            console.json(FleetSummaryObject(report: report, reportPath: reportPath, ledgerPath: ledgerPath))
+            return
+        }
+        guard !console.isQuiet else {
+            for device in report.devices where device.outcome == .failed || device.outcome == .interrupted {
+                if let code = device.code {
+                    console.report(FleetStepProblem(device: device.device, code: code, arguments: device.arguments))
+                }
+            }
+            return
+        }
+        console.print("")
+        let headers: [MessageKey] = [.fleetColumnDevice, .fleetColumnSerial, .fleetColumnFirmware, .fleetColumnRegion,
+                                     .fleetColumnSmokeTest, .fleetColumnResult]
+        var rows: [[String]] = []
+        for device in report.devices {
+            let firmware: String
+            switch (device.firmwareBefore, device.firmwareAfter) {
+            case (let before?, let after?) where before != after: firmware = "\(before) → \(after)"
+            case (_, let after?): firmware = after
+            case (let before?, nil): firmware = before
+            default: firmware = "–"
+            }
+            var result = localizer.deviceOutcome(device.outcome)
+            if device.outcome != .done, let code = device.code {
+                result += ": " + localizer.fleetMessage(code: code, arguments: device.arguments)
+            }
+            rows.append([device.device, device.serial ?? "–", firmware,
+                         device.serial == nil ? "–" : localizer.regionDisplay(device.regionAfter ?? device.regionBefore),
+                         smokeTest(device), result])
+        }
+        console.table(Table(headers: headers.map { localizer.text($0) }, rows: rows))
+        console.print("")
+        let done = report.devices.filter { $0.outcome == .done }.count
+        let seconds = report.ended.timeIntervalSince(report.started)
+        console.print(localizer.text(.fleetRunSummary, report.runID, localizer.runOutcome(report.outcome), String(done),
+                                     String(report.devices.count), LocaleFormat.decimal(seconds, digits: 1, localizer.language)))
+        console.print(localizer.text(.fleetReportWritten, reportPath))
+        console.print(localizer.text(.fleetLedgerAt, ledgerPath))
+    }
+
+    private func smokeTest(_ device: DeviceReport) -> String {
+        guard let test = device.smokeTests.last else {
+            if let step = device.step(.smokeTest), step.result == .skipped, step.code == "step_already_satisfied" {
+                return localizer.text(.fleetSmokeEarlier)
+            }
+            return "–"
+        }
+        let rate = LocaleFormat.decimal(test.readsPerSecond, digits: 1, localizer.language)
+        return localizer.text(test.passed ? .fleetSmokePassed : .fleetSmokeFailed, rate)
+    }
+}
+
+@available(*, unavailable) extension FleetRunPresenter: Sendable {}
+
+/// A failed step or device as an error line (`--quiet`, and the summary's failures).
+struct FleetStepProblem: CodedError {
+    let device: String
+    let code: String
+    let arguments: [String]
+    var description: String { "\(device): \(code) \(arguments.joined(separator: ", "))" }
+}
+
+/// The last line of `--json`: how the run ended and where its report is.
+struct FleetSummaryObject: Encodable {
+    let event = "run_finished"
+    let runID: String
+    let mode: String
+    let outcome: String
+    let devices: Int
+    let counts: [String: Int]
+    let report: String
+    let ledger: String
+
+    init(report: FleetReport, reportPath: String, ledgerPath: String) {
+        runID = report.runID
+        mode = report.mode.rawValue
+        outcome = report.outcome.rawValue
+        devices = report.devices.count
+        var counts: [String: Int] = [:]
+        for device in report.devices { counts[device.outcome.rawValue, default: 0] += 1 }
+        self.counts = counts
+        self.report = reportPath
+        ledger = ledgerPath
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case event, mode, outcome, devices, counts, report, ledger
+        case runID = "run_id"
+    }
+}
+
+// MARK: The dry run
+
+/// Prints the plan of a dry run: per device, each step and what a run would do.
+struct FleetPlanPresenter {
+    let context: CommandContext
+
+    struct PlanObject: Encodable {
+        struct Step: Encodable {
+            let step: String
+            let action: String
+            let code: String
+            let arguments: [String]
+            let detail: String
+        }
+        let event = "plan"
+        let device: String
+        let serial: String?
+        let error: String?
+        let steps: [Step]
+    }
+
+    func present(_ plans: [DevicePlan]) -> ExitCode {
+        let console = context.console
+        let localizer = context.localizer
+        for plan in plans {
+            if console.isJSON {
+                console.json(PlanObject(device: plan.device, serial: plan.serial, error: plan.error?.code,
+                                        steps: plan.steps.map { .init(step: $0.step.rawValue, action: $0.action.rawValue,
+                                                                      code: $0.code, arguments: $0.arguments, detail: $0.detail) }))
+                continue
+            }
+            if let error = plan.error {
+                console.report(error)
+                continue
+            }
+            guard !console.isQuiet else { continue }
+            console.print(localizer.text(.fleetPlanHeading, plan.device, plan.serial ?? "?"))
+            console.table(Table(
+                headers: [localizer.text(.fleetColumnStep), localizer.text(.fleetColumnAction), localizer.text(.fleetColumnDetail)],
+                rows: plan.steps.map { [localizer.stepName($0.step), localizer.planAction($0.action),
+                                        localizer.fleetMessage(code: $0.code, arguments: $0.arguments)] }))
+            console.print("")
+        }
+        if !console.isJSON { console.say(.fleetPlanNothingDone) }
+        return plans.contains { $0.error != nil } ? .failure : .success
+    }
+}
+
+// MARK: The report file
+
+/// The JSON report a run leaves (`--report`, else `<state dir>/reports/<run id>.json`).
+struct FleetReportFile: Encodable {
+    struct Step: Encodable {
+        let step: String
+        let result: String
+        let code: String
+        let arguments: [String]
+        let detail: String
+        let firmwareBefore: String?
+        let firmwareAfter: String?
+        let regionBefore: String?
+        let regionAfter: String?
+        let started: String
+        let durationS: Double
+
+        enum CodingKeys: String, CodingKey {
+            case step, result, code, arguments, detail, started
+            case firmwareBefore = "firmware_before", firmwareAfter = "firmware_after"
+            case regionBefore = "region_before", regionAfter = "region_after", durationS = "duration_s"
+        }
+    }
+
+    struct SmokeTest: Encodable {
+        let step: String
+        let passed: Bool
+        let reasons: [String]
+        let readsPerSecond: Double
+        let uniqueTags: Int
+        let missingTags: [String]
+        let durationS: Double
+
+        enum CodingKeys: String, CodingKey {
+            case step, passed, reasons
+            case readsPerSecond = "reads_per_second", uniqueTags = "unique_tags", missingTags = "missing_tags"
+            case durationS = "duration_s"
+        }
+    }
+
+    struct Device: Encodable {
+        let device: String
+        let serial: String?
+        let outcome: String
+        let code: String?
+        let arguments: [String]
+        let message: String?
+        let firmwareBefore: String?
+        let firmwareAfter: String?
+        let regionBefore: String?
+        let regionAfter: String?
+        let steps: [Step]
+        let smokeTests: [SmokeTest]
+
+        enum CodingKeys: String, CodingKey {
+            case device, serial, outcome, code, arguments, message, steps
+            case firmwareBefore = "firmware_before", firmwareAfter = "firmware_after"
+            case regionBefore = "region_before", regionAfter = "region_after", smokeTests = "smoke_tests"
+        }
+    }
+
+    let format = "grokctl-fleet-report"
+    let runID: String
+    let mode: String
+    let outcome: String
+    let profile: String
+    let profileFile: String
+    let station: String
+    let operatorName: String
+    let started: String
+    let ended: String
+    let ledger: String
+    let devices: [Device]
+
+    enum CodingKeys: String, CodingKey {
+        case format, mode, outcome, profile, station, started, ended, ledger, devices
+        case runID = "run_id", profileFile = "profile_file", operatorName = "operator"
+    }
+
+    init(report: FleetReport, profile: Profile, options: FleetRunOptions, ledger: String) {
+        runID = report.runID
+        mode = report.mode.rawValue
+        outcome = report.outcome.rawValue
+        self.profile = profile.name
+        profileFile = profile.file
+        station = options.station
+        operatorName = options.operatorName
+        started = FleetReportFile.iso(report.started)
+        ended = FleetReportFile.iso(report.ended)
+        self.ledger = ledger
+        devices = report.devices.map { device in
+            Device(device: device.device, serial: device.serial, outcome: device.outcome.rawValue, code: device.code,
+                   arguments: device.arguments,
+                   message: device.code.map { Localizer.english.fleetMessage(code: $0, arguments: device.arguments) },
+                   firmwareBefore: device.firmwareBefore, firmwareAfter: device.firmwareAfter,
+                   regionBefore: device.regionBefore, regionAfter: device.regionAfter,
+                   steps: device.steps.map { step in
+                       Step(step: step.step.rawValue, result: step.result.rawValue, code: step.code, arguments: step.arguments,
+                            detail: step.detail, firmwareBefore: step.firmwareBefore, firmwareAfter: step.firmwareAfter,
+                            regionBefore: step.regionBefore, regionAfter: step.regionAfter,
+                            started: FleetReportFile.iso(step.started), durationS: (step.duration * 1000).rounded() / 1000)
+                   },
+                   smokeTests: device.smokeTests.map { test in
+                       SmokeTest(step: test.step.rawValue, passed: test.passed, reasons: test.reasons,
+                                 readsPerSecond: (test.readsPerSecond * 10).rounded() / 10, uniqueTags: test.uniqueTags,
+                                 missingTags: test.missingTags, durationS: (test.duration * 1000).rounded() / 1000)
+                   })
+        }
+    }
+
+    static func iso(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+
+    /// Writes the report (pretty, keys sorted), creating the directory.
+    func write(to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(self)
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+}
+
+// MARK: Words for the fleet
+
+extension Localizer {
+    /// The message of a step or fleet code: `error.<code>` when its placeholders are all
+    /// filled, else `fleet.code.<code>` (the `step_*` codes), else a generic line naming the code.
+    func fleetMessage(code: String, arguments: [String]) -> String {
+        if let key = MessageKey(errorCode: code) {
+            let needed = Catalogs.placeholders(in: Localizer.english.text(key))
+            if needed.isSubset(of: Set(0..<arguments.count)) { return text(key, arguments: arguments) }
+        }
+        if let key = MessageKey(rawValue: "fleet.code." + code) { return text(key) }
+        return text(.fleetCodeOther, code)
+    }
+
+    func stepName(_ step: FleetStep) -> String {
+        MessageKey(rawValue: "fleet.step." + step.rawValue).map { text($0) } ?? step.rawValue
+    }
+
+    func stepResult(_ result: GrokFleet.StepResult) -> String {
+        MessageKey(rawValue: "fleet.result." + result.rawValue).map { text($0) } ?? result.rawValue
+    }
+
+    func deviceOutcome(_ outcome: DeviceOutcome) -> String {
+        MessageKey(rawValue: "fleet.outcome." + outcome.rawValue).map { text($0) } ?? outcome.rawValue
+    }
+
+    func runOutcome(_ outcome: GrokFleet.RunOutcome) -> String {
+        MessageKey(rawValue: "fleet.run_outcome." + outcome.rawValue).map { text($0) } ?? outcome.rawValue
+    }
+
+    func planAction(_ action: PlannedStep.Action) -> String {
+        MessageKey(rawValue: "fleet.action." + action.rawValue).map { text($0) } ?? action.rawValue
+    }
+
+    /// A region by its vendor name, code or number, in this language; "not set" for none.
+    func regionDisplay(_ name: String?) -> String {
+        guard let name, !name.isEmpty else { return text(.fleetRegionNotSet) }
+        return RegionCatalog.find(name).map(regionName) ?? name
+    }
+}
+
+/// Numbers and dates as the user's language writes them (decimal comma in es, fr, de).
+enum LocaleFormat {
+    static func locale(_ language: Language) -> Locale {
+        switch language {
+        case .en: Locale(identifier: "en_US")
+        case .es: Locale(identifier: "es_ES")
+        case .fr: Locale(identifier: "fr_FR")
+        case .de: Locale(identifier: "de_DE")
+        }
+    }
+
+    /// `12.5` / `12,5` with exactly `digits` decimals (no grouping: the figures are small).
+    static func decimal(_ value: Double, digits: Int, _ language: Language) -> String {
+        let text = String(format: "%.\(max(0, digits))f", value)
+        return language == .en ? text : text.replacingOccurrences(of: ".", with: ",")
+    }
+
+    /// A date and time in the local time zone, in the language's short form.
+    static func dateTime(_ date: Date, _ language: Language) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = locale(language)
+        formatter.dateStyle = .short
+        formatter.timeStyle = .medium
+        return formatter.string(from: date)
+    }
+}

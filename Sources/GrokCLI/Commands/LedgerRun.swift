@@ -1,0 +1,217 @@
+import Foundation
+import GrokLedger
+
+/// `grokctl ledger show`: the latest runs and every device, or (`--serial`) one device and
+/// its history, oldest first. Dates in the user's language and local time.
+func runLedgerShow(_ command: LedgerShowCommand, _ context: CommandContext) throws -> ExitCode {
+    let path = StateDirectory.ledger(option: command.ledgerFile, environment: context.environment)
+    guard FileManager.default.fileExists(atPath: path) else { throw CLIError.ledgerMissing(path: path) }
+    let ledger = try Ledger.open(path: path)
+    let console = context.console
+    let localizer = context.localizer
+    let language = localizer.language
+    func date(_ value: Date?) -> String { value.map { LocaleFormat.dateTime($0, language) } ?? "–" }
+    func kind(_ value: RunKind) -> String { MessageKey(rawValue: "ledger.kind." + value.rawValue).map { localizer.text($0) } ?? value.rawValue }
+    func outcome(_ value: GrokLedger.RunOutcome?) -> String {
+        guard let value else { return localizer.text(.ledgerUnfinished) }
+        return MessageKey(rawValue: "ledger.outcome." + value.rawValue).map { localizer.text($0) } ?? value.rawValue
+    }
+    func result(_ value: GrokLedger.StepResult) -> String {
+        MessageKey(rawValue: "fleet.result." + value.rawValue).map { localizer.text($0) } ?? value.rawValue
+    }
+    func step(_ name: String) -> String { MessageKey(rawValue: "fleet.step." + name).map { localizer.text($0) } ?? name }
+    func yes(_ value: Bool) -> String { localizer.text(value ? .ledgerYes : .ledgerNo) }
+
+    if let serial = command.serialNumber {
+        guard let device = try ledger.device(serial: serial) else { throw CLIError.ledgerNoDevice(serial: serial, path: path) }
+        let history = try ledger.history(serial: serial)
+        if console.isJSON {
+            console.json(LedgerDeviceObject(device))
+            for entry in history { console.json(LedgerHistoryObject(entry)) }
+            return .success
+        }
+        console.print(localizer.text(.ledgerDeviceHeading, device.serial))
+        console.table(Table(headers: [localizer.text(.ledgerColumnField), localizer.text(.ledgerColumnValue)], rows: [
+            [localizer.text(.fleetColumnFirmware), device.firmware ?? "–"],
+            [localizer.text(.fleetColumnRegion), localizer.regionDisplay(device.region)],
+            [localizer.text(.ledgerColumnHardware), [device.hardwareType, device.hardwareRevision].compactMap { $0 }.joined(separator: " ")],
+            [localizer.text(.ledgerColumnProvisioned), yes(device.provisioned)],
+            [localizer.text(.ledgerColumnFirstSeen), date(device.firstSeen)],
+            [localizer.text(.ledgerColumnLastSeen), date(device.lastSeen)],
+        ]))
+        console.print("")
+        console.print(localizer.text(.ledgerHistoryHeading))
+        var rows: [[String]] = []
+        for entry in history {
+            switch entry.event {
+            case .step(let record):
+                var change = ""
+                if record.step == "firmware", let before = record.firmwareBefore, let after = record.firmwareAfter, before != after { change = "\(before) → \(after)" }
+                if record.step == "region", record.regionBefore != record.regionAfter, record.regionAfter != nil {
+                    change = localizer.regionDisplay(record.regionBefore) + " → " + localizer.regionDisplay(record.regionAfter)
+                }
+                rows.append([date(record.startedAt), String(entry.run.id.rawValue), kind(entry.run.kind), step(record.step),
+                             result(record.result), change])
+            case .smokeTest(let test):
+                let rate = LocaleFormat.decimal(test.readsPerSecond, digits: 1, language)
+                rows.append([date(test.startedAt), String(entry.run.id.rawValue), kind(entry.run.kind),
+                             localizer.text(.ledgerSmokeTestAfter, step(test.afterStep)),
+                             localizer.text(test.passed ? .fleetSmokePassed : .fleetSmokeFailed, rate), ""])
+            }
+        }
+        console.table(Table(headers: [localizer.text(.ledgerColumnWhen), localizer.text(.ledgerColumnRun),
+                                      localizer.text(.ledgerColumnKind), localizer.text(.fleetColumnStep),
+                                      localizer.text(.fleetColumnResult), localizer.text(.ledgerColumnChange)], rows: rows))
+        return .success
+    }
+
+    let runs = try ledger.runs(limit: command.limit)
+    let devices = try ledger.devices()
+    if console.isJSON {
+        for run in runs { console.json(LedgerRunObject(run)) }
+        for device in devices { console.json(LedgerDeviceObject(device)) }
+        return .success
+    }
+    console.print(localizer.text(.ledgerRunsHeading, String(runs.count)))
+    console.table(Table(
+        headers: [localizer.text(.ledgerColumnRun), localizer.text(.ledgerColumnKind), localizer.text(.ledgerColumnProfile),
+                  localizer.text(.ledgerColumnStation), localizer.text(.ledgerColumnOperator), localizer.text(.ledgerColumnStarted),
+                  localizer.text(.ledgerColumnEnded), localizer.text(.fleetColumnResult)],
+        rows: runs.map { [String($0.id.rawValue), kind($0.kind), $0.profileName, $0.station, $0.operatorName.isEmpty ? "–" : $0.operatorName,
+                          date($0.startedAt), date($0.endedAt), outcome($0.outcome)] }))
+    console.print("")
+    console.print(localizer.text(.ledgerDevicesHeading, String(devices.count)))
+    console.table(Table(
+        headers: [localizer.text(.fleetColumnSerial), localizer.text(.fleetColumnFirmware), localizer.text(.fleetColumnRegion),
+                  localizer.text(.ledgerColumnProvisioned), localizer.text(.ledgerColumnLastSeen)],
+        rows: devices.map { [$0.serial, $0.firmware ?? "–", localizer.regionDisplay($0.region), yes($0.provisioned), date($0.lastSeen)] }))
+    return .success
+}
+
+/// `grokctl ledger export --csv|--json`: one table as CSV (default `steps`), or JSON (every
+/// table, or one), to `--output` or standard output.
+func runLedgerExport(_ command: LedgerExportCommand, _ context: CommandContext) throws -> ExitCode {
+    let path = StateDirectory.ledger(option: command.ledgerFile, environment: context.environment)
+    guard FileManager.default.fileExists(atPath: path) else { throw CLIError.ledgerMissing(path: path) }
+    let ledger = try Ledger.open(path: path)
+    if let output = command.outputFile {
+        try ledger.export(format: command.format, to: output, table: command.table)
+        context.console.say(.ledgerExported, output, to: .standardError)
+        return .success
+    }
+    // Standard output: export into a private temporary directory, then copy it out.
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grokctl-export-\(UUID().uuidString)").path
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let file = directory + "/export." + command.format.rawValue
+    try ledger.export(format: command.format, to: file, table: command.table)
+    guard let data = FileManager.default.contents(atPath: file) else {
+        throw LedgerError.exportFailed(path: file, detail: "the export could not be read back")
+    }
+    context.console.write(String(decoding: data, as: UTF8.self))
+    return .success
+}
+
+// MARK: JSON lines of `ledger show --json`
+
+private func iso(_ date: Date?) -> String? { date.map { FleetReportFile.iso($0) } }
+
+struct LedgerRunObject: Encodable {
+    let record = "run"
+    let id: Int64
+    let kind: String
+    let profile: String
+    let station: String
+    let operatorName: String
+    let started: String?
+    let ended: String?
+    let outcome: String?
+
+    init(_ run: RunRecord) {
+        id = run.id.rawValue
+        kind = run.kind.rawValue
+        profile = run.profileName
+        station = run.station
+        operatorName = run.operatorName
+        started = iso(run.startedAt)
+        ended = iso(run.endedAt)
+        outcome = run.outcome?.rawValue
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case record, id, kind, profile, station, started, ended, outcome
+        case operatorName = "operator"
+    }
+}
+
+struct LedgerDeviceObject: Encodable {
+    let record = "device"
+    let serial: String
+    let firmware: String?
+    let region: String?
+    let provisioned: Bool
+    let firstSeen: String?
+    let lastSeen: String?
+
+    init(_ device: DeviceRecord) {
+        serial = device.serial
+        firmware = device.firmware
+        region = device.region
+        provisioned = device.provisioned
+        firstSeen = iso(device.firstSeen)
+        lastSeen = iso(device.lastSeen)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case record, serial, firmware, region, provisioned
+        case firstSeen = "first_seen", lastSeen = "last_seen"
+    }
+}
+
+struct LedgerHistoryObject: Encodable {
+    let record: String
+    let run: Int64
+    let kind: String
+    let at: String?
+    let step: String
+    let result: String
+    let code: String?
+    let firmwareBefore: String?
+    let firmwareAfter: String?
+    let regionBefore: String?
+    let regionAfter: String?
+    let readsPerSecond: Double?
+
+    init(_ entry: HistoryEntry) {
+        run = entry.run.id.rawValue
+        kind = entry.run.kind.rawValue
+        at = iso(entry.at)
+        switch entry.event {
+        case .step(let s):
+            record = "step"
+            step = s.step
+            result = s.result.rawValue
+            code = s.code
+            firmwareBefore = s.firmwareBefore
+            firmwareAfter = s.firmwareAfter
+            regionBefore = s.regionBefore
+            regionAfter = s.regionAfter
+            readsPerSecond = nil
+        case .smokeTest(let t):
+            record = "smoke_test"
+            step = t.afterStep
+            result = t.passed ? "passed" : "failed"
+            code = nil
+            firmwareBefore = nil
+            firmwareAfter = nil
+            regionBefore = nil
+            regionAfter = nil
+            readsPerSecond = t.readsPerSecond
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case record, run, kind, at, step, result, code
+        case firmwareBefore = "firmware_before", firmwareAfter = "firmware_after"
+        case regionBefore = "region_before", regionAfter = "region_after", readsPerSecond = "reads_per_second"
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import GrokFleet
+import GrokProtocol
+import Synchronization
+import UGrokIt
+
+/// Where the terminal delegate reads answers: standard input, or a script in tests.
+protocol LineSource: Sendable {
+    /// The next line without its newline; `nil` at end of input.
+    func readLine() -> String?
+}
+
+/// The technician's configuration delegate: asks at the terminal, in the user's language,
+/// whether to update now, postpone or cancel; which region to set and to confirm it; and
+/// whether to retry after a failure. The profile's policy still says what it would do (its
+/// advice is shown), and the engine still refuses what the profile forbids (a region
+/// outside the allowed list, a downgrade).
+///
+/// Several device threads call at once: each question is asked and answered whole, behind
+/// one lock, with the device and serial number in it. At the end of input every question
+/// takes its safe answer (postpone, cancel, do not retry).
+final class TerminalDelegate: ConfigurationDelegate {
+    let localizer: Localizer
+    let policy: PolicyDelegate
+    private let input: any LineSource
+    private let output: any OutputSink & Sendable
+    private let lock = Mutex(())
+    /// How many times an unreadable answer is asked again before the safe answer is taken.
+    private let attempts = 3
+
+    init(localizer: Localizer, policy: PolicyDelegate, input: any LineSource, output: any OutputSink & Sendable) {
+        self.localizer = localizer
+        self.policy = policy
+        self.input = input
+        self.output = output
+    }
+
+    private func who(_ context: FleetDeviceContext) -> String {
+        localizer.text(.promptDevice, context.device, context.serial ?? "?")
+    }
+
+    /// Asks `question` until an answer `parse` accepts (up to ``attempts`` times); `nil` at
+    /// the end of input or after too many unreadable answers.
+    private func ask<Answer>(_ lines: [String], prompt: String, parse: (String) -> Answer?) -> Answer? {
+        lock.withLock { _ in
+            output.write(lines.map { $0 + "\n" }.joined())
+            for _ in 0..<attempts {
+                output.write(prompt + " ")
+                guard let line = input.readLine() else {
+                    output.write("\n")
+                    return nil
+                }
+                if let answer = parse(line.trimmingCharacters(in: .whitespaces)) { return answer }
+                output.write(localizer.text(.promptInvalid) + "\n")
+            }
+            return nil
+        }
+    }
+
+    /// Yes or no in this language (`y`/`n`, `s`/`n`, `o`/`n`, `j`/`n`; English letters too);
+    /// an empty answer is `defaultAnswer`.
+    func yesNo(_ answer: String, defaultAnswer: Bool) -> Bool? {
+        let lower = answer.lowercased()
+        if lower.isEmpty { return defaultAnswer }
+        // `y,yes|n,no` in each language.
+        let lists = localizer.text(.promptAnswerWords).lowercased().split(separator: "|").map {
+            $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        let yes = Set((lists.first ?? []) + ["y", "yes"])
+        let no = Set((lists.count > 1 ? lists[1] : []) + ["n", "no"])
+        if yes.contains(lower) { return true }
+        if no.contains(lower) { return false }
+        return nil
+    }
+
+    // MARK: Firmware
+
+    func promptForFirmwareUpdate(_ context: FleetDeviceContext, offer: FirmwareOffer) -> FirmwareUpdateDecision {
+        var lines = [localizer.text(.promptFirmwareOffer, who(context), offer.running.description, offer.version.description,
+                                    offer.name)]
+        if let notes = offer.notes[localizer.language.rawValue] ?? offer.notes["en"], !notes.isEmpty {
+            lines.append("  " + notes)
+        }
+        if let percent = offer.batteryPercent {
+            lines.append(localizer.text(.promptBattery, String(percent)))
+        }
+        let advice = policy.firmwareDecision(context, offer: offer)
+        switch advice {
+        case .update: break
+        case .postpone(let reason, let arguments), .cancel(let reason, let arguments):
+            lines.append(localizer.text(.promptPolicyAdvice, localizer.fleetMessage(code: reason, arguments: arguments)))
+        }
+        lines.append(localizer.text(.promptFirmwareChoices))
+        let defaultChoice = advice == .update ? 1 : 2
+        let choice = ask(lines, prompt: localizer.text(.promptChoice, String(defaultChoice))) { answer -> Int? in
+            if answer.isEmpty { return defaultChoice }
+            guard let number = Int(answer), (1...3).contains(number) else { return nil }
+            return number
+        }
+        switch choice {
+        case 1?: return .update
+        case 3?: return .cancel(reason: "fleet_update_declined", arguments: [context.device, localizer.text(.promptDecisionCancelled)])
+        default: return .postpone(reason: "fleet_update_declined", arguments: [context.device, localizer.text(.promptDecisionPostponed)])
+        }
+    }
+
+    func notifyFirmwareUpdateFailure(_ context: FleetDeviceContext, error: FleetError, mustRetry: Bool, attempt: Int) -> RetryDecision {
+        retry(context, what: localizer.text(.promptFirmwareFailed, who(context), localizer.message(for: error)), attempt: attempt)
+    }
+
+    // MARK: Region
+
+    func chooseRegionFromRegions(_ context: FleetDeviceContext, names: [String], selected: Int?) -> Int? {
+        guard !names.isEmpty else { return nil }
+        var lines = [localizer.text(.promptRegionChoose, who(context))]
+        let width = String(names.count).count
+        for (index, name) in names.enumerated() {
+            let number = String(index + 1)
+            lines.append("  " + String(repeating: " ", count: width - number.count) + number + ") " + localizer.regionDisplay(name))
+        }
+        // The default: the one selected, else the one the profile's policy would choose.
+        let fallback = selected ?? policy.chooseRegionFromRegions(context, names: names, selected: nil)
+        let prompt = fallback.map { localizer.text(.promptChoice, String($0 + 1)) } ?? localizer.text(.promptChoiceNoDefault)
+        return ask(lines, prompt: prompt) { answer -> Int? in
+            if answer.isEmpty { return fallback }
+            guard let number = Int(answer), (1...names.count).contains(number) else { return nil }
+            return number - 1
+        }
+    }
+
+    func confirmRegion(_ context: FleetDeviceContext, name: String) -> Bool {
+        ask([], prompt: localizer.text(.promptRegionConfirm, who(context), localizer.regionDisplay(name))) {
+            yesNo($0, defaultAnswer: true)
+        } ?? false
+    }
+
+    func notifySetRegionFailure(_ context: FleetDeviceContext, error: FleetError, attempt: Int) -> RetryDecision {
+        retry(context, what: localizer.text(.promptRegionFailed, who(context), localizer.message(for: error)), attempt: attempt)
+    }
+
+    func notifyLoadRegionFailure(_ context: FleetDeviceContext, error: FleetError, attempt: Int) -> RetryDecision {
+        retry(context, what: localizer.text(.promptRegionFailed, who(context), localizer.message(for: error)), attempt: attempt)
+    }
+
+    func notifyFirmwareDoesNotSupportSetRegion(_ context: FleetDeviceContext) {
+        lock.withLock { _ in output.write(localizer.text(.promptRegionUnsupported, who(context)) + "\n") }
+    }
+
+    private func retry(_ context: FleetDeviceContext, what: String, attempt: Int) -> RetryDecision {
+        let again = ask([what], prompt: localizer.text(.promptRetry, String(attempt))) { yesNo($0, defaultAnswer: false) }
+        return again == true ? .retry : .giveUp
+    }
+
+    // MARK: The rest follows the policy
+
+    func shouldStartDevice(_ context: FleetDeviceContext) -> FleetError? { policy.shouldStartDevice(context) }
+
+    func deviceFinished(_ context: FleetDeviceContext, outcome: DeviceOutcome, steps: [StepOutcome]) {
+        policy.deviceFinished(context, outcome: outcome, steps: steps)
+    }
+}

@@ -1,0 +1,352 @@
+import Foundation
+import GrokkerEmulator
+import GrokLedger
+import GrokProtocol
+import Synchronization
+import Testing
+
+@testable import GrokCLI
+
+/// The repository's root (shipped profiles, scenes and firmware cache).
+private let repositoryRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { url.deleteLastPathComponent() }
+    return url.path
+}()
+
+/// A station made at test time: a bench of four out-of-the-box emulated Grokkers holding
+/// the demo scene, a copy of the shipped firmware cache, and a state directory (ledger,
+/// locks, reports). Everything runs through the built grokctl.
+final class FleetWorld {
+    let root: String
+    var bench: String { root + "/bench" }
+    var cache: String { root + "/cache" }
+    var state: String { root + "/state" }
+    var ledger: String { state + "/grokctl/ledger.sqlite" }
+    static let profile = repositoryRoot + "/profiles/bench-us.json"
+
+    init(devices: Int = 4) throws {
+        root = try makeTemporaryDirectory()
+        let files = FileManager.default
+        try files.copyItem(atPath: repositoryRoot + "/firmware-cache", toPath: cache)
+        for n in 0..<devices {
+            try files.createDirectory(atPath: bench + "/sim-\(n)", withIntermediateDirectories: true)
+            try files.copyItem(atPath: repositoryRoot + "/profiles/scenes/demo.json", toPath: bench + "/sim-\(n)/scene.json")
+        }
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+
+    var environment: [String: String] { ["XDG_STATE_HOME": state, "HOME": root] }
+
+    /// Options every fleet command here takes: the bench, the cache copy, the shipped key.
+    var common: [String] {
+        ["--bench", bench, "--cache", cache, "--trusted-keys", repositoryRoot + "/profiles/firmware-keys.json"]
+    }
+
+    func run(_ arguments: [String], input: String? = nil) throws -> RunResult {
+        try runBinary(arguments, environment: environment, input: input)
+    }
+
+    func provision(_ extra: [String] = [], devices: String = "sim:0-3", profile: String = FleetWorld.profile,
+                   input: String? = nil) throws -> RunResult {
+        try run(["provision", "--profile", profile, "--device", devices, "--unattended"] + common + extra, input: input)
+    }
+
+    /// Emulated Grokker `n` as saved.
+    func device(_ n: Int) throws -> DeviceState {
+        try DeviceStateStore.openOrCreate(directory: bench, index: n).state
+    }
+
+    /// The bytes each Grokker keeps (state and flash).
+    func deviceBytes(_ count: Int = 4) -> [Data?] {
+        (0..<count).flatMap { n in
+            ["state.json", "flash.bin"].map { FileManager.default.contents(atPath: bench + "/sim-\(n)/" + $0) }
+        }
+    }
+}
+
+/// Runs the built grokctl with `environment` (plus PATH), `input` on standard input.
+func runBinary(_ arguments: [String], environment: [String: String], input: String?) throws -> RunResult {
+    guard let input else { return try runBinary(arguments, environment: environment) }
+    let directory = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let process = Process()
+    process.executableURL = try grokctlExecutable()
+    process.arguments = arguments
+    process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
+    let paths = ["in", "out", "err"].map { directory + "/" + $0 }
+    try input.write(toFile: paths[0], atomically: true, encoding: .utf8)
+    for path in paths.dropFirst() { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+    let handles = try [FileHandle(forReadingFrom: URL(fileURLWithPath: paths[0])),
+                       FileHandle(forWritingTo: URL(fileURLWithPath: paths[1])),
+                       FileHandle(forWritingTo: URL(fileURLWithPath: paths[2]))]
+    process.standardInput = handles[0]
+    process.standardOutput = handles[1]
+    process.standardError = handles[2]
+    try process.run()
+    process.waitUntilExit()
+    for handle in handles { try handle.close() }
+    return RunResult(status: process.terminationStatus, standardOutput: try String(contentsOfFile: paths[1], encoding: .utf8),
+                     standardError: try String(contentsOfFile: paths[2], encoding: .utf8))
+}
+
+/// SplitMix64: a small seeded generator, so the random kill moments are the same every run.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The FCC region's vendor number.
+private let fcc: UInt16 = 1
+/// Steps that change a Grokker: never done twice.
+private let changingSteps = ["provision", "region", "firmware"]
+
+extension CLI {
+    @Suite("Fleet commands", .serialized)
+    struct FleetCommandTests {
+        @Test("provision four out-of-the-box Grokkers: 1.8.0, FCC, in the ledger; a second run changes nothing")
+        func provisionFour() throws {
+            let world = try FleetWorld()
+            let first = try world.provision()
+            #expect(first.status == 0, "\(first.standardOutput)\n\(first.standardError)")
+            var serials: [String] = []
+            for n in 0..<4 {
+                let state = try world.device(n)
+                #expect(state.firmwareVersion == FirmwareVersion(major: 1, minor: 8, build: 0), "sim:\(n)")
+                #expect(state.region?.number == fcc, "sim:\(n)")
+                serials.append(String(format: "%08u", state.serialNumber))
+            }
+            // The summary names every serial and the change.
+            for serial in serials { #expect(first.standardOutput.contains(serial)) }
+            #expect(first.standardOutput.contains("1.7.3 → 1.8.0"))
+
+            let show = try world.run(["ledger", "show"])
+            #expect(show.status == 0, "\(show.standardError)")
+            for serial in serials { #expect(show.standardOutput.contains(serial)) }
+            let history = try world.run(["ledger", "show", "--serial", serials[0]])
+            #expect(history.status == 0 && history.standardOutput.contains("1.7.3 → 1.8.0"), "\(history.standardOutput)")
+
+            let csv = try world.run(["ledger", "export", "--csv"])
+            #expect(csv.status == 0, "\(csv.standardError)")
+            let lines = csv.standardOutput.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+            #expect(lines.first?.hasPrefix("id,run_id,serial,step") == true, "\(lines.first ?? "")")
+            for serial in serials {
+                for step in changingSteps {
+                    #expect(lines.contains { $0.contains(",\(serial),\(step),") && $0.contains(",done,") }, "\(serial) \(step)")
+                }
+            }
+            // A report file per run.
+            let reports = try FileManager.default.contentsOfDirectory(atPath: world.state + "/grokctl/reports")
+            #expect(reports.count == 1 && reports[0].hasSuffix(".json"))
+
+            // Again: every change is satisfied and skipped; the Grokkers' bytes do not change.
+            let before = world.deviceBytes()
+            let second = try world.provision()
+            #expect(second.status == 0, "\(second.standardError)")
+            let ledger = try Ledger.open(path: world.ledger)
+            let runs = try ledger.runs()
+            #expect(runs.count == 2)
+            let rerun = try ledger.steps(run: runs.map(\.id).max()!)
+            #expect(rerun.count == 4 * 9)
+            for record in rerun where !["connect", "identify", "record"].contains(record.step) {
+                #expect(record.result == .skipped, "\(record.serial) \(record.step) \(record.result)")
+            }
+            #expect(world.deviceBytes() == before)
+        }
+
+        @Test("kill -9 at seeded random moments, re-run: always converges, no change done twice, nothing missing")
+        func killAndRerun() throws {
+            var random = SeededRandom(state: 0x5EED_F1EE7)
+            var kills = 0
+            // Six moments, each on a fresh bench: after a seeded number of finished steps (1 to
+            // 30 of the run's 36) and a seeded delay of up to 0.3 s, so kills land between steps
+            // and inside them (a region being set, a firmware upload). Then a second kill at
+            // another moment of the re-run, and a last run that must finish everything.
+            for _ in 0..<6 {
+                let world = try FleetWorld()
+                var killedRuns = 0
+                for _ in 0..<2 {
+                    let afterSteps = Int.random(in: 1...30, using: &random)
+                    let delay = Double(Int.random(in: 0...300, using: &random)) / 1000
+                    if try killProvision(world, afterSteps: afterSteps, delay: delay) { killedRuns += 1 }
+                }
+                kills += killedRuns
+                let last = try world.provision()
+                #expect(last.status == 0, "\(last.standardOutput)\n\(last.standardError)")
+                try checkConverged(world, killedRuns: killedRuns)
+            }
+            #expect(kills >= 5, "the runs ended before most kills")
+        }
+
+        private func checkConverged(_ world: FleetWorld, killedRuns: Int) throws {
+            let ledger = try Ledger.open(path: world.ledger)
+            let runs = try ledger.runs()
+            // Two runs were started before the last one. A killed run stays open in the ledger
+            // (unless the kill came after it finished there, while the report was written, or
+            // before it began there); a run the kill missed finished normally.
+            #expect(runs.filter { $0.endedAt == nil }.count <= killedRuns)
+            #expect(runs.count >= 1 + (2 - killedRuns) && runs.count <= 3, "\(runs.count) runs, \(killedRuns) killed")
+            #expect(runs.max { $0.id < $1.id }?.outcome == .succeeded)
+            #expect(try ledger.devices().count == 4)
+            for n in 0..<4 {
+                let state = try world.device(n)
+                #expect(state.firmwareVersion == FirmwareVersion(major: 1, minor: 8, build: 0) && state.region?.number == fcc)
+                let serial = String(format: "%08u", state.serialNumber)
+                let device = try #require(try ledger.device(serial: serial))
+                #expect(device.firmware == "1.8.0" && device.provisioned, "\(serial)")
+                let steps = try ledger.steps(serial: serial)
+                for step in changingSteps {
+                    let done = steps.filter { $0.step == step && $0.result == .done }.count
+                    #expect(done <= 1, "\(serial) \(step) done \(done) times")
+                    // Nothing missing: the change is recorded as done, or (a kill between the
+                    // Grokker's answer and the ledger's commit) the next run found it satisfied.
+                    let found = steps.contains { $0.step == step && $0.result == .skipped && $0.code == "step_already_satisfied" }
+                    #expect(done == 1 || found, "\(serial) \(step) missing from the ledger")
+                }
+                let tests = try ledger.smokeTests(serial: serial)
+                #expect(tests.last?.passed == true, "\(serial): the latest smoke test did not pass")
+            }
+        }
+
+        /// Starts `grokctl provision --json`, kills it with SIGKILL once `afterSteps` steps
+        /// finished and `delay` passed. Returns whether it was killed (not finished first).
+        private func killProvision(_ world: FleetWorld, afterSteps: Int, delay: Double) throws -> Bool {
+            let out = world.root + "/kill-\(UUID().uuidString).out"
+            _ = FileManager.default.createFile(atPath: out, contents: nil)
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+            defer { try? handle.close() }
+            let process = Process()
+            process.executableURL = try grokctlExecutable()
+            process.arguments = ["provision", "--profile", FleetWorld.profile, "--device", "sim:0-3", "--unattended", "--json"]
+                + world.common
+            process.environment = ["PATH": "/usr/bin:/bin"].merging(world.environment) { $1 }
+            process.standardOutput = handle
+            process.standardError = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            while process.isRunning {
+                let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+                let finished = text.components(separatedBy: "\"event\":\"step_finished\"").count - 1
+                if finished >= afterSteps { break }
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            Thread.sleep(forTimeInterval: delay)
+            guard process.isRunning else {
+                process.waitUntilExit()
+                return false
+            }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return process.terminationReason == .uncaughtSignal
+        }
+
+        @Test("verify changes nothing: Grokker bytes equal, ledger unchanged but for the verify run's rows")
+        func verifyChangesNothing() throws {
+            let world = try FleetWorld(devices: 2)
+            let provision = try world.provision(devices: "sim:0-1")
+            #expect(provision.status == 0, "\(provision.standardError)")
+            let ledger = try Ledger.open(path: world.ledger)
+            let stepsBefore = try ledger.steps()
+            let devicesBefore = try ledger.devices()
+            let before = world.deviceBytes(2)
+            let verify = try world.run(["verify", "--profile", repositoryRoot + "/profiles/verify-us.json", "--device", "sim:0-1"]
+                + world.common)
+            #expect(verify.status == 0, "\(verify.standardOutput)\n\(verify.standardError)")
+            #expect(world.deviceBytes(2) == before)
+            let runs = try ledger.runs()
+            let verifyRun = try #require(runs.first { $0.kind == .verify })
+            let after = try ledger.steps()
+            #expect(after.filter { $0.run != verifyRun.id } == stepsBefore)
+            #expect(after.filter { $0.run == verifyRun.id }.allSatisfy { $0.result == .done || $0.result == .skipped })
+            #expect(try ledger.devices().map(\.firmware) == devicesBefore.map(\.firmware))
+        }
+
+        @Test("--dry-run prints the plan and touches nothing (no ledger, no report, Grokkers unchanged)")
+        func dryRun() throws {
+            let world = try FleetWorld(devices: 2)
+            // Let the Grokkers draw their serial numbers first (their first use writes state).
+            let info = try world.run(["info", "--device", "sim:0-1", "--bench", world.bench])
+            #expect(info.status == 0, "\(info.standardError)")
+            let before = world.deviceBytes(2)
+            let plan = try world.provision(["--dry-run"], devices: "sim:0-1")
+            #expect(plan.status == 0, "\(plan.standardError)")
+            #expect(plan.standardOutput.contains(text(.fleetPlanHeading, .en, "sim:0", String(format: "%08u", try world.device(0).serialNumber))))
+            #expect(plan.standardOutput.contains(text(.fleetStepFirmware, .en)))
+            #expect(plan.standardOutput.contains(text(.fleetCodeStepRegionSet, .en)))
+            #expect(world.deviceBytes(2) == before)
+            #expect(!FileManager.default.fileExists(atPath: world.ledger))
+            #expect(!FileManager.default.fileExists(atPath: world.state + "/grokctl/reports"))
+        }
+
+        @Test("policy at the command line: a region outside the profile's allowed list is refused, nothing set")
+        func regionNotAllowed() throws {
+            let world = try FleetWorld(devices: 1)
+            var profile = try String(contentsOfFile: FleetWorld.profile, encoding: .utf8)
+            profile = profile.replacingOccurrences(of: "\"set\": \"fcc\"", with: "\"set\": \"etsi\"")
+            #expect(profile.contains("\"set\": \"etsi\""))
+            let file = world.root + "/bad-region.json"
+            try profile.write(toFile: file, atomically: true, encoding: .utf8)
+            let result = try world.provision(devices: "sim:0", profile: file)
+            #expect(result.status != 0)
+            // Refused before any Grokker is touched, naming the file, the key and what is wrong.
+            #expect(result.standardError.contains(file) && result.standardError.contains("region.set")
+                && result.standardError.contains("region.allowed"), "\(result.standardError)")
+            #expect(!FileManager.default.fileExists(atPath: world.bench + "/sim-0/state.json"))
+            #expect(!FileManager.default.fileExists(atPath: world.ledger))
+        }
+
+        @Test("policy at the command line: a low battery postpones the update (exit 2), the region is still set")
+        func lowBattery() throws {
+            let world = try FleetWorld(devices: 1)
+            let store = try DeviceStateStore.openOrCreate(directory: world.bench, index: 0)
+            try store.update { $0.batteryPercent = 10 }
+            let result = try world.provision(devices: "sim:0")
+            #expect(result.status == 2, "\(result.standardOutput)\n\(result.standardError)")
+            #expect(result.standardOutput.contains(text(.errorFleetBatteryLow, .en, "sim:0", "10", "30")), "\(result.standardOutput)")
+            #expect(try world.device(0).firmwareVersion == FirmwareVersion(major: 1, minor: 7, build: 3))
+            #expect(try world.device(0).region?.number == fcc)
+            let steps = try Ledger.open(path: world.ledger).steps()
+            #expect(steps.contains { $0.step == "firmware" && $0.result == .postponed && $0.code == "fleet_battery_low" })
+        }
+
+        @Test("interactive at the terminal: region chosen and confirmed, update now; or postponed")
+        func interactiveRun() throws {
+            let world = try FleetWorld(devices: 2)
+            // sim:0: Enter for the region offered (the profile's), Enter to confirm, 1 = update now.
+            let now = try world.run(["provision", "--profile", FleetWorld.profile, "--device", "sim:0", "--interactive"] + world.common,
+                                    input: "\n\n1\n")
+            #expect(now.status == 0, "\(now.standardOutput)\n\(now.standardError)")
+            #expect(now.standardOutput.contains(text(.promptFirmwareChoices, .en)))
+            #expect(try world.device(0).firmwareVersion == FirmwareVersion(major: 1, minor: 8, build: 0))
+            #expect(try world.device(0).region?.number == fcc)
+            // sim:1: 2 = postpone: region set, firmware left, exit 2 (incomplete).
+            let later = try world.run(["provision", "--profile", FleetWorld.profile, "--device", "sim:1", "--interactive", "--lang", "de"]
+                + world.common, input: "\nj\n2\n")
+            #expect(later.status == 2, "\(later.standardOutput)\n\(later.standardError)")
+            #expect(later.standardOutput.contains(text(.promptFirmwareChoices, .de)))
+            #expect(try world.device(1).region?.number == fcc)
+            #expect(try world.device(1).firmwareVersion == FirmwareVersion(major: 1, minor: 7, build: 3))
+        }
+    }
+}
+
+/// Lines given in advance, as a technician would type them.
+final class ScriptedLines: LineSource {
+    private let lines: Mutex<[String]>
+    init(_ lines: [String]) { self.lines = Mutex(lines) }
+    func readLine() -> String? { lines.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
+}
+
+/// What the delegate wrote.
+final class LockedBuffer: OutputSink, Sendable {
+    private let buffer = Mutex("")
+    func write(_ text: String) { buffer.withLock { $0 += text } }
+    var text: String { buffer.withLock { $0 } }
+}

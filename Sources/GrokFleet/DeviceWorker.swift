@@ -316,8 +316,27 @@ final class DeviceWorker {
         }
         if satisfied { return .skipped("step_already_satisfied", "region \(current?.name ?? "")") }
 
+        // The signed region catalogue in the cache says which regions this unit (its board
+        // revision and serial number) may choose; without one, the vendor's 22 are offered.
         delegate.startBackgroundAction(context, cause: .loadingRegions)
-        let offered = session.regionNames()
+        var catalogue: RegionCatalogue?
+        var loadAttempt = 0
+        while let channels = runner.channels {
+            loadAttempt += 1
+            do {
+                catalogue = try channels.regionCatalogue()
+                break
+            } catch .noCachedMetadata {
+                break
+            } catch {
+                let failure = FleetError.firmwareCache(channel: RegionCatalogue.name, code: error.code, detail: error.description)
+                if delegate.notifyLoadRegionFailure(context, error: failure, attempt: loadAttempt) == .giveUp {
+                    delegate.finishBackgroundAction(context, cause: .loadingRegions)
+                    return .failing(.failed, failure)
+                }
+            }
+        }
+        let offered = session.regionNames(catalogue: catalogue)
         delegate.finishBackgroundAction(context, cause: .loadingRegions)
         guard let index = delegate.chooseRegionFromRegions(context, names: offered.names, selected: offered.selected),
               offered.names.indices.contains(index)
@@ -339,7 +358,7 @@ final class DeviceWorker {
             attempt += 1
             delegate.startBackgroundAction(context, cause: .settingRegion)
             do {
-                let fresh = try session.setRegion(name)
+                let fresh = try session.setRegion(name, catalogue: catalogue)
                 delegate.finishBackgroundAction(context, cause: .settingRegion)
                 context.info = fresh
                 delegate.notifySetRegionSuccess(context, name: name)
@@ -347,9 +366,18 @@ final class DeviceWorker {
                 return .done("step_region_set", "\(current?.name ?? "not set") -> \(name)")
             } catch {
                 delegate.finishBackgroundAction(context, cause: .settingRegion)
-                if case .rejected(_, _, let status) = error, status.hasPrefix(StatusCode.unsupportedOpcode.name) {
+                switch error {
+                case .firmwareDoesNotSupportSetRegion:
                     delegate.notifyFirmwareDoesNotSupportSetRegion(context)
                     return .failing(.failed, .regionUnsupported(device: device.name, firmware: "\(info.firmwareVersion)"))
+                case .regionNotApproved:
+                    delegate.setRegionCancelled(context)
+                    return .failing(.refused, .regionNotAllowed(device: device.name, region: name, allowed: offered.names))
+                case .rejected(_, _, let status) where status.hasPrefix(StatusCode.unsupportedOpcode.name):
+                    delegate.notifyFirmwareDoesNotSupportSetRegion(context)
+                    return .failing(.failed, .regionUnsupported(device: device.name, firmware: "\(info.firmwareVersion)"))
+                default:
+                    break
                 }
                 let failure = FleetError.reader(device: device.name, step: FleetStep.region.rawValue, code: error.code, detail: error.description)
                 if delegate.notifySetRegionFailure(context, error: failure, attempt: attempt) == .giveUp {

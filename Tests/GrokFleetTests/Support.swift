@@ -73,7 +73,9 @@ struct FirmwareFixture {
     static let v180 = FirmwareVersion(major: 1, minor: 8, build: 0)
     static let v170 = FirmwareVersion(major: 1, minor: 7, build: 0)
 
-    init(directory: String, versions: [FirmwareVersion] = [v180, v170]) throws {
+    /// - Parameter regions: when given, a signed region catalogue letting board revision 3
+    ///   choose only these region codes is cached too.
+    init(directory: String, versions: [FirmwareVersion] = [v180, v170], regions: [String]? = nil) throws {
         let text = try String(contentsOfFile: repositoryRoot + "/firmware/demo/grokker-app-1.8.0.hex", encoding: .utf8)
         let hex = try IntelHex.parse(text, file: "grokker-app-1.8.0.hex")
         let flat = try require(hex.flattened())
@@ -104,6 +106,12 @@ struct FirmwareFixture {
             try FileManager.default.createDirectory(atPath: (partial as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try Data(package.encoded()).write(to: URL(fileURLWithPath: partial))
             try cache.addImage(partialFile: partial, name: name, in: verified)
+        }
+        if let regions {
+            let catalogue = try RegionPublisher.catalogue(
+                version: 1, expires: Date().addingTimeInterval(365 * 86_400),
+                eligibility: [RegionEligibility(hardwareRevisions: [3], regions: regions)])
+            try cache.storeRegions(try RegionPublisher.envelope(for: catalogue).signed(by: [key]).encoded(), source: "test")
         }
         channels = FirmwareChannels(cache: cache)
         imageHashes = hashes

@@ -189,6 +189,25 @@ struct WorkflowTests {
         #expect(report.devices[0].step(.firmware) == nil)
     }
 
+    @Test("the signed region catalogue decides what a unit may choose: a region it does not list is refused, one it lists is set")
+    func regionCatalogue() async throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 30_000_005)
+        try bench.prepare(1, serial: 30_000_006)
+        let profile = try testProfile()
+        // The catalogue lets revision 3 choose only ETSI: the profile's FCC is refused.
+        let etsiOnly = try FirmwareFixture(directory: bench.path + "/cache-etsi", regions: ["etsi"])
+        let refused = try await runner(bench, profile, etsiOnly, recorder: InMemoryRunRecorder()).run([bench.device(0)])
+        let step = try #require(refused.devices[0].step(.region))
+        #expect(step.result == .refused, "\(step.code)")
+        #expect(try bench.state(0).region == nil)
+        // With FCC listed, it is set.
+        let withFCC = try FirmwareFixture(directory: bench.path + "/cache-fcc", regions: ["fcc", "etsi"])
+        let done = try await runner(bench, profile, withFCC, recorder: InMemoryRunRecorder()).run([bench.device(1)])
+        #expect(done.devices[0].step(.region)?.result == .done)
+        #expect(try bench.state(1).region?.number == 1)
+    }
+
     @Test("verify changes nothing: the device state is the same before and after, and mismatches fail")
     func verifyChangesNothing() async throws {
         let bench = FleetBench()

@@ -166,7 +166,7 @@ extension CLI {
             var random = SeededRandom(state: 0x5EED_F1EE7)
             var kills = 0
             // Six moments, each on a fresh bench: after a seeded number of finished steps (1 to
-            // 30 of the run's 36) and a seeded delay of up to 0.3 s, so kills land between steps
+            // 30 of the run's 36) and a seeded delay of up to 2 ms, so kills land between steps
             // and inside them (a region being set, a firmware upload). Then a second kill at
             // another moment of the re-run, and a last run that must finish everything.
             for _ in 0..<6 {
@@ -174,7 +174,7 @@ extension CLI {
                 var killedRuns = 0
                 for _ in 0..<2 {
                     let afterSteps = Int.random(in: 1...30, using: &random)
-                    let delay = Double(Int.random(in: 0...300, using: &random)) / 1000
+                    let delay = Double(Int.random(in: 0...2000, using: &random)) / 1_000_000
                     if try killProvision(world, afterSteps: afterSteps, delay: delay) { killedRuns += 1 }
                 }
                 kills += killedRuns
@@ -217,34 +217,36 @@ extension CLI {
 
         /// Starts `grokctl provision --json`, kills it with SIGKILL once `afterSteps` steps
         /// finished and `delay` passed. Returns whether it was killed (not finished first).
+        /// Runs `grokctl provision --json` on a pipe and kills it (SIGKILL) right after the
+        /// `afterSteps`-th finished step, `delay` seconds later. The pipe wakes the reader as
+        /// soon as a line is written (stdout is unbuffered), so the kill lands within
+        /// microseconds of that moment whatever the machine's speed, while the steps left
+        /// take milliseconds at least. Returns whether the kill landed before the run ended.
         private func killProvision(_ world: FleetWorld, afterSteps: Int, delay: Double) throws -> Bool {
-            let out = world.root + "/kill-\(UUID().uuidString).out"
-            _ = FileManager.default.createFile(atPath: out, contents: nil)
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-            defer { try? handle.close() }
+            let pipe = Pipe()
             let process = Process()
             process.executableURL = try grokctlExecutable()
             process.arguments = ["provision", "--profile", FleetWorld.profile, "--device", "sim:0-3", "--unattended", "--json"]
                 + world.common
             process.environment = ["PATH": "/usr/bin:/bin"].merging(world.environment) { $1 }
-            process.standardOutput = handle
+            process.standardOutput = pipe
             process.standardError = FileHandle.nullDevice
             process.standardInput = FileHandle.nullDevice
             try process.run()
-            while process.isRunning {
-                let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
-                let finished = text.components(separatedBy: "\"event\":\"step_finished\"").count - 1
-                if finished >= afterSteps { break }
-                Thread.sleep(forTimeInterval: 0.01)
+            let reader = pipe.fileHandleForReading
+            var text = ""
+            var killed = false
+            while true {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }  // the run ended (or was killed)
+                text += String(decoding: chunk, as: UTF8.self)
+                if !killed, text.components(separatedBy: "\"event\":\"step_finished\"").count - 1 >= afterSteps {
+                    if delay > 0 { usleep(useconds_t(delay * 1_000_000)) }
+                    killed = !text.contains("run_finished") && kill(process.processIdentifier, SIGKILL) == 0
+                }
             }
-            Thread.sleep(forTimeInterval: delay)
-            guard process.isRunning else {
-                process.waitUntilExit()
-                return false
-            }
-            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            return process.terminationReason == .uncaughtSignal
+            return killed && process.terminationReason == .uncaughtSignal
         }
 
         @Test("verify changes nothing: Grokker bytes equal, ledger unchanged but for the verify run's rows")

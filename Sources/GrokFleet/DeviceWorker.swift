@@ -226,6 +226,14 @@ final class DeviceWorker {
         } catch {
             return .failing(.failed, error)
         }
+        // A unit left in its loader by an interrupted update (the host died, the unit kept
+        // its power) goes back to its application, which the steps below need; what was
+        // uploaded stays for the firmware step to go on from. (Not while verifying: that
+        // changes nothing, and reports the loader as it finds it.)
+        if mode != .verify, case .firmware(.status(let status), _)? = try? session.call(.firmware(.status)),
+           status.mode == .loader, status.runningSlot != nil {
+            _ = try? session.call(.firmware(.leaveLoader))
+        }
         do {
             try runner.recorder.upsertDevice(deviceRecord(outcome: .done, provisioning: nil))
             history = try runner.recorder.completedSteps(serial: identified.serialNumberText)

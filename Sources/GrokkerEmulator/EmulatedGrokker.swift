@@ -79,10 +79,11 @@ public final class EmulatedGrokker: CablePeer {
         inventory.onRound = { reads, firstFinds, foundAll, time in
             player.inventoryRound(reads: reads, firstFinds: firstFinds, foundAll: foundAll, at: time)
         }
-        let flash = try FlashMemory(path: Self.path(handler.store.deviceDirectory, "flash.bin"),
-                                    size: FlashLayout.totalSize, sampleRate: sampleRate)
-        firmware = try FirmwareService(flash: flash, hardwareType: handler.hardware.hardwareType,
-                                       factoryVersion: handler.store.state.firmwareVersion, serial: handler.store.state.serialNumber)
+        let flash = try FirmwareService.openFlash(
+            path: Self.path(handler.store.deviceDirectory, "flash.bin"), sampleRate: sampleRate,
+            hardwareType: handler.hardware.hardwareType, factoryVersion: handler.store.state.firmwareVersion,
+            serial: handler.store.state.serialNumber)
+        firmware = FirmwareService(flash: flash, hardwareType: handler.hardware.hardwareType)
         let reflection = dynamicReflection
         let store = handler.store
         inventory.onCarrier = { frequencyMHz, powerDBm in

@@ -208,6 +208,28 @@ struct WorkflowTests {
         #expect(try bench.state(1).region?.number == 1)
     }
 
+    @Test("a Grokker left in its loader by an interrupted update (power kept) is brought back and provisioned")
+    func leftInLoader() async throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 30_000_007)
+        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        // The same powered unit for both hosts: the first leaves it in the loader.
+        let grokker = try EmulatedGrokker(benchDirectory: bench.path, index: 0)
+        let first = ReaderSession(port: SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker))
+        try first.connect()
+        _ = try first.call(.firmware(.enterLoader))
+        #expect(grokker.firmwareStatus.mode == .loader)
+        first.close()
+        let box = UnitBox(grokker)
+        let unit = FleetDevice(name: "sim:0") {
+            SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: box.unit)
+        }
+        let report = try await runner(bench, try testProfile(), firmware, recorder: InMemoryRunRecorder()).run([unit])
+        #expect(report.outcome == .success, "\(report.devices.first?.steps.map { "\($0.step) \($0.result) \($0.code)" } ?? [])")
+        #expect(grokker.firmwareStatus.mode == .application)
+        #expect(try bench.state(0).firmwareVersion == FirmwareFixture.v180)
+    }
+
     @Test("verify changes nothing: the device state is the same before and after, and mismatches fail")
     func verifyChangesNothing() async throws {
         let bench = FleetBench()
@@ -300,4 +322,10 @@ struct WorkflowTests {
         #expect(events.contains { $0.event == "region_confirm" && $0.data["confirmed"] == "true" })
         #expect(events.allSatisfy { $0.device == "sim:0" })
     }
+}
+
+/// Hands one powered emulated Grokker to the run's device thread (one user at a time).
+final class UnitBox: @unchecked Sendable {
+    let unit: EmulatedGrokker
+    init(_ unit: EmulatedGrokker) { self.unit = unit }
 }

@@ -32,16 +32,38 @@ final class FirmwareService {
 
     /// Opens the unit's flash; a blank one is programmed as at the factory with an image
     /// reporting `factoryVersion`.
-    init(flash: FlashMemory, hardwareType: HardwareType, factoryVersion: FirmwareVersion, serial: UInt32) throws(EmulatorError) {
+    init(flash: FlashMemory, hardwareType: HardwareType) {
         self.flash = flash
         self.hardwareType = hardwareType
-        if flash.isBlank {
+    }
+
+    /// Opens the unit's flash at `path`. A unit that has none yet gets it as from the
+    /// factory — an image reporting `factoryVersion` in slot 0, confirmed — programmed in a
+    /// temporary file that is renamed into place only once whole, so a process killed
+    /// meanwhile leaves no half-made flash behind.
+    static func openFlash(path: String, sampleRate: Int, hardwareType: HardwareType, factoryVersion: FirmwareVersion,
+                          serial: UInt32) throws(EmulatorError) -> FlashMemory {
+        if !FileManager.default.fileExists(atPath: path) {
+            let temporary = path + ".factory-\(getpid())"
+            try? FileManager.default.removeItem(atPath: temporary)
             do {
-                try Self.programFactoryImage(flash: flash, hardwareType: hardwareType, version: factoryVersion, serial: serial)
+                let blank = try FlashMemory(path: temporary, size: FlashLayout.totalSize, sampleRate: sampleRate)
+                try programFactoryImage(flash: blank, hardwareType: hardwareType, version: factoryVersion, serial: serial)
+                try blank.synchronize()
+            } catch let error as EmulatorError {
+                try? FileManager.default.removeItem(atPath: temporary)
+                throw error
             } catch {
-                throw .flash(path: flash.path, detail: "the factory image could not be written: \(error)")
+                try? FileManager.default.removeItem(atPath: temporary)
+                throw .flash(path: path, detail: "the factory image could not be written: \(error)")
+            }
+            guard rename(temporary, path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                try? FileManager.default.removeItem(atPath: temporary)
+                throw .flash(path: path, detail: "could not put the new flash file in place: \(reason)")
             }
         }
+        return try FlashMemory(path: path, size: FlashLayout.totalSize, sampleRate: sampleRate)
     }
 
     /// The slot an upload goes to: the one not active.

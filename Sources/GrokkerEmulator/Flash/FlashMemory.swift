@@ -63,8 +63,15 @@ final class FlashMemory {
 
     deinit { try? file.close() }
 
-    /// Whether the flash was just created (every byte FF).
-    var isBlank: Bool { bytes.allSatisfy { $0 == 0xFF } }
+    /// Forces what was written to the disk (fsync).
+    func synchronize() throws(Fault) {
+        do {
+            try file.synchronize()
+        } catch {
+            throw .storage("\(path): \(error.localizedDescription)")
+        }
+    }
+
 
     /// The bytes in `range`.
     func read(_ range: Range<Int>) -> [UInt8] { Array(bytes[range]) }

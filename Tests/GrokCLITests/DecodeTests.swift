@@ -236,7 +236,7 @@ extension CLI {
 
             let result = try runBinary(["audio", "decode", silence, "--lang", language.rawValue])
             #expect(result.status == 1)
-            let message = text(.errorDecodeNoFrames, language, silence, "1.000", "0")
+            let message = text(.errorDecodeNoFrames, language, silence, Localizer(language: language).localizedNumber("1.000"), "0")
             #expect(message.contains(silence) && !message.contains("{"))
             #expect(result.standardError == text(.errorLine, language, message) + "\n")
             #expect(result.standardOutput.contains(

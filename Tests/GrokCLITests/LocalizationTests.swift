@@ -1,5 +1,6 @@
 import Foundation
 import GrokAudio
+import GrokFleet
 import Testing
 
 @testable import GrokCLI
@@ -50,6 +51,20 @@ extension CLI {
                 #expect(same.count < 8, "\(language): \(same.map(\.rawValue))")
                 #expect(catalog[MessageKey.helpHeadingUsage.rawValue] != english[MessageKey.helpHeadingUsage.rawValue])
             }
+        }
+
+        @Test("library errors' decimal numbers follow the language; versions and names do not change")
+        func errorNumbersFollowTheLanguage() {
+            let german = Localizer(language: .de)
+            #expect(german.localizedNumber("12.5") == "12,5")
+            #expect(german.localizedNumber("-0.25") == "-0,25")
+            #expect(german.localizedNumber("1.8.0") == "1.8.0")
+            #expect(german.localizedNumber("a.json") == "a.json")
+            #expect(german.localizedNumber("12.") == "12.")
+            #expect(Localizer(language: .en).localizedNumber("12.5") == "12.5")
+            let error = FleetError.notInRollout(device: "sim:3", serial: "12345678", percentage: 12.5)
+            #expect(Localizer(language: .fr).message(for: error).contains("12,5"))
+            #expect(Localizer(language: .en).message(for: error).contains("12.5"))
         }
 
         @Test func formatFillsNumberedPlaceholders() {

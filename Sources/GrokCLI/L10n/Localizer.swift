@@ -78,9 +78,27 @@ public struct Localizer: Sendable {
         }
         if let error = error as? any CodedError {
             guard let key = MessageKey(errorCode: error.code) else { return error.description }
-            return text(key, arguments: error.arguments)
+            return text(key, arguments: error.arguments.map(localizedNumber))
         }
         return String(describing: error)
+    }
+
+    /// A library error's argument as this language writes it: a plain decimal number
+    /// (`12.5`, `-0.25`) gets the language's decimal separator; anything else (versions
+    /// such as `1.8.0`, names, paths) is left as it is.
+    func localizedNumber(_ argument: String) -> String {
+        guard language != .en else { return argument }
+        var digitsBefore = 0, dots = 0, digitsAfter = 0
+        for (index, character) in argument.enumerated() {
+            switch character {
+            case "-" where index == 0: continue
+            case "0"..."9": if dots == 0 { digitsBefore += 1 } else { digitsAfter += 1 }
+            case ".": dots += 1
+            default: return argument
+            }
+        }
+        guard dots == 1, digitsBefore > 0, digitsAfter > 0 else { return argument }
+        return argument.replacingOccurrences(of: ".", with: ",")
     }
 
     /// The stable code of `error`: its own for ``CodedError``s, `internal_error` otherwise.

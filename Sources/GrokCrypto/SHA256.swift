@@ -105,9 +105,9 @@ extension SHA256: Sendable {}
 
 /// Hex text for bytes, and back.
 public enum Hex {
-    /// Lower-case hex digits, two per byte.
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
+    /// Hex digits, two per byte, lower-case unless `uppercase`.
+    public static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
+        let digits = Array((uppercase ? "0123456789ABCDEF" : "0123456789abcdef").utf8)
         var out: [UInt8] = []
         for byte in bytes {
             out.append(digits[Int(byte >> 4)])

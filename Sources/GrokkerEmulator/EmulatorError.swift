@@ -60,7 +60,7 @@ public enum EmulatorError: Error, Sendable, CustomStringConvertible, Equatable {
         case .scene(let path, let detail):
             "the emulated Grokker's scene '\(path)' is unusable: \(detail); fix it (docs/scene.md) or remove it to use the standard bench."
         case .flash(let path, let detail):
-            "the emulated Grokker's flash '\(path)' is unusable: \(detail)."
+            "the emulated Grokker's flash '\(path)' is unusable: \(detail); free disk space or fix permissions, or delete the file to give this Grokker its factory firmware again."
         }
     }
 }

@@ -1,3 +1,5 @@
+import GrokCrypto
+
 /// An Electronic Product Code: the identifier a UHF RFID tag backscatters when inventoried.
 ///
 /// 4 to 27 bytes (the standard EPC is 12 bytes, 96 bits). Made from bytes or from a hex
@@ -43,7 +45,7 @@ public struct UgiEpc: Sendable, Hashable, Codable, CustomStringConvertible {
         var nibbles: [UInt8] = []
         nibbles.reserveCapacity(hex.utf8.count)
         for (offset, character) in hex.enumerated() {
-            guard let nibble = hexValue(character) else {
+            guard let nibble = character.asciiValue.flatMap(Hex.nibble) else {
                 throw .invalidCharacter(hex: EpcError.shown(hex), character: String(character), offset: offset)
             }
             nibbles.append(nibble)
@@ -252,23 +254,7 @@ private func decimal(_ value: UInt64, digits: Int) -> String? {
     return String(repeating: "0", count: digits - text.count) + text
 }
 
-private func hexValue(_ character: Character) -> UInt8? {
-    guard let ascii = character.asciiValue else { return nil }
-    switch ascii {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return ascii - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return ascii - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return ascii - UInt8(ascii: "A") + 10
-    default: return nil
-    }
-}
-
+/// Upper-case hex, as the vendor's `UgiEpc.toString` writes EPCs.
 func hexString(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789ABCDEF".utf8)
-    var out: [UInt8] = []
-    out.reserveCapacity(bytes.count * 2)
-    for byte in bytes {
-        out.append(digits[Int(byte >> 4)])
-        out.append(digits[Int(byte & 0x0F)])
-    }
-    return String(decoding: out, as: UTF8.self)
+    Hex.encode(bytes, uppercase: true)
 }

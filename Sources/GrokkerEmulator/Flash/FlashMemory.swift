@@ -36,9 +36,6 @@ final class FlashMemory {
     var clock: Int64 = 0
     /// The sample at which the power goes off, if one is scheduled.
     var powerCutAt: Int64?
-    /// Bytes programmed and sectors erased since the unit started (for tests and wear).
-    private(set) var programmedBytes = 0
-    private(set) var erasedSectors = 0
 
     /// Opens the flash file at `path`, creating it erased (all FF) with `size` bytes when
     /// it does not exist. A file of another size is refused.
@@ -104,7 +101,6 @@ final class FlashMemory {
             throw .powerCut
         }
         clock += duration
-        erasedSectors += 1
     }
 
     /// Programs `data` at `offset` (bits can only go from 1 to 0).
@@ -124,7 +120,6 @@ final class FlashMemory {
             index += 1
         }
         try writeThrough(offset..<(offset + count))
-        programmedBytes += count
         if cut {
             clock = powerCutAt!
             throw .powerCut

@@ -286,7 +286,7 @@ public struct Gen2RoundResult: Sendable, Hashable {
 /// are done and some collided, a QueryAdjust gives the colliders new slots in a frame sized
 /// for them: Qfp becomes log2(2.39 × collided slots), Schoute's estimate of the tags a
 /// collided slot hides (it measured 34.6 / 34.9 / 34.4 % of slots successful at 100 / 300 /
-/// 500 tags against 34.0 / 34.5 / 34.1 % with Annex D's steps alone); the round ends
+/// 500 tags against 33.9 / 34.7 / 34.3 % with Annex D's steps alone); the round ends
 /// after a frame without collisions, at the dwell limit, or after ``maxSlotsPerRound``
 /// slots. Qfp carries over to the next round.
 ///

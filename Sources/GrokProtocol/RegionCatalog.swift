@@ -96,6 +96,10 @@ public enum RegionCatalog {
         // ARIB STD-T106/T107 carrier sense: 5 ms at -74 dBm.
         // The licence-free class's channels: the three 1.2 MHz-spaced ones below 920 MHz, then
         // the 200 kHz unit channels 920.4-923.4 MHz (the vendor's 19, ascending).
+        // China's 2 W channels are centred on 920.125 + 0.25 N MHz (N = 2...17), 25 kHz off the
+        // 50 kHz grid a Grokker tunes in: each is moved 25 kHz towards the middle of 920.5-924.5 MHz,
+        // so the 250 kHz channel still lies inside it.
+        let chinaChannels = hop(920_625, step: 250, count: 16).map { $0 < 922_500 ? $0 + 25 : $0 - 25 }
         let japanLowPower = [916_800, 918_000, 919_200] + hop(920_400, step: 200, count: 16)
         let aribLBT = { (on: Bool) in
             ListenBeforeTalk(enabledByDefault: on, overrideAllowed: !on, listenMilliseconds: 5, thresholdDBm: -74)
@@ -109,7 +113,7 @@ public enum RegionCatalog {
              "NCC LP0002 (Taiwan), RFID 922-928 MHz, indoor"),
             ("taiwan_outdoor", [band(922_000, 928_000)], hop(922_250, step: 500, count: 12), 400, .none, 27, .erp,
              "NCC LP0002 (Taiwan), RFID 922-928 MHz, outdoor"),
-            ("china", [band(920_000, 925_000)], hop(920_625, step: 250, count: 16), 2000, .none, 33, .erp,
+            ("china", [band(920_500, 924_500)], chinaChannels, 2000, .none, 33, .erp,
              "MIIT [2007] No. 205, 920-925 MHz RFID"),
             ("japan_unlicensed", [band(916_700, 923_500)], japanLowPower, 4000,
              aribLBT(true), 13, .eirp, "ARIB STD-T107, specified low-power (licence-free) passive tag class, 916.7-923.5 MHz"),
@@ -148,7 +152,7 @@ public enum RegionCatalog {
              "IMDA TS SRD, RFID at 920-925 MHz"),
         ]
         // Entries whose values changed since revision 1 (docs/regions.md, "Revisions").
-        let revised: [String: Int] = ["japan_unlicensed": 2, "indonesia": 2, "india": 2]
+        let revised: [String: Int] = ["china": 2, "japan_unlicensed": 2, "indonesia": 2, "india": 2]
         return zip(all, table).map { vendor, row in
             precondition(vendor.code == row.0, "region table out of order at \(vendor.code)")
             return RegionEntry(

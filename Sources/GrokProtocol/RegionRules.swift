@@ -141,7 +141,8 @@ public struct RegionEntry: Sendable, Hashable, Codable {
     public static let uhfRange = FrequencyBand(lowKHz: 840_000, highKHz: 960_000)
 
     /// Checks the rules JSON cannot say: the vendor's name and code for the number, bands
-    /// inside 840-960 MHz, channels unique, ascending and each inside a band, dwell > 0,
+    /// inside 840-960 MHz, 1 to 50 channels, each a multiple of 50 kHz (what SetRegion can
+    /// carry), unique, ascending and each inside a band, dwell > 0,
     /// 0 ≤ min round ≤ dwell, listen-before-talk fields consistent, power positive and
     /// within ``highestEIRPDBm``.
     /// - Throws: ``RegionEntryError`` naming the region, the field, what was expected and
@@ -163,9 +164,16 @@ public struct RegionEntry: Sendable, Hashable, Codable {
             }
         }
         guard !channelsKHz.isEmpty else { throw bad("channels_khz", "at least one channel", "none") }
+        guard channelsKHz.count <= VendorRegionEntry.maxChannels else {
+            throw bad("channels_khz", "at most \(VendorRegionEntry.maxChannels) channels (what SetRegion carries)", String(channelsKHz.count))
+        }
         for (i, channel) in channelsKHz.enumerated() {
             guard bands.contains(where: { $0.contains(channel) }) else {
                 throw bad("channels_khz[\(i)]", "a frequency inside " + bands.map(\.description).joined(separator: " or "),
+                          Self.mhz(channel) + " MHz")
+            }
+            guard channel % VendorRegionEntry.channelUnitKHz == 0 else {
+                throw bad("channels_khz[\(i)]", "a multiple of \(VendorRegionEntry.channelUnitKHz) kHz (the Grokker's tuning step)",
                           Self.mhz(channel) + " MHz")
             }
             if i > 0, channel <= channelsKHz[i - 1] {

@@ -233,18 +233,27 @@ public struct VendorRegionEntry: Sendable, Hashable {
     }
 
     /// The order we send channels in: the firmware hops through the list as given (the vendor's
-    /// own lists are scrambled, FCC 15.247 asks for a pseudorandom order), so we scramble too,
-    /// deterministically: the channels ascending, then every `s`-th of them (wrapping), `s`
-    /// the whole number nearest 0.618 x n that shares no factor with n. Fewer than 3 channels
-    /// stay as they are.
+    /// own lists are scrambled; FCC 15.247 asks for a pseudorandom order), so we scramble too,
+    /// deterministically, and so that no two channels next to each other in the list are next
+    /// to each other on the band (for 5 or more). With the channels ascending at positions
+    /// 0..<n: every `s`-th of them, wrapping, `s` the whole number nearest 0.618 x n that
+    /// shares no factor with n and lies in 2...n-2; where there is none (3, 4 and 6 channels),
+    /// the two halves interleaved, the longer (or for an even count the upper) half first.
+    /// Fewer than 3 channels stay ascending.
     public static func hopOrder(_ channelsKHz: [Int]) -> [Int] {
         let sorted = channelsKHz.sorted()
         let n = sorted.count
         guard n >= 3 else { return sorted }
         func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
-        let target = (Double(n) * 0.618).rounded()
-        let step = (1..<n).filter { gcd($0, n) == 1 }.min { abs(Double($0) - target) < abs(Double($1) - target) } ?? 1
-        return (0..<n).map { sorted[($0 * step) % n] }
+        let target = Double(n) * 0.618
+        let strides = n >= 4 ? (2...(n - 2)).filter { gcd($0, n) == 1 } : []
+        if let step = strides.min(by: { abs(Double($0) - target) < abs(Double($1) - target) }) {
+            return (0..<n).map { sorted[($0 * step) % n] }
+        }
+        let lower = Array(sorted[..<((n + 1) / 2)])
+        let upper = Array(sorted[((n + 1) / 2)...])
+        let (first, second) = n % 2 == 0 ? (upper, lower) : (lower, upper)
+        return (0..<n).map { $0 % 2 == 0 ? first[$0 / 2] : second[$0 / 2] }
     }
 }
 

@@ -78,7 +78,9 @@ public enum RegionCatalog {
         (1...entries.count).contains(Int(number)) ? entries[Int(number) - 1] : nil
     }
 
-    /// The lowest application firmware that implements setRegion; older firmware answers
+    /// The lowest application firmware that implements setRegion in the emulated Grokker's
+    /// own command set. (The vendor's rule is by reader protocol, 19 or later:
+    /// ``RegionSettingRules/firmwareAllowsSetRegion``.) Older firmware answers
     /// ``StatusCode/setRegionNotSupported`` (vendor "firmware does not support set region").
     public static let minimumFirmwareForSetRegion = FirmwareVersion(major: 1, minor: 5, build: 0)
 
@@ -151,7 +153,8 @@ public enum RegionCatalog {
             ("singapore", [band(920_000, 925_000)], hop(920_250, step: 500, count: 10), 400, .none, 33, .erp,
              "IMDA TS SRD, RFID at 920-925 MHz"),
         ]
-        // Entries whose values changed since revision 1 (docs/regions.md, "Revisions").
+        // Entries whose values changed since revision 1 (docs/regions.md, the values table and
+        // "Differences from the vendor's table").
         let revised: [String: Int] = ["china": 2, "japan_unlicensed": 2, "indonesia": 2, "india": 2]
         return zip(all, table).map { vendor, row in
             precondition(vendor.code == row.0, "region table out of order at \(vendor.code)")

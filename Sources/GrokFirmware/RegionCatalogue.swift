@@ -37,7 +37,7 @@ public struct RegionEligibility: Sendable, Hashable, Codable {
 ///
 /// ```json
 /// {"type": "grokctl-region-catalogue", "version": 3, "expires": "2026-01-01T00:00:00Z",
-///  "regions": [{"number": 1, "name": "FCC (US) / IC (Canada)", "code": "fcc", ...}],
+///  "regions": [{"number": 1, "name": "FCC (US), IC (Canada)", "code": "fcc", ...}],
 ///  "eligibility": [{"hardware_revisions": [3], "regions": ["fcc", "etsi"]}]}
 /// ```
 public struct RegionCatalogue: Sendable, Hashable, Codable, SignedDocument {

@@ -88,7 +88,7 @@ public enum HardwareType: UInt8, Sendable, Hashable, Codable, CaseIterable, Cust
 }
 
 /// The region a Grokker is set to: the name from the approved region list (for example
-/// `FCC (US) / IC (Canada)`) and the region's number.
+/// `FCC (US), IC (Canada)`) and the region's number.
 public struct RegionSetting: Sendable, Hashable, Codable {
     /// The region's name (at most ``WireLimits/maxStringBytes`` UTF-8 bytes on the wire).
     public var name: String

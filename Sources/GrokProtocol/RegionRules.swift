@@ -84,7 +84,8 @@ public struct RegionEntry: Sendable, Hashable, Codable {
     public var name: String
     /// Our stable code (``VendorRegion/code``).
     public var code: String
-    /// The revision of this entry: raised whenever a value changes.
+    /// The revision of this entry: 0 is the vendor's built-in entry, ours start at 1 and are
+    /// raised whenever a value changes (it travels as byte 1 of the vendor entry).
     public var revision: Int
     /// The frequency ranges the regulation permits; every channel lies in one of them.
     public var bands: [FrequencyBand]
@@ -140,7 +141,8 @@ public struct RegionEntry: Sendable, Hashable, Codable {
     public static let uhfRange = FrequencyBand(lowKHz: 840_000, highKHz: 960_000)
 
     /// Checks the rules JSON cannot say: the vendor's name and code for the number, bands
-    /// inside 840-960 MHz, channels unique, ascending and each inside a band, dwell > 0,
+    /// inside 840-960 MHz, 1 to 50 channels, each a multiple of 50 kHz (what SetRegion can
+    /// carry), unique, ascending and each inside a band, dwell > 0,
     /// 0 ≤ min round ≤ dwell, listen-before-talk fields consistent, power positive and
     /// within ``highestEIRPDBm``.
     /// - Throws: ``RegionEntryError`` naming the region, the field, what was expected and
@@ -154,7 +156,7 @@ public struct RegionEntry: Sendable, Hashable, Codable {
         }
         guard name == vendor.name else { throw bad("name", "'\(vendor.name)' (region \(number))", "'\(name)'") }
         guard code == vendor.code else { throw bad("code", "'\(vendor.code)'", "'\(code)'") }
-        guard revision >= 1 else { throw bad("revision", "1 or more", String(revision)) }
+        guard revision >= 0 else { throw bad("revision", "0 (the vendor's own entry) or more", String(revision)) }
         guard !bands.isEmpty else { throw bad("bands", "at least one band", "none") }
         for (i, band) in bands.enumerated() {
             guard band.lowKHz < band.highKHz, Self.uhfRange.contains(band.lowKHz), Self.uhfRange.contains(band.highKHz) else {
@@ -162,9 +164,16 @@ public struct RegionEntry: Sendable, Hashable, Codable {
             }
         }
         guard !channelsKHz.isEmpty else { throw bad("channels_khz", "at least one channel", "none") }
+        guard channelsKHz.count <= VendorRegionEntry.maxChannels else {
+            throw bad("channels_khz", "at most \(VendorRegionEntry.maxChannels) channels (what SetRegion carries)", String(channelsKHz.count))
+        }
         for (i, channel) in channelsKHz.enumerated() {
             guard bands.contains(where: { $0.contains(channel) }) else {
                 throw bad("channels_khz[\(i)]", "a frequency inside " + bands.map(\.description).joined(separator: " or "),
+                          Self.mhz(channel) + " MHz")
+            }
+            guard channel % VendorRegionEntry.channelUnitKHz == 0 else {
+                throw bad("channels_khz[\(i)]", "a multiple of \(VendorRegionEntry.channelUnitKHz) kHz (the Grokker's tuning step)",
                           Self.mhz(channel) + " MHz")
             }
             if i > 0, channel <= channelsKHz[i - 1] {
@@ -270,4 +279,56 @@ public struct RegionEntryError: Error, Sendable, Hashable, CustomStringConvertib
     public var description: String {
         "region '\(region)': \(field) should be \(expected), found \(found)"
     }
+}
+
+/// Whether a Grokker lets its user choose a region, and whether it insists on one, decided
+/// exactly as the vendor host library decides it from the unit's GetVersion answer
+/// (libugrokitapi `CommandReaderFirmwareAllowsSetRegion`, `CommandReaderHardwareRequiresSetRegion`,
+/// `CommandUserCanSetRegion`, `CommandUserMustSetRegion`; the Java `Ugi.getUserCanSetRegion` /
+/// `getUserMustSetRegion` only call these). Pure: the inputs are what the unit reported plus
+/// the host's own enforcement setting; docs/regions.md has the evidence.
+public struct RegionSettingRules: Sendable, Hashable {
+    /// The reader protocol version the unit reported (GetVersion bytes 0-1, decoded).
+    public var readerProtocolVersion: Int
+    /// The hardware revision the unit reported (GetVersion byte 4).
+    public var hardwareRevision: UInt8
+    /// The software the unit runs (GetVersion byte 13): 0 its application, 1 its loader.
+    public var softwareType: UInt8
+    /// The unit's device flags (GetVersion byte 12); bit 7: the user has set the region.
+    public var deviceFlags: UInt8
+    /// The host's region enforcement (vendor `CommandSetEnforceRegionSetting`; on unless the
+    /// application turns it off).
+    public var enforceRegion: Bool
+
+    /// The first reader protocol whose firmware takes SetRegion (the vendor tests "not below 19").
+    public static let firstReaderProtocolWithSetRegion = 19
+    /// Hardware revisions above this one must have their region set (the vendor tests "> 5").
+    public static let lastHardwareRevisionWithoutRequiredRegion: UInt8 = 5
+    /// Device flag bit 7: the user has set the region (set by provisioning 0x04 sub-op 03).
+    public static let userHasSetRegionFlag: UInt8 = 0x80
+
+    /// Creates the rules for one unit's answer; enforcement defaults to on, as in the vendor host.
+    public init(readerProtocolVersion: Int, hardwareRevision: UInt8, softwareType: UInt8, deviceFlags: UInt8,
+                enforceRegion: Bool = true) {
+        self.readerProtocolVersion = readerProtocolVersion
+        self.hardwareRevision = hardwareRevision
+        self.softwareType = softwareType
+        self.deviceFlags = deviceFlags
+        self.enforceRegion = enforceRegion
+    }
+
+    /// The unit's firmware takes SetRegion: reader protocol 19 or later.
+    public var firmwareAllowsSetRegion: Bool { readerProtocolVersion >= Self.firstReaderProtocolWithSetRegion }
+    /// The unit's hardware must have a region: hardware revision above 5.
+    public var hardwareRequiresSetRegion: Bool { hardwareRevision > Self.lastHardwareRevisionWithoutRequiredRegion }
+    /// The unit says its user has set the region (device flags bit 7).
+    public var userHasSetRegion: Bool { deviceFlags & Self.userHasSetRegionFlag != 0 }
+    /// The user may choose a region: the unit runs its application (software type 0) and its
+    /// firmware takes SetRegion. When false the vendor host tells its delegate
+    /// `notifyFirmwareDoesNotSupportSetRegion` instead of offering regions.
+    public var userCanSetRegion: Bool { softwareType == 0 && firmwareAllowsSetRegion }
+    /// The user must choose a region before anything else (the vendor host then skips its
+    /// automatic firmware check and asks for a region): the user can set one, the hardware
+    /// requires one, the user has not set one yet, and the host enforces regions.
+    public var userMustSetRegion: Bool { userCanSetRegion && hardwareRequiresSetRegion && !userHasSetRegion && enforceRegion }
 }

@@ -5,7 +5,7 @@ import GrokProtocol
 /// them. Which regions a particular Grokker may choose comes from its regional catalogue;
 /// this is the full list the names come from.
 public struct UgiRegion: Sendable, Hashable, Codable, CustomStringConvertible {
-    /// The vendor's English name, e.g. `"FCC (US) / IC (Canada)"`: what a Grokker stores
+    /// The vendor's English name, e.g. `"FCC (US), IC (Canada)"`: what a Grokker stores
     /// and reports (vendor `regionName`) and what `setRegion` takes.
     public let name: String
     /// The position in the vendor's list, 1...22.

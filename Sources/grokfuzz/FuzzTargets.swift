@@ -135,7 +135,7 @@ enum Seeds {
         hardwareType: .grokker1, hardwareModel: "Grokker", hardwareRevision: 3,
         firmwareVersion: FirmwareVersion(major: 1, minor: 7, build: 3),
         loaderVersion: FirmwareVersion(major: 1, minor: 2, build: 0), serialNumber: 12_345_678,
-        readerProtocolVersion: ReaderInfo.vendorReaderProtocolVersion, region: RegionSetting(name: "FCC (US) / IC (Canada)", number: 1),
+        readerProtocolVersion: ReaderInfo.vendorReaderProtocolVersion, region: RegionSetting(name: "FCC (US), IC (Canada)", number: 1),
         userMustSetRegion: false, userCanSetRegion: true, provisioned: true, enforceRegion: true,
         maxPowerTenthsDBm: 300, maxSensitivityTenthsDBm: -800, numVolumeLevels: 8, maxTonesInSound: 16,
         hasBattery: true, hasExternalPower: true, batteryCapacityMinutes: 240, batteryCapacityMAh: 1000,

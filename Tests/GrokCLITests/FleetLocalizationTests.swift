@@ -64,13 +64,13 @@ extension CLI {
 
         @Test("region: chosen by number or the default, confirmed in the user's language")
         func regionChoice() throws {
-            let names = ["ETSI (EU)", "FCC (US) / IC (Canada)", "Japan"]
+            let names = ["ETSI (EU)", "FCC (US), IC (Canada)", "Japan"]
             #expect(try delegate(["2"]).0.chooseRegionFromRegions(context, names: names, selected: 0) == 1)
             #expect(try delegate([""]).0.chooseRegionFromRegions(context, names: names, selected: 1) == 1)
             #expect(try delegate(["0", "4", "3"]).0.chooseRegionFromRegions(context, names: names, selected: nil) == 2)
             #expect(try delegate([]).0.chooseRegionFromRegions(context, names: names, selected: 1) == nil)
             let (es, output) = try delegate(["s"], .es)
-            #expect(es.confirmRegion(context, name: "FCC (US) / IC (Canada)"))
+            #expect(es.confirmRegion(context, name: "FCC (US), IC (Canada)"))
             #expect(output.text.contains("[S/n]"))
             #expect(try delegate(["n"], .fr).0.confirmRegion(context, name: "fcc") == false)
             #expect(try delegate(["j"], .de).0.confirmRegion(context, name: "fcc"))

@@ -23,7 +23,7 @@ extension CLI {
             let objects = try jsonObjects(try runBinary(["--json", "region", "list"]).standardOutput)
             #expect(objects.count == 22)
             #expect(objects[0]["code"] as? String == "fcc")
-            #expect(objects[0]["name"] as? String == "FCC (US) / IC (Canada)")
+            #expect(objects[0]["name"] as? String == "FCC (US), IC (Canada)")
             #expect(objects[21]["number"] as? Int == 22)
         }
 

@@ -81,7 +81,7 @@ struct RegionCatalogueTests {
         loud[1].maxPowerDBm = 36  // ETSI's lower band allows 2 W ERP, not 4.
         var offBand = RegionCatalog.entries
         offBand[0].channelsKHz[49] = 928_250
-        for (regions, region, field) in [(loud, "ETSI (EU)", "max_power_dbm"), (offBand, "FCC (US) / IC (Canada)", "channels_khz[49]")] {
+        for (regions, region, field) in [(loud, "ETSI (EU)", "max_power_dbm"), (offBand, "FCC (US), IC (Canada)", "channels_khz[49]")] {
             let bad = RegionCatalogue(version: 9, expires: january2026, regions: regions, eligibility: Self.eligibility)
             #expect(throws: FirmwareError.self) { try RegionPublisher.catalogue(version: 9, expires: january2026, eligibility: Self.eligibility, regions: regions) }
             // Signed anyway (the publisher's check bypassed): the client still refuses it.

@@ -38,7 +38,7 @@ struct WorkflowTests {
             let device = report.devices[i]
             #expect(device.serial == "2000000\(i)")
             #expect(device.firmwareBefore == "1.7.3" && device.firmwareAfter == "1.8.0")
-            #expect(device.regionBefore == nil && device.regionAfter == "FCC (US) / IC (Canada)")
+            #expect(device.regionBefore == nil && device.regionAfter == "FCC (US), IC (Canada)")
             for step in FleetStep.allCases { #expect(device.step(step)?.result == .done, "\(step)") }
         }
         let ledger = recorder.snapshot
@@ -184,7 +184,7 @@ struct WorkflowTests {
         let report = try await runner(bench, profile, nil, recorder: InMemoryRunRecorder(), delegate: ChoosesETSI()).run([bench.device(0)])
         let step = try #require(report.devices[0].step(.region))
         #expect(step.result == .refused && step.code == "fleet_region_not_allowed")
-        #expect(step.arguments == ["sim:0", "ETSI (EU)", "FCC (US) / IC (Canada)"])
+        #expect(step.arguments == ["sim:0", "ETSI (EU)", "FCC (US), IC (Canada)"])
         #expect(try bench.state(0).region == nil)
         #expect(report.devices[0].step(.firmware) == nil)
     }

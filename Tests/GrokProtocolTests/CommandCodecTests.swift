@@ -382,7 +382,7 @@ struct CommandCodecTests {
         #expect(ReaderInfo.formatSerialNumber(.max) == "4294967295")
         #expect(info.maxPowerDBm == 30.0)
         #expect(info.maxSensitivityDBm == -80.0)
-        #expect(info.regionSet && info.regionName == "FCC (US) / IC (Canada)" && info.regionNumber == 1)
+        #expect(info.regionSet && info.regionName == "FCC (US), IC (Canada)" && info.regionNumber == 1)
         #expect(!Samples.outOfBox.regionSet && Samples.outOfBox.regionName == nil)
         #expect(HardwareType.grokker1.vendorName == "GROKKER_1")
         #expect(HardwareType.grokker1.rawValue == 5 && HardwareType.unknown.rawValue == 0)

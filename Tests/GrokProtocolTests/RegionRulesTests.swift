@@ -50,6 +50,8 @@ struct RegionRulesTests {
             (Self.broken { $0.channelsKHz[2] = 869_000 }, "channels_khz[2]", "869 MHz"),
             (Self.broken { $0.channelsKHz = [866_300, 865_700] }, "channels_khz[1]", "865.7 MHz"),
             (Self.broken { $0.channelsKHz = [] }, "channels_khz", "none"),
+            (Self.broken { $0.channelsKHz = [865_725, 866_300] }, "channels_khz[0]", "865.725 MHz"),
+            (Self.broken { $0.channelsKHz = (0..<51).map { 865_000 + 50 * $0 } }, "channels_khz", "51"),
             (Self.broken { $0.maxPowerDBm = 37 }, "max_power_dbm", "37.0 dBm ERP"),
             (Self.broken { $0.maxPowerDBm = 0 }, "max_power_dbm", "0.0 dBm ERP"),
             (Self.broken { $0.maxDwellMilliseconds = 0 }, "max_dwell_ms", "0"),
@@ -117,5 +119,45 @@ struct RegionRulesTests {
         #expect(StatusCode(code: 11) == .setRegionNotSupported)
         #expect(StatusCode.setRegionNotSupported.name == "set_region_not_supported")
         #expect(RegionCatalog.minimumFirmwareForSetRegion == FirmwareVersion(major: 1, minor: 5, build: 0))
+    }
+}
+
+@Suite("Set-region rules (as the vendor host decides)")
+struct RegionSettingRulesTests {
+    typealias Case = (protocolVersion: Int, hardwareRevision: UInt8, softwareType: UInt8, flags: UInt8, enforce: Bool,
+                      allows: Bool, requires: Bool, can: Bool, must: Bool)
+
+    /// One row per branch of libugrokitapi's CommandReaderFirmwareAllowsSetRegion (protocol >= 19),
+    /// CommandReaderHardwareRequiresSetRegion (revision > 5), CommandUserCanSetRegion (software
+    /// type 0 and allowed) and CommandUserMustSetRegion (can, requires, flags bit 7 clear, enforced).
+    static let cases: [Case] = [
+        (20, 6, 0, 0x00, true, true, true, true, true),      // a new unit, region not yet set
+        (19, 6, 0, 0x00, true, true, true, true, true),      // protocol 19 is the first that may
+        (18, 6, 0, 0x00, true, false, true, false, false),   // protocol 18 may not: cannot, so need not
+        (20, 5, 0, 0x00, true, true, false, true, false),    // revision 5 does not require a region
+        (20, 6, 1, 0x00, true, true, true, false, false),    // in its loader: cannot set one
+        (20, 6, 2, 0x00, true, true, true, false, false),    // any software type but 0
+        (20, 6, 0, 0x80, true, true, true, true, false),     // the user has set the region (bit 7)
+        (20, 6, 0, 0x7F, true, true, true, true, true),      // the other flag bits do not count
+        (20, 6, 0, 0x00, false, true, true, true, false),    // the host does not enforce regions
+        (20, 255, 0, 0x00, true, true, true, true, true),
+        (0, 0, 0, 0x00, true, false, false, false, false),
+    ]
+
+    @Test("firmware allows, hardware requires, user can, user must: each branch of the vendor's rules", arguments: cases.indices)
+    func rules(index: Int) {
+        let c = Self.cases[index]
+        let rules = RegionSettingRules(readerProtocolVersion: c.protocolVersion, hardwareRevision: c.hardwareRevision,
+                                       softwareType: c.softwareType, deviceFlags: c.flags, enforceRegion: c.enforce)
+        #expect(rules.firmwareAllowsSetRegion == c.allows)
+        #expect(rules.hardwareRequiresSetRegion == c.requires)
+        #expect(rules.userCanSetRegion == c.can)
+        #expect(rules.userMustSetRegion == c.must)
+        #expect(rules.userHasSetRegion == (c.flags & 0x80 != 0))
+    }
+
+    @Test("enforcement is on unless the host turns it off, as in the vendor library (its flag starts at 1)")
+    func enforcementDefaultsOn() {
+        #expect(RegionSettingRules(readerProtocolVersion: 20, hardwareRevision: 6, softwareType: 0, deviceFlags: 0).userMustSetRegion)
     }
 }

@@ -59,7 +59,7 @@ struct ReaderTests {
         // faster than real time on any machine that can run the suite.
         #expect(connected.wait(timeout: .now() + 60) == .success)
         #expect(states.withLock { $0 }.starts(with: [.connecting, .connected]))
-        #expect(reader.readerInfo?.region?.name == "FCC (US) / IC (Canada)")
+        #expect(reader.readerInfo?.region?.name == "FCC (US), IC (Canada)")
         reader.closeConnection()
     }
 
@@ -147,7 +147,7 @@ struct UgiFacadeTests {
         #expect(done.wait(timeout: .now() + 60) == .success)
         #expect(Set(ignoring.tags.map(\.epc)).isDisjoint(with: epcs[0..<4]))
         #expect(Ugi.singleton().isConnected)
-        #expect(try await Ugi.singleton().getRegionNames().names.first == "FCC (US) / IC (Canada)")
+        #expect(try await Ugi.singleton().getRegionNames().names.first == "FCC (US), IC (Canada)")
         #expect(try await Ugi.singleton().batteryInfo().canScan)
     }
 }

@@ -45,7 +45,7 @@ struct RegionCatalogueSessionTests {
         #expect(catalogue == published.catalogue)
 
         let choices = try channels.regionChoices(for: info)
-        #expect(choices.names == ["FCC (US) / IC (Canada)", "ETSI (EU)"] && choices.selected == nil)
+        #expect(choices.names == ["FCC (US), IC (Canada)", "ETSI (EU)"] && choices.selected == nil)
         #expect(choices.entries.map(\.channelsKHz.count) == [50, 4])
         #expect(rig.session.regionNames(catalogue: catalogue).names == choices.names)
 

@@ -7,7 +7,7 @@ import UGrokIt
 struct RegionTests {
     /// The vendor library's list, in its order.
     static let vendorNames = [
-        "FCC (US) / IC (Canada)", "ETSI (EU)", "Taiwan (indoor)", "Taiwan (outdoor)", "China", "Japan (unlicensed)",
+        "FCC (US), IC (Canada)", "ETSI (EU)", "Taiwan (indoor)", "Taiwan (outdoor)", "China", "Japan (unlicensed)",
         "Japan (licensed)", "Australia", "Brazil", "Hong Kong", "Indonesia", "Israel", "South Korea", "Latvia",
         "Malaysia", "New Zealand", "Peru", "Russian Federation", "South Africa", "ETSI high", "India", "Singapore",
     ]

@@ -151,6 +151,11 @@ public final class PacketEndpoint {
             return
         }
         if !o.queued {
+            // The vendor's SendPacket waits out a quiet period an ACK_6 asked for.
+            guard now >= quietUntil else {
+                statistics.bytesIgnored += bytes.count
+                return
+            }
             o.queued = true
             outstanding = o
             transmit(t, now: now)
@@ -239,8 +244,9 @@ public final class PacketEndpoint {
         }
         statistics.responsesReceived += 1
         var delivered = response
-        if response.id == 6 {
-            // ACK_6: success; with two data bytes, the reader asks for that many ms of quiet.
+        if response.id == 6, role == .host {
+            // ACK_6 from a reader: success; with two data bytes it asks for that many ms of
+            // quiet. (Answers the host gives in slave mode use id 6 for other things.)
             if response.data.count == 2 {
                 let ms = Int(response.data[0]) | Int(response.data[1]) << 8
                 quietUntil = now + VendorPacketTiming.samples(ms: ms, sampleRate: sampleRate)

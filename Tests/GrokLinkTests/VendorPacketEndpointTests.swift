@@ -440,6 +440,62 @@ struct VendorPacketEndpointTests {
         #expect(bench.host.statistics.packetsReceived == 5)
     }
 
+    /// Puts the bench in slave mode: the host asks for an inventory, the device says ACK_0.
+    static func inSlaveMode(_ bench: inout PacketBench) throws {
+        bench.device.onRequest = { _ in VendorReply(.ack, entersSlaveMode: true) }
+        try bench.host.send(command: 0x07, payload: [0xB1], slaveMode: .inventory)
+        #expect(bench.run(forAtMost: 44100) { $0.host.isInSlaveMode && $0.device.isInSlaveMode })
+    }
+
+    @Test("in slave mode a reader request whose host answer was lost is answered again, not handed up twice")
+    func slaveModeDuplicate() throws {
+        var bench = PacketBench()
+        try Self.inSlaveMode(&bench)
+        let handler = CountingHandler { r in VendorReply(VendorResponse(id: 0, data: [r.payload[0] &+ 1])) }
+        bench.host.onRequest = handler.handle
+        let sentBefore = bench.wire.host.sentCount
+        // The host's first answer (78 01 xx crc) loses its data byte.
+        bench.wire.host.fate = { $0 == sentBefore + 2 ? .drop : .deliver }
+        try bench.device.send(command: 0x05, payload: [0x41])
+        #expect(bench.run(forAtMost: 300_000) { b in b.deviceEvents.contains { if case .completed(let q, _) = $0.event { q.command == 5 } else { false } } })
+        #expect(handler.calls.count == 1)
+        #expect(bench.host.statistics.duplicatesAnswered == 1)
+        #expect(bench.device.statistics.sendRetries == 1)
+        let done = bench.deviceEvents.compactMap { if case .completed(let q, let r) = $0.event, q.command == 5 { r } else { nil } }
+        #expect(done == [VendorResponse(id: 0, data: [0x42])])
+        #expect(bench.host.isInSlaveMode)
+    }
+
+    @Test("in slave mode the host ignores a garbled reader request (it never NACKs one) and answers its retry")
+    func slaveModeGarbled() throws {
+        var bench = PacketBench()
+        try Self.inSlaveMode(&bench)
+        let handler = CountingHandler { _ in .ack }
+        bench.host.onRequest = handler.handle
+        let hostSendsBefore = bench.wire.host.sends.count
+        let sentBefore = bench.wire.device.sentCount
+        bench.wire.device.fate = { $0 == sentBefore + 3 ? .corrupt(0x10) : .deliver } // its crc8
+        try bench.device.send(command: 0x05, payload: [0x01])
+        #expect(bench.run(forAtMost: 300_000) { b in b.deviceEvents.contains { if case .completed(let q, _) = $0.event { q.command == 5 } else { false } } })
+        #expect(bench.hostEvents.contains { if case .fault(.badCRC) = $0.event { true } else { false } })
+        #expect(handler.calls == [VendorRequest(command: 0x05, payload: [0x01], isRetry: true)])
+        // One answer only, to the retry: nothing was sent back for the garbled try.
+        #expect(bench.wire.host.sends.count == hostSendsBefore + 1)
+        #expect(bench.host.isInSlaveMode)
+    }
+
+    @Test("bytes that arrive when the host expects nothing are ignored, not taken as the next answer")
+    func strayBytesIgnored() throws {
+        var bench = PacketBench()
+        bench.wire.device.inject([0xF0, 0xE1])
+        bench.run(for: 4410)
+        bench.device.onRequest = { _ in VendorReply(VendorResponse(id: 2)) }
+        try bench.host.send(command: 0x09, payload: [0x01])
+        #expect(bench.run(forAtMost: 44100) { !$0.hostCompletions.isEmpty })
+        #expect(bench.hostCompletions == [VendorResponse(id: 2)])
+        #expect(bench.host.statistics.bytesIgnored == 2)
+    }
+
     @Test("in slave mode the host refuses to send its own requests: they ride in its answers")
     func noRequestsInSlaveMode() throws {
         var bench = PacketBench()
@@ -469,6 +525,34 @@ struct VendorPacketEndpointTests {
         let lost = try #require(bench.hostEvents.last)
         #expect(lost.at - answer.at == 145_618)
         #expect(!bench.host.isInSlaveMode)
+    }
+
+    @Test("noise on the line in every mode never traps an endpoint, and both still talk afterwards")
+    func noiseInEveryMode() throws {
+        var rng = PacketTestRNG(seed: 99)
+        var bench = PacketBench(block: 256)
+        let handed = CountingHandler { _ in .ack }
+        bench.device.onRequest = handed.handle
+        // Device answering, host idle: 20000 random bytes each way.
+        bench.wire.host.inject(rng.bytes(20000))
+        bench.wire.device.inject(rng.bytes(20000))
+        bench.run(for: 20000 * 120 + 44100)
+        // Whatever the device took for requests, it answered them with the handler's ACK.
+        #expect(bench.device.statistics.packetsReceived == handed.calls.count)
+        // Slave mode with noise from the reader's side: the host ignores it or answers it.
+        try Self.inSlaveMode(&bench)
+        bench.wire.device.inject(rng.bytes(2000))
+        bench.run(for: 2000 * 120)
+        // Normal again (a silent reader ends slave mode), then a clean exchange works.
+        bench.run(for: 200_000)
+        #expect(!bench.host.isInSlaveMode)
+        bench.device.exitSlaveMode()
+        bench.device.onRequest = { _ in VendorReply(VendorResponse(id: 0, data: [7])) }
+        bench.run(for: 44100)
+        let before = bench.hostCompletions.count
+        try bench.host.send(command: 0x03)
+        #expect(bench.run(forAtMost: 300_000) { $0.hostCompletions.count > before })
+        #expect(bench.hostCompletions.last == VendorResponse(id: 0, data: [7]))
     }
 
     @Test("a connection that drops fails the outstanding request and ends slave mode")

@@ -177,20 +177,21 @@ public final class PacketEndpoint {
         }
         if !bytes.isEmpty { lastDelivery = now }
         for (i, b) in bytes.enumerated() {
-            outstanding?.deadline = nil
+            outstanding?.deadline = nil // the answer has started: only silence can end it now
             guard let out = decoder.feed(b) else { continue }
-            statistics.bytesIgnored += bytes.count - i - 1
+            let rest = bytes[(i + 1)...]
             switch out {
             case .response(let r):
                 finish(with: r, now: now)
                 if !isRequester {
                     // Slave mode began: the reader's first request may follow in the same block.
-                    statistics.bytesIgnored -= bytes.count - i - 1
-                    pollAnswerer(t, bytes: Array(bytes[(i + 1)...]), now: now)
+                    pollAnswerer(t, bytes: Array(rest), now: now)
+                    return
                 }
             case .fault(let f): count(f); failTry(now: now)
             case .request: break
             }
+            statistics.bytesIgnored += rest.count
             return
         }
         if !decoder.isIdle {
@@ -401,3 +402,7 @@ public final class PacketEndpoint {
         decoder.reset()
     }
 }
+
+/// One owner, one thread (see ``PacketEndpoint``).
+@available(*, unavailable)
+extension PacketEndpoint: Sendable {}

@@ -79,8 +79,9 @@ public final class PacketEndpoint {
     /// The request handed up and not answered yet (when ``onRequest`` returned nil).
     public var requestAwaitingAnswer: VendorRequest? { awaitingAnswer }
 
-    /// Queues a request; it goes out on the next ``poll(_:)``, and its answer or failure
-    /// comes back as a ``PacketEvent``.
+    /// Queues a request; it goes out on the next ``poll(_:)`` (after a quiet period an ACK_6
+    /// asked for), and its answer or failure comes back as a ``PacketEvent``: a modem that is
+    /// not connected at that poll fails it with ``VendorPacketError/notConnected``.
     /// - Parameters:
     ///   - command: 0...63.
     ///   - payload: 0...250 bytes (empty: the one-byte form).

@@ -120,17 +120,17 @@ struct PacketBench {
 
     mutating func run(for samples: Int64) { _ = run(forAtMost: samples) { _ in false } }
 
-    var hostCompletions: [VendorResponse] {
+    var hostCompletions: [ResponsePacket] {
         hostEvents.compactMap { if case .completed(_, let r) = $0.event { r } else { nil } }
     }
 }
 
 /// Counts how often the device's layer above is asked, and answers with a function of the request.
 final class CountingHandler {
-    var calls: [VendorRequest] = []
-    let answer: (VendorRequest) -> VendorReply?
-    init(_ answer: @escaping (VendorRequest) -> VendorReply?) { self.answer = answer }
-    func handle(_ r: VendorRequest) -> VendorReply? { calls.append(r); return answer(r) }
+    var calls: [RequestPacket] = []
+    let answer: (RequestPacket) -> VendorReply?
+    init(_ answer: @escaping (RequestPacket) -> VendorReply?) { self.answer = answer }
+    func handle(_ r: RequestPacket) -> VendorReply? { calls.append(r); return answer(r) }
 }
 
 @Suite("Vendor packets: host and device endpoints")
@@ -146,13 +146,13 @@ struct VendorPacketEndpointTests {
     @Test("a request and its long answer make the round trip, and the answer arrives on time")
     func roundTrip() throws {
         var bench = PacketBench()
-        let handler = CountingHandler { r in VendorReply(VendorResponse(id: 0, data: Array(r.payload.reversed()))) }
+        let handler = CountingHandler { r in VendorReply(ResponsePacket(id: 0, data: Array(r.payload.reversed()))) }
         bench.device.onRequest = handler.handle
         try bench.host.send(command: 0x00, payload: [0x06, 0x14, 0xE8, 0x03, 0x02])
         #expect(bench.run(forAtMost: 44100) { !$0.hostCompletions.isEmpty })
-        #expect(bench.hostCompletions == [VendorResponse(id: 0, data: [0x02, 0x03, 0xE8, 0x14, 0x06])])
+        #expect(bench.hostCompletions == [ResponsePacket(id: 0, data: [0x02, 0x03, 0xE8, 0x14, 0x06])])
         #expect(bench.wire.host.sends.map(\.bytes) == [[0x80, 0x05, 0x06, 0x14, 0xE8, 0x03, 0x02, 0xD9]])
-        #expect(handler.calls == [VendorRequest(command: 0, payload: [0x06, 0x14, 0xE8, 0x03, 0x02])])
+        #expect(handler.calls == [RequestPacket(command: 0, payload: [0x06, 0x14, 0xE8, 0x03, 0x02])])
         // 8 request bytes + 8 response bytes at 120 samples each, plus at most a block of
         // latency on each side.
         let doneAt = try #require(bench.hostEvents.last?.at)
@@ -206,7 +206,7 @@ struct VendorPacketEndpointTests {
         // The failure comes when the last try's answer is overdue.
         let failure = try #require(bench.hostEvents.last)
         #expect(failure.at - t0 == 7 * period + Self.timeout8Bytes)
-        #expect(failure.event == .failed(VendorRequest(command: 0, payload: [0x06, 0x14, 0xE8, 0x03, 0x02], isRetry: true),
+        #expect(failure.event == .failed(RequestPacket(command: 0, payload: [0x06, 0x14, 0xE8, 0x03, 0x02], isRetry: true),
                                          .retriesExhausted(command: 0, tries: 8)))
         let s = bench.host.statistics
         #expect(s.packetsSent == 1)
@@ -254,12 +254,12 @@ struct VendorPacketEndpointTests {
     @Test("a retried request whose answer was lost is answered again without being executed again")
     func lostAnswerAnsweredAgain() throws {
         var bench = PacketBench()
-        let handler = CountingHandler { _ in VendorReply(VendorResponse(id: 0, data: [0x11, 0x22, 0x33])) }
+        let handler = CountingHandler { _ in VendorReply(ResponsePacket(id: 0, data: [0x11, 0x22, 0x33])) }
         bench.device.onRequest = handler.handle
         bench.wire.device.fate = { $0 == 2 ? .corrupt(0x01) : .deliver } // the first answer's data byte
         try bench.host.send(command: 0x0A, payload: [0x01, 0x01])
         #expect(bench.run(forAtMost: 300_000) { !$0.hostCompletions.isEmpty })
-        #expect(bench.hostCompletions == [VendorResponse(id: 0, data: [0x11, 0x22, 0x33])])
+        #expect(bench.hostCompletions == [ResponsePacket(id: 0, data: [0x11, 0x22, 0x33])])
         #expect(handler.calls.count == 1)
         #expect(bench.device.statistics.packetsReceived == 2)
         #expect(bench.device.statistics.duplicatesAnswered == 1)
@@ -294,13 +294,13 @@ struct VendorPacketEndpointTests {
         var rng = PacketTestRNG(seed: 77)
         for _ in 0..<20 {
             var bench = PacketBench()
-            let handler = CountingHandler { r in VendorReply(VendorResponse(id: 0, data: r.payload)) }
+            let handler = CountingHandler { r in VendorReply(ResponsePacket(id: 0, data: r.payload)) }
             bench.device.onRequest = handler.handle
             bench.wire.host.inject(rng.bytes(Int.random(in: 1...12, using: &rng)))
             let payload = rng.bytes(6)
             try bench.host.send(command: 0x0C, payload: payload)
             #expect(bench.run(forAtMost: 700_000) { !$0.hostCompletions.isEmpty })
-            #expect(bench.hostCompletions == [VendorResponse(id: 0, data: payload)])
+            #expect(bench.hostCompletions == [ResponsePacket(id: 0, data: payload)])
             #expect(handler.calls.map(\.payload) == [payload])
         }
     }
@@ -308,7 +308,7 @@ struct VendorPacketEndpointTests {
     @Test("over a line that damages 1% of the bytes, 100 exchanges all complete, each executed once")
     func noisyLine() throws {
         var bench = PacketBench()
-        let handler = CountingHandler { r in VendorReply(VendorResponse(id: 2, data: r.payload + [0xAA])) }
+        let handler = CountingHandler { r in VendorReply(ResponsePacket(id: 2, data: r.payload + [0xAA])) }
         bench.device.onRequest = handler.handle
         var hostRNG = PacketTestRNG(seed: 1)
         var deviceRNG = PacketTestRNG(seed: 2)
@@ -321,7 +321,7 @@ struct VendorPacketEndpointTests {
         }
         bench.wire.host.fate = { _ in fate(&hostRNG) }
         bench.wire.device.fate = { _ in fate(&deviceRNG) }
-        var answers: [VendorResponse] = []
+        var answers: [ResponsePacket] = []
         for i in 0..<100 {
             let payload = [UInt8(i)] + [UInt8](repeating: UInt8(i), count: i % 20)
             try bench.host.send(command: UInt8(i % 64), payload: payload)
@@ -330,7 +330,7 @@ struct VendorPacketEndpointTests {
             if case .completed(_, let r) = bench.hostEvents.last?.event { answers.append(r) }
         }
         #expect(answers.count == 100)
-        #expect(answers == (0..<100).map { VendorResponse(id: 2, data: [UInt8($0)] + [UInt8](repeating: UInt8($0), count: $0 % 20) + [0xAA]) })
+        #expect(answers == (0..<100).map { ResponsePacket(id: 2, data: [UInt8($0)] + [UInt8](repeating: UInt8($0), count: $0 % 20) + [0xAA]) })
         #expect(handler.calls.count == 100)
         #expect(bench.host.statistics.sendRetries > 0)
         #expect(bench.host.statistics.sendFailures == 0)
@@ -342,7 +342,7 @@ struct VendorPacketEndpointTests {
         bench.device.onRequest = { _ in nil }
         try bench.host.send(command: 0x01, payload: [0x00, 0x10])
         bench.run(for: 10_000)
-        #expect(bench.device.requestAwaitingAnswer == VendorRequest(command: 0x01, payload: [0x00, 0x10]))
+        #expect(bench.device.requestAwaitingAnswer == RequestPacket(command: 0x01, payload: [0x00, 0x10]))
         #expect(bench.wire.device.sends.isEmpty)
         try bench.device.answer(.ack)
         #expect(bench.run(forAtMost: 10_000) { !$0.hostCompletions.isEmpty })
@@ -353,10 +353,10 @@ struct VendorPacketEndpointTests {
     @Test("ACK_6 with two bytes is a success that asks the host for that many ms of quiet")
     func ack6() throws {
         var bench = PacketBench()
-        bench.device.onRequest = { _ in VendorReply(VendorResponse(id: 6, data: [0xF4, 0x01])) } // 500 ms
+        bench.device.onRequest = { _ in VendorReply(ResponsePacket(id: 6, data: [0xF4, 0x01])) } // 500 ms
         try bench.host.send(command: 0x02, payload: [1])
         #expect(bench.run(forAtMost: 44100) { !$0.hostCompletions.isEmpty })
-        #expect(bench.hostCompletions == [VendorResponse(id: 0, data: [0xF4, 0x01])])
+        #expect(bench.hostCompletions == [ResponsePacket(id: 0, data: [0xF4, 0x01])])
         // The host keeps quiet for the 500 ms (22050 samples): a request queued now goes out
         // once they are over, and is answered at once.
         bench.device.onRequest = { _ in .ack }
@@ -376,16 +376,16 @@ struct VendorPacketEndpointTests {
         bench.device.onRequest = { r in r.command == 0x07 ? VendorReply(.ack, entersSlaveMode: true) : .nack }
         // The host's layer above: a tag read rides in the answer to the next reader packet;
         // the application stops after the third reader packet.
-        var hostAnswers: [VendorRequest] = []
+        var hostAnswers: [RequestPacket] = []
         var pendingRead: [UInt8]? = [0x00, 0x02, 0xAB, 0xCD, 0x03, 0x00, 0x00, 0x04, 0x04]
         var stopRequested = false
         bench.host.onRequest = { r in
             hostAnswers.append(r)
             if r.command == 0x03 { stopRequested = true } // the application stops the inventory now
             if r.command == 0x00 { return VendorReply(.ack, endsSlaveMode: true) }
-            if let read = pendingRead { pendingRead = nil; return VendorReply(VendorResponse(id: 6, data: read)) }
-            if stopRequested { return VendorReply(VendorResponse(id: 1)) }
-            if r.command == 0x01 { return VendorReply(VendorResponse(id: 0, data: [0x02])) }
+            if let read = pendingRead { pendingRead = nil; return VendorReply(ResponsePacket(id: 6, data: read)) }
+            if stopRequested { return VendorReply(ResponsePacket(id: 1)) }
+            if r.command == 0x01 { return VendorReply(ResponsePacket(id: 0, data: [0x02])) }
             return .ack
         }
         // The reader's script: what it sends after each answer.
@@ -396,7 +396,7 @@ struct VendorPacketEndpointTests {
             (0x03, [0x03, 0x01, 0x02, 0x55]),                                                    // subsequent read
         ]
         var step = 0
-        var readerGot: [VendorResponse] = []
+        var readerGot: [ResponsePacket] = []
         let device = bench.device
         func readerNext() {
             if step < readerScript.count {
@@ -423,8 +423,8 @@ struct VendorPacketEndpointTests {
         #expect(bench.hostEvents.map(\.event).contains(.enteredSlaveMode))
         #expect(hostAnswers.map(\.command) == [0x01, 0x05, 0x06, 0x03, 0x00])
         #expect(readerGot == [
-            VendorResponse(id: 6, data: [0x00, 0x02, 0xAB, 0xCD, 0x03, 0x00, 0x00, 0x04, 0x04]), // piggybacked read
-            .ack, .ack, VendorResponse(id: 1), .ack,
+            ResponsePacket(id: 6, data: [0x00, 0x02, 0xAB, 0xCD, 0x03, 0x00, 0x00, 0x04, 0x04]), // piggybacked read
+            .ack, .ack, ResponsePacket(id: 1), .ack,
         ])
         // The first read's answer on the wire is the 6-id long form 1e ...
         #expect(bench.wire.host.sends[1].bytes.first == 0x1E)
@@ -451,7 +451,7 @@ struct VendorPacketEndpointTests {
     func slaveModeDuplicate() throws {
         var bench = PacketBench()
         try Self.inSlaveMode(&bench)
-        let handler = CountingHandler { r in VendorReply(VendorResponse(id: 0, data: [r.payload[0] &+ 1])) }
+        let handler = CountingHandler { r in VendorReply(ResponsePacket(id: 0, data: [r.payload[0] &+ 1])) }
         bench.host.onRequest = handler.handle
         let sentBefore = bench.wire.host.sentCount
         // The host's first answer (78 01 xx crc) loses its data byte.
@@ -462,7 +462,7 @@ struct VendorPacketEndpointTests {
         #expect(bench.host.statistics.duplicatesAnswered == 1)
         #expect(bench.device.statistics.sendRetries == 1)
         let done = bench.deviceEvents.compactMap { if case .completed(let q, let r) = $0.event, q.command == 5 { r } else { nil } }
-        #expect(done == [VendorResponse(id: 0, data: [0x42])])
+        #expect(done == [ResponsePacket(id: 0, data: [0x42])])
         #expect(bench.host.isInSlaveMode)
     }
 
@@ -478,7 +478,7 @@ struct VendorPacketEndpointTests {
         try bench.device.send(command: 0x05, payload: [0x01])
         #expect(bench.run(forAtMost: 300_000) { b in b.deviceEvents.contains { if case .completed(let q, _) = $0.event { q.command == 5 } else { false } } })
         #expect(bench.hostEvents.contains { if case .fault(.badCRC) = $0.event { true } else { false } })
-        #expect(handler.calls == [VendorRequest(command: 0x05, payload: [0x01], isRetry: true)])
+        #expect(handler.calls == [RequestPacket(command: 0x05, payload: [0x01], isRetry: true)])
         // One answer only, to the retry: nothing was sent back for the garbled try.
         #expect(bench.wire.host.sends.count == hostSendsBefore + 1)
         #expect(bench.host.isInSlaveMode)
@@ -489,10 +489,10 @@ struct VendorPacketEndpointTests {
         var bench = PacketBench()
         bench.wire.device.inject([0xF0, 0xE1])
         bench.run(for: 4410)
-        bench.device.onRequest = { _ in VendorReply(VendorResponse(id: 2)) }
+        bench.device.onRequest = { _ in VendorReply(ResponsePacket(id: 2)) }
         try bench.host.send(command: 0x09, payload: [0x01])
         #expect(bench.run(forAtMost: 44100) { !$0.hostCompletions.isEmpty })
-        #expect(bench.hostCompletions == [VendorResponse(id: 2)])
+        #expect(bench.hostCompletions == [ResponsePacket(id: 2)])
         #expect(bench.host.statistics.bytesIgnored == 2)
     }
 
@@ -547,12 +547,12 @@ struct VendorPacketEndpointTests {
         bench.run(for: 200_000)
         #expect(!bench.host.isInSlaveMode)
         bench.device.exitSlaveMode()
-        bench.device.onRequest = { _ in VendorReply(VendorResponse(id: 0, data: [7])) }
+        bench.device.onRequest = { _ in VendorReply(ResponsePacket(id: 0, data: [7])) }
         bench.run(for: 44100)
         let before = bench.hostCompletions.count
         try bench.host.send(command: 0x03)
         #expect(bench.run(forAtMost: 300_000) { $0.hostCompletions.count > before })
-        #expect(bench.hostCompletions.last == VendorResponse(id: 0, data: [7]))
+        #expect(bench.hostCompletions.last == ResponsePacket(id: 0, data: [7]))
     }
 
     @Test("a connection that drops fails the outstanding request and ends slave mode")
@@ -563,7 +563,7 @@ struct VendorPacketEndpointTests {
         bench.run(for: 4410)
         bench.wire.isConnected = false
         bench.run(for: 441)
-        #expect(bench.hostEvents.map(\.event) == [.failed(VendorRequest(command: 3), .connectionLost)])
+        #expect(bench.hostEvents.map(\.event) == [.failed(RequestPacket(command: 3), .connectionLost)])
         #expect(!bench.host.isSending)
     }
 }

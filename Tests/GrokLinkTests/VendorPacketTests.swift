@@ -27,7 +27,7 @@ struct VendorPacketTests {
 
     @Test("GetVersion as the vendor host sends it, and its retry, are the bytes seen on the wire")
     func seenGetVersionVectors() throws {
-        var request = VendorRequest(command: 0x00, payload: [0x06, 0x14, 0xE8, 0x03, 0x02])
+        var request = RequestPacket(command: 0x00, payload: [0x06, 0x14, 0xE8, 0x03, 0x02])
         #expect(try request.encoded() == [0x80, 0x05, 0x06, 0x14, 0xE8, 0x03, 0x02, 0xD9])
         request.isRetry = true
         #expect(try request.encoded() == [0xC0, 0x05, 0x06, 0x14, 0xE8, 0x03, 0x02, 0xDF])
@@ -35,49 +35,49 @@ struct VendorPacketTests {
 
     @Test("a request without payload takes the one-byte form: battery is 03 1c")
     func oneByteForm() throws {
-        #expect(try VendorRequest(command: 0x03).encoded() == [0x03, 0x1C])
+        #expect(try RequestPacket(command: 0x03).encoded() == [0x03, 0x1C])
         // The retry bit sits in the same place in the one-byte form.
-        let retry = try VendorRequest(command: 0x03, isRetry: true).encoded()
+        let retry = try RequestPacket(command: 0x03, isRetry: true).encoded()
         #expect(retry[0] == 0x43)
         #expect(retry[1] == VendorPacketCRC.crc8([0x43]))
     }
 
     @Test("response code bytes are the ones seen on the wire")
     func responseCodeBytes() throws {
-        #expect(try VendorResponse.ack.encoded() == [0xF0])
-        #expect(try VendorResponse(id: 1).encoded() == [0xE1])
-        #expect(try VendorResponse.nack.encoded() == [0x87])
-        let firstBytes = try [0, 2, 4, 5, 6].map { try VendorResponse(id: UInt8($0), data: [1]).encoded()[0] }
+        #expect(try ResponsePacket.ack.encoded() == [0xF0])
+        #expect(try ResponsePacket(id: 1).encoded() == [0xE1])
+        #expect(try ResponsePacket.nack.encoded() == [0x87])
+        let firstBytes = try [0, 2, 4, 5, 6].map { try ResponsePacket(id: UInt8($0), data: [1]).encoded()[0] }
         #expect(firstBytes == [0x78, 0x5A, 0x3C, 0x2D, 0x1E])
         // The host's answer to a first read, seen on the wire: id 0 with one data byte.
-        #expect(try VendorResponse(id: 0, data: [0x02]).encoded() == [0x78, 0x01, 0x02, 0xE3])
+        #expect(try ResponsePacket(id: 0, data: [0x02]).encoded() == [0x78, 0x01, 0x02, 0xE3])
     }
 
     @Test("out-of-range commands, ids and payloads are refused with their codes")
     func refusals() {
-        #expect(throws: VendorPacketError.invalidCommand(64)) { try VendorRequest(command: 64).encoded() }
-        #expect(throws: VendorPacketError.invalidResponseID(8)) { try VendorResponse(id: 8).encoded() }
+        #expect(throws: VendorPacketError.invalidCommand(64)) { try RequestPacket(command: 64).encoded() }
+        #expect(throws: VendorPacketError.invalidResponseID(8)) { try ResponsePacket(id: 8).encoded() }
         let big = [UInt8](repeating: 0, count: 251)
         #expect(throws: VendorPacketError.payloadTooLong(size: 251, limit: 250)) {
-            try VendorRequest(command: 1, payload: big).encoded()
+            try RequestPacket(command: 1, payload: big).encoded()
         }
         #expect(VendorPacketError.payloadTooLong(size: 251, limit: 250).code == "packet_payload_too_long")
         #expect(VendorPacketError.payloadTooLong(size: 251, limit: 250).arguments == ["251", "250"])
         // 250 bytes is the limit, and fits.
-        #expect((try? VendorRequest(command: 1, payload: [UInt8](repeating: 7, count: 250)).encoded())?.count == 253)
+        #expect((try? RequestPacket(command: 1, payload: [UInt8](repeating: 7, count: 250)).encoded())?.count == 253)
     }
 
-    static func samplePackets(seed: UInt64) -> (requests: [VendorRequest], responses: [VendorResponse]) {
+    static func samplePackets(seed: UInt64) -> (requests: [RequestPacket], responses: [ResponsePacket]) {
         var rng = PacketTestRNG(seed: seed)
-        var requests = [VendorRequest(command: 0), VendorRequest(command: 63, payload: [1], isRetry: true),
-                        VendorRequest(command: 7, payload: [UInt8](repeating: 0xFF, count: 250))]
-        var responses = [VendorResponse.ack, .nack, VendorResponse(id: 7, data: [9]),
-                         VendorResponse(id: 0, data: [UInt8](repeating: 0x80, count: 250))]
+        var requests = [RequestPacket(command: 0), RequestPacket(command: 63, payload: [1], isRetry: true),
+                        RequestPacket(command: 7, payload: [UInt8](repeating: 0xFF, count: 250))]
+        var responses = [ResponsePacket.ack, .nack, ResponsePacket(id: 7, data: [9]),
+                         ResponsePacket(id: 0, data: [UInt8](repeating: 0x80, count: 250))]
         for _ in 0..<40 {
-            requests.append(VendorRequest(command: UInt8.random(in: 0...63, using: &rng),
+            requests.append(RequestPacket(command: UInt8.random(in: 0...63, using: &rng),
                                           payload: rng.bytes(Int.random(in: 0...40, using: &rng)),
                                           isRetry: Bool.random(using: &rng)))
-            responses.append(VendorResponse(id: UInt8.random(in: 0...7, using: &rng),
+            responses.append(ResponsePacket(id: UInt8.random(in: 0...7, using: &rng),
                                             data: rng.bytes(Int.random(in: 0...40, using: &rng))))
         }
         return (requests, responses)
@@ -136,7 +136,7 @@ struct VendorPacketTests {
         var requests = VendorPacketDecoder(expecting: .requests)
         #expect(requests.feed([0x80, 0x05, 0x06, 0x14, 0xE8, 0x03, 0x02, 0xD8])
                 == [.fault(.badCRC(received: 0xD8, expected: 0xD9))])
-        #expect(requests.feed([0x03, 0x1C]) == [.request(VendorRequest(command: 3))])
+        #expect(requests.feed([0x03, 0x1C]) == [.request(RequestPacket(command: 3))])
     }
 
     @Test("random bytes never trap a decoder, and whatever they decode re-encodes to the bytes it came from",
@@ -155,8 +155,8 @@ struct VendorPacketTests {
                 // after the noise, where they may be swallowed by a packet in progress.
                 if Bool.random(using: &rng) { _ = decoder.interByteTimeout(); sinceIdle = [] }
                 chunk = expecting == .requests
-                    ? try VendorRequest(command: UInt8.random(in: 0...63, using: &rng), payload: rng.bytes(Int.random(in: 0...8, using: &rng))).encoded()
-                    : try VendorResponse(id: UInt8.random(in: 0...7, using: &rng), data: rng.bytes(Int.random(in: 0...8, using: &rng))).encoded()
+                    ? try RequestPacket(command: UInt8.random(in: 0...63, using: &rng), payload: rng.bytes(Int.random(in: 0...8, using: &rng))).encoded()
+                    : try ResponsePacket(id: UInt8.random(in: 0...7, using: &rng), data: rng.bytes(Int.random(in: 0...8, using: &rng))).encoded()
             } else {
                 chunk = rng.bytes(1)
             }

@@ -31,10 +31,10 @@ public final class PacketEndpoint {
     /// The layer above's answer to a request from the other side. Return nil to answer
     /// later with ``answer(_:)`` (the endpoint stays silent meanwhile). The default answers
     /// ACK_0 on the host, ending slave mode at 00 "completed", and ACK_7 on the device.
-    public var onRequest: (VendorRequest) -> VendorReply?
+    public var onRequest: (RequestPacket) -> VendorReply?
 
     private struct Outstanding {
-        var request: VendorRequest
+        var request: RequestPacket
         var extraMs: Int
         var retries: Bool
         var slave: VendorSlaveMode?
@@ -53,9 +53,9 @@ public final class PacketEndpoint {
     private var quietUntil: Int64 = .min
     private var slave: VendorSlaveMode?
     private var slaveDeadline: Int64?
-    private var lastRequest: VendorRequest?
+    private var lastRequest: RequestPacket?
     private var lastReply: VendorReply?
-    private var awaitingAnswer: VendorRequest?
+    private var awaitingAnswer: RequestPacket?
     private var pendingReply: VendorReply?
     private var events: [PacketEvent] = []
     private var sampleRate = 44100
@@ -77,7 +77,7 @@ public final class PacketEndpoint {
     public var isSending: Bool { outstanding != nil }
 
     /// The request handed up and not answered yet (when ``onRequest`` returned nil).
-    public var requestAwaitingAnswer: VendorRequest? { awaitingAnswer }
+    public var requestAwaitingAnswer: RequestPacket? { awaitingAnswer }
 
     /// Queues a request; it goes out on the next ``poll(_:)`` (after a quiet period an ACK_6
     /// asked for), and its answer or failure comes back as a ``PacketEvent``: a modem that is
@@ -93,7 +93,7 @@ public final class PacketEndpoint {
     ///   - endsSlaveMode: device only: leave slave mode once this request is answered or fails.
     public func send(command: UInt8, payload: [UInt8] = [], extraTimeoutMs: Int = 0, retries: Bool = true,
                      slaveMode: VendorSlaveMode? = nil, endsSlaveMode: Bool = false) throws(VendorPacketError) {
-        let request = VendorRequest(command: command, payload: payload)
+        let request = RequestPacket(command: command, payload: payload)
         _ = try request.encoded()
         guard isRequester, outstanding == nil else { throw .busy }
         outstanding = Outstanding(request: request, extraMs: max(0, extraTimeoutMs), retries: retries,
@@ -238,7 +238,7 @@ public final class PacketEndpoint {
         outstanding = o
     }
 
-    private func finish(with response: VendorResponse, now: Int64) {
+    private func finish(with response: ResponsePacket, now: Int64) {
         guard let o = outstanding else { return }
         if response.isNack {
             failTry(now: now)
@@ -312,7 +312,7 @@ public final class PacketEndpoint {
         }
     }
 
-    private func received(_ request: VendorRequest, on t: any VendorByteTransport, now: Int64) {
+    private func received(_ request: RequestPacket, on t: any VendorByteTransport, now: Int64) {
         statistics.packetsReceived += 1
         if request.isRetry, let last = lastRequest, let reply = lastReply,
            last.command == request.command, last.payload == request.payload {
@@ -331,7 +331,7 @@ public final class PacketEndpoint {
         }
     }
 
-    private func send(_ reply: VendorReply, to request: VendorRequest, on t: any VendorByteTransport, now: Int64) {
+    private func send(_ reply: VendorReply, to request: RequestPacket, on t: any VendorByteTransport, now: Int64) {
         lastRequest = request
         lastReply = reply
         if reply.response.isNack { statistics.nacksReturned += 1 }

@@ -87,14 +87,14 @@ public struct VendorSlaveMode: Sendable, Equatable, Hashable {
 
 /// The answer to a request, as the layer above supplies it.
 public struct VendorReply: Sendable, Equatable, Hashable {
-    public var response: VendorResponse
+    public var response: ResponsePacket
     /// Host in slave mode: this answer ends slave mode (the vendor's handler "exit" flag;
     /// the answer to 00 completed).
     public var endsSlaveMode: Bool
     /// Device: this answer puts the device in slave mode (the ACK_0 to an inventory start).
     public var entersSlaveMode: Bool
 
-    public init(_ response: VendorResponse, endsSlaveMode: Bool = false, entersSlaveMode: Bool = false) {
+    public init(_ response: ResponsePacket, endsSlaveMode: Bool = false, entersSlaveMode: Bool = false) {
         self.response = response
         self.endsSlaveMode = endsSlaveMode
         self.entersSlaveMode = entersSlaveMode
@@ -143,12 +143,12 @@ public struct VendorPacketStatistics: Sendable, Equatable {
 public enum PacketEvent: Sendable, Equatable {
     /// The answer to this endpoint's request (the request as last sent, retry bit included).
     /// A NACK reaches here only when the request was sent without retries.
-    case completed(VendorRequest, VendorResponse)
+    case completed(RequestPacket, ResponsePacket)
     /// This endpoint's request failed.
-    case failed(VendorRequest, VendorPacketError)
+    case failed(RequestPacket, VendorPacketError)
     /// A request from the other side; `duplicate` when it was a retry answered again from
     /// the last answer without asking the layer above.
-    case requestReceived(VendorRequest, duplicate: Bool)
+    case requestReceived(RequestPacket, duplicate: Bool)
     /// Slave mode started (host: its request was answered with id 0; device: its answer
     /// said so).
     case enteredSlaveMode

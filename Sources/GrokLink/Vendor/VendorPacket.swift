@@ -47,7 +47,7 @@ public enum VendorPacketLimits {
 }
 
 /// A request: host to reader, or reader to host in slave mode.
-public struct VendorRequest: Sendable, Equatable, Hashable, CustomStringConvertible {
+public struct RequestPacket: Sendable, Equatable, Hashable, CustomStringConvertible {
     /// The command number, 0...63.
     public var command: UInt8
     /// The payload, 0...250 bytes; empty selects the one-byte form on the wire.
@@ -86,7 +86,7 @@ public struct VendorRequest: Sendable, Equatable, Hashable, CustomStringConverti
 }
 
 /// A response: the answer to a request, from the reader, or from the host in slave mode.
-public struct VendorResponse: Sendable, Equatable, Hashable, CustomStringConvertible {
+public struct ResponsePacket: Sendable, Equatable, Hashable, CustomStringConvertible {
     /// The response id, 0...7: 0 is success (ACK_0), 7 a refusal (ACK_7, the vendor's NACK),
     /// 6 from a reader asks the host to stay quiet for a while (see ``PacketEndpoint``).
     public var id: UInt8
@@ -99,9 +99,9 @@ public struct VendorResponse: Sendable, Equatable, Hashable, CustomStringConvert
     }
 
     /// ACK_0: success without data (`f0` on the wire).
-    public static let ack = VendorResponse(id: 0)
+    public static let ack = ResponsePacket(id: 0)
     /// ACK_7: the vendor's NACK (`87` on the wire).
-    public static let nack = VendorResponse(id: 7)
+    public static let nack = ResponsePacket(id: 7)
 
     /// Whether this is a refusal (id 7).
     public var isNack: Bool { id == 7 }

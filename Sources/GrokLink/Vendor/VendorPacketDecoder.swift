@@ -26,8 +26,8 @@ public struct VendorPacketDecoder: Sendable, Equatable {
 
     /// A finished packet or a fault.
     public enum Output: Sendable, Equatable {
-        case request(VendorRequest)
-        case response(VendorResponse)
+        case request(RequestPacket)
+        case response(ResponsePacket)
         case fault(VendorPacketFault)
     }
 
@@ -71,7 +71,7 @@ public struct VendorPacketDecoder: Sendable, Equatable {
             case .responses:
                 let code = byte & 0x0F
                 guard (~byte >> 4) & 0x0F == code else { return .fault(.badCodeByte(byte)) }
-                if code & 0x08 == 0 { return .response(VendorResponse(id: code)) }
+                if code & 0x08 == 0 { return .response(ResponsePacket(id: code)) }
                 state = .length
                 return nil
             }
@@ -95,9 +95,9 @@ public struct VendorPacketDecoder: Sendable, Equatable {
             guard byte == expected else { return .fault(.badCRC(received: byte, expected: expected)) }
             switch expecting {
             case .requests:
-                return .request(VendorRequest(command: header & 0x3F, payload: body, isRetry: header & 0x40 != 0))
+                return .request(RequestPacket(command: header & 0x3F, payload: body, isRetry: header & 0x40 != 0))
             case .responses:
-                return .response(VendorResponse(id: header & 0x07, data: body))
+                return .response(ResponsePacket(id: header & 0x07, data: body))
             }
         }
     }

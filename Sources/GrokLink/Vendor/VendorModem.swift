@@ -17,7 +17,7 @@ public enum VendorModemState: Sendable, Equatable, CustomStringConvertible {
     case awaitingRequest
     /// Device: sending the 3150 Hz request, listening for the host's answer.
     case requesting
-    /// Phase 1A at a rate other than 44.1 kHz: the host sends 960 Hz, the reader answers
+    /// Phase 1A at a rate other than 44.1 kHz: the host sends 958 Hz, the reader answers
     /// 2666.66 Hz.
     case announcingRate
     /// Phase 1A when the host sends non-symmetric: the host sends 400 Hz, the reader answers
@@ -352,7 +352,7 @@ public final class VendorModem: VendorByteTransport, CablePeer {
             targetMeanings.append(.answer(s.samplesPerBit))
         }
         if state != .announcingRate {
-            frequencies.append(960)
+            frequencies.append(958)
             targetMeanings.append(.rateAnnouncement)
         }
         if state != .announcingNonSymmetric && state != .announcingRate {

@@ -151,9 +151,9 @@ public enum VendorHandshakeTones {
     /// The reader's request tone: the host connects only after hearing it.
     public static let requestHz = 3150.0
     /// Host, at any rate but 44.1 kHz: "I run at another rate" (phase increment
-    /// 0x77c000000 / rate, that is 960 Hz).
+    /// 0x77c000000 / rate, that is 958 << 25 / rate: 958 Hz).
     public static func rateAnnouncement(sampleRate: Int) -> VendorTone {
-        VendorTone(phaseIncrement: UInt32(0x7_7C00_0000 / UInt64(sampleRate)), nominalHz: 960, sampleRate: sampleRate)
+        VendorTone(phaseIncrement: UInt32(0x7_7C00_0000 / UInt64(sampleRate)), nominalHz: 958, sampleRate: sampleRate)
     }
     /// The reader's answer to ``rateAnnouncement(sampleRate:)``: 2666.66 Hz.
     public static let rateAcknowledgementHz = 2666.66

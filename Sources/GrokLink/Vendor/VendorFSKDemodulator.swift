@@ -115,22 +115,55 @@ public struct VendorFSKDemodulator: Sendable {
 
     /// Consumes `input`, appending every byte completed in it to `bytes`.
     public mutating func process(_ input: UnsafeBufferPointer<Float>, into bytes: inout [Byte]) {
-        for x in input { step(Double(x), &bytes) }
+        // The ring is moved out for the loop (no copy: it is unique), so the loop works on
+        // raw pointers without uniqueness or bounds checks.
+        var ringStorage = ring
+        ring = []
+        defer { ring = ringStorage }
+        ringStorage.withUnsafeMutableBufferPointer { ringBuffer in
+            oneCos.withUnsafeBufferPointer { oc in
+                oneSin.withUnsafeBufferPointer { os in
+                    zeroCos.withUnsafeBufferPointer { zc in
+                        zeroSin.withUnsafeBufferPointer { zs in
+                            inverseGram.withUnsafeBufferPointer { g in
+                                let p = Pointers(ring: ringBuffer.baseAddress!, oneCos: oc.baseAddress!, oneSin: os.baseAddress!,
+                                                 zeroCos: zc.baseAddress!, zeroSin: zs.baseAddress!, gram: g.baseAddress!,
+                                                 onePeriod: oc.count, zeroPeriod: zc.count)
+                                for x in input { step(Double(x), p, &bytes) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The tables and the ring, as raw pointers for the per-sample loop.
+    private struct Pointers {
+        let ring: UnsafeMutablePointer<Double>
+        let oneCos: UnsafePointer<Double>
+        let oneSin: UnsafePointer<Double>
+        let zeroCos: UnsafePointer<Double>
+        let zeroSin: UnsafePointer<Double>
+        let gram: UnsafePointer<Double>
+        let onePeriod: Int
+        let zeroPeriod: Int
     }
 
     @inline(__always)
-    private mutating func step(_ x: Double, _ bytes: inout [Byte]) {
+    private mutating func step(_ x: Double, _ p: Pointers, _ bytes: inout [Byte]) {
+        let ring = p.ring
         // 1. DC blocker.
         let y = x - dcX + dcPole * dcY
         dcX = x
         dcY = y
         // 2. Correlators.
-        let oc = y * oneCos[onePhase], os = y * oneSin[onePhase]
-        let zc = y * zeroCos[zeroPhase], zs = y * zeroSin[zeroPhase]
+        let oc = y * p.oneCos[onePhase], os = y * p.oneSin[onePhase]
+        let zc = y * p.zeroCos[zeroPhase], zs = y * p.zeroSin[zeroPhase]
         onePhase += 1
-        if onePhase == oneCos.count { onePhase = 0 }
+        if onePhase == p.onePeriod { onePhase = 0 }
         zeroPhase += 1
-        if zeroPhase == zeroCos.count { zeroPhase = 0 }
+        if zeroPhase == p.zeroPeriod { zeroPhase = 0 }
         let base = 4 * ringPos
         oneRe += oc - ring[base]
         oneIm += os - ring[base + 1]
@@ -144,7 +177,7 @@ public struct VendorFSKDemodulator: Sendable {
         if ringPos == spb {
             ringPos = 0
             // Re-sum once a bit so rounding never accumulates.
-            if (now / Int64(spb)) % 4096 == 0 { resum() }
+            if (now / Int64(spb)) % 4096 == 0 { resum(ring) }
         }
         if filled < spb { filled += 1 }
         let t = now
@@ -153,7 +186,7 @@ public struct VendorFSKDemodulator: Sendable {
         let m = 16 * patternPhase
         patternPhase += 1
         if patternPhase == patternLength { patternPhase = 0 }
-        let g = inverseGram
+        let g = p.gram
         let c0 = g[m] * oneRe + g[m + 1] * oneIm + g[m + 2] * zeroRe + g[m + 3] * zeroIm
         let c1 = g[m + 4] * oneRe + g[m + 5] * oneIm + g[m + 6] * zeroRe + g[m + 7] * zeroIm
         let c2 = g[m + 8] * oneRe + g[m + 9] * oneIm + g[m + 10] * zeroRe + g[m + 11] * zeroIm
@@ -298,7 +331,7 @@ public struct VendorFSKDemodulator: Sendable {
         return inv
     }
 
-    private mutating func resum() {
+    private mutating func resum(_ ring: UnsafeMutablePointer<Double>) {
         var r1 = 0.0, i1 = 0.0, r0 = 0.0, i0 = 0.0
         for k in 0..<spb {
             r1 += ring[4 * k]

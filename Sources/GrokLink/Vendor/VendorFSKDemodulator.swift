@@ -61,6 +61,8 @@ public struct VendorFSKDemodulator: Sendable {
     private var oneLevel = 1.0
     private var zeroLevel = 1.0
     private var levelsLearned = false
+    /// Whether the "0" level has been measured once.
+    private var zeroPrimed = false
     // Decisions.
     private var previousD = 0.0
     private var armed = false
@@ -112,6 +114,8 @@ public struct VendorFSKDemodulator: Sendable {
 
     /// The soft decision at the last sample: +1 a clean "1" bit just ended, -1 a "0".
     public var softDecision: Double { previousD }
+    /// The "0" tone's amplitude at the last sample relative to its learned level.
+    public private(set) var zeroShare = 0.0
 
     /// Consumes `input`, appending every byte completed in it to `bytes`.
     public mutating func process(_ input: UnsafeBufferPointer<Float>, into bytes: inout [Byte]) {
@@ -196,8 +200,13 @@ public struct VendorFSKDemodulator: Sendable {
         let u1 = a1 / oneLevel
         let u0 = a0 / zeroLevel
         let total = u1 + u0
-        let d = total > 1e-12 ? (u1 - u0) / total : 0
+        // Until a "1" has been seen its level is unknown (a band limit may have cut it by
+        // 11 dB), so the first start bit is found by the "0" tone going away alone.
+        let d = levelsLearned
+            ? (total > 1e-12 ? (u1 - u0) / total : 0)
+            : Swift.max(-1, Swift.min(1, 1 - 2 * u0))
         defer { previousD = d }
+        zeroShare = u0
         guard filled == spb else { return }
         // 4./5. Bytes.
         if inByte {
@@ -212,10 +221,13 @@ public struct VendorFSKDemodulator: Sendable {
             }
             return
         }
-        if d < -0.3 {
+        // Idle: the line sits on the "0" tone. Before any level is known, that is the "0"
+        // tone clearly above the "1" (raw amplitudes; the fit has removed the leak).
+        let idle = zeroPrimed ? d < -0.3 : (a0 > 4 * a1 && a0 > 1e-6)
+        if idle {
             idleRun += 1
             if idleRun >= idleNeeded { armed = true }
-            if idleRun % spb == 0 { learnZero(a0) }
+            if idleRun % spb == 0 || !zeroPrimed { learnZero(a0) }
         } else {
             idleRun = 0
         }
@@ -288,6 +300,10 @@ public struct VendorFSKDemodulator: Sendable {
 
     private mutating func learnZero(_ a0: Double) {
         guard a0 > 1e-9 else { return }
+        if !zeroPrimed {
+            zeroLevel = a0
+            zeroPrimed = true
+        }
         zeroLevel += 0.125 * (a0 - zeroLevel)
         if !levelsLearned { oneLevel = zeroLevel }
     }

@@ -8,6 +8,10 @@ import Testing
 
 @Suite("Vendor modem and foreign audio")
 struct VendorForeignAudioTests {
+    /// Seconds of each foreign signal: short in the suite; scripts/foreign-audio.sh runs the
+    /// ten-minute campaigns by setting GROKCTL_FOREIGN_AUDIO_SECONDS=600.
+    static let seconds: Double? = ProcessInfo.processInfo.environment["GROKCTL_FOREIGN_AUDIO_SECONDS"].flatMap(Double.init)
+
     @Test("no connection on white noise at several levels", arguments: [0.001, 0.05, 0.5])
     func noise(level: Double) throws {
         var rng = SplitMix64(seed: 42)
@@ -16,14 +20,14 @@ struct VendorForeignAudioTests {
             var s = 0.0
             for _ in 0..<4 { s += Double(rng.next() % 20001) / 10000 - 1 }
             return Float(s / 2 * level)
-        }, seconds: 20)
+        }, seconds: Self.seconds ?? 20)
         #expect(!connected)
         #expect(host.statistics.handshakes == 0)
     }
 
     @Test("no connection on silence")
     func silence() throws {
-        let (connected, host) = try hostConnects(on: { _ in 0 }, seconds: 10)
+        let (connected, host) = try hostConnects(on: { _ in 0 }, seconds: Self.seconds ?? 10)
         #expect(!connected)
         #expect(host.state == .awaitingRequest)
     }
@@ -46,7 +50,7 @@ struct VendorForeignAudioTests {
             var s = 0.0
             for (k, f) in chord.enumerated() { s += sin(2 * Double.pi * f * Double(t) / 44_100) / Double(k + 2) }
             return Float(s * 0.5)
-        }, seconds: 30)
+        }, seconds: Self.seconds ?? 30)
         #expect(!connected)
     }
 
@@ -65,7 +69,7 @@ struct VendorForeignAudioTests {
             }
             phase += 2 * Double.pi * (bit ? f1 : f0) / 44_100
             return Float(sin(phase) * 0.7)
-        }, seconds: 30)
+        }, seconds: Self.seconds ?? 30)
         #expect(!connected)
     }
 
@@ -79,7 +83,7 @@ struct VendorForeignAudioTests {
     func minimodemFSK(baud: String) throws {
         let samples = try Self.minimodemSamples(baud: baud, text: String(repeating: "The quick brown fox 0123456789 ", count: 40))
         #expect(samples.count > 44_100)
-        let (connected, _) = try hostConnects(on: { samples[$0 % samples.count] }, seconds: 20)
+        let (connected, _) = try hostConnects(on: { samples[$0 % samples.count] }, seconds: Self.seconds ?? 20)
         #expect(!connected)
     }
 

@@ -184,3 +184,20 @@ struct VendorHandshakeTests {
         #expect(host.statistics.bytesDroppedNotConnected == 3)
     }
 }
+
+@Suite("Vendor modem error rule")
+struct VendorModemErrorRuleTests {
+    @Test("more than four errors reported within about a second of good windows drop the link; four do not")
+    func tooManyErrors() throws {
+        let bench = try VendorBench()
+        #expect(try bench.connect(samplesPerBit: 12))
+        for _ in 0..<4 { bench.host.countError() }
+        try bench.run(seconds: 1.2) { false }
+        #expect(bench.host.isConnected)
+        for _ in 0..<5 { bench.host.countError() }
+        #expect(try bench.run(seconds: 1.2) { !bench.host.isConnected })
+        #expect(bench.host.statistics.errorDrops == 1)
+        #expect(bench.host.drainEvents().contains { if case .tooManyErrors(5, _) = $0 { true } else { false } })
+        #expect(try bench.run(seconds: 2) { bench.host.isConnected })
+    }
+}

@@ -52,6 +52,9 @@ public enum VendorModemEvent: Sendable, Equatable {
     case handshakeGaveUp(phase: VendorModemState, at: Int64)
     /// Connected, the carrier was missing for five windows in a row: back to the handshake.
     case carrierLost(at: Int64)
+    /// Connected, the layer above reported more than four errors within about a second
+    /// (``VendorModem/countError()``): back to the handshake, as the vendor does.
+    case tooManyErrors(count: Int, at: Int64)
 }
 
 /// Counters since the modem was created.
@@ -67,6 +70,8 @@ public struct VendorModemStatistics: Sendable, Equatable {
     /// Handshake phases abandoned after 80 windows.
     public var handshakeGiveUps = 0
     public var carrierLosses = 0
+    /// Connections dropped for more than four reported errors in about a second.
+    public var errorDrops = 0
     /// Samples from the handshake's start (host: opening or dropping back; device: starting
     /// its request) to the last connection.
     public var lastHandshakeSamples: Int64?
@@ -148,6 +153,9 @@ public final class VendorModem: VendorByteTransport, CablePeer {
     /// Device: what each listened-for target means.
     private enum Target { case answer(Int), rateAnnouncement, nonSymmetric, tone }
     private var targetMeanings: [Target] = []
+    /// Errors reported since the last check, and good windows until the next check.
+    private var recentErrors = 0
+    private var errorCheckCountdown = 0
 
     /// Creates one end of the cable.
     ///
@@ -191,6 +199,14 @@ public final class VendorModem: VendorByteTransport, CablePeer {
     public func stop() {
         guard role == .device else { return }
         enter(.closed)
+    }
+
+    /// The layer above reports an error on the link (a bad packet). Connected, more than four
+    /// within `sampleRate / 1260` good windows (about a second) drop the link back to the
+    /// handshake: the vendor's `ByteProtocolCountError` rule. Ignored when not connected.
+    public func countError() {
+        guard isConnected else { return }
+        recentErrors += 1
     }
 
     /// Events since the last call, oldest first.
@@ -328,6 +344,8 @@ public final class VendorModem: VendorByteTransport, CablePeer {
             window.listen(for: [idleHz(s)])
             statistics.handshakes += 1
             statistics.lastHandshakeSamples = now - handshakeStart
+            recentErrors = 0
+            errorCheckCountdown = sampleRate / vendorHandshakeWindow
         }
         if previous != next { events.append(.stateChanged(from: previous, to: next, at: now)) }
     }
@@ -474,6 +492,18 @@ public final class VendorModem: VendorByteTransport, CablePeer {
         }
         if present {
             misses = 0
+            errorCheckCountdown -= 1
+            if errorCheckCountdown <= 0 {
+                let errors = recentErrors
+                recentErrors = 0
+                errorCheckCountdown = sampleRate / vendorHandshakeWindow
+                if errors > 4 {
+                    statistics.errorDrops += 1
+                    events.append(.tooManyErrors(count: errors, at: now))
+                    modulator.dropQueue()
+                    restartHandshake()
+                }
+            }
             return
         }
         misses += 1

@@ -296,7 +296,10 @@ public final class VendorModem: VendorByteTransport, CablePeer {
             modulator.setCarrier(.silence)
             demodulator = nil
             setting = nil
-            window.listen(for: [VendorHandshakeTones.requestHz])
+            // Sending non-symmetric, the vendor host also takes a request at twice the sign
+            // changes (6300 Hz).
+            window.listen(for: configuration.sendNonSymmetric && role == .host
+                ? [VendorHandshakeTones.requestHz, 2 * VendorHandshakeTones.requestHz] : [VendorHandshakeTones.requestHz])
         case .requesting:
             modulator.setCarrier(.tone(VendorTone(hz: Int(VendorHandshakeTones.requestHz), sampleRate: sampleRate)))
             demodulator = nil
@@ -313,8 +316,7 @@ public final class VendorModem: VendorByteTransport, CablePeer {
         case .announcingNonSymmetric:
             if role == .host {
                 modulator.setCarrier(.tone(VendorHandshakeTones.nonSymmetricAnnouncement(sampleRate: sampleRate)))
-                window.listen(for: [VendorHandshakeTones.nonSymmetricAcknowledgementHz,
-                                    2 * VendorHandshakeTones.nonSymmetricAcknowledgementHz])
+                window.listen(for: [VendorHandshakeTones.nonSymmetricAcknowledgementHz])
             } else {
                 modulator.setCarrier(.tone(tone(hz: VendorHandshakeTones.nonSymmetricAcknowledgementHz)))
                 listenForHostAnnouncements()
@@ -409,7 +411,7 @@ public final class VendorModem: VendorByteTransport, CablePeer {
         case (_, .closed):
             return
         case (.host, .awaitingRequest):
-            if count((shares.first ?? 0) >= share, needed: configuration.requestWindows, canGiveUp: false) {
+            if count(shares.contains { $0 >= share }, needed: configuration.requestWindows, canGiveUp: false) {
                 hostAfterRequest()
             }
         case (.host, .announcingNonSymmetric):

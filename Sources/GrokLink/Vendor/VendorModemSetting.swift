@@ -161,8 +161,8 @@ public enum VendorHandshakeTones {
     public static func nonSymmetricAnnouncement(sampleRate: Int) -> VendorTone {
         VendorTone(phaseIncrement: UInt32(0x3_2000_0000 / UInt64(sampleRate)), nominalHz: 400, sampleRate: sampleRate)
     }
-    /// The reader's answer to ``nonSymmetricAnnouncement(sampleRate:)``: 3675 Hz (the host also
-    /// accepts twice the sign changes, 7350 Hz).
+    /// The reader's answer to ``nonSymmetricAnnouncement(sampleRate:)``: 3675 Hz, read from the
+    /// code (210 ± 3 sign changes a window at 44.1 kHz); not yet seen from a real reader.
     public static let nonSymmetricAcknowledgementHz = 3675.0
 
     /// The sign changes the vendor host expects per window for a reader tone of `hz`:

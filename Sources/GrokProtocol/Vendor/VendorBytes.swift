@@ -105,6 +105,10 @@ struct VendorReader {
 public enum VendorWireLimits {
     /// The largest payload of a long packet (its length byte; the vendor host refuses more).
     public static let maxPayloadBytes = 250
+    /// The largest response data a one-byte length can announce. (The library's receive
+    /// buffers are larger for some answers: 270 bytes for detailed antenna tuning, 160 for
+    /// configurations; whether a reader ever sends more than 255 is unknown.)
+    public static let maxResponseBytes = 255
     /// EPC lengths the vendor host accepts in reader packets (bytes).
     public static let epcBytes: ClosedRange<Int> = 4...27
 }

@@ -340,6 +340,11 @@ public struct VendorInventoryStart: Sendable, Hashable {
         for (name, value) in [("maxTidBytes", maxTidBytes), ("maxUserBytes", maxUserBytes), ("maxReservedBytes", maxReservedBytes)] {
             try checkRange("inventory." + name, Int(value), 0...Int(Self.maxMemoryBankBytes))
         }
+        // The library never sends a minimum above its maximum (it lowers it: 0x149fe).
+        for (name, value, maximum) in [("minTidBytes", minTidBytes, maxTidBytes), ("minUserBytes", minUserBytes, maxUserBytes),
+                                       ("minReservedBytes", minReservedBytes, maxReservedBytes)] {
+            try checkRange("inventory." + name, Int(value), 0...Int(maximum))
+        }
     }
 }
 

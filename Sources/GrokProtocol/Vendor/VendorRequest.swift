@@ -277,8 +277,8 @@ public enum VendorResponse: Sendable, Hashable {
         case .scanWide(let values): return values
         case .inventoryError(let error): w.u8(error.code)
         }
-        guard w.bytes.count <= VendorWireLimits.maxPayloadBytes else {
-            throw .tooLong(field: "response data", length: w.bytes.count, limit: VendorWireLimits.maxPayloadBytes)
+        guard w.bytes.count <= VendorWireLimits.maxResponseBytes else {
+            throw .tooLong(field: "response data", length: w.bytes.count, limit: VendorWireLimits.maxResponseBytes)
         }
         return w.bytes
     }

@@ -287,11 +287,14 @@ public enum VendorReaderPacket: Sendable, Hashable {
         let length = fixed96 ? 12 : Int(try r.u8("tagRecord.epcLength"))
         try checkRange("tagRecord.epcLength", length, VendorWireLimits.epcBytes)
         record.epc = try r.raw(length, "tagRecord.epc")
-        if context.readsTid { record.tid = try r.raw(Int(try r.u8("tagRecord.tidLength")), "tagRecord.tid") }
-        if context.readsUser { record.user = try r.raw(Int(try r.u8("tagRecord.userLength")), "tagRecord.user") }
-        if context.readsReserved {
-            record.reserved = try r.raw(Int(try r.u8("tagRecord.reservedLength")), "tagRecord.reserved")
+        func bank(_ name: String) throws(VendorCommandError) -> [UInt8] {
+            let count = Int(try r.u8("tagRecord.\(name)Length"))
+            try checkRange("tagRecord.\(name).count", count, 0...Int(VendorInventoryStart.maxMemoryBankBytes))
+            return try r.raw(count, "tagRecord.\(name)")
         }
+        if context.readsTid { record.tid = try bank("tid") }
+        if context.readsUser { record.user = try bank("user") }
+        if context.readsReserved { record.reserved = try bank("reserved") }
         return record
     }
 

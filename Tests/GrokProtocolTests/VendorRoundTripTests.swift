@@ -166,7 +166,7 @@ struct VendorRoundTripTests {
             let mask = gen.bytes(0...2)
             let answer: VendorSlaveAnswer = switch gen.int(0...4) {
             case 0: .ack(mask: mask)
-            case 1: .stop
+            case 1: .stop(mask: mask)
             case 2: .pause(ms: gen.u16())
             case 3: .nack
             default: .access(mask: mask, gen.access())

@@ -80,7 +80,7 @@ struct VendorSlaveModeTests {
         #expect(VendorAckMask.byteCount(records: 8) == 1 && VendorAckMask.byteCount(records: 9) == 2)
         #expect(try VendorAckMask.encode(flagged: [false, true, false, false, false, false, false, true], anyBit0: true) == [0x05])
         #expect(try VendorAckMask.encode(flagged: Array(repeating: true, count: 9), anyBit0: false) == [0xfe, 0x03])
-        #expect(VendorSlaveAnswer.stop.code == 1 && VendorSlaveAnswer.nack.code == 7)
+        #expect(VendorSlaveAnswer.stop(mask: []).code == 1 && VendorSlaveAnswer.nack.code == 7)
     }
 
     @Test("Piggybacked tag accesses have their answer ids and layouts")

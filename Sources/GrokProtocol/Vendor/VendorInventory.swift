@@ -132,8 +132,9 @@ public struct VendorInventoryStart: Sendable, Hashable {
     public var continual: Bool
     public var reportSubsequentFinds: Bool
     /// Flags bit 7: `CommandInventory`'s second argument. The AutoConfig/firmware path passes 1;
-    /// `InventoryStart` passes 1 on a first start or without a known-tag list (state +0xd5,
-    /// +0x118); the reader's first-read packets echo a flag in their bit 0. Meaning unconfirmed.
+    /// `InventoryStart` passes 1 when it "determines tag inclusion locally" and 0 when it sends
+    /// the reader a list of EPCs to ignore in ``extra`` (its debug strings at 0x210b8, 0x21100).
+    /// Inferred from those strings, not seen on the wire.
     public var flag7: Bool
     public var volumeLevel: UInt8
     public var maxRoundsPerSecond: UInt8
@@ -151,7 +152,8 @@ public struct VendorInventoryStart: Sendable, Hashable {
     /// one word is asked for.
     public var perReadWords: (first: VendorWordLocation, second: VendorWordLocation)?
     public var select: VendorSelect?
-    /// Bytes appended after the struct when there is no select block.
+    /// Bytes appended after the struct when there is no select block: the EPC ignore list
+    /// (layout not decoded; kept as bytes).
     public var extra: [UInt8]
 
     /// The largest memory-bank byte count (`RfidConfigurationGetInventoryLimits`: 0xd0).

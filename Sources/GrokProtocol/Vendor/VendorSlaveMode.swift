@@ -475,8 +475,10 @@ public enum VendorSlaveAnswer: Sendable, Hashable {
     /// Code 0. After a first read (unless its flags bit 0 is set) the data is the
     /// acknowledgement mask (``VendorAckMask``; seen `78 01 02 e3`); otherwise empty (`f0`).
     case ack(mask: [UInt8])
-    /// Code 1 (`e1`): the application stopped the inventory; the reader answers with 00 completed.
-    case stop
+    /// Code 1 (`e1` when short): the application stopped the inventory; the reader answers
+    /// with 00 completed. Answering a first read, the mask still comes first (the stop check
+    /// at 0x13438 runs after the mask is written), so the answer is then long.
+    case stop(mask: [UInt8])
     /// Code 3: pause (`stopTemporarily`): `[ms LE16]`, the requested time plus the platform's
     /// pause latency; the host then pauses its connection.
     case pause(ms: UInt16)
@@ -501,7 +503,9 @@ public enum VendorSlaveAnswer: Sendable, Hashable {
         switch self {
         case .ack(let mask):
             w.raw(mask)
-        case .stop, .nack:
+        case .stop(let mask):
+            w.raw(mask)
+        case .nack:
             break
         case .pause(let ms):
             w.u16(ms)
@@ -523,7 +527,7 @@ public enum VendorSlaveAnswer: Sendable, Hashable {
         case 0:
             self = .ack(mask: r.rest())
         case 1:
-            self = .stop
+            self = .stop(mask: r.rest())
         case 3:
             self = .pause(ms: try r.u16("pause.ms"))
         case 2, 4, 5, 6:

@@ -34,7 +34,7 @@ struct VendorCommandVectorTests {
         #expect(bytes.count == VendorReaderVersion.byteCount)
         let version = try VendorReaderVersion(decoding: bytes)
         #expect(version.protocolVersion == 20)
-        #expect(version.hardwareType == 3)
+        #expect(version.hardwareType == 3 && version.hardwareTypeName == "ProtoMicro")
         #expect(version.hardwareRevision == 6)
         #expect((version.firmwareMajor, version.firmwareMinor, version.firmwareBuild) == (1, 7, 16))
         #expect(version.maxPowerDBm == 30)

@@ -125,6 +125,20 @@ public struct VendorReaderVersion: Sendable, Hashable {
     public var maxPowerDBm: Double { VendorUnits.dBm(powerByte: maxPowerByte) }
     /// The maximum sensitivity in dB (negative).
     public var maxSensitivityDB: Int { -Int(minusMaxSensitivity) }
+    /// The library's name for the hardware type (`DeviceGetHardwareTypeName` 0x1bcf0, pointer
+    /// table at 0x29be0): 1 ProtoSilabs, 2 ProtoRoger, 3 ProtoMicro, 4 ProtoArnie, 5 GR-1;
+    /// anything else "Illegal Device #".
+    public var hardwareTypeName: String {
+        switch hardwareType {
+        case 1: "ProtoSilabs"
+        case 2: "ProtoRoger"
+        case 3: "ProtoMicro"
+        case 4: "ProtoArnie"
+        case 5: "GR-1"
+        default: "Illegal Device #"
+        }
+    }
+
     /// The software type, if it is one the library names.
     public var software: VendorSoftwareType? { VendorSoftwareType(rawValue: softwareType) }
 

@@ -1,0 +1,1 @@
+/* vendorhost demod: replaced once the receive path is mapped. */

@@ -1,0 +1,21 @@
+/* The harness's controls for the stand-in libOpenSLES.so (fake_opensles.c). */
+#ifndef VENDOR_INTEROP_FAKE_OPENSLES_H
+#define VENDOR_INTEROP_FAKE_OPENSLES_H
+#include <stddef.h>
+#include <stdint.h>
+
+struct fakesl_stats {
+    uint64_t samples_out, samples_in, underruns;
+    int input_eof;
+};
+
+/* in/out: file descriptors of raw s16le mono streams (-1: silence / discard);
+ * realtime: pace the sample clock to the wall clock (0: as fast as possible). */
+void fakesl_configure(int in_fd, int out_fd, int realtime);
+/* Called on the clock thread with each block of samples sent (tx) and received (rx). */
+void fakesl_set_tap(void (*fn)(const int16_t *tx, const int16_t *rx, int n, void *ctx), void *ctx);
+uint64_t fakesl_samples_played(void);
+uint32_t fakesl_sample_rate(void);
+void fakesl_stats(struct fakesl_stats *s);
+int fakesl_input_exhausted(void);
+#endif

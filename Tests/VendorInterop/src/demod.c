@@ -1,1 +1,77 @@
-/* vendorhost demod: replaced once the receive path is mapped. */
+/* vendorhost demod: the vendor library's receive path as a benchmark anchor.
+ *
+ * A recording of what a reader sends (s16le mono; it should start with the reader's
+ * handshake: the request tone, then the idle tone of the chosen samples per bit, then
+ * the bytes) is fed through the stand-in OpenSL ES recorder as fast as the CPU allows,
+ * into the library's own recorder callback, which hands each buffer to
+ * ByteProtocol_Helper_HandleReceiveBuffer. The library's handshake runs on the samples
+ * (it answers through its player, which plays into nothing), so by the time the bytes
+ * arrive its modem is connected at the recording's samples per bit.
+ *
+ * Printed (one JSON object on stdout): audio seconds, CPU seconds spent inside the
+ * library's recorder callback (the receive path alone: thread CPU time measured around
+ * each call) and in the whole process, and what the library's statistics counted. */
+#define _GNU_SOURCE
+#include "fake_jni.h"
+#include "fake_opensles.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+extern int vendorhost_rate(void), vendorhost_spb(void);
+extern void *vendorhost_sym(const char *name);
+extern void *vendorhost_env(void), *vendorhost_class(void);
+
+static double process_cpu(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+static double wall(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int demod_main(const char *path, int chunk) {
+    (void)chunk;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) { perror(path); return 2; }
+    struct stat st;
+    fstat(fd, &st);
+    double audio_seconds = (double)st.st_size / 2.0 / vendorhost_rate();
+    fakesl_configure(fd, -1, 0);
+    void *env = vendorhost_env(), *cls = vendorhost_class();
+    void (*bpinit)(void *, void *) = vendorhost_sym("Java_com_ugrokit_api_Jni_ByteProtocolInit");
+    bpinit(env, cls);
+    void (*open_conn)(void *, void *, unsigned char, int, int, int, int, unsigned char, int, int, int, int, int, int,
+                      void *) = vendorhost_sym("Java_com_ugrokit_api_Jni_CommandOpenConnection");
+    double c0 = process_cpu(), w0 = wall();
+    open_conn(env, cls, 0, vendorhost_spb(), vendorhost_rate(), 0, 0, 0, 0, 0, 1, 256, 1, 256, NULL);
+    while (!fakesl_input_exhausted()) usleep(2000);
+    double c1 = process_cpu(), w1 = wall();
+    struct fakesl_stats s;
+    fakesl_stats(&s);
+    unsigned int pstats[16] = {0}, bstats[64] = {0};
+    void (*pget)(void *) = vendorhost_sym("PacketProtocolGetConnectionStatistics");
+    void (*bget)(void *) = vendorhost_sym("ByteProtocolGetConnectionStatistics");
+    pget(pstats);
+    bget(bstats);
+    printf("{\"mode\":\"demod\",\"recording\":\"%s\",\"rate\":%d,\"spb\":%d,\"audio_seconds\":%.4f,"
+           "\"receive_cpu_seconds\":%.6f,\"send_cpu_seconds\":%.6f,\"process_cpu_seconds\":%.6f,\"wall_seconds\":%.4f,"
+           "\"receive_cpu_per_audio_second\":%.6f,\"bytes_received\":%u,\"bytes_sent\":%u,\"packet_statistics\":[",
+           path, vendorhost_rate(), vendorhost_spb(), audio_seconds, s.rx_cpu_ns / 1e9, s.tx_cpu_ns / 1e9, c1 - c0,
+           w1 - w0, s.rx_cpu_ns / 1e9 / audio_seconds, bstats[3], bstats[2]);
+    for (int i = 0; i < 9; i++) printf("%s%u", i ? "," : "", pstats[i]);
+    printf("],\"byte_statistics\":[");
+    for (int i = 0; i < 16; i++) printf("%s%u", i ? "," : "", bstats[i]);
+    printf("]}\n");
+    fflush(stdout);
+    _exit(0);
+}

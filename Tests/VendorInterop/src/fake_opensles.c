@@ -66,7 +66,13 @@ static struct fobj *player, *recorder;
 static int out_fd = -1, in_fd = -1, paced = 1, started;
 static uint32_t stream_rate = 44100;
 static pthread_t clock_thread, reader_thread;
-static volatile uint64_t samples_out, samples_in, underruns;
+static volatile uint64_t samples_out, samples_in, underruns, rx_cpu_ns, tx_cpu_ns;
+
+static uint64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 static volatile int stopping;
 
 /* Input ring, filled by the reader thread from in_fd. */
@@ -109,6 +115,8 @@ void fakesl_stats(struct fakesl_stats *s) {
     s->samples_in = samples_in;
     s->underruns = underruns;
     s->input_eof = in_eof && ring_r == ring_w;
+    s->rx_cpu_ns = rx_cpu_ns;
+    s->tx_cpu_ns = tx_cpu_ns;
 }
 int fakesl_input_exhausted(void) { return in_eof && ring_r == ring_w; }
 
@@ -138,6 +146,13 @@ static void ring_take(int16_t *dst, int n) {
         if (ring_r < ring_w) {
             dst[i] = ring[ring_r % RING];
             ring_r++;
+        } else if (!paced && !in_eof) {
+            /* offline: wait for the reader rather than inventing silence */
+            pthread_mutex_unlock(&ring_lock);
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+            pthread_mutex_lock(&ring_lock);
+            i--;
         } else {
             dst[i] = 0;
             if (!in_eof) underruns++;
@@ -188,7 +203,13 @@ static void run_queue(struct fobj *o, int16_t *io, int n, int is_player) {
         bq_callback cb = o->cb;
         void *ctx = o->cb_ctx;
         pthread_mutex_unlock(&lock);
-        if (completed && cb) cb((void *)&o->vt_bq, ctx);
+        if (completed && cb) {
+            uint64_t t0 = thread_cpu_ns();
+            cb((void *)&o->vt_bq, ctx);
+            uint64_t dt = thread_cpu_ns() - t0;
+            if (is_player) tx_cpu_ns += dt;
+            else rx_cpu_ns += dt;
+        }
     }
 }
 
@@ -203,7 +224,17 @@ static void *clock_main(void *arg) {
         struct fobj *p = player, *r = recorder;
         if (p) run_queue(p, out, TICK, 1);
         else memset(out, 0, sizeof out);
-        if (in_fd >= 0) ring_take(in, TICK);
+        int recording = 0;
+        if (r) {
+            pthread_mutex_lock(&lock);
+            recording = r->state == SL_RECORDSTATE_RECORDING && r->qn > 0;
+            pthread_mutex_unlock(&lock);
+        }
+        if (!paced && !recording) {
+            /* unpaced (offline replay): input is consumed only by a running recorder */
+            memset(in, 0, sizeof in);
+            if (!r) { struct timespec ts = {0, 200000}; nanosleep(&ts, NULL); }
+        } else if (in_fd >= 0) ring_take(in, TICK);
         else memset(in, 0, sizeof in);
         if (r) run_queue(r, in, TICK, 0);
         if (tap_fn) tap_fn(out, in, TICK, tap_ctx);

@@ -7,6 +7,7 @@
 struct fakesl_stats {
     uint64_t samples_out, samples_in, underruns;
     int input_eof;
+    uint64_t rx_cpu_ns, tx_cpu_ns; /* thread CPU time spent in the library's recorder / player callbacks */
 };
 
 /* in/out: file descriptors of raw s16le mono streams (-1: silence / discard);

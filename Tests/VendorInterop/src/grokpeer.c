@@ -75,7 +75,7 @@ static int ntags;
 
 /* ---- modulator ---- */
 static int spb = 0, mode = -1;
-static double phase, tx_freq;
+static double phase, tx_freq, phase_offset;
 static uint8_t txq[4096];
 static int txq_n, txq_pos, tx_bit_sample;
 static uint16_t tx_cur_bits; /* 10-bit frame being sent, MSB first: 1, d7..d0, 0 */
@@ -119,7 +119,9 @@ static int16_t next_tx_sample(void) {
     tx_freq = f;
     phase += f / rate;
     if (phase >= 1) phase -= 1;
-    return (int16_t)lrint(32000.0 * sin(2 * M_PI * phase));
+    /* --phase-offset turns of advance (default 0): with every tone a multiple of rate/48,
+     * 1/16 makes sure no sample is exactly zero */
+    return (int16_t)lrint(32000.0 * sin(2 * M_PI * (phase + phase_offset)));
 }
 
 /* ---- handshake detector: sign changes per 1260-sample window ---- */
@@ -502,6 +504,7 @@ int main(int argc, char **argv) {
         else if (OPT("--nack-first")) nack_first = atoi(v);
         else if (OPT("--bad-crc-first")) bad_crc_first = atoi(v);
         else if (OPT("--mute-after-seconds")) mute_after = atof(v);
+        else if (OPT("--phase-offset")) phase_offset = atof(v);
         else if (OPT("--tags")) {
             const char *p = v;
             while (*p && ntags < 16) {

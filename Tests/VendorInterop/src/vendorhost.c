@@ -211,6 +211,7 @@ static void on_debug_text(const char *s) {
         if (rxn < (int)sizeof rxbuf) rxbuf[rxn++] = (unsigned char)v;
         return;
     }
+    if (opt_trace && !strncmp(s, "Byte sent: ", 11)) return;
     if (opt_trace) flush_rx();
     int count;
     const char *p = strstr(s, "SendBytes: ");
@@ -218,9 +219,10 @@ static void on_debug_text(const char *s) {
         unsigned char tx[512];
         int n = 0;
         const char *q = strstr(p, "bytes:") + 6;
-        while ((q = strchr(q, '(')) && n < (int)sizeof tx) {
-            q++;
-            if (sscanf(q, "%2x", &v) == 1) tx[n++] = (unsigned char)v;
+        int used;
+        while (n < (int)sizeof tx && sscanf(q, " %2x%n", &v, &used) == 1) {
+            tx[n++] = (unsigned char)v;
+            q += used;
         }
         struct jbuf b;
         jb_begin(&b, "tx");
@@ -284,11 +286,16 @@ static const char *state_name(int s) {
 void vendorlog_set_hook(void (*fn)(int prio, const char *text));
 static void on_library_text(const char *text) {
     on_debug_text(text);
+    if (opt_trace && !opt_debug_all && (!strncmp(text, "Byte received: ", 15) || !strncmp(text, "Byte sent: ", 11) ||
+                                        strstr(text, "SendBytes: ")))
+        return;
     if (!opt_trace || opt_debug_all) emit_log(text);
     else if (strstr(text, "rror") || strstr(text, "etry") || strstr(text, "NACK") || strstr(text, "Martian") ||
              strstr(text, "ailure") || strstr(text, "imeout") || strstr(text, "lave") ||
              strstr(text, "moving to") || strstr(text, "Disabling") || strstr(text, "ismatch") ||
-             strstr(text, "received in") || strstr(text, "onnect"))
+             strstr(text, "received in") || strstr(text, "onnect") || strstr(text, "Reader returned") ||
+             strstr(text, "PacketProtocol") || strstr(text, "Request received") || strstr(text, "Firmware") ||
+             strstr(text, "Sending"))
         emit_log(text);
 }
 static void on_android_log(int prio, const char *text) {
@@ -330,7 +337,11 @@ jvalue_t fakejni_callback(const jmethod *m, const jvalue_t *a, const char *t, in
         if (a[0].i) tags_found++;
         pthread_mutex_unlock(&st_lock);
     } else if (!strcmp(nm, "stateCallback")) {
-        emit_args("inventory_state", "stopped,state,-", a, t, n);
+        emit_args("inventory_state", "z,state,-", a, t, n);
+        pthread_mutex_lock(&st_lock);
+        inventory_stopped++;
+        pthread_cond_broadcast(&st_cond);
+        pthread_mutex_unlock(&st_lock);
     } else if (!strcmp(nm, "historyCallback")) {
         emit_args("inventory_history", "rounds,-", a, t, n);
     } else if (!strcmp(nm, "releaseStateCallback")) {
@@ -463,7 +474,8 @@ static int open_connection(int autoconfig, int spb) {
 static void usage(void) {
     fprintf(stderr,
             "usage: vendorhost --sdk PATH [--pcm-in FILE|-] [--pcm-out FILE|-] [--events FILE] [--trace]\n"
-            "                  [--debug-all] [--rate 44100|48000] [--spb N] [--no-pace] STEP...\n"
+            "                  [--debug-all] [--rate 44100|48000] [--spb N] [--no-pace]\n"
+            "                  [--record-rx FILE] [--record-tx FILE] STEP...\n"
             "       vendorhost demod --sdk PATH --pcm-in FILE [--spb N] [--rate R] [--trace]\n"
             "steps:\n"
             "  connect [SPB] [TIMEOUT]      open the connection (no AutoConfig), wait for CONNECTED\n"
@@ -515,7 +527,13 @@ static int inventory_start(int preset) {
 }
 static void inventory_stop(void) {
     unsigned char (*stop)(void *, void *, long long) = JNI("InventoryStop");
+    pthread_mutex_lock(&st_lock);
+    int before = inventory_stopped;
+    pthread_mutex_unlock(&st_lock);
     unsigned char ok = stop(env, jni_class, inv_handle);
+    emit_simple("inventory_stop_called", "\"ok\":%s", ok ? "true" : "false");
+    /* the library reports the end through its state callback once the reader completed */
+    wait_flag(&inventory_stopped, before + 1, 8);
     emit_simple("inventory_stopped", "\"ok\":%s", ok ? "true" : "false");
     inv_handle = 0;
 }
@@ -721,11 +739,12 @@ static int run_steps(int argc, char **argv) {
     return failures;
 }
 
-/* ---- the receive-path benchmark ---- */
-static double cpu_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+/* ---- recordings of both directions ---- */
+static FILE *rec_rx, *rec_tx;
+static void tap(const int16_t *tx, const int16_t *rx, int n, void *ctx) {
+    (void)ctx;
+    if (rec_tx) fwrite(tx, 2, (size_t)n, rec_tx);
+    if (rec_rx) fwrite(rx, 2, (size_t)n, rec_rx);
 }
 
 int demod_main(const char *path, int chunk);
@@ -746,6 +765,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(o, "--spb") && i + 1 < argc) opt_spb = atoi(argv[++i]);
         else if (!strcmp(o, "--chunk") && i + 1 < argc) chunk = atoi(argv[++i]);
         else if (!strcmp(o, "--trace")) opt_trace = 1;
+        else if (!strcmp(o, "--record-rx") && i + 1 < argc) rec_rx = fopen(argv[++i], "wb");
+        else if (!strcmp(o, "--record-tx") && i + 1 < argc) rec_tx = fopen(argv[++i], "wb");
         else if (!strcmp(o, "--debug-all")) opt_debug_all = 1;
         else if (!strcmp(o, "--no-pace")) opt_paced = 0;
         else if (!strcmp(o, "--help")) usage();
@@ -762,6 +783,7 @@ int main(int argc, char **argv) {
     if (pcm_in) in_fd = !strcmp(pcm_in, "-") ? 0 : open(pcm_in, O_RDONLY);
     if (pcm_in && in_fd < 0) die("cannot read %s: %s", pcm_in, strerror(errno));
     fakesl_configure(in_fd, out_fd, opt_paced);
+    if (rec_rx || rec_tx) fakesl_set_tap(tap, NULL);
 
     vendorlog_set_hook(on_android_log);
     fakejni_init();
@@ -779,6 +801,10 @@ int main(int argc, char **argv) {
     if (demod) {
         if (!pcm_in) die("demod needs --pcm-in FILE");
         close(in_fd);
+        if (opt_trace) {
+            void (*sd)(void *, void *, unsigned char) = JNI("ByteProtocolSetDebug");
+            sd(env, jni_class, 1);
+        }
         return demod_main(pcm_in, chunk);
     }
 
@@ -798,13 +824,14 @@ int main(int argc, char **argv) {
     emit_simple("done", "\"failures\":%d,\"samples_out\":%llu,\"underruns\":%llu", failures,
                 (unsigned long long)st.samples_out, (unsigned long long)st.underruns);
     fflush(events);
+    if (rec_rx) fflush(rec_rx);
+    if (rec_tx) fflush(rec_tx);
     _exit(failures ? 1 : 0); /* the library's threads are still running: leave without joining them */
 }
 
-/* Placeholder until the receive path is understood; replaced below. */
-__attribute__((weak)) int demod_main(const char *path, int chunk) {
-    (void)path; (void)chunk;
-    (void)cpu_seconds;
-    die("demod mode is not available in this build");
-    return 2;
-}
+/* for demod.c */
+int vendorhost_rate(void) { return opt_rate; }
+int vendorhost_spb(void) { return opt_spb; }
+void *vendorhost_sym(const char *name) { return sym(name); }
+void *vendorhost_env(void) { return env; }
+void *vendorhost_class(void) { return jni_class; }

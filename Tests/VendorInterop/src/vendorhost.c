@@ -453,6 +453,22 @@ static void emit_version(void) {
 }
 
 /* ---- steps ---- */
+/* The Java layer passes an image's file name and its whole text. */
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) die("cannot read %s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *b = malloc(cap);
+    size_t got;
+    while ((got = fread(b + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (n + 1 >= cap) b = realloc(b, cap *= 2);
+    }
+    fclose(f);
+    b[n] = 0;
+    return b;
+}
+
 static int hexval(int c) { return isdigit(c) ? c - '0' : tolower(c) - 'a' + 10; }
 static jo *hex_bytes(const char *h) {
     int n = (int)strlen(h) / 2;
@@ -669,7 +685,7 @@ static int run_steps(int argc, char **argv) {
             jo *(*f)(void *, void *, void *, void *) = JNI("FirmwareCheckCompatibility");
             const char *path = argv[++i];
             const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-            jo *r = f(env, jni_class, jo_string(base), jo_string(path));
+            jo *r = f(env, jni_class, jo_string(base), jo_string(slurp(path)));
             struct jbuf b;
             jb_begin(&b, "firmware_compatibility");
             jb_add(&b, ",\"result\":");
@@ -684,9 +700,10 @@ static int run_steps(int argc, char **argv) {
             const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
             signal_state(&fu_done, 0);
             emit_simple("step", "\"step\":\"firmware-update\"");
-            int rc = f(env, jni_class, jo_string(base), jo_string(path), 0, 0, jo_context("FirmwareUpdateDelegate"));
+            int rc = f(env, jni_class, jo_string(base), jo_string(slurp(path)), 0, 0, jo_context("FirmwareUpdateDelegate"));
             emit_simple("firmware_update_started", "\"rc\":%d", rc);
-            if (!wait_flag(&fu_done, 1, timeout)) { emit_simple("timeout", "\"step\":\"firmware-update\""); failures++; }
+            if (rc != 0) failures++;
+            else if (!wait_flag(&fu_done, 1, timeout)) { emit_simple("timeout", "\"step\":\"firmware-update\""); failures++; }
         } else if (!strcmp(s, "diagnostics")) {
             jo *(*f)(void *, void *, unsigned char) = JNI("GetDiagnosticData");
             jo *r = f(env, jni_class, 0);

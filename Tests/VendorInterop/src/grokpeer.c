@@ -65,7 +65,7 @@ static uint16_t crc16(const uint8_t *p, int n) {
 
 /* ---- device configuration ---- */
 static int protocol = 20, hw_type = 5, hw_rev = 6, ver[3] = {1, 8, 0}, new_ver[3] = {1, 9, 0}, sw_type = 0,
-           dev_flags = 0x80, region = 0, max_prog = 64, echo_id = 0, nack_first, bad_crc_first, antenna = 1,
+           dev_flags = 0x80, region = 0, ignore_first, max_prog = 64, echo_id = 0, nack_first, bad_crc_first, antenna = 1,
            prov_status = 1, max_power_byte = 250, minus_sens = 85, volume_levels = 4, max_tones = 8;
 static uint32_t serial = 1234567;
 static double mute_after = -1;
@@ -125,6 +125,7 @@ static int16_t next_tx_sample(void) {
 }
 
 /* ---- handshake detector: sign changes per 1260-sample window ---- */
+static int silence_windows = 105; /* 3 s */
 static int win_count, win_pos, last_sign, cand_mode = -1, cand_runs, idle_runs, low_runs;
 static void handshake_window(int changes);
 
@@ -247,6 +248,7 @@ static void handle_request(const uint8_t *p, int n) {
     ev("\"dir\":\"rx\",\"what\":\"request\",\"command\":%d,\"retry\":%d,\"payload\":\"%s\",\"bytes\":\"%s\"", cmd, retry,
        hex(pl, pn), hex(p, n));
     req_count[cmd]++;
+    if (ignore_first > 0) { ignore_first--; ev("\"ignored\":true"); return; }
     if (nack_first > 0) { nack_first--; respond_short(7); return; }
     if (bad_crc_first > 0) {
         bad_crc_first--;
@@ -463,7 +465,8 @@ static void handshake_window(int changes) {
         }
     } else if (phase_state == PH_CONNECTED) {
         if (changes < 20) {
-            if (++low_runs >= 5) reset_link("host silent", 0);
+            /* the host pauses (PauseConnection) or closes; only a long silence means it is gone */
+            if (++low_runs >= silence_windows) reset_link("host silent", 0);
         } else low_runs = 0;
     }
 }
@@ -502,9 +505,11 @@ int main(int argc, char **argv) {
         else if (OPT("--max-program-bytes")) max_prog = atoi(v);
         else if (OPT("--echo-id")) echo_id = atoi(v);
         else if (OPT("--nack-first")) nack_first = atoi(v);
+        else if (OPT("--ignore-first")) ignore_first = atoi(v);
         else if (OPT("--bad-crc-first")) bad_crc_first = atoi(v);
         else if (OPT("--mute-after-seconds")) mute_after = atof(v);
         else if (OPT("--phase-offset")) phase_offset = atof(v);
+        else if (OPT("--silence-seconds")) silence_windows = (int)(atof(v) * rate / WINDOW);
         else if (OPT("--tags")) {
             const char *p = v;
             while (*p && ntags < 16) {

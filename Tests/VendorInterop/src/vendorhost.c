@@ -516,6 +516,11 @@ static void usage(void) {
             "  test-connection [TIMEOUT]\n"
             "  geiger-sound FREQ MS CLICKRATE MAXCLICKS HISTORYMS\n"
             "  found-item-sound HZ:MS,...   found-last-item-sound HZ:MS,...\n"
+            "  provisioning-mode 0|1        host flag (GetVersion flag 01), before connect\n"
+            "  enforce-region 0|1           host flag (GetVersion flag 02/00), before connect\n"
+            "  provision-register ID SERIAL HWREV ANTENNA\n"
+            "  provision-status N | provision-antenna N | provision-hw-rev N\n"
+            "  play-sound N | pause-connection MS | temperature | test-flags A B\n"
             "  wait SECONDS                 let audio run\n"
             "  expect-tags N                fail unless N distinct tags were reported\n");
     exit(64);
@@ -569,10 +574,37 @@ static jo *tones_array(const char *spec) {
     return jo_ints(vals, n);
 }
 
+static const char *const step_names[] = {
+    "connect", "autoconfig", "disconnect", "version", "battery", "set-region", "user-has-set-region", "inventory",
+    "inventory-start", "inventory-stop", "read-tag", "write-tag", "program-tag", "lock-tag", "change-power",
+    "firmware-check", "firmware-update", "diagnostics", "tune-antenna", "test-connection", "geiger-sound",
+    "found-item-sound", "found-last-item-sound", "provisioning-mode", "enforce-region", "provision-register",
+    "provision-status", "provision-antenna", "provision-hw-rev", "play-sound", "pause-connection", "temperature",
+    "test-flags", "wait", "expect-tags", NULL};
+static int is_step_name(const char *s) {
+    for (int k = 0; step_names[k]; k++)
+        if (!strcmp(s, step_names[k])) return 1;
+    return 0;
+}
+
 static int run_steps(int argc, char **argv) {
     int failures = 0;
     for (int i = 0; i < argc; i++) {
         const char *s = argv[i];
+        {
+            /* the step and its arguments (up to the next step name) as the capture key */
+            struct jbuf b;
+            jb_begin(&b, "step_begin");
+            jb_add(&b, ",\"step\":");
+            jb_str(&b, s);
+            jb_add(&b, ",\"args\":[");
+            for (int k = i + 1, first = 1; k < argc && !is_step_name(argv[k]); k++, first = 0) {
+                if (!first) jb_add(&b, ",");
+                jb_str(&b, argv[k]);
+            }
+            jb_add(&b, "]");
+            jb_emit(&b);
+        }
 #define ARG(k) (i + (k) < argc ? argv[i + (k)] : NULL)
 #define NUMARG(k, dflt) (ARG(k) && (isdigit((unsigned char)ARG(k)[0]) || ARG(k)[0] == '-' || ARG(k)[0] == '.') ? (i++, atof(argv[i])) : (dflt))
         if (!strcmp(s, "connect") || !strcmp(s, "autoconfig")) {
@@ -738,6 +770,42 @@ static int run_steps(int argc, char **argv) {
                 JNI(!strcmp(s, "found-item-sound") ? "CommandSetFoundItemSound" : "CommandSetFoundLastItemSound");
             f(env, jni_class, tones_array(argv[++i]));
             emit_simple("step_result", "\"step\":\"%s\",\"ok\":true", s);
+        } else if (!strcmp(s, "provisioning-mode") || !strcmp(s, "enforce-region")) {
+            int v = (int)NUMARG(1, 1);
+            void (*f)(unsigned char) = sym(!strcmp(s, "provisioning-mode") ? "CommandSetProvisioningMode"
+                                                                             : "CommandSetEnforceRegionSetting");
+            f((unsigned char)v);
+            emit_simple("step_result", "\"step\":\"%s\",\"value\":%d,\"ok\":true", s, v);
+        } else if (!strcmp(s, "provision-register")) {
+            if (i + 4 >= argc) usage();
+            int (*f)(unsigned long long, unsigned, unsigned char, unsigned char) = sym("CommandProvisionRegister");
+            int rc = f(strtoull(argv[i + 1], NULL, 0), (unsigned)strtoul(argv[i + 2], NULL, 0),
+                       (unsigned char)atoi(argv[i + 3]), (unsigned char)atoi(argv[i + 4]));
+            i += 4;
+            emit_simple("step_result", "\"step\":\"provision-register\",\"result\":%d,\"ok\":%s", rc, rc ? "false" : "true");
+            if (rc) failures++;
+        } else if (!strcmp(s, "provision-status") || !strcmp(s, "provision-antenna") || !strcmp(s, "provision-hw-rev") ||
+                   !strcmp(s, "play-sound") || !strcmp(s, "pause-connection")) {
+            const char *fn = !strcmp(s, "provision-status") ? "CommandProvisionSetStatus"
+                              : !strcmp(s, "provision-antenna") ? "CommandProvisionSetAntennaType"
+                              : !strcmp(s, "provision-hw-rev") ? "CommandProvisionSetReaderHardwareRevision"
+                              : !strcmp(s, "play-sound") ? "CommandPlaySound" : "CommandPauseConnection";
+            int v = (int)NUMARG(1, 0);
+            int (*f)(int) = sym(fn);
+            int rc = f(v);
+            emit_simple("step_result", "\"step\":\"%s\",\"value\":%d,\"result\":%d,\"ok\":%s", s, v, rc, rc ? "false" : "true");
+            if (rc) failures++;
+        } else if (!strcmp(s, "temperature")) {
+            int out[8] = {0};
+            int (*f)(void *) = sym("CommandGetTemperature");
+            int rc = f(out);
+            emit_simple("temperature", "\"result\":%d,\"raw\":[%d,%d]", rc, out[0], out[1]);
+        } else if (!strcmp(s, "test-flags")) {
+            if (i + 2 >= argc) usage();
+            int (*f)(unsigned char, unsigned char) = sym("CommandSetTestFlags");
+            int rc = f((unsigned char)strtol(argv[i + 1], NULL, 0), (unsigned char)strtol(argv[i + 2], NULL, 0));
+            i += 2;
+            emit_simple("step_result", "\"step\":\"test-flags\",\"result\":%d", rc);
         } else if (!strcmp(s, "wait")) {
             sleep_seconds(NUMARG(1, 1));
         } else if (!strcmp(s, "expect-tags")) {

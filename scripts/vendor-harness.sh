@@ -43,4 +43,5 @@ gcc "${cflags[@]}" -o "$out/vendorhost" "$src/vendorhost.c" "$src/fake_jni.c" "$
     "$out/libdl.so" "$out/libstdc++.so" -Wl,--as-needed \
     -Wl,--disable-new-dtags,-rpath,'$ORIGIN' -ldl -lpthread -lm
 gcc "${cflags[@]}" -o "$out/grokpeer" "$src/grokpeer.c" -lm
+gcc "${cflags[@]}" -o "$out/tonemeter" "$src/tonemeter.c" -lm
 echo "vendor-harness: built $out/vendorhost and $out/grokpeer (vendor library: $GROKCTL_VENDOR_SDK)"

@@ -204,34 +204,59 @@ static void flush_rx(void) {
     jb_emit(&b);
     rxn = 0;
 }
+/* The packet dump in the SendBytes line is not always what goes out (in 1.7.16 it shows a
+ * stray 01 in long packets that is never sent, and the CRC covers the bytes sent), so a
+ * "tx" record is built from the "Byte sent" lines that follow it, one per byte modulated. */
+static unsigned char txbuf[512];
+static int txn, tx_expect;
+static double tx_t0;
+static char tx_dump[2048];
+static void flush_tx(void) {
+    if (!tx_expect) return;
+    struct jbuf b;
+    jb_begin(&b, "tx");
+    jb_add(&b, ",\"t0\":%.4f,\"bytes\":", tx_t0);
+    jb_hex(&b, txbuf, txn);
+    if (txn != tx_expect) jb_add(&b, ",\"incomplete\":%d", tx_expect);
+    char sent_hex[1100];
+    for (int k = 0; k < txn && 2 * k + 2 < (int)sizeof sent_hex; k++) sprintf(sent_hex + 2 * k, "%02x", txbuf[k]);
+    sent_hex[2 * (txn < 549 ? txn : 549)] = 0;
+    if (strcmp(tx_dump, sent_hex)) {
+        jb_add(&b, ",\"debug_dump\":");
+        jb_str(&b, tx_dump);
+    }
+    jb_emit(&b);
+    txn = tx_expect = 0;
+}
 static void on_debug_text(const char *s) {
     unsigned v;
-    if (opt_trace && sscanf(s, "Byte received: 0x%x", &v) == 1) {
+    if (!opt_trace) return;
+    if (sscanf(s, "Byte received: 0x%x", &v) == 1) {
         if (!rxn) rx_t0 = audio_time();
         if (rxn < (int)sizeof rxbuf) rxbuf[rxn++] = (unsigned char)v;
         return;
     }
-    if (opt_trace && !strncmp(s, "Byte sent: ", 11)) return;
-    if (opt_trace) flush_rx();
-    int count;
-    const char *p = strstr(s, "SendBytes: ");
-    if (opt_trace && p && sscanf(p, "SendBytes: %d bytes:", &count) == 1) {
-        unsigned char tx[512];
-        int n = 0;
-        const char *q = strstr(p, "bytes:") + 6;
-        int used;
-        while (n < (int)sizeof tx && sscanf(q, " %2x%n", &v, &used) == 1) {
-            tx[n++] = (unsigned char)v;
-            q += used;
-        }
-        struct jbuf b;
-        jb_begin(&b, "tx");
-        jb_add(&b, ",\"bytes\":");
-        jb_hex(&b, tx, n);
-        jb_emit(&b);
+    if (sscanf(s, "Byte sent: 0x%x", &v) == 1) {
+        if (tx_expect && txn < (int)sizeof txbuf) txbuf[txn++] = (unsigned char)v;
+        if (tx_expect && txn >= tx_expect) flush_tx();
         return;
     }
-    (void)0;
+    flush_rx();
+    int count;
+    const char *p = strstr(s, "SendBytes: ");
+    if (p && sscanf(p, "SendBytes: %d bytes:", &count) == 1) {
+        flush_tx();
+        tx_expect = count;
+        tx_t0 = audio_time();
+        /* keep the dump only where it differs from what is sent: filled in below */
+        unsigned char dump[512];
+        int n = 0, used;
+        const char *q = strstr(p, "bytes:") + 6;
+        while (n < (int)sizeof dump && sscanf(q, " %2x%n", &v, &used) == 1) { dump[n++] = (unsigned char)v; q += used; }
+        tx_dump[0] = 0;
+        for (int k = 0; k < n && 2 * k + 2 < (int)sizeof tx_dump; k++) sprintf(tx_dump + 2 * k, "%02x", dump[k]);
+        return;
+    }
 }
 static void emit_log(const char *s) {
     struct jbuf b;
@@ -904,6 +929,7 @@ int main(int argc, char **argv) {
     if (i >= argc) usage();
     int failures = run_steps(argc - i, argv + i);
     flush_rx();
+    flush_tx();
     struct fakesl_stats st;
     fakesl_stats(&st);
     emit_simple("done", "\"failures\":%d,\"samples_out\":%llu,\"underruns\":%llu", failures,

@@ -14,10 +14,13 @@ build="${1:-$root/.build/vendor-harness}"
 : "${GROKCTL_VENDOR_SDK:?GROKCTL_VENDOR_SDK must name the vendor library}"
 "$root/scripts/vendor-harness.sh" "$build"
 cap="$build/capture"
-rm -rf "$cap"
+# CAPTURE_ONLY="name ...": capture again only these sessions, keeping the others
+[[ -z "${CAPTURE_ONLY:-}" ]] && rm -rf "$cap"
 mkdir -p "$cap"
 run() { # run NAME "PEER OPTIONS" STEP...
     local name="$1" peer="$2"; shift 2
+    [[ -n "${CAPTURE_ONLY:-}" && " $CAPTURE_ONLY " != *" $name "* ]] && return 0
+    rm -rf "${cap:?}/$name"
     echo "capture: $name"
     printf '%s\n' "$peer" > "$cap/$name.peer-options"
     printf '%s\n' "$*" > "$cap/$name.steps"
@@ -41,7 +44,7 @@ run commands "" connect geiger-sound 1000 20 2.5 10 300 found-item-sound 1500:10
     wait 1 battery
 run provisioning "" provisioning-mode 1 connect provision-register 0x1122334455667788 4242 6 1 \
     provision-status 2 provision-antenna 3 provision-hw-rev 7 user-has-set-region 0 user-has-set-region 1
-run inventory-presets "$TAGS" connect inventory 2 0 inventory 2 1 inventory 2 2 inventory 2 3 inventory 2 4
+run inventory-presets "$TAGS" connect presets inventory 2 1 inventory 2 2 inventory 2 3 inventory 2 4 inventory 2 5
 run tag-access "$TAGS" connect inventory-start 1 wait 1 read-tag $E1 3 0 2 4 write-tag $E1 3 0 11112222 \
     program-tag $E1 300833b2ddd90140000000ff change-power 20 15 25 inventory-stop
 run autoconfig "" autoconfig 12 150

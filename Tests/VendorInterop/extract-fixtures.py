@@ -14,6 +14,8 @@ by the peer off the audio, identical and in the same order."""
 import hashlib
 import json
 import os
+import re
+import shutil
 import sys
 
 cap, out = sys.argv[1], sys.argv[2]
@@ -69,7 +71,8 @@ for name in sorted(os.listdir(cap)):
         problems += 1
         print("extract: %s: %d packets traced by the host, %d demodulated by the peer, not the same" %
               (name, len(host_tx), len(peer_rx)), file=sys.stderr)
-    os.makedirs(os.path.join(out, name), exist_ok=True)
+    shutil.rmtree(os.path.join(out, name), ignore_errors=True)
+    os.makedirs(os.path.join(out, name))
     for k, st in enumerate(steps):
         if st["step"] in SKIP:
             continue
@@ -97,7 +100,8 @@ for name in sorted(os.listdir(cap)):
             for key in ("host_sends", "host_sends_timed", "host_received", "peer_sent"):
                 fixture[key] = fixture[key][:400]
             fixture["truncated"] = True
-        slug = st["step"] + ("-" + "-".join(a.replace("/", "_")[-24:] for a in st["args"]) if st["args"] else "")
+        slug = st["step"] + ("-" + "-".join(os.path.basename(a)[-28:] for a in st["args"]) if st["args"] else "")
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", slug)
         with open(os.path.join(out, name, "%02d-%s.json" % (k, slug)), "w") as f:
             json.dump(fixture, f, indent=1)
             f.write("\n")

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -254,11 +255,23 @@ static void *clock_main(void *arg) {
     return NULL;
 }
 
+/* A sound card's callbacks run at real-time priority; so do ours when paced, where the
+ * system allows it (the machine may be busy building), and silently not otherwise. */
+static void realtime_priority(pthread_t t) {
+    if (!paced || getenv("FAKESL_NO_REALTIME")) return;
+    struct sched_param sp = {.sched_priority = 10};
+    if (pthread_setschedparam(t, SCHED_FIFO, &sp) != 0) trace("no real-time priority");
+}
+
 static void start_clock(void) {
     if (started) return;
     started = 1;
-    if (in_fd >= 0) pthread_create(&reader_thread, NULL, reader_main, NULL);
+    if (in_fd >= 0) {
+        pthread_create(&reader_thread, NULL, reader_main, NULL);
+        realtime_priority(reader_thread);
+    }
     pthread_create(&clock_thread, NULL, clock_main, NULL);
+    realtime_priority(clock_thread);
 }
 
 /* ---- OpenSL ES vtables ---- */

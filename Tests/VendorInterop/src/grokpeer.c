@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,7 +76,7 @@ static int ntags;
 
 /* ---- modulator ---- */
 static int spb = 0, mode = -1;
-static double phase, tx_freq, phase_offset;
+static double phase, tx_freq, phase_offset = 1.0 / 16;
 static uint8_t txq[4096];
 static int txq_n, txq_pos, tx_bit_sample;
 static uint16_t tx_cur_bits; /* 10-bit frame being sent, MSB first: 1, d7..d0, 0 */
@@ -119,13 +120,16 @@ static int16_t next_tx_sample(void) {
     tx_freq = f;
     phase += f / rate;
     if (phase >= 1) phase -= 1;
-    /* --phase-offset turns of advance (default 0): with every tone a multiple of rate/48,
-     * 1/16 makes sure no sample is exactly zero */
+    /* --phase-offset turns of advance (default 1/16): every tone here is a multiple of
+     * rate/48, so with 1/16 no sample is ever exactly zero. With 0, samples hit 0 exactly
+     * and the vendor host's receive path loses a bit now and then (a retry in about one
+     * 100-byte echo in twenty at 10 and 12 samples per bit, enough to fail AutoConfig). */
     return (int16_t)lrint(32000.0 * sin(2 * M_PI * (phase + phase_offset)));
 }
 
 /* ---- handshake detector: sign changes per 1260-sample window ---- */
-static int silence_windows = 105; /* 3 s */
+static int silence_windows = 5;
+static uint64_t pause_until;
 static int win_count, win_pos, last_sign, cand_mode = -1, cand_runs, idle_runs, low_runs;
 static void handshake_window(int changes);
 
@@ -303,6 +307,10 @@ static void handle_request(const uint8_t *p, int n) {
         pending_access_id = -2; /* marker: reset when tx drains */
         break;
     }
+    case 0x08: /* pause connection [ms LE16] */
+        respond_short(0);
+        pause_until = now + (uint64_t)((pn >= 2 ? pl[0] | pl[1] << 8 : 0) * rate / 1000.0) + (uint64_t)(0.2 * rate);
+        break;
     default:
         respond_short(0);
         break;
@@ -395,6 +403,16 @@ static void slave_step(void) {
         b[n++] = (uint8_t)el;
         memcpy(b + n, q + off + 1, (size_t)el);
         n += el;
+        if (id == 6 && q[0] == 0x02) {
+            /* change power [02][initial][min][max]: acknowledged with an empty result */
+            n = 0;
+            b[n++] = 0;
+            b[n++] = 0;
+            pending_access_n = 0;
+            ev("\"slave\":\"power_changed\",\"initial\":%d,\"min\":%d,\"max\":%d", q[1], q[2], q[3]);
+            send_request(0x06, b, n, 0);
+            return;
+        }
         if (id == 6) {
             int words = q[off + 1 + el + 3];
             for (int w = 0; w < words * 2; w++) b[n++] = (uint8_t)(0xa0 + w);
@@ -465,8 +483,9 @@ static void handshake_window(int changes) {
         }
     } else if (phase_state == PH_CONNECTED) {
         if (changes < 20) {
-            /* the host pauses (PauseConnection) or closes; only a long silence means it is gone */
-            if (++low_runs >= silence_windows) reset_link("host silent", 0);
+            /* a host that goes quiet has closed the link (it waits for our request tone
+             * again), unless it announced a pause (PauseConnection 0x08, in ms) */
+            if (++low_runs >= silence_windows && now >= pause_until) reset_link("host silent", 0);
         } else low_runs = 0;
     }
 }
@@ -528,6 +547,10 @@ int main(int argc, char **argv) {
     events = evp ? fopen(evp, "w") : stderr;
     if (!fi || !fo || !events) { perror("grokpeer"); return 2; }
     setvbuf(fo, NULL, _IONBF, 0);
+    /* a reader answers in time however busy the host machine is: real-time priority where
+     * allowed (the host side's audio threads have it too) */
+    struct sched_param sp = {.sched_priority = 10};
+    if (!getenv("GROKPEER_NO_REALTIME")) (void)sched_setscheduler(0, SCHED_FIFO, &sp);
     ev("\"peer\":\"start\",\"protocol\":%d,\"hw_rev\":%d,\"software_type\":%d,\"tags\":%d", protocol, hw_rev, sw_type, ntags);
     int16_t ib[64], ob[64];
     size_t got;

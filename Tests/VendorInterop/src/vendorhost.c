@@ -546,6 +546,7 @@ static void usage(void) {
             "  provision-register ID SERIAL HWREV ANTENNA\n"
             "  provision-status N | provision-antenna N | provision-hw-rev N\n"
             "  play-sound N | pause-connection MS | temperature | test-flags A B\n"
+            "  presets                      the library's inventory presets and limits\n"
             "  wait SECONDS                 let audio run\n"
             "  expect-tags N                fail unless N distinct tags were reported\n");
     exit(64);
@@ -605,7 +606,7 @@ static const char *const step_names[] = {
     "firmware-check", "firmware-update", "diagnostics", "tune-antenna", "test-connection", "geiger-sound",
     "found-item-sound", "found-last-item-sound", "provisioning-mode", "enforce-region", "provision-register",
     "provision-status", "provision-antenna", "provision-hw-rev", "play-sound", "pause-connection", "temperature",
-    "test-flags", "wait", "expect-tags", NULL};
+    "test-flags", "presets", "wait", "expect-tags", NULL};
 static int is_step_name(const char *s) {
     for (int k = 0; step_names[k]; k++)
         if (!strcmp(s, step_names[k])) return 1;
@@ -831,6 +832,28 @@ static int run_steps(int argc, char **argv) {
             int rc = f((unsigned char)strtol(argv[i + 1], NULL, 0), (unsigned char)strtol(argv[i + 2], NULL, 0));
             i += 2;
             emit_simple("step_result", "\"step\":\"test-flags\",\"result\":%d", rc);
+        } else if (!strcmp(s, "presets")) {
+            int (*num)(void *, void *) = JNI("RfidConfigurationGetNumInventoryTypes");
+            jo *(*name)(void *, void *, int) = JNI("RfidConfigurationGetInventoryTypeName");
+            jo *(*limits)(void *, void *) = JNI("RfidConfigurationGetInventoryLimits");
+            int n = num(env, jni_class);
+            for (int k = 0; k <= n; k++) {
+                jo *nm = name(env, jni_class, k);
+                struct jbuf b;
+                jb_begin(&b, "preset");
+                jb_add(&b, ",\"index\":%d,\"name\":", k);
+                jb_str(&b, nm ? nm->data : "");
+                jb_add(&b, ",\"defaults\":");
+                jvalue_t v = {.l = preset_config(k)};
+                jb_value(&b, '[', v);
+                jb_emit(&b);
+            }
+            struct jbuf b;
+            jb_begin(&b, "preset_limits");
+            jb_add(&b, ",\"count\":%d,\"limits\":", n);
+            jvalue_t v = {.l = limits(env, jni_class)};
+            jb_value(&b, '[', v);
+            jb_emit(&b);
         } else if (!strcmp(s, "wait")) {
             sleep_seconds(NUMARG(1, 1));
         } else if (!strcmp(s, "expect-tags")) {

@@ -76,8 +76,11 @@ for name in sorted(os.listdir(cap)):
     for k, st in enumerate(steps):
         if st["step"] in SKIP:
             continue
-        tx = [{"t": e["t0"], "bytes": e["bytes"]} for e in st["events"] if e["event"] == "tx"]
-        rx = [{"t": e["t0"], "bytes": e["bytes"]} for e in st["events"] if e["event"] == "rx"]
+        # a packet belongs to the step during which it started (its event is logged when
+        # its last byte is through, which may be after the next step began)
+        inside = lambda e: st["t0"] <= e["t0"] < st["t1"] or (k == 0 and e["t0"] < st["t0"])
+        tx = [{"t": e["t0"], "bytes": e["bytes"]} for e in host if e["event"] == "tx" and inside(e)]
+        rx = [{"t": e["t0"], "bytes": e["bytes"]} for e in host if e["event"] == "rx" and inside(e)]
         win = lambda t: st["t0"] - 0.02 <= t < st["t1"] - 0.02
         psent = [{"t": e["t"], "bytes": e["bytes"], "what": e["what"]} for e in peer if e.get("dir") == "tx" and win(e["t"])]
         fixture = {

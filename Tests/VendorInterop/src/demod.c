@@ -39,7 +39,12 @@ static double wall(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int demod_main(const char *path, int chunk) {
+/* expect_bytes (--expect-bytes, from the live session's count): the replay is "complete"
+ * when the library decoded exactly that many. A replay can end early: the library's
+ * packet layer sends its GetVersion at connect and, unanswered in a replay, retries and at
+ * last drops the link; how far the audio has run by then depends on when its threads get
+ * the CPU. Run again (the CPU figure is per decoded run) when "complete" is false. */
+int demod_main(const char *path, int chunk, int expect_bytes) {
     (void)chunk;
     int fd = open(path, O_RDONLY);
     if (fd < 0) { perror(path); return 2; }
@@ -71,7 +76,7 @@ int demod_main(const char *path, int chunk) {
     for (int i = 0; i < 9; i++) printf("%s%u", i ? "," : "", pstats[i]);
     printf("],\"byte_statistics\":[");
     for (int i = 0; i < 16; i++) printf("%s%u", i ? "," : "", bstats[i]);
-    printf("]}\n");
+    printf("],\"complete\":%s}\n", expect_bytes < 0 ? "null" : bstats[3] == (unsigned)expect_bytes ? "true" : "false");
     fflush(stdout);
     _exit(0);
 }

@@ -62,6 +62,15 @@ for name in sorted(os.listdir(cap)):
             steps[-1]["events"].append(e)
     for k, st in enumerate(steps):
         st["t1"] = steps[k + 1]["t0"] if k + 1 < len(steps) else 1e9
+
+    def owner(e):
+        """The first step (in script order) still running when packet e started; steps
+        that begin at the same instant (a step that returns at once) come first."""
+        for j, st in enumerate(steps):
+            later = [s2["t0"] for s2 in steps[j + 1:] if s2["t0"] > st["t0"]]
+            if e["t0"] < (later[0] if later else 1e9) and (e["t0"] >= st["t0"] or j == 0):
+                return j
+        return len(steps) - 1
     # What the host modulated (its "Byte sent" trace) must be what the peer demodulated,
     # packet for packet, over the whole session: that is the on-the-wire confirmation.
     host_tx = [e["bytes"] for e in host if e["event"] == "tx"]
@@ -78,7 +87,7 @@ for name in sorted(os.listdir(cap)):
             continue
         # a packet belongs to the step during which it started (its event is logged when
         # its last byte is through, which may be after the next step began)
-        inside = lambda e: st["t0"] <= e["t0"] < st["t1"] or (k == 0 and e["t0"] < st["t0"])
+        inside = lambda e: owner(e) == k
         tx = [{"t": e["t0"], "bytes": e["bytes"]} for e in host if e["event"] == "tx" and inside(e)]
         rx = [{"t": e["t0"], "bytes": e["bytes"]} for e in host if e["event"] == "rx" and inside(e)]
         win = lambda t: st["t0"] - 0.02 <= t < st["t1"] - 0.02

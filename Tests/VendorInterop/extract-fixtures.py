@@ -23,7 +23,8 @@ sdk = os.environ.get("GROKCTL_VENDOR_SDK", "")
 sdk_sha = hashlib.sha256(open(sdk, "rb").read()).hexdigest() if sdk and os.path.exists(sdk) else None
 library = {"file": "libugrokitapi.so (x86_64)", "sdk": "U Grok It Android SDK 1.7.16, built Aug 25 2015",
            "sha256": sdk_sha}
-SKIP = {"wait", "version", "expect-tags", "provisioning-mode", "enforce-region", "firmware-check"}
+# steps that send nothing themselves: they own no packets and get no fixture
+SKIP = {"wait", "version", "expect-tags", "provisioning-mode", "enforce-region", "firmware-check", "presets"}
 RESULT_EVENTS = {"step_result", "battery", "region_set", "tag", "tag_read", "tag_accessed", "tag_programmed",
                  "power_changed", "firmware_progress", "firmware_completed", "firmware_update_started",
                  "autoconfig_progress", "autoconfig_completed", "diagnostics", "temperature", "connection",
@@ -64,10 +65,12 @@ for name in sorted(os.listdir(cap)):
         st["t1"] = steps[k + 1]["t0"] if k + 1 < len(steps) else 1e9
 
     def owner(e):
-        """The first step (in script order) still running when packet e started; steps
-        that begin at the same instant (a step that returns at once) come first."""
+        """The first step (in script order, not counting steps that send nothing) still
+        running when packet e started."""
         for j, st in enumerate(steps):
-            later = [s2["t0"] for s2 in steps[j + 1:] if s2["t0"] > st["t0"]]
+            if st["step"] in SKIP:
+                continue
+            later = [s2["t0"] for s2 in steps[j + 1:] if s2["t0"] > st["t0"] and s2["step"] not in SKIP]
             if e["t0"] < (later[0] if later else 1e9) and (e["t0"] >= st["t0"] or j == 0):
                 return j
         return len(steps) - 1

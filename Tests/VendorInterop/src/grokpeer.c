@@ -130,6 +130,10 @@ static int16_t next_tx_sample(void) {
 /* ---- handshake detector: sign changes per 1260-sample window ---- */
 static int silence_windows = 5;
 static uint64_t pause_until;
+/* --first-read-ids (experiments on the first-read layout when subsequent finds are not
+ * reported): 0 = command 02 for 12-byte EPCs (what the host accepts), 1 = 01 with [id],
+ * 2 = 01 with [id][numFinds], 3 = always 02; 1 and 2 are NACKed by the host */
+static int first_read_ids;
 static int win_count, win_pos, last_sign, cand_mode = -1, cand_runs, idle_runs, low_runs;
 static void handshake_window(int changes);
 
@@ -428,7 +432,8 @@ static void slave_step(void) {
         tags[i].finds = 1;
         b[n++] = 0;
         b[n++] = (uint8_t)rounds;
-        if (inv_flags & 0x20) { b[n++] = (uint8_t)(i + 1); b[n++] = 1; }
+        if ((inv_flags & 0x20) || first_read_ids == 2) { b[n++] = (uint8_t)(i + 1); b[n++] = 1; }
+        else if (first_read_ids == 1) b[n++] = (uint8_t)(i + 1);
         if (inv_flags & 0x08) b[n++] = 0x5a;
         b[n++] = (uint8_t)tags[i].epclen;
         memcpy(b + n, tags[i].epc, (size_t)tags[i].epclen);
@@ -437,6 +442,17 @@ static void slave_step(void) {
             b[n++] = (uint8_t)tags[i].tidlen;
             memcpy(b + n, tags[i].tid, (size_t)tags[i].tidlen);
             n += tags[i].tidlen;
+        }
+        if (((first_read_ids == 0 && !(inv_flags & 0x20) && !inv_max_tid) || first_read_ids == 3) &&
+            tags[i].epclen == 12) {
+            /* command 02: [rounds][EPC 12] - the fixed 12-byte EPC form, no length byte, no
+             * flags byte (accepted by the host when subsequent finds are not reported) */
+            n = 0;
+            b[n++] = (uint8_t)rounds;
+            memcpy(b + n, tags[i].epc, 12);
+            n += 12;
+            send_request(0x02, b, n, 0);
+            return;
         }
         send_request(0x01, b, n, 0);
         return;
@@ -525,6 +541,7 @@ int main(int argc, char **argv) {
         else if (OPT("--echo-id")) echo_id = atoi(v);
         else if (OPT("--nack-first")) nack_first = atoi(v);
         else if (OPT("--ignore-first")) ignore_first = atoi(v);
+        else if (OPT("--first-read-ids")) first_read_ids = atoi(v);
         else if (OPT("--bad-crc-first")) bad_crc_first = atoi(v);
         else if (OPT("--mute-after-seconds")) mute_after = atof(v);
         else if (OPT("--phase-offset")) phase_offset = atof(v);

@@ -82,9 +82,13 @@ pair badcrc "--bad-crc-first 2" connect
 check "answers with a bad crc8 are dropped and the request retried with the retry bit" "$work/badcrc/host.jsonl" \
     '"event":"tx".*"bytes":"c0050614e80302df"' '"event":"connection".*"name":"CONNECTED"'
 
-VENDORHOST_OPTS="--record-rx $work/rx.raw" pair record "" connect battery battery battery
-"$build/vendorhost" demod --sdk "$GROKCTL_VENDOR_SDK" --pcm-in "$work/rx.raw" --spb 12 > "$work/demod.json" 2> /dev/null
-check "the vendor's receive path decodes a recording offline" "$work/demod.json" '"bytes_received":[1-9][0-9]'
+VENDORHOST_OPTS="--record-rx $work/rx.raw" pair record "" connect battery battery battery wait 0.3
+# what the live host decoded is what its receive path must decode again from the recording
+hexed="$(grep '"event":"rx"' "$work/record/host.jsonl" | grep -o '"bytes":"[0-9a-f]*"' | sed 's/"bytes":"//; s/"$//' | tr -d '\n')"
+"$build/vendorhost" demod --sdk "$GROKCTL_VENDOR_SDK" --pcm-in "$work/rx.raw" --spb 12 \
+    --expect-bytes $((${#hexed} / 2)) > "$work/demod.json" 2> /dev/null
+check "the vendor's receive path decodes a recording offline, every byte the live host did" "$work/demod.json" \
+    '"bytes_received":[1-9][0-9]' '"complete":true'
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -65,6 +65,8 @@ struct fobj {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fobj *player, *recorder;
 static int out_fd = -1, in_fd = -1, paced = 1, started;
+static double speed = 1;
+void fakesl_set_speed(double x) { speed = x > 0 ? x : 1; }
 static uint32_t stream_rate = 44100;
 static pthread_t clock_thread, reader_thread;
 static volatile uint64_t samples_out, samples_in, underruns, rx_cpu_ns, tx_cpu_ns;
@@ -121,9 +123,25 @@ void fakesl_stats(struct fakesl_stats *s) {
 }
 int fakesl_input_exhausted(void) { return in_eof && ring_r == ring_w; }
 
+static long pad_lead, pad_tail;
+void fakesl_set_padding(long lead_samples, long tail_samples) {
+    pad_lead = lead_samples;
+    pad_tail = tail_samples;
+}
+static void ring_put_zeros(long n) {
+    pthread_mutex_lock(&ring_lock);
+    for (long i = 0; i < n; i++) {
+        while (ring_w - ring_r >= RING && !stopping) pthread_cond_wait(&ring_cond, &ring_lock);
+        ring[ring_w % RING] = 0;
+        ring_w++;
+    }
+    pthread_mutex_unlock(&ring_lock);
+}
+
 static void *reader_main(void *arg) {
     (void)arg;
     int16_t buf[1024];
+    ring_put_zeros(pad_lead);
     for (;;) {
         ssize_t got = read(in_fd, buf, sizeof buf);
         if (got < 0 && errno == EINTR) continue;
@@ -137,6 +155,7 @@ static void *reader_main(void *arg) {
         }
         pthread_mutex_unlock(&ring_lock);
     }
+    ring_put_zeros(pad_tail);
     in_eof = 1;
     return NULL;
 }
@@ -244,7 +263,7 @@ static void *clock_main(void *arg) {
         samples_in += TICK;
         ticks++;
         if (paced) {
-            uint64_t ns = ticks * TICK * 1000000000ull / stream_rate;
+            uint64_t ns = (uint64_t)((double)ticks * TICK * 1e9 / stream_rate / speed);
             struct timespec t = next;
             t.tv_sec += (time_t)(ns / 1000000000ull);
             t.tv_nsec += (long)(ns % 1000000000ull);
@@ -258,7 +277,7 @@ static void *clock_main(void *arg) {
 /* A sound card's callbacks run at real-time priority; so do ours when paced, where the
  * system allows it (the machine may be busy building), and silently not otherwise. */
 static void realtime_priority(pthread_t t) {
-    if (!paced || getenv("FAKESL_NO_REALTIME")) return;
+    if (!paced || speed != 1 || getenv("FAKESL_NO_REALTIME")) return;
     struct sched_param sp = {.sched_priority = 10};
     if (pthread_setschedparam(t, SCHED_FIFO, &sp) != 0) trace("no real-time priority");
 }

@@ -15,6 +15,12 @@ struct fakesl_stats {
 void fakesl_configure(int in_fd, int out_fd, int realtime);
 /* Called on the clock thread with each block of samples sent (tx) and received (rx). */
 void fakesl_set_tap(void (*fn)(const int16_t *tx, const int16_t *rx, int n, void *ctx), void *ctx);
+/* Silence before and after the input stream (offline replays: the library's modem needs
+ * a moment in its handshake state before the reader's request tone, and samples after
+ * the last byte to finish it). */
+void fakesl_set_padding(long lead_samples, long tail_samples);
+/* Paced runs go this many times faster than real time (default 1). */
+void fakesl_set_speed(double x);
 uint64_t fakesl_samples_played(void);
 uint32_t fakesl_sample_rate(void);
 void fakesl_stats(struct fakesl_stats *s);

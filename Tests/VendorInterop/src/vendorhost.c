@@ -517,7 +517,7 @@ static void usage(void) {
             "usage: vendorhost --sdk PATH [--pcm-in FILE|-] [--pcm-out FILE|-] [--events FILE] [--trace]\n"
             "                  [--debug-all] [--rate 44100|48000] [--spb N] [--no-pace]\n"
             "                  [--record-rx FILE] [--record-tx FILE] STEP...\n"
-            "       vendorhost demod --sdk PATH --pcm-in FILE [--spb N] [--rate R] [--expect-bytes N]\n"
+            "       vendorhost demod --sdk PATH --pcm-in FILE [--spb N] [--rate R] [--expect-bytes N] [--speed X]\n"
             "steps:\n"
             "  connect [SPB] [TIMEOUT]      open the connection (no AutoConfig), wait for CONNECTED\n"
             "  autoconfig [SPB] [TIMEOUT]   open with AutoConfig (echo tests), wait for its result\n"
@@ -880,12 +880,13 @@ static void tap(const int16_t *tx, const int16_t *rx, int n, void *ctx) {
     if (rec_rx) fwrite(rx, 2, (size_t)n, rec_rx);
 }
 
-int demod_main(const char *path, int chunk, int expect_bytes);
+int demod_main(const char *path, int chunk, int expect_bytes, double speed);
 
 /* ---- main ---- */
 int main(int argc, char **argv) {
     const char *sdk = getenv("GROKCTL_VENDOR_SDK"), *pcm_in = NULL, *pcm_out = NULL, *ev = NULL;
     int demod = 0, chunk = 256, expect_bytes = -1;
+    double demod_speed = 4; /* demod: times real time; 0 = unpaced (the replay may then end early) */
     int i = 1;
     if (i < argc && !strcmp(argv[i], "demod")) { demod = 1; i++; }
     for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
@@ -898,6 +899,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(o, "--spb") && i + 1 < argc) opt_spb = atoi(argv[++i]);
         else if (!strcmp(o, "--chunk") && i + 1 < argc) chunk = atoi(argv[++i]);
         else if (!strcmp(o, "--expect-bytes") && i + 1 < argc) expect_bytes = atoi(argv[++i]);
+        else if (!strcmp(o, "--speed") && i + 1 < argc) demod_speed = atof(argv[++i]);
         else if (!strcmp(o, "--trace")) opt_trace = 1;
         else if (!strcmp(o, "--record-rx") && i + 1 < argc) rec_rx = fopen(argv[++i], "wb");
         else if (!strcmp(o, "--record-tx") && i + 1 < argc) rec_tx = fopen(argv[++i], "wb");
@@ -939,7 +941,7 @@ int main(int argc, char **argv) {
             void (*sd)(void *, void *, unsigned char) = JNI("ByteProtocolSetDebug");
             sd(env, jni_class, 1);
         }
-        return demod_main(pcm_in, chunk, expect_bytes);
+        return demod_main(pcm_in, chunk, expect_bytes, demod_speed);
     }
 
     void (*setdbg)(void *, void *, unsigned char) = JNI("ByteProtocolSetDebug");

@@ -60,6 +60,11 @@ check "an inventory reports each tag the reader sent" "$work/basic/host.jsonl" \
     "\"event\":\"tag\".*\"first_find\":true.*\"epc\":\"$E1\"" "\"event\":\"tag\".*\"first_find\":true.*\"epc\":\"$E2\"" \
     "\"event\":\"tag\".*\"first_find\":true.*\"epc\":\"$E3\"" '"step":"expect-tags","want":3,"got":3,"ok":true'
 
+VENDORHOST_OPTS="--rate 48000" pair rate48k "--rate 48000" connect 12 5 battery
+check "the 48 kHz handshake (rate tone, then the reader at 2666.67 Hz) connects" "$work/rate48k/host.jsonl" \
+    '"text":"HandshakePhase1Callback, moving to phase 1A, sending HandshakeResponse for 48000 samples/second"' \
+    '"event":"connection".*"name":"CONNECTED"' '"event":"battery".*"percent":87'
+
 pair access "--tags $E1" connect inventory-start 1 wait 1 read-tag $E1 3 0 2 4 write-tag $E1 3 0 11112222 \
     program-tag $E1 300833b2ddd90140000000ff inventory-stop
 check "tag access completes with the reader's result codes" "$work/access/host.jsonl" \

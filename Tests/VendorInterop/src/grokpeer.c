@@ -94,12 +94,18 @@ static int tx_idle(void) { return txq_pos >= txq_n && frame_bits_left == 0; }
 
 enum { PH_REQUEST, PH_ANSWERED, PH_CONNECTED, PH_MUTE };
 static int phase_state = PH_REQUEST;
+/* 48 kHz handshake: the host answers the request tone with ~958 Hz at 48 kHz (50-51 sign
+ * changes a window); the reader then moves to 140 changes a window (2666.67 Hz at 48 kHz)
+ * and the host goes on with its samples-per-bit answer tone. */
+static int rate_ack, rate_runs;
 static uint64_t mute_until;
 
 static int16_t next_tx_sample(void) {
     double f;
     if (phase_state == PH_MUTE) return 0;
-    if (phase_state == PH_REQUEST) f = 3150;
+    /* tones are given at the nominal rate; what counts is cycles per sample, so the same
+     * samples serve a host running at 48 kHz (every count per window is the same) */
+    if (phase_state == PH_REQUEST) f = rate_ack ? 1260.0 / 9 * rate / (2.0 * WINDOW) : 3150;
     else if (phase_state == PH_ANSWERED) f = tone0();
     else {
         if (frame_bits_left == 0 && tx_bit_sample == 0 && txq_pos < txq_n) {
@@ -245,6 +251,7 @@ static void reset_link(const char *why, double mute_seconds) {
     txq_n = txq_pos = frame_bits_left = tx_bit_sample = 0;
     rx_state = 0; pk_n = pk_need = 0;
     cand_mode = -1; cand_runs = idle_runs = low_runs = 0;
+    rate_ack = rate_runs = 0;
 }
 
 static void handle_request(const uint8_t *p, int n) {
@@ -472,6 +479,14 @@ static void slave_step(void) {
 
 static void handshake_window(int changes) {
     if (phase_state == PH_REQUEST) {
+        if (changes >= 49 && changes <= 52) {
+            if (++rate_runs >= 2 && !rate_ack) {
+                rate_ack = 1;
+                ev("\"handshake\":\"rate_tone\",\"changes\":%d,\"meaning\":\"host at 48000 samples/s\"", changes);
+            }
+            return;
+        }
+        rate_runs = 0;
         int found = -1;
         for (int m = 0; m < NMODES; m++) {
             double expect = (double)WINDOW / modes[m][1];

@@ -32,6 +32,7 @@
 static void *lib;
 static FILE *events;
 static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
+static int opt_nonsym;
 static int opt_trace, opt_rate = 44100, opt_spb = 12, opt_paced = 1, opt_debug_all;
 static void *env;
 static jo *jni_class;
@@ -507,7 +508,7 @@ static int open_connection(int autoconfig, int spb) {
         JNI("CommandOpenConnection");
     signal_state(&open_done, 0);
     emit_simple("step", "\"step\":\"%s\",\"spb\":%d,\"rate\":%d", autoconfig ? "autoconfig" : "connect", spb, opt_rate);
-    open(env, jni_class, 0, spb, opt_rate, 0, 0, 0, 0, 0, 1, 256, 1, 256,
+    open(env, jni_class, 0, spb, opt_rate, 0, 0, (unsigned char)opt_nonsym, 0, 0, 1, 256, 1, 256,
          autoconfig ? jo_context("OpenConnectionInfo") : NULL);
     return 0;
 }
@@ -515,7 +516,7 @@ static int open_connection(int autoconfig, int spb) {
 static void usage(void) {
     fprintf(stderr,
             "usage: vendorhost --sdk PATH [--pcm-in FILE|-] [--pcm-out FILE|-] [--events FILE] [--trace]\n"
-            "                  [--debug-all] [--rate 44100|48000] [--spb N] [--no-pace]\n"
+            "                  [--debug-all] [--rate 44100|48000] [--spb N] [--no-pace] [--non-symmetric]\n"
             "                  [--record-rx FILE] [--record-tx FILE] STEP...\n"
             "       vendorhost demod --sdk PATH --pcm-in FILE [--spb N] [--rate R] [--expect-bytes N] [--speed X]\n"
             "steps:\n"
@@ -905,6 +906,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(o, "--record-tx") && i + 1 < argc) rec_tx = fopen(argv[++i], "wb");
         else if (!strcmp(o, "--debug-all")) opt_debug_all = 1;
         else if (!strcmp(o, "--no-pace")) opt_paced = 0;
+        else if (!strcmp(o, "--non-symmetric")) opt_nonsym = 1;
         else if (!strcmp(o, "--help")) usage();
         else { fprintf(stderr, "vendorhost: unknown option %s\n", o); usage(); }
     }

@@ -49,6 +49,7 @@ run tag-access "$TAGS" connect inventory-start 1 wait 1 read-tag $E1 3 0 2 4 wri
     program-tag $E1 300833b2ddd90140000000ff change-power 20 15 25 inventory-stop
 run autoconfig "" autoconfig 12 150
 run firmware-update "--new-version 1.9.0" connect firmware-update "$fw" 120 version
+run extras "" connect tune-antenna 15 test-connection 40
 run bad-crc "--bad-crc-first 2" connect
 run no-answer "--ignore-first 3" connect 12 30
 run nack "--nack-first 2" connect 12 30

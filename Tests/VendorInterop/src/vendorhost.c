@@ -32,7 +32,7 @@
 static void *lib;
 static FILE *events;
 static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
-static int opt_nonsym;
+static int opt_nonsym, demod_mode;
 static int opt_trace, opt_rate = 44100, opt_spb = 12, opt_paced = 1, opt_debug_all;
 static void *env;
 static jo *jni_class;
@@ -229,9 +229,17 @@ static void flush_tx(void) {
     jb_emit(&b);
     txn = tx_expect = 0;
 }
+/* demod --trace: every byte the receive path decoded, in order (hex) */
+static char *all_rx;
+static size_t all_rx_n, all_rx_cap;
+const char *vendorhost_rx_hex(void) { return all_rx; }
 static void on_debug_text(const char *s) {
     unsigned v;
     if (!opt_trace) return;
+    if (demod_mode && sscanf(s, "Byte received: 0x%x", &v) == 1) {
+        if (all_rx_n + 3 >= all_rx_cap) all_rx = realloc(all_rx, all_rx_cap = all_rx_cap * 2 + 4096);
+        all_rx_n += (size_t)sprintf(all_rx + all_rx_n, "%02x", v);
+    }
     if (sscanf(s, "Byte received: 0x%x", &v) == 1) {
         if (!rxn) rx_t0 = audio_time();
         if (rxn < (int)sizeof rxbuf) rxbuf[rxn++] = (unsigned char)v;
@@ -889,7 +897,7 @@ int main(int argc, char **argv) {
     int demod = 0, chunk = 256, expect_bytes = -1;
     double demod_speed = 4; /* demod: times real time; 0 = unpaced (the replay may then end early) */
     int i = 1;
-    if (i < argc && !strcmp(argv[i], "demod")) { demod = 1; i++; }
+    if (i < argc && !strcmp(argv[i], "demod")) { demod = demod_mode = 1; i++; }
     for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
         const char *o = argv[i];
         if (!strcmp(o, "--sdk") && i + 1 < argc) sdk = argv[++i];

@@ -46,7 +46,7 @@ run provisioning "" provisioning-mode 1 connect provision-register 0x11223344556
     provision-status 2 provision-antenna 3 provision-hw-rev 7 user-has-set-region 0 user-has-set-region 1
 run inventory-presets "$TAGS" connect presets inventory 2 1 inventory 2 2 inventory 2 3 inventory 2 4 inventory 2 5
 run tag-access "$TAGS" connect inventory-start 1 wait 1 read-tag $E1 3 0 2 4 write-tag $E1 3 0 11112222 \
-    program-tag $E1 300833b2ddd90140000000ff change-power 20 15 25 inventory-stop
+    lock-tag $E1 0x3 0x2 program-tag $E1 300833b2ddd90140000000ff change-power 20 15 25 inventory-stop
 run autoconfig "" autoconfig 12 150
 run firmware-update "--new-version 1.9.0" connect firmware-update "$fw" 120 version
 run extras "" connect tune-antenna 15 test-connection 40

@@ -33,6 +33,17 @@ check() { # check NAME FILE PATTERN...: every extended regex must match a line o
     echo "PASS $name"
     passed=$((passed + 1))
 }
+check_count() { # check_count NAME FILE PATTERN N: at least N lines of FILE match
+    local name="$1" file="$2" pattern="$3" want="$4" got
+    got="$(grep -Ec -- "$pattern" "$file")"
+    if ((got >= want)); then
+        echo "PASS $name"
+        passed=$((passed + 1))
+    else
+        echo "FAIL $name: $got lines of $file match $pattern, want $want"
+        failed=$((failed + 1))
+    fi
+}
 pair() { # pair NAME "PEER OPTIONS" STEP...
     local name="$1" peer="$2"; shift 2
     "$here/run-pair.sh" "$build" "$work/$name" "$peer" "$@" > "$work/$name.out" 2>&1
@@ -66,12 +77,14 @@ check "the 48 kHz handshake (rate tone, then the reader at 2666.67 Hz) connects"
     '"event":"connection".*"name":"CONNECTED"' '"event":"battery".*"percent":87'
 
 pair access "--tags $E1" connect inventory-start 1 wait 1 read-tag $E1 3 0 2 4 write-tag $E1 3 0 11112222 \
-    program-tag $E1 300833b2ddd90140000000ff inventory-stop
+    lock-tag $E1 0x3 0x2 program-tag $E1 300833b2ddd90140000000ff inventory-stop
 check "tag access completes with the reader's result codes" "$work/access/host.jsonl" \
     "\"event\":\"tag_read\".*\"epc\":\"$E1\",\"data\":\"a0a1a2a3a4a5a6a7\",\"result\":0" \
     "\"event\":\"tag_accessed\".*\"epc\":\"$E1\",\"result\":0" \
     "\"event\":\"tag_programmed\".*\"new_epc\":\"300833b2ddd90140000000ff\",\"result\":0" \
     '"event":"inventory_stopped"'
+check_count "write and lock both report the reader's result" "$work/access/host.jsonl" \
+    "\"event\":\"tag_accessed\".*\"epc\":\"$E1\",\"result\":0" 2
 
 pair autoconfig "" autoconfig 12 150
 check "AutoConfig's echo tests pass and keep the fastest setting" "$work/autoconfig/host.jsonl" \

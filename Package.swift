@@ -103,7 +103,7 @@ let package = Package(
         .testTarget(name: "GrokAudioTests", dependencies: ["GrokAudio"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokLinkTests", dependencies: ["GrokLink", "GrokAudio"]),
         .testTarget(name: "GrokCryptoTests", dependencies: ["GrokCrypto"]),
-        .testTarget(name: "GrokTUFTests", dependencies: ["GrokTUF", "GrokCrypto"], resources: [.copy("Interop")]),
+        .testTarget(name: "GrokTUFTests", dependencies: ["GrokTUF", "GrokCrypto"]),
         .testTarget(name: "GrokFirmwareTests", dependencies: ["GrokFirmware", "GrokCrypto", "GrokProtocol"]),
         .testTarget(name: "GrokProtocolTests", dependencies: ["GrokProtocol", "GrokAudio"]),
         .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),

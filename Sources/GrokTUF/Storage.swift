@@ -94,10 +94,9 @@ public struct FileStore: Sendable {
             return
         }
         // Create the missing parents too.
-        var prefix = ""
-        for part in directory.split(separator: "/", omittingEmptySubsequences: false) {
-            prefix += prefix.isEmpty && directory.hasPrefix("/") ? "/" + part : (prefix.isEmpty ? String(part) : "/" + part)
-            if prefix == "/" || prefix.isEmpty { continue }
+        var prefix = directory.hasPrefix("/") ? "" : "."
+        for part in directory.split(separator: "/") {
+            prefix += "/" + part
             if mkdir(prefix, 0o755) != 0, errno != EEXIST { throw .storage(path: prefix, detail: String(cString: strerror(errno))) }
         }
     }

@@ -109,9 +109,21 @@ struct PublicKeySignatureTests {
     @Test("The forgery a small-order key allows: OpenSSL alone accepts R = identity, s = 0 for any message")
     func forgeryIsWhyWeRefuse() throws {
         // With the identity as public key, the signature (R = identity, s = 0) satisfies
-        // [s]B = R + [k]A for every message. Refusing the key is what stops it.
+        // [s]B = R + [k]A for every message, and OpenSSL's verifier says so.
         let identity = Hex.decode(Self.weakKeys[0])!
-        #expect(Ed25519PublicKey.weakness(identity) != nil)
+        let dir = NSTemporaryDirectory() + "forgery-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let spki = Hex.decode("302a300506032b6570032100")! + identity
+        let pem = "-----BEGIN PUBLIC KEY-----\n" + Data(spki).base64EncodedString() + "\n-----END PUBLIC KEY-----\n"
+        try Data(pem.utf8).write(to: URL(fileURLWithPath: dir + "/identity.pem"))
+        try Data(identity + [UInt8](repeating: 0, count: 32)).write(to: URL(fileURLWithPath: dir + "/forged.sig"))
+        try Data("channel version 18446744073709551615".utf8).write(to: URL(fileURLWithPath: dir + "/message"))
+        let verdict = try openssl(["pkeyutl", "-verify", "-pubin", "-inkey", dir + "/identity.pem", "-rawin",
+                                   "-in", dir + "/message", "-sigfile", dir + "/forged.sig"])
+        #expect(verdict.contains("Signature Verified Successfully"))
+        // Refusing the key is what stops it, from raw bytes and from PEM alike.
+        #expect(throws: CryptoError.self) { try Ed25519PublicKey(rawRepresentation: identity) }
+        #expect(throws: CryptoError.self) { try Ed25519PublicKey(pem: pem) }
         let genuine = try Ed25519PrivateKey.generate().publicKey
         #expect(Ed25519PublicKey.weakness(genuine.rawRepresentation) == nil)
     }

@@ -160,7 +160,11 @@ final class TestRepository {
         }
         try publishTimestamp(info: JSONObject(info)!)
         for (path, bytes) in targets.merging(delegations.flatMap { $0.targets }, uniquingKeysWith: { a, _ in a }) {
-            let name = consistentSnapshot ? "\(SHA256.hash(bytes).hex).\(path)" : path
+            var name = path
+            if consistentSnapshot {
+                let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+                name = (parts.dropLast() + ["\(SHA256.hash(bytes).hex).\(parts.last!)"]).joined(separator: "/")
+            }
             let file = targetsDirectory + "/" + name
             try FileManager.default.createDirectory(
                 atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)

@@ -287,20 +287,22 @@ struct UpdaterTests {
         await #expect(throws: TUFError.threshold(role: "release", valid: 0, threshold: 1)) { try await updater.targetInfo("team-b/x") }
     }
 
-    @Test("Role names are percent-encoded in URLs and file names, so ../ cannot leave the metadata directory")
+    @Test("Role names are percent-encoded in URLs and local file names, so ../ cannot leave the metadata directory")
     func unusualRoleName() async throws {
+        #expect(percentEncode("../delegatedrole") == "..%2Fdelegatedrole")
+        #expect(percentEncode("a b/ü~._-") == "a%20b%2F%C3%BC~._-")
         let repo = try TestRepository()
-        repo.delegations = [.init(name: "../escape", delegator: "targets", keys: [try TUFSigningKey.ed25519()], paths: ["*"],
+        repo.delegations = [.init(name: "a?b#c", delegator: "targets", keys: [try TUFSigningKey.ed25519()], paths: ["*"],
                                   targets: ["x": Array("x".utf8)])]
         try repo.publishRoot()
         try repo.publish()
-        // The repository serves it under the encoded name.
-        try repo.write("..%2Fescape.json", try repo.read("../escape.json"))
         let client = try repo.newClient()
-        let updater = try repo.updater(client)
+        let fetcher = CountingFetcher()
+        let updater = try Updater(
+            metadataDirectory: client + "/metadata", metadataBaseURL: repo.metadataURL, fetcher: fetcher, clock: { testNow })
         #expect(try await updater.targetInfo("x") != nil)
-        #expect(FileManager.default.fileExists(atPath: client + "/metadata/..%2Fescape.json"))
-        #expect(!FileManager.default.fileExists(atPath: client + "/escape.json"))
+        #expect(fetcher.log.all.last == repo.metadataURL + "/a%3Fb%23c.json")
+        #expect(FileManager.default.fileExists(atPath: client + "/metadata/a%3Fb%23c.json"))
     }
 
     @Test("A symbolic link in the trusted store is not followed")

@@ -1,4 +1,5 @@
 import Foundation
+import GrokCrypto
 import GrokTUF
 import Testing
 
@@ -115,5 +116,47 @@ struct PythonInteropTests {
         let text = #"{"z": [1, -2, 18446744073709551615, true, false, null], "a\"b": "quote\" backslash\\ tab\t nl\n \u0001 \u00e9 \ud83d\ude00", "": {}, "\u00e9": "", "E": [], "e\u0301": 0}"#
         let ours = try CanonicalJSON.encode(try json(text))
         #expect(ours == (try python(["-", "canonical"], input: Array(text.utf8))))
+    }
+
+    /// A repository our signer makes: root ECDSA rotated to RSA, timestamp ECDSA, snapshot
+    /// RSA-PSS, targets Ed25519, a delegation, consistent snapshots.
+    func ourRepository() throws -> TestRepository {
+        let repo = try TestRepository(label: "ours")
+        repo.consistentSnapshot = true
+        repo.keys["root"] = [try TUFSigningKey.ecdsaP256()]
+        repo.keys["timestamp"] = [try TUFSigningKey.ecdsaP256()]
+        repo.keys["snapshot"] = [try TUFSigningKey.rsaPSS(bits: 2048)]
+        repo.delegations = [.init(name: "release", delegator: "targets", keys: [try TUFSigningKey.ed25519()],
+                                  paths: ["firmware/*"], terminating: true, targets: [target: Array("ours\n".utf8)])]
+        try repo.publishRoot()
+        let old = repo.keys["root"]!
+        repo.keys["root"] = [try TUFSigningKey.rsaPSS(bits: 2048)]
+        repo.versions["root"] = 2
+        try repo.publishRoot(extraSigners: old)
+        try repo.publish()
+        return repo
+    }
+
+    @Test("python-tuf's own client accepts a repository our signer made, and refuses it tampered")
+    func pythonClientAcceptsOurs() async throws {
+        let python = try #require(pythonWithTUF)
+        let prefix = python == "/usr/bin/env" ? ["python3"] : []
+        let repo = try ourRepository()
+        #expect(try runProcess(python, prefix + [interopScript, repo.directory, "client", target]).status == 0)
+        let downloaded = repo.directory + "/python-client/targets/" + percentEncode(target)
+        #expect(FileManager.default.contents(atPath: downloaded) == Data("ours\n".utf8))
+        // The same repository with the target's bytes changed: python-tuf refuses it too.
+        let tampered = try ourRepository()
+        let file = tampered.targetsDirectory + "/firmware/" + SHA256.hash(Array("ours\n".utf8)).hex + ".grokker-1.9.9.bin"
+        try Data("ours!".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try runProcess(python, prefix + [interopScript, tampered.directory, "client", target]).status == 1)
+        // And our client agrees on both.
+        for (repository, accepted) in [(repo, true), (tampered, false)] {
+            let client = try repository.newClient()
+            let updater = try repository.updater(client)
+            let info = try #require(try await updater.targetInfo(target))
+            let result: [UInt8]? = try? await updater.download(info, to: client + "/targets")
+            #expect((result != nil) == accepted)
+        }
     }
 }

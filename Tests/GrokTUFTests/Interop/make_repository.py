@@ -15,6 +15,13 @@ with a custom field. MODE changes one thing after signing, as an attacker would:
     badsig    release.json's target length changed after signing (signature no longer valid)
     rollback  writes the good repository, then (in DIR/rollback/) a timestamp of a lower version
     canonical reads JSON on stdin and writes securesystemslib's canonical encoding to stdout
+
+    make_repository.py DIR client TARGET
+
+runs python-tuf's own client (ngclient, with a file:// fetcher) on the repository in
+DIR/metadata and DIR/targets (made by GrokTUF's signer), trusting DIR/metadata/1.root.json:
+refresh, find TARGET, download it into DIR/python-client/targets. Exit 0 when all of that
+succeeds, 1 (with python-tuf's error on stderr) when python-tuf refuses.
 """
 import json
 import os
@@ -48,8 +55,50 @@ def write(path: str, data: bytes) -> None:
         f.write(data)
 
 
+def run_client(repo: str, target_path: str) -> None:
+    from urllib.parse import unquote, urlparse
+
+    from tuf.api.exceptions import DownloadHTTPError
+    from tuf.ngclient import FetcherInterface, Updater
+
+    class FileFetcher(FetcherInterface):
+        def _fetch(self, url: str):  # noqa: ANN202
+            path = unquote(urlparse(url).path)
+            try:
+                with open(path, "rb") as f:
+                    return iter([f.read()])
+            except FileNotFoundError:
+                raise DownloadHTTPError(f"{path} not found", 404) from None
+
+    client = os.path.join(repo, "python-client")
+    os.makedirs(os.path.join(client, "metadata"), exist_ok=True)
+    os.makedirs(os.path.join(client, "targets"), exist_ok=True)
+    with open(os.path.join(repo, "metadata", "1.root.json"), "rb") as f:
+        bootstrap = f.read()
+    updater = Updater(
+        metadata_dir=os.path.join(client, "metadata"),
+        metadata_base_url="file://" + os.path.join(repo, "metadata") + "/",
+        target_dir=os.path.join(client, "targets"),
+        target_base_url="file://" + os.path.join(repo, "targets") + "/",
+        fetcher=FileFetcher(),
+        bootstrap=bootstrap,
+    )
+    try:
+        updater.refresh()
+        info = updater.get_targetinfo(target_path)
+        if info is None:
+            raise RuntimeError(f"no target {target_path}")
+        updater.download_target(info)
+    except Exception as e:  # noqa: BLE001
+        print(f"python-tuf refused: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)
+
+
 def main() -> None:
     out, mode = sys.argv[1], sys.argv[2]
+    if mode == "client":
+        run_client(out, sys.argv[3])
+        return
     if mode == "canonical":
         sys.stdout.buffer.write(encode_canonical(json.load(sys.stdin)).encode("utf-8"))
         return

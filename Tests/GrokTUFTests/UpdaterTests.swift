@@ -316,4 +316,34 @@ struct UpdaterTests {
         try FileManager.default.createSymbolicLink(atPath: client + "/metadata/root.json", withDestinationPath: elsewhere)
         #expect(throws: TUFError.self) { try repo.updater(client) }
     }
+
+    @Test("At most maxRootRotations new roots are taken in one refresh")
+    func rootRotationLimit() async throws {
+        let repo = try TestRepository()
+        try repo.publishRoot()
+        try repo.publish()
+        let client = try repo.newClient()
+        for version in 2...4 as ClosedRange<UInt64> {
+            repo.versions["root"] = version
+            try repo.publishRoot()
+        }
+        var configuration = UpdaterConfiguration()
+        configuration.maxRootRotations = 2
+        try await repo.updater(client, configuration: configuration).refresh()
+        #expect(trustedVersion(client, "root") == 3)
+        try await repo.refresh(client)
+        #expect(trustedVersion(client, "root") == 4)
+    }
+
+    @Test("The libcurl fetcher: file:// bytes, a missing file is not found, a file over the limit is too large")
+    func curlFetcher() async throws {
+        let dir = temporaryDirectory("curl")
+        try Data("0123456789".utf8).write(to: URL(fileURLWithPath: dir + "/ten.json"))
+        let fetcher = CurlTUFFetcher()
+        #expect(try await fetcher.fetch("file://\(dir)/ten.json", maxLength: 10) == .bytes(Array("0123456789".utf8)))
+        #expect(try await fetcher.fetch("file://\(dir)/missing.json", maxLength: 10) == .notFound)
+        await #expect(throws: TUFError.tooLarge(url: "file://\(dir)/ten.json", limit: 9)) {
+            try await fetcher.fetch("file://\(dir)/ten.json", maxLength: 9)
+        }
+    }
 }

@@ -176,6 +176,17 @@ public struct TUFKey: Sendable {
         (try? CanonicalJSON.encode(.object(json))).map { SHA256.hash($0).hex } ?? ""
     }
 
+    /// The key material itself (type and public bytes): two key ids for the same key have the
+    /// same material, so a threshold counts them once. `nil` for unsupported types.
+    public var material: [UInt8]? {
+        switch verifier {
+        case .ed25519(let key): [1] + key.rawRepresentation
+        case .ecdsaP256(let key): [2] + key.derRepresentation
+        case .rsaPSS(let key): [3] + key.derRepresentation
+        case .unsupported: nil
+        }
+    }
+
     /// Whether `signature` is this key's valid signature of `message`.
     public func verifies(_ signature: [UInt8], of message: [UInt8]) -> Bool {
         switch verifier {
@@ -191,6 +202,12 @@ public struct TUFKey: Sendable {
 public struct RoleKeys: Sendable, Equatable {
     public let keyIDs: [String]
     public let threshold: Int
+
+    /// A role of `threshold` among `keyIDs`.
+    public init(keyIDs: [String], threshold: Int) {
+        self.keyIDs = keyIDs
+        self.threshold = threshold
+    }
 
     init(json: JSONObject, role: String) throws(TUFError) {
         keyIDs = try json.stringList("keyids", role)
@@ -268,11 +285,19 @@ public struct SignedMetadata: Sendable {
     public func isExpired(at now: UTCTime) -> Bool { now >= expires }
 
     /// Checks that `threshold` distinct authorised keys from `keys` signed this metadata.
+    /// Distinct means distinct key ids and distinct key material: one key listed under two
+    /// ids counts once.
     public func verify(role: String, keys: [String: TUFKey], authorised: RoleKeys) throws(TUFError) {
         var valid = 0
+        var seen: Set<[UInt8]> = []
         for keyID in authorised.keyIDs {
-            guard let key = keys[keyID], let signature = signatures.first(where: { $0.keyID == keyID }) else { continue }
-            if key.verifies(signature.bytes, of: canonicalSigned) { valid += 1 }
+            guard let key = keys[keyID], let material = key.material, !seen.contains(material),
+                  let signature = signatures.first(where: { $0.keyID == keyID })
+            else { continue }
+            if key.verifies(signature.bytes, of: canonicalSigned) {
+                valid += 1
+                seen.insert(material)
+            }
         }
         guard valid >= authorised.threshold else { throw .threshold(role: role, valid: valid, threshold: authorised.threshold) }
     }

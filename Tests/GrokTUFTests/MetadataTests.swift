@@ -108,4 +108,26 @@ struct MetadataTests {
         #expect(throws: TUFError.self) { try metadata.targets["unknown"]!.check(data) }
         #expect(throws: TUFError.self) { try metadata.targets["short"]!.check(data) }
     }
+
+    @Test("One key listed under two key ids counts once towards a threshold")
+    func sameKeyTwoIDs() throws {
+        let key = try TUFSigningKey.ed25519()
+        let parsed = try TUFKey(json: key.publicKeyJSON, role: "root")
+        let signed = JSONObject([
+            ("_type", .string("timestamp")), ("spec_version", .string("1.0.31")), ("version", .integer(1)),
+            ("expires", .string(future)), ("meta", obj(("snapshot.json", obj(("version", .integer(1)))))),
+        ])!
+        let message = try CanonicalJSON.encode(.object(signed))
+        let signature = Hex.encode(try key.sign(message))
+        let bytes = JSONWriter.encode(obj(
+            ("signed", .object(signed)),
+            ("signatures", .array([obj(("keyid", .string("id-one")), ("sig", .string(signature))),
+                                   obj(("keyid", .string("id-two")), ("sig", .string(signature)))]))))
+        let metadata = try SignedMetadata(raw: bytes, expectedType: "timestamp", role: "timestamp")
+        let keys = ["id-one": parsed, "id-two": parsed]
+        try metadata.verify(role: "timestamp", keys: keys, authorised: RoleKeys(keyIDs: ["id-one", "id-two"], threshold: 1))
+        #expect(throws: TUFError.threshold(role: "timestamp", valid: 1, threshold: 2)) {
+            try metadata.verify(role: "timestamp", keys: keys, authorised: RoleKeys(keyIDs: ["id-one", "id-two"], threshold: 2))
+        }
+    }
 }

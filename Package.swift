@@ -18,7 +18,7 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         /// zlib: deflate-compressed firmware blocks.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        /// OpenSSL libcrypto: SHA-256 and Ed25519 signatures.
+        /// OpenSSL libcrypto: SHA-256/512, Ed25519, ECDSA and RSA-PSS signatures.
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         /// libcurl: HTTPS downloads from update servers.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -36,12 +36,19 @@ let package = Package(
 
         // MARK: Firmware
 
-        /// SHA-256 and Ed25519 through OpenSSL, deflate and CRC-32 through zlib; no C type escapes.
+        /// SHA-256/512, Ed25519, ECDSA P-256 and RSA-PSS through OpenSSL, deflate and CRC-32 through zlib; no C type escapes.
         .target(name: "GrokCrypto", dependencies: ["COpenSSL", "CZlib"]),
         /// HTTPS (and file://) downloads from update servers and USB sticks, on libcurl.
         .target(name: "GrokNet", dependencies: ["CCurl"]),
         /// Firmware packages, Intel HEX, signed channel metadata (k of n), the verified cache, publishing.
         .target(name: "GrokFirmware", dependencies: ["GrokCrypto", "GrokProtocol"]),
+
+        // MARK: Updates (The Update Framework)
+
+        /// A TUF client (specification 1.0): strict and canonical JSON, ed25519/ECDSA/RSA-PSS keys, the client workflow.
+        .target(name: "GrokTUF", dependencies: ["GrokCrypto", "GrokNet"]),
+        /// The client CLI the TUF conformance suite drives (scripts/tuf-conformance-client).
+        .executableTarget(name: "tuf-conformance-client", dependencies: ["GrokTUF", "GrokNet"]),
 
         // MARK: Devices and the SDK
 
@@ -96,6 +103,7 @@ let package = Package(
         .testTarget(name: "GrokAudioTests", dependencies: ["GrokAudio"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokLinkTests", dependencies: ["GrokLink", "GrokAudio"]),
         .testTarget(name: "GrokCryptoTests", dependencies: ["GrokCrypto"]),
+        .testTarget(name: "GrokTUFTests", dependencies: ["GrokTUF", "GrokCrypto"]),
         .testTarget(name: "GrokFirmwareTests", dependencies: ["GrokFirmware", "GrokCrypto", "GrokProtocol"]),
         .testTarget(name: "GrokProtocolTests", dependencies: ["GrokProtocol", "GrokAudio"]),
         .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),

@@ -8,8 +8,9 @@ build_pkgs=(pkg-config libasound2-dev libcurl4-openssl-dev zlib1g-dev libssl-dev
 # Tests: ALSA's file/null plugins ship with libasound2 itself; sox resamples recordings in
 # the decoder test; openssl makes test keys and the test CA; nginx-light provides
 # /usr/sbin/nginx, the real HTTPS server the GrokNet download tests run on loopback;
-# sqlite3 is the second process the ledger tests read with and kill mid-transaction.
-test_pkgs=(sox openssl nginx-light sqlite3)
+# sqlite3 is the second process the ledger tests read with and kill mid-transaction;
+# python3 and python3-venv hold python-tuf (below) for the TUF interop tests.
+test_pkgs=(sox openssl nginx-light sqlite3 python3 python3-venv)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = "--test" ]; then want+=("${test_pkgs[@]}"); fi
@@ -28,4 +29,19 @@ fi
 if ! command -v swift >/dev/null 2>&1; then
   echo "setup: the Swift 6 toolchain is not on PATH; install it from swift.org and retry." >&2
   exit 1
+fi
+
+# Tests: python-tuf from PyPI, in a virtual environment under the build directory (never the
+# system's or the user's site), made only when it cannot import tuf yet. GrokTUFTests finds
+# it at .build/python-tuf (or $GROK_TUF_PYTHON) to make repositories with python-tuf.
+if [ "${1:-}" = "--test" ]; then
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  venv="$root/.build/python-tuf"
+  if ! "$venv/bin/python3" -c 'import tuf.api.metadata, securesystemslib.signer' >/dev/null 2>&1; then
+    echo "setup: installing python-tuf into $venv" >&2
+    rm -rf "$venv"
+    mkdir -p "$root/.build"
+    python3 -m venv "$venv"
+    "$venv/bin/python3" -m pip install -q --disable-pip-version-check "tuf==7.0.0" "securesystemslib[crypto]==1.4.0"
+  fi
 fi

@@ -60,14 +60,45 @@ public struct Ed25519PublicKey: Sendable, Hashable, CustomStringConvertible {
         guard raw.count == 32 else {
             throw .invalidKey(detail: "an Ed25519 public key is 32 bytes, not \(raw.count)")
         }
+        if let weakness = Self.weakness(raw) { throw .invalidKey(detail: weakness) }
         _ = try Self.load(raw)
         rawRepresentation = raw
+    }
+
+    /// Why the 32 bytes are not a safe public key, or `nil`: a non-canonical encoding
+    /// (y ≥ 2^255 - 19, or x = 0 with the sign bit set) or one of the eight points of small
+    /// order (the identity, order 2, 4 and 8). With a small-order key an attacker makes a
+    /// "signature" that verifies for any message (R = the key's point, s = 0 and similar),
+    /// so such keys are refused when loaded, before any signature is checked.
+    public static func weakness(_ raw: [UInt8]) -> String? {
+        guard raw.count == 32 else { return "an Ed25519 public key is 32 bytes, not \(raw.count)" }
+        var y = raw
+        y[31] &= 0x7F
+        let signBit = raw[31] & 0x80 != 0
+        // y >= p: the bytes are y little-endian; p = 2^255 - 19 is ed ff .. ff 7f.
+        if y[31] == 0x7F, y[1...30].allSatisfy({ $0 == 0xFF }), y[0] >= 0xED {
+            return "the Ed25519 public key is not canonically encoded (its y coordinate is not below 2^255 - 19)"
+        }
+        let one: [UInt8] = [1] + [UInt8](repeating: 0, count: 31)
+        let minusOne: [UInt8] = [0xEC] + [UInt8](repeating: 0xFF, count: 30) + [0x7F]
+        let zero = [UInt8](repeating: 0, count: 32)
+        let order8a = Hex.decode("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a")!
+        let order8b = Hex.decode("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05")!
+        if signBit, y == one || y == minusOne {
+            return "the Ed25519 public key is not canonically encoded (x = 0 with the sign bit set)"
+        }
+        if y == one || y == minusOne || y == zero || y == order8a || y == order8b {
+            return "the Ed25519 public key is a point of small order: any signature would be forgeable; make a real key with 'openssl genpkey -algorithm ed25519'"
+        }
+        return nil
     }
 
     /// A key from PEM text (`-----BEGIN PUBLIC KEY-----`, as `openssl pkey -pubout` writes).
     public init(pem: String) throws(CryptoError) {
         let key = try EVPKey.fromPEM(Array(pem.utf8), what: "public key") { PEM_read_bio_PUBKEY($0, nil, nil, nil) }
-        rawRepresentation = try key.rawPublicKey()
+        let raw = try key.rawPublicKey()
+        if let weakness = Self.weakness(raw) { throw .invalidKey(detail: weakness) }
+        rawRepresentation = raw
     }
 
     /// The key id: 64 lower-case hex digits of the SHA-256 of the 32 raw bytes.

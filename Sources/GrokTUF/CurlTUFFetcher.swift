@@ -1,0 +1,39 @@
+import GrokNet
+
+/// ``TUFFetching`` on GrokNet's libcurl fetcher: https (and http, file) with the transfer's
+/// size cap set to the limit the workflow gives. 404 and 403 mean "not there"; a file://
+/// URL whose file is missing too.
+public struct CurlTUFFetcher: TUFFetching {
+    private let fetcher: any HTTPFetching
+    private let options: TransferOptions
+
+    /// - Parameters:
+    ///   - fetcher: the transport (by default ``CurlFetcher``).
+    ///   - options: trust, timeouts, retries; the size cap is set per request.
+    public init(fetcher: any HTTPFetching = CurlFetcher(), options: TransferOptions = TransferOptions()) {
+        self.fetcher = fetcher
+        self.options = options
+    }
+
+    public func fetch(_ url: String, maxLength: Int) async throws(TUFError) -> FetchOutcome {
+        var options = self.options
+        options.sizeCap = Int64(maxLength)
+        do {
+            switch try await fetcher.fetch(url, ifChanged: nil, options: options) {
+            case .fetched(let document): return .bytes(document.body)
+            case .notModified: throw TUFError.fetch(url: url, cause: "not_modified", detail: "304 to an unconditional request")
+            }
+        } catch let error as NetError {
+            switch error {
+            case .httpStatus(_, let status) where status == 404 || status == 403: return .notFound
+            case .file: return .notFound
+            case .sizeCapExceeded, .longerThanExpected: throw .tooLarge(url: url, limit: maxLength)
+            default: throw .fetch(url: url, cause: error.code, detail: error.description)
+            }
+        } catch let error as TUFError {
+            throw error
+        } catch {
+            throw .fetch(url: url, cause: "unknown", detail: "\(error)")
+        }
+    }
+}

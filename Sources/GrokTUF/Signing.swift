@@ -1,0 +1,91 @@
+import GrokCrypto
+
+/// A private key that signs TUF metadata, with its public key as metadata lists it. The
+/// start of the publisher side (the repository tools build on it); not `Sendable`, so a
+/// secret stays in the task that loaded it.
+public final class TUFSigningKey {
+    private enum Secret {
+        case ed25519(Ed25519PrivateKey)
+        case ecdsa(ECDSAP256PrivateKey)
+        case rsa(RSAPSSPrivateKey)
+    }
+
+    private let secret: Secret
+    /// The public key object (`keytype`, `scheme`, `keyval`), as root or delegations list it.
+    public let publicKeyJSON: JSONObject
+    /// The key id: hex SHA-256 of the canonical JSON of ``publicKeyJSON``.
+    public let keyID: String
+
+    private init(_ secret: Secret) throws(TUFError) {
+        self.secret = secret
+        let (keyType, scheme, value): (String, String, String)
+        do {
+            switch secret {
+            case .ed25519(let key): (keyType, scheme, value) = ("ed25519", "ed25519", key.publicKey.rawRepresentation.hexString)
+            case .ecdsa(let key): (keyType, scheme, value) = ("ecdsa", "ecdsa-sha2-nistp256", try key.publicKey.pem())
+            case .rsa(let key): (keyType, scheme, value) = ("rsa", "rsassa-pss-sha256", try key.publicKey.pem())
+            }
+        } catch {
+            throw .metadata(role: "", detail: "the public key cannot be written: \(error.description)")
+        }
+        publicKeyJSON = JSONObject([
+            ("keytype", .string(keyType)), ("scheme", .string(scheme)),
+            ("keyval", .object(JSONObject([("public", .string(value))])!)),
+        ])!
+        keyID = SHA256.hash(try CanonicalJSON.encode(.object(publicKeyJSON))).hex
+    }
+
+    /// A new Ed25519 key.
+    public static func ed25519() throws(TUFError) -> TUFSigningKey {
+        do { return try TUFSigningKey(.ed25519(.generate())) } catch let error as CryptoError {
+            throw .metadata(role: "", detail: error.description)
+        } catch let error as TUFError { throw error } catch { throw .metadata(role: "", detail: "\(error)") }
+    }
+
+    /// A new ECDSA P-256 key.
+    public static func ecdsaP256() throws(TUFError) -> TUFSigningKey {
+        do { return try TUFSigningKey(.ecdsa(.generate())) } catch let error as CryptoError {
+            throw .metadata(role: "", detail: error.description)
+        } catch let error as TUFError { throw error } catch { throw .metadata(role: "", detail: "\(error)") }
+    }
+
+    /// A new RSA key for RSASSA-PSS-SHA256.
+    public static func rsaPSS(bits: Int = 3072) throws(TUFError) -> TUFSigningKey {
+        do { return try TUFSigningKey(.rsa(.generate(bits: bits))) } catch let error as CryptoError {
+            throw .metadata(role: "", detail: error.description)
+        } catch let error as TUFError { throw error } catch { throw .metadata(role: "", detail: "\(error)") }
+    }
+
+    /// The signature of `message` (the canonical JSON of a `signed` object).
+    public func sign(_ message: [UInt8]) throws(TUFError) -> [UInt8] {
+        do {
+            switch secret {
+            case .ed25519(let key): return try key.signature(for: message)
+            case .ecdsa(let key): return try key.signature(for: message)
+            case .rsa(let key): return try key.signature(for: message)
+            }
+        } catch {
+            throw .metadata(role: "", detail: "signing failed: \(error.description)")
+        }
+    }
+}
+
+@available(*, unavailable)
+extension TUFSigningKey: Sendable {}
+
+/// Makes a metadata file: `signed` and the signatures of `keys` over its canonical JSON,
+/// written as indented JSON with sorted keys.
+public func signMetadata(_ signed: JSONObject, with keys: [TUFSigningKey]) throws(TUFError) -> [UInt8] {
+    let message = try CanonicalJSON.encode(.object(signed))
+    var signatures: [JSON] = []
+    for key in keys {
+        let signature = try key.sign(message)
+        signatures.append(.object(JSONObject([("keyid", .string(key.keyID)), ("sig", .string(signature.hexString))])!))
+    }
+    let top = JSONObject([("signatures", .array(signatures)), ("signed", .object(signed))])!
+    return JSONWriter.encode(.object(top), indent: 1)
+}
+
+extension [UInt8] {
+    var hexString: String { GrokCrypto.Hex.encode(self) }
+}

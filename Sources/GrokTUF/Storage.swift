@@ -1,0 +1,171 @@
+import Glibc
+
+/// Percent-encodes `name` as Python's `urllib.parse.quote(name, safe="")` does: letters,
+/// digits and `_.-~` stay, every other byte of the UTF-8 becomes `%XX`. Used for role names
+/// and target names in URLs and local file names, so `../x` cannot leave a directory.
+public func percentEncode(_ name: String) -> String {
+    var out = ""
+    for byte in name.utf8 {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "~"):
+            out.unicodeScalars.append(Unicode.Scalar(byte))
+        default:
+            let digits = Array("0123456789ABCDEF".unicodeScalars)
+            out += "%" + String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 0xF)])
+        }
+    }
+    return out
+}
+
+/// Files in one directory, read with a size bound and written atomically (a temporary file
+/// in the same directory, fsync, rename, fsync of the directory). Symbolic links are never
+/// followed: a link where a file should be is an error.
+public struct FileStore: Sendable {
+    public let directory: String
+
+    public init(directory: String) { self.directory = directory }
+
+    /// The path of `name` (already safe: see ``percentEncode(_:)``).
+    public func path(_ name: String) -> String { directory + "/" + name }
+
+    /// The bytes of `name`, or `nil` when there is no such file; at most `limit` bytes.
+    public func read(_ name: String, limit: Int) throws(TUFError) -> [UInt8]? {
+        let p = path(name)
+        let fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw .storage(path: p, detail: errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno)))
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+            throw .storage(path: p, detail: "not a regular file")
+        }
+        guard st.st_size <= limit else { throw .storage(path: p, detail: "larger than \(limit) bytes") }
+        var out = [UInt8](repeating: 0, count: Int(st.st_size))
+        var done = 0
+        while done < out.count {
+            let n = out.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw .storage(path: p, detail: "short read") }
+            done += n
+        }
+        return out
+    }
+
+    /// Replaces `name` with `bytes` atomically.
+    public func write(_ name: String, _ bytes: [UInt8]) throws(TUFError) {
+        try makeDirectory()
+        let final = path(name)
+        var template = Array((directory + "/.tmp-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw .storage(path: final, detail: String(cString: strerror(errno))) }
+        let tmp = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var ok = true
+        var done = 0
+        while done < bytes.count, ok {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { ok = false } else { done += n }
+        }
+        if ok { ok = fsync(fd) == 0 }
+        let saved = errno
+        close(fd)
+        guard ok, rename(tmp, final) == 0 else {
+            unlink(tmp)
+            throw .storage(path: final, detail: String(cString: strerror(ok ? errno : saved)))
+        }
+        let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 { fsync(dfd); close(dfd) }
+    }
+
+    /// Removes `name` if it exists.
+    public func remove(_ name: String) throws(TUFError) {
+        if unlink(path(name)) != 0, errno != ENOENT {
+            throw .storage(path: path(name), detail: String(cString: strerror(errno)))
+        }
+    }
+
+    func makeDirectory() throws(TUFError) {
+        var st = stat()
+        if lstat(directory, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFDIR else { throw .storage(path: directory, detail: "not a directory (or a symbolic link)") }
+            return
+        }
+        // Create the missing parents too.
+        var prefix = directory.hasPrefix("/") ? "" : "."
+        for part in directory.split(separator: "/") {
+            prefix += "/" + part
+            if mkdir(prefix, 0o755) != 0, errno != EEXIST { throw .storage(path: prefix, detail: String(cString: strerror(errno))) }
+        }
+    }
+}
+
+/// Where the client gets metadata and target bytes.
+public enum FetchOutcome: Sendable, Equatable {
+    case bytes([UInt8])
+    /// 404 (or 403): the file does not exist.
+    case notFound
+}
+
+/// Fetches a URL with an upper bound on its size. Injected into ``Updater`` so tests can
+/// serve a directory and the product can use libcurl.
+public protocol TUFFetching: Sendable {
+    /// The bytes at `url`, or ``FetchOutcome/notFound``; throws ``TUFError/tooLarge(url:limit:)``
+    /// for more than `maxLength` bytes, ``TUFError/fetch(url:cause:detail:)`` otherwise.
+    func fetch(_ url: String, maxLength: Int) async throws(TUFError) -> FetchOutcome
+}
+
+/// Serves `file://` URLs from the local file system (a repository on a USB stick, or one a
+/// test made). A missing file is ``FetchOutcome/notFound``; symbolic links are not followed.
+public struct LocalFileFetcher: TUFFetching {
+    public init() {}
+
+    public func fetch(_ url: String, maxLength: Int) async throws(TUFError) -> FetchOutcome {
+        guard url.hasPrefix("file://") else { throw .fetch(url: url, cause: "scheme", detail: "only file:// URLs are served from disk") }
+        let path = String(url.dropFirst("file://".count))
+        guard let slash = path.lastIndex(of: "/") else { throw .fetch(url: url, cause: "path", detail: "not an absolute path") }
+        let store = FileStore(directory: String(path[..<slash]))
+        let name = String(path[path.index(after: slash)...]).removingPercentEncoding
+        guard !name.contains("/"), name != "..", name != "." else { return .notFound }
+        do {
+            guard let bytes = try store.read(name, limit: maxLength) else {
+                return .notFound
+            }
+            return .bytes(bytes)
+        } catch {
+            if case .storage(_, let detail) = error, detail.hasPrefix("larger than") { throw .tooLarge(url: url, limit: maxLength) }
+            throw .fetch(url: url, cause: "file", detail: error.description)
+        }
+    }
+}
+
+extension String {
+    /// `%XX` sequences decoded (invalid ones kept as they are).
+    var removingPercentEncoding: String {
+        let b = Array(utf8)
+        var out: [UInt8] = []
+        var i = 0
+        while i < b.count {
+            if b[i] == UInt8(ascii: "%"), i + 2 < b.count,
+               let h = hexValue(b[i + 1]), let l = hexValue(b[i + 2]) {
+                out.append(h << 4 | l)
+                i += 3
+            } else {
+                out.append(b[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+private func hexValue(_ c: UInt8) -> UInt8? {
+    switch c {
+    case 0x30...0x39: c - 0x30
+    case 0x61...0x66: c - 0x61 + 10
+    case 0x41...0x46: c - 0x41 + 10
+    default: nil
+    }
+}

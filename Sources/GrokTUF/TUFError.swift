@@ -1,0 +1,93 @@
+/// Everything that can go wrong loading, fetching or verifying TUF metadata and targets.
+/// `code` is stable (for `--json` output and the catalog key `error.<code>`); `arguments`
+/// are the values a localized message fills in, in order.
+public enum TUFError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A document is not strict JSON (syntax, a duplicate key, a limit); `offset` is the
+    /// byte where the parser stopped.
+    case json(detail: String, offset: Int)
+    /// `role`'s metadata is well-formed JSON but not valid TUF metadata of its type.
+    case metadata(role: String, detail: String)
+    /// `role`'s metadata has `valid` good signatures from its authorised keys; `threshold`
+    /// are needed.
+    case threshold(role: String, valid: Int, threshold: Int)
+    /// `role`'s metadata expired at `expires` (UTC).
+    case expired(role: String, expires: String)
+    /// `role`'s version went down, or repeats where it must grow: `trusted` is what the
+    /// client holds, `offered` what the repository sent.
+    case rollback(role: String, trusted: UInt64, offered: UInt64)
+    /// `role`'s version is not the one the file name, the snapshot or the timestamp says.
+    case versionMismatch(role: String, expected: UInt64, found: UInt64)
+    /// A file's length or hash is not what trusted metadata says (`what` names the file).
+    case lengthOrHash(what: String, detail: String)
+    /// The repository does not have `url` (404 or 403).
+    case notFound(url: String)
+    /// Fetching `url` failed; `detail` is the transport's message, `cause` its code.
+    case fetch(url: String, cause: String, detail: String)
+    /// `url` is longer than the `limit` bytes allowed for it.
+    case tooLarge(url: String, limit: Int)
+    /// The local metadata store at `path` could not be read or written.
+    case storage(path: String, detail: String)
+    /// No trusted targets role lists `target`.
+    case unknownTarget(target: String)
+    /// The client workflow was used out of order (for example, a target looked up before a
+    /// refresh).
+    case workflow(detail: String)
+
+    public var code: String {
+        switch self {
+        case .json: "tuf_json"
+        case .metadata: "tuf_metadata"
+        case .threshold: "tuf_threshold"
+        case .expired: "tuf_expired"
+        case .rollback: "tuf_rollback"
+        case .versionMismatch: "tuf_version_mismatch"
+        case .lengthOrHash: "tuf_length_or_hash"
+        case .notFound: "tuf_not_found"
+        case .fetch: "tuf_fetch"
+        case .tooLarge: "tuf_too_large"
+        case .storage: "tuf_storage"
+        case .unknownTarget: "tuf_unknown_target"
+        case .workflow: "tuf_workflow"
+        }
+    }
+
+    public var arguments: [String] {
+        switch self {
+        case .json(let detail, let offset): [detail, String(offset)]
+        case .metadata(let role, let detail): [role, detail]
+        case .threshold(let role, let valid, let threshold): [role, String(valid), String(threshold)]
+        case .expired(let role, let expires): [role, expires]
+        case .rollback(let role, let trusted, let offered): [role, String(trusted), String(offered)]
+        case .versionMismatch(let role, let expected, let found): [role, String(expected), String(found)]
+        case .lengthOrHash(let what, let detail): [what, detail]
+        case .notFound(let url): [url]
+        case .fetch(let url, let cause, let detail): [url, cause, detail]
+        case .tooLarge(let url, let limit): [url, String(limit)]
+        case .storage(let path, let detail): [path, detail]
+        case .unknownTarget(let target): [target]
+        case .workflow(let detail): [detail]
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .json(let detail, let offset): "not strict JSON at byte \(offset): \(detail)"
+        case .metadata(let role, let detail): "the \(role) metadata is not valid: \(detail)"
+        case .threshold(let role, let valid, let threshold):
+            "the \(role) metadata has \(valid) valid signature(s) from its keys; \(threshold) are required"
+        case .expired(let role, let expires):
+            "the \(role) metadata expired at \(expires); the repository must re-sign it"
+        case .rollback(let role, let trusted, let offered):
+            "the \(role) metadata offered is version \(offered), not newer than the trusted version \(trusted): a rollback or freeze"
+        case .versionMismatch(let role, let expected, let found):
+            "the \(role) metadata is version \(found) where version \(expected) was expected"
+        case .lengthOrHash(let what, let detail): "\(what) does not match its trusted metadata: \(detail)"
+        case .notFound(let url): "the repository has no \(url)"
+        case .fetch(let url, let cause, let detail): "fetching \(url) failed (\(cause)): \(detail)"
+        case .tooLarge(let url, let limit): "\(url) is larger than the \(limit) bytes allowed for it"
+        case .storage(let path, let detail): "the trusted metadata store \(path) cannot be used: \(detail)"
+        case .unknownTarget(let target): "no trusted targets metadata lists \(target)"
+        case .workflow(let detail): "the update client was used out of order: \(detail)"
+        }
+    }
+}

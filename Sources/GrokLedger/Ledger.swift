@@ -122,8 +122,9 @@ public final class Ledger: RunRecorder {
     // MARK: Runs left open, heartbeats
 
     /// Closes every open run whose process is gone (nobody holds its byte in `<ledger>-runs`)
-    /// as `interrupted`, ending at the last time it was seen alive: the newest of its
-    /// heartbeat, its steps' ends, its smoke tests' ends and its start. One transaction,
+    /// as `interrupted`, ending at the last time it was seen alive: its heartbeat (wall-clock
+    /// times only; a step's own times may come from an emulated unit's faster sample clock),
+    /// or its start. One transaction,
     /// holding the write lock, so a run being begun by another process (which locks its byte
     /// before it commits) is never mistaken for a dead one.
     private static func closeAbandonedRuns(_ connection: SQLiteConnection, _ locks: RunLockFile) throws(LedgerError) -> [RunRecord] {
@@ -134,11 +135,7 @@ public final class Ledger: RunRecorder {
             for id in open where !locks.isHeldElsewhere(id) {
                 try db.execute(
                     """
-                    UPDATE runs SET outcome = 'interrupted', ended_at = (SELECT max(t) FROM (
-                        SELECT started_at AS t FROM runs WHERE id = ?1
-                        UNION ALL SELECT heartbeat_at FROM runs WHERE id = ?1 AND heartbeat_at IS NOT NULL
-                        UNION ALL SELECT max(ended_at) FROM steps WHERE run_id = ?1
-                        UNION ALL SELECT max(started_at) FROM smoke_tests WHERE run_id = ?1))
+                    UPDATE runs SET outcome = 'interrupted', ended_at = max(started_at, coalesce(heartbeat_at, started_at))
                     WHERE id = ?1
                     """, [.integer(id)])
                 closed += try db.query("SELECT \(Columns.runs(Schema.currentVersion)) FROM runs WHERE id = ?", [.integer(id)]) {
@@ -176,10 +173,11 @@ public final class Ledger: RunRecorder {
         }
     }
 
-    /// Moves run `run`'s heartbeat to `time` if that is later (inside a record's transaction).
-    private func touch(_ run: RunID, _ time: Date, _ db: SQLiteConnection) throws(LedgerError) {
+    /// Moves run `run`'s heartbeat to now, on the wall clock, if that is later (inside a
+    /// record's transaction: recording is a sign of life).
+    private func touch(_ run: RunID, _ db: SQLiteConnection) throws(LedgerError) {
         try db.execute("UPDATE runs SET heartbeat_at = max(coalesce(heartbeat_at, ''), ?) WHERE id = ?",
-                       [.text(LedgerTime.format(time)), .integer(run.rawValue)])
+                       [.text(LedgerTime.format(Date())), .integer(run.rawValue)])
     }
 
     // MARK: Recording
@@ -248,7 +246,7 @@ public final class Ledger: RunRecorder {
         }
         try write { (db) throws(LedgerError) in
             try requireOpenRun(step.run, db)
-            try touch(step.run, step.endedAt, db)
+            try touch(step.run, db)
             try db.execute(
                 """
                 INSERT INTO steps (run_id, serial, step, started_at, ended_at, duration_ms, result,
@@ -273,7 +271,7 @@ public final class Ledger: RunRecorder {
         }
         try write { (db) throws(LedgerError) in
             try requireOpenRun(test.run, db)
-            try touch(test.run, test.startedAt.addingTimeInterval(Double(test.durationMilliseconds) / 1000), db)
+            try touch(test.run, db)
             try db.execute(
                 """
                 INSERT INTO smoke_tests (run_id, serial, after_step, started_at, duration_ms, expected_tags, found_tags,

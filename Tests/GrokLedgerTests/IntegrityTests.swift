@@ -244,18 +244,21 @@ struct InterruptedRunTests {
         var owner: Ledger? = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
         let run = try #require(owner).beginRun(start())
         try owner?.recordStep(step(run, "GK-1", "identify", from: 1, to: 3))
-        owner?.beat(at: at(7))
+        // Recording is a sign of life, on the wall clock; so is the heartbeat.
+        #expect(try owner?.run(run)?.lastSeenAt.map { $0 > at(3) } == true)
+        let alive = LedgerTime.rounded(Date().addingTimeInterval(3600))
+        owner?.beat(at: alive)
         // While its owner lives, another open leaves it open.
         let other = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
         #expect(other.interruptedAtOpen.isEmpty)
         #expect(try other.run(run)?.endedAt == nil)
-        #expect(try other.run(run)?.lastSeenAt == at(7))
+        #expect(try other.run(run)?.lastSeenAt == alive)
         // The owner goes away without finishing (as a killed process does: its lock goes).
         owner = nil
         let reopened = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
         let closed = try #require(try reopened.run(run))
         #expect(closed.outcome == .interrupted)
-        #expect(closed.endedAt == at(7))
+        #expect(closed.endedAt == alive)
         #expect(reopened.interruptedAtOpen.map(\.id) == [run])
         #expect(throws: LedgerError.runFinished(path: scratch.ledgerPath, run: run.rawValue)) {
             try reopened.recordStep(step(run, "GK-1", "region"))

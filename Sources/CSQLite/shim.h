@@ -5,3 +5,10 @@
 static inline int CSQLite_bindTransientText(sqlite3_stmt *stmt, int index, const char *text, int length) {
     return sqlite3_bind_text(stmt, index, text, length, SQLITE_TRANSIENT);
 }
+
+// sqlite3_db_config is variadic, which Swift cannot call. This one sets
+// SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE: with `on` non-zero, closing the last connection does not
+// checkpoint the WAL into the database file, so a ledger refused as damaged is not written to.
+static inline int CSQLite_setNoCheckpointOnClose(sqlite3 *db, int on) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, on, (int *)0);
+}

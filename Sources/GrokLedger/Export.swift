@@ -15,8 +15,9 @@ extension Ledger {
     ///   - table: the table to export; nil means every table for JSON and `steps` for CSV.
     public func export(format: ExportFormat, to path: String, table: LedgerTable? = nil) throws(LedgerError) {
         let tables = table.map { [$0] } ?? (format == .json ? LedgerTable.allCases : [.steps])
+        let version = fileVersion
         let data = try read { (db) throws(LedgerError) in
-            try tables.map { (table) throws(LedgerError) in try ExportTable.read(table, db) }
+            try tables.map { (table) throws(LedgerError) in try ExportTable.read(table, db, version: version) }
         }
         let text: String
         switch format {
@@ -33,25 +34,31 @@ struct ExportTable: Sendable {
     let columns: [String]
     let rows: [[SQLValue]]
 
-    /// The exported columns of each table, in export order.
-    static func columns(_ table: LedgerTable) -> [String] {
+    /// The exported columns of each table, in export order, as selected from a file of schema
+    /// `version` (a column the file does not have yet is selected as `NULL AS <name>`).
+    static func selections(_ table: LedgerTable, version: Int = Schema.currentVersion) -> [String] {
         let list: String
         switch table {
         case .devices: list = Ledger.Columns.devices
-        case .runs: list = Ledger.Columns.runs
+        case .runs: list = Ledger.Columns.runs(version)
         case .steps: list = "id, " + Ledger.Columns.steps
         case .smokeTests: list = "id, " + Ledger.Columns.smokeTests
         }
         return list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
     }
 
+    /// The exported column names of each table, in export order.
+    static func columns(_ table: LedgerTable) -> [String] {
+        selections(table).map { $0.components(separatedBy: " AS ").last ?? $0 }
+    }
+
     static let booleanColumns: Set<String> = ["provisioned", "passed"]
     static let tagColumns: Set<String> = ["expected_tags", "found_tags", "missing_tags"]
 
-    static func read(_ table: LedgerTable, _ db: SQLiteConnection) throws(LedgerError) -> ExportTable {
+    static func read(_ table: LedgerTable, _ db: SQLiteConnection, version: Int = Schema.currentVersion) throws(LedgerError) -> ExportTable {
         let columns = columns(table)
         let order = table == .devices ? "serial" : "id"
-        let rows = try db.query("SELECT \(columns.joined(separator: ", ")) FROM \(table.rawValue) ORDER BY \(order)") {
+        let rows = try db.query("SELECT \(selections(table, version: version).joined(separator: ", ")) FROM \(table.rawValue) ORDER BY \(order)") {
             (row) throws(LedgerError) in
             try (0..<Int32(columns.count)).map { (index) throws(LedgerError) -> SQLValue in
                 let value = row.value(index)

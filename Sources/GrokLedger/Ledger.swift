@@ -9,37 +9,96 @@ import Synchronization
 public final class Ledger: RunRecorder {
     /// The database file.
     public let path: String
+    /// Opened with `readOnly`: nothing is ever written (``LedgerError/readOnly(path:detail:)``).
+    public let isReadOnly: Bool
+    /// The runs this open found left open by a process that no longer exists, and closed as
+    /// ``RunOutcome/interrupted`` at the time their process was last seen alive.
+    public let interruptedAtOpen: [RunRecord]
+    /// The schema version of the file (older than ``schemaVersion`` only when opened read-only).
+    let fileVersion: Int
     private let connection: Mutex<SQLiteConnection>
+    /// Locks of the runs this ledger has open (nil when read-only).
+    private let runLocks: RunLockFile?
+    private let ownRuns = Mutex<Set<Int64>>([])
 
     /// The newest schema version this build reads and writes (`PRAGMA user_version`).
     public static var schemaVersion: Int { Schema.currentVersion }
 
-    init(connection: sending SQLiteConnection) {
+    init(connection: sending SQLiteConnection, readOnly: Bool, fileVersion: Int, runLocks: RunLockFile?,
+         interrupted: [RunRecord] = []) {
         path = connection.path
+        isReadOnly = readOnly
+        self.fileVersion = fileVersion
+        self.runLocks = runLocks
+        interruptedAtOpen = interrupted
         self.connection = Mutex(connection)
     }
 
-    /// Opens the ledger at `path`, creating its directory and the file if needed, and brings its
-    /// schema up to date.
+    /// Opens the ledger at `path` after verifying it, creating its directory and the file if
+    /// needed, and brings its schema up to date.
+    ///
+    /// Before anything is written: the file's header is read directly (a 0-byte file, a file
+    /// that is not SQLite, another application's database are refused and left byte for byte
+    /// as they were), then SQLite checks its identity (application id, schema version) and
+    /// runs `PRAGMA quick_check`, and the `-wal` is scanned frame by frame for damage SQLite
+    /// would silently skip. A ledger that fails is never written to.
+    ///
+    /// A new ledger is built aside and moved into place whole, so two processes creating one
+    /// at once both end up with the same complete file. Writable opens then close the runs
+    /// left open by dead processes (``interruptedAtOpen``).
     /// - Parameters:
     ///   - path: the database file, e.g. `~/.local/share/grokctl/ledger.sqlite`.
-    ///   - busyTimeout: how long a write waits for another process's lock before
-    ///     ``LedgerError/locked(path:timeoutMilliseconds:)``.
-    /// - Throws: ``LedgerError`` -- `newerSchema` for a database from a newer grokctl,
-    ///   `corrupt` / `notALedger` for a file that is not a ledger, `cannotOpen`, `readOnly`, `locked`.
-    public static func open(path: String, busyTimeout: Duration = .seconds(5)) throws(LedgerError) -> Ledger {
+    ///   - busyTimeout: how long a write waits (on the wall clock) for another process's lock
+    ///     before ``LedgerError/locked(path:waitedMilliseconds:)``.
+    ///   - readOnly: open without writing anything (`ledger show`, `export`, `check`): the file
+    ///     must exist, nothing is created, migrated or closed.
+    ///   - heartbeatInterval: how often the runs this ledger has open record that their
+    ///     process is alive (`runs.heartbeat_at`); nil for never (records still do).
+    /// - Throws: ``LedgerError`` -- `empty`, `notSQLite`, `notALedger`, `corrupt`,
+    ///   `newerSchema`, `cannotOpen`, `readOnly`, `locked`.
+    public static func open(path: String, busyTimeout: Duration = .seconds(5), readOnly: Bool = false,
+                            heartbeatInterval: Duration? = .seconds(10)) throws(LedgerError) -> Ledger {
         guard !path.isEmpty else { throw .cannotOpen(path: path, detail: "the path is empty") }
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw .cannotOpen(path: path, detail: "cannot create the directory '\(directory.path)': \(error.localizedDescription)")
+        let milliseconds = max(0, Self.milliseconds(busyTimeout))
+        if readOnly {
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw .cannotOpen(path: path, detail: "there is no such file")
+            }
+        } else {
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            } catch {
+                throw .cannotOpen(path: path, detail: "cannot create the directory '\(directory.path)': \(error.localizedDescription)")
+            }
+            LedgerFiles.removeStaleTemporaries(of: path)
+            try LedgerFiles.createIfMissing(path, busyTimeoutMilliseconds: milliseconds)
         }
-        let (seconds, attoseconds) = busyTimeout.components
-        let milliseconds = Int(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
-        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: max(0, milliseconds))
+        _ = try FileCheck.verifyHeader(path)
+        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: milliseconds, readOnly: readOnly)
+        let version = try Schema.checkIdentity(connection)
+        try Integrity.quickCheck(connection)
+        if readOnly {
+            try FileCheck.verifyWAL(path, attempts: 3)
+            return Ledger(connection: connection, readOnly: true, fileVersion: version, runLocks: nil)
+        }
+        // Scanned holding the write lock: no other process appends to or restarts the WAL meanwhile.
+        _ = try connection.transaction { (_) throws(LedgerError) in try FileCheck.verifyWAL(path) }
+        try connection.setCheckpointOnClose(true)
+        try connection.configureForWriting()
         try Schema.migrate(connection)
-        return Ledger(connection: connection)
+        try connection.execute("PRAGMA foreign_keys = ON")
+        let locks = try RunLockFile(ledgerPath: path)
+        let interrupted = try closeAbandonedRuns(connection, locks)
+        let ledger = Ledger(connection: connection, readOnly: false, fileVersion: Schema.currentVersion, runLocks: locks,
+                            interrupted: interrupted)
+        if let heartbeatInterval { ledger.startHeartbeat(every: heartbeatInterval) }
+        return ledger
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        return Int(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }
 
     /// Runs `body` with the connection, holding the lock for its whole duration.
@@ -51,12 +110,74 @@ public final class Ledger: RunRecorder {
 
     /// Runs `body` in one write transaction.
     func write<T: Sendable>(_ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
-        try withConnection { (db) throws(LedgerError) in try db.transaction(body) }
+        guard !isReadOnly else { throw .readOnly(path: path, detail: "opened read-only") }
+        return try withConnection { (db) throws(LedgerError) in try db.transaction(body) }
     }
 
     /// Runs `body` in one read transaction (one consistent snapshot).
     func read<T: Sendable>(_ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
         try withConnection { (db) throws(LedgerError) in try db.readTransaction(body) }
+    }
+
+    // MARK: Runs left open, heartbeats
+
+    /// Closes every open run whose process is gone (nobody holds its byte in `<ledger>-runs`)
+    /// as `interrupted`, ending at the last time it was seen alive: its heartbeat (wall-clock
+    /// times only; a step's own times may come from an emulated unit's faster sample clock),
+    /// or its start. One transaction,
+    /// holding the write lock, so a run being begun by another process (which locks its byte
+    /// before it commits) is never mistaken for a dead one.
+    private static func closeAbandonedRuns(_ connection: SQLiteConnection, _ locks: RunLockFile) throws(LedgerError) -> [RunRecord] {
+        let path = connection.path
+        return try connection.transaction { (db) throws(LedgerError) -> [RunRecord] in
+            let open = try db.query("SELECT id FROM runs WHERE ended_at IS NULL ORDER BY id") { $0.integer(0) ?? 0 }
+            var closed: [RunRecord] = []
+            for id in open where !locks.isHeldElsewhere(id) {
+                try db.execute(
+                    """
+                    UPDATE runs SET outcome = 'interrupted', ended_at = max(started_at, coalesce(heartbeat_at, started_at))
+                    WHERE id = ?1
+                    """, [.integer(id)])
+                closed += try db.query("SELECT \(Columns.runs(Schema.currentVersion)) FROM runs WHERE id = ?", [.integer(id)]) {
+                    (row) throws(LedgerError) in try Self.run(row, path)
+                }
+            }
+            return closed
+        }
+    }
+
+    /// Records that this process is alive in every run it has open, now and then every `interval`.
+    /// The thread holds the ledger weakly and ends at its first wake after the ledger is gone.
+    private func startHeartbeat(every interval: Duration) {
+        let seconds = max(0.001, Double(Self.milliseconds(interval)) / 1000)
+        let thread = Thread { [weak self] in
+            while true {
+                Thread.sleep(forTimeInterval: seconds)
+                guard let ledger = self else { return }
+                ledger.beat(at: Date())
+            }
+        }
+        thread.name = "grokledger heartbeat"
+        thread.start()
+    }
+
+    /// Sets `heartbeat_at` of this ledger's open runs to `time` (never backwards). A failure
+    /// is left for the next beat or record: a heartbeat never fails a run.
+    func beat(at time: Date) {
+        let runs = ownRuns.withLock { $0 }
+        guard !runs.isEmpty else { return }
+        let list = runs.sorted().map(String.init).joined(separator: ", ")
+        try? write { (db) throws(LedgerError) in
+            try db.execute("UPDATE runs SET heartbeat_at = max(coalesce(heartbeat_at, ''), ?) WHERE ended_at IS NULL AND id IN (\(list))",
+                           [.text(LedgerTime.format(time))])
+        }
+    }
+
+    /// Moves run `run`'s heartbeat to now, on the wall clock, if that is later (inside a
+    /// record's transaction: recording is a sign of life).
+    private func touch(_ run: RunID, _ db: SQLiteConnection) throws(LedgerError) {
+        try db.execute("UPDATE runs SET heartbeat_at = max(coalesce(heartbeat_at, ''), ?) WHERE id = ?",
+                       [.text(LedgerTime.format(Date())), .integer(run.rawValue)])
     }
 
     // MARK: Recording
@@ -66,15 +187,29 @@ public final class Ledger: RunRecorder {
         guard digest.utf8.count == 64, digest.utf8.allSatisfy({ isHexDigit($0) }) else {
             throw .invalidRecord(path: path, detail: "the profile SHA-256 '\(start.profileSHA256)' is not 64 hex digits")
         }
-        return try write { (db) throws(LedgerError) in
-            try db.execute(
-                """
-                INSERT INTO runs (kind, profile_name, profile_sha256, station, operator, started_at)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """,
-                [.text(start.kind.rawValue), .text(start.profileName), .text(digest), .text(start.station),
-                 .text(start.operatorName), .text(LedgerTime.format(start.startedAt))])
-            return RunID(rawValue: db.lastInsertRowID)
+        guard let runLocks else { throw .readOnly(path: path, detail: "opened read-only") }
+        var locked: Int64?
+        do {
+            let id = try write { (db) throws(LedgerError) in
+                try db.execute(
+                    """
+                    INSERT INTO runs (kind, profile_name, profile_sha256, station, operator, started_at, heartbeat_at)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
+                    """,
+                    [.text(start.kind.rawValue), .text(start.profileName), .text(digest), .text(start.station),
+                     .text(start.operatorName), .text(LedgerTime.format(start.startedAt))])
+                let id = db.lastInsertRowID
+                // Locked before the row is committed: no other process can see the run without its lock.
+                try runLocks.lock(id)
+                locked = id
+                return id
+            }
+            ownRuns.withLock { _ = $0.insert(id) }
+            return RunID(rawValue: id)
+        } catch {
+            // Rolled back: the id may be handed out again, so its lock must go.
+            if let locked { runLocks.unlock(locked) }
+            throw error
         }
     }
 
@@ -111,6 +246,7 @@ public final class Ledger: RunRecorder {
         }
         try write { (db) throws(LedgerError) in
             try requireOpenRun(step.run, db)
+            try touch(step.run, db)
             try db.execute(
                 """
                 INSERT INTO steps (run_id, serial, step, started_at, ended_at, duration_ms, result,
@@ -135,6 +271,7 @@ public final class Ledger: RunRecorder {
         }
         try write { (db) throws(LedgerError) in
             try requireOpenRun(test.run, db)
+            try touch(test.run, db)
             try db.execute(
                 """
                 INSERT INTO smoke_tests (run_id, serial, after_step, started_at, duration_ms, expected_tags, found_tags,
@@ -159,6 +296,7 @@ public final class Ledger: RunRecorder {
                            [.text(LedgerTime.format(endedAt)), .text(outcome.rawValue), SQLValue(reportPath),
                             .integer(run.rawValue)])
         }
+        if ownRuns.withLock({ $0.remove(run.rawValue) }) != nil { runLocks?.unlock(run.rawValue) }
     }
 
     /// Throws unless `run` exists and has not ended; returns its start.
@@ -195,7 +333,7 @@ public final class Ledger: RunRecorder {
     /// The newest runs first; all of them when `limit` is nil.
     public func runs(limit: Int? = nil) throws(LedgerError) -> [RunRecord] {
         try read { (db) throws(LedgerError) in
-            try db.query("SELECT \(Columns.runs) FROM runs ORDER BY id DESC LIMIT ?", [.integer(Int64(limit ?? -1))]) {
+            try db.query("SELECT \(Columns.runs(fileVersion)) FROM runs ORDER BY id DESC LIMIT ?", [.integer(Int64(limit ?? -1))]) {
                 (row) throws(LedgerError) in try Self.run(row, db.path)
             }
         }
@@ -204,7 +342,7 @@ public final class Ledger: RunRecorder {
     /// The run with this identifier, or nil.
     public func run(_ id: RunID) throws(LedgerError) -> RunRecord? {
         try read { (db) throws(LedgerError) in
-            try db.query("SELECT \(Columns.runs) FROM runs WHERE id = ?", [.integer(id.rawValue)]) {
+            try db.query("SELECT \(Columns.runs(fileVersion)) FROM runs WHERE id = ?", [.integer(id.rawValue)]) {
                 (row) throws(LedgerError) in try Self.run(row, db.path)
             }.first
         }
@@ -242,7 +380,7 @@ public final class Ledger: RunRecorder {
             var runs: [RunID: RunRecord] = [:]
             for run in try db.query(
                 """
-                SELECT \(Columns.runs) FROM runs WHERE id IN
+                SELECT \(Columns.runs(fileVersion)) FROM runs WHERE id IN
                     (SELECT run_id FROM steps WHERE serial = ?1 UNION SELECT run_id FROM smoke_tests WHERE serial = ?1)
                 """, [.text(serial)], { (row) throws(LedgerError) in try Self.run(row, path) })
             {
@@ -288,8 +426,12 @@ public final class Ledger: RunRecorder {
     enum Columns {
         static let devices =
             "serial, hardware_type, hardware_revision, antenna_type, first_seen, last_seen, firmware, region, provisioned"
-        static let runs =
-            "id, kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome, report_path"
+        /// The columns of `runs` in a file of schema `version` (`heartbeat_at` came with version 2;
+        /// an older file opened read-only reads NULL in its place).
+        static func runs(_ version: Int) -> String {
+            "id, kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome, report_path, "
+                + (version >= 2 ? "heartbeat_at" : "NULL AS heartbeat_at")
+        }
         static let steps = """
             run_id, serial, step, started_at, ended_at, duration_ms, result, firmware_before, firmware_after, \
             region_before, region_after, code, detail
@@ -319,7 +461,8 @@ public final class Ledger: RunRecorder {
             startedAt: try row.date(6, "runs.started_at", path),
             endedAt: row.isNull(7) ? nil : try row.date(7, "runs.ended_at", path),
             outcome: row.isNull(8) ? nil : try row.enumeration(8, "runs.outcome", path) as RunOutcome,
-            reportPath: row.text(9))
+            reportPath: row.text(9),
+            lastSeenAt: row.isNull(10) ? nil : try row.date(10, "runs.heartbeat_at", path))
     }
 
     static func step(_ row: PreparedStatement, _ path: String) throws(LedgerError) -> StepRecord {

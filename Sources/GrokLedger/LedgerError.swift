@@ -7,10 +7,19 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible, Equatable {
     /// permission, a path that is a directory, an unusable file system.
     case cannotOpen(path: String, detail: String)
     /// Another connection (usually another grokctl process) held the write lock for longer
-    /// than the busy timeout.
-    case locked(path: String, timeoutMilliseconds: Int)
-    /// The file is not a valid SQLite database or its pages are damaged.
+    /// than the busy timeout; `waitedMilliseconds` is how long this process really waited
+    /// (measured on the wall clock, not the timeout it was given).
+    case locked(path: String, waitedMilliseconds: Int)
+    /// The ledger's pages or its write-ahead log (`-wal`) are damaged. It is never written to:
+    /// `grokctl ledger check` says what is wrong and `grokctl ledger recover` salvages what is
+    /// readable into a new file.
     case corrupt(path: String, detail: String)
+    /// The file exists but is empty (0 bytes): grokctl never leaves a ledger empty (a new one
+    /// is built aside and moved into place whole), so this file is someone else's; it is left
+    /// untouched.
+    case empty(path: String)
+    /// The file does not start with the SQLite header: it is not a database at all.
+    case notSQLite(path: String)
     /// The file is a SQLite database of another application (its `application_id` is not the ledger's).
     case notALedger(path: String, applicationID: Int32)
     /// The database was written by a newer grokctl: its schema version is above the newest
@@ -39,6 +48,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible, Equatable {
         case .cannotOpen: "ledger_cannot_open"
         case .locked: "ledger_locked"
         case .corrupt: "ledger_corrupt"
+        case .empty: "ledger_empty"
+        case .notSQLite: "ledger_not_sqlite"
         case .notALedger: "ledger_not_a_ledger"
         case .newerSchema: "ledger_newer_schema"
         case .diskFull: "ledger_disk_full"
@@ -57,6 +68,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible, Equatable {
         case .cannotOpen(let p, let d): [p, d]
         case .locked(let p, let t): [p, String(t)]
         case .corrupt(let p, let d): [p, d]
+        case .empty(let p): [p]
+        case .notSQLite(let p): [p]
         case .notALedger(let p, let a): [p, String(a)]
         case .newerSchema(let p, let f, let s): [p, String(f), String(s)]
         case .diskFull(let p): [p]
@@ -72,7 +85,7 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible, Equatable {
     /// The file the error is about: the database, or for ``exportFailed(path:detail:)`` the export.
     public var path: String {
         switch self {
-        case .cannotOpen(let p, _), .locked(let p, _), .corrupt(let p, _), .notALedger(let p, _),
+        case .cannotOpen(let p, _), .locked(let p, _), .corrupt(let p, _), .empty(let p), .notSQLite(let p), .notALedger(let p, _),
             .newerSchema(let p, _, _), .diskFull(let p), .readOnly(let p, _), .invalidRecord(let p, _),
             .unknownRun(let p, _), .runFinished(let p, _), .exportFailed(let p, _), .sqlite(let p, _, _):
             p
@@ -86,7 +99,11 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible, Equatable {
         case .locked(let p, let t):
             "the ledger '\(p)' is locked by another process (waited \(t) ms); wait for the other grokctl run to finish, or stop it, and retry."
         case .corrupt(let p, let d):
-            "the ledger '\(p)' is corrupt (\(d)); move it aside (keep it for support) and restore a backup, or let grokctl create a new one."
+            "the ledger '\(p)' is damaged (\(d)); nothing was written to it. 'grokctl ledger check --ledger \(p)' says what is wrong; 'grokctl ledger recover --ledger \(p)' salvages what is readable into a new file and lists what was lost."
+        case .empty(let p):
+            "'\(p)' is an empty file (0 bytes), not a grokctl ledger, and was left untouched; delete it if it is yours (a new ledger is then created), or choose another ledger path."
+        case .notSQLite(let p):
+            "'\(p)' is not a SQLite database (its header is not SQLite's), so not a grokctl ledger; it was left untouched. Choose another ledger path, or if it was a ledger, run 'grokctl ledger recover --ledger \(p)'."
         case .notALedger(let p, let a):
             "'\(p)' is a SQLite database of another application (application_id \(a)), not a grokctl ledger; choose another ledger path."
         case .newerSchema(let p, let f, let s):

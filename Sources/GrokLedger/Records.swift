@@ -30,6 +30,9 @@ public enum RunOutcome: String, Sendable, CaseIterable {
     case halted
     /// A person (or a signal) stopped the run.
     case cancelled
+    /// The run's process died without closing it (kill -9, a crash, a power cut); a later
+    /// process that opened the ledger closed it, ending it when it was last seen alive.
+    case interrupted
 }
 
 /// The result of one step on one device (the `steps.result` column).
@@ -85,6 +88,8 @@ public struct RunRecord: Sendable, Equatable {
     public var outcome: RunOutcome?
     /// The JSON report written at the end of the run.
     public var reportPath: String?
+    /// The last time the run's process was seen alive (its heartbeat, or its latest record).
+    public var lastSeenAt: Date?
 }
 
 /// What a run learned about a device, given to ``RunRecorder/upsertDevice(_:)``. Nil fields

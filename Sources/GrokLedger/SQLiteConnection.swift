@@ -26,33 +26,51 @@ final class SQLiteConnection {
     private let db: OpaquePointer
     private var statements: [String: PreparedStatement] = [:]
 
-    /// Opens (creating it if needed) the database file at `path`, with extended result codes,
-    /// the busy timeout, foreign keys on, WAL journal and full synchronous commits.
-    init(path: String, busyTimeoutMilliseconds: Int) throws(LedgerError) {
+    /// Opens the existing database file at `path` with extended result codes and the busy
+    /// timeout. Nothing is read or written yet: the caller verifies the file
+    /// (``Ledger/open(path:busyTimeout:readOnly:heartbeatInterval:)``) before it calls
+    /// ``configureForWriting()``. `create` lets SQLite create the file (only for a new ledger
+    /// built in a private temporary file).
+    init(path: String, busyTimeoutMilliseconds: Int, readOnly: Bool = false, create: Bool = false) throws(LedgerError) {
         self.path = path
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | (create ? SQLITE_OPEN_CREATE : 0)
+            | SQLITE_OPEN_FULLMUTEX
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard let handle else {
             throw .cannotOpen(path: path, detail: "sqlite3_open_v2: \(String(cString: sqlite3_errstr(rc)))")
         }
         guard rc == SQLITE_OK else {
             let error = Self.error(code: rc, message: String(cString: sqlite3_errmsg(handle)), what: "open", path: path,
-                                   busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+                                   waitedMilliseconds: 0)
             sqlite3_close_v2(handle)
             throw error
         }
         db = handle
         sqlite3_extended_result_codes(db, 1)
+        // Until the caller has verified the file (``setCheckpointOnClose(_:)``).
+        _ = CSQLite_setNoCheckpointOnClose(db, 1)
         try check(sqlite3_busy_timeout(db, Int32(clamping: busyTimeoutMilliseconds)), "sqlite3_busy_timeout")
-        // The first statement reads the header: a file that is not a database fails here.
-        try execute("PRAGMA foreign_keys = ON")
+    }
+
+    /// Whether closing the last connection may checkpoint the WAL into the file. Off until a
+    /// ledger is verified: closing a connection to a ledger refused as damaged must not write
+    /// the readable part of its WAL into it (SQLite does that by default on the last close).
+    func setCheckpointOnClose(_ allowed: Bool) throws(LedgerError) {
+        try check(CSQLite_setNoCheckpointOnClose(db, allowed ? 0 : 1), "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE")
+    }
+
+    /// Puts a verified ledger in the mode every write relies on: WAL journal, full
+    /// synchronous commits, foreign keys on. For a ledger grokctl made, the journal is
+    /// already WAL and nothing is written.
+    func configureForWriting() throws(LedgerError) {
         let mode = try queryText("PRAGMA journal_mode = WAL")
         guard mode?.lowercased() == "wal" else {
             throw .cannotOpen(path: path, detail: "the WAL journal could not be enabled (journal_mode is \(mode ?? "unknown"))")
         }
         try execute("PRAGMA synchronous = FULL")
+        try execute("PRAGMA foreign_keys = ON")
     }
 
     deinit {
@@ -64,20 +82,21 @@ final class SQLiteConnection {
     // MARK: The checking funnel
 
     /// Throws the ``LedgerError`` for any result code other than OK, ROW and DONE.
-    func check(_ rc: Int32, _ what: String) throws(LedgerError) {
+    /// `waited` is how long the call waited for a lock, for ``LedgerError/locked(path:waitedMilliseconds:)``.
+    func check(_ rc: Int32, _ what: String, waited: Int = 0) throws(LedgerError) {
         switch rc {
         case SQLITE_OK, SQLITE_ROW, SQLITE_DONE: return
         default:
             throw Self.error(code: rc, message: String(cString: sqlite3_errmsg(db)), what: what, path: path,
-                             busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+                             waitedMilliseconds: waited)
         }
     }
 
     /// Maps a SQLite (extended) result code to the ledger's error, by its primary code.
-    static func error(code: Int32, message: String, what: String, path: String, busyTimeoutMilliseconds: Int) -> LedgerError {
+    static func error(code: Int32, message: String, what: String, path: String, waitedMilliseconds: Int) -> LedgerError {
         let detail = "\(message) (\(what))"
         switch code & 0xFF {
-        case SQLITE_BUSY, SQLITE_LOCKED: return .locked(path: path, timeoutMilliseconds: busyTimeoutMilliseconds)
+        case SQLITE_BUSY, SQLITE_LOCKED: return .locked(path: path, waitedMilliseconds: waitedMilliseconds)
         case SQLITE_CORRUPT, SQLITE_NOTADB: return .corrupt(path: path, detail: detail)
         case SQLITE_FULL: return .diskFull(path: path)
         case SQLITE_READONLY, SQLITE_PERM: return .readOnly(path: path, detail: detail)
@@ -96,7 +115,8 @@ final class SQLiteConnection {
             return cached
         }
         var handle: OpaquePointer?
-        try check(sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil), "prepare \(sql)")
+        let (rc, waited) = retryingBusy { sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil) }
+        try check(rc, "prepare \(sql)", waited: waited)
         guard let handle else {
             throw .invalidRecord(path: path, detail: "empty statement: \(sql)")
         }
@@ -116,6 +136,29 @@ final class SQLiteConnection {
     /// Runs a script of several statements (a migration), none of which binds values.
     func executeScript(_ sql: String) throws(LedgerError) {
         try check(sqlite3_exec(db, sql, nil, nil, nil), "script")
+    }
+
+    /// Calls `body` again while it returns SQLITE_BUSY and the busy timeout has not passed on
+    /// the wall clock; returns its last result and how long it waited, in milliseconds.
+    ///
+    /// SQLite's own busy handler does not cover every case: a `BEGIN IMMEDIATE` or a
+    /// `PRAGMA journal_mode` racing another process that is creating or recovering the same
+    /// file can return SQLITE_BUSY at once, without waiting. Only calls that may be repeated
+    /// are passed here: statements outside an explicit transaction, `COMMIT`, and `prepare`.
+    /// With `retry` false the call is made once, and only timed.
+    func retryingBusy(retry: Bool = true, _ body: () -> Int32) -> (rc: Int32, waitedMilliseconds: Int) {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var pause = 1
+        while true {
+            let rc = body()
+            let waited = start.duration(to: clock.now)
+            let milliseconds = Int(waited.components.seconds * 1000 + waited.components.attoseconds / 1_000_000_000_000_000)
+            guard retry, rc & 0xFF == SQLITE_BUSY, milliseconds < busyTimeoutMilliseconds else { return (rc, milliseconds) }
+            // Back off from 1 ms to 20 ms between tries, never past the deadline.
+            usleep(UInt32(min(pause, max(1, busyTimeoutMilliseconds - milliseconds)) * 1000))
+            pause = min(pause * 2, 20)
+        }
     }
 
     /// Runs a query and maps each row.
@@ -241,14 +284,17 @@ final class PreparedStatement {
         }
     }
 
-    /// Advances to the next row; false when the statement is done.
+    /// Advances to the next row; false when the statement is done. A statement that may be
+    /// repeated (outside an explicit transaction, or `COMMIT`) is retried while the database
+    /// is busy, up to the busy timeout on the wall clock.
     func step() throws(LedgerError) -> Bool {
-        let rc = sqlite3_step(handle)
+        let repeatable = !connection.inTransaction || sql == "COMMIT"
+        let (rc, waited) = connection.retryingBusy(retry: repeatable) { sqlite3_step(handle) }
         switch rc {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         default:
-            try connection.check(rc, sql)
+            try connection.check(rc, sql, waited: waited)
             return false
         }
     }

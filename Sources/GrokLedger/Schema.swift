@@ -68,6 +68,30 @@ enum Schema {
         CREATE INDEX smoke_tests_by_serial ON smoke_tests(serial, id);
         CREATE INDEX smoke_tests_by_run ON smoke_tests(run_id, id);
         """,
+        // 2: runs may end `interrupted` (closed by a later process because the one that ran
+        // them died), and keep `heartbeat_at`, the last time their process was seen alive.
+        // SQLite cannot change a CHECK constraint in place, so `runs` is rebuilt (with
+        // foreign keys off, as sqlite.org/lang_altertable.html prescribes; see `migrate`).
+        """
+        CREATE TABLE runs_2 (
+            id             INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind           TEXT NOT NULL CHECK (kind IN ('provision', 'rollout', 'verify')),
+            profile_name   TEXT NOT NULL,
+            profile_sha256 TEXT NOT NULL CHECK (length(profile_sha256) = 64),
+            station        TEXT NOT NULL,
+            operator       TEXT NOT NULL,
+            started_at     TEXT NOT NULL,
+            ended_at       TEXT,
+            outcome        TEXT CHECK (outcome IS NULL OR outcome IN ('succeeded', 'partial', 'failed', 'halted', 'cancelled',
+                                                                      'interrupted')),
+            report_path    TEXT,
+            heartbeat_at   TEXT
+        );
+        INSERT INTO runs_2 (id, kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome, report_path)
+            SELECT id, kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome, report_path FROM runs;
+        DROP TABLE runs;
+        ALTER TABLE runs_2 RENAME TO runs;
+        """,
     ]
 
     /// The newest schema version this build knows.
@@ -76,36 +100,59 @@ enum Schema {
     /// Brings the database to the newest version: refuses a foreign or newer database, and
     /// applies the missing migrations in one write transaction (a crash applies all or none;
     /// two processes opening a new ledger at once migrate it once).
+    ///
+    /// Foreign keys are switched off for the migration (a table that others reference is
+    /// rebuilt) and checked with `PRAGMA foreign_key_check` before it commits; the caller
+    /// switches them on afterwards.
     static func migrate(_ connection: SQLiteConnection, migrations: [String] = Schema.migrations) throws(LedgerError) {
         let known = migrations.count
         // Cheap read first, so a newer or foreign database is refused without taking the write lock.
         try checkIdentity(connection, known: known)
         let version = Int(try connection.queryInteger("PRAGMA user_version") ?? 0)
         guard version < known else { return }
+        try connection.execute("PRAGMA foreign_keys = OFF")
         try connection.transaction { (db) throws(LedgerError) in
             try checkIdentity(db, known: known)
             let start = Int(try db.queryInteger("PRAGMA user_version") ?? 0)
             guard start < known else { return }
             for migration in migrations[start...] { try db.executeScript(migration) }
+            let violations = try db.query("PRAGMA foreign_key_check") { $0.text(0) ?? "" }
+            guard violations.isEmpty else {
+                throw .corrupt(path: db.path, detail: "rows of \(Set(violations).sorted().joined(separator: ", ")) name runs that do not exist")
+            }
             // PRAGMA takes no bound parameters; both values are integers from this file.
             try db.execute("PRAGMA user_version = \(known)")
             try db.execute("PRAGMA application_id = \(applicationID)")
         }
     }
 
-    private static func checkIdentity(_ connection: SQLiteConnection, known: Int) throws(LedgerError) {
+    /// Refuses another application's database (by its `application_id`, or a database with
+    /// tables but neither an application id nor a version) and one from a newer grokctl.
+    /// Reads only. Returns the schema version found.
+    @discardableResult
+    static func checkIdentity(_ connection: SQLiteConnection, known: Int = Schema.currentVersion) throws(LedgerError) -> Int {
         let application = Int32(truncatingIfNeeded: try connection.queryInteger("PRAGMA application_id") ?? 0)
         let version = Int(try connection.queryInteger("PRAGMA user_version") ?? 0)
         if application != 0 && application != applicationID {
             throw .notALedger(path: connection.path, applicationID: application)
         }
-        if application == 0 && version == 0 {
-            // A fresh file, or someone else's database without an application_id: refuse the latter.
-            let tables = try connection.queryInteger("SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'") ?? 0
-            if tables > 0 { throw .notALedger(path: connection.path, applicationID: 0) }
+        let tables = Set(try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") {
+            $0.text(0) ?? ""
+        })
+        if application == 0 {
+            // A fresh file, or someone else's database without an application_id: refuse the
+            // latter. grokctl sets the application id in the same transaction as the version,
+            // so a version without it is not ours either.
+            if !tables.isEmpty || version != 0 { throw .notALedger(path: connection.path, applicationID: 0) }
+            return version
         }
         if version > known {
             throw .newerSchema(path: connection.path, found: version, supported: known)
         }
+        let missing = ["devices", "runs", "steps", "smoke_tests"].filter { !tables.contains($0) }
+        if !missing.isEmpty {
+            throw .corrupt(path: connection.path, detail: "schema version \(version) but no table \(missing.joined(separator: ", "))")
+        }
+        return version
     }
 }

@@ -39,7 +39,10 @@ enum AtomicFile {
     }
 
     /// The file's bytes, or `nil` if it does not exist. Refuses files over `limit` bytes.
+    /// Stale temporary files of `path` (``removeStaleTemporaries(of:suffix:)``) are removed
+    /// first: reading a state file is how a unit's directory is opened.
     static func readAll(_ path: String, limit: Int) throws(Failure) -> [UInt8]? {
+        removeStaleTemporaries(of: path)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             let code = errno
@@ -64,12 +67,55 @@ enum AtomicFile {
         return Array(bytes[0..<filled])
     }
 
+    /// What a temporary file of ``replace(_:with:)`` adds to the name: `state.json.tmp-<pid>-<random>`.
+    static let temporarySuffix = ".tmp-"
+
+    /// Removes the temporary files left beside `path` by writers that are gone: names
+    /// `<path><suffix><pid>[-<anything>]` whose process no longer exists and whose file
+    /// nobody holds a `flock` on (a writer holds one from creating its file to renaming it,
+    /// so a live writer in another PID namespace is safe too). Best effort; returns the
+    /// names removed.
+    @discardableResult
+    static func removeStaleTemporaries(of path: String, suffix: String = temporarySuffix) -> [String] {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[..<$0]) } ?? "."
+        let prefix = (slash.map { String(path[path.index(after: $0)...]) } ?? path) + suffix
+        guard let dir = opendir(directory.isEmpty ? "/" : directory) else { return [] }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name.hasPrefix(prefix) { names.append(name) }
+        }
+        closedir(dir)
+        var removed: [String] = []
+        for name in names {
+            let digits = name.dropFirst(prefix.count).prefix { $0.isNumber }
+            guard let pid = Int32(digits), pid > 0 else { continue }
+            // EPERM: the process exists (another user's): keep its file.
+            guard kill(pid, 0) != 0, errno == ESRCH else { continue }
+            let file = (directory.isEmpty ? "" : directory) + "/" + name
+            let fd = open(file, O_RDONLY | O_CLOEXEC)
+            if fd >= 0 {
+                let free = flock(fd, LOCK_EX | LOCK_NB) == 0
+                close(fd)
+                guard free else { continue }
+            }
+            if unlink(file) == 0 { removed.append(name) }
+        }
+        return removed.sorted()
+    }
+
     /// Replaces `path` with `bytes` so that a crash at any instant leaves the old or the
     /// new content, never a mix.
     static func replace(_ path: String, with bytes: [UInt8]) throws(Failure) {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        let temp = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        removeStaleTemporaries(of: path)
+        let temp = path + temporarySuffix + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = try check("open temp file") { open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
+        // Held until the rename: tells a cleaner in another process that this writer is alive.
+        _ = flock(fd, LOCK_EX | LOCK_NB)
         var closed = false
         do throws(Failure) {
             var written = 0

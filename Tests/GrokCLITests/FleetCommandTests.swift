@@ -188,10 +188,17 @@ extension CLI {
         private func checkConverged(_ world: FleetWorld, killedRuns: Int) throws {
             let ledger = try Ledger.open(path: world.ledger)
             let runs = try ledger.runs()
-            // Two runs were started before the last one. A killed run stays open in the ledger
+            // Two runs were started before the last one. A killed run is closed as interrupted by
+            // the next process that opened the ledger, ending when it was last seen alive
             // (unless the kill came after it finished there, while the report was written, or
             // before it began there); a run the kill missed finished normally.
-            #expect(runs.filter { $0.endedAt == nil }.count <= killedRuns)
+            #expect(runs.allSatisfy { $0.endedAt != nil }, "a run was left open: \(runs.map { ($0.id, $0.outcome) })")
+            #expect(runs.filter { $0.outcome == .interrupted }.count <= killedRuns)
+            let lastStart = runs.map(\.startedAt).max() ?? .distantPast
+            for run in runs where run.outcome == .interrupted {
+                // Last seen alive: after it began, before the runs that followed it.
+                #expect(run.endedAt.map { $0 >= run.startedAt && $0 <= lastStart } == true, "run \(run.id)")
+            }
             #expect(runs.count >= 1 + (2 - killedRuns) && runs.count <= 3, "\(runs.count) runs, \(killedRuns) killed")
             #expect(runs.max { $0.id < $1.id }?.outcome == .succeeded)
             #expect(try ledger.devices().count == 4)

@@ -214,14 +214,15 @@ struct LibraryErrorTests {
     @Test func ledgerErrors() {
         let p = "/var/lib/grokctl/ledger.sqlite"
         let samples: [LedgerError] = [
-            .cannotOpen(path: p, detail: "denied"), .locked(path: p, timeoutMilliseconds: 5000), .corrupt(path: p, detail: "malformed"),
+            .cannotOpen(path: p, detail: "denied"), .locked(path: p, waitedMilliseconds: 5000), .corrupt(path: p, detail: "malformed"),
+            .empty(path: p), .notSQLite(path: p),
             .notALedger(path: p, applicationID: 42), .newerSchema(path: p, found: 9, supported: 1), .diskFull(path: p),
             .readOnly(path: p, detail: "EROFS"), .invalidRecord(path: p, detail: "empty serial"), .unknownRun(path: p, run: 7),
             .runFinished(path: p, run: 7), .exportFailed(path: "/x.csv", detail: "ENOSPC"), .sqlite(path: p, sqliteCode: 10, detail: "I/O"),
         ]
         for sample in samples {
             switch sample {
-            case .cannotOpen, .locked, .corrupt, .notALedger, .newerSchema, .diskFull, .readOnly, .invalidRecord, .unknownRun,
+            case .cannotOpen, .locked, .corrupt, .empty, .notSQLite, .notALedger, .newerSchema, .diskFull, .readOnly, .invalidRecord, .unknownRun,
                 .runFinished, .exportFailed, .sqlite: break
             }
         }

@@ -71,13 +71,14 @@ struct SchemaTests {
             let connection = try SQLiteConnection(path: scratch.ledgerPath, busyTimeoutMilliseconds: 1000)
             let next = Schema.migrations + ["ALTER TABLE devices ADD COLUMN note TEXT; UPDATE devices SET note = 'migrated';"]
             try Schema.migrate(connection, migrations: next)
-            #expect(try connection.queryInteger("PRAGMA user_version") == 2)
+            #expect(try connection.queryInteger("PRAGMA user_version") == Int64(Schema.currentVersion + 1))
             #expect(try connection.queryText("SELECT note FROM devices WHERE serial = 'GK-7'") == "migrated")
             // Migrating again is a no-op.
             try Schema.migrate(connection, migrations: next)
             #expect(try connection.queryInteger("SELECT count(*) FROM devices") == 1)
         }
-        #expect(throws: LedgerError.newerSchema(path: scratch.ledgerPath, found: 2, supported: 1)) {
+        #expect(throws: LedgerError.newerSchema(path: scratch.ledgerPath, found: Schema.currentVersion + 1,
+                                                supported: Schema.currentVersion)) {
             try Ledger.open(path: scratch.ledgerPath)
         }
     }
@@ -92,22 +93,23 @@ struct SchemaTests {
         let connection = try SQLiteConnection(path: scratch.ledgerPath, busyTimeoutMilliseconds: 1000)
         let broken = Schema.migrations + ["CREATE TABLE extra (x INTEGER); INSERT INTO no_such_table VALUES (1);"]
         #expect(throws: LedgerError.self) { try Schema.migrate(connection, migrations: broken) }
-        #expect(try connection.queryInteger("PRAGMA user_version") == 1)
+        #expect(try connection.queryInteger("PRAGMA user_version") == Int64(Schema.currentVersion))
         #expect(try connection.queryInteger("SELECT count(*) FROM sqlite_schema WHERE name = 'extra'") == 0)
         #expect(try connection.queryInteger("SELECT count(*) FROM devices") == 1)
     }
 
-    @Test("a file that is not a database is reported corrupt, naming it")
+    @Test("a file that is not a database is refused as not SQLite, naming it, and left as it was")
     func garbageIsCorrupt() throws {
         let scratch = Scratch()
         try FileManager.default.createDirectory(at: URL(fileURLWithPath: scratch.ledgerPath).deletingLastPathComponent(),
                                                 withIntermediateDirectories: true)
-        try Data(String(repeating: "not a database, just text. ", count: 200).utf8)
-            .write(to: URL(fileURLWithPath: scratch.ledgerPath))
+        let text = Data(String(repeating: "not a database, just text. ", count: 200).utf8)
+        try text.write(to: URL(fileURLWithPath: scratch.ledgerPath))
         let error = #expect(throws: LedgerError.self) { try Ledger.open(path: scratch.ledgerPath) }
-        #expect(error?.code == "ledger_corrupt")
+        #expect(error?.code == "ledger_not_sqlite")
         #expect(error?.path == scratch.ledgerPath)
-        #expect(error?.description.contains("move it aside") == true)
+        #expect(error?.description.contains("left untouched") == true)
+        #expect(FileManager.default.contents(atPath: scratch.ledgerPath) == text)
     }
 
     @Test("another application's SQLite database is refused")
@@ -116,7 +118,7 @@ struct SchemaTests {
         let path = scratch.file("other.sqlite")
         try FileManager.default.createDirectory(at: scratch.directory, withIntermediateDirectories: true)
         do {
-            let other = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 100)
+            let other = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 100, create: true)
             try other.execute("CREATE TABLE contacts (name TEXT)")
         }
         #expect(throws: LedgerError.notALedger(path: path, applicationID: 0)) { try Ledger.open(path: path) }
@@ -280,8 +282,14 @@ struct TransactionTests {
                 return error
             }
         }
-        #expect(ContinuousClock.now - began >= .milliseconds(40))
-        #expect(error == .locked(path: scratch.ledgerPath, timeoutMilliseconds: 50))
+        let elapsed = ContinuousClock.now - began
+        #expect(elapsed >= .milliseconds(50))
+        // It says how long it really waited: the whole timeout, and no more than it took.
+        guard case .locked(scratch.ledgerPath, let waited) = error else {
+            Issue.record("expected ledger_locked, got \(String(describing: error))")
+            return
+        }
+        #expect(waited >= 50 && waited <= Ledger.milliseconds(elapsed), "reported \(waited) ms, took \(elapsed)")
         #expect(error?.description.contains("locked by another process") == true)
         // Once the lock is released the same write succeeds.
         try waiter.recordStep(step(run, "GK-4", "identify"))

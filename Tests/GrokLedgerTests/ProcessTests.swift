@@ -52,6 +52,8 @@ struct ProcessTests {
             let run = try ledger.beginRun(start())
             try ledger.recordStep(step(run, "GK-1", "identify"))
         }
+        // Opened before the shell takes the lock: a writable open takes the write lock briefly.
+        let probe = try Ledger.open(path: scratch.ledgerPath, busyTimeout: .zero, heartbeatInterval: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: sqliteShell)
         process.arguments = ["-bail", scratch.ledgerPath]
@@ -81,7 +83,6 @@ struct ProcessTests {
         }
         try #require(inside, "the sqlite3 shell never reported its writes")
         // An empty write transaction finds the lock taken: the shell is mid-transaction.
-        let probe = try Ledger.open(path: scratch.ledgerPath, busyTimeout: .zero)
         #expect(try lockIsTaken(probe))
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
@@ -89,9 +90,51 @@ struct ProcessTests {
 
         let reopened = try Ledger.open(path: scratch.ledgerPath, busyTimeout: .seconds(2))
         #expect(try reopened.steps().map(\.step) == ["identify"])
-        #expect(try reopened.runs().first?.outcome == nil)
+        // Its own ledger is gone too: the reopen closed the run as interrupted, when it was last seen alive.
+        let closed = try #require(try reopened.runs().first)
+        #expect(closed.outcome == .interrupted)
+        #expect(closed.endedAt != nil && closed.endedAt == closed.lastSeenAt)
         // The dead process's lock is gone: writing works.
-        try reopened.recordStep(step(RunID(rawValue: 1), "GK-1", "region"))
+        let next = try reopened.beginRun(start(at: 10))
+        try reopened.recordStep(step(next, "GK-1", "region", from: 11, to: 12))
         #expect(try reopened.steps().map(\.step) == ["identify", "region"])
+    }
+}
+
+@Suite("Ledger: waiting for another process's lock", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")))
+struct LockWaitTests {
+    @Test("a write blocked by another process waits the whole busy timeout on the wall clock and says how long it waited")
+    func waitsAndSaysHowLong() throws {
+        let scratch = Scratch()
+        let ledger = try Ledger.open(path: scratch.ledgerPath, busyTimeout: .milliseconds(600), heartbeatInterval: nil)
+        _ = try ledger.beginRun(start())
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [scratch.ledgerPath]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\n.print holding\n".utf8))
+        var seen = ""
+        while !seen.contains("holding") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        try #require(seen.contains("holding"))
+        let clock = ContinuousClock()
+        let began = clock.now
+        let error = #expect(throws: LedgerError.self) { try ledger.beginRun(start(at: 5)) }
+        let elapsed = began.duration(to: clock.now)
+        guard case .locked(_, let waited) = error else {
+            Issue.record("expected ledger_locked, got \(String(describing: error))")
+            return
+        }
+        // It waited the whole 600 ms timeout, and says so truly.
+        #expect(elapsed >= .milliseconds(600))
+        #expect(waited >= 600 && waited <= Ledger.milliseconds(elapsed), "reported \(waited) ms, waited \(elapsed)")
     }
 }

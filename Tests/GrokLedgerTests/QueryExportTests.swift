@@ -243,8 +243,8 @@ struct ExportTests {
 @Suite("Ledger: errors and timestamps")
 struct ErrorAndTimeTests {
     static let samples: [LedgerError] = [
-        .cannotOpen(path: "/l.sqlite", detail: "d"), .locked(path: "/l.sqlite", timeoutMilliseconds: 5000),
-        .corrupt(path: "/l.sqlite", detail: "d"), .notALedger(path: "/l.sqlite", applicationID: 7),
+        .cannotOpen(path: "/l.sqlite", detail: "d"), .locked(path: "/l.sqlite", waitedMilliseconds: 5000),
+        .corrupt(path: "/l.sqlite", detail: "d"), .empty(path: "/l.sqlite"), .notSQLite(path: "/l.sqlite"), .notALedger(path: "/l.sqlite", applicationID: 7),
         .newerSchema(path: "/l.sqlite", found: 3, supported: 1), .diskFull(path: "/l.sqlite"),
         .readOnly(path: "/l.sqlite", detail: "d"), .invalidRecord(path: "/l.sqlite", detail: "d"),
         .unknownRun(path: "/l.sqlite", run: 4), .runFinished(path: "/l.sqlite", run: 4),
@@ -266,7 +266,7 @@ struct ErrorAndTimeTests {
     @Test("SQLite result codes map to the ledger's cases")
     func resultCodeMapping() {
         func map(_ code: Int32) -> String {
-            SQLiteConnection.error(code: code, message: "m", what: "w", path: "/p", busyTimeoutMilliseconds: 1).code
+            SQLiteConnection.error(code: code, message: "m", what: "w", path: "/p", waitedMilliseconds: 1).code
         }
         #expect(map(5) == "ledger_locked")  // SQLITE_BUSY
         #expect(map(5 | (2 << 8)) == "ledger_locked")  // SQLITE_BUSY_SNAPSHOT

@@ -143,7 +143,8 @@ struct LedgerCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "ledger", abstract: .commandLedgerAbstract, discussion: .commandLedgerDiscussion,
-            subcommands: [LedgerShowCommand.self, LedgerExportCommand.self])
+            subcommands: [LedgerShowCommand.self, LedgerExportCommand.self, LedgerCheckCommand.self,
+                          LedgerRecoverCommand.self])
     }
 
     init(_ values: ParsedValues) {}
@@ -214,6 +215,45 @@ struct LedgerExportCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode { try runLedgerExport(self, context) }
+}
+
+/// `grokctl ledger check [--ledger FILE]`: the full, read-only check of the ledger file.
+struct LedgerCheckCommand: Command {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "check", abstract: .commandLedgerCheckAbstract, discussion: .commandLedgerCheckDiscussion,
+                             options: [FleetOptions.ledger])
+    }
+
+    let ledgerFile: String?
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        ledgerFile = values.value(FleetOptions.ledger)
+        if let ledgerFile, ledgerFile.isEmpty { throw .invalidValue(value: ledgerFile, option: FleetOptions.ledger.spelling) }
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode { try runLedgerCheck(self, context) }
+}
+
+/// `grokctl ledger recover [--ledger FILE] [--output FILE]`: salvages a damaged ledger into a new file.
+struct LedgerRecoverCommand: Command {
+    static let output = OptionDeclaration.option("output", short: "o", value: .valueFile, help: .optionRecoverOutput)
+
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "recover", abstract: .commandLedgerRecoverAbstract, discussion: .commandLedgerRecoverDiscussion,
+                             options: [output, FleetOptions.ledger])
+    }
+
+    let outputFile: String?
+    let ledgerFile: String?
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        outputFile = values.value(Self.output)
+        if let outputFile, outputFile.isEmpty { throw .invalidValue(value: outputFile, option: Self.output.spelling) }
+        ledgerFile = values.value(FleetOptions.ledger)
+        if let ledgerFile, ledgerFile.isEmpty { throw .invalidValue(value: ledgerFile, option: FleetOptions.ledger.spelling) }
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode { try runLedgerRecover(self, context) }
 }
 
 // MARK: Where things are kept

@@ -6,7 +6,8 @@ import GrokLedger
 func runLedgerShow(_ command: LedgerShowCommand, _ context: CommandContext) throws -> ExitCode {
     let path = StateDirectory.ledger(option: command.ledgerFile, environment: context.environment)
     guard FileManager.default.fileExists(atPath: path) else { throw CLIError.ledgerMissing(path: path) }
-    let ledger = try Ledger.open(path: path)
+    // Read-only: showing never creates, migrates or repairs anything, and a damaged ledger is refused.
+    let ledger = try Ledger.open(path: path, readOnly: true)
     let console = context.console
     let localizer = context.localizer
     let language = localizer.language
@@ -93,7 +94,7 @@ func runLedgerShow(_ command: LedgerShowCommand, _ context: CommandContext) thro
 func runLedgerExport(_ command: LedgerExportCommand, _ context: CommandContext) throws -> ExitCode {
     let path = StateDirectory.ledger(option: command.ledgerFile, environment: context.environment)
     guard FileManager.default.fileExists(atPath: path) else { throw CLIError.ledgerMissing(path: path) }
-    let ledger = try Ledger.open(path: path)
+    let ledger = try Ledger.open(path: path, readOnly: true)
     if let output = command.outputFile {
         try ledger.export(format: command.format, to: output, table: command.table)
         context.console.say(.ledgerExported, output, to: .standardError)
@@ -109,6 +110,115 @@ func runLedgerExport(_ command: LedgerExportCommand, _ context: CommandContext) 
     }
     context.console.write(String(decoding: data, as: UTF8.self))
     return .success
+}
+
+/// `grokctl ledger check`: the full read-only check; exit 0 when sound, else the error (exit 1)
+/// names the problem and the way to recover.
+func runLedgerCheck(_ command: LedgerCheckCommand, _ context: CommandContext) throws -> ExitCode {
+    let path = StateDirectory.ledger(option: command.ledgerFile, environment: context.environment)
+    guard FileManager.default.fileExists(atPath: path) else { throw CLIError.ledgerMissing(path: path) }
+    let report = try Ledger.check(path: path)
+    let rows = { (table: LedgerTable) in String(report.rows[table] ?? 0) }
+    if context.console.isJSON {
+        context.console.json(LedgerCheckObject(report))
+        return .success
+    }
+    context.console.print(context.localizer.text(
+        .ledgerCheckSound, path, String(report.schemaVersion), String(report.pages), rows(.runs), String(report.openRuns),
+        rows(.steps), rows(.smokeTests), rows(.devices), String(report.walCommits)))
+    return .success
+}
+
+/// `grokctl ledger recover`: salvages what is readable into `--output` (default
+/// `<ledger>.recovered`), says what was lost and how to put the new file in place. Exit 0
+/// when nothing was lost, 1 otherwise.
+func runLedgerRecover(_ command: LedgerRecoverCommand, _ context: CommandContext) throws -> ExitCode {
+    let path = StateDirectory.ledger(option: command.ledgerFile, environment: context.environment)
+    guard FileManager.default.fileExists(atPath: path) else { throw CLIError.ledgerMissing(path: path) }
+    let output = command.outputFile ?? path + ".recovered"
+    let report = try Ledger.recover(from: path, to: output)
+    let console = context.console
+    let localizer = context.localizer
+    if console.isJSON {
+        console.json(LedgerRecoveryObject(report))
+        return report.isComplete ? .success : .failure
+    }
+    let count = { (table: LedgerTable) in String(report.recovered[table] ?? 0) }
+    console.print(localizer.text(.ledgerRecovered, path, output, count(.runs), count(.steps), count(.smokeTests), count(.devices)))
+    if let problem = report.problem { console.print(localizer.text(.ledgerRecoverProblem, localizer.message(for: problem))) }
+    for table in [LedgerTable.runs, .steps, .smokeTests] where report.lostCount(table) > 0 {
+        console.print(localizer.text(.ledgerRecoverLostRows, table.rawValue, String(report.lostCount(table)),
+                                     rangesText(report.lost[table] ?? [])))
+    }
+    if let devices = report.lost[.devices], !devices.isEmpty {
+        console.print(localizer.text(.ledgerRecoverLostDevices, rangesText(devices)))
+    }
+    if report.walCommitsLost > 0 { console.print(localizer.text(.ledgerRecoverWalLost, String(report.walCommitsLost))) }
+    if !report.placeholderRuns.isEmpty {
+        console.print(localizer.text(.ledgerRecoverPlaceholders, report.placeholderRuns.map(String.init).joined(separator: ", ")))
+    }
+    if report.isComplete { console.print(localizer.text(.ledgerRecoverNothingLost)) }
+    console.print(localizer.text(.ledgerRecoverNext, path, output))
+    return report.isComplete ? .success : .failure
+}
+
+/// `3, 7-9, 12`.
+private func rangesText(_ ranges: [ClosedRange<Int64>]) -> String {
+    ranges.map { $0.lowerBound == $0.upperBound ? String($0.lowerBound) : "\($0.lowerBound)-\($0.upperBound)" }
+        .joined(separator: ", ")
+}
+
+struct LedgerCheckObject: Encodable {
+    let record = "check"
+    let path: String
+    let schemaVersion: Int
+    let pages: Int
+    let rows: [String: Int]
+    let openRuns: Int
+    let walCommits: Int
+
+    init(_ report: LedgerCheckReport) {
+        path = report.path
+        schemaVersion = report.schemaVersion
+        pages = report.pages
+        rows = Dictionary(uniqueKeysWithValues: report.rows.map { ($0.key.rawValue, $0.value) })
+        openRuns = report.openRuns
+        walCommits = report.walCommits
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case record, path, pages, rows
+        case schemaVersion = "schema_version", openRuns = "open_runs", walCommits = "wal_commits"
+    }
+}
+
+struct LedgerRecoveryObject: Encodable {
+    let record = "recovery"
+    let source: String
+    let output: String
+    let problem: String?
+    let recovered: [String: Int]
+    let lost: [String: [[Int64]]]
+    let placeholderRuns: [Int64]
+    let walCommitsLost: Int
+    let complete: Bool
+
+    init(_ report: LedgerRecoveryReport) {
+        source = report.source
+        output = report.output
+        problem = report.problem?.code
+        recovered = Dictionary(uniqueKeysWithValues: report.recovered.map { ($0.key.rawValue, $0.value) })
+        lost = Dictionary(uniqueKeysWithValues: report.lost.filter { !$0.value.isEmpty }
+            .map { ($0.key.rawValue, $0.value.map { [$0.lowerBound, $0.upperBound] }) })
+        placeholderRuns = report.placeholderRuns
+        walCommitsLost = report.walCommitsLost
+        complete = report.isComplete
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case record, source, output, problem, recovered, lost, complete
+        case placeholderRuns = "placeholder_runs", walCommitsLost = "wal_commits_lost"
+    }
 }
 
 // MARK: JSON lines of `ledger show --json`

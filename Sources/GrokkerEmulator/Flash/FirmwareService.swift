@@ -41,13 +41,24 @@ final class FirmwareService {
     /// factory — an image reporting `factoryVersion` in slot 0, confirmed — programmed in a
     /// temporary file that is renamed into place only once whole, so a process killed
     /// meanwhile leaves no half-made flash behind.
+    /// What a flash being made adds to the file's name: `flash.bin.factory-<pid>`.
+    static let factorySuffix = ".factory-"
+
     static func openFlash(path: String, sampleRate: Int, hardwareType: HardwareType, factoryVersion: FirmwareVersion,
                           serial: UInt32) throws(EmulatorError) -> FlashMemory {
+        // A process killed while making a flash leaves its temporary file: remove those whose maker is gone.
+        AtomicFile.removeStaleTemporaries(of: path, suffix: factorySuffix)
         if !FileManager.default.fileExists(atPath: path) {
-            let temporary = path + ".factory-\(getpid())"
+            let temporary = path + factorySuffix + "\(getpid())"
             try? FileManager.default.removeItem(atPath: temporary)
+            // Held from just after the file exists until it is renamed: tells a cleaner in
+            // another process that this maker is alive (before it, the maker's pid does).
+            var guardFD: Int32 = -1
+            defer { if guardFD >= 0 { close(guardFD) } }
             do {
                 let blank = try FlashMemory(path: temporary, size: FlashLayout.totalSize, sampleRate: sampleRate)
+                guardFD = open(temporary, O_RDONLY | O_CLOEXEC)
+                if guardFD >= 0 { _ = flock(guardFD, LOCK_EX | LOCK_NB) }
                 try programFactoryImage(flash: blank, hardwareType: hardwareType, version: factoryVersion, serial: serial)
                 try blank.synchronize()
             } catch let error as EmulatorError {

@@ -174,7 +174,7 @@ struct VendorHandshakeTests {
         #expect(throws: VendorModemError.wrongRole(operation: "start")) { try host.start() }
         #expect(throws: VendorModemError.unsupportedSetting(samplesPerBit: 14, sampleRate: 44_100)) { try host.open(samplesPerBit: 14) }
         try host.open()
-        var input = [Float](repeating: 0, count: 4410)
+        let input = [Float](repeating: 0, count: 4410)
         var output = [Float](repeating: 1, count: 4410)
         input.withUnsafeBufferPointer { i in output.withUnsafeMutableBufferPointer { host.process(input: i, output: $0) } }
         #expect(output.allSatisfy { $0 == 0 })

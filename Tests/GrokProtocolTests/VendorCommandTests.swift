@@ -258,11 +258,28 @@ struct VendorCommandVectorTests {
         #expect(try VendorRequest.getDiagnostics(reset: false).decodeResponse(bytes) == .diagnostics(diagnostics))
     }
 
+    @Test("The other slave-mode sessions: tune antenna, continuous test, echo master")
+    func otherSessions() throws {
+        let frequency = VendorTuneAntennaPacket.oneFrequency(channel: 18050, reflectedPower: 300, values: [1, 2, 3, 4, 5])
+        #expect(try frequency.encode() == hex("8246 2c01 0102030405"))
+        #expect(try VendorTuneAntennaPacket(opcode: 1, payload: hex("8246 2c01 0102030405")) == frequency)
+        #expect(throws: VendorCommandError.self) { try VendorTuneAntennaPacket(opcode: 1, payload: hex("8246 2c01 01020304")) }
+        #expect(try VendorTuneAntennaPacket(opcode: 0, payload: hex("00 0100")) == .completed(result: 0, value: 1))
+        #expect(try VendorContinuousTestPacket(opcode: 1, payload: []) == .ping)
+        #expect(throws: VendorCommandError.self) { try VendorContinuousTestPacket(opcode: 1, payload: [0]) }
+        #expect(try VendorContinuousTestPacket(opcode: 0, payload: [3]) == .completed(result: 3))
+        #expect(try VendorEchoMasterPacket(opcode: 0, payload: hex("6400 0200")) == .completed(successes: 100, failures: 2))
+        #expect(throws: VendorCommandError.self) { try VendorEchoMasterPacket(opcode: 0, payload: hex("6400 02")) }
+        #expect(try VendorEchoMasterPacket(opcode: 1, payload: [9, 8]).encode() == [9, 8])
+    }
+
     @Test("Every opcode the library sends has a number, and unknown ones are refused")
     func opcodes() throws {
-        #expect(VendorOpcode.allCases.map(\.rawValue) == [0x00, 0x01, 0x02, 0x03, 0x04, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c,
+        #expect(VendorOpcode.allCases.map(\.rawValue) == [0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c,
                                                         0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16])
-        #expect(throws: VendorCommandError.unknownValue(field: "request.opcode", value: 5)) { try VendorRequest(opcode: 5, payload: []) }
+        #expect(throws: VendorCommandError.unknownValue(field: "request.opcode", value: 0x17)) { try VendorRequest(opcode: 0x17, payload: []) }
+        #expect(try VendorRequest(opcode: 5, payload: []) == .echoMaster)
+        #expect(throws: VendorCommandError.self) { try VendorRequest(opcode: 5, payload: [0]) }
         #expect(VendorOpcode.setRegion.description == "SetRegion (0x11)")
         let error = VendorCommandError.truncated(field: "x", needed: 2, available: 1)
         #expect(error.code == "vendor_truncated" && error.arguments == ["x", "2", "1"])

@@ -49,7 +49,7 @@ struct VendorRoundTripTests {
                                                             flags: VendorVersionRequestFlags(rawValue: u8())))
             case 1: return .programReader(try VendorProgramReader(address: u16(), data: bytes(0...248)))
             case 2: return .changeSoftwareType(VendorChangeSoftwareType(length: u16(), crc16: u16(), targetType: u8(), crc32: u32(), reserved: u8()))
-            case 3: return .getBatteryLevel
+            case 3: return bool() ? .getBatteryLevel : .echoMaster
             case 4:
                 switch int(0...4) {
                 case 0: return .provisioning(.register(hardwareRevision: u8(), batteryConstantA: u8(), batteryConstantB: u8(),

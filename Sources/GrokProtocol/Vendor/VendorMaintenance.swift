@@ -201,3 +201,116 @@ public struct VendorTemperature: Sendable, Hashable {
         self.degreesC = degreesC
     }
 }
+
+/// What the reader sends during a tune-antenna run (0x0d; handler 0x125c0). The host answers
+/// ACK_0, or ACK_1 once its callback wants to stop; anything else gets ACK_7. From code only.
+public enum VendorTuneAntennaPacket: Sendable, Hashable {
+    /// 00: exactly `[result][u16 LE]`.
+    case completed(result: UInt8, value: UInt16)
+    /// 01: exactly 9 bytes `[channel LE16, 50 kHz units][reflected power LE16][5 bytes]` (the
+    /// library prints three of them as "%u/%u/%u" and passes all five to its callback).
+    case oneFrequency(channel: UInt16, reflectedPower: UInt16, values: [UInt8])
+
+    public var opcode: UInt8 {
+        switch self {
+        case .completed: 0
+        case .oneFrequency: 1
+        }
+    }
+
+    public func encode() throws(VendorCommandError) -> [UInt8] {
+        var w = VendorWriter()
+        switch self {
+        case .completed(let result, let value):
+            w.u8(result)
+            w.u16(value)
+        case .oneFrequency(let channel, let power, let values):
+            guard values.count == 5 else { throw .inconsistent(field: "tuneAntenna.values", declared: 5, actual: values.count) }
+            w.u16(channel)
+            w.u16(power)
+            w.raw(values)
+        }
+        return w.bytes
+    }
+
+    public init(opcode: UInt8, payload: [UInt8]) throws(VendorCommandError) {
+        var r = VendorReader(payload)
+        switch opcode {
+        case 0: self = .completed(result: try r.u8("tuneAntenna.result"), value: try r.u16("tuneAntenna.value"))
+        case 1:
+            self = .oneFrequency(channel: try r.u16("tuneAntenna.channel"), reflectedPower: try r.u16("tuneAntenna.reflectedPower"),
+                                 values: try r.raw(5, "tuneAntenna.values"))
+        default: throw .unknownValue(field: "tuneAntenna.opcode", value: Int(opcode))
+        }
+        try r.finish("tune-antenna packet")
+    }
+}
+
+/// What the reader sends during a continuous test (0x12; handler 0x12350): 00 `[result]`
+/// (exactly 1 byte) ends it, 01 with no data is a ping. ACK_0, or ACK_1 to stop. From code only.
+public enum VendorContinuousTestPacket: Sendable, Hashable {
+    case completed(result: UInt8)
+    case ping
+
+    public var opcode: UInt8 {
+        switch self {
+        case .completed: 0
+        case .ping: 1
+        }
+    }
+
+    public func encode() -> [UInt8] {
+        switch self {
+        case .completed(let result): [result]
+        case .ping: []
+        }
+    }
+
+    public init(opcode: UInt8, payload: [UInt8]) throws(VendorCommandError) {
+        var r = VendorReader(payload)
+        switch opcode {
+        case 0: self = .completed(result: try r.u8("continuousTest.result"))
+        case 1: self = .ping
+        default: throw .unknownValue(field: "continuousTest.opcode", value: Int(opcode))
+        }
+        try r.finish("continuous-test packet")
+    }
+}
+
+/// What the reader sends in the echo test it drives after EchoMaster (0x05; handler 0x12460):
+/// 01 `[data]`, which the host answers with the same bytes (ACK_1 instead of ACK_0 when its
+/// callback wants to stop); 00 `[successes LE16][failures LE16]` (exactly 4 bytes) ends it.
+/// From code only.
+public enum VendorEchoMasterPacket: Sendable, Hashable {
+    case completed(successes: UInt16, failures: UInt16)
+    case echo([UInt8])
+
+    public var opcode: UInt8 {
+        switch self {
+        case .completed: 0
+        case .echo: 1
+        }
+    }
+
+    public func encode() -> [UInt8] {
+        var w = VendorWriter()
+        switch self {
+        case .completed(let successes, let failures):
+            w.u16(successes)
+            w.u16(failures)
+        case .echo(let data):
+            w.raw(data)
+        }
+        return w.bytes
+    }
+
+    public init(opcode: UInt8, payload: [UInt8]) throws(VendorCommandError) {
+        var r = VendorReader(payload)
+        switch opcode {
+        case 0: self = .completed(successes: try r.u16("echoMaster.successes"), failures: try r.u16("echoMaster.failures"))
+        case 1: self = .echo(r.rest())
+        default: throw .unknownValue(field: "echoMaster.opcode", value: Int(opcode))
+        }
+        try r.finish("echo-master packet")
+    }
+}

@@ -12,6 +12,9 @@ public enum VendorOpcode: UInt8, Sendable, CaseIterable, CustomStringConvertible
     case getBatteryLevel = 0x03
     /// `CommandProvision*`: sub-ops 00-04.
     case provisioning = 0x04
+    /// `CommandEchoMaster` (thread 0x11f80): no payload; the reader then drives an echo test in
+    /// slave mode (``VendorEchoMasterPacket``).
+    case echoMaster = 0x05
     /// `CommandGetDiagnosticData`.
     case getDiagnostics = 0x06
     /// `CommandInventory`: the inventory-start struct; the reader then sends slave-mode packets.
@@ -59,6 +62,7 @@ public enum VendorOpcode: UInt8, Sendable, CaseIterable, CustomStringConvertible
         case .changeSoftwareType: "ChangeSoftwareType"
         case .getBatteryLevel: "GetBatteryLevel"
         case .provisioning: "Provisioning"
+        case .echoMaster: "EchoMaster"
         case .getDiagnostics: "GetDiagnostics"
         case .inventory: "Inventory"
         case .pauseConnection: "PauseConnection"

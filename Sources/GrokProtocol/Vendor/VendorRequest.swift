@@ -8,6 +8,8 @@ public enum VendorRequest: Sendable, Hashable {
     case changeSoftwareType(VendorChangeSoftwareType)
     case getBatteryLevel
     case provisioning(VendorProvisioning)
+    /// No payload; the reader then sends ``VendorEchoMasterPacket``s.
+    case echoMaster
     case getDiagnostics(reset: Bool)
     /// The select form depends on the reader's protocol; see ``VendorSelectForm``.
     case inventory(VendorInventoryStart, VendorSelectForm)
@@ -38,6 +40,7 @@ public enum VendorRequest: Sendable, Hashable {
         case .changeSoftwareType: .changeSoftwareType
         case .getBatteryLevel: .getBatteryLevel
         case .provisioning: .provisioning
+        case .echoMaster: .echoMaster
         case .getDiagnostics: .getDiagnostics
         case .inventory: .inventory
         case .pauseConnection: .pauseConnection
@@ -64,7 +67,7 @@ public enum VendorRequest: Sendable, Hashable {
         case .getVersion(let request): return try request.encode()
         case .programReader(let request): return request.encode()
         case .changeSoftwareType(let request): return request.encode()
-        case .getBatteryLevel, .tuneAntenna, .getAntennaTuning, .getTestFlags, .getTemperature: return []
+        case .getBatteryLevel, .echoMaster, .tuneAntenna, .getAntennaTuning, .getTestFlags, .getTemperature: return []
         case .provisioning(let request): return request.encode()
         case .getDiagnostics(let reset): w.bool(reset)
         case .inventory(let start, let form): return try start.encode(form: form)
@@ -115,6 +118,7 @@ public enum VendorRequest: Sendable, Hashable {
         case .changeSoftwareType: self = .changeSoftwareType(try VendorChangeSoftwareType(decoding: payload))
         case .getBatteryLevel: try done(); self = .getBatteryLevel
         case .provisioning: self = .provisioning(try VendorProvisioning(decoding: payload))
+        case .echoMaster: try done(); self = .echoMaster
         case .getDiagnostics: self = .getDiagnostics(reset: try r.bool("diagnostics.reset")); try done()
         case .inventory:
             self = .inventory(try VendorInventoryStart(decoding: payload, form: VendorSelectForm(readerProtocol: readerProtocol)),
@@ -216,7 +220,7 @@ public enum VendorRequest: Sendable, Hashable {
             let code = try r.u8("inventory.error")
             try r.finish("inventory start response")
             return .inventoryError(VendorInventoryStartError(code: code))
-        case .programReader, .changeSoftwareType, .provisioning, .pauseConnection, .playSound, .setConfiguration,
+        case .programReader, .changeSoftwareType, .provisioning, .echoMaster, .pauseConnection, .playSound, .setConfiguration,
              .tuneAntenna, .speakerTest, .setRegion, .continuousTest, .setTestFlags:
             try r.finish("\(opcode) response")
             return .ack

@@ -1,17 +1,17 @@
 import Foundation
 import GrokCrypto
 import GrokTUF
+import Synchronization
 import Testing
 
 /// Counts the URLs fetched, around the real file fetcher.
 final class CountingFetcher: TUFFetching {
     let inner = LocalFileFetcher()
     let log = Log()
-    final class Log: @unchecked Sendable {
-        private let lock = NSLock()
-        private var urls: [String] = []
-        func add(_ url: String) { lock.withLock { urls.append(url) } }
-        var all: [String] { lock.withLock { urls } }
+    final class Log: Sendable {
+        private let urls = Mutex<[String]>([])
+        func add(_ url: String) { urls.withLock { $0.append(url) } }
+        var all: [String] { urls.withLock { $0 } }
     }
     func fetch(_ url: String, maxLength: Int) async throws(TUFError) -> FetchOutcome {
         log.add(url)

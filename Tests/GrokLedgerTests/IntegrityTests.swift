@@ -324,3 +324,48 @@ struct InterruptedRunTests {
         #expect(FileManager.default.fileExists(atPath: live))
     }
 }
+
+@Suite("Ledger: schema 1 to 2")
+struct SchemaTwoTests {
+    @Test("a version 1 ledger is read as it is when opened read-only, and a writable open migrates it, keeping every row and closing its open runs")
+    func versionOneLedger() throws {
+        let scratch = Scratch()
+        try FileManager.default.createDirectory(at: URL(fileURLWithPath: scratch.ledgerPath).deletingLastPathComponent(),
+                                                withIntermediateDirectories: true)
+        do {
+            // The file a grokctl of schema 1 made: one finished run and one left open by a kill.
+            let connection = try SQLiteConnection(path: scratch.ledgerPath, busyTimeoutMilliseconds: 1000, create: true)
+            try connection.setCheckpointOnClose(true)
+            try Schema.migrate(connection, migrations: [Schema.migrations[0]])
+            _ = try connection.queryText("PRAGMA journal_mode = WAL")
+            try connection.executeScript("""
+                INSERT INTO runs (kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome)
+                    VALUES ('provision', 'p', '\(profileDigest)', 's', 'o', '2024-05-01T10:00:00.000Z', '2024-05-01T10:05:00.000Z', 'succeeded');
+                INSERT INTO runs (kind, profile_name, profile_sha256, station, operator, started_at)
+                    VALUES ('rollout', 'p', '\(profileDigest)', 's', 'o', '2024-05-02T10:00:00.000Z');
+                INSERT INTO steps (run_id, serial, step, started_at, ended_at, duration_ms, result)
+                    VALUES (2, 'GK-1', 'firmware', '2024-05-02T10:00:01.000Z', '2024-05-02T10:00:09.000Z', 8000, 'done');
+                """)
+        }
+        let reader = try Ledger.open(path: scratch.ledgerPath, readOnly: true)
+        #expect(reader.fileVersion == 1)
+        #expect(try reader.runs().map(\.outcome) == [nil, .succeeded])
+        #expect(try reader.runs().allSatisfy { $0.lastSeenAt == nil })
+        let exported = scratch.file("runs.csv")
+        try reader.export(format: .csv, to: exported, table: .runs)
+        #expect(try String(contentsOfFile: exported, encoding: .utf8).hasPrefix("id,kind,profile_name,profile_sha256,station,operator,started_at,ended_at,outcome,report_path,heartbeat_at\r\n"))
+
+        let ledger = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
+        let runs = try ledger.runs()
+        #expect(runs.map(\.id.rawValue) == [2, 1])
+        #expect(runs[1].outcome == .succeeded && runs[1].endedAt == LedgerTime.parse("2024-05-01T10:05:00.000Z"))
+        // Left open before heartbeats existed: it ends at its start.
+        #expect(runs[0].outcome == .interrupted && runs[0].endedAt == runs[0].startedAt)
+        #expect(ledger.interruptedAtOpen.map(\.id.rawValue) == [2])
+        #expect(try ledger.steps(run: RunID(rawValue: 2)).map(\.step) == ["firmware"])
+        // The rebuilt table still numbers on from the old one, and foreign keys hold.
+        #expect(try ledger.beginRun(start()).rawValue == 3)
+        #expect(throws: LedgerError.self) { try ledger.recordStep(step(RunID(rawValue: 99), "GK-1", "x")) }
+        _ = try Ledger.check(path: scratch.ledgerPath)
+    }
+}

@@ -1,12 +1,25 @@
 import GrokAudio
 
-/// Runs a ``LinkEngine`` over an ``AudioPort``: each block the engine turns what was captured
+/// One end of a link that turns captured samples into samples to play, keeping its own clock
+/// in samples: what a ``LinkDriver`` pumps (``VendorLink``, and the old ``LinkEngine``).
+public protocol SamplePump: AnyObject {
+    /// Samples processed so far.
+    var now: Int64 { get }
+    /// Frames per second of that clock.
+    var sampleRate: Int { get }
+    /// Consumes one block of captured samples and fills the same number to play.
+    func process(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>)
+}
+
+extension LinkEngine: SamplePump {}
+
+/// Runs a ``SamplePump`` over an ``AudioPort``: each block the engine turns what was captured
 /// into what to play, and the port plays it while capturing the next block.
 ///
 /// The driver owns its engine and port and is used from one thread at a time.
-public final class LinkDriver {
+public final class LinkDriver<Engine: SamplePump> {
     public let port: any AudioPort
-    public let engine: LinkEngine
+    public let engine: Engine
     /// Frames per transfer.
     public let blockSize: Int
     /// Pace transfers to the wall clock (`--realtime`) instead of running as fast as the port allows.
@@ -17,7 +30,7 @@ public final class LinkDriver {
     private var wallStart: Double?
     private var samplesAtWallStart: Int64 = 0
 
-    public init(port: any AudioPort, engine: LinkEngine, blockSize: Int = 256, realtime: Bool = false) {
+    public init(port: any AudioPort, engine: Engine, blockSize: Int = 256, realtime: Bool = false) {
         precondition(port.sampleRate == engine.sampleRate, "port and engine must run at one sample rate")
         self.port = port
         self.engine = engine
@@ -28,7 +41,7 @@ public final class LinkDriver {
     }
 
     /// Seconds of audio to samples.
-    public func samples(_ seconds: Double) -> Int64 { engine.samples(seconds) }
+    public func samples(_ seconds: Double) -> Int64 { Int64((seconds * Double(engine.sampleRate)).rounded()) }
 
     /// One block: the engine digests the last capture and fills the next playback, the port
     /// plays it and captures again.

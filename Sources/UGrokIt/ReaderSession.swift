@@ -36,7 +36,7 @@ public struct ReaderOptions: Sendable {
 /// One Grokker on one audio port, driven synchronously from one thread: the building block
 /// under ``Reader`` and the CLI. Every wait pumps audio, so time passes as samples.
 public final class ReaderSession {
-    public let driver: LinkDriver
+    public let driver: LinkDriver<LinkEngine>
     public let options: ReaderOptions
     /// What the reader said it is, once connected.
     public private(set) var info: ReaderInfo?

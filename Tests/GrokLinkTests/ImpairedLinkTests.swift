@@ -21,7 +21,7 @@ final class EchoDevice: CablePeer {
 struct CableBench {
     let device: EchoDevice
     let cable: SimulatedCablePort
-    let driver: LinkDriver
+    let driver: LinkDriver<LinkEngine>
     var host: LinkEngine { driver.engine }
 
     init(_ configuration: CableConfiguration, block: Int = 256, host hostConfig: LinkConfiguration = LinkConfiguration()) {

@@ -1,0 +1,111 @@
+import GrokAudio
+import GrokLink
+import Testing
+
+/// A device-side ``VendorLink`` behind the simulated cable that answers every request with
+/// its payload reversed (long form), so a test can tell the answer was computed from the
+/// request that arrived.
+final class ReversingDevice: CablePeer {
+    let link: VendorLink
+    private(set) var executed = 0
+    init(sampleRate: Int) throws {
+        link = try VendorLink(role: .device, sampleRate: sampleRate)
+        try link.start()
+        link.packets.onRequest = { [unowned self] request in
+            executed += 1
+            return VendorReply(ResponsePacket(id: 1, data: request.payload.reversed()))
+        }
+    }
+    func process(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
+        link.process(input: input, output: output)
+        _ = link.drainEvents()
+    }
+}
+
+@Suite("The vendor link: modem and packet layer pumped together over a cable")
+struct VendorLinkTests {
+    /// Host link + driver over a simulated cable to a reversing device.
+    struct Bench {
+        let device: ReversingDevice
+        let driver: LinkDriver<VendorLink>
+        var host: VendorLink { driver.engine }
+        init(_ cable: CableConfiguration = .clean, sampleRate: Int = 44_100) throws {
+            device = try ReversingDevice(sampleRate: sampleRate)
+            let port = SimulatedCablePort(name: "vendor-link", sampleRate: sampleRate, configuration: cable, peer: device)
+            driver = LinkDriver(port: port, engine: try VendorLink(role: .host, sampleRate: sampleRate))
+        }
+
+        /// Sends one request and pumps until its answer or failure; returns the answer's data.
+        func call(_ command: UInt8, _ payload: [UInt8]) throws -> (data: [UInt8]?, events: [VendorLinkEvent]) {
+            try host.send(command: command, payload: payload)
+            var seen: [VendorLinkEvent] = []
+            var answer: [UInt8]?
+            var done = false
+            _ = try driver.run(forAtMost: 30) {
+                for event in host.drainEvents() {
+                    seen.append(event)
+                    if case .packet(.completed(_, let response)) = event { answer = response.data; done = true }
+                    if case .packet(.failed) = event { done = true }
+                }
+                return done
+            }
+            return (answer, seen)
+        }
+    }
+
+    @Test("a host connects to a device and each request gets the answer computed from it")
+    func requestsAreAnswered() throws {
+        let bench = try Bench()
+        try bench.host.open(samplesPerBit: 12)
+        #expect(try bench.driver.run(forAtMost: 2) { bench.host.isConnected && bench.device.link.isConnected })
+        for n in [1, 7, 100, 250] {
+            let payload = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ n) }
+            let (answer, _) = try bench.call(0x0c, payload)
+            #expect(answer == payload.reversed())
+        }
+        #expect(bench.device.executed == 4)
+        #expect(bench.host.packets.statistics.sendRetries == 0)
+    }
+
+    @Test("the handshake at each setting takes the vendor's 19 windows", arguments: [8, 12, 24, 72])
+    func connectsAtEachSetting(spb: Int) throws {
+        let bench = try Bench()
+        try bench.host.open(samplesPerBit: spb)
+        #expect(try bench.driver.run(forAtMost: 2) { bench.host.isConnected })
+        #expect(bench.host.samplesPerBit == spb)
+        let (answer, _) = try bench.call(0x0c, [1, 2, 3])
+        #expect(answer == [3, 2, 1])
+    }
+
+    @Test("a request to a device that went silent fails after its tries and the host handshakes again")
+    func failedRequestRestartsHandshake() throws {
+        let bench = try Bench()
+        try bench.host.open(samplesPerBit: 12)
+        #expect(try bench.driver.run(forAtMost: 2) { bench.host.isConnected })
+        bench.device.link.stop()
+        let (answer, events) = try bench.call(0x0c, [9])
+        #expect(answer == nil)
+        #expect(events.contains { if case .packet(.failed(_, .connectionLost)) = $0 { true } else { false } }
+            || events.contains { if case .packet(.failed(_, .retriesExhausted)) = $0 { true } else { false } })
+        // The device comes back: the host, listening again, connects to it.
+        try bench.device.link.start()
+        #expect(try bench.driver.run(forAtMost: 5) { bench.host.isConnected })
+        #expect(try bench.call(0x0c, [4, 5]).data == [5, 4])
+    }
+
+    @Test("noise at 15 dB SNR and a +500 ppm device clock lose no request")
+    func impairedCable() throws {
+        var cable = CableConfiguration.clean
+        cable.hostToDevice = .noisy(snrDB: 15)
+        cable.deviceToHost = .noisy(snrDB: 15)
+        cable.deviceClockPPM = 500
+        let bench = try Bench(cable)
+        try bench.host.open(samplesPerBit: 12)
+        #expect(try bench.driver.run(forAtMost: 3) { bench.host.isConnected })
+        for i in 0..<20 {
+            let payload = (0..<40).map { UInt8(truncatingIfNeeded: $0 ^ i) }
+            #expect(try bench.call(0x0c, payload).data == payload.reversed())
+        }
+        #expect(bench.device.executed == 20)
+    }
+}

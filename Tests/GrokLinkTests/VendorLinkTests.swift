@@ -67,7 +67,7 @@ struct VendorLinkTests {
         #expect(bench.host.packets.statistics.sendRetries == 0)
     }
 
-    @Test("the handshake at each setting takes the vendor's 19 windows", arguments: [8, 12, 24, 72])
+    @Test("a host connects at each setting and its requests are answered", arguments: [8, 12, 24, 72])
     func connectsAtEachSetting(spb: Int) throws {
         let bench = try Bench()
         try bench.host.open(samplesPerBit: spb)

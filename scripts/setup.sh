@@ -9,8 +9,10 @@ build_pkgs=(pkg-config libasound2-dev libcurl4-openssl-dev zlib1g-dev libssl-dev
 # the decoder test; openssl makes test keys and the test CA; nginx-light provides
 # /usr/sbin/nginx, the real HTTPS server the GrokNet download tests run on loopback;
 # sqlite3 is the second process the ledger tests read with and kill mid-transaction;
-# python3 and python3-venv hold python-tuf (below) for the TUF interop tests.
-test_pkgs=(sox openssl nginx-light sqlite3 python3 python3-venv)
+# python3 and python3-venv hold python-tuf (below) for the TUF interop tests; minimodem makes
+# another modem's FSK, which the vendor modem must never take for a Grokker; gcc builds the
+# vendor interop harness (used only when GROKCTL_VENDOR_SDK names the vendor library).
+test_pkgs=(sox openssl nginx-light sqlite3 python3 python3-venv minimodem gcc)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = "--test" ]; then want+=("${test_pkgs[@]}"); fi

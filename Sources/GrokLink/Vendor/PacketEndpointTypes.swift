@@ -2,7 +2,7 @@
 /// turns every figure into samples of the transport's clock the way the vendor's timers do
 /// (`ms * (rate / 100) / 10`), so nothing reads the wall clock.
 ///
-/// From the vendor host library (offsets in `notes/packets.md`):
+/// From the vendor host library (offsets in docs/vendor-protocol.md, section 4.3):
 /// - a request's answer must start within `sendMs + extraMs + 300 + audioLatencyMs` of the
 ///   moment its bytes were queued, `sendMs = bytes * 10000 / bitrate` being the time the
 ///   bytes take on the wire (its own integer formula); the first byte of the answer stops

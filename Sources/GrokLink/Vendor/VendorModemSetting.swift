@@ -1,6 +1,6 @@
 // The vendor modem's settings: every samples-per-bit the vendor host offers, at 44.1 and 48
 // kHz, with its handshake answer tone, its "1" tone, its "0"/idle tone and the handshake's
-// window counts. Facts recovered from the vendor host library (see notes/modem.md); no vendor
+// window counts. Facts recovered from the vendor host library (see docs/vendor-protocol.md, section 3.1); no vendor
 // code is used: the numbers below are the library's table values and the arithmetic it
 // performs on them, restated.
 

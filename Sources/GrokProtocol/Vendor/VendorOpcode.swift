@@ -1,6 +1,6 @@
 /// The command numbers the vendor host library sends (the low 6 bits of a request's first
 /// byte). Facts from `libugrokitapi.so` (SDK 1.7.16, x86_64): each `Command*` function loads its
-/// number into `%edi` before calling `PacketProtocolSendPacket` (offsets in notes/commands.md).
+/// number into `%edi` before calling `PacketProtocolSendPacket` (offsets in docs/vendor-protocol.md, section 5).
 public enum VendorOpcode: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// `CommandGetProtocolVersion`; the first packet of every connection.
     case getVersion = 0x00

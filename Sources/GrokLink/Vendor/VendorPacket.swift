@@ -1,8 +1,7 @@
 /// The vendor's packet layer: the two packet forms on the wire and their checksum.
 ///
 /// Facts from the vendor's host library (U Grok It Android SDK 1.7.16, x86_64
-/// `libugrokitapi.so`); offsets and evidence are in docs/vendor-protocol.md section 4 and
-/// `docs/vendor-protocol.md`:
+/// `libugrokitapi.so`); offsets and evidence are in `docs/vendor-protocol.md`, section 4:
 ///
 /// - A **request** is `[0x80 | retry << 6 | command][length 1...250][payload][crc8]`, or, when
 ///   the payload is empty, the one-byte form `[retry << 6 | command][crc8]` (bit 7 clear). The

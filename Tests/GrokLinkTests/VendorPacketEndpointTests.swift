@@ -1,3 +1,4 @@
+import GrokAudio
 @testable import GrokLink
 import Testing
 

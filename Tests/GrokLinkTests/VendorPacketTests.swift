@@ -1,17 +1,11 @@
+import GrokAudio
 @testable import GrokLink
 import Testing
 
-/// A small seeded generator (SplitMix64) so every random test replays exactly.
-struct PacketTestRNG: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+/// The project's seeded generator (GrokAudio's SplitMix64), so every random test replays exactly.
+typealias PacketTestRNG = SplitMix64
+
+extension SplitMix64 {
     mutating func bytes(_ n: Int) -> [UInt8] { (0..<n).map { _ in UInt8.random(in: 0...255, using: &self) } }
 }
 

@@ -1,3 +1,4 @@
+import GrokAudio
 import GrokProtocol
 import Testing
 
@@ -106,7 +107,7 @@ struct VendorRegionEntryTests {
 
     @Test("any bytes at all decode or throw; whatever decodes encodes to bytes that decode to the same entry")
     func arbitraryBytesNeverTrap() {
-        var rng = SplitMix(seed: 0x5EED)
+        var rng = SeededGenerator(seed: 0x5EED)
         for _ in 0..<2000 {
             let count = Int(rng.next() % 130)
             let bytes = (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
@@ -197,18 +198,5 @@ struct VendorRegionEntryTests {
         #expect(try VendorRegionEntry(indonesia, antennaGainDBi: 2).maxPowerDBm == 24)
         let fcc = RegionCatalog.entries[0]
         #expect(try VendorRegionEntry(fcc).maxPowerDBm == 30)
-    }
-}
-
-/// A small deterministic generator for the arbitrary-bytes test.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -81,7 +81,7 @@ struct FuzzTarget: Sendable {
             }
             while engine.receive() != nil {}
         },
-    ] + FirmwareFuzz.targets
+    ] + FirmwareFuzz.targets + VendorFuzz.targets
 
     /// The target named `name`, if any.
     static func named(_ name: String) -> FuzzTarget? {

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Our host demodulator and the vendor library's receive path side by side, on the same
+recordings: CPU per audio second (demod_cpu_vs_vendor) and the lowest SNR at which each still
+decodes 99 % of the packets (snr_margin_db_vs_vendor).
+
+  demod-vs-vendor.py HARNESS_DIR REC.raw PEER.jsonl [--spb 12] [--ppm 0] [--snr 30,20,...]
+                     [--seeds 1,2,3] [--seconds 10] [--cpu-repeats 5]
+
+HARNESS_DIR is scripts/vendor-harness.sh's output (vendorhost, tonemeter); REC.raw what a
+reader sent (vendorhost --record-rx while grokpeer ran), PEER.jsonl grokpeer's events (the
+packets it sent are the reference). The noisy copies are made exactly as
+Tests/VendorInterop/vendor-snr.py makes them (tonemeter noise: white Gaussian noise against
+the recording's mean power, then optionally tonemeter clock), and both receivers decode the
+same file. Ours runs through scripts/demod-measure.sh. Needs GROKCTL_VENDOR_SDK."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+here = os.path.dirname(os.path.abspath(__file__))
+ap = argparse.ArgumentParser()
+ap.add_argument("build")
+ap.add_argument("rec")
+ap.add_argument("peer")
+ap.add_argument("--spb", default="12")
+ap.add_argument("--ppm", type=float, default=0)
+ap.add_argument("--snr", default="30,20,15,14,13.5,13,12.5,12,11,10,9,8,7,6.5,6,5.5,5,4")
+ap.add_argument("--seeds", default="1,2,3")
+ap.add_argument("--seconds", type=float, default=10)
+ap.add_argument("--cpu-repeats", type=int, default=5)
+a = ap.parse_args()
+sdk = os.environ.get("GROKCTL_VENDOR_SDK")
+if not sdk:
+    print("demod-vs-vendor: skipped: GROKCTL_VENDOR_SDK is not set")
+    sys.exit(0)
+tone = os.path.join(a.build, "tonemeter")
+host = os.path.join(a.build, "vendorhost")
+measure = os.path.join(here, "demod-measure.sh")
+work = tempfile.mkdtemp(prefix="demod-vs-vendor-")
+
+
+def vendor(path, extra=()):
+    out = subprocess.run([host, "demod", "--sdk", sdk, "--pcm-in", path, "--spb", a.spb, *extra],
+                         capture_output=True, text=True).stdout
+    lines = out.strip().splitlines()
+    return json.loads(lines[-1]) if lines else {}
+
+
+def ours(path, repeats=1):
+    out = subprocess.run([measure, "rec", path, a.spb, "44100", str(repeats)], capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def found(got, plist):
+    """The packets of plist found whole, on byte boundaries and in order, in got."""
+    pos, hits = 0, []
+    for p in plist:
+        k = got.find(p, pos)
+        while k >= 0 and k % 2:
+            k = got.find(p, k + 1)
+        if k >= 0:
+            hits.append(p)
+            pos = k + len(p)
+    return hits
+
+
+# CPU on the whole recording.
+v = [vendor(a.rec) for _ in range(3)]
+o = ours(a.rec, a.cpu_repeats)
+vcpu = sorted(x["receive_cpu_per_audio_second"] for x in v)
+cpu = {"figure": "cpu", "spb": int(a.spb), "audio_seconds": o["audio_seconds"],
+       "vendor_receive_cpu_per_audio_second": vcpu, "vendor_bytes": v[0].get("bytes_received"),
+       "ours_cpu_per_audio_second_min": o["cpu_per_audio_second_min"],
+       "ours_cpu_per_audio_second_median": o["cpu_per_audio_second_median"], "ours_bytes": o["bytes_received"],
+       "demod_cpu_vs_vendor": round(o["cpu_per_audio_second_median"] / vcpu[1], 4)}
+print(json.dumps(cpu), flush=True)
+
+packets = [e["bytes"] for e in (json.loads(l) for l in open(a.peer)) if e.get("dir") == "tx"
+           and e["t"] < a.seconds - 0.3 and len(e["bytes"]) >= 6]
+clean = os.path.join(work, "clean.raw")
+with open(a.rec, "rb") as f, open(clean, "wb") as g:
+    g.write(f.read(int(a.seconds * 44100) * 2))
+# The reference: the packets both receivers decode from the recording without noise.
+packets = found(vendor(clean, ["--trace"]).get("received") or "", packets)
+packets = found(ours(clean)["received"], packets)
+results = []
+for snr in [float(x) for x in a.snr.split(",")]:
+    tally = {"vendor": [0, 0], "ours": [0, 0]}
+    for seed in a.seeds.split(","):
+        noisy = os.path.join(work, "n.raw")
+        subprocess.run([tone, "noise", a.rec, noisy, str(snr), seed], check=True)
+        with open(noisy, "r+b") as f:
+            f.truncate(int(a.seconds * 44100) * 2)
+        if a.ppm:
+            subprocess.run([tone, "clock", noisy, noisy + ".c", str(a.ppm)], check=True)
+            noisy += ".c"
+        for who, got in (("vendor", vendor(noisy, ["--trace"]).get("received") or ""), ("ours", ours(noisy)["received"])):
+            tally[who][0] += len(found(got, packets))
+            tally[who][1] += len(packets)
+    r = {"snr_db": snr, "ppm": a.ppm, "packets": tally["ours"][1],
+         "vendor_fraction": round(tally["vendor"][0] / tally["vendor"][1], 4),
+         "ours_fraction": round(tally["ours"][0] / tally["ours"][1], 4)}
+    results.append(r)
+    print(json.dumps(r), flush=True)
+
+
+def lowest(key):
+    ok = sorted(r["snr_db"] for r in results if r[key] >= 0.99)
+    # the lowest SNR from which every higher tested SNR passes too
+    low = None
+    for s in sorted((r["snr_db"] for r in results), reverse=True):
+        if next(r for r in results if r["snr_db"] == s)[key] >= 0.99:
+            low = s
+        else:
+            break
+    return low
+
+
+lv, lo = lowest("vendor_fraction"), lowest("ours_fraction")
+print(json.dumps({"summary": "demod vs vendor", "spb": int(a.spb), "ppm": a.ppm, "seconds": a.seconds,
+                  "seeds": a.seeds, "vendor_lowest_snr_db_99": lv, "ours_lowest_snr_db_99": lo,
+                  "snr_margin_db_vs_vendor": (lv - lo) if lv is not None and lo is not None else None,
+                  "demod_cpu_vs_vendor": cpu["demod_cpu_vs_vendor"]}))

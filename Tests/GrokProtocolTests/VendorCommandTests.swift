@@ -284,4 +284,13 @@ struct VendorCommandVectorTests {
         let error = VendorCommandError.truncated(field: "x", needed: 2, available: 1)
         #expect(error.code == "vendor_truncated" && error.arguments == ["x", "2", "1"])
     }
+
+    @Test("a request payload longer than a packet can carry is refused, not decoded (fuzzing found an inventory start of 255 bytes)")
+    func overlongPayloadRefused() throws {
+        let start = try VendorRequest.inventory(VendorRfidPresets.configuration(.locateDistance).inventoryStart(volumeLevels: 8), .full).encodePayload()
+        let padded = start + [UInt8](repeating: 0, count: 251 - start.count)
+        #expect(throws: VendorCommandError.tooLong(field: "\(VendorOpcode.inventory) request", length: 251, limit: 250)) {
+            try VendorRequest(opcode: VendorOpcode.inventory.rawValue, payload: padded)
+        }
+    }
 }

@@ -110,6 +110,10 @@ public enum VendorRequest: Sendable, Hashable {
         guard let op = VendorOpcode(rawValue: opcode) else {
             throw .unknownValue(field: "request.opcode", value: Int(opcode))
         }
+        // No packet carries more (the length byte's limit); whatever decodes here re-encodes.
+        guard payload.count <= 250 else {
+            throw .tooLong(field: "\(op) request", length: payload.count, limit: 250)
+        }
         var r = VendorReader(payload)
         func done() throws(VendorCommandError) { try r.finish("\(op) request") }
         switch op {

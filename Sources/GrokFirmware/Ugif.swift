@@ -162,6 +162,12 @@ public struct UgifImage: Sendable, Hashable {
             current = nil
         }
 
+        // A CR anywhere is refused (as the vendor host does); checked on the bytes, because
+        // String joins CR LF into one Character and would hide it from a split on LF.
+        if let cr = text.utf8.firstIndex(of: 13) {
+            let line = text.utf8[..<cr].reduce(1) { $1 == 10 ? $0 + 1 : $0 }
+            throw .unexpectedLine(line: line, detail: "a CR (the vendor host reads LF line ends only)")
+        }
         var number = 0
         var rawLines = text.split(separator: "\n", omittingEmptySubsequences: false)
         if rawLines.last?.isEmpty == true { rawLines.removeLast() }
@@ -169,7 +175,6 @@ public struct UgifImage: Sendable, Hashable {
             number += 1
             let line = Substring(raw)
             guard line.count <= maxLineLength else { throw .lineTooLong(line: number, length: line.count, limit: maxLineLength) }
-            guard !line.contains("\r") else { throw .unexpectedLine(line: number, detail: "a CR (the vendor host reads LF line ends only)") }
             let trimmed = line.trimmingSpaces
             guard !trimmed.isEmpty else { throw .unexpectedLine(line: number, detail: "a blank line (the vendor host refuses them)") }
             if trimmed.hasPrefix("#") { continue }

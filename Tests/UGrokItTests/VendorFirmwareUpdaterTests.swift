@@ -257,6 +257,35 @@ struct VendorFirmwareUpdaterTests {
         #expect(bench.loader.softwareType == .application && bench.loader.runningVersion == .init(1, 9, 0))
     }
 
+    @Test("a power cut at a seeded point of the update (either image) leaves a unit that answers and the same update repairs it",
+          arguments: 0..<12)
+    func seededPowerCuts(seed: Int) throws {
+        let bench = try UpdaterBench(loaderImage: markedImage(3000, seed: 1, 1, 0, 0), application: markedImage(9000, seed: 2, 1, 8, 0))
+        defer { bench.dir.remove() }
+        let image = try ugif(loader: markedImage(3300, seed: 3, 1, 1, 0), reader: markedImage(8000, seed: 4, 1, 9, 0), 1, 9, 0)
+        var state = UInt64(seed + 1) &* 0x9E37_79B9_7F4A_7C15
+        state ^= state >> 31
+        let cutAfter = Int(state % 11_300)
+        var cut = false
+        let first = VendorFirmwareUpdater(session: bench.session).update(to: image) { p in
+            if p.done >= cutAfter, !cut {
+                cut = true
+                bench.loader.powerOff()
+            }
+        }
+        #expect(cut && first.result != .success)
+        bench.loader.powerOn()
+        let version = try bench.session.reconnect(receiveDisabledSeconds: 1, timeoutSeconds: 5)
+        if version.software == .loader {
+            #expect(["1.0.0", "1.1.0"].contains(versionText(version)), "a loader's version, never an application's")
+        } else {
+            #expect(versionText(version) == "1.8.0")
+        }
+        let again = VendorFirmwareUpdater(session: bench.session).update(to: image)
+        #expect(again.result == .success, "\(again.detail)")
+        #expect(bench.loader.softwareType == .application && bench.loader.runningVersion == .init(1, 9, 0))
+    }
+
     @Test("the vendor's refusals: other hardware 102, older or same version 103, low battery 107, cancel 106")
     func refusals() throws {
         let bench = try UpdaterBench(loaderImage: markedImage(3000, seed: 1, 1, 0, 0), application: markedImage(9000, seed: 2, 1, 8, 0))

@@ -65,7 +65,8 @@ extension CLI {
         private func checkInvariants(_ world: FleetWorld, count: Int = 4, _ label: String) throws {
             let ledger = try Ledger.open(path: world.ledger, readOnly: true)
             let serials = try (0..<count).map { String(format: "%08u", try world.device($0).serialNumber) }
-            #expect(Set(try ledger.devices().map(\.serial)) == Set(serials), "\(label): ledger devices \(try ledger.devices().map(\.serial)) vs \(serials)")
+            let recorded = try ledger.devices().map(\.serial)
+            #expect(Set(recorded) == Set(serials), "\(label): ledger devices \(recorded) vs \(serials)")
             for serial in serials {
                 let steps = try ledger.steps(serial: serial)
                 for step in changing {
@@ -75,7 +76,8 @@ extension CLI {
             }
             let runs = try ledger.runs()
             #expect(runs.allSatisfy { $0.endedAt != nil }, "\(label): open runs \(runs.filter { $0.endedAt == nil }.map(\.id))")
-            #expect(try ledger.intents(openOnly: true).isEmpty, "\(label): open intents \(try ledger.intents(openOnly: true))")
+            let open = try ledger.intents(openOnly: true)
+            #expect(open.isEmpty, "\(label): open intents \(open)")
             var left: [String] = []
             if let walker = FileManager.default.enumerator(atPath: world.bench) {
                 for case let name as String in walker where name.contains(".tmp-") || name.contains(".factory-") { left.append(name) }

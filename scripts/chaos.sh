@@ -43,6 +43,13 @@ new_world() {
 g() { XDG_STATE_HOME=$W/state HOME=$W "$GROKCTL" "$@" --bench "$W/bench" --cache "$W/cache" \
         --trusted-keys "$ROOT/profiles/firmware-keys.json"; }
 provision() { g provision --profile "$PROFILE" --unattended --device "${1:-sim:0-3}" --json; }
+# The same in the background, as a process of its own ($! is grokctl itself, not a subshell,
+# so the signals below reach it).
+provision_bg() {
+    ( export XDG_STATE_HOME=$W/state HOME=$W
+      exec "$GROKCTL" provision --profile "$PROFILE" --unattended --device "${1:-sim:0-3}" --json --bench "$W/bench" \
+          --cache "$W/cache" --trusted-keys "$ROOT/profiles/firmware-keys.json" ) &
+}
 
 # Prints what is wrong with the world, nothing when every check holds.
 check() {
@@ -95,19 +102,19 @@ STARTED=$(date +%s)
 for ((t = 1; t <= TRIALS; t++)); do
     for k in 2 4; do
         new_world
-        for ((p = 0; p < k; p++)); do provision >/dev/null 2>&1 & done
+        for ((p = 0; p < k; p++)); do provision_bg >/dev/null 2>&1; done
         wait
         finish_trial "same$k"
     done
 
     new_world
-    for n in 0 1 2 3; do provision "sim:$n" >/dev/null 2>&1 & done
+    for n in 0 1 2 3; do provision_bg "sim:$n" >/dev/null 2>&1; done
     wait
     finish_trial disjoint
 
     new_world
     for kill in 1 2; do
-        provision >/dev/null 2>&1 &
+        provision_bg >/dev/null 2>&1
         pid=$!
         ms_sleep $(( RANDOM % 1000 )); sleep $(( RANDOM % 2 ))
         kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
@@ -122,7 +129,7 @@ for ((t = 1; t <= TRIALS; t++)); do
 
     for sig in TERM INT HUP PIPE XFSZ; do
         new_world
-        provision >"$W/out" 2>/dev/null &
+        provision_bg >"$W/out" 2>/dev/null
         pid=$!
         # Once the run is under way (its first finished step), then 0-1 s later.
         for _ in $(seq 500); do grep -q step_finished "$W/out" 2>/dev/null && break; sleep 0.01; done

@@ -18,12 +18,43 @@ public final class DeviceLock: Sendable {
     /// - Returns: the lock, or `nil` when another holder has it.
     /// - Throws: ``FleetError/lockFailed(path:detail:)`` when the directory or file cannot be used.
     public static func acquire(directory: String, serial: String) throws(FleetError) -> DeviceLock? {
+        try acquire(directory: directory, fileName: serial + ".lock")
+    }
+
+    /// Takes the lock of a port without waiting: `<directory>/port-<name>.lock`, where the
+    /// name is ``portLockName(_:)`` of `key` (the sound card, the emulated unit's directory).
+    /// Taken before the port is opened, so two runs never talk to one Grokker at once, even
+    /// before either knows its serial number.
+    /// - Returns: the lock, or `nil` when another holder has it.
+    public static func acquire(directory: String, port key: String) throws(FleetError) -> DeviceLock? {
+        try acquire(directory: directory, fileName: portLockName(key))
+    }
+
+    /// The lock file's name for a port key: `port-` and the key with every character but
+    /// letters, digits, `.` and `-` made `_`, then the key's FNV-1a hash (so keys that differ
+    /// only in those characters do not share a lock), `.lock`.
+    public static func portLockName(_ key: String) -> String {
+        var hash: UInt32 = 0x811C_9DC5
+        for byte in key.utf8 { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
+        let safe = String(key.unicodeScalars.map { scalar -> Character in
+            let c = Character(scalar)
+            return (scalar.isASCII && (c.isLetter || c.isNumber)) || c == "." || c == "-" ? c : "_"
+        }.suffix(80))
+        return "port-" + safe + "-" + String(format: "%08x", hash) + ".lock"
+    }
+
+    /// The path of the lock file `fileName` in `directory`.
+    public static func path(directory: String, fileName: String) -> String {
+        (directory.hasSuffix("/") ? directory : directory + "/") + fileName
+    }
+
+    static func acquire(directory: String, fileName: String) throws(FleetError) -> DeviceLock? {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
             throw .lockFailed(path: directory, detail: "\(error)")
         }
-        let path = (directory.hasSuffix("/") ? directory : directory + "/") + serial + ".lock"
+        let path = Self.path(directory: directory, fileName: fileName)
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .lockFailed(path: path, detail: String(cString: strerror(errno))) }
         while true {

@@ -19,6 +19,12 @@ final class DeviceWorker {
     var context: FleetDeviceContext
     var session: ReaderSession?
     var lock: DeviceLock?
+    /// The port's lock, taken before the port is opened.
+    var portLock: DeviceLock?
+    /// Intents of this Grokker left open by runs that ended between a change and its
+    /// record (read once the Grokker is locked); each is resolved by its step, which asks
+    /// the Grokker.
+    var openIntents: [ChangeIntent] = []
     var steps: [StepOutcome] = []
     var smokeTests: [SmokeTestRecord] = []
     var provisioning: ProvisioningRecord?
@@ -55,6 +61,7 @@ final class DeviceWorker {
         defer {
             session?.close()
             lock?.unlock()
+            portLock?.unlock()
         }
         var outcome = DeviceOutcome.done
         do {
@@ -149,10 +156,14 @@ final class DeviceWorker {
                                   detail: result.detail, firmwareBefore: firmwareBefore, firmwareAfter: firmwareText,
                                   regionBefore: regionBefore, regionAfter: regionText, started: started,
                                   duration: Date().timeIntervalSince(wallStart))
+        if result.result == .done, Self.changingSteps.contains(step), mode != .verify {
+            runner.options.afterChange?(step)
+        }
         steps.append(outcome)
         if info != nil {
             do {
                 try runner.recorder.recordStep(StepRecord(runID: runID, serial: serial, device: device.name, outcome: outcome))
+                try resolveOpenIntents(of: step, outcome: outcome)
             } catch {
                 let failure = FleetError.recorderFailed(operation: "recording step \(step.rawValue) of \(device.name)", detail: "\(error)")
                 steps[steps.count - 1].result = .failed
@@ -163,6 +174,51 @@ final class DeviceWorker {
         }
         delegate.stepFinished(context, outcome: steps[steps.count - 1])
         if steps[steps.count - 1].result == .failed || steps[steps.count - 1].result == .refused { throw Stop() }
+    }
+
+    // MARK: Intents
+
+    /// The steps that change a Grokker: each records its intent before sending the change.
+    static let changingSteps: Set<FleetStep> = [.provision, .region, .firmware]
+
+    /// Records the intent of `step` toward `target` before the change is sent. Returns the
+    /// failure to end the step with when it cannot be recorded (then nothing is sent).
+    func intend(_ step: FleetStep, target: String) -> Result? {
+        do {
+            try runner.recorder.recordIntent(runID: runID, serial: serial, step: step, target: target, at: runner.options.clock())
+            return nil
+        } catch {
+            return .failing(.failed, .recorderFailed(operation: "recording the intent of \(step.rawValue) on \(serial)", detail: "\(error)"))
+        }
+    }
+
+    /// Resolves the open intents of `step` left by ended runs, from what this run's step
+    /// found on the Grokker: already satisfied means the interrupted run made the change
+    /// (recorded as done by that run); changed now means it had not. Anything else (a
+    /// failure, a refusal) leaves them open for the next run.
+    func resolveOpenIntents(of step: FleetStep, outcome: StepOutcome) throws {
+        let pending = openIntents.filter { $0.step == step }
+        guard !pending.isEmpty else { return }
+        let made: Bool
+        if outcome.result == .skipped, outcome.code == "step_already_satisfied" {
+            made = true
+        } else if outcome.result == .done {
+            made = false
+        } else {
+            return
+        }
+        for (index, intent) in pending.enumerated() {
+            // Of several open intents for one step, the latest made the change.
+            let author = made && index == pending.count - 1
+            try runner.recorder.resolveIntent(intent, made: author, outcome: outcome, by: runID, at: runner.options.clock())
+            if author {
+                // History now knows the change (a smoke test after it may still be owed).
+                var record = outcome
+                record.result = .done
+                history.append(StepRecord(runID: intent.runID, serial: serial, device: device.name, outcome: record))
+            }
+        }
+        openIntents.removeAll { $0.step == step }
     }
 
     // MARK: Steps
@@ -176,6 +232,21 @@ final class DeviceWorker {
             return .failing(.refused, .portUnavailable(device: device.name, detail: "the delegate did not allow the audio port"))
         }
         if session == nil {
+            // Lock before you look: the port is this run's before anything is read from it.
+            if portLock == nil, let key = device.portKey {
+                do {
+                    guard let held = try DeviceLock.acquire(directory: runner.options.lockDirectory, port: key) else {
+                        let error = FleetError.portLocked(
+                            device: device.name,
+                            lockFile: DeviceLock.path(directory: runner.options.lockDirectory, fileName: DeviceLock.portLockName(key)))
+                        lockedOut = error
+                        return .failing(.refused, error)
+                    }
+                    portLock = held
+                } catch {
+                    return .failing(.failed, error)
+                }
+            }
             do {
                 session = ReaderSession(port: try device.openPort(), options: runner.readerOptions)
             } catch {
@@ -237,6 +308,7 @@ final class DeviceWorker {
         do {
             try runner.recorder.upsertDevice(deviceRecord(outcome: .done, provisioning: nil))
             history = try runner.recorder.completedSteps(serial: identified.serialNumberText)
+            if mode != .verify { openIntents = try runner.recorder.openIntents(serial: identified.serialNumberText) }
         } catch {
             return .failing(.failed, .recorderFailed(operation: "reading the history of \(identified.serialNumberText)", detail: "\(error)"))
         }
@@ -264,6 +336,9 @@ final class DeviceWorker {
             return .done("step_verified", "provisioning as the profile says")
         }
         guard !needed.isEmpty else { return .skipped("step_already_satisfied", "provisioning as the profile says") }
+        if let failure = intend(.provision, target: needed.map { "\($0.field) \($0.wanted)" }.joined(separator: ", ")) {
+            return failure
+        }
         do {
             try session.setProvisioningMode(true)
             defer { _ = try? session.setProvisioningMode(false) }
@@ -361,6 +436,7 @@ final class DeviceWorker {
             delegate.setRegionCancelled(context)
             return .failing(.refused, .regionNotChosen(device: device.name))
         }
+        if let failure = intend(.region, target: name) { return failure }
         var attempt = 0
         while true {
             attempt += 1
@@ -542,6 +618,10 @@ final class DeviceWorker {
             return Result(result: .skipped, code: reason, arguments: arguments, detail: "update to \(offer.version) not for this device")
         }
 
+        if let failure = intend(.firmware, target: "\(image.descriptor.version)") {
+            delegate.afterFirmwareUpdate(context, updated: false)
+            return failure
+        }
         var options = FirmwareUpdateOptions()
         options.allowDowngrade = policy.allowDowngrade
         options.allowSameVersion = policy.allowSameVersion

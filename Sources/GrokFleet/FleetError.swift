@@ -24,6 +24,9 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
     case portUnavailable(device: String, detail: String)
     /// Another run holds the lock of the Grokker with this serial number.
     case deviceLocked(device: String, serial: String, lockFile: String)
+    /// Another run holds the device's port (the sound card, the emulated unit's directory),
+    /// so this run did not open it: nothing was read from or sent to the Grokker.
+    case portLocked(device: String, lockFile: String)
     /// The lock directory or a lock file could not be used.
     case lockFailed(path: String, detail: String)
     /// The reader failed or refused during `step` (`code` and `detail` are the reader's error).
@@ -82,6 +85,7 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
         case .profileUnknownKey: "fleet_profile_unknown_key"
         case .portUnavailable: "fleet_port_unavailable"
         case .deviceLocked: "fleet_device_locked"
+        case .portLocked: "fleet_port_locked"
         case .lockFailed: "fleet_lock_failed"
         case .reader: "fleet_reader_failed"
         case .regionNotAllowed: "fleet_region_not_allowed"
@@ -114,6 +118,7 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
         case .profileUnknownKey(let file, let keyPath, let known): [file, keyPath, known.joined(separator: ", ")]
         case .portUnavailable(let device, let detail): [device, detail]
         case .deviceLocked(let device, let serial, let lockFile): [device, serial, lockFile]
+        case .portLocked(let device, let lockFile): [device, lockFile]
         case .lockFailed(let path, let detail): [path, detail]
         case .reader(let device, let step, let code, let detail): [device, step, code, detail]
         case .regionNotAllowed(let device, let region, let allowed): [device, region, allowed.joined(separator: ", ")]
@@ -152,6 +157,8 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(device): the audio port cannot be opened (\(detail)); check the cable and the device name"
         case .deviceLocked(let device, let serial, let lockFile):
             "\(device): Grokker \(serial) is being handled by another run (lock \(lockFile)); wait for it to finish, then re-run"
+        case .portLocked(let device, let lockFile):
+            "\(device): the port is in use by another run (lock \(lockFile)); nothing was sent to it; wait for that run to finish, then re-run"
         case .lockFailed(let path, let detail):
             "the lock '\(path)' cannot be used (\(detail)); check the lock directory exists and is writable"
         case .reader(let device, let step, let code, let detail):

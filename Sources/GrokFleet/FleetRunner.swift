@@ -9,10 +9,15 @@ import UGrokIt
 /// port is opened on the device's own thread.
 public struct FleetDevice: Sendable {
     public var name: String
+    /// What the port is, for its lock (``DeviceLock/acquire(directory:port:)``): the sound
+    /// card, the emulated unit's directory. A run locks it before it opens the port; `nil`
+    /// (a port only this process can reach) takes no port lock.
+    public var portKey: String?
     public var openPort: @Sendable () throws -> any AudioPort
 
-    public init(name: String, openPort: @escaping @Sendable () throws -> any AudioPort) {
+    public init(name: String, portKey: String? = nil, openPort: @escaping @Sendable () throws -> any AudioPort) {
         self.name = name
+        self.portKey = portKey
         self.openPort = openPort
     }
 }
@@ -35,6 +40,10 @@ public struct FleetRunOptions: Sendable {
     public var cancellation: CancelSwitch
     /// The wall clock (step times, the ledger).
     public var clock: @Sendable () -> Date
+    /// Called on the device's thread right after a step changed a Grokker and before the
+    /// change is recorded (`grokctl`'s chaos hook kills the process there; see
+    /// scripts/chaos.sh). `nil`: nothing.
+    public var afterChange: (@Sendable (FleetStep) -> Void)? = nil
 
     public init(mode: FleetMode, lockDirectory: String, runID: String = UUID().uuidString,
                 station: String = ProcessInfo.processInfo.hostName, operatorName: String = "",
@@ -81,6 +90,9 @@ public struct FleetReport: Sendable, Hashable {
     public var ended: Date
     /// In the order the devices were given.
     public var devices: [DeviceReport]
+    /// Set when the run could not be closed in the ledger (a full disk, a lost file): the
+    /// devices' reports still say what was done to them.
+    public var ledgerFailure: FleetError? = nil
 }
 
 /// What a dry run found for one step.
@@ -149,7 +161,9 @@ public final class FleetRunner: Sendable {
     /// Runs every device (blocking the calling thread; see ``run(_:)-async`` for async
     /// callers) and returns the report.
     /// - Throws: ``FleetError/recorderFailed(operation:detail:)`` when the run cannot be
-    ///   begun or finished in the ledger. Per-device problems are in the report.
+    ///   begun in the ledger (nothing was done). A run that cannot be finished there is
+    ///   still reported, with ``FleetReport/ledgerFailure`` set. Per-device problems are in
+    ///   the report.
     public func runBlocking(_ devices: [FleetDevice]) throws(FleetError) -> FleetReport {
         let started = options.clock()
         do {
@@ -166,12 +180,14 @@ public final class FleetRunner: Sendable {
         var counts: [DeviceOutcome: Int] = [:]
         for report in reports { counts[report.outcome, default: 0] += 1 }
         let ended = options.clock()
+        var failure: FleetError?
         do {
             try recorder.finishRun(RunSummary(runID: options.runID, ended: ended, outcome: outcome, devices: counts))
         } catch {
-            throw .recorderFailed(operation: "finishing the run", detail: "\(error)")
+            failure = .recorderFailed(operation: "finishing the run", detail: "\(error)")
         }
-        return FleetReport(runID: options.runID, mode: options.mode, outcome: outcome, started: started, ended: ended, devices: reports)
+        return FleetReport(runID: options.runID, mode: options.mode, outcome: outcome, started: started, ended: ended,
+                           devices: reports, ledgerFailure: failure)
     }
 
     /// Runs every device on threads of their own (the sessions block on audio), without

@@ -78,6 +78,30 @@ public final class LedgerRecorder: RunRecorder {
         try ledger.finishRun(run, outcome: outcome, endedAt: summary.ended, reportPath: nil)
     }
 
+    public func recordIntent(runID: String, serial: String, step: FleetStep, target: String, at time: Date) throws {
+        try ledger.recordIntent(run: try ledgerRun(runID), serial: serial, step: step.rawValue, target: target, at: time)
+    }
+
+    public func openIntents(serial: String) throws -> [ChangeIntent] {
+        // Asked once the Grokker is locked and before this run records any intent for it, so
+        // every open intent found belongs to a run that is no longer working on it.
+        try ledger.intents(serial: serial, openOnly: true).compactMap { intent -> ChangeIntent? in
+            guard let step = FleetStep(rawValue: intent.step) else { return nil }
+            return ChangeIntent(id: intent.id, runID: "ledger-\(intent.run)", serial: intent.serial, step: step, target: intent.target)
+        }
+    }
+
+    public func resolveIntent(_ intent: ChangeIntent, made: Bool, outcome: StepOutcome, by runID: String, at time: Date) throws {
+        let resolver = try ledgerRun(runID)
+        let step = GrokLedger.StepRecord(
+            run: resolver, serial: intent.serial, step: intent.step.rawValue, startedAt: outcome.started,
+            endedAt: outcome.started.addingTimeInterval(outcome.duration), result: .done,
+            firmwareBefore: nil, firmwareAfter: outcome.firmwareAfter, regionBefore: nil, regionAfter: outcome.regionAfter,
+            code: "step_completed_by_interrupted_run",
+            detail: "made by this run before it ended; found made by run \(resolver) (\(intent.target))")
+        try ledger.resolveIntent(intent.id, outcome: made ? .done : .notDone, by: resolver, step: made ? step : nil, at: time)
+    }
+
     public func completedSteps(serial: String) throws -> [StepRecord] {
         let counted = Set(try ledger.runs().filter { $0.kind != .verify }.map(\.id))
         return try ledger.steps(serial: serial).compactMap { record -> StepRecord? in

@@ -200,4 +200,46 @@ public protocol RunRecorder: Sendable {
     /// Every step of the Grokker `serial` that ended `done` or `skipped`, in any run, oldest
     /// first: the hint a re-run uses to finish only what is left.
     func completedSteps(serial: String) throws -> [StepRecord]
+    /// Records a change about to be sent (see the extension's default: records nothing).
+    func recordIntent(runID: String, serial: String, step: FleetStep, target: String, at time: Date) throws
+    /// The intents of `serial` no step record closed.
+    func openIntents(serial: String) throws -> [ChangeIntent]
+    /// Resolves an open intent after asking the Grokker.
+    func resolveIntent(_ intent: ChangeIntent, made: Bool, outcome: StepOutcome, by runID: String, at time: Date) throws
+}
+
+/// A change a run was about to make to a Grokker, as the recorder keeps it.
+public struct ChangeIntent: Sendable, Hashable {
+    /// The recorder's own id of the intent.
+    public var id: Int64
+    /// The run that recorded it (the recorder's id for runs this process did not begin).
+    public var runID: String
+    public var serial: String
+    public var step: FleetStep
+    /// What the change was to bring about (`FCC (US), IC (Canada)`, `1.8.0`, ...).
+    public var target: String
+
+    public init(id: Int64, runID: String, serial: String, step: FleetStep, target: String) {
+        self.id = id
+        self.runID = runID
+        self.serial = serial
+        self.step = step
+        self.target = target
+    }
+}
+
+/// Intents (docs/ledger.md, "Intents"): a recorder that keeps them lets every change have
+/// exactly one author even when the process dies between the change and its record. A
+/// recorder without them (the defaults) records nothing extra and finds none open.
+public extension RunRecorder {
+    /// Records that run `runID` is about to change `serial` by `step` toward `target`, before
+    /// the change is sent; the step's record (``recordStep(_:)``) is its outcome.
+    func recordIntent(runID: String, serial: String, step: FleetStep, target: String, at time: Date) throws {}
+    /// The intents of `serial` that no step record closed: their runs ended (killed, the
+    /// ledger failed) between sending the change and recording it.
+    func openIntents(serial: String) throws -> [ChangeIntent] { [] }
+    /// Resolves an open intent once run `runID` asked the Grokker: `made` records `outcome`
+    /// (the step as this run found it) as done by the intent's own run; otherwise the intent
+    /// is closed as not done.
+    func resolveIntent(_ intent: ChangeIntent, made: Bool, outcome: StepOutcome, by runID: String, at time: Date) throws {}
 }

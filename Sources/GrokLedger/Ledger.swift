@@ -175,7 +175,7 @@ public final class Ledger: RunRecorder {
 
     /// Moves run `run`'s heartbeat to now, on the wall clock, if that is later (inside a
     /// record's transaction: recording is a sign of life).
-    private func touch(_ run: RunID, _ db: SQLiteConnection) throws(LedgerError) {
+    func touch(_ run: RunID, _ db: SQLiteConnection) throws(LedgerError) {
         try db.execute("UPDATE runs SET heartbeat_at = max(coalesce(heartbeat_at, ''), ?) WHERE id = ?",
                        [.text(LedgerTime.format(Date())), .integer(run.rawValue)])
     }
@@ -258,6 +258,18 @@ public final class Ledger: RunRecorder {
                  .integer(step.durationMilliseconds), .text(step.result.rawValue),
                  SQLValue(step.firmwareBefore), SQLValue(step.firmwareAfter), SQLValue(step.regionBefore),
                  SQLValue(step.regionAfter), SQLValue(step.code), .text(step.detail)])
+            // The step's record is the outcome of this run's intent for it, in the same
+            // transaction: done, or nothing was sent. A failed step leaves its intent open
+            // (the change may or may not have been made; the next run asks the Grokker).
+            if let outcome = IntentOutcome(closing: step.result) {
+                try db.execute(
+                    """
+                    UPDATE intents SET outcome = ?1, resolved_at = ?2, resolved_by = ?3
+                    WHERE run_id = ?3 AND serial = ?4 AND step = ?5 AND outcome IS NULL
+                    """,
+                    [.text(outcome.rawValue), .text(LedgerTime.format(step.endedAt)), .integer(step.run.rawValue),
+                     .text(step.serial), .text(step.step)])
+            }
         }
     }
 
@@ -301,7 +313,7 @@ public final class Ledger: RunRecorder {
 
     /// Throws unless `run` exists and has not ended; returns its start.
     @discardableResult
-    private func requireOpenRun(_ run: RunID, _ db: SQLiteConnection) throws(LedgerError) -> Date {
+    func requireOpenRun(_ run: RunID, _ db: SQLiteConnection) throws(LedgerError) -> Date {
         let rows = try db.query("SELECT started_at, ended_at FROM runs WHERE id = ?", [.integer(run.rawValue)]) {
             (row) throws(LedgerError) in (try row.date(0, "runs.started_at", path), row.text(1))
         }

@@ -92,6 +92,24 @@ enum Schema {
         DROP TABLE runs;
         ALTER TABLE runs_2 RENAME TO runs;
         """,
+        // 3: intents. A step that changes a Grokker records what it is about to do before it
+        // sends the change, and the step's record closes it; an intent left open (the process
+        // died between the change and its record) is resolved by the next run, which asks the
+        // Grokker (docs/ledger.md, "Intents").
+        """
+        CREATE TABLE intents (
+            id          INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id      INTEGER NOT NULL REFERENCES runs(id),
+            serial      TEXT NOT NULL CHECK (serial <> ''),
+            step        TEXT NOT NULL CHECK (step <> ''),
+            target      TEXT NOT NULL,
+            recorded_at TEXT NOT NULL,
+            outcome     TEXT CHECK (outcome IS NULL OR outcome IN ('done', 'not_done')),
+            resolved_at TEXT,
+            resolved_by INTEGER REFERENCES runs(id)
+        );
+        CREATE INDEX intents_by_serial ON intents(serial, id);
+        """,
     ]
 
     /// The newest schema version this build knows.

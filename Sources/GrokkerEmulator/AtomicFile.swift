@@ -107,6 +107,51 @@ enum AtomicFile {
         return removed.sorted()
     }
 
+    /// Creates `path` holding `bytes` only if it does not exist, atomically across processes:
+    /// the bytes go to a temporary file (fsynced) that is then hard-linked to `path`; `link`
+    /// fails with `EEXIST` when another writer got there first, so of racing creators exactly
+    /// one wins and the others read what it wrote. The temporary name is removed either way.
+    /// - Returns: whether this call created the file.
+    static func createExclusively(_ path: String, with bytes: [UInt8]) throws(Failure) -> Bool {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        removeStaleTemporaries(of: path)
+        let temp = path + temporarySuffix + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = try check("open temp file") { open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
+        _ = flock(fd, LOCK_EX | LOCK_NB)
+        var closed = false
+        let created: Bool
+        do throws(Failure) {
+            var written = 0
+            while written < bytes.count {
+                let n = try check("write") {
+                    bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+                }
+                written += n
+            }
+            try check("fsync") { fsync(fd) }
+            closed = true
+            try check("close") { close(fd) }
+            if link(temp, path) == 0 {
+                created = true
+            } else if errno == EEXIST {
+                created = false
+            } else {
+                throw .system(operation: "link", errno: errno)
+            }
+        } catch {
+            if !closed { close(fd) }
+            unlink(temp)
+            throw error
+        }
+        unlink(temp)
+        let dirFD = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dirFD >= 0 {
+            defer { close(dirFD) }
+            try check("fsync directory") { fsync(dirFD) }
+        }
+        return created
+    }
+
     /// Replaces `path` with `bytes` so that a crash at any instant leaves the old or the
     /// new content, never a mix.
     static func replace(_ path: String, with bytes: [UInt8]) throws(Failure) {

@@ -228,10 +228,21 @@ public final class DeviceStateStore: Sendable {
         if let data = try readStateFile(path) {
             return DeviceStateStore(deviceDirectory: deviceDirectory, state: try decodeState(data, path: path))
         }
+        // Created atomically across processes: of two openers racing on a new unit, one
+        // writes its identity and the other reads that one (one identity, ever).
         let serial = UInt32.random(in: DeviceState.serialNumberRange, using: &generator)
         let state = DeviceState.outOfBox(serialNumber: serial)
-        try save(state, to: path)
-        return DeviceStateStore(deviceDirectory: deviceDirectory, state: state)
+        let created: Bool
+        do {
+            created = try AtomicFile.createExclusively(path, with: Array(encodeState(state)))
+        } catch {
+            throw .stateWriteFailed(path: path, detail: error.detail)
+        }
+        if created { return DeviceStateStore(deviceDirectory: deviceDirectory, state: state) }
+        guard let data = try readStateFile(path) else {
+            throw .stateUnreadable(path: path, detail: "created by another process, then gone")
+        }
+        return DeviceStateStore(deviceDirectory: deviceDirectory, state: try decodeState(data, path: path))
     }
 
     /// The current state.

@@ -185,6 +185,7 @@ struct LibraryErrorTests {
             .profileMissingKey(file: "p.json", keyPath: "name", expected: "a name"),
             .profileUnknownKey(file: "p.json", keyPath: "regoin", known: ["region", "firmware"]),
             .portUnavailable(device: "sim:0", detail: "busy"), .deviceLocked(device: "sim:0", serial: "12345678", lockFile: "/l/12345678.lock"),
+            .portLocked(device: "sim:0", lockFile: "/l/port-sim-0.lock"),
             .lockFailed(path: "/l", detail: "read-only"), .reader(device: "sim:0", step: "region", code: "reader_timeout", detail: "5 s"),
             .regionNotAllowed(device: "sim:0", region: "ETSI", allowed: ["FCC"]), .regionNotChosen(device: "sim:0"),
             .regionUnsupported(device: "sim:0", firmware: "1.4.2"), .downgradeNotAllowed(device: "sim:0", running: "1.8.0", target: "1.7.3"),
@@ -202,7 +203,7 @@ struct LibraryErrorTests {
         for sample in samples {
             switch sample {
             case .profileUnreadable, .profileNotJSON, .profileInvalid, .profileMissingKey, .profileUnknownKey, .portUnavailable,
-                .deviceLocked, .lockFailed, .reader, .regionNotAllowed, .regionNotChosen, .regionUnsupported, .downgradeNotAllowed,
+                .deviceLocked, .portLocked, .lockFailed, .reader, .regionNotAllowed, .regionNotChosen, .regionUnsupported, .downgradeNotAllowed,
                 .sameVersionNotAllowed, .firmwareNotAvailable, .firmwareCache, .firmwareUpdateFailed, .firmwareNotRunning,
                 .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .updateDeclined,
                 .interrupted, .recorderFailed: break

@@ -83,3 +83,70 @@ struct LedgerRunTests {
         }
     }
 }
+
+/// The ledger-backed recorder whose step records of `failing` fail once (the disk filled
+/// right after the change was made), forwarding intents.
+final class FailingStepRecorder: GrokFleet.RunRecorder {
+    let inner: LedgerRecorder
+    let failing: FleetStep
+
+    init(_ inner: LedgerRecorder, failing: FleetStep) {
+        self.inner = inner
+        self.failing = failing
+    }
+
+    func beginRun(_ run: GrokFleet.RunInfo) throws { try inner.beginRun(run) }
+    func recordStep(_ step: GrokFleet.StepRecord) throws {
+        if step.step == failing, step.result == .done { throw FleetError.recorderFailed(operation: "test", detail: "disk full") }
+        try inner.recordStep(step)
+    }
+    func recordSmokeTest(_ result: GrokFleet.SmokeTestRecord) throws { try inner.recordSmokeTest(result) }
+    func upsertDevice(_ device: GrokFleet.DeviceRecord) throws { try inner.upsertDevice(device) }
+    func finishRun(_ summary: GrokFleet.RunSummary) throws { try inner.finishRun(summary) }
+    func completedSteps(serial: String) throws -> [GrokFleet.StepRecord] { try inner.completedSteps(serial: serial) }
+    func recordIntent(runID: String, serial: String, step: FleetStep, target: String, at time: Date) throws {
+        try inner.recordIntent(runID: runID, serial: serial, step: step, target: target, at: time)
+    }
+    func openIntents(serial: String) throws -> [ChangeIntent] { try inner.openIntents(serial: serial) }
+    func resolveIntent(_ intent: ChangeIntent, made: Bool, outcome: StepOutcome, by runID: String, at time: Date) throws {
+        try inner.resolveIntent(intent, made: made, outcome: outcome, by: runID, at: time)
+    }
+}
+
+@Suite("Intents on the SQLite ledger")
+struct IntentTests {
+    @Test("a change whose record failed is found made by the next run and recorded once, as the first run's")
+    func changeWithoutRecordGetsOneAuthor() async throws {
+        for step: FleetStep in [.provision, .region, .firmware] {
+            let bench = FleetBench()
+            try bench.prepare(0, serial: 71_000_000)
+            let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+            let profile = try testProfile()
+            let ledger = try Ledger.open(path: bench.path + "/ledger.sqlite")
+            let recorder = LedgerRecorder(ledger: ledger)
+            func run(_ recorder: any GrokFleet.RunRecorder) async throws -> FleetReport {
+                try await FleetRunner(profile: profile, channels: firmware.channels, delegate: PolicyDelegate(profile: profile, mode: .provision),
+                                      recorder: recorder, options: bench.options(.provision)).run([bench.device(0)])
+            }
+            let first = try await run(FailingStepRecorder(recorder, failing: step))
+            #expect(first.devices[0].step(step)?.code == "fleet_recorder_failed", "\(step)")
+            let open = try ledger.intents(serial: "71000000", openOnly: true)
+            #expect(open.map(\.step) == [step.rawValue], "\(step): the intent stays open")
+            let second = try await run(recorder)
+            #expect(second.outcome == .success, "\(step): \(second.devices[0].steps.map { "\($0.step) \($0.code)" })")
+            let runs = try ledger.runs().map(\.id).sorted()
+            for name in ["provision", "region", "firmware"] {
+                let done = try ledger.steps(serial: "71000000").filter { $0.step == name && $0.result == .done }
+                #expect(done.count == 1, "\(step): \(name) has \(done.count) authors")
+                if name == step.rawValue {
+                    #expect(done.first?.run == runs.first, "\(step): authored by the run that made it")
+                    #expect(done.first?.code == "step_completed_by_interrupted_run")
+                }
+            }
+            let intents = try ledger.intents(serial: "71000000")
+            #expect(intents.allSatisfy { $0.outcome == .done }, "\(step): \(intents)")
+            #expect(intents.first { $0.step == step.rawValue }?.resolvedBy == runs.last)
+            if step == .firmware { #expect(second.devices[0].step(.finalSmokeTest)?.result == .done, "the change still gets its smoke test") }
+        }
+    }
+}

@@ -50,7 +50,8 @@ final class FleetBench: @unchecked Sendable {
     /// Emulated Grokker `index` behind a clean simulated cable; images in `failing` crash at boot.
     func device(_ index: Int, failing: Set<[UInt8]> = []) -> FleetDevice {
         let path = self.path
-        return FleetDevice(name: "sim:\(index)") {
+        let unit = DeviceStateStore.deviceDirectory(in: path, index: index)
+        return FleetDevice(name: "sim:\(index)", portKey: "sim:" + unit) {
             let grokker = try EmulatedGrokker(benchDirectory: path, index: index)
             grokker.failingImages = failing
             return SimulatedCablePort(name: "sim:\(index)", sampleRate: 44_100, configuration: .clean, peer: grokker)

@@ -302,6 +302,61 @@ struct WorkflowTests {
         #expect(try DeviceLock.acquire(directory: bench.lockDirectory, serial: "30000007") != nil)
     }
 
+    @Test("a Grokker whose port another run holds is not even opened: refused, unchanged, nothing recorded")
+    func portLocked() async throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 30_000_017)
+        let before = try bench.state(0)
+        let device = bench.device(0)
+        let key = try #require(device.portKey)
+        let held = try #require(try DeviceLock.acquire(directory: bench.lockDirectory, port: key))
+        let recorder = InMemoryRunRecorder()
+        let report = try await runner(bench, try testProfile(), nil, recorder: recorder).run([device])
+        #expect(report.devices[0].step(.connect)?.code == "fleet_port_locked")
+        #expect(report.devices[0].outcome == .refused && report.devices[0].serial == nil)
+        #expect(report.devices[0].steps.count == 1, "nothing after the refused connect")
+        #expect(try bench.state(0) == before)
+        #expect(recorder.snapshot.devices.isEmpty && recorder.snapshot.steps.isEmpty)
+        held.unlock()
+        #expect(try DeviceLock.acquire(directory: bench.lockDirectory, port: key) != nil)
+    }
+
+    @Test("two runs started together on the same fresh Grokkers: each change is made once, every done is true")
+    func twoRunsOnTheSameGrokkers() async throws {
+        for trial in 0..<3 {
+            let bench = FleetBench()
+            // Fresh units: no state yet, only the scene, so the runs race to create them too.
+            for i in 0..<2 {
+                let unit = DeviceStateStore.deviceDirectory(in: bench.path, index: i)
+                try FileManager.default.createDirectory(atPath: unit, withIntermediateDirectories: true)
+                try FileManager.default.copyItem(atPath: repositoryRoot + "/profiles/scenes/demo.json", toPath: unit + "/scene.json")
+            }
+            let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+            let profile = try testProfile()
+            let recorder = InMemoryRunRecorder()
+            let devices = (0..<2).map { bench.device($0) }
+            async let first = runner(bench, profile, firmware, recorder: recorder).run(devices)
+            async let second = runner(bench, profile, firmware, recorder: recorder).run(devices)
+            let reports = try await [first, second]
+            for i in 0..<2 {
+                let state = try bench.state(i)
+                let serial = String(format: "%08u", state.serialNumber)
+                let done = recorder.snapshot.steps.filter { $0.serial == serial && $0.result == .done }
+                for step: FleetStep in [.provision, .region, .firmware] {
+                    #expect(done.filter { $0.step == step }.count == 1, "trial \(trial) \(serial) \(step)")
+                }
+                // Whoever says done about this Grokker is right about it.
+                for report in reports where report.devices[i].outcome == .done {
+                    #expect(report.devices[i].serial == serial)
+                    #expect(state.region?.number == 1 && state.provisioningStatus == .complete)
+                    #expect(state.firmwareVersion == FirmwareFixture.v180)
+                }
+                #expect(reports.filter { $0.devices[i].outcome == .done }.count >= 1)
+            }
+            #expect(Set(recorder.snapshot.devices.keys) == Set((0..<2).map { String(format: "%08u", try! bench.state($0).serialNumber) }))
+        }
+    }
+
     @Test("the event stream emits every step with stable codes, as JSON lines, and passes decisions through")
     func eventStream() async throws {
         let bench = FleetBench()

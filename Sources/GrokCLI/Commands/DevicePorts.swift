@@ -1,3 +1,4 @@
+import Foundation
 import GrokAudio
 import GrokkerEmulator
 import GrokLink
@@ -5,6 +6,19 @@ import GrokLink
 /// Opens the audio port behind a device spec: an emulated Grokker behind a simulated cable
 /// for `sim:N`, a sound card for `alsa:NAME`. Wraps it in a recorder under `--record-audio`.
 enum DevicePorts {
+    /// What a run locks before it opens the port of `spec` (``FleetDevice/portKey``): the
+    /// emulated unit's directory as an absolute path, or `alsa:` and the ALSA device name.
+    static func portKey(_ spec: DeviceSpec, context: DevicePortContext) -> String {
+        switch spec {
+        case .emulated(let index):
+            let directory = context.bench.stateDirectory(for: index)
+            let absolute = directory.hasPrefix("/") ? directory : FileManager.default.currentDirectoryPath + "/" + directory
+            return "sim:" + URL(fileURLWithPath: absolute).standardizedFileURL.path
+        case .alsa(let name):
+            return "alsa:" + name
+        }
+    }
+
     /// Per-device failures that are not library errors.
     static func open(_ spec: DeviceSpec, context: DevicePortContext) throws -> any AudioPort {
         let port: any AudioPort

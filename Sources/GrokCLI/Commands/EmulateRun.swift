@@ -144,13 +144,28 @@ private func serve(_ grokker: EmulatedGrokker, on port: any AudioPort,
 /// previous handlers back.
 final class StopSignals {
     private static let flag = Atomic<Bool>(false)
-    private static let signals = [SIGINT, SIGTERM]
+    /// The signal that asked first (0: none yet), for the message a run ends with.
+    private static let first = Atomic<Int32>(0)
+    private let signals: [Int32]
     private var previous: [sigaction]
     private var previousMask: sigset_t?
 
-    private init(previous: [sigaction], previousMask: sigset_t) {
+    /// What a fleet run takes as a request to stop (docs/fleet.md, "Signals"): SIGINT,
+    /// SIGTERM and SIGHUP (a second one ends the process the default way); SIGPIPE (stdout
+    /// or stderr closed under us, `| head`) and SIGXFSZ (a file over the size limit), which
+    /// come back with every failed write, so they stay caught and the write just fails.
+    static let fleetSignals = [SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ]
+
+    private init(signals: [Int32], previous: [sigaction], previousMask: sigset_t) {
+        self.signals = signals
         self.previous = previous
         self.previousMask = previousMask
+    }
+
+    /// The first stop signal that arrived since ``install(_:)``, if any.
+    static var firstSignal: Int32? {
+        let value = first.load(ordering: .relaxed)
+        return value == 0 ? nil : value
     }
 
     /// Whether a stop signal has arrived since ``install()``.
@@ -161,16 +176,23 @@ final class StopSignals {
 
     /// Installs the handlers, clears the flag, and unblocks the two signals on this thread
     /// (a parent may have started us with them blocked: Foundation's `Process` does).
-    static func install() -> StopSignals {
+    static func install(_ signals: [Int32] = [SIGINT, SIGTERM]) -> StopSignals {
         flag.store(false, ordering: .relaxed)
+        first.store(0, ordering: .relaxed)
         var saved: [sigaction] = []
         var set = sigset_t()
         sigemptyset(&set)
         for signal in signals {
             var action = sigaction()
-            action.__sigaction_handler.sa_handler = { _ in StopSignals.flag.store(true, ordering: .relaxed) }
+            action.__sigaction_handler.sa_handler = { number in
+                _ = StopSignals.first.compareExchange(expected: 0, desired: number, ordering: .relaxed)
+                StopSignals.flag.store(true, ordering: .relaxed)
+            }
             sigemptyset(&action.sa_mask)
-            action.sa_flags = Int32(truncatingIfNeeded: SA_RESETHAND)  // 0x80000000
+            // A second SIGINT/SIGTERM/SIGHUP ends the process; SIGPIPE and SIGXFSZ recur on
+            // every failed write and must not.
+            let repeats = signal == SIGPIPE || signal == SIGXFSZ
+            action.sa_flags = repeats ? 0 : Int32(truncatingIfNeeded: SA_RESETHAND)  // 0x80000000
             var old = sigaction()
             sigaction(signal, &action, &old)
             saved.append(old)
@@ -178,14 +200,14 @@ final class StopSignals {
         }
         var mask = sigset_t()
         pthread_sigmask(SIG_UNBLOCK, &set, &mask)
-        return StopSignals(previous: saved, previousMask: mask)
+        return StopSignals(signals: signals, previous: saved, previousMask: mask)
     }
 
     /// Puts back the handlers and the signal mask that were there before ``install()``
     /// (once; later calls do nothing).
     func restore() {
         guard var mask = previousMask else { return }
-        for (signal, old) in zip(Self.signals, previous) {
+        for (signal, old) in zip(signals, previous) {
             var old = old
             sigaction(signal, &old, nil)
         }

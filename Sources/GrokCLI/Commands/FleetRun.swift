@@ -44,13 +44,22 @@ struct FleetRun {
         let channels = try openChannels(profile)
         let ports = FirmwareDevices.portContext(context)
         let devices = specs.map { spec in
-            FleetDevice(name: spec.description) { try DevicePorts.open(spec, context: ports) }
+            FleetDevice(name: spec.description, portKey: DevicePorts.portKey(spec, context: ports)) {
+                try DevicePorts.open(spec, context: ports)
+            }
         }
         let environment = context.environment
         var runOptions = FleetRunOptions(mode: mode, lockDirectory: StateDirectory.locks(environment: environment),
                                          runID: Self.newRunID(), readerOptions: FirmwareDevices.readerOptions(context))
         if let station = options.station { runOptions.station = station }
         runOptions.operatorName = options.operatorName ?? environment["USER"] ?? ""
+        // The chaos suite's hook (scripts/chaos.sh, docs/fleet.md): die the hard way right
+        // after a step changed a Grokker, before the change is recorded.
+        if let chaos = environment["GROKCTL_CHAOS_KILL_AFTER_CHANGE"], !chaos.isEmpty {
+            runOptions.afterChange = { step in
+                if step.rawValue == chaos { kill(getpid(), SIGKILL) }
+            }
+        }
         let policy = PolicyDelegate(profile: profile, mode: mode)
 
         if options.dryRun {
@@ -77,7 +86,7 @@ struct FleetRun {
         let delegate = EventStreamDelegate(decider: decider) { queue.post(.event($0)) }
         let runner = FleetRunner(profile: profile, channels: channels, delegate: delegate, recorder: recorder, options: runOptions)
 
-        let stop = StopSignals.install()
+        let stop = StopSignals.install(StopSignals.fleetSignals)
         defer { stop.restore() }
         let worker = Thread {
             queue.post(.finished(Result { () throws(FleetError) -> FleetReport in try runner.runBlocking(devices) }))
@@ -88,7 +97,10 @@ struct FleetRun {
         let presenter = FleetRunPresenter(devices: devices.map(\.name), context: context, liveBars: !useTerminal)
         var result: Result<FleetReport, FleetError>?
         while result == nil {
-            for event in queue.take() {
+            // Woken at least every 100 ms, so a signal stops the devices even while none of
+            // them has anything to say (a step blocked on a silent reader).
+            if stop.requested { runOptions.cancellation.cancel() }
+            for event in queue.take(waitingAtMost: 0.1) {
                 switch event {
                 case .event(let event): presenter.handle(event)
                 case .finished(let outcome): result = outcome
@@ -99,6 +111,7 @@ struct FleetRun {
         let report = try result!.get()
         let reportPath = options.reportFile
             ?? StateDirectory.join(StateDirectory.reports(environment: environment), report.runID + ".json")
+        // Written whatever the ledger did: when it failed, the report is the record of the run.
         let written = FleetReportFile(report: report, profile: profile, options: runOptions, ledger: ledgerPath)
         do {
             try written.write(to: reportPath)
@@ -106,6 +119,10 @@ struct FleetRun {
             console.warn(.fleetReportNotWritten, reportPath, "\(error)")
         }
         presenter.summary(report, reportPath: reportPath, ledgerPath: ledgerPath)
+        if let failure = report.ledgerFailure {
+            _ = console.report(failure)
+            return .failure
+        }
         return FleetExit.code(for: report.outcome)
     }
 

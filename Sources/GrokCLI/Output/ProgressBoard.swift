@@ -139,7 +139,18 @@ final class EventQueue<Event: Sendable>: Sendable {
     /// Waits for at least one event, and returns all that are waiting.
     func take() -> [Event] {
         available.wait()
-        return events.withLock { events in
+        return drain()
+    }
+
+    /// Waits for an event at most `seconds`, and returns all that are waiting (none when
+    /// the time ran out), so the taker can look at a stop flag meanwhile.
+    func take(waitingAtMost seconds: Double) -> [Event] {
+        _ = available.wait(timeout: .now() + seconds)
+        return drain()
+    }
+
+    private func drain() -> [Event] {
+        events.withLock { events in
             let taken = events
             events.removeAll()
             return taken

@@ -1,0 +1,48 @@
+import Foundation
+import GrokAudio
+import Synchronization
+import Testing
+
+@testable import GrokkerEmulator
+
+@Suite("Creating an emulated Grokker")
+struct CreationRaceTests {
+    @Test("openers racing on a new unit all get the one identity that was saved, and leave no temp file")
+    func racingOpenersShareOneIdentity() throws {
+        let temp = try TemporaryDirectory()
+        defer { temp.remove() }
+        let openers = 6
+        for trial in 0..<12 {
+            let unit = temp.file("unit-\(trial)")
+            let serials = Mutex([UInt32?](repeating: nil, count: openers))
+            let failures = Mutex([String]())
+            let ready = Atomic<Int>(0)
+            let group = DispatchGroup()
+            for opener in 0..<openers {
+                group.enter()
+                Thread {
+                    // Each with its own generator: without one creator, each would pick its own serial.
+                    var generator = SeededGenerator(seed: UInt64(trial * 100 + opener + 1))
+                    ready.add(1, ordering: .relaxed)
+                    while ready.load(ordering: .relaxed) < openers { sched_yield() }
+                    do {
+                        let store = try DeviceStateStore.openOrCreate(deviceDirectory: unit, using: &generator)
+                        serials.withLock { $0[opener] = store.state.serialNumber }
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                    group.leave()
+                }.start()
+            }
+            group.wait()
+            #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+            let seen = Set(serials.withLock { $0 }.compactMap { $0 })
+            #expect(seen.count == 1, "trial \(trial): serials \(seen.sorted())")
+            var generator = SeededGenerator(seed: 999)
+            let saved = try DeviceStateStore.openOrCreate(deviceDirectory: unit, using: &generator).state.serialNumber
+            #expect(seen == [saved], "trial \(trial): the openers' serial is the one saved")
+            let left = try FileManager.default.contentsOfDirectory(atPath: unit).filter { $0 != DeviceStateStore.fileName }
+            #expect(left.isEmpty, "trial \(trial): left \(left)")
+        }
+    }
+}

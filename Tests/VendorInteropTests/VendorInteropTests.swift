@@ -97,7 +97,7 @@ struct VendorInteropTests {
             return rounds > 0 && of == rounds - 1 && event["success"] as? Bool == true
         }
         #expect(passedSetting, "a setting passed every echo round")
-        #expect(progress.allSatisfy { $0["success"] as? Bool == true } || !progress.isEmpty)
+        #expect(run.events(named: "rx").count >= 10, "the library received the emulated reader's answers")
         if let done = run.events(named: "autoconfig_completed").last {
             #expect(done["success"] as? Bool == true)
         }

@@ -11,11 +11,14 @@ struct EmulateCommand: Command {
     /// `--rate <rate>`: frames per second on both paths.
     static let rate = OptionDeclaration.option(
         "rate", value: .valueRate, help: .optionRate, defaultValue: "44100", choices: ["44100", "48000"])
+    /// `--protocol native|vendor`: the old protocol (the default until the swap) or the vendor's.
+    static let wireProtocol = OptionDeclaration.option(
+        "protocol", value: .valueProtocol, help: .optionEmulateProtocol, defaultValue: "native", choices: ["native", "vendor"])
 
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "emulate", abstract: .commandEmulateAbstract, discussion: .commandEmulateDiscussion,
-            options: [state, input, output, rate])
+            options: [state, input, output, rate, wireProtocol])
     }
 
     /// The state directory, as given.
@@ -26,6 +29,8 @@ struct EmulateCommand: Command {
     let outputPath: String
     /// Frames per second: 44100 or 48000.
     let sampleRate: Int
+    /// Speak the vendor's protocol (`--protocol vendor`) instead of the native one.
+    let vendorProtocol: Bool
 
     init(_ values: ParsedValues) throws(CLIError) {
         guard let state = values.value(Self.state) else { throw .missingOption(option: Self.state.spelling) }
@@ -39,6 +44,9 @@ struct EmulateCommand: Command {
         inputPath = input
         outputPath = output
         sampleRate = rate
+        let wire = values.value(Self.wireProtocol) ?? "native"
+        guard wire == "native" || wire == "vendor" else { throw .invalidValue(value: wire, option: Self.wireProtocol.spelling) }
+        vendorProtocol = wire == "vendor"
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {

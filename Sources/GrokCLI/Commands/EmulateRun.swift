@@ -62,6 +62,7 @@ func runEmulate(_ command: EmulateCommand, _ context: CommandContext) throws -> 
     let localizer = context.localizer
     var random = SystemRandomNumberGenerator()
     let store = try DeviceStateStore.openOrCreate(deviceDirectory: command.stateDirectory, using: &random)
+    if command.vendorProtocol { return try runVendorEmulate(command, context, store: store) }
     let grokker = try EmulatedGrokker(store: store, sampleRate: command.sampleRate)
 
     // Opening a FIFO blocks until the host opens the other end; until the port is open,
@@ -118,6 +119,63 @@ func runEmulate(_ command: EmulateCommand, _ context: CommandContext) throws -> 
         console.say(reason == "signal" ? .emulateStoppedSignal : .emulateStoppedHostClosed,
                     String(format: "%.1f", seconds), String(statistics.packetsSent),
                     String(statistics.packetsReceived))
+    }
+    return .success
+}
+
+/// `-` for a path: standard input (for `--input`) or standard output (for `--output`).
+func emulatePath(_ path: String, output: Bool) -> String {
+    path == "-" ? (output ? "/dev/stdout" : "/dev/stdin") : path
+}
+
+/// `grokctl emulate --protocol vendor`: the emulated Grokker speaking the vendor's own audio
+/// protocol (``VendorGrokker``) over raw s16le mono PCM, FIFOs, files or stdin/stdout (`-`),
+/// paced by the host's stream. With `-` as the output, every message goes to standard error
+/// and the JSON start/end lines are not printed (standard output carries the audio).
+private func runVendorEmulate(_ command: EmulateCommand, _ context: CommandContext,
+                              store: DeviceStateStore) throws -> ExitCode {
+    let console = context.console
+    let localizer = context.localizer
+    let grokker = try VendorGrokker(store: store, sampleRate: command.sampleRate)
+    let audioOnStdout = command.outputPath == "-"
+    console.say(.emulateWaiting, command.inputPath, command.outputPath, to: .standardError)
+    let port = try RawPipePort(inputPath: emulatePath(command.inputPath, output: false),
+                               outputPath: emulatePath(command.outputPath, output: true), sampleRate: command.sampleRate)
+    let stop = StopSignals.install()
+    let state = store.state
+    let serial = ReaderInfo.formatSerialNumber(state.serialNumber)
+    if console.isJSON, !audioOnStdout {
+        console.json(EmulateStartEvent(
+            serial: serial, firmware: state.firmwareVersion.description, region: state.region?.name,
+            stateDirectory: store.deviceDirectory, input: command.inputPath, output: command.outputPath,
+            sampleRate: command.sampleRate, recording: nil))
+    } else {
+        console.say(.emulateStarted, serial, state.firmwareVersion.description,
+                    state.region?.name ?? localizer.text(.infoRegionNotSet), String(command.sampleRate),
+                    to: audioOnStdout ? .standardError : .standardOutput)
+    }
+    var failure: AudioError?
+    do {
+        try DeviceRunner.run(grokker, on: port, shouldStop: { stop.requested })
+    } catch {
+        failure = error
+    }
+    let reason = stop.requested ? "signal" : "host_closed"
+    stop.restore()
+    port.close()
+    if let failure { throw failure }
+    let link = grokker.link
+    let seconds = Double(grokker.clock) / Double(command.sampleRate)
+    if console.isJSON, !audioOnStdout {
+        console.json(EmulateEndEvent(
+            reason: reason, audioSeconds: (seconds * 1000).rounded() / 1000,
+            packetsSent: link.packets.statistics.packetsSent, packetsReceived: link.packets.statistics.packetsReceived,
+            bytesSent: link.modem.statistics.bytesSent, bytesReceived: link.modem.statistics.bytesReceived,
+            handshakes: link.modem.statistics.handshakes, recording: nil))
+    } else {
+        console.say(reason == "signal" ? .emulateStoppedSignal : .emulateStoppedHostClosed,
+                    String(format: "%.1f", seconds), String(link.packets.statistics.packetsSent),
+                    String(link.packets.statistics.packetsReceived), to: audioOnStdout ? .standardError : .standardOutput)
     }
     return .success
 }

@@ -1,0 +1,345 @@
+import Foundation
+import GrokAudio
+import GrokLink
+import GrokProtocol
+import Testing
+@testable import GrokkerEmulator
+
+/// A host-side ``VendorLink`` driven through the GrokProtocol vendor codecs against a
+/// ``VendorGrokker`` behind the simulated cable: what any host sees of the emulated reader.
+final class VendorHostBench {
+    let temp: TemporaryDirectory
+    let store: DeviceStateStore
+    let grokker: VendorGrokker
+    let driver: LinkDriver<VendorLink>
+    var host: VendorLink { driver.engine }
+
+    /// The reader packets the host received in slave mode, decoded, with the host's clock.
+    private(set) var readerPackets: [(at: Int64, packet: VendorReaderPacket)] = []
+    /// What the host answers in slave mode (nil: ACK_0, acknowledging every first read).
+    var slaveAnswer: ((VendorReaderPacket) -> VendorSlaveAnswer?)?
+    private var context = VendorSlaveContext()
+
+    static let nearTags: [RFScene.Tag] = [
+        RFScene.Tag(epc: [0x30, 0x08, 0x33, 0xb2, 0xdd, 0xd9, 0x01, 0x40, 0, 0, 0, 1], user: [0xa0, 0xa1, 0xa2, 0xa3],
+                    placement: .distance(meters: 0.5)),
+        RFScene.Tag(epc: [0x30, 0x08, 0x33, 0xb2, 0xdd, 0xd9, 0x01, 0x40, 0, 0, 0, 2], accessPassword: 0x1234_5678,
+                    placement: .distance(meters: 0.8)),
+        RFScene.Tag(epc: [0xe2, 0x00, 0x34, 0x12, 0, 0, 0, 0, 0, 0, 0x0a, 0xbc], placement: .distance(meters: 1.2)),
+    ]
+
+    init(tags: [RFScene.Tag] = VendorHostBench.nearTags, blockSize: Int = 256,
+         state: (inout DeviceState) -> Void = { _ in }) throws {
+        temp = try TemporaryDirectory()
+        var rng = SeededGenerator(seed: 9)
+        store = try DeviceStateStore.openOrCreate(deviceDirectory: temp.file("unit"), using: &rng)
+        try store.update { s in
+            s.region = RegionSetting(name: "FCC (US), IC (Canada)", number: 1)
+            s.provisioning.userHasSetRegion = true
+            state(&s)
+        }
+        grokker = try VendorGrokker(handler: GrokkerCommandHandler(store: store), scene: RFScene(tags: tags))
+        let port = SimulatedCablePort(name: "vendor-grokker", sampleRate: 44_100, configuration: .clean, peer: grokker)
+        driver = LinkDriver(port: port, engine: try VendorLink(role: .host, sampleRate: 44_100), blockSize: blockSize)
+        host.packets.onRequest = { [unowned self] request in self.hostAnswer(request) }
+    }
+
+    deinit { temp.remove() }
+
+    func connect(samplesPerBit: Int = 12) throws {
+        try host.open(samplesPerBit: samplesPerBit)
+        #expect(try driver.run(forAtMost: 3) { host.isConnected })
+    }
+
+    /// Sends a request and pumps until its answer; nil when it failed.
+    func call(_ request: VendorRequest, slaveMode: VendorSlaveMode? = nil) throws -> ResponsePacket? {
+        try call(opcode: request.opcode.rawValue, payload: request.encodePayload(), slaveMode: slaveMode)
+    }
+
+    /// `retries: false` hands a NACK up as the answer (the vendor's "-1" timeout).
+    func call(opcode: UInt8, payload: [UInt8], slaveMode: VendorSlaveMode? = nil, retries: Bool = true) throws -> ResponsePacket? {
+        if case .inventory(let start, _)? = try? VendorRequest(opcode: opcode, payload: payload) {
+            context = VendorSlaveContext(start)
+        }
+        try host.send(command: opcode, payload: payload, retries: retries, slaveMode: slaveMode)
+        var answer: ResponsePacket?
+        var done = false
+        _ = try driver.run(forAtMost: 30) {
+            for event in host.drainEvents() {
+                if case .packet(.completed(_, let response)) = event { answer = response; done = true }
+                if case .packet(.failed) = event { done = true }
+            }
+            return done
+        }
+        return answer
+    }
+
+    /// Pumps `seconds` of audio.
+    func run(seconds: Double, until done: () -> Bool = { false }) throws {
+        _ = try driver.run(forAtMost: seconds) { _ = host.drainEvents(); return done() }
+    }
+
+    private func hostAnswer(_ request: RequestPacket) -> VendorReply {
+        let packet: VendorReaderPacket
+        if request.command == 0x06, request.payload.count == 2, request.payload[1] == 0 {
+            // The change-power result: [result][0], no EPC (the vendor host accepts it).
+            packet = .tagAccessResult(result: request.payload[0], epc: [], data: [])
+        } else if let decoded = try? VendorReaderPacket(opcode: request.command, payload: request.payload, context: context) {
+            packet = decoded
+        } else {
+            return .nack
+        }
+        readerPackets.append((host.now, packet))
+        if case .completed = packet { return VendorReply(.ack, endsSlaveMode: true) }
+        var mask: [UInt8] = []
+        if case .firstRead(_, _, let records, _) = packet {
+            mask = (try? VendorAckMask.encode(flagged: records.map { _ in true }, anyBit0: false)) ?? []
+        }
+        let answer = slaveAnswer?(packet) ?? .ack(mask: mask)
+        let withMask: VendorSlaveAnswer
+        switch answer {
+        case .ack: withMask = .ack(mask: mask)
+        case .stop: withMask = .stop(mask: mask)
+        case .access(_, let r): withMask = .access(mask: mask, r)
+        default: withMask = answer
+        }
+        guard let data = try? withMask.encodeData() else { return .nack }
+        return VendorReply(ResponsePacket(id: withMask.code, data: data))
+    }
+
+    /// First reads and subsequent finds per EPC, as the host counts them from the packets.
+    var findsByEPC: [[UInt8]: Int] {
+        var ids: [UInt8: [UInt8]] = [:]
+        var finds: [[UInt8]: Int] = [:]
+        for (_, packet) in readerPackets {
+            switch packet {
+            case .firstRead(_, _, let records, _):
+                for r in records {
+                    if let id = r.id { ids[id] = r.epc }
+                    finds[r.epc, default: 0] += Int(r.numFinds ?? 1)
+                }
+            case .subsequentRead(_, let records):
+                for r in records { if let epc = ids[r.id] { finds[epc, default: 0] += Int(r.numFinds) } }
+            default:
+                break
+            }
+        }
+        return finds
+    }
+
+    var pingTimes: [Int64] { readerPackets.compactMap { if case .ping = $0.packet { $0.at } else { nil } } }
+}
+
+@Suite("The emulated Grokker speaking the vendor protocol, seen from the host side")
+struct VendorGrokkerTests {
+    static let locate = try! VendorRfidConfiguration.preset(.locateDistance).inventoryStart(volumeLevels: 8)
+    static let inventory = try! VendorRfidConfiguration.preset(.inventoryDistance).inventoryStart(volumeLevels: 8)
+    /// Locate with session 1 and a toggle after 2 empty rounds: the tags come back round after
+    /// round. (The vendor's Locate preset itself, session 0 and toggle 0, finds each tag once in
+    /// our Gen2 engine: its S0 flags stay B while the carrier is on, and 0 means "never toggle".)
+    static let locateRepeating: VendorInventoryStart = {
+        var start = locate
+        start.radio.session = 1
+        start.radio.roundsToToggleAB = 2
+        return start
+    }()
+
+    @Test("GetVersion reports the unit's own state: protocol 20, GR-1, revision, firmware, serial, region flag and index")
+    func versionReflectsState() throws {
+        let bench = try VendorHostBench { $0.hardwareRevision = 6; $0.firmwareVersion = FirmwareVersion(major: 1, minor: 8, build: 2) }
+        try bench.connect()
+        let answer = try #require(try bench.call(.getVersion(VendorVersionRequest())))
+        #expect(answer.id == 0)
+        let v = try VendorReaderVersion(decoding: answer.data)
+        let state = bench.store.state
+        #expect(v.protocolVersion == 20)
+        #expect(v.hardwareType == 5 && v.hardwareTypeName == "GR-1")
+        #expect(v.hardwareRevision == 6)
+        #expect((v.firmwareMajor, v.firmwareMinor, v.firmwareBuild) == (1, 8, 2))
+        #expect(v.serialNumber == state.serialNumber)
+        #expect(v.userHasSetRegion)
+        #expect(v.regionIndex == 0)
+        #expect(v.software == .application)
+        #expect(v.maxPowerDBm == 30)
+    }
+
+    @Test("the battery answer is the 5-byte form with the state's percent and a plausible voltage")
+    func battery() throws {
+        let bench = try VendorHostBench { $0.batteryPercent = 87 }
+        try bench.connect()
+        let answer = try #require(try bench.call(.getBatteryLevel))
+        #expect(answer.data.count == 5)
+        let level = try VendorBatteryLevel(decoding: answer.data)
+        #expect(level.percent == 87)
+        #expect(level.flags.contains(.canScan))
+        #expect(level.volts > 3.3 && level.volts < 4.2)
+    }
+
+    @Test("SetRegion with a good CRC is stored and reported by GetVersion; a bad CRC is refused with ACK_7")
+    func setRegion() throws {
+        let bench = try VendorHostBench { $0.region = nil; $0.provisioning.userHasSetRegion = false }
+        try bench.connect()
+        let entry = try VendorRegionEntry(try #require(RegionCatalog.entry(number: 3)))
+        let good = try VendorSetRegion(entry: entry.encode())
+        var bad = good.encode()
+        bad[0] ^= 0x01
+        let refused = try #require(try bench.call(opcode: 0x11, payload: bad, retries: false))
+        #expect(refused.isNack)
+        #expect(bench.store.state.region == nil)
+        let accepted = try #require(try bench.call(.setRegion(good)))
+        #expect(accepted.id == 0)
+        #expect(bench.store.state.region?.number == 3)
+        let v = try VendorReaderVersion(decoding: try #require(try bench.call(.getVersion(VendorVersionRequest()))).data)
+        #expect(v.regionIndex == 2 && v.userHasSetRegion)
+    }
+
+    @Test("an inventory start is refused with code 3 while the region is not set, code 2 when the unit is not provisioned")
+    func inventoryRefusals() throws {
+        let noRegion = try VendorHostBench { $0.region = nil }
+        try noRegion.connect()
+        #expect(try noRegion.call(.inventory(Self.locate, .full), slaveMode: .inventory)?.id == 3)
+        let unprovisioned = try VendorHostBench { $0.provisioning.provisioned = false }
+        try unprovisioned.connect()
+        #expect(try unprovisioned.call(.inventory(Self.locate, .full), slaveMode: .inventory)?.id == 2)
+    }
+
+    @Test("an inventory reports every tag of the scene once as a first read, then its finds, and ends with 00 completed after ACK_1")
+    func inventoryReportsTheScene() throws {
+        let bench = try VendorHostBench()
+        try bench.connect()
+        let ack = try #require(try bench.call(.inventory(Self.locateRepeating, .full), slaveMode: .inventory))
+        #expect(ack.id == 0)
+        #expect(bench.grokker.inventoryRunning)
+        let stopAt = bench.host.now + 44_100 * 2
+        bench.slaveAnswer = { [unowned bench] _ in bench.host.now >= stopAt ? .stop(mask: []) : nil }
+        try bench.run(seconds: 8) { !bench.host.packets.isInSlaveMode && !bench.grokker.inventoryRunning }
+        #expect(!bench.host.packets.isInSlaveMode)
+        let first = bench.readerPackets.flatMap { p -> [[UInt8]] in
+            if case .firstRead(_, _, let records, _) = p.packet { records.map(\.epc) } else { [] }
+        }
+        #expect(Set(first) == Set(VendorHostBench.nearTags.map(\.epc)))
+        #expect(first.count == 3, "each tag has one first read")
+        guard case .completed(let result, _)? = bench.readerPackets.last?.packet else {
+            Issue.record("the last reader packet is not 00 completed")
+            return
+        }
+        #expect(result == 0)
+        let log = try #require(bench.grokker.inventoryLog.last)
+        #expect(log.finished)
+        #expect(log.rounds > 0)
+        #expect(log.finds == bench.findsByEPC, "the host counts exactly the finds the reader sent")
+        #expect(bench.findsByEPC.values.allSatisfy { $0 > 1 }, "subsequent finds are reported: \(bench.findsByEPC.values.sorted())")
+    }
+
+    @Test("without subsequent finds each tag is reported once, and no record carries an id")
+    func inventoryWithoutSubsequentFinds() throws {
+        let bench = try VendorHostBench()
+        try bench.connect()
+        #expect(try bench.call(.inventory(Self.inventory, .full), slaveMode: .inventory)?.id == 0)
+        try bench.run(seconds: 2)
+        #expect(bench.findsByEPC == Dictionary(uniqueKeysWithValues: VendorHostBench.nearTags.map { ($0.epc, 1) }))
+        for (_, packet) in bench.readerPackets {
+            if case .subsequentRead = packet { Issue.record("a subsequent read without subsequent finds") }
+            if case .firstRead(_, let rounds, let records, _) = packet {
+                #expect(rounds == nil)
+                #expect(records.allSatisfy { $0.id == nil && $0.numFinds == nil })
+            }
+        }
+    }
+
+    @Test("with nothing in the field the reader pings at least every 2 s (the host's 3.3 s limit never runs out)")
+    func pingsWhenNothingIsFound() throws {
+        let bench = try VendorHostBench(tags: [])
+        try bench.connect()
+        let start = bench.host.now
+        #expect(try bench.call(.inventory(Self.locate, .full), slaveMode: .inventory)?.id == 0)
+        try bench.run(seconds: 6)
+        #expect(bench.host.packets.isInSlaveMode, "the host stayed in slave mode")
+        let times = [start] + bench.pingTimes
+        #expect(bench.pingTimes.count >= 3)
+        for (a, b) in zip(times, times.dropFirst()) { #expect(b - a <= 2 * 44_100) }
+    }
+
+    @Test("each tag access the host's answers carry comes back as 06 with the field's result code")
+    func tagAccessResults() throws {
+        let bench = try VendorHostBench()
+        try bench.connect()
+        #expect(try bench.call(.inventory(Self.locate, .full), slaveMode: .inventory)?.id == 0)
+        let tags = VendorHostBench.nearTags
+        let newEPC: [UInt8] = [0x30, 0x08, 0x33, 0xb2, 0xdd, 0xd9, 0x01, 0x40, 0, 0, 0, 0xff]
+        var requests: [VendorTagAccessRequest] = [
+            .read(epc: tags[0].epc, bank: .user, wordOffset: 0, maxBytes: 4, minBytes: 4),
+            .read(epc: tags[0].epc, bank: .user, wordOffset: 200, maxBytes: 2, minBytes: 2),
+            .read(epc: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], bank: .user, wordOffset: 0, maxBytes: 1, minBytes: 1),
+            .write(epc: tags[1].epc, password: 0x1111_1111, bank: .user, wordOffset: 0, data: [0x11, 0x22]),
+            .write(epc: tags[0].epc, password: 0, bank: .user, wordOffset: 0, data: [0x11, 0x22]),
+            .programEpc(epc: tags[2].epc, password: 0, newEpc: newEPC),
+            .changePower(initial: 200, min: 180, max: 220),
+        ]
+        bench.slaveAnswer = { packet in
+            if case .tagAccessResult = packet, requests.isEmpty { return .stop(mask: []) }
+            if case .firstRead = packet { return nil }
+            if requests.isEmpty { return nil }
+            return .access(mask: [], requests.removeFirst())
+        }
+        try bench.run(seconds: 30) { !bench.grokker.inventoryRunning }
+        let results = bench.readerPackets.compactMap { p -> (UInt8, [UInt8], [UInt8])? in
+            if case .tagAccessResult(let r, let epc, let data) = p.packet { (r, epc, data) } else { nil }
+        }
+        try #require(results.count == 7)
+        #expect(results[0].0 == 0 && results[0].2 == [0xa0, 0xa1, 0xa2, 0xa3], "read: OK with the USER words")
+        #expect(results[1].0 == 3, "read past the bank: memory overrun")
+        #expect(results[2].0 == 4, "unknown EPC: tag not found")
+        #expect(results[3].0 == 1, "wrong access password")
+        #expect(results[4].0 == 0, "write: OK")
+        #expect(results[5].0 == 0, "program EPC: OK")
+        #expect(results[6].0 == 0, "change power: OK")
+        let user = bench.grokker.field.tags.first { $0.epc == tags[0].epc }?.memory.words(of: .user)
+        #expect(user?.first == 0x1122, "the write reached the tag's memory")
+        #expect(bench.grokker.field.tags.contains { $0.epc == newEPC }, "the new EPC is on the tag")
+        let saved = try String(contentsOfFile: bench.grokker.fieldStatePath, encoding: .utf8)
+        #expect(!saved.isEmpty, "tag memory changes are kept in field-state.json")
+    }
+
+    @Test("the answers do not depend on how the audio is cut into blocks (1 sample, 37, 256)")
+    func dripFeedIndependence() throws {
+        var versions: [[UInt8]] = []
+        for block in [1, 37, 256] {
+            let bench = try VendorHostBench(blockSize: block)
+            try bench.connect()
+            let version = try #require(try bench.call(.getVersion(VendorVersionRequest())))
+            let echo = try #require(try bench.call(.echo(VendorEcho(Array(0..<100)))))
+            #expect(echo.data == Array(0..<100))
+            versions.append(version.data)
+        }
+        #expect(Set(versions).count == 1)
+    }
+
+    @Test("the emulated reader never plays an exact-zero sample inside a tone")
+    func noExactZeros() throws {
+        let bench = try VendorHostBench()
+        var input = [Float](repeating: 0, count: 512)
+        var output = [Float](repeating: 0, count: 512)
+        var zeros = 0
+        var started = false
+        for _ in 0..<200 {
+            input.withUnsafeBufferPointer { i in output.withUnsafeMutableBufferPointer { bench.grokker.process(input: i, output: $0) } }
+            for s in output {
+                if s != 0 { started = true } else if started { zeros += 1 }
+            }
+            input = output.map { _ in 0 }
+        }
+        #expect(started, "the request tone plays")
+        #expect(zeros == 0)
+    }
+
+    @Test("a reset silences the modem, then the request tone comes back")
+    func resetRestartsTheModem() throws {
+        let bench = try VendorHostBench()
+        try bench.connect()
+        bench.grokker.reset()
+        #expect(!bench.grokker.link.isConnected)
+        #expect(try bench.driver.run(forAtMost: 6) { bench.host.isConnected && bench.grokker.link.isConnected })
+        #expect(bench.grokker.resets == 1)
+    }
+}

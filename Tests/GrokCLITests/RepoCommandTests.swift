@@ -47,7 +47,7 @@ extension CLI {
                 buildDate: Date(timeIntervalSince1970: 1_735_689_600), readerProtocolVersion: 20,
                 appliesTo: [try VersionRange(min: FirmwareVersion("1.0.0")!, max: FirmwareVersion("1.9.8")!)])
             return try FirmwarePackage(descriptor: descriptor, loader: nil,
-                                       application: FirmwareSegment(kind: .application, address: 0x0800_4000, bytes: Array(0..<200)))
+                                       application: FirmwareSegment(kind: .application, address: 0x0800_4000, bytes: (0..<200).map { UInt8($0) }))
         }
 
         /// Makes, signs and publishes a repository with the CLI; returns the served directory.

@@ -28,9 +28,9 @@ final class FleetRepository {
         repository = try TUFRepository.create(
             at: work, root: set("root"), timestamp: set("timestamp"), snapshot: set("snapshot"), targets: set("targets"),
             channels: [("release", set("release")), ("development", set("development"))], now: now)
+        rootFile = try scratchDirectory("etc") + "/root.json"
         for role in ["root", "targets", "release", "development"] { try repository.sign(role: role, with: keys[role]!) }
         try publish()
-        rootFile = try scratchDirectory("etc") + "/root.json"
         try writeFile(rootFile, readFile(served + "/metadata/1.root.json"))
     }
 

@@ -163,8 +163,10 @@ public struct StationRepository: Sendable {
         // The trusted copy: the committed metadata, or the first root.
         let committed = FileStore(directory: metadataDirectory)
         let copy = FileStore(directory: staging + "/metadata")
+        // Top-level roles, and channel roles (a channel name: lower-case letters, digits, '-'),
+        // whichever channels an earlier update listed.
         let names = try Self.checkedEntries(metadataDirectory) { name in
-            Self.metadataNames.contains(name) || (name.hasSuffix(".json") && channels.contains(String(name.dropLast(5))))
+            Self.metadataNames.contains(name) || (name.hasSuffix(".json") && Self.isChannelFileName(String(name.dropLast(5))))
         }
         for name in names {
             if let bytes = try committed.read(name, limit: 16 << 20) { try copy.write(name, bytes) }
@@ -219,6 +221,10 @@ public struct StationRepository: Sendable {
         let directory = open(metadataDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directory >= 0 { fsync(directory); close(directory) }
         return StationUpdate(versions: versions, updates: updates, targets: listed, files: files)
+    }
+
+    static func isChannelFileName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 }
     }
 
     // MARK: The state directory

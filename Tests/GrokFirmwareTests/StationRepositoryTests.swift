@@ -114,6 +114,9 @@ struct StationRepositoryTests {
         #expect(try readFile(file) == package.encoded())
         #expect(file == fleet.state + "/images/" + SHA256.hash(package.encoded()).hex)
         #expect(fleet.trustedVersion("timestamp") == 2)
+        // A later update that lists one channel keeps the other's trusted file.
+        _ = try await fleet.station().update(channels: ["release"])
+        #expect(fleet.trustedVersion("development") == 2)
     }
 
     @Test("a flipped image byte is refused and nothing of that refresh is committed")
@@ -160,9 +163,9 @@ struct StationRepositoryTests {
         try FileManager.default.createSymbolicLink(atPath: metadata + "/release.json.bak", withDestinationPath: "/etc/passwd")
         await #expect(throws: TUFError.self) { _ = try await fleet.station().update(channels: ["release"]) }
         try FileManager.default.removeItem(atPath: metadata + "/release.json.bak")
-        try writeFile(metadata + "/planted.json", Array("{}".utf8))
+        try writeFile(metadata + "/planted.txt", Array("{}".utf8))
         await #expect(throws: TUFError.self) { _ = try await fleet.station().update(channels: ["release"]) }
-        try FileManager.default.removeItem(atPath: metadata + "/planted.json")
+        try FileManager.default.removeItem(atPath: metadata + "/planted.txt")
         // The images directory as a link to somewhere else.
         try FileManager.default.removeItem(atPath: fleet.state + "/images")
         let elsewhere = try scratchDirectory("elsewhere")

@@ -41,7 +41,7 @@ let package = Package(
         /// HTTPS (and file://) downloads from update servers and USB sticks, on libcurl.
         .target(name: "GrokNet", dependencies: ["CCurl"]),
         /// Firmware packages, Intel HEX, signed channel metadata (k of n), the verified cache, publishing.
-        .target(name: "GrokFirmware", dependencies: ["GrokCrypto", "GrokProtocol"]),
+        .target(name: "GrokFirmware", dependencies: ["GrokCrypto", "GrokProtocol", "GrokTUF"]),
 
         // MARK: Updates (The Update Framework)
 
@@ -71,7 +71,7 @@ let package = Package(
         .target(
             name: "GrokCLI",
             dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto",
-                           "GrokFleet", "GrokLedger"],
+                           "GrokFleet", "GrokLedger", "GrokTUF"],
             resources: [.copy("Localization")]
         ),
         /// The grokctl executable: an entry point only.
@@ -104,13 +104,13 @@ let package = Package(
         .testTarget(name: "GrokLinkTests", dependencies: ["GrokLink", "GrokAudio"]),
         .testTarget(name: "GrokCryptoTests", dependencies: ["GrokCrypto"]),
         .testTarget(name: "GrokTUFTests", dependencies: ["GrokTUF", "GrokCrypto"]),
-        .testTarget(name: "GrokFirmwareTests", dependencies: ["GrokFirmware", "GrokCrypto", "GrokProtocol"]),
+        .testTarget(name: "GrokFirmwareTests", dependencies: ["GrokFirmware", "GrokCrypto", "GrokProtocol", "GrokTUF"]),
         .testTarget(name: "GrokProtocolTests", dependencies: ["GrokProtocol", "GrokAudio"]),
         .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
         .testTarget(name: "VendorInteropTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
         .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto", "GrokFirmware", "GrokNet", "NetTestSupport"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
+        .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokTUF", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
                                                          "GrokFleet", "GrokLedger", "GrokkerEmulator"]),
         .testTarget(name: "GrokLedgerTests", dependencies: ["GrokLedger"]),
         .testTarget(name: "GrokFleetTests", dependencies: ["GrokFleet", "GrokLedger", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto"]),

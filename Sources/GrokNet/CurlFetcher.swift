@@ -23,9 +23,11 @@ public struct CurlFetcher: HTTPFetching {
         _ url: String, ifChanged validators: Validators? = nil, options: TransferOptions = TransferOptions()
     ) async throws(NetError) -> FetchResult {
         let cancel = CancellationFlag()
-        let request = AttemptRequest(
+        var attempt = AttemptRequest(
             url: url, options: options, sizeCap: options.sizeCap ?? TransferOptions.defaultDocumentCap,
             validators: validators, partialFile: nil, taskCancellation: cancel, progress: nil)
+        attempt.deadlineAt = options.deadline.map { ContinuousClock.now.advanced(by: $0) }
+        let request = attempt
         let result: Result<FetchResult, NetError> = await withTaskCancellationHandler {
             var retries = 0
             while true {
@@ -53,9 +55,11 @@ public struct CurlFetcher: HTTPFetching {
         progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)? = nil
     ) async throws(NetError) -> DownloadResult {
         let cancel = CancellationFlag()
-        let request = AttemptRequest(
+        var attempt = AttemptRequest(
             url: url, options: options, sizeCap: options.sizeCap, validators: nil, partialFile: partialFile,
             taskCancellation: cancel, progress: progress)
+        attempt.deadlineAt = options.deadline.map { ContinuousClock.now.advanced(by: $0) }
+        let request = attempt
         let result: Result<DownloadResult, NetError> = await withTaskCancellationHandler {
             var retries = 0
             var attempts = 0
@@ -107,7 +111,15 @@ public struct CurlFetcher: HTTPFetching {
     ) async -> NetError? {
         guard transient, retries < request.options.maxRetries else { return error }
         retries += 1
-        await sleeper(request.options.backoff.delay(beforeRetry: retries))
+        var pause = request.options.backoff.delay(beforeRetry: retries)
+        if let deadlineAt = request.deadlineAt {
+            let left = ContinuousClock.now.duration(to: deadlineAt)
+            if left <= pause {
+                return .deadline(url: request.url, seconds: Int(request.options.deadline?.components.seconds ?? 0))
+            }
+            pause = min(pause, left)
+        }
+        await sleeper(pause)
         if request.taskCancellation.isCancelled || request.options.cancellation?.isCancelled == true {
             return .cancelled(url: request.url, received: have)
         }

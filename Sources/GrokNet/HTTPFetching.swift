@@ -175,6 +175,11 @@ public struct TransferOptions: Sendable {
     public var cancellation: CancellationFlag?
     /// The User-Agent header.
     public var userAgent: String = "grokctl"
+    /// The longest one fetch or download may take, every attempt and backoff pause
+    /// included; past it the transfer ends with ``NetError/deadline(url:seconds:)``. The
+    /// stall limit alone lets a server that trickles just above ``lowSpeedLimit`` hold a
+    /// transfer for hours. `nil`: no overall limit.
+    public var deadline: Duration? = .seconds(900)
 
     public init(
         trust: TrustStore = .system,
@@ -188,7 +193,8 @@ public struct TransferOptions: Sendable {
         expectedSize: Int64? = nil,
         proxy: ProxySetting = .environment,
         cancellation: CancellationFlag? = nil,
-        userAgent: String = "grokctl"
+        userAgent: String = "grokctl",
+        deadline: Duration? = .seconds(900)
     ) {
         self.trust = trust
         self.connectTimeout = connectTimeout
@@ -202,5 +208,6 @@ public struct TransferOptions: Sendable {
         self.proxy = proxy
         self.cancellation = cancellation
         self.userAgent = userAgent
+        self.deadline = deadline
     }
 }

@@ -39,6 +39,10 @@ public enum NetError: Error, Sendable, CustomStringConvertible, Equatable {
     case rangeNotSatisfiable(url: String, offset: Int64)
     /// The caller cancelled the transfer.
     case cancelled(url: String, received: Int64)
+    /// The whole fetch (every attempt and pause) took longer than its overall limit of
+    /// `seconds` (``TransferOptions/deadline``): a server sending just fast enough to stay
+    /// above the stall limit cannot hold it open for long.
+    case deadline(url: String, seconds: Int)
     /// The local file (the partial download, or the file:// source) could not be used.
     case file(path: String, detail: String)
     /// libcurl failed in a way not listed above; `curlCode` is its CURLcode.
@@ -62,6 +66,7 @@ public enum NetError: Error, Sendable, CustomStringConvertible, Equatable {
         case .badRange: "net_bad_range"
         case .rangeNotSatisfiable: "net_range_not_satisfiable"
         case .cancelled: "net_cancelled"
+        case .deadline: "net_deadline"
         case .file: "net_file"
         case .transfer: "net_transfer"
         }
@@ -85,6 +90,7 @@ public enum NetError: Error, Sendable, CustomStringConvertible, Equatable {
         case .badRange(let u, let d): [u, d]
         case .rangeNotSatisfiable(let u, let o): [u, String(o)]
         case .cancelled(let u, let r): [u, String(r)]
+        case .deadline(let u, let s): [u, String(s)]
         case .file(let p, let d): [p, d]
         case .transfer(let u, let c, let d): [u, String(c), d]
         }
@@ -98,7 +104,7 @@ public enum NetError: Error, Sendable, CustomStringConvertible, Equatable {
             .connectionLost(let u, _, _), .httpStatus(let u, _), .tooManyRedirects(let u, _),
             .sizeCapExceeded(let u, _, _, _), .longerThanExpected(let u, _, _, _),
             .truncated(let u, _, _), .badRange(let u, _), .rangeNotSatisfiable(let u, _),
-            .cancelled(let u, _), .transfer(let u, _, _):
+            .cancelled(let u, _), .transfer(let u, _, _), .deadline(let u, _):
             u
         case .file(let p, _): p
         }
@@ -138,6 +144,8 @@ public enum NetError: Error, Sendable, CustomStringConvertible, Equatable {
             "'\(u)' refused to resume at byte \(o) (HTTP 416) even after restarting; delete the partial file and retry."
         case .cancelled(let u, let r):
             "fetching '\(u)' was cancelled after \(r) bytes."
+        case .deadline(let u, let s):
+            "fetching '\(u)' took longer than its overall limit of \(s) s (the server is too slow or holds the transfer open); retry later."
         case .file(let p, let d):
             "cannot use file '\(p)': \(d)."
         case .transfer(let u, let c, let d):

@@ -13,6 +13,17 @@ struct AttemptRequest: Sendable {
     /// Set when the calling task is cancelled.
     var taskCancellation: CancellationFlag
     var progress: (@Sendable (Int64, Int64?) -> Void)?
+    /// When the whole fetch must be over (from ``TransferOptions/deadline``).
+    var deadlineAt: ContinuousClock.Instant? = nil
+
+    /// Milliseconds left before ``deadlineAt`` (at least 1), or nil without a deadline.
+    var millisecondsLeft: Int? {
+        guard let deadlineAt else { return nil }
+        let left = ContinuousClock.now.duration(to: deadlineAt)
+        return max(Int(left.components.seconds) * 1000 + Int(left.components.attoseconds / 1_000_000_000_000_000), 1)
+    }
+
+    var deadlinePassed: Bool { deadlineAt.map { ContinuousClock.now >= $0 } ?? false }
 }
 
 /// How one request ended.
@@ -107,6 +118,9 @@ enum Transfer {
         try easy.set(CURLOPT_FOLLOWLOCATION, 1, "CURLOPT_FOLLOWLOCATION")
         try easy.set(CURLOPT_MAXREDIRS, max(options.maxRedirects, 0), "CURLOPT_MAXREDIRS")
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(milliseconds(options.connectTimeout), 1), "CURLOPT_CONNECTTIMEOUT_MS")
+        if let left = request.millisecondsLeft {
+            try easy.set(CURLOPT_TIMEOUT_MS, left, "CURLOPT_TIMEOUT_MS")
+        }
         if options.lowSpeedLimit > 0 {
             try easy.set(CURLOPT_LOW_SPEED_LIMIT, options.lowSpeedLimit, "CURLOPT_LOW_SPEED_LIMIT")
             try easy.set(CURLOPT_LOW_SPEED_TIME, stallSeconds(options), "CURLOPT_LOW_SPEED_TIME")
@@ -181,6 +195,9 @@ enum Transfer {
         case CURLE_COULDNT_CONNECT:
             return .failure(.connectFailed(url: url, detail: message), transient: true)
         case CURLE_OPERATION_TIMEDOUT:
+            if request.deadlinePassed {
+                return .failure(.deadline(url: url, seconds: Int(options.deadline?.components.seconds ?? 0)), transient: false)
+            }
             if easy.connectPhaseDone(https: url.lowercased().hasPrefix("https:")) {
                 return .failure(
                     .stalled(url: url, received: have, limit: options.lowSpeedLimit, seconds: stallSeconds(options)),

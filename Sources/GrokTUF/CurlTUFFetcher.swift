@@ -6,16 +6,23 @@ import GrokNet
 public struct CurlTUFFetcher: TUFFetching {
     private let fetcher: any HTTPFetching
     private let options: TransferOptions
+    private let allowInsecureHTTP: Bool
 
     /// - Parameters:
     ///   - fetcher: the transport (by default ``CurlFetcher``).
-    ///   - options: trust, timeouts, retries; the size cap is set per request.
-    public init(fetcher: any HTTPFetching = CurlFetcher(), options: TransferOptions = TransferOptions()) {
+    ///   - options: trust, timeouts, retries, the overall deadline; the size cap is set per request.
+    ///   - allowInsecureHTTP: whether plain `http://` URLs are fetched. TUF's signatures,
+    ///     hashes, versions and expiries make an http mirror safe against tampering and
+    ///     replay (an eavesdropper still sees what is fetched), but it must be asked for:
+    ///     without it an `http://` URL is ``TUFError/insecureTransport(url:)``.
+    public init(fetcher: any HTTPFetching = CurlFetcher(), options: TransferOptions = TransferOptions(), allowInsecureHTTP: Bool = false) {
         self.fetcher = fetcher
         self.options = options
+        self.allowInsecureHTTP = allowInsecureHTTP
     }
 
     public func fetch(_ url: String, maxLength: Int) async throws(TUFError) -> FetchOutcome {
+        if !allowInsecureHTTP, url.lowercased().hasPrefix("http:") { throw .insecureTransport(url: url) }
         var options = self.options
         options.sizeCap = Int64(maxLength)
         do {

@@ -434,7 +434,8 @@ public struct TargetInfo: Sendable, Equatable {
     /// `custom`, as given (firmware packages carry their description here).
     public let custom: JSON?
 
-    init(path: String, json: JSONObject, role: String) throws(TUFError) {
+    /// A target entry of `role`'s metadata (`length`, `hashes`, `custom`).
+    public init(path: String, json: JSONObject, role: String) throws(TUFError) {
         self.path = path
         length = try json.count("length", role, allowZero: true)
         let hashesJSON = try json.object("hashes", role)

@@ -56,6 +56,50 @@ public final class TUFSigningKey {
         } catch let error as TUFError { throw error } catch { throw .metadata(role: "", detail: "\(error)") }
     }
 
+    /// A private key from PEM text as `openssl genpkey` writes it (unencrypted PKCS#8):
+    /// `-algorithm ed25519`, `-algorithm EC -pkeyopt ec_paramgen_curve:P-256`, or
+    /// `-algorithm RSA -pkeyopt rsa_keygen_bits:3072`. The type is found from the key itself.
+    public static func load(pem: String) throws(TUFError) -> TUFSigningKey {
+        guard pem.contains("PRIVATE KEY-----") else {
+            throw .publisher(detail: "not a PEM private key (make one with 'openssl genpkey -algorithm ed25519 -out key.pem')")
+        }
+        if let key = try? ECDSAP256PrivateKey(pem: pem) { return try TUFSigningKey(.ecdsa(key)) }
+        if let key = try? RSAPSSPrivateKey(pem: pem) { return try TUFSigningKey(.rsa(key)) }
+        do { return try TUFSigningKey(.ed25519(Ed25519PrivateKey(pem: pem))) } catch let error as CryptoError {
+            throw .publisher(detail: "the private key is not an Ed25519, ECDSA P-256 or RSA (2048 bits or more) key: \(error.description)")
+        } catch let error as TUFError { throw error } catch { throw .publisher(detail: "\(error)") }
+    }
+
+    /// The public key object (as root lists it) of a PEM public key (`openssl pkey -pubout`)
+    /// or of a PEM private key, and its key id. Weak keys (small-order Ed25519, short RSA,
+    /// EC off P-256) are refused.
+    public static func publicKey(pem: String) throws(TUFError) -> (json: JSONObject, keyID: String) {
+        if pem.contains("PRIVATE KEY-----") {
+            let key = try load(pem: pem)
+            return (key.publicKeyJSON, key.keyID)
+        }
+        let (keyType, scheme, value): (String, String, String)
+        if let key = try? ECDSAP256PublicKey(pem: pem), let text = try? key.pem() {
+            (keyType, scheme, value) = ("ecdsa", "ecdsa-sha2-nistp256", text)
+        } else if let key = try? RSAPSSPublicKey(pem: pem), let text = try? key.pem() {
+            (keyType, scheme, value) = ("rsa", "rsassa-pss-sha256", text)
+        } else {
+            do {
+                let key = try Ed25519PublicKey(pem: pem)
+                (keyType, scheme, value) = ("ed25519", "ed25519", key.rawRepresentation.hexString)
+            } catch {
+                throw .publisher(detail: "not an Ed25519, ECDSA P-256 or RSA (2048 bits or more) public key: \(error.description)")
+            }
+        }
+        let json = JSONObject([
+            ("keytype", .string(keyType)), ("scheme", .string(scheme)),
+            ("keyval", .object(JSONObject([("public", .string(value))])!)),
+        ])!
+        // Parsing it as metadata would: the same weak-key checks as a client makes.
+        _ = try TUFKey(json: json, role: "root")
+        return (json, SHA256.hash(try CanonicalJSON.encode(.object(json))).hex)
+    }
+
     /// The signature of `message` (the canonical JSON of a `signed` object).
     public func sign(_ message: [UInt8]) throws(TUFError) -> [UInt8] {
         do {

@@ -32,6 +32,10 @@ public enum TUFError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The client workflow was used out of order (for example, a target looked up before a
     /// refresh).
     case workflow(detail: String)
+    /// A publisher command (``TUFRepository``) cannot do what was asked: `detail` says why.
+    case publisher(detail: String)
+    /// `url` is plain `http://` and insecure transport was not allowed.
+    case insecureTransport(url: String)
 
     public var code: String {
         switch self {
@@ -48,6 +52,8 @@ public enum TUFError: Error, Sendable, Equatable, CustomStringConvertible {
         case .storage: "tuf_storage"
         case .unknownTarget: "tuf_unknown_target"
         case .workflow: "tuf_workflow"
+        case .publisher: "tuf_publisher"
+        case .insecureTransport: "tuf_insecure_transport"
         }
     }
 
@@ -66,6 +72,8 @@ public enum TUFError: Error, Sendable, Equatable, CustomStringConvertible {
         case .storage(let path, let detail): [path, detail]
         case .unknownTarget(let target): [target]
         case .workflow(let detail): [detail]
+        case .publisher(let detail): [detail]
+        case .insecureTransport(let url): [url]
         }
     }
 
@@ -88,6 +96,9 @@ public enum TUFError: Error, Sendable, Equatable, CustomStringConvertible {
         case .storage(let path, let detail): "the trusted metadata store \(path) cannot be used: \(detail)"
         case .unknownTarget(let target): "no trusted targets metadata lists \(target)"
         case .workflow(let detail): "the update client was used out of order: \(detail)"
+        case .publisher(let detail): "the repository cannot be changed: \(detail)"
+        case .insecureTransport(let url):
+            "\(url) is plain http; TUF's signatures make it safe to use, but it must be allowed explicitly with --allow-insecure-http"
         }
     }
 }

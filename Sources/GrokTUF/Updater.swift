@@ -304,6 +304,23 @@ public actor Updater {
         return nil
     }
 
+    /// Every target the delegated role `name` (delegated by the top-level targets role, as
+    /// a channel is) lists and is authoritative for: a path its delegation covers, and that
+    /// the delegation walk resolves to this very entry (so a higher-priority role wins, as
+    /// for ``targetInfo(_:)``). Sorted by path.
+    public func delegatedTargets(_ name: String) async throws(TUFError) -> [TargetInfo] {
+        if targets["targets"] == nil { try await refresh() }
+        guard let top = targets["targets"]?.metadata, let delegation = top.delegations.first(where: { $0.name == name }) else {
+            throw .unknownTarget(target: name + "/")
+        }
+        let role = try await loadTargets(name, delegator: "targets")
+        var out: [TargetInfo] = []
+        for path in role.targets.keys.sorted() where delegation.covers(path) {
+            if let found = try await targetInfo(path), found == role.targets[path] { out.append(found) }
+        }
+        return out
+    }
+
     /// The local file name a target is stored under in a target directory.
     public nonisolated func localName(of path: String) -> String { percentEncode(path) }
 

@@ -10,6 +10,7 @@ import GrokNet
 import GrokProtocol
 import GrokFleet
 import GrokLedger
+import GrokTUF
 
 /// Every library error a command can surface has a catalog key in all four languages, with
 /// exactly the placeholders its arguments fill.
@@ -132,12 +133,34 @@ struct LibraryErrorTests {
             .longerThanExpected(url: u, expected: 100, size: 150, announced: false), .truncated(url: u, received: 10, expected: 20),
             .badRange(url: u, detail: "bytes 5-9"), .rangeNotSatisfiable(url: u, offset: 42), .cancelled(url: u, received: 3),
             .file(path: "/tmp/x.partial", detail: "denied"), .transfer(url: u, curlCode: 56, detail: "recv failure"),
+            .deadline(url: u, seconds: 900),
         ]
         for sample in samples {
             switch sample {
             case .invalidURL, .resolveFailed, .connectFailed, .untrustedServer, .tls, .stalled, .connectionLost, .httpStatus,
                 .tooManyRedirects, .sizeCapExceeded, .longerThanExpected, .truncated, .badRange, .rangeNotSatisfiable,
-                .cancelled, .file, .transfer: break
+                .cancelled, .file, .transfer, .deadline: break
+            }
+        }
+        Self.check(samples)
+    }
+
+    @Test func tufErrors() {
+        let u = "https://fw.example/metadata/timestamp.json"
+        let samples: [TUFError] = [
+            .json(detail: "duplicate key sha256", offset: 120), .metadata(role: "release", detail: "bad key"),
+            .threshold(role: "root", valid: 1, threshold: 2), .expired(role: "timestamp", expires: "2026-12-02T00:00:00Z"),
+            .rollback(role: "timestamp", trusted: 9, offered: 3), .versionMismatch(role: "snapshot", expected: 4, found: 3),
+            .lengthOrHash(what: "release/a.grokfw", detail: "sha256 differs"), .notFound(url: u),
+            .fetch(url: u, cause: "net_stalled", detail: "slow"), .tooLarge(url: u, limit: 16_384),
+            .storage(path: "/var/lib/grokctl/tuf", detail: "symbolic link"), .unknownTarget(target: "release/x.grokfw"),
+            .workflow(detail: "refresh first"), .publisher(detail: "not signed yet: root (1 of 2)"),
+            .insecureTransport(url: "http://fw.example/metadata/"),
+        ]
+        for sample in samples {
+            switch sample {
+            case .json, .metadata, .threshold, .expired, .rollback, .versionMismatch, .lengthOrHash, .notFound, .fetch, .tooLarge,
+                .storage, .unknownTarget, .workflow, .publisher, .insecureTransport: break
             }
         }
         Self.check(samples)

@@ -545,3 +545,28 @@ struct GrokNetValueTests {
         }
     }
 }
+
+@Suite("CurlFetcher overall deadline")
+struct CurlFetcherDeadlineTests {
+    @Test("a server trickling just above the stall limit is cut off by the overall deadline, retries included")
+    func trickleHitsDeadline() async throws {
+        // 100 bytes every 100 ms (1000 B/s) for 20 s, of a body announced as 1 MB: never a
+        // stall at 100 B/s, so only an overall deadline ends it early.
+        let upstream = try ScriptedUpstream { _, connection in
+            connection.sendHead("200 OK", ["Content-Length": "1000000"])
+            for _ in 0..<200 {
+                connection.send([UInt8](repeating: 0x41, count: 100))
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+        }
+        defer { upstream.stop() }
+        var options = TransferOptions(connectTimeout: .seconds(5), lowSpeedLimit: 100, stallTime: .seconds(1), maxRetries: 3,
+                                      backoff: Backoff(initial: .milliseconds(10), multiplier: 2, maximum: .milliseconds(40)),
+                                      proxy: .direct)
+        options.deadline = .seconds(2)
+        let url = "http://127.0.0.1:\(upstream.port)/metadata/timestamp.json"
+        let error = try #require(await failure { try await CurlFetcher().fetch(url, options: options) })
+        #expect(error == .deadline(url: url, seconds: 2), "\(error)")
+        #expect(error.code == "net_deadline")
+    }
+}

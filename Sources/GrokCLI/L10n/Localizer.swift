@@ -8,6 +8,7 @@ import GrokkerEmulator
 import GrokLink
 import GrokNet
 import GrokProtocol
+import GrokTUF
 import UGrokIt
 
 /// An error with a stable machine code and the values its localized message fills in.
@@ -33,6 +34,7 @@ extension CryptoError: CodedError {}
 extension FirmwareUpdateError: CodedError {}
 extension FleetError: CodedError {}
 extension LedgerError: CodedError {}
+extension TUFError: CodedError {}
 
 /// Turns ``MessageKey``s and errors into text in one ``Language``.
 ///

@@ -1,0 +1,295 @@
+import Foundation
+import Glibc
+import GrokCrypto
+import GrokTUF
+
+// Firmware and region catalogues as targets of a TUF repository (issue 11), on a station.
+//
+// Errors: ``TUFError`` for everything TUF (fetch, signatures, versions, the state
+// directory), ``FirmwareError`` for a target whose custom data is not a valid update entry.
+
+/// Where a station keeps what it trusts. Never relative to the current directory: a USB
+/// stick's folder must not be able to supply its own trust root.
+public enum StationPaths {
+    /// The file holding the first root a station trusts: `explicit` (`--trusted-root FILE`)
+    /// if given, else the first that exists of `$XDG_CONFIG_HOME/grokctl/root.json` (or
+    /// `$HOME/.config/grokctl/root.json`) and `/etc/grokctl/root.json`. Relative values of
+    /// `XDG_CONFIG_HOME` or `HOME` are ignored, as the XDG specification says.
+    public static func trustedRoot(explicit: String?, environment: [String: String],
+                                   exists: (String) -> Bool = { FileManager.default.fileExists(atPath: $0) }) -> String? {
+        if let explicit { return explicit }
+        for candidate in [configHome(environment).map { $0 + "/grokctl/root.json" }, "/etc/grokctl/root.json"].compactMap({ $0 })
+        where exists(candidate) {
+            return candidate
+        }
+        return nil
+    }
+
+    /// Where trusted metadata (the rollback state) and verified images live: `explicit` if
+    /// given; for root, `/var/lib/grokctl`; else `$XDG_STATE_HOME/grokctl` (or
+    /// `$HOME/.local/state/grokctl`). `nil` when no absolute location is known.
+    public static func stateDirectory(explicit: String?, environment: [String: String], isRoot: Bool = geteuid() == 0) -> String? {
+        if let explicit { return explicit }
+        if isRoot { return "/var/lib/grokctl" }
+        if let state = absolute(environment["XDG_STATE_HOME"]) { return state + "/grokctl" }
+        if let home = absolute(environment["HOME"]) { return home + "/.local/state/grokctl" }
+        return nil
+    }
+
+    static func configHome(_ environment: [String: String]) -> String? {
+        if let config = absolute(environment["XDG_CONFIG_HOME"]) { return config }
+        return absolute(environment["HOME"]).map { $0 + "/.config" }
+    }
+
+    static func absolute(_ value: String?) -> String? {
+        guard let value, value.hasPrefix("/") else { return nil }
+        return value
+    }
+}
+
+/// The `custom` data of a target: what a channel entry carried in the old format.
+public enum FirmwareTarget {
+    /// `custom.kind` of a firmware package target.
+    public static let firmwareKind = "firmware"
+    /// `custom.kind` of a region catalogue target.
+    public static let regionCatalogueKind = "region-catalogue"
+
+    /// The custom object of `package` published under the target name `name`: the update
+    /// entry (version, hardware type and revisions, applies-to ranges, build date, reader
+    /// protocol, notes by language, targeting by serial) and `kind`.
+    public static func custom(for package: FirmwarePackage, name: String, notes: [String: String],
+                              targets: Targeting? = nil) throws -> JSON {
+        let entry = UpdateEntry(name: name, file: name, descriptor: package.descriptor, size: package.size,
+                                sha256: package.sha256, notes: notes, targets: targets)
+        return try custom(for: entry)
+    }
+
+    /// The custom object of `entry`.
+    public static func custom(for entry: UpdateEntry) throws -> JSON {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard var object = try JSONParser.parse(Array(try encoder.encode(entry))).object else {
+            throw FirmwareError.invalidInput(file: entry.name, detail: "the update entry is not a JSON object")
+        }
+        object["kind"] = .string(firmwareKind)
+        return .object(object)
+    }
+
+    /// The custom object of a region catalogue target.
+    public static func custom(for catalogue: RegionCatalogue) -> JSON {
+        .object(JSONObject([("kind", .string(regionCatalogueKind)), ("version", .integer(Int64(catalogue.version)))])!)
+    }
+
+    /// The update entry a firmware target describes, its `file` set to the target path;
+    /// `nil` when the target is not firmware. The entry's size and SHA-256 must be the
+    /// target's length and hash: those are what the download is checked against.
+    public static func entry(_ target: TargetInfo) throws(FirmwareError) -> UpdateEntry? {
+        guard let custom = target.custom?.object, custom["kind"]?.string == firmwareKind else { return nil }
+        let entry: UpdateEntry
+        do {
+            entry = try JSONDecoder().decode(UpdateEntry.self, from: Data(JSONWriter.encode(.object(custom))))
+        } catch {
+            throw .metadataMalformed(file: target.path, field: "custom", detail: "\(error)")
+        }
+        guard UInt64(entry.size) == target.length, target.hashes["sha256"]?.lowercased() == entry.sha256.hex else {
+            throw .metadataMalformed(file: target.path, field: "custom", detail: "size or sha256 differ from the target's length and hashes")
+        }
+        var out = entry
+        out.file = target.path
+        return out
+    }
+}
+
+/// What one successful ``StationRepository/update(channels:download:)`` trusted.
+public struct StationUpdate: Sendable {
+    /// Trusted version of each role.
+    public let versions: [String: UInt64]
+    /// Each channel's firmware updates (paths `CHANNEL/NAME`).
+    public let updates: [String: [UpdateEntry]]
+    /// Every target of each channel.
+    public let targets: [String: [TargetInfo]]
+    /// The local file of each downloaded target path.
+    public let files: [String: String]
+}
+
+/// A station's TUF client for the firmware repository: the state directory holds the
+/// trusted metadata under non-versioned names (`metadata/root.json`, `timestamp.json`, ...)
+/// and verified images by hash (`images/SHA256`).
+///
+/// An update runs under an exclusive lock (`lock`), on a private copy of the trusted
+/// metadata; only when the refresh, the channel listings and every requested download
+/// succeeded is the copy committed. So a failed refresh or a bad image commits nothing,
+/// and two concurrent updates cannot lower what the other accepted. Symbolic links, files
+/// of another owner and files the client did not make are refused in the state directory.
+public struct StationRepository: Sendable {
+    public let stateDirectory: String
+    public let trustedRootFile: String
+    public let metadataURL: String
+    public let targetsURL: String
+    let fetcher: any TUFFetching
+    let clock: UTCClock
+
+    static let metadataNames: Set<String> = ["root.json", "timestamp.json", "snapshot.json", "targets.json"]
+
+    public init(stateDirectory: String, trustedRootFile: String, repositoryURL: String, fetcher: any TUFFetching,
+                clock: @escaping UTCClock = systemUTCClock) {
+        self.stateDirectory = stateDirectory
+        self.trustedRootFile = trustedRootFile
+        let base = repositoryURL.hasSuffix("/") ? String(repositoryURL.dropLast()) : repositoryURL
+        metadataURL = base + "/metadata"
+        targetsURL = base + "/targets"
+        self.fetcher = fetcher
+        self.clock = clock
+    }
+
+    var metadataDirectory: String { stateDirectory + "/metadata" }
+    var imagesDirectory: String { stateDirectory + "/images" }
+
+    /// The verified image file of a target, named by its SHA-256.
+    public func imagePath(_ target: TargetInfo) -> String? {
+        target.hashes["sha256"].map { imagesDirectory + "/" + $0.lowercased() }
+    }
+
+    /// Refreshes the trusted metadata, lists `channels`, downloads the targets `download`
+    /// (verified, into `images/`), and commits it all only if everything succeeded.
+    public func update(channels: [String], download: [String] = []) async throws -> StationUpdate {
+        try Self.checkDirectory(stateDirectory, create: true)
+        let lock = try await Self.lock(stateDirectory + "/lock")
+        defer { close(lock) }
+        try Self.checkDirectory(metadataDirectory, create: true)
+        try Self.checkDirectory(imagesDirectory, create: true)
+        let staging = try Self.makeStaging(in: stateDirectory)
+        defer { Self.removeTree(staging) }
+        // The trusted copy: the committed metadata, or the first root.
+        let committed = FileStore(directory: metadataDirectory)
+        let copy = FileStore(directory: staging + "/metadata")
+        // Top-level roles, and channel roles (a channel name: lower-case letters, digits, '-'),
+        // whichever channels an earlier update listed.
+        let names = try Self.checkedEntries(metadataDirectory) { name in
+            Self.metadataNames.contains(name) || (name.hasSuffix(".json") && Self.isChannelFileName(String(name.dropLast(5))))
+        }
+        for name in names {
+            if let bytes = try committed.read(name, limit: 16 << 20) { try copy.write(name, bytes) }
+        }
+        if !names.contains("root.json") {
+            guard let data = FileManager.default.contents(atPath: trustedRootFile), data.count <= 512_000 else {
+                throw TUFError.storage(path: trustedRootFile, detail: "no trusted root is installed there")
+            }
+            let bytes = Array(data)
+            try Updater.initialize(metadataDirectory: copy.directory, trustedRoot: bytes)
+        }
+        let updater = try Updater(metadataDirectory: copy.directory, metadataBaseURL: metadataURL, targetBaseURL: targetsURL,
+                                  fetcher: fetcher, clock: clock)
+        try await updater.refresh()
+        var updates: [String: [UpdateEntry]] = [:]
+        var listed: [String: [TargetInfo]] = [:]
+        for channel in channels {
+            let targets = try await updater.delegatedTargets(channel)
+            listed[channel] = targets
+            updates[channel] = try targets.compactMap { try FirmwareTarget.entry($0) }
+        }
+        var files: [String: String] = [:]
+        var fetched: [(String, String)] = []
+        for path in download {
+            guard let info = try await updater.targetInfo(path), let digest = info.hashes["sha256"]?.lowercased() else {
+                throw TUFError.unknownTarget(target: path)
+            }
+            let final = imagesDirectory + "/" + digest
+            let existing = (try? FileStore(directory: imagesDirectory).read(digest, limit: Int(clamping: info.length))) ?? nil
+            if existing.map({ (try? info.check($0)) != nil }) != true {
+                let bytes = try await updater.download(info, to: staging + "/targets")
+                try FileStore(directory: staging + "/images").write(digest, bytes)
+                fetched.append((digest, final))
+            }
+            files[path] = final
+        }
+        let versions = await updater.trustedVersions
+        // Commit: images first (content-addressed, harmless alone), then the metadata.
+        for (digest, final) in fetched {
+            guard rename(staging + "/images/" + digest, final) == 0 else {
+                throw TUFError.storage(path: final, detail: String(cString: strerror(errno)))
+            }
+        }
+        let kept = try Self.checkedEntries(copy.directory) { _ in true }.filter { $0.hasSuffix(".json") }
+        for name in kept {
+            guard rename(copy.directory + "/" + name, metadataDirectory + "/" + name) == 0 else {
+                throw TUFError.storage(path: metadataDirectory + "/" + name, detail: String(cString: strerror(errno)))
+            }
+        }
+        // Files the refresh deleted (fast-forward recovery) go from the committed set too.
+        for name in names where !kept.contains(name) { try committed.remove(name) }
+        let directory = open(metadataDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 { fsync(directory); close(directory) }
+        return StationUpdate(versions: versions, updates: updates, targets: listed, files: files)
+    }
+
+    static func isChannelFileName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 }
+    }
+
+    // MARK: The state directory
+
+    /// Refuses a path that is a symbolic link, not a directory, or owned by another user;
+    /// creates it (0700) when missing and `create`.
+    static func checkDirectory(_ path: String, create: Bool) throws(TUFError) {
+        var st = stat()
+        if lstat(path, &st) != 0 {
+            guard errno == ENOENT, create else { throw .storage(path: path, detail: String(cString: strerror(errno))) }
+            do {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw .storage(path: path, detail: "\(error)")
+            }
+            return
+        }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else { throw .storage(path: path, detail: "not a directory (or a symbolic link)") }
+        guard st.st_uid == geteuid() else { throw .storage(path: path, detail: "owned by another user") }
+    }
+
+    /// The names in `directory`, each checked: a regular file of ours that `allowed`
+    /// accepts. Anything else (a link, a directory, a file someone else put there) is an
+    /// error: this client did not make it.
+    static func checkedEntries(_ directory: String, allowed: (String) -> Bool) throws(TUFError) -> [String] {
+        guard let handle = opendir(directory) else { throw .storage(path: directory, detail: String(cString: strerror(errno))) }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name == "." || name == ".." { continue }
+            var st = stat()
+            let path = directory + "/" + name
+            guard lstat(path, &st) == 0 else { throw .storage(path: path, detail: String(cString: strerror(errno))) }
+            guard (st.st_mode & S_IFMT) == S_IFREG else { throw .storage(path: path, detail: "not a regular file (a link or directory grokctl did not make)") }
+            guard st.st_uid == geteuid() else { throw .storage(path: path, detail: "owned by another user") }
+            guard allowed(name) else { throw .storage(path: path, detail: "a file grokctl did not make") }
+            names.append(name)
+        }
+        return names.sorted()
+    }
+
+    static func makeStaging(in directory: String) throws(TUFError) -> String {
+        var template = Array((directory + "/.staging-XXXXXX").utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+            throw .storage(path: directory, detail: String(cString: strerror(errno)))
+        }
+        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func removeTree(_ path: String) {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// An exclusive `flock` on `path`, waited for without blocking a thread of the pool.
+    static func lock(_ path: String) async throws -> Int32 {
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw TUFError.storage(path: path, detail: errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))) }
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                close(fd)
+                throw TUFError.storage(path: path, detail: String(cString: strerror(errno)))
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return fd
+    }
+}

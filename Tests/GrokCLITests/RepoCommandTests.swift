@@ -1,0 +1,144 @@
+import Foundation
+import GrokCrypto
+import GrokFirmware
+import GrokProtocol
+import GrokTUF
+import Testing
+
+@testable import GrokCLI
+
+/// `grokctl repo`: a fleet owner's repository made, signed in turn, timestamped and
+/// published by the command line alone, with keys from openssl; accepted by our client and
+/// by python-tuf's.
+extension CLI {
+    @Suite("grokctl repo")
+    struct RepoCommandTests {
+        let directory: String
+        let keys: String
+
+        init() throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("repo-cli-\(UUID().uuidString)").path
+            keys = directory + "/keys"
+            try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
+        }
+
+        /// `openssl genpkey` into `keys/NAME.pem`, and its public half as `NAME.pub`.
+        @discardableResult
+        func key(_ name: String, _ algorithm: [String] = ["-algorithm", "ed25519"]) throws -> String {
+            let pem = keys + "/\(name).pem"
+            for arguments in [["genpkey"] + algorithm + ["-out", pem], ["pkey", "-in", pem, "-pubout", "-out", keys + "/\(name).pub"]] {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = ["openssl"] + arguments
+                try process.run()
+                process.waitUntilExit()
+                try #require(process.terminationStatus == 0, "openssl \(arguments)")
+            }
+            return pem
+        }
+
+        func grokctl(_ arguments: [String], language: String = "en") -> RunResult {
+            runInProcess(arguments + ["--lang", language])
+        }
+
+        func package() throws -> FirmwarePackage {
+            let descriptor = FirmwareDescriptor(
+                hardwareType: .grokker1, hardwareRevisions: [1, 2], version: FirmwareVersion("1.9.9")!,
+                buildDate: Date(timeIntervalSince1970: 1_735_689_600), readerProtocolVersion: 20,
+                appliesTo: [try VersionRange(min: FirmwareVersion("1.0.0")!, max: FirmwareVersion("1.9.8")!)])
+            return try FirmwarePackage(descriptor: descriptor, loader: nil,
+                                       application: FirmwareSegment(kind: .application, address: 0x0800_4000, bytes: (0..<200).map { UInt8($0) }))
+        }
+
+        /// Makes, signs and publishes a repository with the CLI; returns the served directory.
+        func makeRepository() throws -> String {
+            let repo = directory + "/work", served = directory + "/www"
+            try key("alice"); try key("bob", ["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"])
+            try key("targets"); try key("snapshot", ["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"])
+            try key("timestamp"); try key("release"); try key("ci")
+            var result = grokctl([
+                "repo", "init", "--repo", repo, "--root-key", keys + "/alice.pub", "--root-key", keys + "/bob.pub", "--root-threshold", "2",
+                "--targets-key", keys + "/targets.pub", "--snapshot-key", keys + "/snapshot.pub", "--timestamp-key", keys + "/timestamp.pub",
+                "--channel-key", "release=" + keys + "/release.pub", "--channel-key", "development=" + keys + "/ci.pub",
+                "--expires", "timestamp=2d",
+            ])
+            #expect(result.status == 0, "\(result.standardError)")
+            let file = directory + "/grokker-1.9.9.grokfw"
+            try Data(try package().encoded()).write(to: URL(fileURLWithPath: file))
+            result = grokctl(["repo", "add", "--repo", repo, "--channel", "release", file, "--notes", "en=Faster.", "--notes", "de=Schneller."])
+            #expect(result.status == 0, "\(result.standardError)")
+            for (role, key) in [("root", "alice"), ("targets", "targets"), ("release", "release"), ("development", "ci")] {
+                result = grokctl(["repo", "sign", "--repo", repo, "--role", role, "--key", keys + "/\(key).pem"])
+                #expect(result.status == 0, "\(result.standardError)")
+            }
+            // One root signature of the two needed: publishing is refused, and status says why.
+            result = grokctl(["repo", "status", "--repo", repo, "--json"])
+            #expect(result.standardOutput.contains("\"role\":\"root\"") && result.standardOutput.contains("\"signed\":false"))
+            result = grokctl(["repo", "timestamp", "--repo", repo, "--key", keys + "/timestamp.pem",
+                              "--snapshot-key", keys + "/snapshot.pem", "--publish", served])
+            #expect(result.status == 1)
+            #expect(!FileManager.default.fileExists(atPath: served + "/metadata/timestamp.json"))
+            // Bob signs in turn; now it publishes.
+            result = grokctl(["repo", "sign", "--repo", repo, "--role", "root", "--key", keys + "/bob.pem"])
+            #expect(result.status == 0, "\(result.standardError)")
+            result = grokctl(["repo", "publish", "--repo", repo, "--output", served, "--json"])
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(result.standardOutput.contains("metadata/timestamp.json"))
+            return served
+        }
+
+        @Test("a repository made only with grokctl repo is accepted by our client, with the package's update entry")
+        func cliRepositoryAccepted() async throws {
+            let served = try makeRepository()
+            let state = directory + "/station"
+            let station = StationRepository(stateDirectory: state, trustedRootFile: served + "/metadata/1.root.json",
+                                            repositoryURL: "file://" + served, fetcher: LocalFileFetcher())
+            let update = try await station.update(channels: ["release", "development"], download: ["release/grokker-1.9.9.grokfw"])
+            let entry = try #require(update.updates["release"]?.first)
+            #expect(entry.version == FirmwareVersion("1.9.9")! && entry.notes(in: "de") == "Schneller.")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: update.files["release/grokker-1.9.9.grokfw"]!)) == Data(try package().encoded()))
+        }
+
+        @Test("python-tuf's own client accepts a repository made with grokctl repo, and refuses it once a package is changed")
+        func pythonAcceptsCLIRepository() throws {
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+            let script = root + "/Tests/GrokTUFTests/Interop/make_repository.py"
+            var python: String? = ProcessInfo.processInfo.environment["GROK_TUF_PYTHON"]
+            if python == nil, FileManager.default.isExecutableFile(atPath: root + "/.build/python-tuf/bin/python3") {
+                python = root + "/.build/python-tuf/bin/python3"
+            }
+            let interpreter = try #require(python, "python-tuf is not installed: run scripts/setup.sh --test")
+            let served = try makeRepository()
+            func client() throws -> Int32 {
+                try? FileManager.default.removeItem(atPath: served + "/python-client")
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: interpreter)
+                process.arguments = [script, served, "client", "release/grokker-1.9.9.grokfw"]
+                try process.run()
+                process.waitUntilExit()
+                return process.terminationStatus
+            }
+            #expect(try client() == 0)
+            let image = try package().encoded()
+            let file = served + "/targets/release/" + SHA256.hash(image).hex + ".grokker-1.9.9.grokfw"
+            var changed = image
+            changed[10] ^= 1
+            try Data(changed).write(to: URL(fileURLWithPath: file))
+            #expect(try client() == 1)
+        }
+
+        @Test("repo help and errors are localized")
+        func localized() throws {
+            let help = grokctl(["repo", "--help"], language: "de")
+            #expect(help.standardOutput.contains("Schlüssel"))
+            let repo = directory + "/work"
+            try key("a"); try key("b")
+            let result = grokctl([
+                "repo", "init", "--repo", repo, "--root-key", keys + "/a.pub", "--root-threshold", "2", "--targets-key", keys + "/a.pub",
+                "--snapshot-key", keys + "/a.pub", "--timestamp-key", keys + "/a.pub", "--channel-key", "release=" + keys + "/b.pub",
+            ], language: "fr")
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("Le dépôt ne peut pas être modifié"), "\(result.standardError)")
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import GrokCrypto
+import GrokFirmware
+import GrokTUF
+import Testing
+
+/// A fleet owner's repository (made with the publisher, one Ed25519 key per role) served
+/// from a directory, and a station's state directory.
+final class FleetRepository {
+    let work: String
+    let served: String
+    let state: String
+    let rootFile: String
+    let keys: [String: TUFSigningKey]
+    let repository: TUFRepository
+    let now = GrokTUF.UTCTime(iso8601: "2026-12-01T00:00:00Z")!
+
+    init() throws {
+        work = try scratchDirectory("owner")
+        served = try scratchDirectory("served")
+        state = try scratchDirectory("station") + "/state"
+        var keys: [String: TUFSigningKey] = [:]
+        for role in ["root", "timestamp", "snapshot", "targets", "release", "development"] { keys[role] = try .ed25519() }
+        self.keys = keys
+        func set(_ role: String) -> TUFRepository.RoleKeySet {
+            TUFRepository.RoleKeySet(keys: [(keys[role]!.publicKeyJSON, keys[role]!.keyID)], threshold: 1)
+        }
+        repository = try TUFRepository.create(
+            at: work, root: set("root"), timestamp: set("timestamp"), snapshot: set("snapshot"), targets: set("targets"),
+            channels: [("release", set("release")), ("development", set("development"))], now: now)
+        rootFile = try scratchDirectory("etc") + "/root.json"
+        for role in ["root", "targets", "release", "development"] { try repository.sign(role: role, with: keys[role]!) }
+        try publish()
+        try writeFile(rootFile, readFile(served + "/metadata/1.root.json"))
+    }
+
+    func add(_ package: FirmwarePackage, as name: String, channel: String = "release", notes: [String: String] = ["en": "Faster."]) throws {
+        try repository.addTarget(channel: channel, name: name, bytes: package.encoded(),
+                                 custom: FirmwareTarget.custom(for: package, name: name, notes: notes), now: now)
+        try repository.sign(role: channel, with: keys[channel]!)
+    }
+
+    func publish(to directory: String? = nil) throws {
+        try repository.timestamp(with: [keys["timestamp"]!], snapshotKeys: [keys["snapshot"]!], now: now)
+        try repository.publish(to: directory ?? served, now: now)
+    }
+
+    func station(_ url: String? = nil) -> StationRepository {
+        let when = now
+        return StationRepository(stateDirectory: state, trustedRootFile: rootFile, repositoryURL: url ?? "file://" + served,
+                                 fetcher: LocalFileFetcher(), clock: { when })
+    }
+
+    func trustedVersion(_ name: String) -> Int64? {
+        guard let data = FileManager.default.contents(atPath: state + "/metadata/\(name).json"),
+              let top = try? JSONParser.parse(Array(data)).object
+        else { return nil }
+        return top["signed"]?.object?["version"]?.int64
+    }
+}
+
+@Suite("Firmware and regions as TUF targets on a station")
+struct StationRepositoryTests {
+    @Test("the trust root is the explicit file, else the per-user config, else /etc/grokctl: never the current directory")
+    func trustRootLocations() {
+        let everything: (String) -> Bool = { _ in true }
+        #expect(StationPaths.trustedRoot(explicit: "stick/root.json", environment: [:], exists: everything) == "stick/root.json")
+        #expect(StationPaths.trustedRoot(explicit: nil, environment: ["XDG_CONFIG_HOME": "/home/t/.cfg"], exists: everything)
+            == "/home/t/.cfg/grokctl/root.json")
+        #expect(StationPaths.trustedRoot(explicit: nil, environment: ["HOME": "/home/t"], exists: everything) == "/home/t/.config/grokctl/root.json")
+        // Relative values (a USB stick's folder) are ignored.
+        #expect(StationPaths.trustedRoot(explicit: nil, environment: ["XDG_CONFIG_HOME": "profiles", "HOME": "."], exists: everything)
+            == "/etc/grokctl/root.json")
+        #expect(StationPaths.trustedRoot(explicit: nil, environment: ["HOME": "/home/t"], exists: { $0 == "/etc/grokctl/root.json" })
+            == "/etc/grokctl/root.json")
+        #expect(StationPaths.trustedRoot(explicit: nil, environment: [:], exists: { _ in false }) == nil)
+        #expect(StationPaths.stateDirectory(explicit: nil, environment: ["HOME": "/home/t"], isRoot: true) == "/var/lib/grokctl")
+        #expect(StationPaths.stateDirectory(explicit: nil, environment: ["XDG_STATE_HOME": "/s"], isRoot: false) == "/s/grokctl")
+        #expect(StationPaths.stateDirectory(explicit: nil, environment: ["HOME": "rel"], isRoot: false) == nil)
+    }
+
+    @Test("a firmware package's target custom data gives back its update entry")
+    func customRoundTrip() throws {
+        let package = try makePackage()
+        let custom = try FirmwareTarget.custom(for: package, name: "grokker-1.8.0.grokfw", notes: ["en": "Faster.", "de": "Schneller."],
+                                               targets: Targeting(serials: [7]))
+        let bytes = package.encoded()
+        let json = obj(("length", .integer(Int64(bytes.count))), ("hashes", obj(("sha256", .string(SHA256.hash(bytes).hex)))),
+                       ("custom", custom))
+        let info = try TargetInfo(path: "release/grokker-1.8.0.grokfw", json: json.object!, role: "release")
+        let entry = try #require(try FirmwareTarget.entry(info))
+        #expect(entry.version == package.descriptor.version && entry.hardwareRevisions == [1, 2])
+        #expect(entry.notes(in: "de") == "Schneller." && entry.targets?.serials == [7])
+        #expect(entry.file == "release/grokker-1.8.0.grokfw")
+        // A custom entry that disagrees with the signed length is refused.
+        let lying = obj(("length", .integer(Int64(bytes.count + 1))), ("hashes", obj(("sha256", .string(SHA256.hash(bytes).hex)))),
+                        ("custom", custom))
+        #expect(throws: FirmwareError.self) {
+            _ = try FirmwareTarget.entry(try TargetInfo(path: "release/x", json: lying.object!, role: "release"))
+        }
+    }
+
+    @Test("a station lists each channel's packages and downloads a verified image by hash")
+    func listAndDownload() async throws {
+        let fleet = try FleetRepository()
+        let package = try makePackage(version: "1.9.0")
+        try fleet.add(package, as: "grokker-1.9.0.grokfw")
+        try fleet.add(try makePackage(version: "2.0.0", seed: 9), as: "grokker-2.0.0.grokfw", channel: "development")
+        try fleet.publish()
+        let update = try await fleet.station().update(channels: ["release", "development"], download: ["release/grokker-1.9.0.grokfw"])
+        #expect(update.updates["release"]?.map(\.version) == [package.descriptor.version])
+        #expect(update.updates["development"]?.count == 1)
+        let file = try #require(update.files["release/grokker-1.9.0.grokfw"])
+        #expect(try readFile(file) == package.encoded())
+        #expect(file == fleet.state + "/images/" + SHA256.hash(package.encoded()).hex)
+        #expect(fleet.trustedVersion("timestamp") == 2)
+        // A later update that lists one channel keeps the other's trusted file.
+        _ = try await fleet.station().update(channels: ["release"])
+        #expect(fleet.trustedVersion("development") == 2)
+    }
+
+    @Test("a flipped image byte is refused and nothing of that refresh is committed")
+    func failedRefreshCommitsNothing() async throws {
+        let fleet = try FleetRepository()
+        _ = try await fleet.station().update(channels: ["release"])
+        let before = snapshot(fleet.state + "/metadata")
+        let package = try makePackage(version: "1.9.0")
+        try fleet.add(package, as: "a.grokfw")
+        try fleet.publish()
+        let served = fleet.served + "/targets/release/" + SHA256.hash(package.encoded()).hex + ".a.grokfw"
+        var bytes = try readFile(served)
+        bytes[40] ^= 1
+        try writeFile(served, bytes)
+        await #expect(throws: TUFError.self) { _ = try await fleet.station().update(channels: ["release"], download: ["release/a.grokfw"]) }
+        #expect(snapshot(fleet.state + "/metadata") == before)
+        #expect(listing(fleet.state + "/images").isEmpty)
+        #expect(!listing(fleet.state).contains { $0.hasPrefix(".staging") })
+    }
+
+    @Test("two concurrent updates, one from a stale mirror, never lower the trusted versions")
+    func concurrentUpdatesKeepTheFloor() async throws {
+        let fleet = try FleetRepository()
+        let stale = try scratchDirectory("stale")
+        for round in 0..<6 {
+            // The stale mirror keeps the previous publication, the real server gets a new one.
+            try? FileManager.default.removeItem(atPath: stale)
+            try FileManager.default.copyItem(atPath: fleet.served, toPath: stale)
+            try fleet.add(try makePackage(version: "1.9.\(round)", seed: UInt64(round)), as: "r\(round).grokfw")
+            try fleet.publish()
+            let fresh = fleet.station(), old = fleet.station("file://" + stale)
+            async let a: StationUpdate? = try? fresh.update(channels: ["release"])
+            async let b: StationUpdate? = try? old.update(channels: ["release"])
+            _ = await (a, b)
+            #expect(fleet.trustedVersion("timestamp") == Int64(round + 2), "round \(round)")
+        }
+    }
+
+    @Test("a symbolic link or a file grokctl did not make in the state directory is refused")
+    func stateDirectoryRefusesForeignFiles() async throws {
+        let fleet = try FleetRepository()
+        _ = try await fleet.station().update(channels: ["release"])
+        let metadata = fleet.state + "/metadata"
+        try FileManager.default.createSymbolicLink(atPath: metadata + "/release.json.bak", withDestinationPath: "/etc/passwd")
+        await #expect(throws: TUFError.self) { _ = try await fleet.station().update(channels: ["release"]) }
+        try FileManager.default.removeItem(atPath: metadata + "/release.json.bak")
+        try writeFile(metadata + "/planted.txt", Array("{}".utf8))
+        await #expect(throws: TUFError.self) { _ = try await fleet.station().update(channels: ["release"]) }
+        try FileManager.default.removeItem(atPath: metadata + "/planted.txt")
+        // The images directory as a link to somewhere else.
+        try FileManager.default.removeItem(atPath: fleet.state + "/images")
+        let elsewhere = try scratchDirectory("elsewhere")
+        try FileManager.default.createSymbolicLink(atPath: fleet.state + "/images", withDestinationPath: elsewhere)
+        await #expect(throws: TUFError.self) { _ = try await fleet.station().update(channels: ["release"]) }
+    }
+}
+
+/// `{...}` from pairs.
+func obj(_ pairs: (String, JSON)...) -> JSON { .object(JSONObject(pairs)!) }

@@ -126,7 +126,8 @@ final class ScriptedGrokker: CablePeer {
         guard link.packets.isInSlaveMode, !waiting, !link.packets.isSending, case .request(let request)? = script.first else { return }
         script.removeFirst()
         do {
-            try link.send(command: request.command, payload: request.payload, endsSlaveMode: request.command == 0)
+            // No retries: like the vendor's peer, a NACKed packet is done with and the next one follows.
+            try link.send(command: request.command, payload: request.payload, retries: false, endsSlaveMode: request.command == 0)
             waiting = true
         } catch {
             fatalError("scripted reader packet \(request) could not be sent: \(error)")

@@ -78,7 +78,7 @@ struct VendorReaderSessionTests {
         }
     }
 
-    @Test("SetRegion sends the vendor's built-in entry for each of the 22 regions, by index or by vendor name")
+    @Test("SetRegion sends a region entry as the vendor host does (CRC-32 then 119 bytes), for each of the 22 built-in entries")
     func regions() throws {
         let fixtures = try VendorFixture.scenario("regions")
         #expect(fixtures.count == 23)
@@ -86,9 +86,13 @@ struct VendorReaderSessionTests {
         try bench.session.connect()
         for fixture in fixtures where fixture.step == "set-region" {
             let index = Int(fixture.args[0])!
-            // The vendor's name for odd indexes, our number for even ones: both reach the same entry.
-            let name = index % 2 == 1 ? RegionCatalog.all[index].name : String(index + 1)
-            try bench.session.setRegion(name)
+            // The vendor's built-in entry, as its capture carries it.
+            guard case .request(let sent) = ScriptedPacket(hex: fixture.hostSends[0]) else {
+                Issue.record("not a request")
+                return
+            }
+            let entry = try VendorRegionEntry(setRegionPayload: sent.payload)
+            try bench.session.setRegion(entry)
             #expect(bench.session.version?.regionIndex == UInt8(index))
         }
         #expect(bench.device.hostPackets == fixtures.flatMap(\.hostSends))
@@ -135,6 +139,7 @@ struct VendorReaderSessionTests {
             try s.collect(forAtMost: 30) { s.inventory!.packetsAnswered >= answers }
             #expect(try s.stopInventory() == .completed(.ok))
             for read in s.takeReads() { epcs.insert(read.epc) }
+            try s.idle(forAtMost: 0.1)
         }
         #expect(bench.device.hostPackets == fixtures.flatMap(\.hostSends))
         #expect(epcs == [hexBytes("300833b2ddd9014000000001"), hexBytes("300833b2ddd9014000000002")])
@@ -184,6 +189,7 @@ struct VendorReaderSessionTests {
                 // The vendor's ACK_1 answered the second packet of this step.
                 try s.collect(forAtMost: 30) { s.inventory!.packetsAnswered >= sent - 2 + 1 }
                 #expect(try s.stopInventory() == .completed(.ok))
+                try s.idle(forAtMost: 0.1)
             default: Issue.record("no call for step \(fixture.step)")
             }
             sent += fixture.hostSends.count
@@ -201,6 +207,7 @@ struct VendorReaderSessionTests {
         configuration.singleFindMode = true
         try bench.session.startInventory(configuration)
         try bench.session.collect(forAtMost: 10)
+        try bench.session.idle(forAtMost: 0.2)
         #expect(bench.session.inventory?.state == .completed(.ok))
         #expect(bench.session.takeReads().map(\.epc) == [hexBytes("300833b2ddd9014000000001")])
         let stop = try ResponsePacket(id: 1, data: [0x02]).encoded()
@@ -226,32 +233,32 @@ struct VendorReaderSessionTests {
         #expect(!bench.session.link.isConnected)
     }
 
-    @Test("AutoConfig runs 12 spb 16 echoes, 10 spb 21, 8 spb 21, keeps 8 and reconnects at it")
+    @Test("AutoConfig runs 12 spb 16 rounds, 10 spb 21, 8 spb 21 (a GetVersion and echoes each), keeps 8 and reconnects at it")
     func autoConfigKeepsTheFastest() throws {
-        let connect = try VendorFixture.scenario("autoconfig")[0]
-        let version = connect.hostReceived[0]
-        let bench = try VendorBench(script: [version, version])
+        let capture = try VendorFixture.scenario("autoconfig")[0]
+        let version = capture.hostReceived[0]
+        let bench = try VendorBench(script: Array(repeating: version, count: 4))
         bench.device.echoes = true
         let kept = try bench.session.autoConfig()
         #expect(kept == 8)
-        #expect(bench.device.echoSettings == Array(repeating: 12, count: 16) + Array(repeating: 10, count: 21)
-            + Array(repeating: 8, count: 21))
+        #expect(bench.device.echoSettings == Array(repeating: 12, count: 15) + Array(repeating: 10, count: 20)
+            + Array(repeating: 8, count: 20))
         #expect(bench.session.link.samplesPerBit == 8 && bench.session.isConnected)
-        // The vendor's capture: GetVersion, then 58 echoes of 100 bytes.
-        #expect(Array(bench.device.hostPackets.prefix(59)).map { String($0.prefix(4)) }
-            == connect.hostSends.map { String($0.prefix(4)) })
+        // The vendor's capture, packet for packet: GetVersion (8005) and echoes of 100 bytes (8c64).
+        #expect(bench.device.hostPackets.map { String($0.prefix(4)) } == capture.hostSends.map { String($0.prefix(4)) })
     }
 
     @Test("AutoConfig falls back to 36 spb when the first echo at 12 spb fails")
     func autoConfigFallsBack() throws {
         let version = try VendorFixture.scenario("autoconfig")[0].hostReceived[0]
-        let bench = try VendorBench(script: [version, version])
+        let bench = try VendorBench(script: Array(repeating: version, count: 3))
         bench.device.echoes = true
         bench.device.refuseEchoesBelowSamplesPerBit = 36
         #expect(try bench.session.autoConfig() == 36)
         #expect(bench.device.echoSettings.first == 12)
         #expect(bench.device.echoSettings.filter { $0 == 12 }.count == 1)
-        #expect(bench.device.echoSettings.filter { $0 == 36 }.count == 16)
+        #expect(bench.device.echoSettings.filter { $0 == 36 }.count == 15)
+        #expect(bench.session.link.samplesPerBit == 36 && bench.session.isConnected)
     }
 
     @Test("nothing plugged in is NOT_PLUGGED_IN and a silent port is CANNOT_HANDSHAKE")

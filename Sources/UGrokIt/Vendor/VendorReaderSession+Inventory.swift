@@ -65,6 +65,8 @@ extension VendorReaderSession {
         let limit = Double(VendorSlaveMode.inventory.timeoutMs + timing.audioLatencyMs) / 1000 * 3 + 2
         _ = try pump(forAtMost: limit) { !host.isActive }
         if host.isActive { throw .timeout(port: port.name, command: "stop inventory", seconds: limit) }
+        // Let the answer to "completed" go out before anything else is sent.
+        _ = try pump(forAtMost: 1) { !link.packets.isInSlaveMode && !link.modem.isSending }
         return host.state
     }
 
@@ -92,7 +94,10 @@ extension VendorReaderSession {
         return outcome
     }
 
-    /// Vendor `readTag`: `maxBytes`/`minBytes` of `bank` from byte `offset` (even).
+    /// Vendor `readTag`: `bank` from byte `offset` (even; halved into a word offset as the
+    /// vendor library does). `minBytes` and `maxBytes` go on the wire unchanged, max first,
+    /// as the vendor library sends them (tag-access/03: `readTag(…, 2, 4)` sends `04 02`;
+    /// the vendor's peer answered 8 bytes, so a reader may count them in words).
     public func readTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, minBytes: Int, maxBytes: Int) throws(ReaderError)
         -> (result: UInt8, data: [UInt8]) {
         guard offset % 2 == 0, offset >= 0 else { throw .oddTagMemoryBytes(field: "offset", value: offset) }
@@ -186,19 +191,23 @@ extension VendorReaderSession {
     /// The slower steps (round counts ours: the vendor's were only seen failing, at rounds 11 and 5).
     public static let autoConfigSlower = [AutoConfigStep(samplesPerBit: 36, rounds: 16), AutoConfigStep(samplesPerBit: 72, rounds: 16)]
 
-    /// AutoConfig (vendor `openConnection` with auto-configuration): echo tests of 100
-    /// random bytes at each step; a step fails at the first echo that needs a retry; keeps
-    /// the fastest setting that passed and reconnects at it (handshake and GetVersion).
+    /// AutoConfig (vendor `openConnection` with auto-configuration): each step of N rounds
+    /// is a connection at its setting (handshake and GetVersion, the first round) and N - 1
+    /// echoes of 100 random bytes; a step fails at the first echo that needs a retry; keeps
+    /// the fastest setting that passed and reconnects at it (handshake and GetVersion). The
+    /// vendor's capture (autoconfig/00): GetVersion + 15 echoes at 12, GetVersion + 20 at 10,
+    /// GetVersion + 20 at 8, GetVersion at 8.
     /// The vendor's 48 kHz steps need a port that can change its rate, which ``AudioPort``
     /// cannot: they are not run. Returns the samples per bit kept.
     @discardableResult
     public func autoConfig() throws(ReaderError) -> Int {
-        if !isConnected { try connect() }
         var kept: Int?
         func passes(_ step: AutoConfigStep) throws(ReaderError) -> Bool {
             do {
-                if link.samplesPerBit != step.samplesPerBit || !link.isConnected { try handshake(samplesPerBit: step.samplesPerBit) }
-                for _ in 0..<step.rounds {
+                disconnect()
+                samplesPerBit = step.samplesPerBit
+                try connect()
+                for _ in 1..<step.rounds {
                     guard try echo(echoBytes(), retries: false) else { return false }
                 }
                 return true

@@ -116,11 +116,13 @@ extension UgiEpc {
 
     /// SGTIN-96 and SSCC-96 partition tables (TDS tables 14-2 and 14-5): for each partition
     /// value, (company prefix bits, company prefix digits, reference bits, reference digits).
+    /// SGTIN's company prefix and item reference share 44 bits, SSCC's company prefix and
+    /// serial reference 58 (8 + 3 + 3 + 58 + 24 unallocated = 96).
     private static let sgtinPartitions: [(Int, Int, Int, Int)] = [
         (40, 12, 4, 1), (37, 11, 7, 2), (34, 10, 10, 3), (30, 9, 14, 4), (27, 8, 17, 5), (24, 7, 20, 6), (20, 6, 24, 7),
     ]
     private static let ssccPartitions: [(Int, Int, Int, Int)] = [
-        (40, 12, 17, 5), (37, 11, 20, 6), (34, 10, 24, 7), (30, 9, 27, 8), (27, 8, 30, 9), (24, 7, 34, 10), (20, 6, 37, 11),
+        (40, 12, 18, 5), (37, 11, 21, 6), (34, 10, 24, 7), (30, 9, 28, 8), (27, 8, 31, 9), (24, 7, 34, 10), (20, 6, 38, 11),
     ]
 
     private var decoded: Decoded? {
@@ -138,7 +140,7 @@ extension UgiEpc {
             let serial = String(bits[58, 38])
             return Decoded(tagURI: "urn:epc:tag:sgtin-96:\(filter).\(company).\(item).\(serial)",
                            pureIdentityURI: "urn:epc:id:sgtin:\(company).\(item).\(serial)")
-        case 0x31:  // SSCC-96: header 8, filter 3, partition 3, company+serial 57, reserved 24.
+        case 0x31:  // SSCC-96: header 8, filter 3, partition 3, company+serial 58, unallocated 24.
             let filter = bits[8, 3]
             let partition = Int(bits[11, 3])
             guard partition < Self.ssccPartitions.count, bits[72, 24] == 0 else { return nil }

@@ -131,9 +131,9 @@ public struct UgiRfidConfiguration: Sendable, Equatable, Codable {
     /// Q adapts to the number of tags in range. Vendor: `initialQValue`.
     public var initialQValue: Int = 4
     /// Lowest Q. Vendor: `minQValue`.
-    public var minQValue: Int = 0
+    public var minQValue: Int = 2
     /// Highest Q. Vendor: `maxQValue`.
-    public var maxQValue: Int = 15
+    public var maxQValue: Int = 12
     /// The Gen2 session, 0...3: how long a tag stays quiet after it was inventoried.
     /// Vendor: `session`.
     public var session: Int = 1
@@ -141,7 +141,7 @@ public struct UgiRfidConfiguration: Sendable, Equatable, Codable {
     /// it targets (A/B); 0 never switches. Vendor: `roundsWithNoFindsToToggleAB`.
     public var roundsWithNoFindsToToggleAB: Int = 0
     /// Receive sensitivity for inventory, dBm: replies weaker than this are ignored.
-    /// ``minAllowableSensitivity`` (-80) is the most sensitive. Vendor: `sensitivity`.
+    /// ``minAllowableSensitivity`` (-85) is the most sensitive. Vendor: `sensitivity`.
     public var sensitivity: Int = -80
     /// Power for writing tags, dBm. Vendor: `powerLevelWrite`.
     public var powerLevelWrite: Double = 30
@@ -199,12 +199,12 @@ public struct UgiRfidConfiguration: Sendable, Equatable, Codable {
     /// Words to read with every read for the detailed data, 0...2 (needs
     /// ``detailedPerReadData``). Vendor: `detailedPerReadNumReads`.
     public var detailedPerReadNumReads: Int = 0
-    /// Memory bank of the first word. Vendor: `detailedPerReadMemoryBank1`.
-    public var detailedPerReadMemoryBank1: UgiMemoryBank = .epc
+    /// Memory bank of the first word (USER by default, as the vendor's). Vendor: `detailedPerReadMemoryBank1`.
+    public var detailedPerReadMemoryBank1: UgiMemoryBank = .user
     /// Word offset of the first word. Vendor: `detailedPerReadWordOffset1`.
     public var detailedPerReadWordOffset1: Int = 0
-    /// Memory bank of the second word. Vendor: `detailedPerReadMemoryBank2`.
-    public var detailedPerReadMemoryBank2: UgiMemoryBank = .epc
+    /// Memory bank of the second word (USER by default, as the vendor's). Vendor: `detailedPerReadMemoryBank2`.
+    public var detailedPerReadMemoryBank2: UgiMemoryBank = .user
     /// Word offset of the second word. Vendor: `detailedPerReadWordOffset2`.
     public var detailedPerReadWordOffset2: Int = 0
     /// Report finds after the first one. Vendor: `reportSubsequentFinds`.
@@ -236,25 +236,26 @@ public struct UgiRfidConfiguration: Sendable, Equatable, Codable {
     public var historyDepth: Int = 20
 
     /// A full-power inventory with the vendor's documented defaults (continual, no RSSI,
-    /// no SELECT, 500 ms × 20 history): the same as
-    /// ``config(inventoryType:)`` with ``UgiInventoryType/inventoryDistance`` except for
-    /// session 1 and no A/B toggling.
+    /// no SELECT, 500 ms × 20 history), Q 4 adapting within the vendor's limits 2...12,
+    /// session 1, no A/B toggling.
     public init() {}
 }
 
 // MARK: - Limits
 
 extension UgiRfidConfiguration {
-    /// Lowest power, dBm (10 mW). Vendor: `getMinAllowablePowerLevel`.
-    public static let minAllowablePowerLevel: Double = 10
+    /// Lowest power, dBm. Vendor: `getMinAllowablePowerLevel` (the library's
+    /// `RfidConfigurationGetLimits`: 5.0 dBm, the lowest a power byte `(dBm - 5) * 10` carries).
+    public static let minAllowablePowerLevel: Double = 5
     /// Highest power, dBm (1 W, the Grokker's `maxPower`). Vendor: `getMaxAllowablePowerLevel`.
     public static let maxAllowablePowerLevel: Double = 30
-    /// Lowest Q. Vendor: `getMinAllowableQValue`.
-    public static let minAllowableQValue = 0
-    /// Highest Q (Gen2's 4-bit Q). Vendor: `getMaxAllowableQValue`.
-    public static let maxAllowableQValue = 15
-    /// Highest ``roundsWithNoFindsToToggleAB``. Vendor: `getMaxAllowableRoundsWithNoFindsToToggleAB`.
-    public static let maxAllowableRoundsWithNoFindsToToggleAB = 255
+    /// Lowest Q. Vendor: `getMinAllowableQValue` (`RfidConfigurationGetLimits`: 2).
+    public static let minAllowableQValue = 2
+    /// Highest Q. Vendor: `getMaxAllowableQValue` (`RfidConfigurationGetLimits`: 12).
+    public static let maxAllowableQValue = 12
+    /// Highest ``roundsWithNoFindsToToggleAB``. Vendor: `getMaxAllowableRoundsWithNoFindsToToggleAB`
+    /// (`RfidConfigurationGetLimits`: 250).
+    public static let maxAllowableRoundsWithNoFindsToToggleAB = 250
     /// Most bytes of one memory bank read with each find. Vendor: `getMaxAllowableMemoryBankBytes`.
     public static let maxAllowableMemoryBankBytes = 208
     /// Longest SELECT mask, bytes. Vendor: `MAX_RFID_CONFIGURATION_MASK_LENGTH_BYTES`.
@@ -263,8 +264,9 @@ extension UgiRfidConfiguration {
     public static let maxSelectOffset = 16_383
     /// Sessions: S0...S3.
     public static let allowableSessions = 0...3
-    /// Most sensitive receive threshold, dBm (the Grokker's `maxSensitivity`).
-    public static let minAllowableSensitivity = -80
+    /// Most sensitive receive threshold, dBm: the GR-1's `maxSensitivity` (GetVersion byte
+    /// 10 = 85), and the sensitivity of every row of the vendor's preset table.
+    public static let minAllowableSensitivity = -85
     /// Least sensitive receive threshold, dBm.
     public static let maxAllowableSensitivity = -30
     /// Highest ``maxRoundsPerSecond`` (0 is no limit).
@@ -388,44 +390,18 @@ private func text(_ value: Double) -> String {
 
 extension UgiRfidConfiguration {
     /// The configuration for a predefined inventory type; every preset passes
-    /// ``validate()``. docs/inventory.md gives the reason for each value. Vendor:
+    /// ``validate()``. Types 1-5 are the vendor's own table (`rfidConfigurations` in the
+    /// vendor library, restated as ``VendorRfidPresets``): power, Q, session, A/B toggling,
+    /// sensitivity -85, write power 24 dBm at -60, subsequent finds and the Geiger-counter
+    /// sound for the locate types, the first-find sound for the inventory types, no RSSI.
+    /// ``UgiInventoryType/singleFind`` (SDK 1.8+) is not in that table: ours. Vendor:
     /// `UgiRfidConfiguration.configWithInventoryType`.
     public static func config(inventoryType: UgiInventoryType) -> UgiRfidConfiguration {
         var c = UgiRfidConfiguration()
-        switch inventoryType {
-        case .locateDistance, .locateShortRange, .locateVeryShortRange:
-            // Locating: one tag, answering in every round, at fixed power so RSSI compares.
-            let power: Double = switch inventoryType {
-            case .locateDistance: 30
-            case .locateShortRange: 20
-            default: 12
-            }
-            c.setPower(power, power, power)
-            c.setQ(0, 0, 7)
-            c.session = 0
-            c.roundsWithNoFindsToToggleAB = 1
-            c.sensitivity = inventoryType == .locateVeryShortRange ? -55 : -80
-            c.reportRssi = true
-            c.reportSubsequentFinds = true
-            c.soundType = .geigerCounter
-        case .inventoryShortRange:
-            // Counting many tags close by: lower power varied a little, higher Q, S1.
-            c.setPower(20, 15, 23)
-            c.setQ(5, 2, 15)
-            c.session = 1
-            c.roundsWithNoFindsToToggleAB = 0
-            c.soundType = .firstFind
-        case .inventoryDistance:
-            // Counting at a distance: full power, adaptive Q, S2 with A/B toggling.
-            c.setPower(30, 30, 30)
-            c.setQ(4, 0, 15)
-            c.session = 2
-            c.roundsWithNoFindsToToggleAB = 10
-            c.soundType = .firstFind
-        case .singleFind:
+        guard let vendorType = VendorInventoryType(rawValue: inventoryType.rawValue) else {
             // The nearest tag: ramp power up from the minimum until one answers.
             c.setPower(10, 10, 30)
-            c.setQ(0, 0, 4)
+            c.setQ(2, 2, 4)
             c.session = 0
             c.roundsWithNoFindsToToggleAB = 1
             c.reportRssi = true
@@ -433,7 +409,22 @@ extension UgiRfidConfiguration {
             c.singleFindRampPowerMode = .rampUp
             c.singleFindContinueInventory = false
             c.soundType = .firstFind
+            return c
         }
+        let v = VendorRfidPresets.configuration(vendorType)
+        c.setPower(v.initialPowerLevel, v.minPowerLevel, v.maxPowerLevel)
+        c.setQ(v.initialQValue, v.minQValue, v.maxQValue)
+        c.session = v.session
+        c.roundsWithNoFindsToToggleAB = v.roundsWithNoFindsToToggleAB
+        c.sensitivity = v.sensitivity
+        c.powerLevelWrite = v.powerLevelWrite
+        c.sensitivityWrite = v.sensitivityWrite
+        c.reportRssi = v.reportRssi
+        c.reportSubsequentFinds = v.reportSubsequentFinds
+        c.soundType = UgiSoundType(rawValue: v.soundType) ?? .none
+        c.volume = v.volume
+        c.historyIntervalMSec = v.historyIntervalMSec
+        c.historyDepth = v.historyDepth
         return c
     }
 

@@ -165,6 +165,29 @@ struct EpcTests {
     }
 
     @Test(arguments: [
+        // TDS table 14-5: partition, company bits, company, serial reference bits, serial
+        // reference (extension digit first, odd so its last bit is 1), expected text. Company
+        // and serial reference share 58 bits in every partition.
+        (0, 40, UInt64(123_456_789_012), 18, UInt64(12_345), "123456789012.12345"),
+        (1, 37, 12_345_678_901, 21, 123_457, "12345678901.123457"),
+        (2, 34, 1_234_567_890, 24, 1_234_567, "1234567890.1234567"),
+        (3, 30, 123_456_789, 28, 12_345_679, "123456789.12345679"),
+        (4, 27, 12_345_678, 31, 123_456_789, "12345678.123456789"),
+        (5, 24, 614_141, 34, 1_234_567_890, "0614141.1234567890"),
+        (6, 20, 123, 38, 12_345_678_901, "000123.12345678901"),
+        (0, 40, 1, 18, 7, "000000000001.00007"),
+    ])
+    func sscc96EveryPartitionDecodesTheWholeSerialReference(
+        partition: Int, companyBits: Int, company: UInt64, serialBits: Int, serial: UInt64, expected: String
+    ) throws {
+        #expect(companyBits + serialBits == 58)
+        let hex = packBits([(0x31, 8), (2, 3), (UInt64(partition), 3), (company, companyBits), (serial, serialBits), (0, 24)])
+        let epc = try UgiEpc(hex: hex)
+        #expect(epc.toTagURI() == "urn:epc:tag:sscc-96:2.\(expected)")
+        #expect(epc.toPureIdentityURI() == "urn:epc:id:sscc:\(expected)")
+    }
+
+    @Test(arguments: [
         // partition, company bits, company, item bits, item, expected company.item text
         (0, 40, UInt64(123_456_789_012), 4, UInt64(5), "123456789012.5"),
         (1, 37, 12_345_678_901, 7, 7, "12345678901.07"),

@@ -57,7 +57,7 @@ private func outOfRange(_ field: String, _ value: String, _ minimum: String, _ m
 @Suite("UgiRfidConfiguration")
 struct RfidConfigurationTests {
     /// A valid configuration with room on both sides of every ordered pair: power 20 in
-    /// 10...30, Q 4 in 0...15.
+    /// 10...30, Q 4 in 2...12.
     static var base: UgiRfidConfiguration {
         var c = UgiRfidConfiguration()
         c.initialPowerLevel = 20
@@ -85,12 +85,13 @@ struct RfidConfigurationTests {
         #expect(c.maxTidBytes == 0 && c.maxUserBytes == 0 && c.maxReservedBytes == 0)
     }
 
-    @Test func limitsAreThoseOfA30dBmHandheldReader() {
-        #expect(UgiRfidConfiguration.minAllowablePowerLevel == 10)
+    @Test func limitsAreTheVendorLibrarysOwn() {
+        // RfidConfigurationGetLimits of the vendor library: power 5-30 dBm, Q 2-12, toggle 250.
+        #expect(UgiRfidConfiguration.minAllowablePowerLevel == 5)
         #expect(UgiRfidConfiguration.maxAllowablePowerLevel == 30)
-        #expect(UgiRfidConfiguration.minAllowableQValue == 0)
-        #expect(UgiRfidConfiguration.maxAllowableQValue == 15)
-        #expect(UgiRfidConfiguration.maxAllowableRoundsWithNoFindsToToggleAB == 255)
+        #expect(UgiRfidConfiguration.minAllowableQValue == 2)
+        #expect(UgiRfidConfiguration.maxAllowableQValue == 12)
+        #expect(UgiRfidConfiguration.maxAllowableRoundsWithNoFindsToToggleAB == 250)
         #expect(UgiRfidConfiguration.maxAllowableMemoryBankBytes == 208)
         #expect(UgiRfidConfiguration.maxSelectMaskBytes == 32)
         #expect(UgiRfidConfiguration.maxDetailedPerReadWordOffset == 103)
@@ -99,26 +100,26 @@ struct RfidConfigurationTests {
     // MARK: Validation, one failing value each side of each limit
 
     static let invalid: [InvalidCase] = [
-        InvalidCase("initialPowerLevel below", outOfRange("initialPowerLevel", "9.9", "10", "30", "dBm")) { $0.initialPowerLevel = 9.9 },
-        InvalidCase("initialPowerLevel above", outOfRange("initialPowerLevel", "30.1", "10", "30", "dBm")) { $0.initialPowerLevel = 30.1 },
-        InvalidCase("initialPowerLevel NaN", outOfRange("initialPowerLevel", "nan", "10", "30", "dBm")) { $0.initialPowerLevel = .nan },
-        InvalidCase("minPowerLevel below", outOfRange("minPowerLevel", "9.5", "10", "30", "dBm")) { $0.minPowerLevel = 9.5 },
-        InvalidCase("minPowerLevel above", outOfRange("minPowerLevel", "31", "10", "30", "dBm")) { $0.minPowerLevel = 31 },
-        InvalidCase("maxPowerLevel below", outOfRange("maxPowerLevel", "9", "10", "30", "dBm")) { $0.maxPowerLevel = 9 },
-        InvalidCase("maxPowerLevel above", outOfRange("maxPowerLevel", "30.5", "10", "30", "dBm")) { $0.maxPowerLevel = 30.5 },
+        InvalidCase("initialPowerLevel below", outOfRange("initialPowerLevel", "4.9", "5", "30", "dBm")) { $0.initialPowerLevel = 4.9 },
+        InvalidCase("initialPowerLevel above", outOfRange("initialPowerLevel", "30.1", "5", "30", "dBm")) { $0.initialPowerLevel = 30.1 },
+        InvalidCase("initialPowerLevel NaN", outOfRange("initialPowerLevel", "nan", "5", "30", "dBm")) { $0.initialPowerLevel = .nan },
+        InvalidCase("minPowerLevel below", outOfRange("minPowerLevel", "4.5", "5", "30", "dBm")) { $0.minPowerLevel = 4.5 },
+        InvalidCase("minPowerLevel above", outOfRange("minPowerLevel", "31", "5", "30", "dBm")) { $0.minPowerLevel = 31 },
+        InvalidCase("maxPowerLevel below", outOfRange("maxPowerLevel", "4", "5", "30", "dBm")) { $0.maxPowerLevel = 4 },
+        InvalidCase("maxPowerLevel above", outOfRange("maxPowerLevel", "30.5", "5", "30", "dBm")) { $0.maxPowerLevel = 30.5 },
         InvalidCase("minPowerLevel over initial",
                     .misordered(field: "minPowerLevel", value: "25", limitField: "initialPowerLevel", limit: "20")) { $0.minPowerLevel = 25 },
         InvalidCase("initialPowerLevel over max",
                     .misordered(field: "initialPowerLevel", value: "20", limitField: "maxPowerLevel", limit: "15.5")) { $0.maxPowerLevel = 15.5 },
-        InvalidCase("powerLevelWrite below", outOfRange("powerLevelWrite", "9.9", "10", "30", "dBm")) { $0.powerLevelWrite = 9.9 },
-        InvalidCase("powerLevelWrite above", outOfRange("powerLevelWrite", "30.1", "10", "30", "dBm")) { $0.powerLevelWrite = 30.1 },
+        InvalidCase("powerLevelWrite below", outOfRange("powerLevelWrite", "4.9", "5", "30", "dBm")) { $0.powerLevelWrite = 4.9 },
+        InvalidCase("powerLevelWrite above", outOfRange("powerLevelWrite", "30.1", "5", "30", "dBm")) { $0.powerLevelWrite = 30.1 },
 
-        InvalidCase("initialQValue below", outOfRange("initialQValue", "-1", "0", "15")) { $0.initialQValue = -1 },
-        InvalidCase("initialQValue above", outOfRange("initialQValue", "16", "0", "15")) { $0.initialQValue = 16 },
-        InvalidCase("minQValue below", outOfRange("minQValue", "-1", "0", "15")) { $0.minQValue = -1 },
-        InvalidCase("minQValue above", outOfRange("minQValue", "16", "0", "15")) { $0.minQValue = 16 },
-        InvalidCase("maxQValue below", outOfRange("maxQValue", "-1", "0", "15")) { $0.maxQValue = -1 },
-        InvalidCase("maxQValue above", outOfRange("maxQValue", "16", "0", "15")) { $0.maxQValue = 16 },
+        InvalidCase("initialQValue below", outOfRange("initialQValue", "1", "2", "12")) { $0.initialQValue = 1 },
+        InvalidCase("initialQValue above", outOfRange("initialQValue", "13", "2", "12")) { $0.initialQValue = 13 },
+        InvalidCase("minQValue below", outOfRange("minQValue", "1", "2", "12")) { $0.minQValue = 1 },
+        InvalidCase("minQValue above", outOfRange("minQValue", "13", "2", "12")) { $0.minQValue = 13 },
+        InvalidCase("maxQValue below", outOfRange("maxQValue", "1", "2", "12")) { $0.maxQValue = 1 },
+        InvalidCase("maxQValue above", outOfRange("maxQValue", "13", "2", "12")) { $0.maxQValue = 13 },
         InvalidCase("minQValue over initial",
                     .misordered(field: "minQValue", value: "5", limitField: "initialQValue", limit: "4")) { $0.minQValue = 5 },
         InvalidCase("initialQValue over max",
@@ -127,13 +128,13 @@ struct RfidConfigurationTests {
         InvalidCase("session below", outOfRange("session", "-1", "0", "3")) { $0.session = -1 },
         InvalidCase("session above", outOfRange("session", "4", "0", "3")) { $0.session = 4 },
         InvalidCase("roundsWithNoFindsToToggleAB below",
-                    outOfRange("roundsWithNoFindsToToggleAB", "-1", "0", "255", "rounds")) { $0.roundsWithNoFindsToToggleAB = -1 },
+                    outOfRange("roundsWithNoFindsToToggleAB", "-1", "0", "250", "rounds")) { $0.roundsWithNoFindsToToggleAB = -1 },
         InvalidCase("roundsWithNoFindsToToggleAB above",
-                    outOfRange("roundsWithNoFindsToToggleAB", "256", "0", "255", "rounds")) { $0.roundsWithNoFindsToToggleAB = 256 },
-        InvalidCase("sensitivity below", outOfRange("sensitivity", "-81", "-80", "-30", "dBm")) { $0.sensitivity = -81 },
-        InvalidCase("sensitivity above", outOfRange("sensitivity", "-29", "-80", "-30", "dBm")) { $0.sensitivity = -29 },
-        InvalidCase("sensitivityWrite below", outOfRange("sensitivityWrite", "-81", "-80", "-30", "dBm")) { $0.sensitivityWrite = -81 },
-        InvalidCase("sensitivityWrite above", outOfRange("sensitivityWrite", "0", "-80", "-30", "dBm")) { $0.sensitivityWrite = 0 },
+                    outOfRange("roundsWithNoFindsToToggleAB", "251", "0", "250", "rounds")) { $0.roundsWithNoFindsToToggleAB = 251 },
+        InvalidCase("sensitivity below", outOfRange("sensitivity", "-86", "-85", "-30", "dBm")) { $0.sensitivity = -86 },
+        InvalidCase("sensitivity above", outOfRange("sensitivity", "-29", "-85", "-30", "dBm")) { $0.sensitivity = -29 },
+        InvalidCase("sensitivityWrite below", outOfRange("sensitivityWrite", "-86", "-85", "-30", "dBm")) { $0.sensitivityWrite = -86 },
+        InvalidCase("sensitivityWrite above", outOfRange("sensitivityWrite", "0", "-85", "-30", "dBm")) { $0.sensitivityWrite = 0 },
         InvalidCase("listenBeforeTalk without setListenBeforeTalk",
                     .requires(field: "listenBeforeTalk", value: "true",
                               requirement: "setListenBeforeTalk is false, so it would be ignored: set setListenBeforeTalk to true as well")) {
@@ -271,16 +272,16 @@ struct RfidConfigurationTests {
     }
 
     static let boundaries: [BoundaryCase] = [
-        BoundaryCase("power all at the minimum") { $0.initialPowerLevel = 10; $0.minPowerLevel = 10; $0.maxPowerLevel = 10 },
+        BoundaryCase("power all at the minimum") { $0.initialPowerLevel = 5; $0.minPowerLevel = 5; $0.maxPowerLevel = 5 },
         BoundaryCase("power all at the maximum") { $0.initialPowerLevel = 30; $0.minPowerLevel = 30; $0.maxPowerLevel = 30 },
-        BoundaryCase("powerLevelWrite at the minimum") { $0.powerLevelWrite = 10 },
-        BoundaryCase("Q all 0") { $0.initialQValue = 0; $0.minQValue = 0; $0.maxQValue = 0 },
-        BoundaryCase("Q all 15") { $0.initialQValue = 15; $0.minQValue = 15; $0.maxQValue = 15 },
+        BoundaryCase("powerLevelWrite at the minimum") { $0.powerLevelWrite = 5 },
+        BoundaryCase("Q all 2") { $0.initialQValue = 2; $0.minQValue = 2; $0.maxQValue = 2 },
+        BoundaryCase("Q all 12") { $0.initialQValue = 12; $0.minQValue = 12; $0.maxQValue = 12 },
         BoundaryCase("session 0") { $0.session = 0 },
         BoundaryCase("session 3") { $0.session = 3 },
-        BoundaryCase("toggle 255") { $0.roundsWithNoFindsToToggleAB = 255 },
-        BoundaryCase("sensitivity -80 and -30") { $0.sensitivity = -80; $0.sensitivityWrite = -30 },
-        BoundaryCase("sensitivity -30 and -80") { $0.sensitivity = -30; $0.sensitivityWrite = -80 },
+        BoundaryCase("toggle 250") { $0.roundsWithNoFindsToToggleAB = 250 },
+        BoundaryCase("sensitivity -85 and -30") { $0.sensitivity = -85; $0.sensitivityWrite = -30 },
+        BoundaryCase("sensitivity -30 and -85") { $0.sensitivity = -30; $0.sensitivityWrite = -85 },
         BoundaryCase("listen before talk set") { $0.setListenBeforeTalk = true; $0.listenBeforeTalk = true },
         BoundaryCase("listen before talk set off") { $0.setListenBeforeTalk = true; $0.listenBeforeTalk = false },
         BoundaryCase("maxRoundsPerSecond 500") { $0.maxRoundsPerSecond = 500 },
@@ -380,18 +381,20 @@ struct RfidConfigurationTests {
         try UgiRfidConfiguration.config(inventoryType: type).validate()
     }
 
+    /// Types 1-5: the vendor library's rfidConfigurations table (notes/commands.md); single
+    /// find is ours (not in SDK 1.7.16).
     static let documented: [PresetValues] = [
-        PresetValues(type: .locateDistance, power: (30, 30, 30), q: (0, 0, 7), session: 0, toggleAB: 1, sensitivity: -80,
-                     reportRssi: true, reportSubsequentFinds: true, sound: .geigerCounter, singleFind: false, ramp: .none),
-        PresetValues(type: .inventoryShortRange, power: (20, 15, 23), q: (5, 2, 15), session: 1, toggleAB: 0, sensitivity: -80,
+        PresetValues(type: .locateDistance, power: (27, 23, 30), q: (4, 2, 7), session: 0, toggleAB: 0, sensitivity: -85,
+                     reportRssi: false, reportSubsequentFinds: true, sound: .geigerCounter, singleFind: false, ramp: .none),
+        PresetValues(type: .inventoryShortRange, power: (21, 17, 24), q: (3, 2, 7), session: 1, toggleAB: 10, sensitivity: -85,
                      reportRssi: false, reportSubsequentFinds: false, sound: .firstFind, singleFind: false, ramp: .none),
-        PresetValues(type: .inventoryDistance, power: (30, 30, 30), q: (4, 0, 15), session: 2, toggleAB: 10, sensitivity: -80,
+        PresetValues(type: .inventoryDistance, power: (27, 23, 29), q: (3, 2, 7), session: 1, toggleAB: 10, sensitivity: -85,
                      reportRssi: false, reportSubsequentFinds: false, sound: .firstFind, singleFind: false, ramp: .none),
-        PresetValues(type: .locateShortRange, power: (20, 20, 20), q: (0, 0, 7), session: 0, toggleAB: 1, sensitivity: -80,
-                     reportRssi: true, reportSubsequentFinds: true, sound: .geigerCounter, singleFind: false, ramp: .none),
-        PresetValues(type: .locateVeryShortRange, power: (12, 12, 12), q: (0, 0, 7), session: 0, toggleAB: 1, sensitivity: -55,
-                     reportRssi: true, reportSubsequentFinds: true, sound: .geigerCounter, singleFind: false, ramp: .none),
-        PresetValues(type: .singleFind, power: (10, 10, 30), q: (0, 0, 4), session: 0, toggleAB: 1, sensitivity: -80,
+        PresetValues(type: .locateShortRange, power: (21, 17, 24), q: (4, 2, 7), session: 0, toggleAB: 0, sensitivity: -85,
+                     reportRssi: false, reportSubsequentFinds: true, sound: .geigerCounter, singleFind: false, ramp: .none),
+        PresetValues(type: .locateVeryShortRange, power: (9, 5, 12), q: (4, 2, 7), session: 0, toggleAB: 0, sensitivity: -85,
+                     reportRssi: false, reportSubsequentFinds: true, sound: .geigerCounter, singleFind: false, ramp: .none),
+        PresetValues(type: .singleFind, power: (10, 10, 30), q: (2, 2, 4), session: 0, toggleAB: 1, sensitivity: -80,
                      reportRssi: true, reportSubsequentFinds: false, sound: .firstFind, singleFind: true, ramp: .rampUp),
     ]
 
@@ -413,9 +416,9 @@ struct RfidConfigurationTests {
         #expect(c.singleFindMode == expected.singleFind)
         #expect(c.singleFindRampPowerMode == expected.ramp)
         #expect(!c.singleFindContinueInventory)
-        // Common to all presets.
-        #expect(c.powerLevelWrite == 30)
-        #expect(c.sensitivityWrite == -80)
+        // The vendor's rows all write at 24 dBm, -60; single find keeps the defaults.
+        #expect(c.powerLevelWrite == (expected.singleFind ? 30 : 24))
+        #expect(c.sensitivityWrite == (expected.singleFind ? -80 : -60))
         #expect(!c.setListenBeforeTalk && !c.listenBeforeTalk)
         #expect(c.maxRoundsPerSecond == 0)
         let bankBytes: [Int] = [c.minTidBytes, c.maxTidBytes, c.minUserBytes, c.maxUserBytes, c.minReservedBytes, c.maxReservedBytes]
@@ -432,14 +435,14 @@ struct RfidConfigurationTests {
     @Test func presetsFollowTheirFamily() {
         let all = UgiInventoryType.allCases.map { ($0, UgiRfidConfiguration.config(inventoryType: $0)) }
         for (type, c) in all where type.vendorName.hasPrefix("LOCATE") {
-            #expect(c.session == 0 && c.reportRssi && c.soundType == .geigerCounter, "\(type)")
-            #expect(c.minPowerLevel == c.maxPowerLevel, "fixed power keeps RSSI comparable: \(type)")
+            #expect(c.session == 0 && c.reportSubsequentFinds && c.soundType == .geigerCounter, "\(type)")
+            #expect(c.minPowerLevel < c.initialPowerLevel && c.initialPowerLevel < c.maxPowerLevel, "\(type)")
         }
         for (type, c) in all where type.vendorName.hasPrefix("INVENTORY") {
             #expect([1, 2].contains(c.session) && c.minQValue < c.maxQValue && !c.reportRssi, "\(type)")
         }
         let locate = all.filter { $0.0.vendorName.hasPrefix("LOCATE") }.map(\.1.maxPowerLevel)
-        #expect(locate == [30, 20, 12])  // Distance, short, very short: shorter range, less power.
+        #expect(locate == [30, 24, 12])  // Distance, short, very short: shorter range, less power.
         let inventory = UgiRfidConfiguration.config(inventoryType: .inventoryShortRange)
         #expect(inventory.maxPowerLevel < UgiRfidConfiguration.config(inventoryType: .inventoryDistance).maxPowerLevel)
     }

@@ -57,6 +57,10 @@ struct LocateCommand: Command {
         defer { session.close() }
         try session.connect()
         var configuration = UgiRfidConfiguration.config(inventoryType: .locateDistance)
+        // The bar is the tag's RSSI, read round after round: the vendor's locate preset neither
+        // reports RSSI nor toggles A/B (an S0 tag kept powered stays inventoried), so ask for both.
+        configuration.reportRssi = true
+        configuration.roundsWithNoFindsToToggleAB = 1
         configuration.selectBank = .epc
         configuration.selectOffset = 32
         configuration.selectMask = target.bytes

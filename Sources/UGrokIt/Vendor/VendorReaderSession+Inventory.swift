@@ -1,0 +1,242 @@
+import GrokAudio
+import GrokLink
+import GrokProtocol
+
+// Inventory and tag access on the vendor protocol: the inventory start (0x07) carries the
+// vendor's configuration struct; the reader answers ACK_0 and drives the link (slave mode):
+// it sends first reads, subsequent reads, pings, tag-access results and finally "completed";
+// the host answers each, and a stop or a tag access rides in the answer to its next packet.
+
+extension VendorReaderSession {
+    /// Starts an inventory (vendor `startInventory`): the configuration's every field goes
+    /// into the vendor's struct or is refused (``UgiRfidConfiguration/vendorConfiguration()``).
+    /// Reads then arrive while audio is pumped (``collect(forAtMost:until:)``).
+    public func startInventory(_ configuration: UgiRfidConfiguration) throws(ReaderError) {
+        let levels = version?.volumeLevels ?? 4
+        let start = try configuration.vendorInventoryStart(volumeLevels: levels)
+        let single = configuration.singleFindMode && !configuration.singleFindContinueInventory
+        try startInventory(start, stopAfterFirstTag: single)
+    }
+
+    /// Starts an inventory with this inventory-start struct.
+    public func startInventory(_ start: VendorInventoryStart, stopAfterFirstTag: Bool = false) throws(ReaderError) {
+        if let running = inventory, running.isActive { throw .inventoryRunning(port: port.name) }
+        let host = VendorInventoryHost(start: start, stopAfterFirstTag: stopAfterFirstTag)
+        host.onStateChange = { [unowned self] state in
+            log(.inventory, "inventory \(state)")
+            for listener in inventoryStateListeners { listener(state) }
+        }
+        inventory = host
+        let form = VendorSelectForm(readerProtocol: version?.protocolVersion ?? 20)
+        let response: VendorResponse
+        do {
+            response = try call(.inventory(start, form), slaveMode: .inventory)
+        } catch {
+            host.set(.interrupted)
+            throw error
+        }
+        if case .inventoryError(let refusal) = response {
+            host.set(.refused(refusal.code))
+            if refusal.code == InventoryStopReason.regionNotSet.rawValue { throw .regionNotSet(port: port.name) }
+            throw .rejected(port: port.name, command: "Inventory", status: "error \(refusal.code)")
+        }
+    }
+
+    /// Whether an inventory this session started is still running on the reader.
+    public var inventoryRunning: Bool { inventory?.isActive ?? false }
+
+    /// Pumps audio for up to `seconds` (or until `done`) while the reader reports.
+    public func collect(forAtMost seconds: Double, until done: () -> Bool = { false }) throws(ReaderError) {
+        _ = try pump(forAtMost: seconds) { done() || !(inventory?.isActive ?? false) }
+    }
+
+    /// The reads gathered so far, oldest first; the buffer is emptied.
+    public func takeReads() -> [VendorTagRead] { inventory?.takeReads() ?? [] }
+
+    /// Query rounds the inventory has run, from the reader's counter.
+    public var inventoryRounds: Int { inventory?.rounds ?? 0 }
+
+    /// Stops the inventory (ACK_1 in the next answer) and waits for the reader's
+    /// "completed" (vendor `stopInventory`). Returns how it ended.
+    @discardableResult
+    public func stopInventory() throws(ReaderError) -> VendorInventoryState {
+        guard let host = inventory else { throw .noInventoryRunning(port: port.name) }
+        host.requestStop()
+        let limit = Double(VendorSlaveMode.inventory.timeoutMs + timing.audioLatencyMs) / 1000 * 3 + 2
+        _ = try pump(forAtMost: limit) { !host.isActive }
+        if host.isActive { throw .timeout(port: port.name, command: "stop inventory", seconds: limit) }
+        // Let the answer to "completed" go out before anything else is sent.
+        _ = try pump(forAtMost: 1) { !link.packets.isInSlaveMode && !link.modem.isSending }
+        return host.state
+    }
+
+    // MARK: Tag access (while an inventory runs)
+
+    /// Sends a tag access in the answer to the reader's next packet and waits for its 06
+    /// result; returns the vendor's result code and the data (a power change returns 0 once
+    /// it was sent: the reader answers nothing for it).
+    public func tagAccess(_ access: VendorTagAccessRequest, timeout seconds: Double = 10) throws(ReaderError)
+        -> VendorTagAccessOutcome {
+        guard let host = inventory, host.isActive else { throw .noInventoryRunning(port: port.name) }
+        guard host.queue(access) else { throw .rejected(port: port.name, command: "tag access", status: "another access is pending") }
+        var outcome: VendorTagAccessOutcome?
+        var others: [VendorTagAccessOutcome] = []
+        _ = try pump(forAtMost: seconds) {
+            for o in host.takeOutcomes() {
+                if o.request == access { outcome = o } else { others.append(o) }
+            }
+            return outcome != nil || !host.isActive
+        }
+        guard let outcome else {
+            if !host.isActive { throw .noInventoryRunning(port: port.name) }
+            throw .timeout(port: port.name, command: "tag access", seconds: seconds)
+        }
+        return outcome
+    }
+
+    /// Vendor `readTag`: `bank` from byte `offset` (even; halved into a word offset as the
+    /// vendor library does). `minBytes` and `maxBytes` go on the wire unchanged, max first,
+    /// as the vendor library sends them (tag-access/03: `readTag(…, 2, 4)` sends `04 02`;
+    /// the vendor's peer answered 8 bytes, so a reader may count them in words).
+    public func readTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, minBytes: Int, maxBytes: Int) throws(ReaderError)
+        -> (result: UInt8, data: [UInt8]) {
+        guard offset % 2 == 0, offset >= 0 else { throw .oddTagMemoryBytes(field: "offset", value: offset) }
+        let o = try tagAccess(.read(epc: epc.bytes, bank: VendorMemoryBank(bank), wordOffset: UInt16(clamping: offset / 2),
+                                    maxBytes: UInt8(clamping: maxBytes), minBytes: UInt8(clamping: minBytes)))
+        return (o.result, o.data)
+    }
+
+    /// Vendor `writeTag`: `data` (even length) into `bank` at byte `offset` (even).
+    public func writeTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, data: [UInt8], password: UInt32 = 0) throws(ReaderError) -> UInt8 {
+        guard offset % 2 == 0, offset >= 0 else { throw .oddTagMemoryBytes(field: "offset", value: offset) }
+        guard data.count % 2 == 0 else { throw .oddTagMemoryBytes(field: "data", value: data.count) }
+        return try tagAccess(.write(epc: epc.bytes, password: password, bank: VendorMemoryBank(bank),
+                                    wordOffset: UInt16(clamping: offset / 2), data: data)).result
+    }
+
+    /// Vendor `programTag`: gives the tag `epc` the EPC `newEpc`.
+    public func programTag(_ epc: UgiEpc, to newEpc: UgiEpc, password: UInt32 = 0) throws(ReaderError) -> UInt8 {
+        try tagAccess(.programEpc(epc: epc.bytes, password: password, newEpc: newEpc.bytes)).result
+    }
+
+    /// Vendor `lockUnlockTag(epc, maskAndAction, password)`.
+    public func lockUnlockTag(_ epc: UgiEpc, maskAndAction: UInt32, password: UInt32 = 0) throws(ReaderError) -> UInt8 {
+        try tagAccess(.lock(epc: epc.bytes, password: password, maskAndAction: maskAndAction)).result
+    }
+
+    /// Vendor `setTagKillPassword`: a write of the kill password (RESERVED words 0-1).
+    public func setTagKillPassword(_ epc: UgiEpc, to new: UInt32, password: UInt32 = 0) throws(ReaderError) -> UInt8 {
+        let bytes = [UInt8(new >> 24), UInt8(new >> 16 & 0xff), UInt8(new >> 8 & 0xff), UInt8(new & 0xff)]
+        return try writeTag(epc, bank: .reserved, offset: 0, data: bytes, password: password)
+    }
+
+    /// Vendor `setTagAccessPassword`: a write of the access password (RESERVED words 2-3).
+    public func setTagAccessPassword(_ epc: UgiEpc, to new: UInt32, password: UInt32 = 0) throws(ReaderError) -> UInt8 {
+        let bytes = [UInt8(new >> 24), UInt8(new >> 16 & 0xff), UInt8(new >> 8 & 0xff), UInt8(new & 0xff)]
+        return try writeTag(epc, bank: .reserved, offset: 4, data: bytes, password: password)
+    }
+
+    /// Vendor `changePower(initial, min, max)` during an inventory, dBm.
+    public func changePower(initial: Double, min: Double, max: Double) throws(ReaderError) {
+        let bytes: (UInt8, UInt8, UInt8)
+        do {
+            bytes = (try VendorUnits.powerByte(dBm: initial, field: "initial"), try VendorUnits.powerByte(dBm: min, field: "min"),
+                     try VendorUnits.powerByte(dBm: max, field: "max"))
+        } catch {
+            throw ReaderError(error)
+        }
+        _ = try tagAccess(.changePower(initial: bytes.0, min: bytes.1, max: bytes.2))
+    }
+
+    /// Vendor `customCommandToTag`: a raw Gen2 command; returns the result and the tag's reply.
+    public func customCommand(_ epc: UgiEpc, command: [UInt8], commandBits: Int, responseBitsNoHeader: Int,
+                              responseBitsWithHeader: Int, receiveTimeoutUsec: Int) throws(ReaderError) -> (result: UInt8, data: [UInt8]) {
+        let o = try tagAccess(.custom(epc: epc.bytes, receiveTimeout: UInt16(clamping: receiveTimeoutUsec),
+                                      commandBits: UInt16(clamping: commandBits),
+                                      responseBitsNoHeader: UInt8(clamping: responseBitsNoHeader),
+                                      responseBitsWithHeader: UInt8(clamping: responseBitsWithHeader), command: command))
+        return (o.result, o.data)
+    }
+
+    // MARK: Link tests
+
+    /// Vendor `testConnection`: closes the link, connects again (handshake and GetVersion),
+    /// runs `rounds` echoes of 100 random bytes, closes. Returns how many came back equal.
+    @discardableResult
+    public func testConnection(rounds: Int = 10) throws(ReaderError) -> Int {
+        disconnect()
+        try connect()
+        var passed = 0
+        for _ in 0..<rounds {
+            if try echo(echoBytes(), retries: true) { passed += 1 }
+        }
+        disconnect()
+        return passed
+    }
+
+    /// One AutoConfig step: the setting and the echoes it must pass.
+    public struct AutoConfigStep: Sendable, Hashable {
+        public var samplesPerBit: Int
+        public var rounds: Int
+        public init(samplesPerBit: Int, rounds: Int) {
+            self.samplesPerBit = samplesPerBit
+            self.rounds = rounds
+        }
+    }
+
+    /// The vendor's AutoConfig steps at one sample rate: from 12 spb faster (12: 16 echoes,
+    /// 10: 21, 8: 21) while each passes; if 12 fails, slower (36, then 72).
+    public static let autoConfigFaster = [AutoConfigStep(samplesPerBit: 12, rounds: 16), AutoConfigStep(samplesPerBit: 10, rounds: 21),
+                                          AutoConfigStep(samplesPerBit: 8, rounds: 21)]
+    /// The slower steps (round counts ours: the vendor's were only seen failing, at rounds 11 and 5).
+    public static let autoConfigSlower = [AutoConfigStep(samplesPerBit: 36, rounds: 16), AutoConfigStep(samplesPerBit: 72, rounds: 16)]
+
+    /// AutoConfig (vendor `openConnection` with auto-configuration): each step of N rounds
+    /// is a connection at its setting (handshake and GetVersion, the first round) and N - 1
+    /// echoes of 100 random bytes; a step fails at the first echo that needs a retry; keeps
+    /// the fastest setting that passed and reconnects at it (handshake and GetVersion). The
+    /// vendor's capture (autoconfig/00): GetVersion + 15 echoes at 12, GetVersion + 20 at 10,
+    /// GetVersion + 20 at 8, GetVersion at 8.
+    /// The vendor's 48 kHz steps need a port that can change its rate, which ``AudioPort``
+    /// cannot: they are not run. Returns the samples per bit kept.
+    @discardableResult
+    public func autoConfig() throws(ReaderError) -> Int {
+        var kept: Int?
+        func passes(_ step: AutoConfigStep) throws(ReaderError) -> Bool {
+            do {
+                disconnect()
+                samplesPerBit = step.samplesPerBit
+                try connect()
+                for _ in 1..<step.rounds {
+                    guard try echo(echoBytes(), retries: false) else { return false }
+                }
+                return true
+            } catch .audio(let error) {
+                throw .audio(error)
+            } catch .notPluggedIn(let p) {
+                throw .notPluggedIn(port: p)
+            } catch {
+                log(.connectionErrors, "AutoConfig step \(step.samplesPerBit) spb failed: \(error)")
+                return false
+            }
+        }
+        for step in Self.autoConfigFaster {
+            guard try passes(step) else { break }
+            kept = step.samplesPerBit
+        }
+        if kept == nil {
+            for step in Self.autoConfigSlower {
+                if try passes(step) {
+                    kept = step.samplesPerBit
+                    break
+                }
+            }
+        }
+        guard let kept else { throw .cannotHandshake(port: port.name, seconds: options.handshakeTimeout) }
+        samplesPerBit = kept
+        disconnect()
+        try connect()
+        log(.byteProtocol, "AutoConfig kept \(kept) spb")
+        return kept
+    }
+}

@@ -1,0 +1,438 @@
+import GrokAudio
+import GrokLink
+import GrokProtocol
+
+/// One Grokker on one audio port, spoken to in the vendor's own protocol: the vendor modem
+/// and packet layer (``VendorLink``, host role, pumped by a ``LinkDriver``) and the vendor
+/// command set (``VendorRequest``). Synchronous, one thread; every wait pumps audio, so time
+/// passes as samples. Same shape and error type as ``ReaderSession``, so that the swap is a
+/// rename.
+///
+/// What goes on the wire is what the vendor host library (SDK 1.7.16) sends for the same
+/// call; `Tests/UGrokItTests/VendorReaderSessionTests.swift` checks it against the captures
+/// in `Tests/VendorInterop/Fixtures/`.
+public final class VendorReaderSession {
+    public let driver: LinkDriver<VendorLink>
+    public let options: ReaderOptions
+    /// The packet layer's timing (the vendor host's Android figures by default); its audio
+    /// latency is also what GetVersion tells the reader.
+    public let timing: VendorPacketTiming
+    /// Samples per bit the next ``connect()`` proposes (AutoConfig changes it).
+    public var samplesPerBit: Int
+    /// GetVersion flag 02: the host enforces regions (the vendor's default).
+    public var enforceRegion = true
+    /// GetVersion flag 01: the host runs in provisioning mode (replaces flag 02).
+    public var provisioningMode = false
+    /// What the reader said it is, once connected.
+    public private(set) var version: VendorReaderVersion?
+    public private(set) var info: ReaderInfo?
+    /// Audio time from opening the connection until GetVersion was answered, ms.
+    public private(set) var connectMilliseconds: Double?
+    /// The inventory-state listeners (vendor `UgiInventoryDelegate` state changes).
+    public var inventoryStateListeners: [(VendorInventoryState) -> Void] = []
+    /// The running (or last) inventory's host side.
+    public internal(set) var inventory: VendorInventoryHost?
+    /// The sounds set on the reader (the vendor host serves GetConfiguration from this cache).
+    public private(set) var configurationCache: [VendorConfigurationKind: VendorConfiguration] = [:]
+    /// The bytes of AutoConfig's and testConnection's echoes (100 random bytes each by default).
+    public var echoBytes: () -> [UInt8] = { (0..<VendorEcho.autoConfigBytes).map { _ in UInt8.random(in: 0...255) } }
+
+    private var answer: Result<ResponsePacket, VendorPacketError>?
+    private var slaveModeOn = false
+
+    public var link: VendorLink { driver.engine }
+    public var port: any AudioPort { driver.port }
+    public var elapsedMilliseconds: Double { Double(link.now) * 1000 / Double(link.sampleRate) }
+
+    public init(port: any AudioPort, options: ReaderOptions = ReaderOptions(), samplesPerBit: Int = VendorModemSetting.defaultSamplesPerBit,
+                timing: VendorPacketTiming = .vendorHost) throws(ReaderError) {
+        self.options = options
+        self.timing = timing
+        self.samplesPerBit = samplesPerBit
+        let link: VendorLink
+        do {
+            link = try VendorLink(role: .host, sampleRate: port.sampleRate, timing: timing)
+        } catch {
+            throw .invalidArgument(field: "sampleRate", value: String(port.sampleRate), allowed: "44100 or 48000")
+        }
+        driver = LinkDriver(port: port, engine: link, blockSize: options.blockSize, realtime: options.realtime)
+        link.packets.onRequest = { [unowned self] request in self.answerReader(request) }
+    }
+
+    func log(_ category: UgiLoggingCategory, _ message: @autoclosure () -> String) {
+        options.logger.log(category, port: port.name, audioSeconds: Double(link.now) / Double(link.sampleRate), message())
+    }
+
+    // MARK: Connection
+
+    /// Vendor `isAnythingPluggedIntoAudioJack`: false only when the port knows the jack is empty.
+    public var isAnythingPluggedIntoAudioJack: Bool { port.jackPlugged != false }
+
+    /// Whether the handshake is done and GetVersion was answered.
+    public var isConnected: Bool { link.isConnected && version != nil }
+
+    /// The GetVersion the vendor host sends: host protocol 20, its audio latency, flags 01
+    /// (provisioning mode), 02 (region enforcement) or 00.
+    public var versionRequest: VendorVersionRequest {
+        let flags: VendorVersionRequestFlags = provisioningMode ? .provisioningMode : enforceRegion ? .enforceRegion : []
+        return VendorVersionRequest(hostProtocol: 20, latencyMs: UInt16(clamping: timing.audioLatencyMs), flags: flags)
+    }
+
+    /// Handshakes at ``samplesPerBit`` and asks the reader what it is (the vendor's
+    /// `openConnection` up to CONNECTED).
+    @discardableResult
+    public func connect() throws(ReaderError) -> ReaderInfo {
+        guard isAnythingPluggedIntoAudioJack else { throw .notPluggedIn(port: port.name) }
+        let start = link.now
+        try handshake(samplesPerBit: samplesPerBit)
+        let response: VendorResponse
+        do {
+            response = try call(.getVersion(versionRequest))
+        } catch .invalidArgument(let field, let value, let allowed) {
+            throw .invalidArgument(field: field, value: value, allowed: allowed)
+        } catch {
+            log(.connectionErrors, "GetVersion failed: \(error)")
+            throw .cannotGetInfo(port: port.name)
+        }
+        guard case .version(let fresh) = response else { throw .cannotGetInfo(port: port.name) }
+        guard fresh.protocolVersion >= VendorReaderVersion.minimumAcceptedProtocol else {
+            throw .incompatibleReader(port: port.name, detail: "reader protocol \(fresh.protocolVersion) (needs 11 or later)")
+        }
+        version = fresh
+        let made = Self.readerInfo(fresh, enforceRegion: enforceRegion)
+        info = made
+        connectMilliseconds = Double(link.now - start) * 1000 / Double(link.sampleRate)
+        log(.connectionState, "connected at \(link.samplesPerBit) spb: \(fresh.hardwareTypeName) serial \(fresh.serialNumber)")
+        return made
+    }
+
+    /// Closes the link and handshakes again at `samplesPerBit` (no GetVersion).
+    func handshake(samplesPerBit spb: Int) throws(ReaderError) {
+        if link.modem.state != .closed { link.close() }
+        do {
+            try link.open(samplesPerBit: spb)
+        } catch {
+            throw .invalidArgument(field: "samplesPerBit", value: String(spb),
+                                   allowed: VendorModemSetting.supportedSamplesPerBit.map(String.init).joined(separator: ", "))
+        }
+        let connected = try pump(forAtMost: options.handshakeTimeout) { link.isConnected }
+        guard connected else {
+            if port.jackPlugged == false { throw .notPluggedIn(port: port.name) }
+            throw .cannotHandshake(port: port.name, seconds: options.handshakeTimeout)
+        }
+    }
+
+    /// Goes quiet (vendor `closeConnection`); the port stays open for a later ``connect()``.
+    public func disconnect() {
+        link.close()
+        drain()
+        version = nil
+    }
+
+    /// Goes quiet and releases the port.
+    public func close() {
+        disconnect()
+        try? driver.pump()
+        port.close()
+    }
+
+    /// Takes a version as if GetVersion had answered it (tests whose peer skips GetVersion).
+    func setVersionForTesting(_ fresh: VendorReaderVersion) {
+        version = fresh
+        info = Self.readerInfo(fresh, enforceRegion: enforceRegion)
+    }
+
+    /// ``ReaderInfo`` from a GetVersion answer, with the vendor's region rules.
+    public static func readerInfo(_ v: VendorReaderVersion, enforceRegion: Bool) -> ReaderInfo {
+        let rules = RegionSettingRules(readerProtocolVersion: v.protocolVersion, hardwareRevision: v.hardwareRevision,
+                                       softwareType: v.softwareType, deviceFlags: v.deviceFlags, enforceRegion: enforceRegion)
+        let region = rules.userHasSetRegion || !rules.hardwareRequiresSetRegion
+            ? RegionCatalog.named(vendorIndex: v.regionIndex)?.setting : nil
+        let firmware = FirmwareVersion(major: v.firmwareMajor, minor: v.firmwareMinor, build: UInt16(v.firmwareBuild))
+        let isGrokker = v.hardwareType == 5
+        return ReaderInfo(
+            hardwareType: isGrokker ? .grokker1 : .unknown, hardwareModel: v.hardwareTypeName, hardwareRevision: v.hardwareRevision,
+            firmwareVersion: firmware, loaderVersion: firmware, serialNumber: v.serialNumber,
+            readerProtocolVersion: UInt16(clamping: v.protocolVersion), region: region,
+            userMustSetRegion: rules.userMustSetRegion, userCanSetRegion: rules.userCanSetRegion,
+            provisioned: v.provisioningStatus != 0, enforceRegion: enforceRegion,
+            maxPowerTenthsDBm: Int16((v.maxPowerDBm * 10).rounded()), maxSensitivityTenthsDBm: Int16(v.maxSensitivityDB * 10),
+            numVolumeLevels: v.volumeLevels, maxTonesInSound: v.maxTones, hasBattery: isGrokker, hasExternalPower: isGrokker,
+            batteryCapacityMinutes: isGrokker ? Self.grokkerBatteryMinutes : 0,
+            batteryCapacityMAh: isGrokker ? Self.grokkerBatteryMAh : 0, deviceInitializedSuccessfully: v.initStatus == 0)
+    }
+
+    /// The GR-1's battery capacity as the vendor host reports it (140 min, 1800 mAh: seen in
+    /// the harness for hardware type 5, revision 6).
+    public static let grokkerBatteryMinutes: UInt16 = 140
+    public static let grokkerBatteryMAh: UInt16 = 1800
+
+    // MARK: Requests
+
+    /// Sends one request and waits for its answer (the packet layer retries as the vendor
+    /// does); returns the answer decoded.
+    @discardableResult
+    public func call(_ request: VendorRequest, extraTimeoutMs: Int = 0, retries: Bool = true,
+                     slaveMode: VendorSlaveMode? = nil) throws(ReaderError) -> VendorResponse {
+        let response = try exchange(request, extraTimeoutMs: extraTimeoutMs, retries: retries, slaveMode: slaveMode)
+        if response.isNack {
+            throw .rejected(port: port.name, command: "\(request.opcode)", status: "ACK_7 (NACK)")
+        }
+        guard response.id == 0 else {
+            throw .rejected(port: port.name, command: "\(request.opcode)", status: "ACK_\(response.id)")
+        }
+        do {
+            return try request.decodeResponse(response.data)
+        } catch {
+            throw .malformedResponse(port: port.name, detail: "\(request.opcode): \(error)")
+        }
+    }
+
+    /// Sends one request and returns the reader's answer as it came.
+    public func exchange(_ request: VendorRequest, extraTimeoutMs: Int = 0, retries: Bool = true,
+                         slaveMode: VendorSlaveMode? = nil) throws(ReaderError) -> ResponsePacket {
+        guard !slaveModeOn else { throw .inventoryRunning(port: port.name) }
+        guard link.isConnected else { throw .lostConnection(port: port.name) }
+        let payload: [UInt8]
+        do {
+            payload = try request.encodePayload()
+        } catch {
+            throw ReaderError(error)
+        }
+        answer = nil
+        do {
+            try link.send(command: request.opcode.rawValue, payload: payload, extraTimeoutMs: extraTimeoutMs,
+                          retries: retries, slaveMode: slaveMode)
+        } catch .busy {
+            throw .inventoryRunning(port: port.name)
+        } catch {
+            throw .invalidArgument(field: "\(request.opcode)", value: error.description, allowed: "a packet the vendor protocol carries")
+        }
+        log(.command, "-> \(request.opcode)")
+        let started = link.now
+        let limit = worstCaseSeconds(payloadBytes: payload.count, extraMs: extraTimeoutMs, retries: retries)
+        _ = try pump(forAtMost: limit) { answer != nil }
+        let seconds = Double(link.now - started) / Double(link.sampleRate)
+        switch answer {
+        case .success(let response):
+            log(.command, "<- \(request.opcode): \(response)")
+            return response
+        case .failure(.notConnected), .failure(.connectionLost):
+            throw .lostConnection(port: port.name)
+        case .failure(let error):
+            log(.connectionErrors, "\(request.opcode) failed: \(error)")
+            throw .timeout(port: port.name, command: "\(request.opcode)", seconds: seconds)
+        case nil:
+            throw .timeout(port: port.name, command: "\(request.opcode)", seconds: seconds)
+        }
+    }
+
+    /// The longest the packet layer can take over a request: every try timing out, plus a
+    /// pause before each resend, plus a second of slack.
+    func worstCaseSeconds(payloadBytes: Int, extraMs: Int, retries: Bool) -> Double {
+        let tries = retries ? max(1, timing.tries) : 1
+        let perTry = timing.responseTimeoutMs(requestBytes: payloadBytes + 3, extraMs: extraMs, sampleRate: link.sampleRate,
+                                              samplesPerBit: max(1, link.samplesPerBit))
+        // An answer may take as long as its own bytes after it starts: 255 bytes at most.
+        let answerMs = VendorPacketTiming.airTimeMs(bytes: 256, sampleRate: link.sampleRate, samplesPerBit: max(1, link.samplesPerBit))
+        return Double(tries * (perTry + timing.retryDelayMs + answerMs)) / 1000 + 1
+    }
+
+    /// Takes the link's events: answers to our requests, slave mode coming and going.
+    private func drain() {
+        for event in link.drainEvents() {
+            switch event {
+            case .packet(.completed(_, let response)):
+                answer = .success(response)
+            case .packet(.failed(_, let error)):
+                answer = .failure(error)
+            case .packet(.enteredSlaveMode):
+                slaveModeOn = true
+                inventory?.started()
+            case .packet(.exitedSlaveMode(let error)):
+                slaveModeOn = false
+                if let error { log(.connectionErrors, "slave mode ended: \(error)") }
+                inventory?.slaveModeEnded()
+            case .packet(.fault(let fault)):
+                log(.packetProtocol, "packet dropped: \(fault)")
+            case .packet(.requestReceived):
+                break
+            case .modem(let modem):
+                log(.byteProtocol, "\(modem)")
+            }
+        }
+    }
+
+    /// The answer to a packet the reader sends in slave mode.
+    private func answerReader(_ request: RequestPacket) -> VendorReply {
+        if let inventory, inventory.isActive { return inventory.answer(request) }
+        return VendorReply(.ack, endsSlaveMode: request.command == 0)
+    }
+
+    func pump(forAtMost seconds: Double, until done: () -> Bool) throws(ReaderError) -> Bool {
+        do {
+            return try driver.run(forAtMost: seconds) {
+                drain()
+                return done()
+            }
+        } catch {
+            throw .audio(error)
+        }
+    }
+
+    /// Keeps the link up for `seconds` of audio.
+    public func idle(forAtMost seconds: Double) throws(ReaderError) {
+        _ = try pump(forAtMost: seconds) { false }
+    }
+
+    // MARK: Commands
+
+    /// The battery (vendor `getBatteryInfo`); not while an inventory runs.
+    public func batteryInfo() throws(ReaderError) -> BatteryInfo {
+        guard case .battery(let level) = try call(.getBatteryLevel) else {
+            throw .malformedResponse(port: port.name, detail: "GetBatteryLevel answer")
+        }
+        let v = version
+        let info = level.info(readerProtocol: v?.protocolVersion ?? 20, hardwareRevision: v?.hardwareRevision ?? 6,
+                              capacityMinutes: Int(self.info?.batteryCapacityMinutes ?? Self.grokkerBatteryMinutes))
+        return BatteryInfo(canScan: info.canScan, externalPowerIsConnected: info.externalPowerIsConnected,
+                           isCharging: info.isCharging, minutesRemaining: UInt16(clamping: info.minutesRemaining),
+                           percentRemaining: UInt8(clamping: info.percentRemaining),
+                           millivolts: UInt16(clamping: Int((info.volts * 1000).rounded())))
+    }
+
+    /// Sets one configuration (SetConfiguration 0x0b) and caches it.
+    public func setConfiguration(_ configuration: VendorConfiguration) throws(ReaderError) {
+        try call(.setConfiguration(configuration))
+        configurationCache[configuration.kind] = configuration
+    }
+
+    /// A configuration: from the cache as the vendor host serves it, else GetConfiguration 0x0a.
+    public func configuration(_ kind: VendorConfigurationKind) throws(ReaderError) -> VendorConfiguration {
+        if let cached = configurationCache[kind] { return cached }
+        guard case .configuration(let fresh) = try call(.getConfiguration(VendorGetConfiguration(kind: kind))) else {
+            throw .malformedResponse(port: port.name, detail: "GetConfiguration answer")
+        }
+        configurationCache[kind] = fresh
+        return fresh
+    }
+
+    /// Vendor `setGeigerCounterSound`.
+    public func setGeigerCounterSound(_ sound: UgiGeigerCounterSound) throws(ReaderError) {
+        let geiger: VendorGeigerSound
+        do {
+            geiger = try VendorGeigerSound(frequencyHz: UInt16(clamping: sound.frequency),
+                                           clickDurationMs: UInt16(clamping: sound.clickDurationMsec), clickRate: sound.clickRate,
+                                           maxClicksPerSecond: UInt8(clamping: sound.maxClicksPerSecond),
+                                           historyMs: sound.historyDepthMsec)
+        } catch {
+            throw ReaderError(error)
+        }
+        try setConfiguration(.geigerCounterSound(geiger))
+    }
+
+    /// Vendor `setFoundItemSound`.
+    public func setFoundItemSound(_ tones: [UgiTone]) throws(ReaderError) {
+        try setConfiguration(.tones(.foundItemSound, tones.map { GrokProtocol.VendorTone(frequencyHz: $0.frequencyHz, durationMs: $0.durationMs) }))
+    }
+
+    /// Vendor `setFoundLastItemSound` (configuration 3).
+    public func setFoundLastItemSound(_ tones: [UgiTone]) throws(ReaderError) {
+        try setConfiguration(.tones(.foundLastItemSound, tones.map { GrokProtocol.VendorTone(frequencyHz: $0.frequencyHz, durationMs: $0.durationMs) }))
+    }
+
+    /// Vendor `playSound`: the sound number as the vendor sends it (0 found-last-item).
+    public func playSound(_ number: UInt8) throws(ReaderError) {
+        try call(.playSound(number))
+    }
+
+    /// Vendor `pauseConnection`: the reader goes quiet for `ms` plus the platform's pause
+    /// latency (the vendor adds 300 ms), then the link resumes without a new handshake.
+    public func pause(ms: Int, latencyMs: Int = 300) throws(ReaderError) {
+        try call(.pauseConnection(ms: UInt16(clamping: ms + latencyMs)))
+    }
+
+    /// Sets the region to the vendor's built-in entry for `name` (a vendor name such as
+    /// `FCC (US), IC (Canada)`, a code or a number), by the vendor's set-region rules.
+    public func setRegion(_ name: String) throws(ReaderError) {
+        guard let region = RegionCatalog.find(name), let entry = RegionCatalog.entry(number: region.number) else {
+            throw .unknownRegion(name)
+        }
+        let vendorEntry: VendorRegionEntry
+        do {
+            vendorEntry = try VendorRegionEntry(entry)
+        } catch {
+            throw .invalidArgument(field: "region", value: name, allowed: "\(error)")
+        }
+        try setRegion(vendorEntry)
+    }
+
+    /// Sends `entry` (SetRegion 0x11) if the reader's firmware takes it.
+    public func setRegion(_ entry: VendorRegionEntry) throws(ReaderError) {
+        if let v = version {
+            let rules = RegionSettingRules(readerProtocolVersion: v.protocolVersion, hardwareRevision: v.hardwareRevision,
+                                           softwareType: v.softwareType, deviceFlags: v.deviceFlags, enforceRegion: enforceRegion)
+            guard rules.userCanSetRegion else {
+                throw .firmwareDoesNotSupportSetRegion(port: port.name, firmware: "\(v.firmwareMajor).\(v.firmwareMinor).\(v.firmwareBuild)")
+            }
+        }
+        let request: VendorSetRegion
+        do {
+            request = try VendorSetRegion(entry: entry.encode())
+        } catch {
+            throw ReaderError(error)
+        }
+        try call(.setRegion(request))
+        // As the vendor: the cached region index follows (GetVersion byte 30).
+        if var v = version {
+            v.regionIndex = entry.index
+            version = v
+            info = Self.readerInfo(v, enforceRegion: enforceRegion)
+        }
+    }
+
+    /// Provisioning 0x04, sub-ops 00-04.
+    public func provision(_ request: VendorProvisioning) throws(ReaderError) {
+        try call(.provisioning(request))
+    }
+
+    /// GetDiagnostics 0x06; nil when the reader answers a bare ACK (layout unknown then).
+    public func diagnostics(reset: Bool = false) throws(ReaderError) -> VendorDiagnostics? {
+        let response = try exchange(.getDiagnostics(reset: reset))
+        guard response.id == 0, !response.data.isEmpty else { return nil }
+        guard case .diagnostics(let d) = try decode(.getDiagnostics(reset: reset), response) else { return nil }
+        return d
+    }
+
+    /// The link's own counters (the vendor's `PacketProtocolGetConnectionStatistics`).
+    public var linkStatistics: VendorPacketStatistics { link.packets.statistics }
+
+    /// GetTemperature 0x15; nil when the reader answers a bare ACK.
+    public func temperature() throws(ReaderError) -> VendorTemperature? {
+        let response = try exchange(.getTemperature)
+        guard response.id == 0, !response.data.isEmpty else { return nil }
+        guard case .temperature(let t) = try decode(.getTemperature, response) else { return nil }
+        return t
+    }
+
+    private func decode(_ request: VendorRequest, _ response: ResponsePacket) throws(ReaderError) -> VendorResponse {
+        do {
+            return try request.decodeResponse(response.data)
+        } catch {
+            throw .malformedResponse(port: port.name, detail: "\(request.opcode): \(error)")
+        }
+    }
+
+    /// One echo (0x0c); whether it came back equal. `retries: false` fails at the first
+    /// try that goes wrong, as AutoConfig's steps do.
+    func echo(_ data: [UInt8], retries: Bool) throws(ReaderError) -> Bool {
+        let request: VendorRequest
+        do {
+            request = .echo(try VendorEcho(data))
+        } catch {
+            throw ReaderError(error)
+        }
+        let response = try exchange(request, retries: retries)
+        return response.id == 0 && response.data == data
+    }
+}

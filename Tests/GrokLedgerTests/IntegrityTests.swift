@@ -255,7 +255,15 @@ struct InterruptedRunTests {
         #expect(try other.run(run)?.lastSeenAt == alive)
         // The owner goes away without finishing (as a killed process does: its lock goes).
         owner = nil
-        let reopened = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
+        // Other tests in this process start subprocesses all the time; a child between its
+        // fork and its exec briefly shares every descriptor, the run lock's too, so the lock
+        // can outlive the owner by that instant. A dead process's lock cannot come back, so
+        // the next open that finds it gone is the one to check.
+        var reopened = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
+        for _ in 0..<50 where reopened.interruptedAtOpen.isEmpty {
+            Thread.sleep(forTimeInterval: 0.1)
+            reopened = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
+        }
         let closed = try #require(try reopened.run(run))
         #expect(closed.outcome == .interrupted)
         #expect(closed.endedAt == alive)

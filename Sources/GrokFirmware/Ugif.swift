@@ -1,7 +1,7 @@
 import GrokProtocol
 
 /// The vendor's firmware image, a `.ugif` text file (U Grok It image format), restated from
-/// what the vendor host library accepts (notes/firmware.md):
+/// what the vendor host library accepts (docs/vendor-protocol.md):
 ///
 /// ```
 /// # comment

@@ -246,7 +246,7 @@ struct UgifTests {
         #expect(committed == image.encoded(comments: comments))
         #expect(try UgifImage.parse(committed, fileName: "GR-1_1-8-0_demo.ugif") == image)
         #expect(image.loader?.bytes.count == 1024 && image.reader.bytes.count == 61_440)
-        // What the vendor host sent for this file updating grokpeer (harness trace, notes/firmware.md).
+        // What the vendor host sent for this file updating grokpeer (harness trace, docs/vendor-protocol.md).
         #expect(image.loader?.changeSoftwareType(to: .loader).encode() == [0x00, 0x04, 0x93, 0xA5, 0x01, 0xA8, 0xF5, 0x8F, 0xD1, 0x00])
         #expect(image.reader.changeSoftwareType(to: .application).encode() == [0x00, 0xF0, 0x58, 0x5F, 0x00, 0x64, 0xF5, 0x74, 0x7C, 0x00])
     }

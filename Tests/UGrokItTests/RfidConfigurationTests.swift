@@ -381,7 +381,7 @@ struct RfidConfigurationTests {
         try UgiRfidConfiguration.config(inventoryType: type).validate()
     }
 
-    /// Types 1-5: the vendor library's rfidConfigurations table (notes/commands.md); single
+    /// Types 1-5: the vendor library's rfidConfigurations table (docs/vendor-protocol.md); single
     /// find is ours (not in SDK 1.7.16).
     static let documented: [PresetValues] = [
         PresetValues(type: .locateDistance, power: (27, 23, 30), q: (4, 2, 7), session: 0, toggleAB: 0, sensitivity: -85,

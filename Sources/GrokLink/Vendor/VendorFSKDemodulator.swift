@@ -1,7 +1,7 @@
 // The host-side receiver for the vendor's FSK: decimated, so that it costs a small fraction
 // of a sample's worth of work per sample, and still better than the vendor's sign counting.
 //
-// Design (measured in notes/link.md; the per-sample design it replaces is in notes/modem.md):
+// Design (docs/vendor-protocol.md, section 3.4, with the figures in docs/benchmarks.md):
 // 1. The input is kept in a short history; nothing runs per sample but the copy into it.
 // 2. A tone measurement is a least-squares fit of both tones (cosine and sine of each) to
 //    the one-bit window ending at a chosen sample, taken only where a decision needs it:

@@ -8,14 +8,14 @@ import GrokProtocol
 /// the vendor command codecs of GrokProtocol over the unit's persistent state
 /// (``DeviceStateStore``) and its RF field (``InventoryRunner`` over ``RFField``).
 ///
-/// What it answers, and how (facts in notes/commands.md, notes/emulator.md):
+/// What it answers, and how (facts in docs/vendor-protocol.md):
 /// - GetVersion (31 bytes from the state: protocol 20, GR-1, revision, firmware, antenna,
 ///   max power, sensitivity, volume levels, flags bit 7 "user has set region", software type,
 ///   max program bytes, provisioning status, ids, serial, init status, max tones, region);
 /// - battery (5-byte form), Get/SetConfiguration (kinds 0-3), echo, play sound, pause
 ///   connection, SetRegion (CRC checked by the codec, stored, obeyed by the next inventory),
 ///   provisioning 00-04, diagnostics, temperature, test flags, antenna tuning (guesses where
-///   the layout is not known, see notes/emulator.md);
+///   the layout is not known, see docs/vendor-protocol.md);
 /// - inventory start: ACK_0 and slave mode, the reader then sends first reads (01),
 ///   subsequent reads (03), pings (05), tag-access results (06) and 00 completed once the
 ///   host answered ACK_1;
@@ -23,7 +23,7 @@ import GrokProtocol
 ///   the vendor loader lands in Flash/).
 ///
 /// Its output never holds an exact-zero sample while a tone plays: the vendor's receive path
-/// loses bits on exact zeros (notes/harness.md); see ``process(input:output:)``.
+/// loses bits on exact zeros (docs/vendor-protocol.md); see ``process(input:output:)``.
 ///
 /// Pure in time (the sample clock), not thread-safe: whoever drives the cable owns it.
 public final class VendorGrokker: CablePeer {
@@ -35,7 +35,7 @@ public final class VendorGrokker: CablePeer {
     /// link after about 3.3 s; the reader pings well before).
     public static let pingIntervalSeconds = 1.0
     /// First-read records per packet: at most 7 (the host's acknowledgement mask drops the
-    /// 8th record's bit when there are exactly 8, notes/commands.md).
+    /// 8th record's bit when there are exactly 8, docs/vendor-protocol.md).
     public static let maxFirstReadRecords = 4
     /// Subsequent-read records per packet.
     public static let maxSubsequentRecords = 24
@@ -254,7 +254,7 @@ public final class VendorGrokker: CablePeer {
             sounds.play(.foundItem, volume: 255)
             return .ack
         case .tuneAntenna, .getDetailedAntennaTuning, .continuousTest, .scanAllFrequencies, .scanWide:
-            // Layouts only partly known (notes/commands.md); refused as the reader refuses
+            // Layouts only partly known (docs/vendor-protocol.md); refused as the reader refuses
             // what it does not support.
             return .nack
         }

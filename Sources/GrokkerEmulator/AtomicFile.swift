@@ -113,41 +113,11 @@ enum AtomicFile {
     /// one wins and the others read what it wrote. The temporary name is removed either way.
     /// - Returns: whether this call created the file.
     static func createExclusively(_ path: String, with bytes: [UInt8]) throws(Failure) -> Bool {
-        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        removeStaleTemporaries(of: path)
-        let temp = path + temporarySuffix + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = try check("open temp file") { open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
-        _ = flock(fd, LOCK_EX | LOCK_NB)
-        var closed = false
-        let created: Bool
-        do throws(Failure) {
-            var written = 0
-            while written < bytes.count {
-                let n = try check("write") {
-                    bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-                }
-                written += n
-            }
-            try check("fsync") { fsync(fd) }
-            closed = true
-            try check("close") { close(fd) }
-            if link(temp, path) == 0 {
-                created = true
-            } else if errno == EEXIST {
-                created = false
-            } else {
-                throw .system(operation: "link", errno: errno)
-            }
-        } catch {
-            if !closed { close(fd) }
-            unlink(temp)
-            throw error
-        }
-        unlink(temp)
-        let dirFD = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dirFD >= 0 {
-            defer { close(dirFD) }
-            try check("fsync directory") { fsync(dirFD) }
+        let created: Bool = try publish(bytes, at: path) { (temp) throws(Failure) -> Bool in
+            defer { unlink(temp) }
+            if link(temp, path) == 0 { return true }
+            if errno == EEXIST { return false }
+            throw .system(operation: "link", errno: errno)
         }
         return created
     }
@@ -155,11 +125,19 @@ enum AtomicFile {
     /// Replaces `path` with `bytes` so that a crash at any instant leaves the old or the
     /// new content, never a mix.
     static func replace(_ path: String, with bytes: [UInt8]) throws(Failure) {
+        _ = try publish(bytes, at: path) { (temp) throws(Failure) in try check("rename") { rename(temp, path) } }
+    }
+
+    /// Writes `bytes` to a fresh temporary file beside `path` (fsynced and closed), lets
+    /// `move` put it in place, then makes that durable by syncing the directory. The
+    /// temporary is removed if anything before `move` fails; `move` owns it after that.
+    private static func publish<T>(_ bytes: [UInt8], at path: String,
+                                   move: (String) throws(Failure) -> T) throws(Failure) -> T {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
         removeStaleTemporaries(of: path)
         let temp = path + temporarySuffix + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = try check("open temp file") { open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
-        // Held until the rename: tells a cleaner in another process that this writer is alive.
+        // Held until the temporary is moved: tells a cleaner in another process that this writer is alive.
         _ = flock(fd, LOCK_EX | LOCK_NB)
         var closed = false
         do throws(Failure) {
@@ -173,17 +151,24 @@ enum AtomicFile {
             try check("fsync") { fsync(fd) }
             closed = true
             try check("close") { close(fd) }
-            try check("rename") { rename(temp, path) }
         } catch {
             if !closed { close(fd) }
             unlink(temp)
             throw error
         }
-        // Make the rename itself durable.
+        let result: T
+        do throws(Failure) {
+            result = try move(temp)
+        } catch {
+            unlink(temp)
+            throw error
+        }
+        // Make the move itself durable.
         let dirFD = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dirFD >= 0 {
             defer { close(dirFD) }
             try check("fsync directory") { fsync(dirFD) }
         }
+        return result
     }
 }

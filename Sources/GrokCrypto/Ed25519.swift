@@ -9,29 +9,6 @@ final class EVPKey {
 
     deinit { EVP_PKEY_free(pointer) }
 
-    /// Parses PEM text with `read` (a `PEM_read_bio_*` function) through a memory BIO.
-    static func fromPEM(
-        _ pem: [UInt8], what: String,
-        _ read: (OpaquePointer?) -> OpaquePointer?
-    ) throws(CryptoError) -> EVPKey {
-        guard pem.count < Int(Int32.max) else { throw .invalidKey(detail: "the \(what) PEM text is too long") }
-        let parsed: OpaquePointer? = pem.withUnsafeBytes { raw in
-            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
-            defer { BIO_free(bio) }
-            return read(bio)
-        }
-        ERR_clear_error()
-        guard let parsed else {
-            throw .invalidKey(detail: "not a PEM \(what) (expected the output of 'openssl genpkey -algorithm ed25519'"
-                + (what == "public key" ? " piped through 'openssl pkey -pubout')" : ")"))
-        }
-        let key = EVPKey(parsed)
-        guard EVP_PKEY_get_base_id(parsed) == EVP_PKEY_ED25519 else {
-            throw .invalidKey(detail: "the PEM \(what) is not an Ed25519 key; make one with 'openssl genpkey -algorithm ed25519'")
-        }
-        return key
-    }
-
     /// The 32 raw public-key bytes.
     func rawPublicKey() throws(CryptoError) -> [UInt8] {
         var raw = [UInt8](repeating: 0, count: 32)
@@ -95,7 +72,7 @@ public struct Ed25519PublicKey: Sendable, Hashable, CustomStringConvertible {
 
     /// A key from PEM text (`-----BEGIN PUBLIC KEY-----`, as `openssl pkey -pubout` writes).
     public init(pem: String) throws(CryptoError) {
-        let key = try EVPKey.fromPEM(Array(pem.utf8), what: "public key") { PEM_read_bio_PUBKEY($0, nil, nil, nil) }
+        let key = try EVPKey.fromPEM(Array(pem.utf8), kind: .ed25519, what: "public key") { PEM_read_bio_PUBKEY($0, nil, nil, nil) }
         let raw = try key.rawPublicKey()
         if let weakness = Self.weakness(raw) { throw .invalidKey(detail: weakness) }
         rawRepresentation = raw
@@ -177,7 +154,7 @@ public final class Ed25519PrivateKey {
     /// A key from PEM text (`-----BEGIN PRIVATE KEY-----`, unencrypted PKCS#8, as
     /// `openssl genpkey -algorithm ed25519` writes it).
     public convenience init(pem: String) throws(CryptoError) {
-        try self.init(EVPKey.fromPEM(Array(pem.utf8), what: "private key") { PEM_read_bio_PrivateKey($0, nil, nil, nil) })
+        try self.init(EVPKey.fromPEM(Array(pem.utf8), kind: .ed25519, what: "private key") { PEM_read_bio_PrivateKey($0, nil, nil, nil) })
     }
 
     /// A new random key from OpenSSL's random generator.

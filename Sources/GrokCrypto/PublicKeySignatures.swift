@@ -7,11 +7,13 @@ import COpenSSL
 
 /// Which kind of key a PEM or DER text must hold.
 enum PEMKeyKind {
+    case ed25519
     case ecP256
     case rsa
 
     var name: String {
         switch self {
+        case .ed25519: "Ed25519"
         case .ecP256: "ECDSA P-256"
         case .rsa: "RSA"
         }
@@ -19,6 +21,7 @@ enum PEMKeyKind {
 
     var howToMake: String {
         switch self {
+        case .ed25519: "'openssl genpkey -algorithm ed25519'"
         case .ecP256: "'openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256'"
         case .rsa: "'openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:3072'"
         }
@@ -62,6 +65,10 @@ extension EVPKey {
 
     func check(kind: PEMKeyKind, what: String) throws(CryptoError) {
         switch kind {
+        case .ed25519:
+            guard EVP_PKEY_get_base_id(pointer) == EVP_PKEY_ED25519 else {
+                throw .invalidKey(detail: "the PEM \(what) is not an Ed25519 key; make one with \(kind.howToMake)")
+            }
         case .ecP256:
             guard EVP_PKEY_get_base_id(pointer) == EVP_PKEY_EC else {
                 throw .invalidKey(detail: "the \(what) is not an EC key; make one with \(kind.howToMake)")

@@ -38,61 +38,83 @@ public struct UgiAntennaTuning: Sendable, Hashable {
 }
 
 extension ReaderSession {
-    /// Vendor `tuneAntenna`: the Grokker tunes its antenna on every channel of its region,
-    /// one after the other on its own clock; `progress` is called for each channel tuned and
-    /// returns `false` to stop early (channels the Grokker finished before the stop reached
-    /// it stay tuned, and are counted). Not while an inventory runs, nor before the region
-    /// is set (``ReaderError/regionNotSet(port:)``). Returns the channels tuned and the total.
+    /// Vendor `tuneAntenna` (TuneAntenna 0x0d): the reader takes the request (ACK_0) and
+    /// drives the link (slave mode, 10 s between packets), sending one packet per channel
+    /// tuned (01: channel, reflected power) and finally 00 completed. `progress` is called
+    /// for each channel and returns `false` to stop early (ACK_1 in the next answer). Not
+    /// while an inventory runs. The vendor's packets carry no channel total: `total` is the
+    /// hop table's length (``regionChannelsKHz``), and `reflectedPowerDBm` is the reader's
+    /// raw 16-bit figure divided by ten (its unit is not known). Returns the channels
+    /// tuned and the total.
     @discardableResult
     public func tuneAntenna(_ progress: (UgiAntennaTuningProgress) -> Bool) throws(ReaderError) -> (tuned: Int, total: Int) {
         guard !inventoryRunning else { throw .inventoryRunning(port: port.name) }
-        tuningProgress.removeAll()
-        _ = try call(.startAntennaTuning)
+        let total = regionChannelsKHz.count
+        var events: [(channel: UInt16, power: UInt16)] = []
+        var completed = false
+        var stopping = false
+        slaveHandler = { request in
+            switch try? VendorTuneAntennaPacket(opcode: request.command, payload: request.payload) {
+            case .oneFrequency(let channel, let power, _)?:
+                events.append((channel, power))
+                return VendorReply(ResponsePacket(id: stopping ? 1 : 0))
+            case .completed?:
+                completed = true
+                return VendorReply(.ack, endsSlaveMode: true)
+            case nil:
+                return VendorReply(ResponsePacket(id: 7))
+            }
+        }
+        defer { slaveHandler = nil }
+        try call(.tuneAntenna, slaveMode: .long)
         log(.command, "antenna tuning started")
         var tuned = 0
-        var total = 0
-        var stopping = false
-        func drain() {
-            for event in tuningProgress {
-                tuned = max(tuned, Int(event.tuned))
-                total = Int(event.total)
-                if !stopping, !progress(UgiAntennaTuningProgress(
-                    frequencyKHz: Int(event.frequencyKHz), reflectedPowerDBm: Double(event.reflectedTenthsDBm) / 10,
-                    numTuned: Int(event.tuned), total: Int(event.total))) {
-                    stopping = true
-                }
+        let limit = Double(VendorSlaveMode.long.timeoutMs + timing.audioLatencyMs) / 1000 + 2
+        while !completed {
+            let arrived = try pump(forAtMost: limit) { !events.isEmpty || completed || !link.packets.isInSlaveMode }
+            for event in events {
+                tuned += 1
+                let step = UgiAntennaTuningProgress(frequencyKHz: Int(event.channel) * VendorRegionEntry.channelUnitKHz,
+                                                    reflectedPowerDBm: Double(event.power) / 10, numTuned: tuned,
+                                                    total: max(total, tuned))
+                if !stopping, !progress(step) { stopping = true }
             }
-            tuningProgress.removeAll()
-        }
-        while total == 0 || tuned < total {
-            let arrived = try pump(forAtMost: options.commandTimeout) {
-                takeMessages()
-                return !tuningProgress.isEmpty || engine.state != .connected
+            events.removeAll()
+            if completed { break }
+            guard arrived, link.packets.isInSlaveMode else {
+                if !link.isConnected { throw .lostConnection(port: port.name) }
+                throw .timeout(port: port.name, command: "TuneAntenna", seconds: limit)
             }
-            guard engine.state == .connected else { throw .lostConnection(port: port.name) }
-            guard arrived else { throw .timeout(port: port.name, command: "\(Opcode.startAntennaTuning)", seconds: options.commandTimeout) }
-            drain()
-            if stopping { break }
         }
-        if stopping, tuned < total {
-            _ = try call(.stopAntennaTuning)
-            // Progress sent before the stop arrived comes before its answer.
-            drain()
-        }
-        log(.command, "antenna tuning ended: \(tuned) of \(total) channels")
-        return (tuned, total)
+        // Let the answer to "completed" go out before anything else is sent.
+        _ = try pump(forAtMost: 1) { !link.packets.isInSlaveMode && !link.modem.isSending }
+        log(.command, "antenna tuning ended: \(tuned) channels")
+        return (tuned, max(total, tuned))
     }
 
-    /// Vendor `getAntennaTuning`: the static and dynamic average reflected power.
+    /// Vendor `getAntennaTuning:dynamicAverage:` (GetAntennaTuning 0x10): the static and
+    /// dynamic averages as the reader sends them (raw 16-bit figures divided by ten). The
+    /// vendor answer carries no per-channel values: ``UgiAntennaTuning/channels`` is empty
+    /// (``antennaTuningChannels()`` asks for them with GetDetailedAntennaTuning).
     public func antennaTuning() throws(ReaderError) -> UgiAntennaTuning {
-        let response = try call(.getAntennaTuning)
-        guard case .antennaTuning(let info) = response else {
-            throw .malformedResponse(port: port.name, detail: "getAntennaTuning answered with \(response.opcode)")
+        guard case .antennaTuning(let t) = try call(.getAntennaTuning, extraTimeoutMs: 1000) else {
+            throw .malformedResponse(port: port.name, detail: "GetAntennaTuning answer")
         }
-        return UgiAntennaTuning(
-            staticAverageDBm: Double(info.staticAverageTenthsDBm) / 10,
-            dynamicAverageDBm: info.dynamicAverageTenthsDBm.map { Double($0) / 10 },
-            channels: info.channels.map { (Int($0.frequencyKHz), Double($0.reflectedTenthsDBm) / 10) })
+        return UgiAntennaTuning(staticAverageDBm: Double(t.staticAverage) / 10, dynamicAverageDBm: Double(t.dynamicAverage) / 10,
+                                channels: [])
+    }
+
+    /// Per-channel tuning (vendor GetDetailedAntennaTuning 0x0e, up to `maxChannels`): each
+    /// channel's frequency (region channel x 50 kHz) and the reader's 16-bit value / 10.
+    /// The vendor's own peer never answered it (code only); the emulator refuses it.
+    public func antennaTuningChannels(maxChannels: Int = VendorRegionEntry.maxChannels) throws(ReaderError)
+        -> [(frequencyKHz: Int, reflectedPowerDBm: Double)] {
+        let channels = regionChannelsKHz
+        guard case .detailedAntennaTuning(let rows) = try call(.getDetailedAntennaTuning(maxChannels: UInt8(clamping: maxChannels)),
+                                                               extraTimeoutMs: 2000) else {
+            throw .malformedResponse(port: port.name, detail: "GetDetailedAntennaTuning answer")
+        }
+        return rows.enumerated().map { i, row in (channels.indices.contains(i) ? channels[i] : 0, Double(row.value) / 10) }
     }
 }
 

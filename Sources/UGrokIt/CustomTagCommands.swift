@@ -13,59 +13,68 @@ public struct UgiCustomCommandResult: Sendable, Hashable {
 }
 
 extension ReaderSession {
-    /// Vendor `customCommandToTag`: sends `commandBits` bits of `command` to the tag
-    /// (singulated as for any access) and waits `receiveTimeoutUsec` µs for its reply of
-    /// `responseBitLengthNoHeaderBit` bits (a reply without header bit) or
-    /// `responseBitLengthWithHeaderBit` bits (with one); exactly one of the two is non-zero,
-    /// and both count the tag's handle and CRC. No reply in time is TAG_NOT_FOUND.
+    /// The longest custom command, bits: what fits a tag-access request beside a 62-byte EPC.
+    public static let maxCustomCommandBits = 1024
+
+    /// Vendor `customCommandToTag`: sends `commandBits` bits of `command` to the tag (during
+    /// an inventory, in the answer to the reader's next packet) and waits for the reader's
+    /// result. The vendor request carries each response length in one byte (at most 255
+    /// bits) and the receive timeout in 16 bits; exactly one of the two lengths is non-zero.
+    /// The reply's data are the bytes the reader returned.
     public func customCommandToTag(_ epc: UgiEpc, command: [UInt8], commandBits: Int, responseBitLengthNoHeaderBit: Int,
                                    responseBitLengthWithHeaderBit: Int, receiveTimeoutUsec: Int) throws(ReaderError) -> UgiCustomCommandResult {
-        guard (1...Int(CustomTagCommand.maxCommandBits)).contains(commandBits), command.count * 8 >= commandBits else {
+        guard (1...Self.maxCustomCommandBits).contains(commandBits), command.count * 8 >= commandBits else {
             throw .invalidArgument(field: "commandBits", value: String(commandBits),
-                                   allowed: "1 to \(CustomTagCommand.maxCommandBits), within the command's bytes")
+                                   allowed: "1 to \(Self.maxCustomCommandBits), within the command's bytes")
         }
-        let limit = Int(CustomTagCommand.maxResponseBits)
         guard (responseBitLengthNoHeaderBit == 0) != (responseBitLengthWithHeaderBit == 0),
-              (0...limit).contains(responseBitLengthNoHeaderBit), (0...limit).contains(responseBitLengthWithHeaderBit) else {
+              (0...255).contains(responseBitLengthNoHeaderBit), (0...255).contains(responseBitLengthWithHeaderBit) else {
             throw .invalidArgument(field: "response bit length",
                                    value: "\(responseBitLengthNoHeaderBit)/\(responseBitLengthWithHeaderBit)",
-                                   allowed: "exactly one of the two non-zero, at most \(limit)")
+                                   allowed: "exactly one of the two non-zero, at most 255 (one byte on the vendor wire)")
         }
-        let custom = CustomTagCommand(
-            command: Array(command.prefix((commandBits + 7) / 8)), commandBits: UInt16(commandBits),
-            responseBitsNoHeader: UInt16(responseBitLengthNoHeaderBit), responseBitsWithHeader: UInt16(responseBitLengthWithHeaderBit),
-            receiveTimeoutMicroseconds: UInt32(clamping: max(0, receiveTimeoutUsec)))
-        let answer = try tagAccess(epc, .custom(custom))
-        guard answer.status == .ok else { return UgiCustomCommandResult(status: answer.status, data: [], bits: 0) }
-        let bits = custom.dataBits
-        var bytes: [UInt8] = []
-        for word in answer.words { bytes.append(UInt8(word >> 8)); bytes.append(UInt8(word & 0xFF)) }
-        return UgiCustomCommandResult(status: .ok, data: Array(bytes.prefix((bits + 7) / 8)), bits: bits)
+        guard (0...0xFFFF).contains(receiveTimeoutUsec) else {
+            throw .invalidArgument(field: "receiveTimeoutUsec", value: String(receiveTimeoutUsec), allowed: "0 to 65535")
+        }
+        let answer = try customCommand(epc, command: Array(command.prefix((commandBits + 7) / 8)), commandBits: commandBits,
+                                       responseBitsNoHeader: responseBitLengthNoHeaderBit,
+                                       responseBitsWithHeader: responseBitLengthWithHeaderBit, receiveTimeoutUsec: receiveTimeoutUsec)
+        let status = Self.status(answer.result)
+        guard status == .ok else { return UgiCustomCommandResult(status: status, data: [], bits: 0) }
+        return UgiCustomCommandResult(status: .ok, data: answer.data, bits: answer.data.count * 8)
     }
 
     /// Vendor `changePower`: the running inventory's power from now on (dBm): `initial`,
     /// varied within `min...max` when they differ. Values outside 0...the reader's
-    /// `maxPower` or out of order are refused before anything is sent. Returns the vendor's
-    /// result; the inventory resumed after a lost connection keeps the new power.
+    /// `maxPower` or out of order are refused before anything is sent. The reader answers
+    /// nothing for it (docs/vendor-protocol.md, "change power"): OK means it was sent.
+    @discardableResult
     public func changePower(initial: Double, min: Double, max: Double) throws(ReaderError) -> TagAccessStatus {
-        let top = Double(info?.maxPowerTenthsDBm ?? Int16.max) / 10
+        let top = Double(info?.maxPowerTenthsDBm ?? 300) / 10
         guard [initial, min, max].allSatisfy({ $0.isFinite && $0 >= 0 && $0 <= top }), min <= initial, initial <= max else {
             throw .invalidArgument(field: "power", value: "\(initial) (\(min)...\(max)) dBm",
                                    allowed: "min ≤ initial ≤ max within 0...\(top) dBm")
         }
         guard inventoryRunning else { throw .noInventoryRunning(port: port.name) }
-        func tenths(_ dBm: Double) -> Int16 { Int16((dBm * 10).rounded()) }
-        let range = PowerRange(initialTenthsDBm: tenths(initial), minTenthsDBm: tenths(min), maxTenthsDBm: tenths(max))
-        let response = try call(.changePower(range))
-        guard case .powerChanged(let status) = response else {
-            throw .malformedResponse(port: port.name, detail: "changePower answered with \(response.opcode)")
+        let bytes: (UInt8, UInt8, UInt8)
+        do {
+            bytes = (try VendorUnits.powerByte(dBm: initial, field: "initial"), try VendorUnits.powerByte(dBm: min, field: "min"),
+                     try VendorUnits.powerByte(dBm: max, field: "max"))
+        } catch {
+            throw ReaderError(error)
         }
-        if status == .ok {
-            inventory?.initialPowerTenthsDBm = range.initialTenthsDBm
-            inventory?.minPowerTenthsDBm = range.minTenthsDBm
-            inventory?.maxPowerTenthsDBm = range.maxTenthsDBm
-            log(.inventory, "power changed to \(initial) dBm (\(min)...\(max))")
-        }
-        return status
+        let outcome = try tagAccess(.changePower(initial: bytes.0, min: bytes.1, max: bytes.2))
+        log(.inventory, "power changed to \(initial) dBm (\(min)...\(max))")
+        return Self.status(outcome.result)
+    }
+
+    /// A raw custom tag access as the vendor sends it; the result and the tag's reply.
+    func customCommand(_ epc: UgiEpc, command: [UInt8], commandBits: Int, responseBitsNoHeader: Int,
+                       responseBitsWithHeader: Int, receiveTimeoutUsec: Int) throws(ReaderError) -> (result: UInt8, data: [UInt8]) {
+        let o = try tagAccess(.custom(epc: epc.bytes, receiveTimeout: UInt16(clamping: receiveTimeoutUsec),
+                                      commandBits: UInt16(clamping: commandBits),
+                                      responseBitsNoHeader: UInt8(clamping: responseBitsNoHeader),
+                                      responseBitsWithHeader: UInt8(clamping: responseBitsWithHeader), command: command))
+        return (o.result, o.data)
     }
 }

@@ -2,48 +2,37 @@ import GrokAudio
 import GrokLink
 import GrokProtocol
 
-/// The vendor's diagnostic counters (`UgiDiagnostics`): the host's view of the byte and
-/// packet protocols, and the reader's own counts of its inventory work.
+/// The vendor's diagnostic counters (`UgiDiagnostics`): the host's view of the packet
+/// protocol, and the reader's own counts (GetDiagnostics 0x06) when it sends them.
 public struct UgiDiagnostics: Sendable, Equatable {
-    /// The host's link counters (skew factor, bytes, packets, failures, retries, timeouts,
-    /// invalid packets, CRC mismatches).
-    public var link: LinkStatistics
-    /// The reader's counters (its side of the link, rounds, raw finds, reports sent).
-    public var reader: ReaderCounters
+    /// The host's packet-layer counters (the vendor's `PacketProtocolGetConnectionStatistics`).
+    public var link: VendorPacketStatistics
+    /// The reader's counters; `nil` when it answered GetDiagnostics with a bare ACK (the
+    /// vendor's peer did in every capture, so the layout is ours from the library's code).
+    public var reader: VendorDiagnostics?
 
-    /// Vendor `byteProtocolSkewFactor`.
-    public var byteProtocolSkewFactor: Double { link.skewFactor }
-    /// Vendor `rawInventoryRounds`.
-    public var rawInventoryRounds: Int { Int(reader.inventoryRounds) }
+    /// Vendor `rawInventoryRounds` (0 without the reader's counters).
+    public var rawInventoryRounds: Int { Int(reader?.rawInventoryRounds ?? 0) }
     /// Vendor `rawTagFinds`.
-    public var rawTagFinds: Int { Int(reader.tagFinds) }
-    /// Vendor `uniqueTags`: distinct EPCs the reader read since the last reset.
-    public var uniqueTags: Int { Int(reader.uniqueTags) }
-    /// Vendor `forgottenTags`: reads that never reached the host on their own (replaced by
-    /// a newer read of the same tag while waiting for the link, never sent, or never
-    /// acknowledged).
-    public var forgottenTags: Int { Int(reader.forgotten) }
-    /// Vendor `forgottenNotAcknowledged`: reads sent in an event the link dropped before the
-    /// host acknowledged it.
-    public var forgottenNotAcknowledged: Int { Int(reader.forgottenNotAcknowledged) }
-    /// Vendor `forgottenNotSent`: reads still waiting for the link when the inventory
-    /// stopped or the link dropped.
-    public var forgottenNotSent: Int { Int(reader.forgottenNotSent) }
+    public var rawTagFinds: Int { Int(reader?.rawTagFinds ?? 0) }
+    /// Vendor `uniqueTags`.
+    public var uniqueTags: Int { Int(reader?.uniqueTags ?? 0) }
+    /// Vendor `forgottenTags`.
+    public var forgottenTags: Int { Int(reader?.forgottenTags ?? 0) }
+    /// Vendor `forgottenNotAcknowledged`.
+    public var forgottenNotAcknowledged: Int { Int(reader?.forgottenNotAcknowledgedTags ?? 0) }
+    /// Vendor `forgottenNotSent`.
+    public var forgottenNotSent: Int { Int(reader?.forgottenNotSentTags ?? 0) }
     /// Vendor `packetProtocolPacketsSent` / `...Received` (the host's).
     public var packetsSent: Int { link.packetsSent }
     public var packetsReceived: Int { link.packetsReceived }
 }
 
 extension ReaderSession {
-    /// The diagnostic counters, zeroed on both sides afterwards when `reset` (vendor
-    /// `getDiagnostics:reset:`).
+    /// The diagnostic counters (vendor `getDiagnostics:reset:`): the host's packet counters
+    /// and the reader's, asked with GetDiagnostics (`reset` zeroes the reader's afterwards).
     public func diagnostics(reset: Bool = false) throws(ReaderError) -> UgiDiagnostics {
-        let response = try call(.getDiagnostics(reset: reset))
-        guard case .diagnostics(let reader) = response else {
-            throw .malformedResponse(port: port.name, detail: "getDiagnostics answered with \(response.opcode)")
-        }
-        let link = engine.statistics
-        if reset { engine.resetStatistics() }
-        return UgiDiagnostics(link: link, reader: reader)
+        let reader = try readerDiagnostics(reset: reset)
+        return UgiDiagnostics(link: linkStatistics, reader: reader)
     }
 }

@@ -1,77 +1,79 @@
 import GrokAudio
-import GrokLink
 import GrokProtocol
 
-/// The vendor's Grokker-password results (`UgiGrokkerPasswordResult`).
-public typealias UgiGrokkerPasswordResult = GrokkerPasswordResult
+/// The results of the Grokker-password calls.
+public enum UgiGrokkerPasswordResult: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Done.
+    case success = 0
+    /// A password is set and this connection has not authenticated.
+    case notAuthenticated = 1
+    /// The password given is not the Grokker's.
+    case wrongPassword = 2
+    /// The Grokker has no password. On the vendor protocol this is every Grokker's answer.
+    case noPasswordSet = 3
+    /// No Grokker is connected (nothing was sent).
+    case notConnected = 4
+    /// Anything else.
+    case otherError = 5
 
+    public var description: String {
+        switch self {
+        case .success: "SUCCESS"
+        case .notAuthenticated: "NOT_AUTHENTICATED"
+        case .wrongPassword: "WRONG_PASSWORD"
+        case .noPasswordSet: "NO_PASSWORD_SET"
+        case .notConnected: "NOT_CONNECTED"
+        case .otherError: "OTHER_ERROR"
+        }
+    }
+}
+
+/// Grokker passwords: the vendor host library (SDK 1.7.16) and its reader protocol have
+/// no command for them (no opcode, no JNI entry, nothing in the headers: `nm -D
+/// libugrokitapi.so | grep -i -E 'passw|auth'` finds nothing). The calls stay so that code
+/// written for them compiles; a Grokker on the vendor protocol has no password, so the
+/// status is NO_PASSWORD_SET and setting or authenticating is
+/// ``ReaderError/notSupported(port:feature:)`` (nothing is sent).
 extension ReaderSession {
-    /// Vendor `setGrokkerPassword`: sets, changes or (with an empty `new`) clears the
-    /// Grokker's password. `old` must be the current password, or empty when none is set.
-    /// A Grokker with a password then refuses everything but identify, echo and these
-    /// password calls (``ReaderError/authenticationRequired(port:)``) until a connection
-    /// authenticates; this one stays authenticated with the new password.
-    ///
-    /// NOT_CONNECTED when no Grokker is connected (nothing is sent); a `new` longer than
-    /// ``GrokkerPasswordLimits/maxBytes`` UTF-8 bytes is refused before anything is sent.
+    /// Setting, changing or clearing the Grokker's password: not on the vendor protocol.
+    /// NOT_CONNECTED when no Grokker is connected; otherwise ``ReaderError/notSupported(port:feature:)``.
     public func setGrokkerPassword(old: String, new: String) throws(ReaderError) -> UgiGrokkerPasswordResult {
-        guard new.utf8.count <= GrokkerPasswordLimits.maxBytes, old.utf8.count <= GrokkerPasswordLimits.maxBytes else {
-            throw .invalidArgument(field: "password", value: "\(max(new.utf8.count, old.utf8.count)) bytes",
-                                   allowed: "at most \(GrokkerPasswordLimits.maxBytes) UTF-8 bytes")
-        }
         guard connectionState == .connected else { return .notConnected }
-        let result = try passwordCall(.setGrokkerPassword(old: old, new: new))
-        if result == .success { grokkerPassword = new.isEmpty ? nil : new }
-        log(.connectionState, "Grokker password \(new.isEmpty ? "clear" : "set"): \(result)")
-        return result
+        throw .notSupported(port: port.name, feature: "setGrokkerPassword")
     }
 
-    /// Vendor `authenticateGrokker`: unlocks a Grokker that has a password for this
-    /// connection (a reconnect needs it again; a resumed inventory does it by itself).
-    /// Wrong passwords lock the Grokker out for a while, doubling each time (docs/protocol.md).
+    /// Authenticating with a Grokker password: not on the vendor protocol. NOT_CONNECTED
+    /// when no Grokker is connected; otherwise ``ReaderError/notSupported(port:feature:)``.
     public func authenticateGrokker(_ password: String) throws(ReaderError) -> UgiGrokkerPasswordResult {
-        guard password.utf8.count <= GrokkerPasswordLimits.maxBytes else { return .wrongPassword }
         guard connectionState == .connected else { return .notConnected }
-        let result = try passwordCall(.authenticateGrokker(password))
-        if result == .success { grokkerPassword = password }
-        log(.connectionState, "Grokker authentication: \(result)")
-        return result
+        throw .notSupported(port: port.name, feature: "authenticateGrokker")
     }
 
-    /// Whether this connection may use the Grokker: SUCCESS (authenticated),
-    /// NOT_AUTHENTICATED, NO_PASSWORD_SET, or NOT_CONNECTED.
+    /// NO_PASSWORD_SET on a connected Grokker (the vendor protocol has no passwords),
+    /// NOT_CONNECTED otherwise.
     public func grokkerAuthenticationStatus() throws(ReaderError) -> UgiGrokkerPasswordResult {
-        guard connectionState == .connected else { return .notConnected }
-        return try passwordCall(.grokkerAuthenticationStatus)
-    }
-
-    private func passwordCall(_ command: Command) throws(ReaderError) -> UgiGrokkerPasswordResult {
-        let response = try call(command)
-        guard case .grokkerPassword(let result, _) = response else {
-            throw .malformedResponse(port: port.name, detail: "\(command.opcode) answered with \(response.opcode)")
-        }
-        return result
+        connectionState == .connected ? .noPasswordSet : .notConnected
     }
 }
 
 extension Reader {
-    /// Vendor `setGrokkerPassword`, on the reader's thread.
+    /// ``ReaderSession/setGrokkerPassword(old:new:)``, on the reader's thread.
     public func setGrokkerPassword(old: String, new: String) async throws(ReaderError) -> UgiGrokkerPasswordResult {
         try await perform { (session) throws(ReaderError) in try session.setGrokkerPassword(old: old, new: new) }
     }
 
-    /// Vendor `authenticateGrokker`, on the reader's thread.
+    /// ``ReaderSession/authenticateGrokker(_:)``, on the reader's thread.
     public func authenticateGrokker(_ password: String) async throws(ReaderError) -> UgiGrokkerPasswordResult {
         try await perform { (session) throws(ReaderError) in try session.authenticateGrokker(password) }
     }
 }
 
 extension Ugi {
-    /// Vendor `setGrokkerPassword`.
+    /// ``ReaderSession/setGrokkerPassword(old:new:)``.
     public func setGrokkerPassword(old: String, new: String) async throws(ReaderError) -> UgiGrokkerPasswordResult {
         try await reader.setGrokkerPassword(old: old, new: new)
     }
-    /// Vendor `authenticateGrokker`.
+    /// ``ReaderSession/authenticateGrokker(_:)``.
     public func authenticateGrokker(_ password: String) async throws(ReaderError) -> UgiGrokkerPasswordResult {
         try await reader.authenticateGrokker(password)
     }

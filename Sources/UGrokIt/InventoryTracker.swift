@@ -202,36 +202,3 @@ extension InventoryTracker.Record {
                                       readData1: data.first, readData2: data.count > 1 ? data[1] : nil)
     }
 }
-
-extension UgiRfidConfiguration {
-    /// What the reader is sent for this configuration (validate it first).
-    public var inventoryParameters: InventoryParameters {
-        var p = InventoryParameters()
-        p.initialPowerTenthsDBm = Int16((initialPowerLevel * 10).rounded())
-        p.minPowerTenthsDBm = Int16((minPowerLevel * 10).rounded())
-        p.maxPowerTenthsDBm = Int16((maxPowerLevel * 10).rounded())
-        p.initialQ = UInt8(initialQValue)
-        p.minQ = UInt8(minQValue)
-        p.maxQ = UInt8(maxQValue)
-        p.session = UInt8(session)
-        p.roundsWithNoFindsToToggleAB = UInt8(clamping: roundsWithNoFindsToToggleAB)
-        p.sensitivityTenthsDBm = Int16(sensitivity * 10)
-        p.maxRoundsPerSecond = UInt16(clamping: maxRoundsPerSecond)
-        p.tidBytes = UInt8(clamping: maxTidBytes)
-        p.userBytes = UInt8(clamping: maxUserBytes)
-        p.selectBank = UInt8(selectBank.rawValue)
-        p.selectBitOffset = UInt16(clamping: selectOffset)
-        p.selectBitLength = UInt16(clamping: selectMask == nil ? 0 : selectMaskBitLength)
-        p.selectMask = selectMask ?? []
-        p.reportSubsequentFinds = reportSubsequentFinds || continual
-        if detailedPerReadData {
-            let pairs = [WordAddress(bank: detailedPerReadMemoryBank1, wordOffset: UInt16(clamping: detailedPerReadWordOffset1)),
-                         WordAddress(bank: detailedPerReadMemoryBank2, wordOffset: UInt16(clamping: detailedPerReadWordOffset2))]
-            p.detailWords = Array(pairs.prefix(min(max(detailedPerReadNumReads, 0), InventoryParameters.maxDetailWords)))
-        }
-        p.listenBeforeTalk = setListenBeforeTalk ? listenBeforeTalk : nil
-        p.soundType = UInt8(soundType.rawValue)
-        p.volume = volume.isFinite ? UInt8((min(max(volume, 0), 1) * 255).rounded()) : 0
-        return p
-    }
-}

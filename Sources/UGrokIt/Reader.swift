@@ -69,24 +69,14 @@ public final class UgiInventory: Sendable {
 
     /// Host-side selection (EPC lists): only tags this returns true for are tracked.
     let keep: (@Sendable (UgiEpc) -> Bool)?
-    /// EPCs the reader filters on itself (a short `withEpcs` list), empty for all.
-    let readerEPCs: [[UInt8]]
 
     init(configuration: UgiRfidConfiguration, delegate: any UgiInventoryDelegate, reader: Reader,
-         keep: (@Sendable (UgiEpc) -> Bool)?, readerEPCs: [[UInt8]] = []) {
+         keep: (@Sendable (UgiEpc) -> Bool)?) {
         self.configuration = configuration
         self.keep = keep
-        self.readerEPCs = readerEPCs
         self.delegate = QueueConfined(value: delegate)
         self.reader = reader
         startTime = Date()
-    }
-
-    /// What the reader is sent for this inventory with `configuration`.
-    func parameters(_ configuration: UgiRfidConfiguration) -> InventoryParameters {
-        var p = configuration.inventoryParameters
-        p.epcs = readerEPCs
-        return p
     }
 
     /// Every tag found so far, in the order first found (vendor `tags`).
@@ -98,8 +88,8 @@ public final class UgiInventory: Sendable {
     /// Vendor `isPaused`.
     public var isPaused: Bool { shared.withLock { $0.isPaused } }
     /// Query rounds the reader has run for this inventory, pauses and reconnections
-    /// included (vendor `numInventoryRounds`). Updated about every
-    /// ``InventoryEvent/statusInterval`` of the reader's clock.
+    /// included (vendor `numInventoryRounds`), from the round counter in the reader's
+    /// packets.
     public var numInventoryRounds: Int { shared.withLock { $0.rounds } }
     /// How it ended, once it has (vendor `completedReturnValue`).
     public var completedReturnValue: InventoryStopReason? { shared.withLock { $0.completed } }
@@ -175,11 +165,12 @@ public final class UgiInventory: Sendable {
     /// Vendor `lockUnlockTag:maskAndAction:password:whenCompleted:` (the 20-bit Gen2 payload).
     public func lockUnlockTag(_ epc: UgiEpc, maskAndAction: UInt32, password: UInt32 = 0,
                               whenCompleted completion: @escaping @Sendable (Result<TagAccessStatus, ReaderError>) -> Void) {
-        access({ (session) throws(ReaderError) in try session.lockUnlockTag(epc, payload: maskAndAction, password: password) },
+        access({ (session) throws(ReaderError) in try session.lockUnlockTag(epc, maskAndAction: maskAndAction, password: password) },
                stopped: .inventoryStopped, completion: completion)
     }
 
-    /// Vendor `killTag:password:whenCompleted:`.
+    /// Killing a tag: the vendor protocol has no kill request; completes with
+    /// ``ReaderError/notSupported(port:feature:)``.
     public func killTag(_ epc: UgiEpc, password killPassword: UInt32,
                         whenCompleted completion: @escaping @Sendable (Result<TagAccessStatus, ReaderError>) -> Void) {
         access({ (session) throws(ReaderError) in try session.killTag(epc, killPassword: killPassword) },
@@ -247,6 +238,8 @@ public final class Reader: Sendable {
         var failure: ReaderError?
         var connectionAttempts = 0
         var audioSamples: Int64 = 0
+        var jackPlugged: Bool?
+        var inventoryListeners: [Int: @Sendable (VendorInventoryState) -> Void] = [:]
     }
     let shared = Mutex(Shared())
 
@@ -274,6 +267,26 @@ public final class Reader: Sendable {
     public var connectionAttempts: Int { shared.withLock { $0.connectionAttempts } }
     /// Samples of audio the reader's thread has pumped since ``openConnection()``.
     public var audioSamples: Int64 { shared.withLock { $0.audioSamples } }
+    /// Vendor `isAnythingPluggedIntoAudioJack`: false only when the port has said the jack
+    /// is empty (true before the port is open).
+    public var isAnythingPluggedIntoAudioJack: Bool { shared.withLock { $0.jackPlugged != false } }
+
+    /// The inventory-state listener (vendor `UgiInventoryDelegate` state changes, in the
+    /// vendor protocol's terms: starting, running, stopping, completed, refused,
+    /// interrupted): `listener` runs on the callback queue at every change. Returns a token
+    /// for ``removeInventoryStateListener(_:)``.
+    @discardableResult
+    public func addInventoryStateListener(_ listener: @escaping @Sendable (VendorInventoryState) -> Void) -> Int {
+        shared.withLock { s in
+            s.nextToken += 1
+            s.inventoryListeners[s.nextToken] = listener
+            return s.nextToken
+        }
+    }
+
+    public func removeInventoryStateListener(_ token: Int) {
+        shared.withLock { _ = $0.inventoryListeners.removeValue(forKey: token) }
+    }
 
     /// Vendor `addConnectionStateListener`: `listener` runs on the callback queue at every
     /// change. Returns a token for ``removeConnectionStateListener(_:)``.
@@ -329,16 +342,13 @@ public final class Reader: Sendable {
         return try start(delegate, selected, keep: nil)
     }
 
-    /// Vendor `startInventory:withConfiguration:withEpcs:`: only these tags. A short list
-    /// (at most ``InventoryParameters/maxReaderEPCs``) is filtered on the reader, which then
-    /// plays the found-last sound by itself (FIRST_FIND_AND_LAST) once it has found them
-    /// all; a longer one is filtered on the host. Either way the delegate hears of nothing
-    /// else.
+    /// Vendor `startInventory:withConfiguration:withEpcs:`: only these tags, filtered on
+    /// the host (the vendor's inventory start carries one select mask, not a list); the
+    /// delegate hears of nothing else.
     public func startInventory(_ delegate: any UgiInventoryDelegate, withConfiguration configuration: UgiRfidConfiguration,
                                withEpcs epcs: [UgiEpc]) throws(ConfigurationError) -> UgiInventory {
         let wanted = Set(epcs)
-        let onReader = wanted.count <= InventoryParameters.maxReaderEPCs ? wanted.map(\.bytes).sorted { $0.lexicographicallyPrecedes($1) } : []
-        return try start(delegate, configuration, readerEPCs: onReader) { wanted.contains($0) }
+        return try start(delegate, configuration) { wanted.contains($0) }
     }
 
     /// Vendor `startInventoryIgnoringEpcs`: every tag but these.
@@ -349,10 +359,9 @@ public final class Reader: Sendable {
     }
 
     private func start(_ delegate: any UgiInventoryDelegate, _ configuration: UgiRfidConfiguration,
-                       readerEPCs: [[UInt8]] = [], keep: (@Sendable (UgiEpc) -> Bool)?) throws(ConfigurationError) -> UgiInventory {
+                       keep: (@Sendable (UgiEpc) -> Bool)?) throws(ConfigurationError) -> UgiInventory {
         try configuration.validate()
-        let inventory = UgiInventory(configuration: configuration, delegate: delegate, reader: self, keep: keep,
-                                     readerEPCs: readerEPCs)
+        let inventory = UgiInventory(configuration: configuration, delegate: delegate, reader: self, keep: keep)
         post(.start(inventory))
         return inventory
     }
@@ -400,6 +409,13 @@ public final class Reader: Sendable {
         try await perform { (session) throws(ReaderError) in try session.batteryInfo() }
     }
 
+    /// Vendor `testConnection` on the reader's thread: the link is closed, connected again
+    /// and `rounds` echoes of 100 random bytes are run; returns how many came back equal.
+    /// The reader's thread connects again afterwards.
+    public func testConnection(rounds: Int = 10) async throws(ReaderError) -> Int {
+        try await perform { (session) throws(ReaderError) in try session.testConnection(rounds: rounds) }
+    }
+
     /// Vendor diagnostics, reset afterwards when asked.
     public func diagnostics(reset: Bool = false) async throws(ReaderError) -> UgiDiagnostics {
         try await perform { (session) throws(ReaderError) in try session.diagnostics(reset: reset) }
@@ -430,20 +446,24 @@ public final class Reader: Sendable {
         defer { shared.withLock { $0.running = false } }
         let session: ReaderSession
         do {
-            session = ReaderSession(port: try makePort(), options: options)
+            session = try ReaderSession(port: try makePort(), options: options)
         } catch {
             let failure = (error as? ReaderError) ?? (error as? AudioError).map(ReaderError.audio)
             shared.withLock { $0.failure = failure }
             return
         }
         session.log(.platformSpecific, "reader thread '\(Thread.current.name ?? "")' drives \(session.port.name)")
+        let queue = callbackQueue
+        session.inventoryStateListeners = [{ [self] state in
+            for listener in shared.withLock({ Array($0.inventoryListeners.values) }) { queue.async { listener(state) } }
+        }]
         var tracker: InventoryTracker?
         var current: UgiInventory?
         var lost = false
         var connecting = false
         var pause = options.minimumRetryPause
         while !shared.withLock({ $0.closing }) {
-            defer { shared.withLock { $0.audioSamples = session.engine.now } }
+            defer { shared.withLock { s in s.audioSamples = session.link.now; s.jackPlugged = session.port.jackPlugged } }
             do throws(ReaderError) {
                 if session.connectionState != .connected {
                     setState(.connecting)
@@ -456,7 +476,7 @@ public final class Reader: Sendable {
                     // A Grokker that comes back starts a new session: the inventory that was
                     // running is started again, as the vendor's LOST_CONNECTION promised.
                     if let current, !current.isPaused {
-                        try session.startInventory(current.parameters(current.configuration))
+                        try session.startInventory(current.configuration)
                         if lost { deliver(current) { $0.inventoryDidStart() } }
                     }
                     lost = false
@@ -465,7 +485,7 @@ public final class Reader: Sendable {
                     switch request {
                     case .start(let inventory):
                         if let old = current { try finish(old, session: session, reason: .ok) }
-                        try session.startInventory(inventory.parameters(inventory.configuration))
+                        try session.startInventory(inventory.configuration)
                         // Reads of an earlier inventory that were still on their way belong to it.
                         _ = session.takeReports()
                         let fresh = InventoryTracker(start: inventory.startTime, configuration: inventory.configuration)
@@ -499,24 +519,35 @@ public final class Reader: Sendable {
                         body(session)
                     case .resume(let inventory, let configuration):
                         if inventory === current, inventory.isPaused {
-                            let parameters = inventory.parameters(configuration ?? inventory.configuration)
-                            try session.startInventory(parameters)
+                            try session.startInventory(configuration ?? inventory.configuration)
                             inventory.shared.withLock { $0.isPaused = false }
                         }
                     }
                 }
-                if let current, let tracker, !current.isPaused {
+                if let running = current, let tracker, !running.isPaused {
                     try session.collect(forAtMost: 0.05)
-                    if session.connectionState != .connected, !lost {
-                        lost = true
-                        deliver(current) { $0.inventoryDidStop(.lostConnection) }
-                    }
                     for report in session.takeReports() { tracker.take(report) }
                     let rounds = session.inventoryRounds
-                    current.shared.withLock { $0.rounds = $0.roundsBeforePause + rounds }
+                    running.shared.withLock { $0.rounds = $0.roundsBeforePause + rounds }
                     let events = tracker.drainEvents()
-                    current.publish(tracker)
-                    for event in events { dispatch(event, to: current) }
+                    running.publish(tracker)
+                    for event in events { dispatch(event, to: running) }
+                    if !session.inventoryRunning {
+                        if case .completed(let reason)? = session.inventory?.state, session.connectionState == .connected {
+                            // The reader ended it by itself (single find, a fault).
+                            try finish(running, session: session, reason: reason)
+                            current = nil
+                        } else {
+                            // Slave mode ended without a completion, or the link dropped: the
+                            // vendor's LOST_CONNECTION; the inventory is started again once
+                            // the reader answers a new connection.
+                            if !lost {
+                                lost = true
+                                deliver(running) { $0.inventoryDidStop(.lostConnection) }
+                            }
+                            session.disconnect()
+                        }
+                    }
                 } else {
                     try session.idle(forAtMost: 0.05)
                 }

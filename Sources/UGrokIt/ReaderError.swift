@@ -1,5 +1,4 @@
 import GrokAudio
-import GrokLink
 import GrokProtocol
 
 /// Everything that can go wrong talking to a Grokker. `code` is stable (`--json`, message
@@ -21,8 +20,9 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
     case rejected(port: String, command: String, status: String)
     /// The audio port failed.
     case audio(AudioError)
-    /// A message could not be sent.
-    case link(LinkError)
+    /// The vendor protocol (host library 1.7.16) has no wire form for `feature`, so the
+    /// Grokker cannot be asked for it (nothing was sent).
+    case notSupported(port: String, feature: String)
     /// The reader's answer could not be decoded.
     case malformedResponse(port: String, detail: String)
     /// A region name that is not one of the vendor's (nothing was sent).
@@ -59,7 +59,7 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .lostConnection: "reader_lost_connection"
         case .rejected: "reader_rejected"
         case .audio(let e): e.code
-        case .link(let e): e.code
+        case .notSupported: "reader_not_supported"
         case .malformedResponse: "reader_malformed_response"
         case .unknownRegion: "reader_unknown_region"
         case .regionNotSet: "reader_region_not_set"
@@ -84,7 +84,7 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .timeout(let p, let c, let s): [p, c, seconds(s)]
         case .rejected(let p, let c, let s): [p, c, s]
         case .audio(let e): e.arguments
-        case .link(let e): e.arguments
+        case .notSupported(let p, let f): [p, f]
         case .malformedResponse(let p, let d): [p, d]
         case .unknownRegion(let name): [name]
         case .firmwareDoesNotSupportSetRegion(let p, let f): [p, f]
@@ -109,7 +109,8 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .rejected(let p, let c, let s):
             "the Grokker on \(p) refused \(c) (\(s))."
         case .audio(let e): e.description
-        case .link(let e): e.description
+        case .notSupported(let p, let f):
+            "the Grokker on \(p) cannot be asked for \(f): the vendor protocol has no command for it. Nothing was sent."
         case .malformedResponse(let p, let d):
             "the Grokker on \(p) sent an answer that could not be read (\(d)); update grokctl or the firmware."
         case .unknownRegion(let name):

@@ -3,8 +3,26 @@ import GrokFirmware
 import GrokLink
 import GrokProtocol
 
-/// The vendor's connection states (`UGI_CONNECTION_STATE_*`).
-public typealias ConnectionState = LinkState
+/// The vendor's connection states (`UGI_CONNECTION_STATE_*`, numbered as the vendor does).
+public enum ConnectionState: Int, Sendable, Codable, CustomStringConvertible {
+    /// NOT_CONNECTED: closed, or the handshake has not started.
+    case notConnected = 0
+    /// CONNECTING: handshaking, or waiting for GetVersion's answer.
+    case connecting = 1
+    /// INCOMPATIBLE_READER: the reader's protocol is older than the host accepts.
+    case incompatible = 2
+    /// CONNECTED: the handshake is done and GetVersion was answered.
+    case connected = 3
+
+    public var description: String {
+        switch self {
+        case .notConnected: "not-connected"
+        case .connecting: "connecting"
+        case .incompatible: "incompatible"
+        case .connected: "connected"
+        }
+    }
+}
 
 /// Options for one reader connection. Times are seconds of audio (samples), never wall time.
 public struct ReaderOptions: Sendable {
@@ -14,12 +32,6 @@ public struct ReaderOptions: Sendable {
     public var realtime = false
     /// How long to handshake before giving up (CANNOT_HANDSHAKE).
     public var handshakeTimeout = 3.0
-    /// How long to wait for the reader to say what it is (CANNOT_GET_INFO).
-    public var identifyTimeout = 3.0
-    /// How long a command may take.
-    public var commandTimeout = 5.0
-    /// The link's own tunables.
-    public var link = LinkConfiguration()
     /// After a failed connection attempt, the threaded ``Reader`` stays quiet this many
     /// seconds of audio before it handshakes again, doubling on each failure up to
     /// ``maximumRetryPause``: an unplugged jack or a peer that never answers costs audio
@@ -33,127 +45,412 @@ public struct ReaderOptions: Sendable {
     public init() {}
 }
 
-/// One Grokker on one audio port, driven synchronously from one thread: the building block
-/// under ``Reader`` and the CLI. Every wait pumps audio, so time passes as samples.
+/// One Grokker on one audio port, spoken to in the vendor's own protocol: the vendor modem
+/// and packet layer (``VendorLink``, host role, pumped by a ``LinkDriver``) and the vendor
+/// command set (``VendorRequest``). Synchronous, one thread; every wait pumps audio, so time
+/// passes as samples. The building block under ``Reader`` and the CLI.
+///
+/// What goes on the wire is what the vendor host library (SDK 1.7.16) sends for the same
+/// call; `Tests/UGrokItTests/VendorReaderSessionTests.swift` checks it against the captures
+/// in `Tests/VendorInterop/Fixtures/`.
 public final class ReaderSession {
-    public let driver: LinkDriver<LinkEngine>
+    public let driver: LinkDriver<VendorLink>
     public let options: ReaderOptions
+    /// The packet layer's timing (the vendor host's Android figures by default); its audio
+    /// latency is also what GetVersion tells the reader.
+    public let timing: VendorPacketTiming
+    /// Samples per bit the next ``connect()`` proposes (AutoConfig changes it).
+    public var samplesPerBit: Int
+    /// GetVersion flag 02: the host enforces regions (the vendor's default).
+    public var enforceRegion = true
+    /// GetVersion flag 01: the host runs in provisioning mode (replaces flag 02).
+    public var provisioningMode = false
     /// What the reader said it is, once connected.
+    public private(set) var version: VendorReaderVersion?
     public private(set) var info: ReaderInfo?
-    /// Messages the reader sent on its own that no one here understood, oldest first.
-    public private(set) var unsolicited: [[UInt8]] = []
-    /// Antenna-tuning progress events not yet handed to ``tuneAntenna(_:)``'s callback.
-    var tuningProgress: [AntennaTuningProgress] = []
-    /// The Grokker password this session authenticated with, to authenticate again when a
-    /// lost connection is resumed (authentication lasts one link session).
-    var grokkerPassword: String?
-    /// Tag reads that arrived and were not yet taken with ``takeReports()``, oldest first.
-    private var reports: [TagReport] = []
-    /// How the reader said its last inventory ended on its own, if it did.
-    public private(set) var inventoryStopped: InventoryStopReason?
-    private var nextRequestID: UInt16 = 1
-
-    public var port: any AudioPort { driver.port }
-    public var engine: LinkEngine { driver.engine }
-    public var connectionState: ConnectionState { engine.state }
-    /// Audio time from opening the connection until the reader had identified itself, in ms.
+    /// Audio time from opening the connection until GetVersion was answered, ms.
     public private(set) var connectMilliseconds: Double?
-    /// Audio time since the session started, in milliseconds.
-    public var elapsedMilliseconds: Double { Double(engine.now) * 1000 / Double(engine.sampleRate) }
+    /// The inventory-state listeners (vendor `UgiInventoryDelegate` state changes).
+    public var inventoryStateListeners: [(VendorInventoryState) -> Void] = []
+    /// The running (or last) inventory's host side.
+    public internal(set) var inventory: VendorInventoryHost?
+    /// The sounds set on the reader (the vendor host serves GetConfiguration from this cache).
+    public private(set) var configurationCache: [VendorConfigurationKind: VendorConfiguration] = [:]
+    /// The bytes of AutoConfig's and testConnection's echoes (100 random bytes each by default).
+    public var echoBytes: () -> [UInt8] = { (0..<VendorEcho.autoConfigBytes).map { _ in UInt8.random(in: 0...255) } }
 
-    public init(port: any AudioPort, options: ReaderOptions = ReaderOptions()) {
+    /// The volume (0...1) set with ``setVolume(_:)``: sent in every inventory start from
+    /// then on (`nil`: each configuration's own).
+    public internal(set) var volume: Double?
+    /// The hop table the reader runs, as sent: from the last SetRegion, else the built-in
+    /// entry of the region the reader reported.
+    public var regionChannelsKHz: [Int] {
+        if let sentChannelsKHz { return sentChannelsKHz }
+        guard let index = version?.regionIndex, let entry = RegionCatalog.entry(number: UInt16(index) + 1),
+              let vendor = try? VendorRegionEntry(entry) else { return [] }
+        return vendor.channelsKHz
+    }
+    private var sentChannelsKHz: [Int]?
+
+    /// Answers the reader's packets in a slave mode other than an inventory (TuneAntenna).
+    var slaveHandler: ((RequestPacket) -> VendorReply)?
+
+    private var answer: Result<ResponsePacket, VendorPacketError>?
+    private var slaveModeOn = false
+
+    public var link: VendorLink { driver.engine }
+    public var port: any AudioPort { driver.port }
+    public var elapsedMilliseconds: Double { Double(link.now) * 1000 / Double(link.sampleRate) }
+
+    public init(port: any AudioPort, options: ReaderOptions = ReaderOptions(), samplesPerBit: Int = VendorModemSetting.defaultSamplesPerBit,
+                timing: VendorPacketTiming = .vendorHost) throws(ReaderError) {
         self.options = options
-        driver = LinkDriver(port: port, engine: LinkEngine(role: .host, sampleRate: port.sampleRate, configuration: options.link),
-                            blockSize: options.blockSize, realtime: options.realtime)
-        log(.state, "session opened on \(port.name) at \(port.sampleRate) Hz, blocks of \(options.blockSize)")
-    }
-
-    /// Logs `message` under `category` with this session's port and audio time.
-    func log(_ category: UgiLoggingCategory, _ message: @autoclosure () -> String) {
-        options.logger.log(category, port: port.name, audioSeconds: Double(engine.now) / Double(engine.sampleRate), message())
-    }
-
-    private var loggedState = ConnectionState.notConnected
-
-    /// Logs a change of the link's state (and, on losing it, why and the link's counters).
-    private func noteState() {
-        let state = engine.state
-        guard state != loggedState else { return }
-        let old = loggedState
-        loggedState = state
-        log(.connectionState, "\(old) -> \(state)")
-        if old == .connected {
-            log(.connectionErrors, "connection lost")
-            logLinkStatistics()
+        self.timing = timing
+        self.samplesPerBit = samplesPerBit
+        let link: VendorLink
+        do {
+            link = try VendorLink(role: .host, sampleRate: port.sampleRate, timing: timing)
+        } catch {
+            throw .invalidArgument(field: "sampleRate", value: String(port.sampleRate), allowed: "44100 or 48000")
         }
-        if state == .connected { log(.byteProtocol, "handshake done at \(engine.mode)") }
+        driver = LinkDriver(port: port, engine: link, blockSize: options.blockSize, realtime: options.realtime)
+        link.packets.onRequest = { [unowned self] request in self.answerReader(request) }
     }
 
-    func logLinkStatistics() {
-        guard options.logger.isEnabled(.packetProtocol) else { return }
-        let s = engine.statistics
-        log(.packetProtocol, "packets sent \(s.packetsSent) received \(s.packetsReceived), retries \(s.retries), "
-            + "timeouts \(s.timeouts), CRC mismatches \(s.crcMismatches), invalid \(s.invalidPackets)")
+    func log(_ category: UgiLoggingCategory, _ message: @autoclosure () -> String) {
+        options.logger.log(category, port: port.name, audioSeconds: Double(link.now) / Double(link.sampleRate), message())
     }
 
-    /// Handshakes and learns what the reader is (the vendor's `openConnection` followed by
-    /// waiting for CONNECTED). Throws the vendor's test-connection failures as errors.
+    // MARK: Connection
+
+    /// Vendor `isAnythingPluggedIntoAudioJack`: false only when the port knows the jack is empty.
+    public var isAnythingPluggedIntoAudioJack: Bool { port.jackPlugged != false }
+
+    /// Whether the handshake is done and GetVersion was answered.
+    public var isConnected: Bool { link.isConnected && version != nil }
+
+    /// Vendor `connectionState`: connected once GetVersion was answered, connecting while the
+    /// modem handshakes (or waits for GetVersion), not connected when it is closed.
+    public var connectionState: ConnectionState {
+        if isConnected { return .connected }
+        if incompatible { return .incompatible }
+        return link.modem.state == .closed ? .notConnected : .connecting
+    }
+    private var incompatible = false
+
+    /// The GetVersion the vendor host sends: host protocol 20, its audio latency, flags 01
+    /// (provisioning mode), 02 (region enforcement) or 00.
+    public var versionRequest: VendorVersionRequest {
+        let flags: VendorVersionRequestFlags = provisioningMode ? .provisioningMode : enforceRegion ? .enforceRegion : []
+        return VendorVersionRequest(hostProtocol: 20, latencyMs: UInt16(clamping: timing.audioLatencyMs), flags: flags)
+    }
+
+    /// Handshakes at ``samplesPerBit`` and asks the reader what it is (the vendor's
+    /// `openConnection` up to CONNECTED).
     @discardableResult
     public func connect() throws(ReaderError) -> ReaderInfo {
-        if port.jackPlugged == false {
-            log(.connectionErrors, "nothing plugged in")
-            throw .notPluggedIn(port: port.name)
-        }
-        engine.connect()
-        let connected = try pump(forAtMost: options.handshakeTimeout) {
-            engine.state == .connected || engine.state == .incompatible
-        }
-        if engine.state == .incompatible {
-            throw .incompatibleReader(port: port.name, detail: "link protocol")
-        }
-        guard connected else {
-            if port.jackPlugged == false { throw .notPluggedIn(port: port.name) }
-            log(.connectionErrors, "no handshake answer within \(options.handshakeTimeout) s")
-            throw .cannotHandshake(port: port.name, seconds: options.handshakeTimeout)
-        }
-        _ = try pump(forAtMost: options.identifyTimeout) {
-            takeMessages()
-            return info != nil
-        }
-        var identified: ReaderInfo
-        if let info {
-            identified = info
-        } else {
-            do {
-                identified = try identify()
-            } catch .timeout {
-                throw .cannotGetInfo(port: port.name)
-            }
-        }
-        connectMilliseconds = elapsedMilliseconds
-        // Let the faster-mode trials finish so the first command runs at the settled rate.
-        _ = try pump(forAtMost: 2) { !engine.negotiating || engine.state != .connected }
-        log(.byteProtocol, "settled at \(engine.mode), clock skew \(engine.statistics.skewFactor)")
-        log(.connectionState, "reader \(identified.hardwareModel) serial \(identified.serialNumber) identified")
-        return identified
+        try connect(handshakeTimeout: options.handshakeTimeout)
     }
 
-    /// Asks the reader what it is.
-    public func identify() throws(ReaderError) -> ReaderInfo {
-        let response = try call(.identify)
-        guard case .identify(let fresh) = response else {
-            throw .malformedResponse(port: port.name, detail: "identify answered with \(response.opcode)")
+    /// ``connect()`` with its own handshake timeout, seconds of audio.
+    @discardableResult
+    public func connect(handshakeTimeout: Double) throws(ReaderError) -> ReaderInfo {
+        guard isAnythingPluggedIntoAudioJack else { throw .notPluggedIn(port: port.name) }
+        incompatible = false
+        let start = link.now
+        try handshake(samplesPerBit: samplesPerBit, timeout: handshakeTimeout)
+        let response: VendorResponse
+        do {
+            response = try call(.getVersion(versionRequest))
+        } catch .invalidArgument(let field, let value, let allowed) {
+            throw .invalidArgument(field: field, value: value, allowed: allowed)
+        } catch {
+            log(.connectionErrors, "GetVersion failed: \(error)")
+            throw .cannotGetInfo(port: port.name)
         }
-        info = fresh
+        guard case .version(let fresh) = response else { throw .cannotGetInfo(port: port.name) }
+        guard fresh.protocolVersion >= VendorReaderVersion.minimumAcceptedProtocol else {
+            incompatible = true
+            throw .incompatibleReader(port: port.name, detail: "reader protocol \(fresh.protocolVersion) (needs 11 or later)")
+        }
+        version = fresh
+        let made = Self.readerInfo(fresh, enforceRegion: enforceRegion)
+        info = made
+        connectMilliseconds = Double(link.now - start) * 1000 / Double(link.sampleRate)
+        log(.connectionState, "connected at \(link.samplesPerBit) spb: \(fresh.hardwareTypeName) serial \(fresh.serialNumber)")
+        return made
+    }
+
+    /// Asks the reader what it is again (GetVersion on the open connection); the vendor host
+    /// does so after a provisioning write or an update.
+    @discardableResult
+    public func identify() throws(ReaderError) -> ReaderInfo {
+        guard case .version(let fresh) = try call(.getVersion(versionRequest)) else { throw .cannotGetInfo(port: port.name) }
+        version = fresh
+        let made = Self.readerInfo(fresh, enforceRegion: enforceRegion)
+        info = made
+        return made
+    }
+
+    /// Goes quiet (no handshaking) and lets `seconds` of audio pass: the pause between
+    /// connection attempts. The next ``connect()`` handshakes again.
+    public func rest(forAtMost seconds: Double) throws(ReaderError) {
+        disconnect()
+        _ = try pump(forAtMost: seconds) { false }
+    }
+
+    /// Closes the link and handshakes again at `samplesPerBit` (no GetVersion).
+    func handshake(samplesPerBit spb: Int, timeout: Double) throws(ReaderError) {
+        if link.modem.state != .closed { link.close() }
+        do {
+            try link.open(samplesPerBit: spb)
+        } catch {
+            throw .invalidArgument(field: "samplesPerBit", value: String(spb),
+                                   allowed: VendorModemSetting.supportedSamplesPerBit.map(String.init).joined(separator: ", "))
+        }
+        let connected = try pump(forAtMost: timeout) { link.isConnected }
+        guard connected else {
+            if port.jackPlugged == false { throw .notPluggedIn(port: port.name) }
+            throw .cannotHandshake(port: port.name, seconds: timeout)
+        }
+    }
+
+    /// Goes quiet (vendor `closeConnection`); the port stays open for a later ``connect()``.
+    public func disconnect() {
+        link.close()
+        drain()
+        version = nil
+    }
+
+    /// Goes quiet and releases the port.
+    public func close() {
+        disconnect()
+        try? driver.pump()
+        port.close()
+    }
+
+    /// Takes a version as if GetVersion had answered it (tests whose peer skips GetVersion).
+    func setVersionForTesting(_ fresh: VendorReaderVersion) {
+        version = fresh
+        info = Self.readerInfo(fresh, enforceRegion: enforceRegion)
+    }
+
+    /// ``ReaderInfo`` from a GetVersion answer, with the vendor's region rules.
+    public static func readerInfo(_ v: VendorReaderVersion, enforceRegion: Bool) -> ReaderInfo {
+        let rules = RegionSettingRules(readerProtocolVersion: v.protocolVersion, hardwareRevision: v.hardwareRevision,
+                                       softwareType: v.softwareType, deviceFlags: v.deviceFlags, enforceRegion: enforceRegion)
+        let region = rules.userHasSetRegion || !rules.hardwareRequiresSetRegion
+            ? RegionCatalog.named(vendorIndex: v.regionIndex)?.setting : nil
+        let firmware = FirmwareVersion(major: v.firmwareMajor, minor: v.firmwareMinor, build: UInt16(v.firmwareBuild))
+        let isGrokker = v.hardwareType == 5
+        return ReaderInfo(
+            hardwareType: isGrokker ? .grokker1 : .unknown, hardwareModel: v.hardwareTypeName, hardwareRevision: v.hardwareRevision,
+            firmwareVersion: firmware, loaderVersion: firmware, serialNumber: v.serialNumber,
+            readerProtocolVersion: UInt16(clamping: v.protocolVersion), region: region,
+            userMustSetRegion: rules.userMustSetRegion, userCanSetRegion: rules.userCanSetRegion,
+            provisioned: v.provisioningStatus != 0, enforceRegion: enforceRegion,
+            maxPowerTenthsDBm: Int16((v.maxPowerDBm * 10).rounded()), maxSensitivityTenthsDBm: Int16(v.maxSensitivityDB * 10),
+            numVolumeLevels: v.volumeLevels, maxTonesInSound: v.maxTones, hasBattery: isGrokker, hasExternalPower: isGrokker,
+            batteryCapacityMinutes: isGrokker ? Self.grokkerBatteryMinutes : 0,
+            batteryCapacityMAh: isGrokker ? Self.grokkerBatteryMAh : 0, deviceInitializedSuccessfully: v.initStatus == 0)
+    }
+
+    /// The GR-1's battery capacity as the vendor host reports it (140 min, 1800 mAh: seen in
+    /// the harness for hardware type 5, revision 6).
+    public static let grokkerBatteryMinutes: UInt16 = 140
+    public static let grokkerBatteryMAh: UInt16 = 1800
+
+    // MARK: Requests
+
+    /// Sends one request and waits for its answer (the packet layer retries as the vendor
+    /// does); returns the answer decoded.
+    @discardableResult
+    public func call(_ request: VendorRequest, extraTimeoutMs: Int = 0, retries: Bool = true,
+                     slaveMode: VendorSlaveMode? = nil) throws(ReaderError) -> VendorResponse {
+        let response = try exchange(request, extraTimeoutMs: extraTimeoutMs, retries: retries, slaveMode: slaveMode)
+        if response.isNack {
+            throw .rejected(port: port.name, command: "\(request.opcode)", status: "ACK_7 (NACK)")
+        }
+        guard response.id == 0 else {
+            throw .rejected(port: port.name, command: "\(request.opcode)", status: "ACK_\(response.id)")
+        }
+        do {
+            return try request.decodeResponse(response.data)
+        } catch {
+            throw .malformedResponse(port: port.name, detail: "\(request.opcode): \(error)")
+        }
+    }
+
+    /// Sends one request and returns the reader's answer as it came.
+    public func exchange(_ request: VendorRequest, extraTimeoutMs: Int = 0, retries: Bool = true,
+                         slaveMode: VendorSlaveMode? = nil) throws(ReaderError) -> ResponsePacket {
+        guard !slaveModeOn else { throw .inventoryRunning(port: port.name) }
+        guard link.isConnected else { throw .lostConnection(port: port.name) }
+        let payload: [UInt8]
+        do {
+            payload = try request.encodePayload()
+        } catch {
+            throw ReaderError(error)
+        }
+        answer = nil
+        do {
+            try link.send(command: request.opcode.rawValue, payload: payload, extraTimeoutMs: extraTimeoutMs,
+                          retries: retries, slaveMode: slaveMode)
+        } catch .busy {
+            throw .inventoryRunning(port: port.name)
+        } catch {
+            throw .invalidArgument(field: "\(request.opcode)", value: error.description, allowed: "a packet the vendor protocol carries")
+        }
+        log(.command, "-> \(request.opcode)")
+        let started = link.now
+        let limit = worstCaseSeconds(payloadBytes: payload.count, extraMs: extraTimeoutMs, retries: retries)
+        _ = try pump(forAtMost: limit) { answer != nil }
+        let seconds = Double(link.now - started) / Double(link.sampleRate)
+        switch answer {
+        case .success(let response):
+            log(.command, "<- \(request.opcode): \(response)")
+            return response
+        case .failure(.notConnected), .failure(.connectionLost):
+            throw .lostConnection(port: port.name)
+        case .failure(let error):
+            log(.connectionErrors, "\(request.opcode) failed: \(error)")
+            throw .timeout(port: port.name, command: "\(request.opcode)", seconds: seconds)
+        case nil:
+            throw .timeout(port: port.name, command: "\(request.opcode)", seconds: seconds)
+        }
+    }
+
+    /// The longest the packet layer can take over a request: every try timing out, plus a
+    /// pause before each resend, plus a second of slack.
+    func worstCaseSeconds(payloadBytes: Int, extraMs: Int, retries: Bool) -> Double {
+        let tries = retries ? max(1, timing.tries) : 1
+        let perTry = timing.responseTimeoutMs(requestBytes: payloadBytes + 3, extraMs: extraMs, sampleRate: link.sampleRate,
+                                              samplesPerBit: max(1, link.samplesPerBit))
+        // An answer may take as long as its own bytes after it starts: 255 bytes at most.
+        let answerMs = VendorPacketTiming.airTimeMs(bytes: 256, sampleRate: link.sampleRate, samplesPerBit: max(1, link.samplesPerBit))
+        return Double(tries * (perTry + timing.retryDelayMs + answerMs)) / 1000 + 1
+    }
+
+    /// Takes the link's events: answers to our requests, slave mode coming and going.
+    private func drain() {
+        for event in link.drainEvents() {
+            switch event {
+            case .packet(.completed(_, let response)):
+                answer = .success(response)
+            case .packet(.failed(_, let error)):
+                answer = .failure(error)
+            case .packet(.enteredSlaveMode):
+                slaveModeOn = true
+                inventory?.started()
+            case .packet(.exitedSlaveMode(let error)):
+                slaveModeOn = false
+                if let error { log(.connectionErrors, "slave mode ended: \(error)") }
+                inventory?.slaveModeEnded()
+            case .packet(.fault(let fault)):
+                log(.packetProtocol, "packet dropped: \(fault)")
+            case .packet(.requestReceived):
+                break
+            case .modem(let modem):
+                log(.byteProtocol, "\(modem)")
+            }
+        }
+    }
+
+    /// The answer to a packet the reader sends in slave mode.
+    private func answerReader(_ request: RequestPacket) -> VendorReply {
+        if let slaveHandler { return slaveHandler(request) }
+        if let inventory, inventory.isActive { return inventory.answer(request) }
+        return VendorReply(.ack, endsSlaveMode: request.command == 0)
+    }
+
+    func pump(forAtMost seconds: Double, until done: () -> Bool) throws(ReaderError) -> Bool {
+        do {
+            return try driver.run(forAtMost: seconds) {
+                drain()
+                return done()
+            }
+        } catch {
+            throw .audio(error)
+        }
+    }
+
+    /// Keeps the link up for `seconds` of audio.
+    public func idle(forAtMost seconds: Double) throws(ReaderError) {
+        _ = try pump(forAtMost: seconds) { false }
+    }
+
+    // MARK: Commands
+
+    /// The battery (vendor `getBatteryInfo`); not while an inventory runs.
+    public func batteryInfo() throws(ReaderError) -> BatteryInfo {
+        guard case .battery(let level) = try call(.getBatteryLevel) else {
+            throw .malformedResponse(port: port.name, detail: "GetBatteryLevel answer")
+        }
+        let v = version
+        let info = level.info(readerProtocol: v?.protocolVersion ?? 20, hardwareRevision: v?.hardwareRevision ?? 6,
+                              capacityMinutes: Int(self.info?.batteryCapacityMinutes ?? Self.grokkerBatteryMinutes))
+        return BatteryInfo(canScan: info.canScan, externalPowerIsConnected: info.externalPowerIsConnected,
+                           isCharging: info.isCharging, minutesRemaining: UInt16(clamping: info.minutesRemaining),
+                           percentRemaining: UInt8(clamping: info.percentRemaining),
+                           millivolts: UInt16(clamping: Int((info.volts * 1000).rounded())))
+    }
+
+    /// Sets one configuration (SetConfiguration 0x0b) and caches it.
+    public func setConfiguration(_ configuration: VendorConfiguration) throws(ReaderError) {
+        try call(.setConfiguration(configuration))
+        configurationCache[configuration.kind] = configuration
+    }
+
+    /// A configuration: from the cache as the vendor host serves it, else GetConfiguration 0x0a.
+    public func configuration(_ kind: VendorConfigurationKind) throws(ReaderError) -> VendorConfiguration {
+        if let cached = configurationCache[kind] { return cached }
+        guard case .configuration(let fresh) = try call(.getConfiguration(VendorGetConfiguration(kind: kind))) else {
+            throw .malformedResponse(port: port.name, detail: "GetConfiguration answer")
+        }
+        configurationCache[kind] = fresh
         return fresh
+    }
+
+    /// Vendor `setGeigerCounterSound`.
+    public func setGeigerCounterSound(_ sound: UgiGeigerCounterSound) throws(ReaderError) {
+        let geiger: VendorGeigerSound
+        do {
+            geiger = try VendorGeigerSound(frequencyHz: UInt16(clamping: sound.frequency),
+                                           clickDurationMs: UInt16(clamping: sound.clickDurationMsec), clickRate: sound.clickRate,
+                                           maxClicksPerSecond: UInt8(clamping: sound.maxClicksPerSecond),
+                                           historyMs: sound.historyDepthMsec)
+        } catch {
+            throw ReaderError(error)
+        }
+        try setConfiguration(.geigerCounterSound(geiger))
+    }
+
+    /// Vendor `setFoundItemSound`.
+    public func setFoundItemSound(_ tones: [UgiTone]) throws(ReaderError) {
+        try setConfiguration(.tones(.foundItemSound, tones.map { GrokProtocol.VendorTone(frequencyHz: $0.frequencyHz, durationMs: $0.durationMs) }))
+    }
+
+    /// Vendor `setFoundLastItemSound` (configuration 3).
+    public func setFoundLastItemSound(_ tones: [UgiTone]) throws(ReaderError) {
+        try setConfiguration(.tones(.foundLastItemSound, tones.map { GrokProtocol.VendorTone(frequencyHz: $0.frequencyHz, durationMs: $0.durationMs) }))
+    }
+
+    /// Vendor `playSound`: the sound number as the vendor sends it (0 found-last-item).
+    public func playSound(_ number: UInt8) throws(ReaderError) {
+        try call(.playSound(number))
+    }
+
+    /// Vendor `pauseConnection`: the reader goes quiet for `ms` plus the platform's pause
+    /// latency (the vendor adds 300 ms), then the link resumes without a new handshake.
+    public func pause(ms: Int, latencyMs: Int = 300) throws(ReaderError) {
+        try call(.pauseConnection(ms: UInt16(clamping: ms + latencyMs)))
     }
 
     /// The regions this reader may be set to, and the index of the one it is set to (vendor
     /// `getRegionNames`). Valid once connected.
     ///
-    /// - Parameter catalogue: the verified region catalogue
-    ///   (``FirmwareChannels/regionCatalogue()``): the list is then the regions this
-    ///   reader's hardware revision and serial number may choose. Without one, all 22.
+    /// - Parameter catalogue: the verified region catalogue: the list is then the regions
+    ///   this reader's hardware revision and serial number may choose. Without one, all 22.
     public func regionNames(catalogue: RegionCatalogue? = nil) -> (names: [String], selected: Int?) {
         if let catalogue, let info {
             let choices = RegionChoices(catalogue: catalogue, reader: info)
@@ -164,11 +461,14 @@ public final class ReaderSession {
         return (names, selected)
     }
 
-    /// Sets the region by vendor name, stable code (`etsi`) or number (vendor `setRegion`).
-    /// A name that is not a region, or (with a `catalogue`) not one this reader may choose,
-    /// is refused before anything is sent. Firmware too old to set a region is
-    /// ``ReaderError/firmwareDoesNotSupportSetRegion(port:firmware:)`` (vendor
-    /// `notifyFirmwareDoesNotSupportSetRegion`).
+    /// Sets the region by vendor name (`FCC (US), IC (Canada)`), stable code (`etsi`) or
+    /// number (vendor `setRegion`), by the vendor's set-region rules. A name that is not a
+    /// region, or (with a `catalogue`) not one this reader may choose, is refused before
+    /// anything is sent. What is sent is the vendor's built-in entry, or, when the signed
+    /// `catalogue` has different values for the region, the catalogue's
+    /// (``setRegionEntry(_:catalogue:)``). Firmware that cannot set a region is
+    /// ``ReaderError/firmwareDoesNotSupportSetRegion(port:firmware:)``. Returns the reader
+    /// information with the new region.
     @discardableResult
     public func setRegion(_ name: String, catalogue: RegionCatalogue? = nil) throws(ReaderError) -> ReaderInfo {
         guard let region = RegionCatalog.find(name) else { throw .unknownRegion(name) }
@@ -176,316 +476,101 @@ public final class ReaderSession {
            !RegionChoices(catalogue: catalogue, reader: info).allows(wanted) {
             throw .regionNotApproved(port: port.name, region: region.name)
         }
-        let response: Response
-        do {
-            response = try call(.setRegion(region.setting))
-        } catch .rejected(_, _, let status) where status.hasPrefix(StatusCode.setRegionNotSupported.name) {
-            throw .firmwareDoesNotSupportSetRegion(port: port.name, firmware: info?.firmwareVersion.description ?? "?")
-        }
-        guard case .setRegion(let fresh) = response else {
-            throw .malformedResponse(port: port.name, detail: "setRegion answered with \(response.opcode)")
-        }
-        info = fresh
-        return fresh
-    }
-
-    /// Sends one command and waits for its response.
-    public func call(_ command: Command) throws(ReaderError) -> Response {
-        let id = try submit(command)
-        log(.command, "-> \(command.opcode) id \(id)")
-        let response = try awaitResponse(to: [id], timeout: nil, command: "\(command.opcode)").response
-        if case .failure(_, let status, _) = response {
-            log(.command, "<- \(command.opcode) id \(id): \(status)")
-        } else {
-            log(.command, "<- \(command.opcode) id \(id): ok")
-        }
-        if case .failure(_, .regionNotSet, _) = response { throw .regionNotSet(port: port.name) }
-        if case .failure(_, .authenticationRequired, _) = response { throw .authenticationRequired(port: port.name) }
-        if case .failure(_, let status, let message) = response {
-            throw .rejected(port: port.name, command: "\(command.opcode)", status: message.isEmpty ? "\(status)" : "\(status): \(message)")
-        }
-        return response
-    }
-
-    /// Sends a command without waiting for its answer, so several can be in flight (a
-    /// firmware upload keeps the link busy this way); collect answers with
-    /// ``awaitResponse(to:timeout:)``. Returns the request id.
-    public func submit(_ command: Command) throws(ReaderError) -> UInt16 {
-        guard engine.state == .connected else { throw .lostConnection(port: port.name) }
-        let id = nextRequestID
-        nextRequestID = nextRequestID == .max ? 1 : nextRequestID + 1
-        do {
-            try engine.send(RequestMessage(id: id, command: command).encode())
-        } catch {
-            throw .link(error)
-        }
-        return id
-    }
-
-    /// Waits for the answer to one of the requests `ids` (sent with ``submit(_:)``) and
-    /// returns it as it came, failures included; answers to the others are kept for later
-    /// calls. Throws when the link drops or nothing comes within `timeout` seconds of audio.
-    public func awaitResponse(to ids: Set<UInt16>, timeout: Double? = nil) throws(ReaderError) -> (id: UInt16, response: Response) {
-        try awaitResponse(to: ids, timeout: timeout, command: "pipelined request")
-    }
-
-    private func awaitResponse(to ids: Set<UInt16>, timeout: Double?, command: String) throws(ReaderError) -> (id: UInt16, response: Response) {
-        func take() -> (UInt16, Response)? {
-            for id in ids { if let response = early.removeValue(forKey: id) { return (id, response) } }
-            return nil
-        }
-        if let found = take() { return found }
-        var failure: ReaderError?
-        _ = try pump(forAtMost: timeout ?? options.commandTimeout) {
-            takeMessages { response in
-                self.early[response.id] = response.response
-            } unreadable: { count in
-                failure = .malformedResponse(port: port.name, detail: "unreadable message of \(count) bytes")
-            }
-            return failure != nil || engine.state != .connected || ids.contains { early[$0] != nil }
-        }
-        if let failure { throw failure }
-        if let found = take() { return found }
-        if engine.state != .connected { throw .lostConnection(port: port.name) }
-        throw .timeout(port: port.name, command: command, seconds: timeout ?? options.commandTimeout)
-    }
-
-    /// Answers that arrived for ``submit(_:)``ted requests before anyone asked for them.
-    private var early: [UInt16: Response] = [:]
-
-    /// Goes quiet and releases the port (the vendor's `closeConnection`).
-    public func close() {
-        logLinkStatistics()
-        log(.state, "session closed")
-        engine.disconnect()
-        try? driver.pump()
-        port.close()
-    }
-
-    /// Routes every message that has arrived: responses to `response`, events to where they
-    /// belong (announcements to ``info``, tag reads to the report buffer).
-    func takeMessages(response: (ResponseMessage) -> Void = { _ in }, unreadable: (Int) -> Void = { _ in }) {
-        while let message = engine.receive() {
-            guard let header = try? MessageHeader.decode(message) else {
-                unreadable(message.count)
-                continue
-            }
-            switch header.kind {
-            case .response:
-                if let decoded = try? ResponseMessage.decode(message) { response(decoded) } else { unreadable(message.count) }
-            case .event:
-                if let announced = try? Announcement.decode(message) {
-                    info = announced.info
-                } else if let event = try? InventoryEvent.decode(message) {
-                    switch event {
-                    case .tagReports(let batch):
-                        reports.append(contentsOf: batch)
-                        log(.inventoryEvents, "\(batch.count) reads")
-                        if options.logger.isEnabled(.inventoryDetail) {
-                            for r in batch {
-                                log(.inventoryDetail, "read \(hexString(r.epc)) at \(r.milliseconds) ms, \(r.frequencyKHz) kHz, "
-                                    + "RSSI I \(Double(r.rssiITenthsDBm) / 10) Q \(Double(r.rssiQTenthsDBm) / 10) dBm")
-                            }
-                        }
-                    case .stopped(let reason):
-                        inventoryStopped = reason
-                        log(.inventoryEvents, "the reader stopped the inventory: \(reason)")
-                    case .status(let rounds):
-                        // In order on the link: the final one arrives before stop's answer, and
-                        // none of an old inventory after a new one's start.
-                        inventoryRounds = roundsBeforeResumption + Int(rounds)
-                    }
-                } else if let progress = try? AntennaTuningProgress.decode(message) {
-                    tuningProgress.append(progress)
-                } else {
-                    unsolicited.append(message)
-                }
-            case .request:
-                unsolicited.append(message)
-            }
-        }
-    }
-
-    // MARK: Inventory
-
-    /// Starts an inventory on the reader (vendor `startInventory`); reads then arrive while
-    /// audio is pumped, see ``collect(forAtMost:until:)``. A reader whose region is not set
-    /// refuses with ``ReaderError/rejected(port:command:status:)`` (REGION_NOT_SET).
-    public func startInventory(_ parameters: InventoryParameters) throws(ReaderError) {
-        inventoryStopped = nil
-        _ = try call(.startInventory(parameters))
-        inventory = parameters
-        log(.inventory, "inventory started: power \(Double(parameters.initialPowerTenthsDBm) / 10) dBm, session \(parameters.session)")
-        inventoryRounds = 0
-        roundsBeforeResumption = 0
-    }
-
-    /// Query rounds the running inventory has run, as the reader last said (vendor
-    /// `UgiInventory.numInventoryRounds`); rounds run before a lost connection count too.
-    /// Exact once ``stopInventory()`` has returned: the reader sends its count before it
-    /// answers the stop.
-    public private(set) var inventoryRounds = 0
-    private var roundsBeforeResumption = 0
-
-    /// The parameters of the inventory this session started and has not stopped.
-    public internal(set) var inventory: InventoryParameters?
-    /// Whether this session started an inventory that has not been stopped.
-    public var inventoryRunning: Bool { inventory != nil }
-    /// Times the running inventory was cut by a lost connection and resumed by itself.
-    public private(set) var inventoryResumptions = 0
-
-    /// Stops the reader's inventory; returns once no more reads will come.
-    public func stopInventory() throws(ReaderError) {
-        inventory = nil
-        if engine.state == .connected { _ = try call(.stopInventory) }
-        takeMessages()
-        log(.inventory, "inventory stopped after \(inventoryRounds) rounds")
-    }
-
-    /// The battery's state (vendor `getBatteryInfo`); not while an inventory runs (nothing
-    /// is sent then).
-    public func batteryInfo() throws(ReaderError) -> BatteryInfo {
-        guard !inventoryRunning else { throw .inventoryRunning(port: port.name) }
-        let response = try call(.getBattery)
-        guard case .battery(let info) = response else {
-            throw .malformedResponse(port: port.name, detail: "getBattery answered with \(response.opcode)")
-        }
-        log(.batteryStatusInternal, "battery \(info.millivolts) mV")
-        log(.batteryStatus, "battery \(info.percentRemaining) %, \(info.minutesRemaining) min, charging \(info.isCharging)")
+        try setRegion(try Self.setRegionEntry(region.setting, catalogue: catalogue))
+        guard let info else { throw .cannotGetInfo(port: port.name) }
         return info
     }
 
-    // MARK: Tag access (while an inventory runs)
-
-    /// Reads `bank` from byte `offset` (even); `maxBytes` 0 reads to the end of the bank
-    /// (vendor `readTag`). Returns the vendor's result and the bytes read.
-    public func readTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, maxBytes: Int,
-                        password: UInt32 = 0) throws(ReaderError) -> (status: TagAccessStatus, data: [UInt8]) {
-        try checkEven("offset", offset)
-        let words = (maxBytes + 1) / 2
-        let answer = try tagAccess(epc, .read(bank: bank, wordPointer: UInt16(clamping: offset / 2),
-                                             wordCount: UInt16(clamping: words), password: password))
-        var bytes: [UInt8] = []
-        for word in answer.words { bytes.append(UInt8(word >> 8)); bytes.append(UInt8(word & 0xFF)) }
-        return (answer.status, maxBytes > 0 ? Array(bytes.prefix(maxBytes)) : bytes)
-    }
-
-    /// Writes `data` (even length) into `bank` at byte `offset` (even) (vendor `writeTag`).
-    public func writeTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, data: [UInt8],
-                         password: UInt32 = 0) throws(ReaderError) -> TagAccessStatus {
-        try checkEven("offset", offset)
-        try checkEven("data", data.count)
-        let words = stride(from: 0, to: data.count, by: 2).map { UInt16(data[$0]) << 8 | UInt16(data[$0 + 1]) }
-        return try tagAccess(epc, .write(bank: bank, wordPointer: UInt16(clamping: offset / 2),
-                                         words: words, password: password)).status
-    }
-
-    /// Gives the tag `epc` the EPC `newEpc`, PC length and CRC included (vendor `programTag`).
-    public func programTag(_ epc: UgiEpc, to newEpc: UgiEpc, password: UInt32 = 0) throws(ReaderError) -> TagAccessStatus {
-        try checkEven("new EPC", newEpc.bytes.count)
-        return try tagAccess(epc, .programEPC(newEPC: newEpc.bytes, password: password)).status
-    }
-
-    /// Vendor `setTagAccessPassword`.
-    public func setTagAccessPassword(_ epc: UgiEpc, to new: UInt32, password: UInt32 = 0) throws(ReaderError) -> TagAccessStatus {
-        try tagAccess(epc, .setAccessPassword(new, password: password)).status
-    }
-
-    /// Vendor `setTagKillPassword`.
-    public func setTagKillPassword(_ epc: UgiEpc, to new: UInt32, password: UInt32 = 0) throws(ReaderError) -> TagAccessStatus {
-        try tagAccess(epc, .setKillPassword(new, password: password)).status
-    }
-
-    /// Applies a Gen2 Lock payload (vendor `lockUnlockTag`; see `Gen2LockPayload` for its bits).
-    public func lockUnlockTag(_ epc: UgiEpc, payload: UInt32, password: UInt32 = 0) throws(ReaderError) -> TagAccessStatus {
-        try tagAccess(epc, .lock(payload: payload, password: password)).status
-    }
-
-    /// Kills the tag for ever (vendor `killTag`).
-    public func killTag(_ epc: UgiEpc, killPassword: UInt32) throws(ReaderError) -> TagAccessStatus {
-        try tagAccess(epc, .kill(killPassword: killPassword)).status
-    }
-
-    private func checkEven(_ field: String, _ value: Int) throws(ReaderError) {
-        if value % 2 != 0 || value < 0 { throw .oddTagMemoryBytes(field: field, value: value) }
-    }
-
-    func tagAccess(_ epc: UgiEpc, _ operation: TagOperation) throws(ReaderError) -> (status: TagAccessStatus, words: [UInt16]) {
-        guard inventoryRunning else { throw .noInventoryRunning(port: port.name) }
-        let response = try call(.tagAccess(epc: epc.bytes, operation))
-        guard case .tagAccess(let status, let words) = response else {
-            throw .malformedResponse(port: port.name, detail: "tag access answered with \(response.opcode)")
-        }
-        return (status, words)
-    }
-
-    /// Pumps audio for up to `seconds` (or until `done`), gathering tag reads.
-    ///
-    /// A running inventory survives a lost connection as the vendor's did: the link goes
-    /// back to handshaking, ``inventoryStopped`` says LOST_CONNECTION meanwhile, and once the
-    /// Grokker answers again the same inventory is started again by itself
-    /// (``inventoryResumptions`` counts it). Without a running inventory a lost connection
-    /// is an error.
-    public func collect(forAtMost seconds: Double, until done: () -> Bool = { false }) throws(ReaderError) {
-        let end = engine.now + driver.samples(seconds)
-        while engine.now < end {
-            let remaining = Double(end - engine.now) / Double(engine.sampleRate)
-            _ = try pump(forAtMost: remaining) {
-                takeMessages()
-                return done() || engine.state != .connected
+    /// The SetRegion entry for `setting`: the vendor's built-in entry (revision 0), unless the
+    /// `catalogue`'s entry for it differs, then the catalogue's values, with the power capped
+    /// at what the region allows conducted and at the Grokker's 30 dBm
+    /// (``GrokProtocol/VendorRegionEntry/init(_:antennaGainDBi:)``). A catalogue entry whose
+    /// channels the built-in entry's hardware band cannot tune is refused (nothing is sent).
+    public static func setRegionEntry(_ setting: RegionSetting, catalogue: RegionCatalogue?) throws(ReaderError) -> VendorRegionEntry {
+        guard let builtIn = RegionCatalog.entry(number: setting.number) else { throw .unknownRegion(setting.name) }
+        var chosen = builtIn
+        if let ours = catalogue?.entry(for: setting), ours != builtIn {
+            guard ours.hardwareBand == builtIn.hardwareBand else {
+                throw .invalidArgument(field: "region catalogue \(setting.name) channels",
+                                       value: "\(ours.channelsKHz.first ?? 0)...\(ours.channelsKHz.last ?? 0) kHz",
+                                       allowed: "channels of the \(builtIn.hardwareBand) hardware band")
             }
-            if done() { return }
-            guard engine.state != .connected else { continue }
-            guard let parameters = inventory else { throw .lostConnection(port: port.name) }
-            inventoryStopped = .lostConnection
-            log(.inventory, "inventory interrupted: the connection was lost")
-            let back = Double(end - engine.now) / Double(engine.sampleRate)
-            _ = try pump(forAtMost: back) {
-                takeMessages()
-                return engine.state == .connected && !engine.negotiating
-            }
-            guard engine.state == .connected else { return }
-            do {
-                roundsBeforeResumption = inventoryRounds
-                if let password = grokkerPassword { _ = try call(.authenticateGrokker(password)) }
-                _ = try call(.startInventory(parameters))
-                inventoryStopped = nil
-                inventoryResumptions += 1
-            } catch .lostConnection {
-                continue
-            }
+            chosen = ours
         }
-    }
-
-    /// Goes quiet (no handshaking) and lets `seconds` of audio pass: the pause between
-    /// connection attempts. The next ``connect()`` handshakes again.
-    public func rest(forAtMost seconds: Double) throws(ReaderError) {
-        engine.disconnect()
-        _ = try pump(forAtMost: seconds) { false }
-    }
-
-    /// Keeps the link up for `seconds` of audio with nothing to do (keep-alives, events).
-    public func idle(forAtMost seconds: Double) throws(ReaderError) {
-        _ = try pump(forAtMost: seconds) {
-            takeMessages()
-            return false
-        }
-    }
-
-    /// The tag reads gathered so far, oldest first; the buffer is emptied.
-    public func takeReports() -> [TagReport] {
-        defer { reports.removeAll(keepingCapacity: true) }
-        return reports
-    }
-
-    func pump(forAtMost seconds: Double, until done: () -> Bool) throws(ReaderError) -> Bool {
         do {
-            return try driver.run(forAtMost: seconds) {
-                noteState()
-                return done()
-            }
+            return try VendorRegionEntry(chosen)
         } catch {
-            throw .audio(error)
+            throw .invalidArgument(field: "region \(error.field)", value: error.found, allowed: error.expected)
         }
+    }
+
+    /// Sends `entry` (SetRegion 0x11) if the reader's firmware takes it.
+    public func setRegion(_ entry: VendorRegionEntry) throws(ReaderError) {
+        if let v = version {
+            let rules = RegionSettingRules(readerProtocolVersion: v.protocolVersion, hardwareRevision: v.hardwareRevision,
+                                           softwareType: v.softwareType, deviceFlags: v.deviceFlags, enforceRegion: enforceRegion)
+            guard rules.userCanSetRegion else {
+                throw .firmwareDoesNotSupportSetRegion(port: port.name, firmware: "\(v.firmwareMajor).\(v.firmwareMinor).\(v.firmwareBuild)")
+            }
+        }
+        let request: VendorSetRegion
+        do {
+            request = try VendorSetRegion(entry: entry.encode())
+        } catch {
+            throw ReaderError(error)
+        }
+        try call(.setRegion(request))
+        sentChannelsKHz = entry.channelsKHz
+        // As the vendor: the cached region index follows (GetVersion byte 30).
+        if var v = version {
+            v.regionIndex = entry.index
+            version = v
+            info = Self.readerInfo(v, enforceRegion: enforceRegion)
+        }
+    }
+
+    /// Provisioning 0x04, sub-ops 00-04.
+    public func provision(_ request: VendorProvisioning) throws(ReaderError) {
+        try call(.provisioning(request))
+    }
+
+    /// GetDiagnostics 0x06; nil when the reader answers a bare ACK (layout unknown then).
+    public func readerDiagnostics(reset: Bool = false) throws(ReaderError) -> VendorDiagnostics? {
+        let response = try exchange(.getDiagnostics(reset: reset))
+        guard response.id == 0, !response.data.isEmpty else { return nil }
+        guard case .diagnostics(let d) = try decode(.getDiagnostics(reset: reset), response) else { return nil }
+        return d
+    }
+
+    /// The link's own counters (the vendor's `PacketProtocolGetConnectionStatistics`).
+    public var linkStatistics: VendorPacketStatistics { link.packets.statistics }
+
+    /// GetTemperature 0x15; nil when the reader answers a bare ACK.
+    public func temperature() throws(ReaderError) -> VendorTemperature? {
+        let response = try exchange(.getTemperature)
+        guard response.id == 0, !response.data.isEmpty else { return nil }
+        guard case .temperature(let t) = try decode(.getTemperature, response) else { return nil }
+        return t
+    }
+
+    private func decode(_ request: VendorRequest, _ response: ResponsePacket) throws(ReaderError) -> VendorResponse {
+        do {
+            return try request.decodeResponse(response.data)
+        } catch {
+            throw .malformedResponse(port: port.name, detail: "\(request.opcode): \(error)")
+        }
+    }
+
+    /// One echo (0x0c); whether it came back equal. `retries: false` fails at the first
+    /// try that goes wrong, as AutoConfig's steps do.
+    func echo(_ data: [UInt8], retries: Bool) throws(ReaderError) -> Bool {
+        let request: VendorRequest
+        do {
+            request = .echo(try VendorEcho(data))
+        } catch {
+            throw ReaderError(error)
+        }
+        let response = try exchange(request, retries: retries)
+        return response.id == 0 && response.data == data
     }
 }

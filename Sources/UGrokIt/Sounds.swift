@@ -1,3 +1,4 @@
+import GrokAudio
 import GrokProtocol
 
 /// The Geiger-counter sound (vendor `UgiGeigerCounterSound` / `setGeigerCounterSound`):
@@ -21,51 +22,59 @@ public struct UgiGeigerCounterSound: Sendable, Hashable {
         self.maxClicksPerSecond = maxClicksPerSecond
         self.historyDepthMsec = historyDepthMsec
     }
-
-    /// What goes on the wire; values that do not fit are clamped, and the Grokker judges them.
-    var wire: GeigerSound {
-        GeigerSound(frequencyHz: UInt16(clamping: frequency), clickDurationMs: UInt16(clamping: clickDurationMsec),
-                    clickRateThousandths: clickRate.isFinite ? UInt16(clamping: Int((clickRate * 1000).rounded())) : 0,
-                    maxClicksPerSecond: UInt16(clamping: maxClicksPerSecond),
-                    historyDepthMs: UInt16(clamping: historyDepthMsec))
-    }
 }
 
 /// One tone of the found-item or found-last-item sound (frequency 0: a rest).
-public typealias UgiTone = SoundTone
-/// A sound to play now (vendor `UgiSounds`: FOUND_ITEM, FOUND_LAST).
-public typealias UgiSound = SoundName
+public struct UgiTone: Sendable, Hashable {
+    /// Hz; 0 is a rest.
+    public var frequencyHz: UInt16
+    /// Milliseconds.
+    public var durationMs: UInt16
+
+    public init(frequencyHz: UInt16, durationMs: UInt16) {
+        self.frequencyHz = frequencyHz
+        self.durationMs = durationMs
+    }
+}
+
+/// A sound to play now (vendor `UgiSounds`).
+public enum UgiSound: UInt8, Sendable, Hashable, CaseIterable {
+    /// The found-item sound (FOUND_ITEM).
+    case foundItem = 1
+    /// The found-last-item sound (FOUND_LAST, the one `playSound` sends: 0 on the wire).
+    case foundLast = 2
+}
 
 extension ReaderSession {
-    /// Vendor `setGeigerCounterSound`. A Grokker refuses values its piezo cannot play
-    /// (``ReaderError/rejected(port:command:status:)`` with `invalid_argument`).
-    public func setGeigerCounterSound(_ sound: UgiGeigerCounterSound) throws(ReaderError) {
-        _ = try call(.setGeigerSound(sound.wire))
-    }
-
-    /// Vendor `setFoundItemSound` and `setFoundLastItemSound`, together: each at most
-    /// `maxTonesInSound` tones (``ReaderInfo``); the Grokker refuses more, or frequencies
-    /// its piezo cannot play.
+    /// Vendor `setFoundItemSound` and `setFoundLastItemSound`, together (configurations 2
+    /// and 3): each at most `maxTonesInSound` tones (``ReaderInfo``, GetVersion byte 41);
+    /// more is refused before anything is sent.
     public func setFoundSounds(foundItem: [UgiTone], foundLast: [UgiTone]) throws(ReaderError) {
-        for (name, tones) in [("foundItem", foundItem), ("foundLast", foundLast)] where tones.count > FoundSounds.maxWireTones {
-            throw .invalidArgument(field: name, value: "\(tones.count) tones", allowed: "0 to \(info?.maxTonesInSound ?? 255) tones")
+        let most = Int(info?.maxTonesInSound ?? 255)
+        for (name, tones) in [("foundItem", foundItem), ("foundLast", foundLast)] where tones.count > most {
+            throw .invalidArgument(field: name, value: "\(tones.count) tones", allowed: "0 to \(most) tones")
         }
-        _ = try call(.setFoundSounds(FoundSounds(foundItem: foundItem, foundLast: foundLast)))
+        try setFoundItemSound(foundItem)
+        try setFoundLastItemSound(foundLast)
     }
 
-    /// Vendor `playSound` (e.g. FOUND_LAST): plays it now at the volume set with
-    /// ``setVolume(_:)``.
+    /// Vendor `playSound`. The vendor protocol's only public sound is FOUND_LAST
+    /// (`UGI_PLAY_SOUND_FOUND_LAST`, sent as 0); the others are
+    /// ``ReaderError/notSupported(port:feature:)`` (nothing is sent).
     public func playSound(_ sound: UgiSound) throws(ReaderError) {
-        _ = try call(.playSound(sound))
+        guard sound == .foundLast else { throw .notSupported(port: port.name, feature: "playSound \(sound)") }
+        try playSound(UInt8(0))
     }
 
-    /// Vendor volume, 0 (silent) to 1 (loudest); the Grokker maps it to its
-    /// `numVolumeLevels` steps. Outside 0...1 is refused before anything is sent.
+    /// Vendor volume, 0 (silent) to 1 (loudest). The vendor protocol carries the volume in
+    /// the inventory start (byte 2, scaled to the reader's `numVolumeLevels`), so it is kept
+    /// here and sent with every inventory started from now on; nothing is sent now.
+    /// Outside 0...1 is refused.
     public func setVolume(_ volume: Double) throws(ReaderError) {
         guard volume.isFinite, (0...1).contains(volume) else {
             throw .invalidArgument(field: "volume", value: String(volume), allowed: "0 to 1")
         }
-        _ = try call(.setVolume(UInt8((volume * 255).rounded())))
+        self.volume = volume
     }
 }
 

@@ -138,12 +138,12 @@ final class ScriptedGrokker: CablePeer {
 /// A vendor session over a clean simulated cable to a scripted Grokker.
 struct VendorBench {
     let device: ScriptedGrokker
-    let session: VendorReaderSession
+    let session: ReaderSession
 
     init(script: [String]) throws {
         device = try ScriptedGrokker(script: script)
         let port = SimulatedCablePort(name: "vendor-grokker", sampleRate: 44_100, configuration: .clean, peer: device)
-        session = try VendorReaderSession(port: port)
+        session = try ReaderSession(port: port)
     }
 
     /// A bench whose script is everything the vendor host received in these captures.

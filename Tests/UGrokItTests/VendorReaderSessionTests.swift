@@ -7,7 +7,7 @@ import Testing
 /// The vendor-protocol session against the captures of the vendor host library: for each
 /// call, the packets our session puts on the wire equal those the vendor host sent for the
 /// same call, and every answer the emulated Grokker gave the vendor host is accepted.
-@Suite("VendorReaderSession: our packets equal the vendor host's, and the vendor peer's answers are accepted")
+@Suite("ReaderSession: our packets equal the vendor host's, and the vendor peer's answers are accepted")
 struct VendorReaderSessionTests {
     @Test("connect sends the vendor's GetVersion and reads the version and battery as the vendor host did")
     func connectAndBattery() throws {
@@ -263,12 +263,12 @@ struct VendorReaderSessionTests {
 
     @Test("nothing plugged in is NOT_PLUGGED_IN and a silent port is CANNOT_HANDSHAKE")
     func connectionFailures() throws {
-        let unplugged = try VendorReaderSession(port: UnpluggedPort())
+        let unplugged = try ReaderSession(port: UnpluggedPort())
         #expect(!unplugged.isAnythingPluggedIntoAudioJack)
         #expect(throws: ReaderError.notPluggedIn(port: "unplugged")) { try unplugged.connect() }
         var options = ReaderOptions()
         options.handshakeTimeout = 1
-        let silent = try VendorReaderSession(port: UnpluggedPort(plugged: nil), options: options)
+        let silent = try ReaderSession(port: UnpluggedPort(plugged: nil), options: options)
         #expect(throws: ReaderError.cannotHandshake(port: "unplugged", seconds: 1)) { try silent.connect() }
     }
 
@@ -284,7 +284,7 @@ struct VendorReaderSessionTests {
     }
 }
 
-extension VendorReaderSession {
+extension ReaderSession {
     /// Connects (the argument only names the call in tests whose script has no GetVersion answer
     /// first: the script's first packet is the inventory's ACK_0, so the version is faked).
     fileprivate func connect(script: ()) throws {

@@ -7,12 +7,16 @@ import GrokProtocol
 // it sends first reads, subsequent reads, pings, tag-access results and finally "completed";
 // the host answers each, and a stop or a tag access rides in the answer to its next packet.
 
-extension VendorReaderSession {
+extension ReaderSession {
     /// Starts an inventory (vendor `startInventory`): the configuration's every field goes
     /// into the vendor's struct or is refused (``UgiRfidConfiguration/vendorConfiguration()``).
     /// Reads then arrive while audio is pumped (``collect(forAtMost:until:)``).
+    /// The volume set with ``setVolume(_:)`` replaces the configuration's: the vendor
+    /// carries the volume in the inventory start only.
     public func startInventory(_ configuration: UgiRfidConfiguration) throws(ReaderError) {
         let levels = version?.volumeLevels ?? 4
+        var configuration = configuration
+        if let volume { configuration.volume = volume }
         let start = try configuration.vendorInventoryStart(volumeLevels: levels)
         let single = configuration.singleFindMode && !configuration.singleFindContinueInventory
         try startInventory(start, stopAfterFirstTag: single)
@@ -52,6 +56,16 @@ extension VendorReaderSession {
 
     /// The reads gathered so far, oldest first; the buffer is emptied.
     public func takeReads() -> [VendorTagRead] { inventory?.takeReads() ?? [] }
+
+    /// The reads gathered so far as ``TagReport``s (what ``InventoryTracker`` and the fleet
+    /// take), oldest first; the buffer is emptied. One report per reader packet record:
+    /// the time is the session's audio clock less the reader's "ms ago", the frequency the
+    /// channel of the hop table last sent (or the built-in one for the reader's region).
+    public func takeReports() -> [TagReport] {
+        let now = Int(elapsedMilliseconds)
+        let channels = regionChannelsKHz
+        return takeReads().map { $0.report(atMilliseconds: now, channelsKHz: channels) }
+    }
 
     /// Query rounds the inventory has run, from the reader's counter.
     public var inventoryRounds: Int { inventory?.rounds ?? 0 }
@@ -96,66 +110,75 @@ extension VendorReaderSession {
 
     /// Vendor `readTag`: `bank` from byte `offset` (even; halved into a word offset as the
     /// vendor library does). `minBytes` and `maxBytes` go on the wire unchanged, max first,
-    /// as the vendor library sends them (tag-access/03: `readTag(…, 2, 4)` sends `04 02`;
-    /// the vendor's peer answered 8 bytes, so a reader may count them in words).
+    /// as the vendor library sends them (tag-access/03: `readTag(…, 2, 4)` sends `04 02`).
     public func readTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, minBytes: Int, maxBytes: Int) throws(ReaderError)
-        -> (result: UInt8, data: [UInt8]) {
+        -> (status: TagAccessStatus, data: [UInt8]) {
         guard offset % 2 == 0, offset >= 0 else { throw .oddTagMemoryBytes(field: "offset", value: offset) }
         let o = try tagAccess(.read(epc: epc.bytes, bank: VendorMemoryBank(bank), wordOffset: UInt16(clamping: offset / 2),
                                     maxBytes: UInt8(clamping: maxBytes), minBytes: UInt8(clamping: minBytes)))
-        return (o.result, o.data)
+        return (Self.status(o.result), o.data)
+    }
+
+    /// ``readTag(_:bank:offset:minBytes:maxBytes:)`` asking for exactly `maxBytes` (even,
+    /// at most 254). The vendor's read carries no access password: a non-zero `password` is
+    /// ``ReaderError/notSupported(port:feature:)`` (nothing is sent).
+    public func readTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, maxBytes: Int,
+                        password: UInt32 = 0) throws(ReaderError) -> (status: TagAccessStatus, data: [UInt8]) {
+        guard password == 0 else { throw .notSupported(port: port.name, feature: "readTag with an access password") }
+        guard maxBytes % 2 == 0, (2...254).contains(maxBytes) else { throw .oddTagMemoryBytes(field: "maxBytes", value: maxBytes) }
+        return try readTag(epc, bank: bank, offset: offset, minBytes: maxBytes, maxBytes: maxBytes)
     }
 
     /// Vendor `writeTag`: `data` (even length) into `bank` at byte `offset` (even).
-    public func writeTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, data: [UInt8], password: UInt32 = 0) throws(ReaderError) -> UInt8 {
+    public func writeTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, data: [UInt8], password: UInt32 = 0)
+        throws(ReaderError) -> TagAccessStatus {
         guard offset % 2 == 0, offset >= 0 else { throw .oddTagMemoryBytes(field: "offset", value: offset) }
         guard data.count % 2 == 0 else { throw .oddTagMemoryBytes(field: "data", value: data.count) }
-        return try tagAccess(.write(epc: epc.bytes, password: password, bank: VendorMemoryBank(bank),
-                                    wordOffset: UInt16(clamping: offset / 2), data: data)).result
+        return Self.status(try tagAccess(.write(epc: epc.bytes, password: password, bank: VendorMemoryBank(bank),
+                                                wordOffset: UInt16(clamping: offset / 2), data: data)).result)
     }
 
     /// Vendor `programTag`: gives the tag `epc` the EPC `newEpc`.
-    public func programTag(_ epc: UgiEpc, to newEpc: UgiEpc, password: UInt32 = 0) throws(ReaderError) -> UInt8 {
-        try tagAccess(.programEpc(epc: epc.bytes, password: password, newEpc: newEpc.bytes)).result
+    public func programTag(_ epc: UgiEpc, to newEpc: UgiEpc, password: UInt32 = 0) throws(ReaderError) -> TagAccessStatus {
+        Self.status(try tagAccess(.programEpc(epc: epc.bytes, password: password, newEpc: newEpc.bytes)).result)
     }
 
-    /// Vendor `lockUnlockTag(epc, maskAndAction, password)`.
-    public func lockUnlockTag(_ epc: UgiEpc, maskAndAction: UInt32, password: UInt32 = 0) throws(ReaderError) -> UInt8 {
-        try tagAccess(.lock(epc: epc.bytes, password: password, maskAndAction: maskAndAction)).result
+    /// Vendor `lockUnlockTag(epc, maskAndAction, password)`: `maskAndAction` is the Gen2
+    /// 20-bit lock payload (`Gen2LockPayload`).
+    public func lockUnlockTag(_ epc: UgiEpc, maskAndAction: UInt32, password: UInt32 = 0) throws(ReaderError) -> TagAccessStatus {
+        Self.status(try tagAccess(.lock(epc: epc.bytes, password: password, maskAndAction: maskAndAction)).result)
+    }
+
+    /// ``lockUnlockTag(_:maskAndAction:password:)`` under the old session's argument label.
+    public func lockUnlockTag(_ epc: UgiEpc, payload: UInt32, password: UInt32 = 0) throws(ReaderError) -> TagAccessStatus {
+        try lockUnlockTag(epc, maskAndAction: payload, password: password)
     }
 
     /// Vendor `setTagKillPassword`: a write of the kill password (RESERVED words 0-1).
-    public func setTagKillPassword(_ epc: UgiEpc, to new: UInt32, password: UInt32 = 0) throws(ReaderError) -> UInt8 {
-        let bytes = [UInt8(new >> 24), UInt8(new >> 16 & 0xff), UInt8(new >> 8 & 0xff), UInt8(new & 0xff)]
-        return try writeTag(epc, bank: .reserved, offset: 0, data: bytes, password: password)
+    public func setTagKillPassword(_ epc: UgiEpc, to new: UInt32, password: UInt32 = 0) throws(ReaderError) -> TagAccessStatus {
+        try writeTag(epc, bank: .reserved, offset: 0, data: Self.bigEndian(new), password: password)
     }
 
     /// Vendor `setTagAccessPassword`: a write of the access password (RESERVED words 2-3).
-    public func setTagAccessPassword(_ epc: UgiEpc, to new: UInt32, password: UInt32 = 0) throws(ReaderError) -> UInt8 {
-        let bytes = [UInt8(new >> 24), UInt8(new >> 16 & 0xff), UInt8(new >> 8 & 0xff), UInt8(new & 0xff)]
-        return try writeTag(epc, bank: .reserved, offset: 4, data: bytes, password: password)
+    public func setTagAccessPassword(_ epc: UgiEpc, to new: UInt32, password: UInt32 = 0) throws(ReaderError) -> TagAccessStatus {
+        try writeTag(epc, bank: .reserved, offset: 4, data: Self.bigEndian(new), password: password)
     }
 
-    /// Vendor `changePower(initial, min, max)` during an inventory, dBm.
-    public func changePower(initial: Double, min: Double, max: Double) throws(ReaderError) {
-        let bytes: (UInt8, UInt8, UInt8)
-        do {
-            bytes = (try VendorUnits.powerByte(dBm: initial, field: "initial"), try VendorUnits.powerByte(dBm: min, field: "min"),
-                     try VendorUnits.powerByte(dBm: max, field: "max"))
-        } catch {
-            throw ReaderError(error)
-        }
-        _ = try tagAccess(.changePower(initial: bytes.0, min: bytes.1, max: bytes.2))
+    /// Killing a tag: the vendor protocol has no kill request (SDK 1.7.16 sends only read,
+    /// write, program EPC, lock, custom command and change power during an inventory), so
+    /// this is ``ReaderError/notSupported(port:feature:)`` and nothing is sent.
+    public func killTag(_ epc: UgiEpc, killPassword: UInt32) throws(ReaderError) -> TagAccessStatus {
+        throw .notSupported(port: port.name, feature: "killTag")
     }
 
-    /// Vendor `customCommandToTag`: a raw Gen2 command; returns the result and the tag's reply.
-    public func customCommand(_ epc: UgiEpc, command: [UInt8], commandBits: Int, responseBitsNoHeader: Int,
-                              responseBitsWithHeader: Int, receiveTimeoutUsec: Int) throws(ReaderError) -> (result: UInt8, data: [UInt8]) {
-        let o = try tagAccess(.custom(epc: epc.bytes, receiveTimeout: UInt16(clamping: receiveTimeoutUsec),
-                                      commandBits: UInt16(clamping: commandBits),
-                                      responseBitsNoHeader: UInt8(clamping: responseBitsNoHeader),
-                                      responseBitsWithHeader: UInt8(clamping: responseBitsWithHeader), command: command))
-        return (o.result, o.data)
+    static func bigEndian(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)]
+    }
+
+    /// The vendor's tag-access result (0-5, the SDK's numbering) as a ``TagAccessStatus``;
+    /// a code the vendor does not define is GENERAL_ERROR.
+    static func status(_ result: UInt8) -> TagAccessStatus {
+        result <= VendorTagAccessResult.generalError.rawValue ? TagAccessStatus(rawValue: result) ?? .generalError : .generalError
     }
 
     // MARK: Link tests

@@ -86,9 +86,9 @@ final class LoaderDevice: CablePeer {
     }
 }
 
-/// A ``VendorFirmwareSession`` on a host ``VendorLink`` over a ``LinkDriver``: handshake,
+/// A ``FirmwareSession`` on a host ``VendorLink`` over a ``LinkDriver``: handshake,
 /// GetVersion, requests through the packet layer.
-final class LinkFirmwareSession: VendorFirmwareSession {
+final class LinkFirmwareSession: FirmwareSession {
     let driver: LinkDriver<VendorLink>
     let samplesPerBit: Int
     private(set) var readerVersion: VendorReaderVersion?
@@ -193,19 +193,19 @@ func ugif(loader: [UInt8]?, reader: [UInt8], _ major: UInt8, _ minor: UInt8, _ b
                   loader: loader.map { try UgifSection(address: 0, bytes: $0) }, reader: UgifSection(address: 0x1000, bytes: reader))
 }
 
-@Suite("VendorFirmwareUpdater: the vendor procedure over a VendorLink pair to the emulated loader")
+@Suite("FirmwareUpdater: the vendor procedure over a VendorLink pair to the emulated loader")
 struct VendorFirmwareUpdaterTests {
     @Test("an update sends the loader, resets into it, sends the reader image, and the unit answers on the new version")
     func updatesEndToEnd() throws {
         let bench = try UpdaterBench(loaderImage: markedImage(3000, seed: 1, 1, 0, 0), application: markedImage(9000, seed: 2, 1, 8, 0))
         defer { bench.dir.remove() }
         let image = try ugif(loader: markedImage(3300, seed: 3, 1, 1, 0), reader: markedImage(8000, seed: 4, 1, 9, 0), 1, 9, 0)
-        var seen: [VendorFirmwareProgress] = []
-        let report = VendorFirmwareUpdater(session: bench.session).update(to: image) { seen.append($0) }
+        var seen: [FirmwareUpdateProgress] = []
+        let report = FirmwareUpdater(session: bench.session).update(to: image) { seen.append($0) }
         #expect(report.result == .success, "\(report.detail)")
         #expect(report.finalVersion?.software == .application)
         #expect(report.finalVersion.map(versionText) == "1.9.0")
-        #expect(seen.last == VendorFirmwareProgress(done: 11_300, total: 11_300, secondImage: true))
+        #expect(seen.last == FirmwareUpdateProgress(done: 11_300, total: 11_300, secondImage: true))
         #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.done <= $1.done })
         #expect(bench.loader.softwareType == .application && bench.loader.runningVersion == .init(1, 9, 0))
     }
@@ -228,7 +228,7 @@ struct VendorFirmwareUpdaterTests {
                                                                        peer: device))
         _ = try session.connect()
         let image = try ugif(loader: loaderImage.bytes, reader: readerImage.bytes, 1, 9, 0)
-        let report = VendorFirmwareUpdater(session: session).update(to: image)
+        let report = FirmwareUpdater(session: session).update(to: image)
         #expect(report.result == .success, "\(report.detail)")
         let ours = device.requests.dropFirst().map { [$0.command] + $0.payload }
         #expect(ours == vendor.requests)
@@ -241,7 +241,7 @@ struct VendorFirmwareUpdaterTests {
         let image = try ugif(loader: markedImage(3300, seed: 3, 1, 1, 0), reader: markedImage(8000, seed: 4, 1, 9, 0), 1, 9, 0)
         // Cut the power while the reader image is being written.
         var cut = false
-        let first = VendorFirmwareUpdater(session: bench.session).update(to: image) { p in
+        let first = FirmwareUpdater(session: bench.session).update(to: image) { p in
             if p.secondImage, p.done > 3300 + 4000, !cut {
                 cut = true
                 bench.loader.powerOff()
@@ -252,7 +252,7 @@ struct VendorFirmwareUpdaterTests {
         let version = try bench.session.reconnect(receiveDisabledSeconds: 1, timeoutSeconds: 5)
         #expect(version.software == .loader)
         #expect(versionText(version) == "1.1.0")
-        let again = VendorFirmwareUpdater(session: bench.session).update(to: image)
+        let again = FirmwareUpdater(session: bench.session).update(to: image)
         #expect(again.result == .success, "\(again.detail)")
         #expect(bench.loader.softwareType == .application && bench.loader.runningVersion == .init(1, 9, 0))
     }
@@ -267,7 +267,7 @@ struct VendorFirmwareUpdaterTests {
         state ^= state >> 31
         let cutAfter = Int(state % 11_300)
         var cut = false
-        let first = VendorFirmwareUpdater(session: bench.session).update(to: image) { p in
+        let first = FirmwareUpdater(session: bench.session).update(to: image) { p in
             if p.done >= cutAfter, !cut {
                 cut = true
                 bench.loader.powerOff()
@@ -281,7 +281,7 @@ struct VendorFirmwareUpdaterTests {
         } else {
             #expect(versionText(version) == "1.8.0")
         }
-        let again = VendorFirmwareUpdater(session: bench.session).update(to: image)
+        let again = FirmwareUpdater(session: bench.session).update(to: image)
         #expect(again.result == .success, "\(again.detail)")
         #expect(bench.loader.softwareType == .application && bench.loader.runningVersion == .init(1, 9, 0))
     }
@@ -290,7 +290,7 @@ struct VendorFirmwareUpdaterTests {
     func refusals() throws {
         let bench = try UpdaterBench(loaderImage: markedImage(3000, seed: 1, 1, 0, 0), application: markedImage(9000, seed: 2, 1, 8, 0))
         defer { bench.dir.remove() }
-        let updater = VendorFirmwareUpdater(session: bench.session)
+        let updater = FirmwareUpdater(session: bench.session)
         let other = try UgifImage(hardwareTypeName: "ProtoMicro", version: UgifVersion(major: 1, minor: 9, build: 0), date: "d",
                                   loader: nil, reader: UgifSection(address: 0x1000, bytes: [1, 2, 3]))
         #expect(updater.update(to: other).result == .incompatibleHardware)
@@ -305,7 +305,7 @@ struct VendorFirmwareUpdaterTests {
         #expect(cancelled.result == .cancelled)
         // Nothing was switched: the unit still runs its application.
         #expect(bench.loader.softwareType == .application && bench.loader.runningVersion == .init(1, 8, 0))
-        #expect(VendorFirmwareResult.allCases.map(\.rawValue) == [0, 3, 100, 101, 102, 103, 104, 105, 106, 107])
+        #expect(FirmwareUpdateResult.allCases.map(\.rawValue) == [0, 3, 100, 101, 102, 103, 104, 105, 106, 107])
     }
 
     @Test("an image that would overwrite the running program is refused chunk by chunk: PROTOCOL_FAILURE 104, the unit keeps running")
@@ -316,13 +316,13 @@ struct VendorFirmwareUpdaterTests {
         let image = try UgifImage(hardwareTypeName: "GR-1", version: UgifVersion(major: 1, minor: 9, build: 0), date: "d",
                                   loader: UgifSection(address: 0x2000, bytes: markedImage(500, seed: 3, 1, 1, 0)),
                                   reader: UgifSection(address: 0x4000, bytes: markedImage(100, seed: 4, 1, 9, 0)))
-        let report = VendorFirmwareUpdater(session: bench.session).update(to: image)
+        let report = FirmwareUpdater(session: bench.session).update(to: image)
         #expect(report.result == .protocolFailure)
         #expect(bench.loader.softwareType == .application && bench.loader.runningVersion == .init(1, 8, 0))
     }
 }
 
-@Suite("VendorFirmwareUpdater figures: audio seconds of a 64 KiB update")
+@Suite("FirmwareUpdater figures: audio seconds of a 64 KiB update")
 struct VendorFirmwareFigures {
     @Test("a 64 KiB update (4 KiB loader + 60 KiB reader) completes at each setting within 15 % of the bytes' air time (248-byte chunks) or 25 % (64)",
           arguments: [(UInt8(64), 12)] + VendorModemSetting.supportedSamplesPerBit.map { (UInt8(248), $0) })
@@ -331,7 +331,7 @@ struct VendorFirmwareFigures {
                                      loaderImage: markedImage(3000, seed: 1, 1, 0, 0), application: markedImage(9000, seed: 2, 1, 8, 0))
         defer { bench.dir.remove() }
         let image = try ugif(loader: markedImage(4096, seed: 3, 1, 1, 0), reader: markedImage(61_440, seed: 4, 1, 9, 0), 1, 9, 0)
-        let report = VendorFirmwareUpdater(session: bench.session).update(to: image)
+        let report = FirmwareUpdater(session: bench.session).update(to: image)
         #expect(report.result == .success, "\(report.detail)")
         // Audio time is bounded below by the bytes on the air at this setting.
         let airSeconds = Double(65_536 * 10 * samplesPerBit) / 44_100  // UART: 10 bits a byte

@@ -1,10 +1,12 @@
+import GrokAudio
+import GrokLink
 import GrokFirmware
 import GrokProtocol
 
-/// What the firmware updater needs from a connection to a reader on the vendor protocol.
-/// The host's `VendorReaderSession` conforms at the swap; tests drive a session over a
-/// ``GrokLink/VendorLink`` pair.
-public protocol VendorFirmwareSession: AnyObject {
+/// What the firmware updater needs from a connection to a reader on the vendor protocol:
+/// ``ReaderSession`` (the product); tests also drive a bare session over a
+/// ``GrokLink/VendorLink`` pair to a loader-only peer.
+public protocol FirmwareSession: AnyObject {
     /// The reader's GetVersion answer from the last connect (`nil` when not connected).
     var readerVersion: VendorReaderVersion? { get }
     /// Sends one request (the packet layer retries as the vendor's does) and returns the
@@ -18,7 +20,7 @@ public protocol VendorFirmwareSession: AnyObject {
 }
 
 /// The vendor's firmware update results (`FirmwareUpdate` return and completion codes).
-public enum VendorFirmwareResult: Int, Sendable, Hashable, CaseIterable {
+public enum FirmwareUpdateResult: Int, Sendable, Hashable, CaseIterable {
     case success = 0
     case crcMismatch = 3
     case noFile = 100
@@ -48,7 +50,7 @@ public enum VendorFirmwareResult: Int, Sendable, Hashable, CaseIterable {
 }
 
 /// Progress over both images: bytes acknowledged of the bytes to send.
-public struct VendorFirmwareProgress: Sendable, Hashable {
+public struct FirmwareUpdateProgress: Sendable, Hashable {
     public var done: Int
     public var total: Int
     /// Whether the image under way is the second (the reader image after the loader).
@@ -62,8 +64,8 @@ public struct VendorFirmwareProgress: Sendable, Hashable {
 }
 
 /// How an update went.
-public struct VendorFirmwareReport: Sendable, Hashable {
-    public var result: VendorFirmwareResult
+public struct FirmwareUpdateReport: Sendable, Hashable {
+    public var result: FirmwareUpdateResult
     /// What went wrong, for a person (empty on success).
     public var detail: String
     /// The reader's GetVersion after the update (or at the failure, when known).
@@ -77,7 +79,7 @@ public struct VendorFirmwareReport: Sendable, Hashable {
 }
 
 /// Options of the vendor procedure and of what we add to it.
-public struct VendorFirmwareOptions: Sendable {
+public struct FirmwareUpdateOptions: Sendable {
     /// The vendor refuses an older or the same version (`FirmwareUpdate(…, false, false, …)`
     /// returned 103 for both in the harness); set these to allow them.
     public var allowOlder = false
@@ -100,7 +102,7 @@ public struct VendorFirmwareOptions: Sendable {
     public init() {}
 }
 
-/// The vendor's firmware procedure, host side, on any ``VendorFirmwareSession``:
+/// The vendor's firmware procedure, host side, on any ``FirmwareSession``:
 /// compatibility and battery checks, the loader image first when the unit runs its
 /// application, then the reader image; per image a ProgramReader start, chunks of the
 /// unit's max program bytes, ChangeSoftwareType with both CRCs; after each the reset,
@@ -109,11 +111,11 @@ public struct VendorFirmwareOptions: Sendable {
 /// the previous one's ACK arrives). Ours on top: a chunk that fails is resumed after a
 /// reconnect (the loader takes addresses), and a unit found in its loader is repaired
 /// whatever version its loader reports.
-public final class VendorFirmwareUpdater {
-    public let session: any VendorFirmwareSession
-    public var options: VendorFirmwareOptions
+public final class FirmwareUpdater {
+    public let session: any FirmwareSession
+    public var options: FirmwareUpdateOptions
 
-    public init(session: any VendorFirmwareSession, options: VendorFirmwareOptions = .init()) {
+    public init(session: any FirmwareSession, options: FirmwareUpdateOptions = .init()) {
         self.session = session
         self.options = options
     }
@@ -130,14 +132,14 @@ public final class VendorFirmwareUpdater {
 
     /// Updates the connected unit to `image`. `progress` is called after every chunk;
     /// `isCancelled` is asked before every packet (CANCELLED 106 when it answers true).
-    public func update(to image: UgifImage, progress: (VendorFirmwareProgress) -> Void = { _ in },
-                       isCancelled: () -> Bool = { false }) -> VendorFirmwareReport {
+    public func update(to image: UgifImage, progress: (FirmwareUpdateProgress) -> Void = { _ in },
+                       isCancelled: () -> Bool = { false }) -> FirmwareUpdateReport {
         let started = session.audioSeconds
         var chunks = 0
         var resumed = 0
         var chunkBytes = 0
-        func report(_ result: VendorFirmwareResult, _ detail: String = "", version: VendorReaderVersion? = nil) -> VendorFirmwareReport {
-            VendorFirmwareReport(result: result, detail: detail, finalVersion: version ?? session.readerVersion,
+        func report(_ result: FirmwareUpdateResult, _ detail: String = "", version: VendorReaderVersion? = nil) -> FirmwareUpdateReport {
+            FirmwareUpdateReport(result: result, detail: detail, finalVersion: version ?? session.readerVersion,
                                  audioSeconds: session.audioSeconds - started, chunks: chunks, resumedChunks: resumed,
                                  chunkBytes: chunkBytes)
         }
@@ -168,7 +170,7 @@ public final class VendorFirmwareUpdater {
             var offset = 0
             var needsStart = true
             var attempts = 0
-            progress(VendorFirmwareProgress(done: done, total: total, secondImage: index > 0))
+            progress(FirmwareUpdateProgress(done: done, total: total, secondImage: index > 0))
             while offset < bytes.count || needsStart {
                 if isCancelled() { return report(.cancelled, "cancelled at byte \(done) of \(total)") }
                 let request: VendorProgramReader
@@ -215,7 +217,7 @@ public final class VendorFirmwareUpdater {
                     offset += count
                     done += count
                     chunks += 1
-                    progress(VendorFirmwareProgress(done: done, total: total, secondImage: index > 0))
+                    progress(FirmwareUpdateProgress(done: done, total: total, secondImage: index > 0))
                 }
             }
             if isCancelled() { return report(.cancelled, "cancelled before ChangeSoftwareType") }
@@ -247,4 +249,23 @@ public final class VendorFirmwareUpdater {
     }
 
     private func versionText(_ v: VendorReaderVersion) -> String { "\(v.firmwareMajor).\(v.firmwareMinor).\(v.firmwareBuild)" }
+}
+
+extension ReaderSession: FirmwareSession {
+    public var readerVersion: VendorReaderVersion? { version }
+
+    public func firmwareCall(_ request: VendorRequest) throws(ReaderError) -> VendorResponse {
+        try call(request)
+    }
+
+    /// The vendor's reset: goes quiet with receive off for `receiveDisabledSeconds`, then
+    /// handshakes (up to `timeoutSeconds`) and asks GetVersion again.
+    public func reconnect(receiveDisabledSeconds: Double, timeoutSeconds: Double) throws(ReaderError) -> VendorReaderVersion {
+        try rest(forAtMost: receiveDisabledSeconds)
+        try connect(handshakeTimeout: timeoutSeconds)
+        guard let version else { throw .cannotGetInfo(port: port.name) }
+        return version
+    }
+
+    public var audioSeconds: Double { Double(link.now) / Double(link.sampleRate) }
 }

@@ -18,9 +18,11 @@ public enum ExampleBench {
         options.realtime = true
         let bench = FileManager.default.temporaryDirectory.appendingPathComponent("ugrokit-example").path
         let store = try DeviceStateStore.openOrCreate(directory: bench, index: 0)
-        if store.state.region == nil { try store.update { $0.region = RegionCatalog.find("fcc")?.setting } }
+        if store.state.region == nil {
+            try store.update { $0.region = RegionCatalog.find("fcc")?.setting; $0.provisioning.userHasSetRegion = true }
+        }
         return Reader(name: "sim:0", options: options) {
-            let grokker = try EmulatedGrokker(benchDirectory: bench, index: 0)
+            let grokker = try VendorGrokker(store: try DeviceStateStore.openOrCreate(directory: bench, index: 0))
             return SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker)
         }
     }

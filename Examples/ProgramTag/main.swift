@@ -14,14 +14,16 @@ if let device = CommandLine.arguments.dropFirst().first {
     port = try ALSAPort(device: device)
 } else {
     let store = try DeviceStateStore.openOrCreate(directory: bench, index: 0)
-    if store.state.region == nil { try store.update { $0.region = RegionCatalog.find("fcc")?.setting } }
+    if store.state.region == nil {
+        try store.update { $0.region = RegionCatalog.find("fcc")?.setting; $0.provisioning.userHasSetRegion = true }
+    }
     port = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean,
-                              peer: try EmulatedGrokker(benchDirectory: bench, index: 0))
+                              peer: try VendorGrokker(store: try DeviceStateStore.openOrCreate(directory: bench, index: 0)))
 }
-let session = ReaderSession(port: port)
+let session = try ReaderSession(port: port)
 try session.connect()
 let configuration = UgiRfidConfiguration.config(inventoryType: .inventoryShortRange)
-try session.startInventory(configuration.inventoryParameters)
+try session.startInventory(configuration)
 try session.collect(forAtMost: 1)
 guard let first = session.takeReports().first, let old = try? UgiEpc(bytes: first.epc) else {
     print("no tag in range")

@@ -27,16 +27,33 @@ extension ReaderSession {
         if let running = inventory, running.isActive { throw .inventoryRunning(port: port.name) }
         let host = VendorInventoryHost(start: start, stopAfterFirstTag: stopAfterFirstTag)
         host.onStateChange = { [unowned self] state in
-            log(.inventory, "inventory \(state)")
+            log(.inventoryEvents, "inventory \(state)")
             for listener in inventoryStateListeners { listener(state) }
         }
         inventory = host
         let form = VendorSelectForm(readerProtocol: version?.protocolVersion ?? 20)
+        let request = VendorRequest.inventory(start, form)
         let response: VendorResponse
-        do {
-            response = try call(.inventory(start, form), slaveMode: .inventory)
+        do throws(ReaderError) {
+            // The reader refuses a start with a short answer: ACK_2 not provisioned, ACK_3 no
+            // region set (the vendor's completion codes 9 and 10).
+            let packet = try exchange(request, slaveMode: .inventory)
+            if !packet.isNack, packet.id == 2 || packet.id == 3 {
+                let reason: InventoryStopReason = packet.id == 2 ? .notProvisioned : .regionNotSet
+                host.set(.refused(reason.rawValue))
+                if reason == .regionNotSet { throw .regionNotSet(port: port.name) }
+                throw .rejected(port: port.name, command: "\(request.opcode)", status: "NOT_PROVISIONED (ACK_2)")
+            }
+            if packet.isNack || packet.id != 0 {
+                throw .rejected(port: port.name, command: "\(request.opcode)", status: packet.isNack ? "ACK_7 (NACK)" : "ACK_\(packet.id)")
+            }
+            do {
+                response = try request.decodeResponse(packet.data)
+            } catch {
+                throw .malformedResponse(port: port.name, detail: "\(request.opcode): \(error)")
+            }
         } catch {
-            host.set(.interrupted)
+            if host.isActive { host.set(.interrupted) }
             throw error
         }
         if case .inventoryError(let refusal) = response {
@@ -44,6 +61,7 @@ extension ReaderSession {
             if refusal.code == InventoryStopReason.regionNotSet.rawValue { throw .regionNotSet(port: port.name) }
             throw .rejected(port: port.name, command: "Inventory", status: "error \(refusal.code)")
         }
+        log(.inventory, "inventory started: power byte \(start.radio.initialPower), session \(start.radio.session), volume level \(start.volumeLevel)")
     }
 
     /// Whether an inventory this session started is still running on the reader.
@@ -64,7 +82,15 @@ extension ReaderSession {
     public func takeReports() -> [TagReport] {
         let now = Int(elapsedMilliseconds)
         let channels = regionChannelsKHz
-        return takeReads().map { $0.report(atMilliseconds: now, channelsKHz: channels) }
+        let reports = takeReads().map { $0.report(atMilliseconds: now, channelsKHz: channels) }
+        if !reports.isEmpty { log(.inventoryEvents, "\(reports.count) reads") }
+        if options.logger.isEnabled(.inventoryDetail) {
+            for r in reports {
+                log(.inventoryDetail, "read \(hexString(r.epc)) at \(r.milliseconds) ms, \(r.frequencyKHz) kHz, "
+                    + "RSSI \(Double(r.rssiITenthsDBm) / 10)/\(Double(r.rssiQTenthsDBm) / 10)")
+            }
+        }
+        return reports
     }
 
     /// Query rounds the inventory has run, from the reader's counter.
@@ -81,6 +107,7 @@ extension ReaderSession {
         if host.isActive { throw .timeout(port: port.name, command: "stop inventory", seconds: limit) }
         // Let the answer to "completed" go out before anything else is sent.
         _ = try pump(forAtMost: 1) { !link.packets.isInSlaveMode && !link.modem.isSending }
+        log(.inventory, "inventory stopped after \(host.rounds) rounds: \(host.state)")
         return host.state
     }
 

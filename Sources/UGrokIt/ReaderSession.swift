@@ -177,7 +177,8 @@ public final class ReaderSession {
         let made = Self.readerInfo(fresh, enforceRegion: enforceRegion)
         info = made
         connectMilliseconds = Double(link.now - start) * 1000 / Double(link.sampleRate)
-        log(.connectionState, "connected at \(link.samplesPerBit) spb: \(fresh.hardwareTypeName) serial \(fresh.serialNumber)")
+        log(.connectionState, "\(ConnectionState.connecting) -> \(ConnectionState.connected)")
+        log(.byteProtocol, "connected at \(link.samplesPerBit) spb: \(fresh.hardwareTypeName) serial \(fresh.serialNumber)")
         return made
     }
 
@@ -217,6 +218,7 @@ public final class ReaderSession {
 
     /// Goes quiet (vendor `closeConnection`); the port stays open for a later ``connect()``.
     public func disconnect() {
+        if isConnected { log(.connectionState, "\(ConnectionState.connected) -> \(ConnectionState.notConnected)") }
         link.close()
         drain()
         version = nil
@@ -477,8 +479,9 @@ public final class ReaderSession {
             throw .regionNotApproved(port: port.name, region: region.name)
         }
         try setRegion(try Self.setRegionEntry(region.setting, catalogue: catalogue))
-        guard let info else { throw .cannotGetInfo(port: port.name) }
-        return info
+        // GetVersion again, so the information says what the reader now reports (its
+        // "user has set region" flag among it); the vendor host only caches the index.
+        return try identify()
     }
 
     /// The SetRegion entry for `setting`: the vendor's built-in entry (revision 0), unless the

@@ -4,89 +4,70 @@ import GrokkerEmulator
 import GrokLink
 import GrokProtocol
 import Testing
-import UGrokIt
+@testable import UGrokIt
 
-/// Antenna tuning: per channel of the region, on the Grokker's clock, persisted.
+/// Antenna tuning on the vendor protocol: TuneAntenna 0x0d runs in slave mode (the reader
+/// sends one packet per channel, then "completed"); GetAntennaTuning 0x10 gives two averages.
 @Suite("Antenna tuning")
 struct AntennaTuningTests {
-    @Test("every channel of the region is tuned, its reflected power drops, and it is kept across a power cycle")
-    func tuneAll() throws {
-        let rig = try Rig()
-        try rig.session.connect()
-        try rig.session.setRegion("etsi")
-        let before = try rig.session.antennaTuning()
-        #expect(before.channels.map(\.frequencyKHz) == [865_700, 866_300, 866_900, 867_500])
-        #expect(before.dynamicAverageDBm == nil)
+    /// A reader that takes TuneAntenna and reports `channels` (50 kHz units), then completes.
+    static func tuningReader(_ channels: [UInt16]) throws -> (ScriptedGrokker, ReaderSession) {
+        var packets: [ScriptedPacket] = [.response(.ack)]
+        for (i, channel) in channels.enumerated() {
+            let packet = VendorTuneAntennaPacket.oneFrequency(channel: channel, reflectedPower: UInt16(100 + i), values: [1, 2, 3, 4, 5])
+            packets.append(.request(RequestPacket(command: packet.opcode, payload: try packet.encode())))
+        }
+        let done = VendorTuneAntennaPacket.completed(result: 0, value: 0)
+        packets.append(.request(RequestPacket(command: done.opcode, payload: try done.encode())))
+        let device = try ScriptedGrokker(packets: packets)
+        let session = try ReaderSession(port: SimulatedCablePort(name: "tune", sampleRate: 44_100, configuration: .clean, peer: device))
+        let version = try VendorReaderVersion(decoding: hexBytes("061405000601080001fa550480004001112233445566778887d61200000800"))
+        try session.handshake(samplesPerBit: session.samplesPerBit, timeout: 3)
+        session.setVersionForTesting(version)
+        return (device, session)
+    }
+
+    @Test("tuneAntenna reports each channel the reader tunes, in its order, and returns once it completes")
+    func tunesInSlaveMode() throws {
+        let channels: [UInt16] = [17_314, 17_326, 17_338]
+        let (device, session) = try Self.tuningReader(channels)
         var events: [UgiAntennaTuningProgress] = []
-        let result = try rig.session.tuneAntenna { events.append($0); return true }
-        #expect(result.tuned == 4 && result.total == 4)
-        #expect(events.map(\.numTuned) == [1, 2, 3, 4])
-        #expect(events.allSatisfy { $0.total == 4 })
-        #expect(events.map(\.frequencyKHz) == before.channels.map(\.frequencyKHz))
-        let after = try rig.session.antennaTuning()
-        for (old, new) in zip(before.channels, after.channels) {
-            // Out of the box the tuner is at least 3 steps (3.6 dB) from each channel's best.
-            #expect(new.reflectedPowerDBm <= old.reflectedPowerDBm - 3.5, "\(old.frequencyKHz) kHz")
-        }
-        #expect(after.staticAverageDBm < before.staticAverageDBm - 3.5)
-        #expect(events.map(\.reflectedPowerDBm) == after.channels.map(\.reflectedPowerDBm))
-        rig.session.close()
-
-        let reopened = try EmulatedGrokker(benchDirectory: rig.bench.path, index: 0)
-        let session = try GrokkerPasswordTests.reconnect(reopened)
-        #expect(try session.antennaTuning() == after)
+        let result = try session.tuneAntenna { events.append($0); return true }
+        #expect(result.tuned == 3)
+        #expect(events.map(\.frequencyKHz) == channels.map { Int($0) * 50 })
+        #expect(events.map(\.numTuned) == [1, 2, 3])
+        #expect(events.map(\.reflectedPowerDBm) == [10.0, 10.1, 10.2])
+        #expect(device.script.isEmpty)
+        #expect(!session.link.packets.isInSlaveMode)
+        // Every reader packet was answered ACK_0 (`f0`).
+        #expect(device.hostPackets.filter { $0 == "f0" }.count == 4)
     }
 
-    @Test("the callback stops a run early; the channels tuned by then stay tuned")
-    func earlyStop() throws {
-        let rig = try Rig()
-        try rig.session.connect()
-        try rig.session.setRegion("fcc")
-        let before = try rig.session.antennaTuning()
-        #expect(before.channels.count == 50)
-        var calls = 0
-        let result = try rig.session.tuneAntenna { _ in calls += 1; return calls < 3 }
-        #expect(calls == 3)
-        #expect(result.total == 50)
-        #expect(result.tuned >= 3 && result.tuned < 50)
-        #expect(!rig.grokker.antennaTuningRunning)
-        let after = try rig.session.antennaTuning()
-        let changed = zip(before.channels, after.channels).filter { $0.reflectedPowerDBm != $1.reflectedPowerDBm }.count
-        #expect(changed == result.tuned)
-        #expect(rig.grokker.handler.store.state.antennaTuning.count == result.tuned)
+    @Test("returning false from the progress asks the reader to stop (ACK_1 in the next answer)")
+    func stopsEarly() throws {
+        let (device, session) = try Self.tuningReader([17_314, 17_326])
+        _ = try session.tuneAntenna { _ in false }
+        #expect(device.hostPackets.contains("e1"))
     }
 
-    @Test("refused before the region is set and while an inventory runs; an inventory measures the dynamic average")
-    func refusals() throws {
+    @Test("GetAntennaTuning gives the reader's two averages; the emulated reader refuses TuneAntenna (ACK_7)")
+    func againstTheEmulator() throws {
         let rig = try Rig()
         try rig.session.connect()
-        #expect(throws: ReaderError.regionNotSet(port: "sim:0")) { try rig.session.tuneAntenna { _ in true } }
         try rig.session.setRegion("etsi")
-        // At a fixed 30 dBm (the vendor's distance preset ranges 23-29 dBm).
-        var fullPower = UgiRfidConfiguration.config(inventoryType: .inventoryDistance)
-        (fullPower.initialPowerLevel, fullPower.minPowerLevel, fullPower.maxPowerLevel) = (30, 30, 30)
-        try rig.session.startInventory(fullPower.inventoryParameters)
-        #expect(throws: ReaderError.inventoryRunning(port: "sim:0")) { try rig.session.tuneAntenna { _ in true } }
-        do {
-            _ = try rig.session.call(.startAntennaTuning)
-            Issue.record("the Grokker tuned while scanning")
-        } catch {
-            guard case .rejected(_, _, let status) = error else { Issue.record("\(error)"); return }
-            #expect(status.hasPrefix("busy"))
-        }
-        try rig.session.collect(forAtMost: 0.5)
-        try rig.session.stopInventory()
         let tuning = try rig.session.antennaTuning()
-        // Inventory at 30 dBm on untuned channels: the same figure as the static one.
-        let dynamic = try #require(tuning.dynamicAverageDBm)
-        #expect(abs(dynamic - tuning.staticAverageDBm) < 3)
-        // And an inventory cannot start while the antenna is being tuned.
-        _ = try rig.session.call(.startAntennaTuning)
-        #expect(rig.grokker.antennaTuningRunning)
-        #expect(throws: ReaderError.self) {
-            try rig.session.startInventory(UgiRfidConfiguration.config(inventoryType: .inventoryDistance).inventoryParameters)
-        }
-        _ = try rig.session.call(.stopAntennaTuning)
-        #expect(!rig.grokker.antennaTuningRunning)
+        #expect(tuning.channels.isEmpty)
+        #expect(tuning.staticAverageDBm.isFinite)
+        #expect(throws: ReaderError.self) { try rig.session.tuneAntenna { _ in true } }
+        // The session stays usable.
+        try rig.session.connect()
+        #expect(try rig.session.identify().serialNumber == rig.grokker.handler.store.state.serialNumber)
+    }
+
+    @Test("not while an inventory runs; nothing is sent")
+    func notDuringInventory() throws {
+        let rig = try TagAccessTests.scanning()
+        #expect(throws: ReaderError.inventoryRunning(port: "sim:0")) { try rig.session.tuneAntenna { _ in true } }
+        try rig.session.stopInventory()
     }
 }

@@ -9,6 +9,14 @@ import NetTestSupport
 import Testing
 import UGrokIt
 
+/// The 16 KiB application image the channel tests publish.
+enum TestFirmware {
+    static let code: [UInt8] = {
+        let url = Bundle.module.url(forResource: "Fixtures/code-16k", withExtension: "bin")!
+        return [UInt8](try! Data(contentsOf: url))
+    }()
+}
+
 /// A signed channel listing one package of the 16 KiB code fixture, served by a scripted
 /// upstream behind a real nginx over HTTPS (a test CA made by openssl).
 struct ChannelFixture {
@@ -91,18 +99,22 @@ struct FirmwareChannelTests {
         #expect(imageRequests.last?.headers["range"]?.hasPrefix("bytes=") == true)
         #expect(server.accessLog().contains { $0.hasPrefix("GET /up/release/grokker-1.8.0.grokfw 206") })
 
-        // Offline from here: the cache alone lists and serves it, and the reader takes it.
-        let grokker = try EmulatedGrokker(benchDirectory: bench.path, index: 0)
-        let session = ReaderSession(port: SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker))
-        let info = try session.connect()
+        // Offline from here: the cache alone lists and serves it. (Flashing a .grokfw into
+        // the emulated Grokker went with the old FM0 updater: the vendor protocol's
+        // FirmwareUpdater takes .ugif images, see FirmwareUpdaterTests.)
+        let info = ReaderInfo(hardwareType: .grokker1, hardwareModel: "GR-1", hardwareRevision: 3,
+                              firmwareVersion: FirmwareVersion("1.6.0")!, loaderVersion: FirmwareVersion("1.6.0")!,
+                              serialNumber: 1, readerProtocolVersion: 20, region: nil, userMustSetRegion: true,
+                              userCanSetRegion: true, provisioned: true, enforceRegion: true, maxPowerTenthsDBm: 300,
+                              maxSensitivityTenthsDBm: -900, numVolumeLevels: 4, maxTonesInSound: 20, hasBattery: true,
+                              hasExternalPower: true, batteryCapacityMinutes: 140, batteryCapacityMAh: 1800,
+                              deviceInitializedSuccessfully: true)
         let best = try #require(try channels.best("release", for: info))
         #expect(best.entry.name == fixture.name)
         #expect(best.compatibility == .upgrade)
         #expect(best.cached)
         let offline = try await channels.load(fixture.name, channel: "release", from: nil)
-        let report = try FirmwareUpdater(session: session).update(to: FirmwareImage(package: offline))
-        #expect(report.to == FirmwareVersion("1.8.0"))
-        #expect(grokker.firmwareStatus.runningSlot?.image?.sha256 == SHA256.hash(TestFirmware.code).bytes)
+        #expect(offline == fixture.package)
 
         // A second reload is conditional: the server's 304... here the upstream always sends
         // 200 with the same ETag, and the same version is accepted again.

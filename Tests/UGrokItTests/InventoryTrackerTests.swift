@@ -76,19 +76,4 @@ struct InventoryTrackerTests {
         #expect(tracker.tag(Self.epc(3)) == nil)
         #expect(tracker.readsTaken == 3)
     }
-
-    @Test("a configuration becomes reader parameters")
-    func parameters() throws {
-        var configuration = UgiRfidConfiguration.config(inventoryType: .inventoryDistance)
-        configuration.selectMask = [0x30, 0x74]
-        configuration.selectMaskBitLength = 16
-        configuration.selectOffset = 32
-        try configuration.validate()
-        let p = configuration.inventoryParameters
-        #expect(p.maxPowerTenthsDBm == Int16(configuration.maxPowerLevel * 10))
-        #expect(p.session == UInt8(configuration.session))
-        #expect(p.selectMask == [0x30, 0x74] && p.selectBitLength == 16 && p.selectBitOffset == 32)
-        let wire = RequestMessage(id: 1, command: .startInventory(p))
-        #expect(try RequestMessage.decode(wire.encode()) == wire)
-    }
 }

@@ -4,7 +4,7 @@ import GrokkerEmulator
 import GrokLink
 import GrokProtocol
 import Testing
-import UGrokIt
+@testable import UGrokIt
 
 @Suite("Logging")
 struct LoggingTests {
@@ -37,8 +37,8 @@ struct LoggingTests {
         let records = log.records
         #expect(!records.isEmpty)
         #expect(records.allSatisfy { $0.category == .command })
-        #expect(records.contains { $0.message.hasPrefix("-> identify (0x0001)") })
-        #expect(records.contains { $0.message.hasPrefix("<- identify (0x0001)") && $0.message.hasSuffix(": ok") })
+        #expect(records.contains { $0.message == "-> \(VendorOpcode.getVersion)" })
+        #expect(records.contains { $0.message.hasPrefix("<- \(VendorOpcode.getVersion): ") })
 
         let (quiet, nothing) = try Self.rig([])
         try quiet.session.connect()
@@ -51,17 +51,18 @@ struct LoggingTests {
         let (rig, log) = try Self.rig([.connectionState, .inventory, .inventoryEvents, .inventoryDetail])
         try rig.session.connect()
         try rig.session.setRegion("fcc")
-        try rig.session.startInventory(UgiRfidConfiguration.config(inventoryType: .inventoryDistance).inventoryParameters)
+        try rig.session.startInventory(UgiRfidConfiguration.config(inventoryType: .inventoryDistance))
         try rig.session.collect(forAtMost: 1)
         try rig.session.stopInventory()
+        let reads = rig.session.takeReports()
         let records = log.records
         #expect(records.contains { $0.category == .connectionState && $0.message.hasSuffix("-> \(ConnectionState.connected)") })
         #expect(records.filter { $0.category == .inventory }.map(\.message).first?.hasPrefix("inventory started") == true)
         #expect(records.filter { $0.category == .inventory }.last?.message.hasPrefix("inventory stopped after") == true)
-        let reads = rig.session.takeReports()
         let details = records.filter { $0.category == .inventoryDetail }
         #expect(details.count == reads.count)
-        let first = try UgiEpc(bytes: reads[0].epc).description
+        try #require(!reads.isEmpty)
+        let first = hexString(reads[0].epc)
         #expect(details[0].message.hasPrefix("read \(first) at "))
         #expect(!records.contains { $0.category == .command })
     }

@@ -7,44 +7,33 @@ import UGrokIt
 
 @Suite("Factory provisioning over the link")
 struct ProvisioningTests {
-    @Test("writes need provisioning mode; each is saved and reported; the mode ends at a restart")
+    @Test("the record is GetVersion's; each Provision* write is saved on the reader and GetVersion reports it")
     func provisioning() throws {
         let rig = try Rig()
         try rig.session.connect()
         let fresh = try rig.session.provisioningRecord()
-        #expect(fresh.antennaType == 0 && fresh.status == .none && !fresh.provisioningMode && fresh.provisioned)
+        #expect(fresh.antennaType == 0 && fresh.status == .none && !fresh.provisioningMode)
         #expect(fresh.serialNumber == rig.session.info?.serialNumber)
 
-        // Outside provisioning mode every write is refused and nothing changes.
-        let before = rig.grokker.handler.store.state
-        #expect(throws: ReaderError.self) { try rig.session.setAntennaType(2) }
-        #expect(throws: ReaderError.self) { try rig.session.registerSerialNumber(12_345_678) }
-        #expect(rig.grokker.handler.store.state == before)
-
+        // Provisioning mode is GetVersion flag 01 instead of 02.
         #expect(try rig.session.setProvisioningMode(true).provisioningMode)
+        #expect(rig.session.versionRequest.flags == .provisioningMode)
         try rig.session.registerSerialNumber(12_345_678)
         #expect(rig.session.info?.serialNumber == 12_345_678)
         #expect(try rig.session.setAntennaType(2).antennaType == 2)
         try rig.session.setHardwareRevision(4)
         #expect(rig.session.info?.hardwareRevision == 4)
         #expect(try rig.session.setProvisioningStatus(.complete).status == .complete)
-        // "User has set region" needs a region; clearing it forgets the region.
-        #expect(throws: ReaderError.self) { try rig.session.setUserHasSetRegion(true) }
+        #expect(try rig.session.provisioningRecord().provisioned)
         try rig.session.setRegion("fcc")
-        #expect(rig.grokker.handler.store.state.provisioning.userHasSetRegion)
         try rig.session.setUserHasSetRegion(false)
-        #expect(rig.session.info?.region == nil && rig.session.info?.userMustSetRegion == true)
+        #expect(try !rig.session.provisioningRecord().userHasSetRegion)
         try rig.session.setProvisioningMode(false)
+        #expect(rig.session.versionRequest.flags == .enforceRegion)
 
         let saved = rig.grokker.handler.store.state
         #expect(saved.serialNumber == 12_345_678 && saved.antennaType == 2 && saved.hardwareRevision == 4)
-        #expect(saved.provisioningStatus == .complete && saved.region == nil && !saved.provisioning.userHasSetRegion)
-
-        // The mode is RAM: a restart ends it.
-        try rig.session.setProvisioningMode(true)
-        rig.grokker.handler.restarted()
-        #expect(!(try rig.session.provisioningRecord().provisioningMode))
-        #expect(throws: ReaderError.self) { try rig.session.setAntennaType(3) }
+        #expect(saved.provisioningStatus == .complete && !saved.provisioning.userHasSetRegion)
     }
 
     @Test("a state.json written before provisioning existed still opens, with nothing provisioned")

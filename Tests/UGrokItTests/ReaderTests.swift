@@ -36,10 +36,10 @@ struct ReaderTests {
     /// An emulated Grokker with its region set, behind a clean cable, opened on the reader's thread.
     static func reader(_ bench: TempBench) throws -> Reader {
         let store = try DeviceStateStore.openOrCreate(directory: bench.path, index: 0)
-        try store.update { $0.region = RegionCatalog.find("fcc")!.setting }
+        try store.update { $0.region = RegionCatalog.find("fcc")!.setting; $0.provisioning.userHasSetRegion = true }
         let path = bench.path
         return Reader(name: "sim:0") {
-            let grokker = try EmulatedGrokker(benchDirectory: path, index: 0)
+            let grokker = try VendorGrokker(store: try DeviceStateStore.openOrCreate(directory: path, index: 0))
             return SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker)
         }
     }
@@ -247,7 +247,7 @@ struct ReaderHousekeepingTests {
         let names = try await reader.regionNames()
         #expect(names.names.count == 22 && names.selected == 1)
         #expect(try await reader.batteryInfo().percentRemaining == 100)
-        #expect(try await reader.diagnostics().packetsReceived > 0)
+        #expect(try await reader.diagnostics().packetsSent > 0)
         do {
             _ = try await reader.setRegion("atlantis")
             Issue.record("an unknown region was accepted")
@@ -281,7 +281,7 @@ struct ReaderRetryTests {
     @Test("an unplugged jack is retried after pauses of audio, not in a tight loop")
     func unplugged() throws {
         let bench = TempBench()
-        let grokker = try EmulatedGrokker(benchDirectory: bench.path, index: 0)
+        let grokker = try VendorGrokker(store: try DeviceStateStore.openOrCreate(directory: bench.path, index: 0))
         let cable = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker)
         cable.plugged = false
         let box = QueueBox(cable)

@@ -45,15 +45,16 @@ struct RegionCatalogueSessionTests {
         #expect(catalogue == published.catalogue)
 
         let choices = try channels.regionChoices(for: info)
-        #expect(choices.names == ["FCC (US), IC (Canada)", "ETSI (EU)"] && choices.selected == nil)
+        // Revision 3 does not require a region: GetVersion's index 0 (FCC) counts as set.
+        #expect(choices.names == ["FCC (US), IC (Canada)", "ETSI (EU)"] && choices.selected == 0)
         #expect(choices.entries.map(\.channelsKHz.count) == [50, 4])
         #expect(rig.session.regionNames(catalogue: catalogue).names == choices.names)
 
-        let sent = rig.session.engine.statistics.messagesSent
+        let sent = rig.session.linkStatistics.packetsSent
         #expect(throws: ReaderError.regionNotApproved(port: "sim:0", region: "China")) {
             try rig.session.setRegion("china", catalogue: catalogue)
         }
-        #expect(rig.session.engine.statistics.messagesSent == sent)
+        #expect(rig.session.linkStatistics.packetsSent == sent)
         let fresh = try rig.session.setRegion("etsi", catalogue: catalogue)
         #expect(fresh.region?.number == 2)
         #expect(rig.session.regionNames(catalogue: catalogue).selected == 1)
@@ -63,15 +64,75 @@ struct RegionCatalogueSessionTests {
         #expect(try channels.regionChoices(for: other).names.isEmpty)
     }
 
-    @Test("firmware older than 1.5.0 answers 'firmware does not support set region' and keeps no region")
+    @Test("a reader protocol older than 19 cannot set a region: refused before anything is sent")
     func oldFirmware() throws {
+        var version = try VendorReaderVersion(decoding: hexBytes("061405000601080001fa550480004001112233445566778887d61200000800"))
+        version.protocolVersion = 18
+        let device = try ScriptedGrokker(packets: [.response(ResponsePacket(id: 0, data: try version.encode()))])
+        let session = try ReaderSession(port: SimulatedCablePort(name: "old", sampleRate: 44_100, configuration: .clean, peer: device))
+        try session.connect()
+        let firmware = "\(version.firmwareMajor).\(version.firmwareMinor).\(version.firmwareBuild)"
+        let sent = session.linkStatistics.packetsSent
+        #expect(throws: ReaderError.firmwareDoesNotSupportSetRegion(port: "old", firmware: firmware)) { try session.setRegion("fcc") }
+        #expect(session.linkStatistics.packetsSent == sent)
+    }
+
+    /// The catalogue's FCC entry made different from the built-in one: ten channels, a longer
+    /// dwell, revision 1.
+    static func changedFCC() throws -> (RegionCatalogue, RegionEntry) {
+        var fcc = try #require(RegionCatalog.entry(number: 1))
+        fcc.channelsKHz = Array(fcc.channelsKHz.sorted().prefix(10))
+        fcc.revision = 1
+        fcc.maxDwellMilliseconds = 300
+        let regions = RegionCatalog.entries.map { $0.number == 1 ? fcc : $0 }
+        let catalogue = try RegionPublisher.catalogue(version: 2, expires: Date().addingTimeInterval(86_400),
+                                                      eligibility: RegionPublisher.everywhere(hardwareRevisions: [1, 2, 3, 4, 5, 6]),
+                                                      regions: regions)
+        return (catalogue, fcc)
+    }
+
+    @Test("when the catalogue's entry differs from the built-in one, SetRegion carries the catalogue's values, power capped")
+    func catalogueValuesAreSent() throws {
+        let (catalogue, fcc) = try Self.changedFCC()
+        let setting = RegionCatalog.find("fcc")!.setting
+        let sent = try ReaderSession.setRegionEntry(setting, catalogue: catalogue)
+        #expect(sent == (try VendorRegionEntry(fcc)))
+        #expect(sent.revision == 1 && sent.maxMillisecondsPerChannel == 300)
+        #expect(Set(sent.channelsKHz) == Set(fcc.channelsKHz))
+        #expect(sent.maxPowerDBm <= VendorRegionEntry.hardwareMaxPowerDBm)
+        #expect(sent.maxPowerDBm <= fcc.maxConductedPowerDBm(antennaGainDBi: 0))
+        // The same values as the built-in entry, or no catalogue: the built-in entry.
+        let builtIn = try VendorRegionEntry(RegionCatalog.entry(number: 1)!)
+        #expect(try ReaderSession.setRegionEntry(setting, catalogue: nil) == builtIn)
+        let plain = try RegionPublisher.catalogue(version: 1, expires: Date().addingTimeInterval(86_400),
+                                                  eligibility: RegionPublisher.everywhere(hardwareRevisions: [3]))
+        #expect(try ReaderSession.setRegionEntry(setting, catalogue: plain) == builtIn)
+
+        // End to end: the Grokker hops on the catalogue's ten channels only.
         let rig = try Rig()
         try rig.session.connect()
-        try rig.grokker.handler.store.update { $0.firmwareVersion = FirmwareVersion(major: 1, minor: 4, build: 2) }
-        #expect(try rig.session.identify().firmwareVersion == FirmwareVersion(major: 1, minor: 4, build: 2))
-        #expect(throws: ReaderError.firmwareDoesNotSupportSetRegion(port: "sim:0", firmware: "1.4.2")) {
-            try rig.session.setRegion("fcc")
+        try rig.session.setRegion("fcc", catalogue: catalogue)
+        #expect(Set(rig.session.regionChannelsKHz) == Set(fcc.channelsKHz))
+        var configuration = UgiRfidConfiguration.config(inventoryType: .inventoryDistance)
+        configuration.detailedPerReadData = true
+        configuration.detailedPerReadNumReads = 1
+        try rig.session.startInventory(configuration)
+        try rig.session.collect(forAtMost: 2)
+        try rig.session.stopInventory()
+        let heard = Set(rig.session.takeReports().map { Int($0.frequencyKHz) })
+        #expect(!heard.isEmpty)
+        #expect(heard.isSubset(of: Set(fcc.channelsKHz)))
+    }
+
+    @Test("a catalogue entry with channels outside the region's band cannot even be published")
+    func otherBandRefused() throws {
+        var fcc = try #require(RegionCatalog.entry(number: 1))
+        fcc.channelsKHz = try #require(RegionCatalog.entry(number: 2)).channelsKHz
+        fcc.revision = 1
+        let regions = RegionCatalog.entries.map { $0.number == 1 ? fcc : $0 }
+        #expect(throws: FirmwareError.self) {
+            try RegionPublisher.catalogue(version: 2, expires: Date().addingTimeInterval(86_400),
+                                          eligibility: RegionPublisher.everywhere(hardwareRevisions: [3]), regions: regions)
         }
-        #expect(rig.grokker.handler.store.state.region == nil)
     }
 }

@@ -86,9 +86,13 @@ final class ScriptedGrokker: CablePeer {
     private(set) var echoSettings: [Int] = []
     private var waiting = false
 
-    init(sampleRate: Int = 44_100, script: [String]) throws {
+    convenience init(sampleRate: Int = 44_100, script: [String]) throws {
+        try self.init(sampleRate: sampleRate, packets: script.map(ScriptedPacket.init(hex:)))
+    }
+
+    init(sampleRate: Int = 44_100, packets: [ScriptedPacket]) throws {
         link = try VendorLink(role: .device, sampleRate: sampleRate)
-        self.script = script.map(ScriptedPacket.init(hex:))
+        self.script = packets
         try link.start()
         link.packets.onRequest = { [unowned self] request in answer(request) }
     }
@@ -102,7 +106,8 @@ final class ScriptedGrokker: CablePeer {
         }
         guard case .response(let response)? = script.first else { return .nack }
         script.removeFirst()
-        let startsSlaveMode = request.command == VendorOpcode.inventory.rawValue && response.id == 0 && response.data.isEmpty
+        let startsSlaveMode = [VendorOpcode.inventory.rawValue, VendorOpcode.tuneAntenna.rawValue].contains(request.command)
+            && response.id == 0 && response.data.isEmpty
         return VendorReply(response, entersSlaveMode: startsSlaveMode)
     }
 

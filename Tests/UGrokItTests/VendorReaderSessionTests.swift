@@ -61,7 +61,7 @@ struct VendorReaderSessionTests {
                 try s.setFoundItemSound([UgiTone(frequencyHz: 1500, durationMs: 100), UgiTone(frequencyHz: 2000, durationMs: 50)])
             case "found-last-item-sound": try s.setFoundLastItemSound([UgiTone(frequencyHz: 1000, durationMs: 200)])
             case "play-sound": try s.playSound(1)
-            case "diagnostics": #expect(try s.diagnostics() == nil)
+            case "diagnostics": #expect(try s.diagnostics().reader == nil)
             case "temperature": #expect(try s.temperature() == nil)
             case "test-flags": try s.call(.setTestFlags(1, 2))
             case "pause-connection": try s.pause(ms: 500)
@@ -170,18 +170,18 @@ struct VendorReaderSessionTests {
             case "read-tag":
                 try upTo(fixture)
                 let (result, data) = try s.readTag(tag, bank: .user, offset: 0, minBytes: 2, maxBytes: 4)
-                #expect(result == 0)
+                #expect(result == .ok)
                 #expect(data == hexBytes("a0a1a2a3a4a5a6a7"))
             case "write-tag":
                 try upTo(fixture)
-                #expect(try s.writeTag(tag, bank: .user, offset: 0, data: hexBytes("11112222")) == 0)
+                #expect(try s.writeTag(tag, bank: .user, offset: 0, data: hexBytes("11112222")) == .ok)
             case "lock-tag":
                 try upTo(fixture)
                 // InventoryLockUnlockTag(epc, 3, 2): the second int (the password slot) goes first.
-                #expect(try s.lockUnlockTag(tag, maskAndAction: 3, password: 2) == 0)
+                #expect(try s.lockUnlockTag(tag, maskAndAction: 3, password: 2) == .ok)
             case "program-tag":
                 try upTo(fixture)
-                #expect(try s.programTag(tag, to: try UgiEpc(hex: "300833b2ddd90140000000ff")) == 0)
+                #expect(try s.programTag(tag, to: try UgiEpc(hex: "300833b2ddd90140000000ff")) == .ok)
             case "change-power":
                 try upTo(fixture)
                 try s.changePower(initial: 20, min: 15, max: 25)
@@ -289,7 +289,7 @@ extension ReaderSession {
     /// first: the script's first packet is the inventory's ACK_0, so the version is faked).
     fileprivate func connect(script: ()) throws {
         let version = try VendorReaderVersion(decoding: hexBytes("061405000601080001fa550480004001112233445566778887d61200000800"))
-        try handshake(samplesPerBit: samplesPerBit)
+        try handshake(samplesPerBit: samplesPerBit, timeout: options.handshakeTimeout)
         setVersionForTesting(version)
     }
 }

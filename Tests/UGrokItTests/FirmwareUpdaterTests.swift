@@ -210,6 +210,24 @@ struct VendorFirmwareUpdaterTests {
         #expect(bench.loader.softwareType == .application && bench.loader.runningVersion == .init(1, 9, 0))
     }
 
+    @Test("the product's ReaderSession drives the update itself: connect, update, and its info says the new version")
+    func readerSessionUpdates() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let loader = try VendorLoader(flashPath: dir.file("vendor-flash.bin"), configuration: .init(maxProgramBytes: 64))
+        try loader.manufacture(loader: (0, markedImage(3000, seed: 1, 1, 0, 0)), application: (0x1000, markedImage(9000, seed: 2, 1, 8, 0)))
+        let device = try LoaderDevice(loader: loader)
+        let session = try ReaderSession(port: SimulatedCablePort(name: "firmware", sampleRate: 44_100, configuration: .clean, peer: device))
+        let before = try session.connect()
+        #expect(before.firmwareVersion.description == "1.8.0")
+        let image = try ugif(loader: markedImage(3300, seed: 3, 1, 1, 0), reader: markedImage(8000, seed: 4, 1, 9, 0), 1, 9, 0)
+        let report = FirmwareUpdater(session: session).update(to: image)
+        #expect(report.result == .success, "\(report.detail)")
+        #expect(session.info?.firmwareVersion.description == "1.9.0")
+        #expect(session.connectionState == .connected)
+        #expect(loader.softwareType == .application && loader.runningVersion == .init(1, 9, 0))
+    }
+
     @Test("our packets for the harness update equal the vendor host's (the firmware-update fixture)")
     func packetsEqualTheVendorHosts() throws {
         let vendor = try vendorFixtureRequests()

@@ -91,6 +91,33 @@ struct ReaderTests {
         reader.closeConnection()
     }
 
+    @Test("inventory-state listeners hear the vendor states; the jack reads plugged; testConnection echoes and the thread reconnects")
+    func stateListenersJackAndTestConnection() async throws {
+        let bench = TempBench()
+        let reader = try Self.reader(bench)
+        #expect(reader.isAnythingPluggedIntoAudioJack)
+        let states = Mutex<[VendorInventoryState]>([])
+        let completed = DispatchSemaphore(value: 0)
+        reader.addInventoryStateListener { state in
+            states.withLock { $0.append(state) }
+            if case .completed = state { completed.signal() }
+        }
+        let connected = DispatchSemaphore(value: 0)
+        reader.addConnectionStateListener { if $0 == .connected { connected.signal() } }
+        reader.openConnection()
+        defer { reader.closeConnection() }
+        #expect(connected.wait(timeout: .now() + 60) == .success)
+        let delegate = RecordingDelegate(expected: 1)
+        let inventory = try reader.startInventory(delegate, withConfiguration: UgiRfidConfiguration.config(inventoryType: .inventoryDistance))
+        #expect(delegate.allFound.wait(timeout: .now() + 60) == .success)
+        inventory.stopInventory()
+        #expect(completed.wait(timeout: .now() + 60) == .success)
+        #expect(states.withLock { $0 } == [.running, .stopping, .completed(.ok)])
+        #expect(reader.isAnythingPluggedIntoAudioJack)
+        #expect(try await reader.testConnection(rounds: 3) == 3)
+        #expect(try await reader.batteryInfo().canScan)
+    }
+
     @Test("an invalid configuration is refused before anything is sent")
     func invalidConfiguration() throws {
         let bench = TempBench()

@@ -84,6 +84,7 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case errorReaderOddTagMemoryBytes = "error.reader_odd_tag_memory_bytes"
     case errorReaderInvalidArgument = "error.reader_invalid_argument"
     case errorReaderAuthenticationRequired = "error.reader_authentication_required"
+    case errorReaderNotSupported = "error.reader_not_supported"
     case errorReaderRegionNotSet = "error.reader_region_not_set"
     case errorReaderSetRegionNotSupported = "error.reader_set_region_not_supported"
     case errorReaderRegionNotApproved = "error.reader_region_not_approved"

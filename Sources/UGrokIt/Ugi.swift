@@ -83,6 +83,20 @@ public final class Ugi: Sendable {
         reader.addConnectionStateListener(listener)
     }
 
+    /// Vendor `isAnythingPluggedIntoAudioJack`.
+    public var isAnythingPluggedIntoAudioJack: Bool { reader.isAnythingPluggedIntoAudioJack }
+
+    /// The inventory-state listener (``Reader/addInventoryStateListener(_:)``).
+    @discardableResult
+    public func addInventoryStateListener(_ listener: @escaping @Sendable (VendorInventoryState) -> Void) -> Int {
+        reader.addInventoryStateListener(listener)
+    }
+
+    /// Vendor `testConnection`: how many of `rounds` echoes came back equal.
+    public func testConnection(rounds: Int = 10) async throws(ReaderError) -> Int {
+        try await reader.testConnection(rounds: rounds)
+    }
+
     /// Vendor `startInventory:withConfiguration:`.
     public func startInventory(_ delegate: any UgiInventoryDelegate,
                                withConfiguration configuration: UgiRfidConfiguration) throws(ConfigurationError) -> UgiInventory {

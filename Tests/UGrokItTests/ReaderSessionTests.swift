@@ -220,4 +220,17 @@ struct ReaderRegionTests {
         try rig.session.stopInventory()
         #expect(!rig.session.inventoryRunning)
     }
+
+    @Test("an unprovisioned Grokker refuses inventory (ACK_2): NOT_PROVISIONED, the inventory state says refused(9)")
+    func inventoryNeedsProvisioning() throws {
+        let rig = try Rig(hardwareRevision: 6)
+        try rig.grokker.handler.store.update { $0.provisioning.provisioned = false }
+        try rig.connectWithRegion()
+        let configuration = UgiRfidConfiguration.config(inventoryType: .inventoryDistance)
+        #expect(throws: ReaderError.rejected(port: "sim:0", command: "\(VendorOpcode.inventory)", status: "NOT_PROVISIONED (ACK_2)")) {
+            try rig.session.startInventory(configuration)
+        }
+        #expect(rig.session.inventory?.state == .refused(InventoryStopReason.notProvisioned.rawValue))
+        #expect(!rig.session.inventoryRunning)
+    }
 }

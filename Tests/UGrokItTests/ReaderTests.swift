@@ -118,6 +118,41 @@ struct ReaderTests {
         #expect(try await reader.batteryInfo().canScan)
     }
 
+    /// Polls `condition` every 10 ms of wall time for at most 60 s (a bound, not a speed requirement).
+    static func eventually(_ condition: () -> Bool) -> Bool {
+        for _ in 0..<6000 {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return condition()
+    }
+
+    @Test("unplugged mid-inventory: the delegate hears LOST_CONNECTION; plugged back, the same inventory starts again")
+    func lostConnectionResumes() throws {
+        let bench = TempBench()
+        let store = try DeviceStateStore.openOrCreate(directory: bench.path, index: 0)
+        try store.update { $0.region = RegionCatalog.find("fcc")!.setting; $0.provisioning.userHasSetRegion = true }
+        let cable = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: try VendorGrokker(store: store))
+        let box = QueueBox(cable)
+        let reader = Reader(name: "sim:0") { box.value }
+        reader.openConnection()
+        defer { reader.closeConnection() }
+        let delegate = RecordingDelegate(expected: 24)
+        let inventory = try reader.startInventory(delegate, withConfiguration: UgiRfidConfiguration.config(inventoryType: .inventoryDistance))
+        #expect(delegate.allFound.wait(timeout: .now() + 60) == .success)
+        cable.plugged = false
+        #expect(Self.eventually { delegate.lock.withLock { delegate.stopped == [.lostConnection] } })
+        #expect(inventory.isScanning)
+        cable.plugged = true
+        #expect(Self.eventually { delegate.lock.withLock { delegate.started == 2 } })
+        let stopped = DispatchSemaphore(value: 0)
+        inventory.stopInventory { stopped.signal() }
+        #expect(stopped.wait(timeout: .now() + 60) == .success)
+        #expect(inventory.completedReturnValue == .ok)
+        #expect(inventory.tags.count == 24)
+        delegate.lock.withLock { #expect(delegate.stopped == [.lostConnection, .ok]) }
+    }
+
     @Test("an invalid configuration is refused before anything is sent")
     func invalidConfiguration() throws {
         let bench = TempBench()

@@ -82,8 +82,8 @@ public struct FirmwareUpdateReport: Sendable, Hashable {
 public struct FirmwareUpdateOptions: Sendable {
     /// The vendor refuses an older or the same version (`FirmwareUpdate(…, false, false, …)`
     /// returned 103 for both in the harness); set these to allow them.
-    public var allowOlder = false
-    public var allowSame = false
+    public var allowDowngrade = false
+    public var allowSameVersion = false
     /// The vendor's reset: receive disabled 1 s, then up to 5 s for the handshake.
     public var receiveDisabledSeconds = 1.0
     public var reconnectTimeoutSeconds = 5.0
@@ -131,9 +131,9 @@ public final class FirmwareUpdater {
     }
 
     /// Updates the connected unit to `image`. `progress` is called after every chunk;
-    /// `isCancelled` is asked before every packet (CANCELLED 106 when it answers true).
+    /// `shouldCancel` is asked before every packet (CANCELLED 106 when it answers true).
     public func update(to image: UgifImage, progress: (FirmwareUpdateProgress) -> Void = { _ in },
-                       isCancelled: () -> Bool = { false }) -> FirmwareUpdateReport {
+                       shouldCancel: () -> Bool = { false }) -> FirmwareUpdateReport {
         let started = session.audioSeconds
         var chunks = 0
         var resumed = 0
@@ -148,7 +148,7 @@ public final class FirmwareUpdater {
         case .unparsable: return report(.badFile, "the image cannot be judged")
         case .incompatible:
             return report(.incompatibleHardware, "the image is for \(image.hardwareTypeName), the unit is \(version.hardwareTypeName)")
-        case .older where !options.allowOlder, .same where !options.allowSame:
+        case .older where !options.allowDowngrade, .same where !options.allowSameVersion:
             return report(.incompatibleVersion, "the image is \(image.version), the unit runs \(versionText(version))")
         default: break
         }
@@ -172,7 +172,7 @@ public final class FirmwareUpdater {
             var attempts = 0
             progress(FirmwareUpdateProgress(done: done, total: total, secondImage: index > 0))
             while offset < bytes.count || needsStart {
-                if isCancelled() { return report(.cancelled, "cancelled at byte \(done) of \(total)") }
+                if shouldCancel() { return report(.cancelled, "cancelled at byte \(done) of \(total)") }
                 let request: VendorProgramReader
                 do throws(VendorCommandError) {
                     if needsStart {
@@ -205,7 +205,7 @@ public final class FirmwareUpdater {
                     }
                     if back.software != unit.software {
                         // The unit restarted into another program: start over on what it runs now.
-                        return update(to: image, progress: progress, isCancelled: isCancelled)
+                        return update(to: image, progress: progress, shouldCancel: shouldCancel)
                     }
                     if !needsStart { resumed += 1 }
                     continue
@@ -220,7 +220,7 @@ public final class FirmwareUpdater {
                     progress(FirmwareUpdateProgress(done: done, total: total, secondImage: index > 0))
                 }
             }
-            if isCancelled() { return report(.cancelled, "cancelled before ChangeSoftwareType") }
+            if shouldCancel() { return report(.cancelled, "cancelled before ChangeSoftwareType") }
             do throws(ReaderError) {
                 _ = try session.firmwareCall(.changeSoftwareType(step.section.changeSoftwareType(to: step.target)))
             } catch .rejected {

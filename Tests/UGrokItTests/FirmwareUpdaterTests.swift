@@ -319,7 +319,7 @@ struct VendorFirmwareUpdaterTests {
         #expect(updater.update(to: newer).result == .batteryTooLow)
         updater.options.batteryPercent = nil
         var chunks = 0
-        let cancelled = updater.update(to: newer, progress: { _ in chunks += 1 }, isCancelled: { chunks > 10 })
+        let cancelled = updater.update(to: newer, progress: { _ in chunks += 1 }, shouldCancel: { chunks > 10 })
         #expect(cancelled.result == .cancelled)
         // Nothing was switched: the unit still runs its application.
         #expect(bench.loader.softwareType == .application && bench.loader.runningVersion == .init(1, 8, 0))

@@ -36,6 +36,11 @@ public enum StationPaths {
         return nil
     }
 
+    /// The per-user trust root path `trustedRoot(explicit:environment:)` looks at first, if any.
+    public static func configHomeRoot(_ environment: [String: String]) -> String? {
+        configHome(environment).map { $0 + "/grokctl/root.json" }
+    }
+
     static func configHome(_ environment: [String: String]) -> String? {
         if let config = absolute(environment["XDG_CONFIG_HOME"]) { return config }
         return absolute(environment["HOME"]).map { $0 + "/.config" }

@@ -82,6 +82,22 @@ extension CLI {
             #expect(catalogue["version"] as? Int == 1 && catalogue["regions"] as? Int == 22)
         }
 
+        @Test("firmware check and list judge an emulated Grokker (revision 3, 1.7.3) against the demo channel: UPGRADE")
+        func checkAgainstDemoChannel() throws {
+            let state = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: state) }
+            let common = ["--repository", "file://" + demoChannel, "--trusted-root", demoChannel + "/root.json",
+                          "--device", "sim:0", "--bench", state + "/bench", "--json"]
+            let check = try station(["firmware", "check"] + common, state: state)
+            #expect(check.status == 100, "\(check.standardError)")
+            let report = try #require(jsonLines(check.standardOutput).first)
+            #expect(report["running"] as? String == "1.7.3" && report["update_available"] as? Bool == true)
+            let update = try #require(report["update"] as? [String: Any])
+            #expect(update["name"] as? String == "GR-1_1-8-0_demo.ugif" && update["compatibility"] as? String == "UPGRADE")
+            let list = try station(["firmware", "list"] + common, state: state)
+            #expect((jsonLines(list.standardOutput).first?["compatibility"] as? [String: String])?["sim:0"] == "UPGRADE")
+        }
+
         @Test("a tampered image in a copy of the demo channel is refused by its signed hash")
         func tamperedDemoRefused() throws {
             let dir = try makeTemporaryDirectory()
@@ -120,8 +136,11 @@ extension CLI {
             let result = try station(["firmware", "list", "--repository", "file://" + demoChannel, "--json"], state: state)
             #expect(result.status != 0)
             let error = try #require(cliError(result.standardError))
-            #expect(error["code"] as? String == "firmware_invalid_input")
+            #expect(error["code"] as? String == "firmware_no_trust_root")
             #expect((error["message"] as? String ?? "\(error)").contains("--trusted-root"))
+            #expect((error["message"] as? String ?? "\(error)").contains(state + "/config/grokctl/root.json"))
+            let spanish = try station(["firmware", "list", "--repository", "file://" + demoChannel, "--lang", "es"], state: state)
+            #expect(spanish.standardError.contains("raíz de confianza") && spanish.standardError.contains("--trusted-root"))
         }
     }
 }

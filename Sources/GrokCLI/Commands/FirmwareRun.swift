@@ -183,6 +183,7 @@ struct CheckReport: Encodable {
 /// `grokctl firmware check`: per device, what runs and the best update. Exit 0 when no
 /// device has an update, 100 when at least one has, 1 when a device could not be checked.
 func runFirmwareCheck(_ command: FirmwareCheckCommand, _ context: CommandContext) throws -> ExitCode {
+    if let station = try command.firmware.openStation() { return try runFirmwareCheckTUF(command, station, context) }
     let channels = try command.firmware.openChannels()
     try reloadIfServer(channels, command.firmware, context)
     let channel = command.firmware.channel
@@ -511,4 +512,47 @@ func runFirmwareDownloadTUF(_ command: FirmwareDownloadCommand, _ channel: Firmw
         }
     }
     return .success
+}
+
+/// `grokctl firmware check --repository URL`: refreshes through TUF (before any device), then
+/// per device what runs and the newest listing it may take. Exit codes as ``runFirmwareCheck``.
+func runFirmwareCheckTUF(_ command: FirmwareCheckCommand, _ channel: FirmwareChannel, _ context: CommandContext) throws -> ExitCode {
+    let listings = try Blocking.run { try await channel.listings() }
+    let identities = FirmwareDevices.identify(command.devices, context)
+    let console = context.console
+    let localizer = context.localizer
+    var failed = false
+    var available = false
+    for id in identities {
+        switch id.result {
+        case .failure(let error):
+            failed = true
+            if console.isJSON {
+                console.json(DeviceProblem(device: id.spec.description, error: error))
+            } else {
+                console.print(localizer.text(.infoDeviceFailed, id.spec.description, localizer.message(for: error)))
+            }
+        case .success(let info):
+            let device = DeviceIdentity(info)
+            let best = listings.first { $0.compatibility(with: device).mayApply(allowDowngrade: false, allowSameVersion: false) }
+            available = available || best != nil
+            let report = CheckReport(
+                device: id.spec.description, serial: ReaderInfo.formatSerialNumber(info.serialNumber),
+                running: info.firmwareVersion.description, updateAvailable: best != nil,
+                update: best.map {
+                    .init(name: $0.name, version: $0.metadata.version.description,
+                          compatibility: $0.compatibility(with: device).vendorName, cached: isHeld($0, channel))
+                })
+            if console.isJSON {
+                console.json(report)
+            } else if let update = report.update {
+                console.print(localizer.text(.checkUpdate, report.device, report.running, update.name, update.version,
+                                             update.compatibility))
+            } else {
+                console.print(localizer.text(.checkUpToDate, report.device, report.running, channel.name))
+            }
+        }
+    }
+    if failed { return .failure }
+    return available ? FirmwareCheckCommand.updateAvailable : .success
 }

@@ -437,6 +437,8 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case errorFirmwareImageHashMismatch = "error.firmware_image_hash_mismatch"
     case errorFirmwareImageHeaderMismatch = "error.firmware_image_header_mismatch"
     case errorFirmwareUpdateNotListed = "error.firmware_update_not_listed"
+    case errorFirmwareNoTrustRoot = "error.firmware_no_trust_root"
+    case errorFirmwareNoStateDirectory = "error.firmware_no_state_directory"
     case errorFirmwareNoCachedMetadata = "error.firmware_no_cached_metadata"
     case errorFirmwareImageNotCached = "error.firmware_image_not_cached"
     case errorFirmwareInvalidInput = "error.firmware_invalid_input"

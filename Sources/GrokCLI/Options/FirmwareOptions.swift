@@ -92,12 +92,11 @@ struct FirmwareOptions: Sendable {
         guard let url = repositoryURL else { return nil }
         let environment = ProcessInfo.processInfo.environment
         guard let root = StationPaths.trustedRoot(explicit: trustedRootFile, environment: environment) else {
-            throw FirmwareError.invalidInput(
-                file: "root.json",
-                detail: "no trust root is installed: give --trusted-root FILE (the repository's 1.root.json), or install it as $XDG_CONFIG_HOME/grokctl/root.json or /etc/grokctl/root.json")
+            let searched = [StationPaths.configHomeRoot(environment), "/etc/grokctl/root.json"].compactMap { $0 }.joined(separator: ", ")
+            throw FirmwareError.noTrustRoot(searched: searched)
         }
         guard let state = StationPaths.stateDirectory(explicit: stateDirectory, environment: environment) else {
-            throw FirmwareError.invalidInput(file: "--state", detail: "no state directory is known (HOME is not set): give --state DIR")
+            throw FirmwareError.noStateDirectory
         }
         if url.lowercased().hasPrefix("http://"), !allowInsecureHTTP { throw TUFError.insecureTransport(url: url) }
         var transfer = TransferOptions()

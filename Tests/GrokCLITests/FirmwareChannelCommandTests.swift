@@ -1,6 +1,10 @@
 import Foundation
 import GrokCrypto
+import GrokFirmware
+import GrokProtocol
+import GrokTUF
 import Testing
+import UGrokIt
 
 @testable import GrokCLI
 
@@ -141,6 +145,35 @@ extension CLI {
             #expect((error["message"] as? String ?? "\(error)").contains(state + "/config/grokctl/root.json"))
             let spanish = try station(["firmware", "list", "--repository", "file://" + demoChannel, "--lang", "es"], state: state)
             #expect(spanish.standardError.contains("raíz de confianza") && spanish.standardError.contains("--trusted-root"))
+        }
+    }
+}
+
+/// The SDK's vendor-named channel calls on the shipped demo channel.
+@Suite("UGrokIt: the vendor's firmware-channel calls on the TUF channel")
+struct VendorChannelCallTests {
+    @Test("loadUpdatesFromChannel, loadUpdate, firmwareCheckCompatibility and the reload on the demo channel")
+    func vendorCallsOnDemoChannel() async throws {
+        let state = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let station = StationRepository(stateDirectory: state + "/state", trustedRootFile: demoChannel + "/root.json",
+                                        repositoryURL: "file://" + demoChannel, fetcher: LocalFileFetcher())
+        let channel = FirmwareChannel(repository: station, name: "release")
+        #expect(try await channel.reload() == 1)
+        func reader(revision: UInt8, minor: UInt8) -> VendorReaderVersion {
+            VendorReaderVersion(protocolVersion: 20, hardwareType: 5, hardwareRevision: revision, firmwareMajor: 1, firmwareMinor: minor,
+                                firmwareBuild: 3, antennaType: 0, maxPowerByte: 0, minusMaxSensitivity: 0, volumeLevels: 0, deviceFlags: 0,
+                                softwareType: 0, maxProgramBytes: 0, provisioningStatus: 0, internalId: 0, serialNumber: 77,
+                                initStatus: 0, maxTones: 0, regionIndex: 0)
+        }
+        let updates = try await channel.loadUpdates(for: reader(revision: 3, minor: 7))
+        #expect(updates.map(\.listing.name) == ["GR-1_1-8-0_demo.ugif"] && updates.first?.compatibility == .upgrade)
+        #expect(try await channel.loadUpdates().first?.compatibility == nil)
+        #expect(try await channel.checkCompatibility("GR-1_1-8-0_demo.ugif", reader: reader(revision: 2, minor: 7)) == .incompatible)
+        let release = try await channel.loadUpdate("GR-1_1-8-0_demo.ugif")
+        #expect(release.ugif.reader.bytes.count == 61_440 && release.compatibility(with: reader(revision: 3, minor: 7)) == .upgrade)
+        await #expect(throws: FirmwareError.updateNotListed(channel: "release", name: "GR-1_9-9-9_x.ugif")) {
+            _ = try await channel.checkCompatibility("GR-1_9-9-9_x.ugif", reader: reader(revision: 3, minor: 7))
         }
     }
 }

@@ -80,6 +80,13 @@ public enum FirmwareError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Update `name` is not listed in the verified metadata of `channel`.
     case updateNotListed(channel: String, name: String)
 
+    // MARK: The station's TUF client
+
+    /// No trust root (first root.json) is installed in any of `searched` and none was given.
+    case noTrustRoot(searched: String)
+    /// No absolute state directory is known (no `--state`, no absolute HOME or XDG_STATE_HOME).
+    case noStateDirectory
+
     // MARK: Cache and files
 
     /// There is no verified metadata for `channel` in the cache: fetch the channel first.
@@ -126,6 +133,8 @@ public enum FirmwareError: Error, Sendable, Equatable, CustomStringConvertible {
         case .imageHashMismatch: "firmware_image_hash_mismatch"
         case .imageHeaderMismatch: "firmware_image_header_mismatch"
         case .updateNotListed: "firmware_update_not_listed"
+        case .noTrustRoot: "firmware_no_trust_root"
+        case .noStateDirectory: "firmware_no_state_directory"
         case .noCachedMetadata: "firmware_no_cached_metadata"
         case .imageNotCached: "firmware_image_not_cached"
         case .invalidInput: "firmware_invalid_input"
@@ -167,6 +176,8 @@ public enum FirmwareError: Error, Sendable, Equatable, CustomStringConvertible {
         case .imageHashMismatch(let f, let expected, let found): [f, expected, found]
         case .imageHeaderMismatch(let f, let field, let expected, let found): [f, field, expected, found]
         case .updateNotListed(let channel, let name): [channel, name]
+        case .noTrustRoot(let searched): [searched]
+        case .noStateDirectory: []
         case .noCachedMetadata(let channel): [channel]
         case .imageNotCached(let name, let sha): [name, sha]
         case .invalidInput(let f, let detail): [f, detail]
@@ -237,6 +248,10 @@ public enum FirmwareError: Error, Sendable, Equatable, CustomStringConvertible {
             "'\(f)': the package says \(field) \(found) but its metadata entry says \(expected); refusing an image that does not match its listing."
         case .updateNotListed(let channel, let name):
             "update '\(name)' is not listed in channel '\(channel)'; list the channel's updates with 'grokctl firmware list'."
+        case .noTrustRoot(let searched):
+            "no trust root is installed (looked for \(searched)); give --trusted-root FILE (the repository's 1.root.json) or install it there."
+        case .noStateDirectory:
+            "no state directory is known (HOME is not an absolute path); give --state DIR."
         case .noCachedMetadata(let channel):
             "no verified metadata for channel '\(channel)' in the cache; fetch it with 'grokctl firmware check'."
         case .imageNotCached(let name, let sha):

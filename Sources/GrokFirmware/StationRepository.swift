@@ -6,7 +6,7 @@ import GrokTUF
 // Firmware and region catalogues as targets of a TUF repository (issue 11), on a station.
 //
 // Errors: ``TUFError`` for everything TUF (fetch, signatures, versions, the state
-// directory), ``FirmwareError`` for a target whose custom data is not a valid update entry.
+// directory), ``FirmwareError`` for a target whose custom data is not a valid description.
 
 /// Where a station keeps what it trusts. Never relative to the current directory: a USB
 /// stick's folder must not be able to supply its own trust root.
@@ -36,6 +36,11 @@ public enum StationPaths {
         return nil
     }
 
+    /// The per-user trust root path `trustedRoot(explicit:environment:)` looks at first, if any.
+    public static func configHomeRoot(_ environment: [String: String]) -> String? {
+        configHome(environment).map { $0 + "/grokctl/root.json" }
+    }
+
     static func configHome(_ environment: [String: String]) -> String? {
         if let config = absolute(environment["XDG_CONFIG_HOME"]) { return config }
         return absolute(environment["HOME"]).map { $0 + "/.config" }
@@ -47,56 +52,17 @@ public enum StationPaths {
     }
 }
 
-/// The `custom` data of a target: what a channel entry carried in the old format.
+/// The `custom.kind` values of targets, and the custom object of a region catalogue. A
+/// firmware target's custom object is ``FirmwareReleaseMetadata``.
 public enum FirmwareTarget {
-    /// `custom.kind` of a firmware package target.
-    public static let firmwareKind = "firmware"
+    /// `custom.kind` of a firmware (`.ugif`) target.
+    public static let firmwareKind = FirmwareReleaseMetadata.kind
     /// `custom.kind` of a region catalogue target.
-    public static let regionCatalogueKind = "region-catalogue"
+    public static let regionCatalogueKind = FirmwareReleaseMetadata.regionCatalogueKind
 
-    /// The custom object of `package` published under the target name `name`: the update
-    /// entry (version, hardware type and revisions, applies-to ranges, build date, reader
-    /// protocol, notes by language, targeting by serial) and `kind`.
-    public static func custom(for package: FirmwarePackage, name: String, notes: [String: String],
-                              targets: Targeting? = nil) throws -> JSON {
-        let entry = UpdateEntry(name: name, file: name, descriptor: package.descriptor, size: package.size,
-                                sha256: package.sha256, notes: notes, targets: targets)
-        return try custom(for: entry)
-    }
-
-    /// The custom object of `entry`.
-    public static func custom(for entry: UpdateEntry) throws -> JSON {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard var object = try JSONParser.parse(Array(try encoder.encode(entry))).object else {
-            throw FirmwareError.invalidInput(file: entry.name, detail: "the update entry is not a JSON object")
-        }
-        object["kind"] = .string(firmwareKind)
-        return .object(object)
-    }
-
-    /// The custom object of a region catalogue target.
+    /// The custom object of a region catalogue target: its kind and the catalogue's version.
     public static func custom(for catalogue: RegionCatalogue) -> JSON {
         .object(JSONObject([("kind", .string(regionCatalogueKind)), ("version", .integer(Int64(catalogue.version)))])!)
-    }
-
-    /// The update entry a firmware target describes, its `file` set to the target path;
-    /// `nil` when the target is not firmware. The entry's size and SHA-256 must be the
-    /// target's length and hash: those are what the download is checked against.
-    public static func entry(_ target: TargetInfo) throws(FirmwareError) -> UpdateEntry? {
-        guard let custom = target.custom?.object, custom["kind"]?.string == firmwareKind else { return nil }
-        let entry: UpdateEntry
-        do {
-            entry = try JSONDecoder().decode(UpdateEntry.self, from: Data(JSONWriter.encode(.object(custom))))
-        } catch {
-            throw .metadataMalformed(file: target.path, field: "custom", detail: "\(error)")
-        }
-        guard UInt64(entry.size) == target.length, target.hashes["sha256"]?.lowercased() == entry.sha256.hex else {
-            throw .metadataMalformed(file: target.path, field: "custom", detail: "size or sha256 differ from the target's length and hashes")
-        }
-        var out = entry
-        out.file = target.path
-        return out
     }
 }
 
@@ -104,8 +70,8 @@ public enum FirmwareTarget {
 public struct StationUpdate: Sendable {
     /// Trusted version of each role.
     public let versions: [String: UInt64]
-    /// Each channel's firmware updates (paths `CHANNEL/NAME`).
-    public let updates: [String: [UpdateEntry]]
+    /// Each channel's firmware targets (paths `CHANNEL/NAME`), as listed.
+    public let updates: [String: [FirmwareListing]]
     /// Every target of each channel.
     public let targets: [String: [TargetInfo]]
     /// The local file of each downloaded target path.
@@ -181,12 +147,12 @@ public struct StationRepository: Sendable {
         let updater = try Updater(metadataDirectory: copy.directory, metadataBaseURL: metadataURL, targetBaseURL: targetsURL,
                                   fetcher: fetcher, clock: clock)
         try await updater.refresh()
-        var updates: [String: [UpdateEntry]] = [:]
+        var updates: [String: [FirmwareListing]] = [:]
         var listed: [String: [TargetInfo]] = [:]
         for channel in channels {
             let targets = try await updater.delegatedTargets(channel)
             listed[channel] = targets
-            updates[channel] = try targets.compactMap { try FirmwareTarget.entry($0) }
+            updates[channel] = try FirmwareChannel.listings(targets)
         }
         var files: [String: String] = [:]
         var fetched: [(String, String)] = []

@@ -105,6 +105,7 @@ struct LibraryErrorTests {
             .imageSizeMismatch(file: f, expected: 10, found: 11), .imageHashMismatch(file: f, expected: "aa", found: "bb"),
             .imageHeaderMismatch(file: f, field: "version", expected: "1.8.0", found: "1.9.0"),
             .updateNotListed(channel: "release", name: "x"), .noCachedMetadata(channel: "release"),
+            .noTrustRoot(searched: "/etc/grokctl/root.json"), .noStateDirectory,
             .imageNotCached(name: "x", sha256: "aa"), .invalidInput(file: "d.json", detail: "version missing"),
             .io(path: "/c", operation: "rename", detail: "EXDEV"), .crypto(detail: "EVP_DigestSign"),
             .regionInvalid(file: "regions.json", region: "fcc", field: "max_power_dbm", expected: "at most 36", found: "40"),
@@ -116,7 +117,7 @@ struct LibraryErrorTests {
                 .invalidKey, .trustedKeysInvalid, .envelopeMalformed, .metadataMalformed, .badSignature, .untrustedKeys,
                 .belowThreshold, .typeMismatch, .channelMismatch, .metadataExpired, .metadataRollback, .metadataVersionReused,
                 .invalidChannelName, .imageSizeMismatch, .imageHashMismatch, .imageHeaderMismatch, .updateNotListed,
-                .noCachedMetadata, .imageNotCached, .invalidInput, .io, .crypto, .regionInvalid: break
+                .noCachedMetadata, .imageNotCached, .invalidInput, .io, .crypto, .regionInvalid, .noTrustRoot, .noStateDirectory: break
             }
         }
         Self.check(samples)

@@ -41,13 +41,20 @@ extension CLI {
             runInProcess(arguments + ["--lang", language])
         }
 
-        func package() throws -> FirmwarePackage {
-            let descriptor = FirmwareDescriptor(
-                hardwareType: .grokker1, hardwareRevisions: [1, 2], version: FirmwareVersion("1.9.9")!,
-                buildDate: Date(timeIntervalSince1970: 1_735_689_600), readerProtocolVersion: 20,
-                appliesTo: [try VersionRange(min: FirmwareVersion("1.0.0")!, max: FirmwareVersion("1.9.8")!)])
-            return try FirmwarePackage(descriptor: descriptor, loader: nil,
-                                       application: FirmwareSegment(kind: .application, address: 0x0800_4000, bytes: (0..<200).map { UInt8($0) }))
+        /// A small .ugif, firmware 1.9.9 (`GR-1_1-9-9_test.ugif`).
+        func image() throws -> [UInt8] {
+            let ugif = try UgifImage(hardwareTypeName: "GR-1", version: UgifVersion(major: 1, minor: 9, build: 9), date: "2025-01-01",
+                                     loader: nil, reader: UgifSection(address: 0x4000, bytes: (0..<200).map { UInt8($0) }))
+            return Array(ugif.encoded().utf8)
+        }
+
+        /// Its description, as `firmware pack --custom-output` writes it.
+        func custom() throws -> [UInt8] {
+            let metadata = FirmwareReleaseMetadata(
+                version: FirmwareVersion("1.9.9")!, hardwareType: .grokker1, hardwareRevisions: [1, 2],
+                appliesTo: [try VersionRange(min: FirmwareVersion("1.0.0")!, max: FirmwareVersion("1.9.8")!)],
+                buildDate: Date(timeIntervalSince1970: 1_735_689_600), readerProtocol: 20, notes: ["en": "Faster."])
+            return JSONWriter.encode(metadata.custom())
         }
 
         /// Makes, signs and publishes a repository with the CLI; returns the served directory.
@@ -63,9 +70,14 @@ extension CLI {
                 "--expires", "timestamp=2d",
             ])
             #expect(result.status == 0, "\(result.standardError)")
-            let file = directory + "/grokker-1.9.9.grokfw"
-            try Data(try package().encoded()).write(to: URL(fileURLWithPath: file))
-            result = grokctl(["repo", "add", "--repo", repo, "--channel", "release", file, "--notes", "en=Faster.", "--notes", "de=Schneller."])
+            let file = directory + "/GR-1_1-9-9_test.ugif"
+            try Data(try image()).write(to: URL(fileURLWithPath: file))
+            try Data(try custom()).write(to: URL(fileURLWithPath: directory + "/custom.json"))
+            // A .ugif needs its description.
+            result = grokctl(["repo", "add", "--repo", repo, "--channel", "release", file, "--json"])
+            #expect(result.status != 0 && result.standardError.contains("firmware_invalid_input"), "\(result.standardError)")
+            result = grokctl(["repo", "add", "--repo", repo, "--channel", "release", file, "--custom", directory + "/custom.json",
+                              "--notes", "de=Schneller."])
             #expect(result.status == 0, "\(result.standardError)")
             for (role, key) in [("root", "alice"), ("targets", "targets"), ("release", "release"), ("development", "ci")] {
                 result = grokctl(["repo", "sign", "--repo", repo, "--role", role, "--key", keys + "/\(key).pem"])
@@ -87,16 +99,16 @@ extension CLI {
             return served
         }
 
-        @Test("a repository made only with grokctl repo is accepted by our client, with the package's update entry")
+        @Test("a repository made only with grokctl repo is accepted by our client, with the image's description")
         func cliRepositoryAccepted() async throws {
             let served = try makeRepository()
             let state = directory + "/station"
             let station = StationRepository(stateDirectory: state, trustedRootFile: served + "/metadata/1.root.json",
                                             repositoryURL: "file://" + served, fetcher: LocalFileFetcher())
-            let update = try await station.update(channels: ["release", "development"], download: ["release/grokker-1.9.9.grokfw"])
-            let entry = try #require(update.updates["release"]?.first)
-            #expect(entry.version == FirmwareVersion("1.9.9")! && entry.notes(in: "de") == "Schneller.")
-            #expect(try Data(contentsOf: URL(fileURLWithPath: update.files["release/grokker-1.9.9.grokfw"]!)) == Data(try package().encoded()))
+            let update = try await station.update(channels: ["release", "development"], download: ["release/GR-1_1-9-9_test.ugif"])
+            let listing = try #require(update.updates["release"]?.first)
+            #expect(listing.metadata.version == FirmwareVersion("1.9.9")! && listing.metadata.notes["de"] == "Schneller.")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: update.files["release/GR-1_1-9-9_test.ugif"]!)) == Data(try image()))
         }
 
         @Test("python-tuf's own client accepts a repository made with grokctl repo, and refuses it once a package is changed")
@@ -113,15 +125,15 @@ extension CLI {
                 try? FileManager.default.removeItem(atPath: served + "/python-client")
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: interpreter)
-                process.arguments = [script, served, "client", "release/grokker-1.9.9.grokfw"]
+                process.arguments = [script, served, "client", "release/GR-1_1-9-9_test.ugif"]
                 try process.run()
                 process.waitUntilExit()
                 return process.terminationStatus
             }
             #expect(try client() == 0)
-            let image = try package().encoded()
-            let file = served + "/targets/release/" + SHA256.hash(image).hex + ".grokker-1.9.9.grokfw"
-            var changed = image
+            let original = try image()
+            let file = served + "/targets/release/" + SHA256.hash(original).hex + ".GR-1_1-9-9_test.ugif"
+            var changed = original
             changed[10] ^= 1
             try Data(changed).write(to: URL(fileURLWithPath: file))
             #expect(try client() == 1)

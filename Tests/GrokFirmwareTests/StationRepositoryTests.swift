@@ -1,6 +1,7 @@
 import Foundation
 import GrokCrypto
 import GrokFirmware
+import GrokProtocol
 import GrokTUF
 import Testing
 
@@ -34,10 +35,12 @@ final class FleetRepository {
         try writeFile(rootFile, readFile(served + "/metadata/1.root.json"))
     }
 
-    func add(_ package: FirmwarePackage, as name: String, channel: String = "release", notes: [String: String] = ["en": "Faster."]) throws {
-        try repository.addTarget(channel: channel, name: name, bytes: package.encoded(),
-                                 custom: FirmwareTarget.custom(for: package, name: name, notes: notes), now: now)
-        try repository.sign(role: channel, with: keys[channel]!)
+    /// Lists a small `.ugif` of `version` (its name `GR-1_MAJ-MIN-BUILD_NAME.ugif`) in `channel`; returns its path and bytes.
+    @discardableResult
+    func add(version: String, name: String = "test", seed: UInt64 = 1, channel: String = "release") throws -> (path: String, bytes: [UInt8]) {
+        let (file, bytes) = try makeUgif(version: version, name: name, seed: seed)
+        try add(ugif: bytes, as: file, description: demoDescription(version: version), channel: channel)
+        return (channel + "/" + file, bytes)
     }
 
     func publish(to directory: String? = nil) throws {
@@ -79,40 +82,18 @@ struct StationRepositoryTests {
         #expect(StationPaths.stateDirectory(explicit: nil, environment: ["HOME": "rel"], isRoot: false) == nil)
     }
 
-    @Test("a firmware package's target custom data gives back its update entry")
-    func customRoundTrip() throws {
-        let package = try makePackage()
-        let custom = try FirmwareTarget.custom(for: package, name: "grokker-1.8.0.grokfw", notes: ["en": "Faster.", "de": "Schneller."],
-                                               targets: Targeting(serials: [7]))
-        let bytes = package.encoded()
-        let json = obj(("length", .integer(Int64(bytes.count))), ("hashes", obj(("sha256", .string(SHA256.hash(bytes).hex)))),
-                       ("custom", custom))
-        let info = try TargetInfo(path: "release/grokker-1.8.0.grokfw", json: json.object!, role: "release")
-        let entry = try #require(try FirmwareTarget.entry(info))
-        #expect(entry.version == package.descriptor.version && entry.hardwareRevisions == [1, 2])
-        #expect(entry.notes(in: "de") == "Schneller." && entry.targets?.serials == [7])
-        #expect(entry.file == "release/grokker-1.8.0.grokfw")
-        // A custom entry that disagrees with the signed length is refused.
-        let lying = obj(("length", .integer(Int64(bytes.count + 1))), ("hashes", obj(("sha256", .string(SHA256.hash(bytes).hex)))),
-                        ("custom", custom))
-        #expect(throws: FirmwareError.self) {
-            _ = try FirmwareTarget.entry(try TargetInfo(path: "release/x", json: lying.object!, role: "release"))
-        }
-    }
-
-    @Test("a station lists each channel's packages and downloads a verified image by hash")
+    @Test("a station lists each channel's images and downloads a verified image by hash")
     func listAndDownload() async throws {
         let fleet = try FleetRepository()
-        let package = try makePackage(version: "1.9.0")
-        try fleet.add(package, as: "grokker-1.9.0.grokfw")
-        try fleet.add(try makePackage(version: "2.0.0", seed: 9), as: "grokker-2.0.0.grokfw", channel: "development")
+        let image = try fleet.add(version: "1.9.0")
+        try fleet.add(version: "2.0.0", seed: 9, channel: "development")
         try fleet.publish()
-        let update = try await fleet.station().update(channels: ["release", "development"], download: ["release/grokker-1.9.0.grokfw"])
-        #expect(update.updates["release"]?.map(\.version) == [package.descriptor.version])
+        let update = try await fleet.station().update(channels: ["release", "development"], download: [image.path])
+        #expect(update.updates["release"]?.map(\.metadata.version) == [v("1.9.0")])
         #expect(update.updates["development"]?.count == 1)
-        let file = try #require(update.files["release/grokker-1.9.0.grokfw"])
-        #expect(try readFile(file) == package.encoded())
-        #expect(file == fleet.state + "/images/" + SHA256.hash(package.encoded()).hex)
+        let file = try #require(update.files[image.path])
+        #expect(try readFile(file) == image.bytes)
+        #expect(file == fleet.state + "/images/" + SHA256.hash(image.bytes).hex)
         #expect(fleet.trustedVersion("timestamp") == 2)
         // A later update that lists one channel keeps the other's trusted file.
         _ = try await fleet.station().update(channels: ["release"])
@@ -124,14 +105,13 @@ struct StationRepositoryTests {
         let fleet = try FleetRepository()
         _ = try await fleet.station().update(channels: ["release"])
         let before = snapshot(fleet.state + "/metadata")
-        let package = try makePackage(version: "1.9.0")
-        try fleet.add(package, as: "a.grokfw")
+        let image = try fleet.add(version: "1.9.0", name: "a")
         try fleet.publish()
-        let served = fleet.served + "/targets/release/" + SHA256.hash(package.encoded()).hex + ".a.grokfw"
+        let served = fleet.served + "/targets/release/" + SHA256.hash(image.bytes).hex + ".GR-1_1-9-0_a.ugif"
         var bytes = try readFile(served)
         bytes[40] ^= 1
         try writeFile(served, bytes)
-        await #expect(throws: TUFError.self) { _ = try await fleet.station().update(channels: ["release"], download: ["release/a.grokfw"]) }
+        await #expect(throws: TUFError.self) { _ = try await fleet.station().update(channels: ["release"], download: [image.path]) }
         #expect(snapshot(fleet.state + "/metadata") == before)
         #expect(listing(fleet.state + "/images").isEmpty)
         #expect(!listing(fleet.state).contains { $0.hasPrefix(".staging") })
@@ -145,7 +125,7 @@ struct StationRepositoryTests {
             // The stale mirror keeps the previous publication, the real server gets a new one.
             try? FileManager.default.removeItem(atPath: stale)
             try FileManager.default.copyItem(atPath: fleet.served, toPath: stale)
-            try fleet.add(try makePackage(version: "1.9.\(round)", seed: UInt64(round)), as: "r\(round).grokfw")
+            try fleet.add(version: "1.9.\(round)", name: "r\(round)", seed: UInt64(round))
             try fleet.publish()
             let fresh = fleet.station(), old = fleet.station("file://" + stale)
             async let a: StationUpdate? = try? fresh.update(channels: ["release"])
@@ -176,3 +156,13 @@ struct StationRepositoryTests {
 
 /// `{...}` from pairs.
 func obj(_ pairs: (String, JSON)...) -> JSON { .object(JSONObject(pairs)!) }
+
+/// A small `.ugif` of `version` named `GR-1_MAJ-MIN-BUILD_NAME.ugif`: a 256-byte loader and a
+/// 2 KiB application of deterministic bytes.
+func makeUgif(version: String, name: String = "test", seed: UInt64 = 1) throws -> (name: String, bytes: [UInt8]) {
+    let version = v(version)
+    let image = try UgifImage(hardwareTypeName: "GR-1", version: UgifVersion(major: version.major, minor: version.minor, build: UInt8(version.build)),
+                              date: "2026-12-01", loader: UgifSection(address: 0, bytes: pattern(256, seed: seed)),
+                              reader: UgifSection(address: 0x1000, bytes: pattern(2048, seed: seed + 1)))
+    return (image.fileName(name: name), Array(image.encoded().utf8))
+}

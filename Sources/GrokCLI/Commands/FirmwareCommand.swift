@@ -244,23 +244,43 @@ struct FirmwarePackCommand: Command {
         "description", value: .valueFile, help: .optionPackDescription, required: true)
     static let output = OptionDeclaration.option(
         "output", short: "o", value: .valueFile, help: .optionPackOutput, required: true)
+    static let base = OptionDeclaration.option("base", value: .valueHex, help: .optionPackBase, defaultValue: "0")
+    static let readerBytes = OptionDeclaration.option("reader-bytes", value: .valueCount, help: .optionPackReaderBytes)
+    static let comment = OptionDeclaration.option("comment", value: .valueName, help: .optionPackComment, repeatable: true)
+    static let customOutput = OptionDeclaration.option("custom-output", value: .valueFile, help: .optionPackCustomOutput)
 
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "pack", abstract: .commandFirmwarePackAbstract, discussion: .commandFirmwarePackDiscussion,
-            options: [hex, loader, description, output])
+            options: [hex, loader, description, output, base, readerBytes, comment, customOutput])
     }
 
     let hexFile: String
     let loaderFile: String?
     let descriptionFile: String
     let outputFile: String
+    let base: UInt32
+    let readerBytes: Int?
+    let comments: [String]
+    let customOutput: String?
 
     init(_ values: ParsedValues) throws(CLIError) {
         hexFile = try nonEmpty(values, Self.hex)
         loaderFile = values.value(Self.loader) == nil ? nil : try nonEmpty(values, Self.loader)
         descriptionFile = try nonEmpty(values, Self.description)
         outputFile = try nonEmpty(values, Self.output)
+        let baseText = values.value(Self.base) ?? "0"
+        let digits = baseText.hasPrefix("0x") || baseText.hasPrefix("0X") ? String(baseText.dropFirst(2)) : baseText
+        guard let base = UInt32(digits, radix: baseText == digits ? 10 : 16) else { throw .invalidValue(value: baseText, option: Self.base.spelling) }
+        self.base = base
+        if let text = values.value(Self.readerBytes) {
+            guard let count = Int(text), count > 0 else { throw .invalidValue(value: text, option: Self.readerBytes.spelling) }
+            readerBytes = count
+        } else {
+            readerBytes = nil
+        }
+        comments = values.values(Self.comment)
+        customOutput = values.value(Self.customOutput).flatMap { $0.isEmpty ? nil : $0 }
     }
 
     func run(_ context: CommandContext) throws -> ExitCode { try runFirmwarePack(self, context) }

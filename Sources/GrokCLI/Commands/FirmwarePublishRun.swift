@@ -2,6 +2,7 @@ import Foundation
 import GrokCrypto
 import GrokFirmware
 import GrokProtocol
+import GrokTUF
 
 /// The facts of a firmware package, as `firmware pack` and `firmware verify` print them;
 /// also their `--json` form.
@@ -96,20 +97,112 @@ enum FirmwareText {
     }
 }
 
-/// `grokctl firmware pack`: Intel HEX + description -> package; prints its facts and the
-/// `size` / `sha256` the channel metadata must list.
+/// What `firmware pack` made; its `--json` form (`custom` is what `repo add --custom` takes).
+struct UgifFacts: Encodable {
+    struct Section: Encodable {
+        let kind: String
+        let address: String
+        let length: Int
+        let crc32: String
+    }
+    let file: String
+    let size: Int
+    let sha256: String
+    let version: String
+    let hardwareName: String
+    let sections: [Section]
+    let custom: CustomReport
+
+    enum CodingKeys: String, CodingKey {
+        case file, size, sha256, version, sections, custom
+        case hardwareName = "hardware_name"
+    }
+}
+
+/// A firmware target's custom object (the description and `"kind": "firmware"`) in a report.
+struct CustomReport: Encodable {
+    let metadata: FirmwareReleaseMetadata
+    enum Key: String, CodingKey { case kind }
+    func encode(to encoder: any Encoder) throws {
+        try metadata.encode(to: encoder)
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(FirmwareReleaseMetadata.kind, forKey: .kind)
+    }
+}
+
+/// `grokctl firmware pack`: Intel HEX (application, optional loader) + description -> the
+/// vendor's `.ugif` image, and the description as the TUF target's custom object that
+/// `grokctl repo add --custom` lists beside it.
 func runFirmwarePack(_ command: FirmwarePackCommand, _ context: CommandContext) throws -> ExitCode {
-    let package = try FirmwarePublisher.pack(
-        applicationHexFile: command.hexFile, loaderHexFile: command.loaderFile,
-        descriptionFile: command.descriptionFile, output: command.outputFile)
-    let facts = PackageFacts(file: command.outputFile, package: package)
+    func read(_ file: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw FirmwareError.io(path: file, operation: "read", detail: "cannot be read")
+        }
+        return Array(data)
+    }
+    let metadata = try FirmwareReleaseMetadata.decode(try read(command.descriptionFile), file: command.descriptionFile)
+    var application = try IntelHex.parse(try read(command.hexFile), file: command.hexFile)
+    if let limit = command.readerBytes, let flat = application.flattened(), flat.bytes.count > limit {
+        application = try IntelHex(segments: [MemorySegment(address: flat.address, bytes: Array(flat.bytes.prefix(limit)))])
+    }
+    let loader = try command.loaderFile.map { file throws -> IntelHex in try IntelHex.parse(try read(file), file: file) }
+    guard metadata.version.build <= UInt16(UInt8.max) else {
+        throw FirmwareError.invalidInput(file: command.descriptionFile, detail: "version \(metadata.version): a .ugif build number is 0 to 255")
+    }
+    let name = URL(fileURLWithPath: command.outputFile).lastPathComponent
+    let image: UgifImage
+    do {
+        image = try UgifImage.make(application: application, loader: loader, base: command.base,
+                                   hardwareTypeName: FirmwareRelease.hardwareTypeName(metadata.hardwareType),
+                                   version: UgifVersion(major: metadata.version.major, minor: metadata.version.minor,
+                                                        build: UInt8(metadata.version.build)),
+                                   date: FirmwareText.day(metadata.buildDate))
+        let named = try UgifImage.parseFileName(name)
+        guard named.hardwareTypeName == image.hardwareTypeName, named.version == image.version else {
+            throw FirmwareError.invalidInput(file: command.outputFile,
+                                             detail: "the vendor names this image \(image.fileName(name: "NAME")); the file name must say the same hardware and version")
+        }
+    } catch let error as UgifError {
+        throw FirmwareError.invalidInput(file: command.outputFile, detail: error.description)
+    }
+    let bytes = Array(image.encoded(comments: command.comments).utf8)
+    // Checked as a station will check it, before anything is written.
+    let release = try FirmwareRelease.check(bytes, path: name, metadata: metadata)
+    try FirmwarePublisher.write(bytes, to: command.outputFile)
+    let custom = metadata.custom()
+    if let customOutput = command.customOutput {
+        try FirmwarePublisher.write(JSONWriter.encode(custom, indent: 2) + [0x0A], to: customOutput)
+    }
+    var sections: [UgifFacts.Section] = []
+    for (kind, section) in [("loader", image.loader), ("reader", Optional(image.reader))] {
+        guard let section else { continue }
+        sections.append(.init(kind: kind, address: FirmwareText.hex32(UInt32(section.address)), length: section.bytes.count,
+                              crc32: FirmwareText.hex32(section.crc32)))
+    }
+    let facts = UgifFacts(file: command.outputFile, size: release.length, sha256: release.sha256.hex, version: release.version.description,
+                          hardwareName: image.hardwareTypeName, sections: sections, custom: CustomReport(metadata: metadata))
     let console = context.console
     if console.isJSON {
         console.json(facts)
     } else {
         console.say(.packWritten, command.outputFile)
-        for line in facts.lines(context.localizer) { console.print(line) }
-        console.say(.packNextStep, String(package.size), package.sha256.hex)
+        let l = context.localizer
+        console.print(l.text(.packageFactFile, facts.file))
+        console.print(l.text(.packageFactSize, String(facts.size)))
+        console.print(l.text(.packageFactSHA256, facts.sha256))
+        console.print(l.text(.packageFactVersion, facts.version))
+        console.print(l.text(.packageFactHardware, facts.hardwareName, metadata.hardwareRevisions.map(String.init).joined(separator: ", ")))
+        console.print(l.text(.packageFactBuildDate, FirmwareText.timestamp(metadata.buildDate)))
+        console.print(l.text(.packageFactProtocol, String(metadata.readerProtocol)))
+        console.print(l.text(.packageFactAppliesTo, metadata.appliesTo.map { "\($0.min)-\($0.max)" }.joined(separator: ", ")))
+        for section in sections {
+            console.print(l.text(.packageFactSegment, section.kind, section.address, String(section.length), section.crc32))
+        }
+        if let customOutput = command.customOutput {
+            console.say(.packNextStep, command.outputFile, customOutput)
+        } else {
+            console.print(String(decoding: JSONWriter.encode(custom, indent: 2), as: UTF8.self))
+        }
     }
     return .success
 }

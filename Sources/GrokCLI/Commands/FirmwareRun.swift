@@ -97,6 +97,7 @@ struct UpdateListing: Encodable {
 /// `grokctl firmware list`: the updates of the cached channel, with each device's
 /// compatibility when devices are given. Exit 1 when a device could not be reached.
 func runFirmwareList(_ command: FirmwareListCommand, _ context: CommandContext) throws -> ExitCode {
+    if let station = try command.firmware.openStation() { return try runFirmwareListTUF(command, station, context) }
     let channels = try command.firmware.openChannels()
     try reloadIfServer(channels, command.firmware, context)
     let channel = command.firmware.channel
@@ -182,6 +183,7 @@ struct CheckReport: Encodable {
 /// `grokctl firmware check`: per device, what runs and the best update. Exit 0 when no
 /// device has an update, 100 when at least one has, 1 when a device could not be checked.
 func runFirmwareCheck(_ command: FirmwareCheckCommand, _ context: CommandContext) throws -> ExitCode {
+    if let station = try command.firmware.openStation() { return try runFirmwareCheckTUF(command, station, context) }
     let channels = try command.firmware.openChannels()
     try reloadIfServer(channels, command.firmware, context)
     let channel = command.firmware.channel
@@ -246,6 +248,7 @@ struct DownloadReport: Encodable {
 /// `grokctl firmware download`: reloads the channel from `--server` (conditionally) and
 /// downloads the images into the cache, verified before they enter it.
 func runFirmwareDownload(_ command: FirmwareDownloadCommand, _ context: CommandContext) throws -> ExitCode {
+    if let station = try command.firmware.openStation() { return try runFirmwareDownloadTUF(command, station, context) }
     let channels = try command.firmware.openChannels()
     try reloadIfServer(channels, command.firmware, context)
     let channel = command.firmware.channel
@@ -422,4 +425,134 @@ func runFirmwareCachePrune(_ command: FirmwareCachePruneCommand, _ context: Comm
         console.say(.cachePruned, String(removed.count))
     }
     return .success
+}
+
+// MARK: Through the TUF repository (--repository)
+
+/// Whether the verified image of `listing` is already in the station's state directory.
+private func isHeld(_ listing: FirmwareListing, _ channel: FirmwareChannel) -> Bool {
+    FileManager.default.fileExists(atPath: channel.repository.stateDirectory + "/images/" + listing.sha256.hex)
+}
+
+/// `grokctl firmware list --repository URL`: refreshes the trusted metadata (TUF) and lists
+/// the channel's `.ugif` targets, with each device's compatibility when devices are given.
+func runFirmwareListTUF(_ command: FirmwareListCommand, _ channel: FirmwareChannel, _ context: CommandContext) throws -> ExitCode {
+    let name = channel.name
+    let update = try Blocking.run { try await channel.repository.update(channels: [name]) }
+    let listings = (update.updates[name] ?? []).sorted { ($0.metadata.version, $0.path) > ($1.metadata.version, $1.path) }
+    let identities = FirmwareDevices.identify(command.devices, context)
+    let reachable = identities.compactMap { id in id.info.map { (id.spec, $0) } }
+    let compatibility = reachable.map { _, info in listings.map { $0.compatibility(with: DeviceIdentity(info)) } }
+    let language = context.localizer.language.rawValue
+    let console = context.console
+    let localizer = context.localizer
+    func notes(_ listing: FirmwareListing) -> String { listing.metadata.notes[language] ?? listing.metadata.notes["en"] ?? "" }
+    if console.isJSON {
+        for (i, listing) in listings.enumerated() {
+            var perDevice: [String: String]?
+            if !command.devices.isEmpty {
+                perDevice = [:]
+                for (d, (spec, _)) in reachable.enumerated() { perDevice?[spec.description] = compatibility[d][i].vendorName }
+            }
+            console.json(UpdateListing(
+                channel: name, name: listing.name, version: listing.metadata.version.description,
+                buildDate: FirmwareText.timestamp(listing.metadata.buildDate), size: listing.length, sha256: listing.sha256.hex,
+                cached: isHeld(listing, channel), notes: notes(listing), compatibility: perDevice))
+        }
+        for id in identities { if case .failure(let error) = id.result { console.json(DeviceProblem(device: id.spec.description, error: error)) } }
+    } else {
+        console.say(.listHeadingTUF, name, channel.repository.metadataURL.replacingOccurrences(of: "/metadata", with: ""),
+                    String(update.versions["timestamp"] ?? 0))
+        var headers = [MessageKey.listColumnName, .listColumnVersion, .listColumnDate, .listColumnSize, .listColumnCached]
+            .map { localizer.text($0) }
+        headers += reachable.map { $0.0.description }
+        headers.append(localizer.text(.listColumnNotes))
+        let rows = listings.enumerated().map { i, listing in
+            [listing.name, listing.metadata.version.description, FirmwareText.day(listing.metadata.buildDate), String(listing.length),
+             localizer.text(isHeld(listing, channel) ? .listCachedYes : .listCachedNo)]
+                + compatibility.map { $0[i].vendorName }
+                + [notes(listing)]
+        }
+        if rows.isEmpty { console.say(.listEmpty, name) } else { console.table(Table(headers: headers, rows: rows)) }
+        for id in identities {
+            if case .failure(let error) = id.result {
+                console.print(localizer.text(.infoDeviceFailed, id.spec.description, localizer.message(for: error)))
+            }
+        }
+    }
+    return reachable.count == identities.count ? .success : .failure
+}
+
+/// `grokctl firmware download --repository URL [--name NAME | --all]`: each image through
+/// TUF (length and SHA-256 as signed), parsed as a `.ugif` and checked against its
+/// description, into the state directory's `images/SHA256`.
+func runFirmwareDownloadTUF(_ command: FirmwareDownloadCommand, _ channel: FirmwareChannel, _ context: CommandContext) throws -> ExitCode {
+    let name = channel.name
+    let listings = try Blocking.run { try await channel.listings() }
+    var wanted = listings
+    if let updateName = command.updateName {
+        wanted = listings.filter { $0.name == updateName || $0.path == updateName }
+        if wanted.isEmpty { throw FirmwareError.updateNotListed(channel: name, name: updateName) }
+    }
+    let console = context.console
+    let localizer = context.localizer
+    if wanted.isEmpty { console.say(.listEmpty, name) }
+    for listing in wanted {
+        let held = isHeld(listing, channel)
+        let target = listing.path
+        let release = try Blocking.run { try await channel.target(named: target) }
+        let done = DownloadReport(channel: name, name: listing.name, version: release.version.description, size: release.length,
+                                  sha256: release.sha256.hex, alreadyCached: held,
+                                  path: channel.repository.stateDirectory + "/images/" + release.sha256.hex)
+        if console.isJSON {
+            console.json(done)
+        } else {
+            console.print(localizer.text(held ? .downloadAlreadyCached : .downloadDone, listing.name, release.version.description,
+                                         String(release.length)))
+        }
+    }
+    return .success
+}
+
+/// `grokctl firmware check --repository URL`: refreshes through TUF (before any device), then
+/// per device what runs and the newest listing it may take. Exit codes as ``runFirmwareCheck``.
+func runFirmwareCheckTUF(_ command: FirmwareCheckCommand, _ channel: FirmwareChannel, _ context: CommandContext) throws -> ExitCode {
+    let listings = try Blocking.run { try await channel.listings() }
+    let identities = FirmwareDevices.identify(command.devices, context)
+    let console = context.console
+    let localizer = context.localizer
+    var failed = false
+    var available = false
+    for id in identities {
+        switch id.result {
+        case .failure(let error):
+            failed = true
+            if console.isJSON {
+                console.json(DeviceProblem(device: id.spec.description, error: error))
+            } else {
+                console.print(localizer.text(.infoDeviceFailed, id.spec.description, localizer.message(for: error)))
+            }
+        case .success(let info):
+            let device = DeviceIdentity(info)
+            let best = listings.first { $0.compatibility(with: device).mayApply(allowDowngrade: false, allowSameVersion: false) }
+            available = available || best != nil
+            let report = CheckReport(
+                device: id.spec.description, serial: ReaderInfo.formatSerialNumber(info.serialNumber),
+                running: info.firmwareVersion.description, updateAvailable: best != nil,
+                update: best.map {
+                    .init(name: $0.name, version: $0.metadata.version.description,
+                          compatibility: $0.compatibility(with: device).vendorName, cached: isHeld($0, channel))
+                })
+            if console.isJSON {
+                console.json(report)
+            } else if let update = report.update {
+                console.print(localizer.text(.checkUpdate, report.device, report.running, update.name, update.version,
+                                             update.compatibility))
+            } else {
+                console.print(localizer.text(.checkUpToDate, report.device, report.running, channel.name))
+            }
+        }
+    }
+    if failed { return .failure }
+    return available ? FirmwareCheckCommand.updateAvailable : .success
 }

@@ -132,12 +132,16 @@ struct RegionCataloguePublishCommand: Command {
     }
 }
 
-/// `grokctl region catalogue update --server URL`: fetches `<server>/regions.json`, verifies
-/// it (signatures, threshold, expiry, rollback) and keeps it in the cache.
+/// `grokctl region catalogue update --repository URL [--channel NAME]`: the catalogue the
+/// channel lists as a TUF target, verified by TUF and by the catalogue's rules, kept in the
+/// station's state directory. (Without --repository: the older `--server URL`, fetching
+/// `<server>/regions.json` into the cache.)
 struct RegionCatalogueUpdateCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "update", abstract: .commandRegionCatalogueUpdateAbstract,
-                             options: [FirmwareOptions.cache, FirmwareOptions.trustedKeys, FirmwareOptions.server, FirmwareOptions.caBundle])
+                             options: [FirmwareOptions.repository, FirmwareOptions.trustedRoot, FirmwareOptions.state,
+                                       FirmwareOptions.allowInsecureHTTP, FirmwareOptions.channel,
+                                       FirmwareOptions.cache, FirmwareOptions.trustedKeys, FirmwareOptions.server, FirmwareOptions.caBundle])
     }
 
     let firmware: FirmwareOptions
@@ -147,6 +151,13 @@ struct RegionCatalogueUpdateCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
+        if let channel = try firmware.openStation() {
+            let catalogue = try Blocking.run { try await channel.regionCatalogue() }
+            let report = CatalogueReport(file: channel.repository.stateDirectory + "/images", version: catalogue.version,
+                                         regions: catalogue.regions.count, expires: FirmwareText.timestamp(catalogue.expires), signatures: nil)
+            report.say(.catalogueCached, context)
+            return .success
+        }
         let channels = try firmware.openChannels()
         if let server = firmware.server {
             _ = try Blocking.run { try await channels.reloadRegions(from: server) }

@@ -167,14 +167,20 @@ struct RepoAddCommand: Command {
             guard custom?.object != nil else { throw TUFError.publisher(detail: "\(customFile) must hold a JSON object") }
         }
         let targetName = name ?? URL(fileURLWithPath: file).lastPathComponent
-        if custom == nil {
-            // A firmware package carries its update entry, a region catalogue its version.
-            if let package = try? FirmwarePackage.parse(Array(data), file: file) {
-                guard notes["en"] != nil else { throw TUFError.publisher(detail: "a firmware package needs release notes: --notes en=TEXT") }
-                custom = try FirmwareTarget.custom(for: package, name: targetName, notes: notes,
-                                                   targets: serials.isEmpty ? nil : Targeting(serials: serials))
-            } else if let catalogue = try? RegionCatalogue.decode(Array(data), file: file) {
+        if let object = custom?.object, object["kind"]?.string == FirmwareTarget.firmwareKind {
+            // A firmware target: the .ugif must be what its description says (version,
+            // hardware type) before anyone signs it; --notes and --serial amend the description.
+            var metadata = try FirmwareReleaseMetadata.decode(JSONWriter.encode(.object(object)), file: customFile ?? file)
+            for (language, text) in notes { metadata.notes[language] = text }
+            if !serials.isEmpty { metadata.serials = Cohort(serials: serials) }
+            _ = try FirmwareRelease.check(Array(data), path: channel + "/" + targetName, metadata: metadata)
+            custom = metadata.custom()
+        } else if custom == nil {
+            // A region catalogue carries its version; a firmware image needs its description.
+            if let catalogue = try? RegionCatalogue.decode(Array(data), file: file) {
                 custom = FirmwareTarget.custom(for: catalogue)
+            } else if targetName.hasSuffix(".ugif") {
+                throw FirmwareError.invalidInput(file: file, detail: "a firmware image needs its description: --custom FILE (grokctl firmware pack --custom-output writes it)")
             }
         }
         let path = try repository.addTarget(channel: channel, name: targetName, bytes: Array(data), custom: custom, now: RepoOptions.now)

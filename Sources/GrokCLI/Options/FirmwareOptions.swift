@@ -1,6 +1,7 @@
 import Foundation
 import GrokFirmware
 import GrokNet
+import GrokTUF
 import Synchronization
 import UGrokIt
 
@@ -22,8 +23,17 @@ struct FirmwareOptions: Sendable {
     /// `--ca-bundle <file>`.
     static let caBundle = OptionDeclaration.option("ca-bundle", value: .valueFile, help: .optionCABundle)
 
+    /// `--repository <url>`: the fleet's TUF repository (what `grokctl repo publish` wrote).
+    static let repository = OptionDeclaration.option("repository", value: .valueURL, help: .optionRepository)
+    /// `--trusted-root <file>`: the station's pinned root.json.
+    static let trustedRoot = OptionDeclaration.option("trusted-root", value: .valueFile, help: .optionTrustedRoot)
+    /// `--state <dir>`: the station's trusted metadata and verified images.
+    static let state = OptionDeclaration.option("state", value: .valueDirectory, help: .optionStateDirectory)
+    /// `--allow-insecure-http`.
+    static let allowInsecureHTTP = OptionDeclaration.flag("allow-insecure-http", help: .optionAllowInsecureHTTP)
+
     /// All of them, in the order help lists them.
-    static let declarations = [cache, trustedKeys, channel, server, caBundle]
+    static let declarations = [repository, trustedRoot, state, allowInsecureHTTP, cache, trustedKeys, channel, server, caBundle]
     /// Those that do not involve the server (cache maintenance).
     static let localDeclarations = [cache, trustedKeys]
 
@@ -32,6 +42,10 @@ struct FirmwareOptions: Sendable {
     let channel: String
     let server: FirmwareServer?
     let caBundle: String?
+    let repositoryURL: String?
+    let trustedRootFile: String?
+    let stateDirectory: String?
+    let allowInsecureHTTP: Bool
 
     /// Reads and checks the options.
     init(_ values: ParsedValues) throws(CLIError) {
@@ -55,6 +69,42 @@ struct FirmwareOptions: Sendable {
         } else {
             caBundle = nil
         }
+        if let url = values.value(Self.repository) {
+            let lower = url.lowercased()
+            guard ["https://", "http://", "file:///"].contains(where: { lower.hasPrefix($0) && lower.count > $0.count }) else {
+                throw .invalidServerURL(url)
+            }
+            repositoryURL = url
+        } else {
+            repositoryURL = nil
+        }
+        trustedRootFile = values.value(Self.trustedRoot)
+        stateDirectory = values.value(Self.state)
+        allowInsecureHTTP = values.flag(Self.allowInsecureHTTP)
+        if let file = trustedRootFile, file.isEmpty { throw .invalidValue(value: file, option: Self.trustedRoot.spelling) }
+        if let dir = stateDirectory, dir.isEmpty { throw .invalidValue(value: dir, option: Self.state.spelling) }
+    }
+
+    /// The station's TUF client when `--repository` is given (else `nil`: the cache). The
+    /// trust root is `--trusted-root`, else the per-user or system root.json
+    /// (``StationPaths``); plain http is refused unless `--allow-insecure-http`.
+    func openStation() throws -> FirmwareChannel? {
+        guard let url = repositoryURL else { return nil }
+        let environment = ProcessInfo.processInfo.environment
+        guard let root = StationPaths.trustedRoot(explicit: trustedRootFile, environment: environment) else {
+            let searched = [StationPaths.configHomeRoot(environment), "/etc/grokctl/root.json"].compactMap { $0 }.joined(separator: ", ")
+            throw FirmwareError.noTrustRoot(searched: searched)
+        }
+        guard let state = StationPaths.stateDirectory(explicit: stateDirectory, environment: environment) else {
+            throw FirmwareError.noStateDirectory
+        }
+        if url.lowercased().hasPrefix("http://"), !allowInsecureHTTP { throw TUFError.insecureTransport(url: url) }
+        var transfer = TransferOptions()
+        if let caBundle { transfer.trust = .pinned(caBundle: caBundle) }
+        let fetcher: any TUFFetching = url.lowercased().hasPrefix("file://")
+            ? LocalFileFetcher() : CurlTUFFetcher(options: transfer, allowInsecureHTTP: allowInsecureHTTP)
+        let station = StationRepository(stateDirectory: state, trustedRootFile: root, repositoryURL: url, fetcher: fetcher)
+        return FirmwareChannel(repository: station, name: channel)
     }
 
     private static func path(_ values: ParsedValues, _ option: OptionDeclaration) throws(CLIError) -> String {

@@ -7,7 +7,7 @@ import GrokkerEmulator
 import Testing
 
 /// The proof of the device side: the vendor's own host library (`vendorhost`, built by
-/// `scripts/vendor-harness.sh` around `libugrokitapi.so`) against our ``VendorGrokker`` over two
+/// `scripts/vendor-harness.sh` around `libugrokitapi.so`) against our ``EmulatedGrokker`` over two
 /// FIFOs of raw PCM (s16le mono 44.1 kHz), in real time: the library paces the audio, the
 /// emulated reader answers as the blocks arrive (``DeviceRunner`` over ``RawPipePort``).
 ///
@@ -104,11 +104,11 @@ struct VendorInteropTests {
     }
 }
 
-/// One vendorhost session against a ``VendorGrokker``.
+/// One vendorhost session against a ``EmulatedGrokker``.
 struct VendorInteropRun {
     var events: [[String: Any]]
     var state: DeviceState
-    var inventoryLog: [VendorInventoryLogEntry]
+    var inventoryLog: [InventoryLogEntry]
     var fieldEPCs: [String]
 
     func events(named name: String) -> [[String: Any]] { events.filter { $0["event"] as? String == name } }
@@ -182,7 +182,7 @@ enum VendorInterop {
             s.provisioning.userHasSetRegion = true
             state(&s)
         }
-        let grokker = try VendorGrokker(handler: GrokkerCommandHandler(store: store), scene: scene)
+        let grokker = try EmulatedGrokker(store: store, scene: scene)
 
         let host = Process()
         host.executableURL = URL(fileURLWithPath: build + "/vendorhost")

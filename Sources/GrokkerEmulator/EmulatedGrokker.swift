@@ -552,23 +552,23 @@ public final class EmulatedGrokker: CablePeer {
     }
 
     private func setConfiguration(_ configuration: VendorConfiguration) -> VendorReply {
-        let command: Command?
+        let taken: Bool
         switch configuration {
         case .radioDefaults:
-            command = nil
+            taken = true
         case .geigerCounterSound(let g):
-            command = .setGeigerSound(GeigerSound(
+            taken = sounds.setGeiger(GeigerSound(
                 frequencyHz: g.frequencyHz, clickDurationMs: g.clickDurationMs,
                 clickRateThousandths: UInt16(clamping: Int(g.clickRate256) * 1000 / 256),
                 maxClicksPerSecond: UInt16(g.maxClicksPerSecond), historyDepthMs: UInt16(clamping: g.historyMs)))
         case .tones(let kind, let tones):
             let list = tones.map { SoundTone(frequencyHz: $0.frequencyHz, durationMs: $0.durationMs) }
             let found = sounds.found
-            command = .setFoundSounds(kind == .foundLastItemSound
+            taken = sounds.setFound(kind == .foundLastItemSound
                 ? FoundSounds(foundItem: found.foundItem, foundLast: list)
                 : FoundSounds(foundItem: list, foundLast: found.foundLast))
         }
-        if let command, case .failure = sounds.execute(command) { return .nack }
+        guard taken else { return .nack }
         configurations[configuration.kind] = configuration
         return .ack
     }

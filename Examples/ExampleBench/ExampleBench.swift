@@ -22,7 +22,7 @@ public enum ExampleBench {
             try store.update { $0.region = RegionCatalog.find("fcc")?.setting; $0.provisioning.userHasSetRegion = true }
         }
         return Reader(name: "sim:0", options: options) {
-            let grokker = try VendorGrokker(store: try DeviceStateStore.openOrCreate(directory: bench, index: 0))
+            let grokker = try EmulatedGrokker(store: try DeviceStateStore.openOrCreate(directory: bench, index: 0))
             return SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker)
         }
     }

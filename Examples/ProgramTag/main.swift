@@ -18,7 +18,7 @@ if let device = CommandLine.arguments.dropFirst().first {
         try store.update { $0.region = RegionCatalog.find("fcc")?.setting; $0.provisioning.userHasSetRegion = true }
     }
     port = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean,
-                              peer: try VendorGrokker(store: try DeviceStateStore.openOrCreate(directory: bench, index: 0)))
+                              peer: try EmulatedGrokker(store: try DeviceStateStore.openOrCreate(directory: bench, index: 0)))
 }
 let session = try ReaderSession(port: port)
 try session.connect()

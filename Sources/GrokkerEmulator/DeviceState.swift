@@ -50,11 +50,11 @@ public struct DeviceState: Codable, Sendable, Equatable {
     /// of passwords still reads it. A state with a password is written as format 2, which
     /// such a build refuses as too new rather than dropping the password.
     public static let formatWithoutPassword = 1
-    /// The application firmware a new unit ships with: 1.7.3 (the firmware-update work
-    /// ships a newer one).
+    /// The application firmware a new unit ships with: 1.7.3 (the demo channel ships 1.8.0).
+    /// The factory makes the unit's flash with an application of this version.
     public static let outOfBoxFirmware = FirmwareVersion(major: 1, minor: 7, build: 3)
-    /// The loader a new unit ships with: 1.2.0.
-    public static let outOfBoxLoader = FirmwareVersion(major: 1, minor: 2, build: 0)
+    /// The loader a new unit ships with: 1.0.0, the demo loader (`FactoryFirmware.loader`).
+    public static let outOfBoxLoader = FirmwareVersion(major: 1, minor: 0, build: 0)
     /// The board revision of a new unit.
     public static let outOfBoxHardwareRevision: UInt8 = 3
     /// Serial numbers are 8 decimal digits; new ones are drawn from this range.
@@ -64,9 +64,11 @@ public struct DeviceState: Codable, Sendable, Equatable {
     public var serialNumber: UInt32
     /// The board revision.
     public var hardwareRevision: UInt8
-    /// The loader's version.
+    /// The loader's version: the flash's loader record's, written at every power-on.
     public var loaderVersion: FirmwareVersion
-    /// The application firmware's version.
+    /// The application firmware's version: the flash's application record's, written at
+    /// every power-on (the flash wins); before the unit's flash exists, the version its
+    /// factory application is made with.
     public var firmwareVersion: FirmwareVersion
     /// The region set; `nil` when not set (out of the box).
     public var region: RegionSetting?

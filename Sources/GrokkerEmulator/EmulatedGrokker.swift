@@ -3,41 +3,151 @@ import GrokAudio
 import GrokLink
 import GrokProtocol
 
-/// An emulated Grokker: its own modem and packet stack on the device side of the cable, its
-/// command handler and persistent state. It is reachable only through audio samples: the
-/// cable (or a pipe, or ALSA) hands it what reached its microphone input and takes what it
-/// plays back.
+/// An emulated Grokker: the vendor's own protocol from the device side (a ``VendorLink`` in
+/// the device role: request tone, handshake, FSK, packets, slave mode) over the unit's
+/// persistent state (``DeviceStateStore``, `state.json`), its flash (``VendorLoader`` on
+/// `flash.bin`: the loader and the application) and its RF field (``InventoryRunner`` over
+/// ``RFField``). It is reachable only through audio samples.
 ///
-/// On connect it announces itself (its reader information rides in the handshake answer), so
-/// a host knows what it talks to without a round trip.
+/// What it answers, and how (facts in docs/vendor-protocol.md):
+/// - GetVersion (31 bytes: protocol 20, GR-1, revision, the running program's version and
+///   software type from the flash, antenna, max power, sensitivity, volume levels, flags bit 7
+///   "user has set region", max program bytes, provisioning status, ids, serial, init status,
+///   max tones, region);
+/// - in the application: battery (5-byte form), Get/SetConfiguration (kinds 0-3), echo, play
+///   sound, pause connection, SetRegion (CRC checked by the codec, stored, obeyed by the next
+///   inventory), provisioning 00-04, diagnostics, temperature, test flags, antenna tuning
+///   averages (guesses where the layout is not known, see docs/vendor-protocol.md);
+/// - inventory start: ACK_0 and slave mode, the reader then sends first reads (01),
+///   subsequent reads (03), pings (05), tag-access results (06; none for a change power) and
+///   00 completed once the host answered ACK_1;
+/// - ProgramReader / ChangeSoftwareType (01/02) through ``loaderReply(_:)``: the flash takes
+///   its time (the answer comes when the erase or write is done), ChangeSoftwareType resets
+///   the unit, which comes back in the program the flash now says (the loader after a loader
+///   image, software type 1; the application after an application image);
+/// - ACK_7 to what this reader refuses: EchoMaster 0x05, TuneAntenna 0x0d, detailed tuning
+///   0x0e, ContinuousTest 0x12, ScanAllFrequencies 0x14, ScanWide 0x16 (their reader-side
+///   layouts are not known), anything that does not decode, and in the loader everything but
+///   GetVersion, echo and the two firmware commands.
 ///
-/// Not thread-safe: whoever drives the cable owns it.
+/// `state.json`'s `firmwareVersion` and `loaderVersion` follow the flash: they are set from
+/// the flash's records at every power-on and reset (the flash wins). A power cut may fall on
+/// any sample (``powerCutAt``); the unit is then dead until a new ``EmulatedGrokker`` opens
+/// its directory, and the loader's invariants keep one good program in flash, so it answers
+/// and can be updated again.
+///
+/// Its output never holds an exact-zero sample while a tone plays: the vendor's receive path
+/// loses bits on exact zeros (docs/vendor-protocol.md); see ``process(input:output:)``.
+///
+/// Pure in time (the sample clock), not thread-safe: whoever drives the cable owns it.
 public final class EmulatedGrokker: CablePeer {
-    /// The device's modem and packet stack; a new one after each restart.
-    public private(set) var engine: LinkEngine
-    public let handler: GrokkerCommandHandler
-    /// The device's own directory (state, flash, logs).
-    public var directory: String { handler.store.deviceDirectory }
+    /// The reader protocol this emulation speaks (GetVersion bytes 0-1).
+    public static let readerProtocol = 20
+    /// The largest ProgramReader chunk announced in GetVersion byte 14.
+    public static let maxProgramBytes: UInt8 = 64
+    /// Longest quiet time between two reader packets in slave mode (the vendor host drops the
+    /// link after about 3.3 s; the reader pings well before).
+    public static let pingIntervalSeconds = 1.0
+    /// First-read records per packet: at most 7 (the host's acknowledgement mask drops the
+    /// 8th record's bit when there are exactly 8, docs/vendor-protocol.md).
+    public static let maxFirstReadRecords = 4
+    /// Subsequent-read records per packet.
+    public static let maxSubsequentRecords = 24
+    /// How long a reset keeps the unit silent before its request tone, seconds.
+    public static let resetSilenceSeconds = 0.5
+    /// The magnitude given to a sample that would be exactly 0 while a tone plays (full scale
+    /// 1): the vendor's own modulator's samples nearest zero are ±402/32767.
+    public static let zeroNudge: Float = 402.0 / 32767.0
+    /// The flash file's name in the unit's directory.
+    public static let flashFileName = "flash.bin"
+
+    /// The unit's persistent state.
+    public let store: DeviceStateStore
+    /// The unit's fixed capabilities.
+    public let hardware: EmulatedHardware
+    public let sampleRate: Int
+    /// The unit's flash and the program it runs.
+    public let loader: VendorLoader
+    /// The link, a new one after each reset.
+    public private(set) var link: VendorLink
+    private let modemConfiguration: VendorModem.Configuration
+    private let timing: VendorPacketTiming
+    let inventory: InventoryRunner
+    private let sounds: SoundPlayer
+    /// Samples since the power came on (survives resets).
+    public private(set) var clock: Int64 = 0
+    private var silentUntil: Int64 = 0
+    private var lastSample: Float = 0
+    private var configurations: [VendorConfigurationKind: VendorConfiguration] = [:]
+    private var testFlags: (UInt8, UInt8) = (0, 0)
+    private var session: SlaveSession?
+    private var pendingReset = false
+    /// The power went off during a flash operation (inside the link's request callback; the
+    /// unit stops once the link's pass is over).
+    private var flashLostPower = false
+    /// An answer the flash is still working on: sent at that sample of the clock.
+    private var deferredAnswer: (at: Int64, reply: VendorReply)?
+    /// Inventory rounds of every inventory since power-on (diagnostics).
+    private var totalReportsSent = 0
+    /// Resets since power-on (a reset restarts the modem).
+    public private(set) var resets = 0
+
+    /// Every inventory this unit ran, most recent last: the rounds it counted and every EPC
+    /// it reported with the number of finds it reported (tests and `grokctl emulate`).
+    public private(set) var inventoryLog: [InventoryLogEntry] = []
+
+    /// The sample of the device clock at which the power goes off (any sample: mid-erase,
+    /// mid-write, during the power-on checks). The flash keeps what was written up to it.
+    public var powerCutAt: Int64? {
+        didSet { loader.powerCutAt = powerCutAt }
+    }
+    /// The power went off: the unit is silent until a new ``EmulatedGrokker`` opens its
+    /// directory (power restored).
+    public private(set) var poweredOff = false
+
+    /// The directory of the unit (state.json, flash.bin, scene.json, field-state.json).
+    public var directory: String { store.deviceDirectory }
+    /// Where tag memory changes are kept (docs/scene.md).
+    public var fieldStatePath: String { Self.path(directory, "field-state.json") }
+    /// The flash file.
+    public var flashPath: String { Self.path(directory, Self.flashFileName) }
+    /// The RF field the unit reads.
+    public var field: RFField { inventory.field }
+    /// What the speaker has played.
+    public var soundLog: SoundLog { sounds.log }
+    /// Whether an inventory runs (the link is in slave mode for it).
+    public var inventoryRunning: Bool { session != nil }
+    /// The program that runs (nil while the power is off).
+    public var softwareType: VendorSoftwareType? { poweredOff ? nil : loader.softwareType }
+    /// A firmware update is under way: the loader runs (software type 1).
+    public var firmwareUpdateRunning: Bool { softwareType == .loader }
+    /// What the unit is busy with.
+    public var ongoingOperation: OngoingOperation {
+        if firmwareUpdateRunning { return .firmwareUpdate }
+        return session != nil ? .inventory : .inactive
+    }
 
     /// How far this unit's sample clock is from nominal, in ppm: every crystal is a little
     /// off. Drawn from the serial number (-200...+200 ppm), so a unit keeps its error from
     /// run to run; the simulated cable applies it (``CableConfiguration/deviceClockPPM``).
     public var clockErrorPPM: Double {
-        Double(Int(handler.store.state.serialNumber % 401) - 200)
+        Double(Int(store.state.serialNumber % 401) - 200)
+    }
+
+    private static func path(_ directory: String, _ name: String) -> String {
+        (directory.hasSuffix("/") ? directory : directory + "/") + name
     }
 
     /// Opens (or creates, out of the box) emulated Grokker `index` of the bench in `benchDirectory`.
-    public convenience init(benchDirectory: String, index: Int, sampleRate: Int = 44_100,
-                            link: LinkConfiguration = LinkConfiguration()) throws(EmulatorError) {
-        let store = try DeviceStateStore.openOrCreate(directory: benchDirectory, index: index)
-        try self.init(store: store, sampleRate: sampleRate, link: link)
+    public convenience init(benchDirectory: String, index: Int, sampleRate: Int = 44_100) throws(EmulatorError) {
+        try self.init(store: try DeviceStateStore.openOrCreate(directory: benchDirectory, index: index), sampleRate: sampleRate)
     }
 
-    /// A unit from its state store, reading `scene.json` in its directory when there is one
-    /// (its own field of tags, docs/scene.md), else the standard bench seeded by its serial.
-    public convenience init(store: DeviceStateStore, sampleRate: Int = 44_100,
-                            link: LinkConfiguration = LinkConfiguration()) throws(EmulatorError) {
-        let path = (store.deviceDirectory.hasSuffix("/") ? store.deviceDirectory : store.deviceDirectory + "/") + "scene.json"
+    /// A unit from its state store, reading `scene.json` in its directory when there is one,
+    /// else the standard bench seeded by its serial; tag memory changes of earlier runs are
+    /// read back from `field-state.json`. The unit is switched on: it sends its request tone.
+    public convenience init(store: DeviceStateStore, sampleRate: Int = 44_100) throws(EmulatorError) {
+        let path = Self.path(store.deviceDirectory, "scene.json")
         var scene: RFScene?
         if FileManager.default.fileExists(atPath: path) {
             do {
@@ -46,18 +156,7 @@ public final class EmulatedGrokker: CablePeer {
                 throw .scene(path: path, detail: error.description)
             }
         }
-        try self.init(handler: GrokkerCommandHandler(store: store), sampleRate: sampleRate, link: link, scene: scene)
-        try loadFieldState()
-    }
-
-    /// Where tag memory changes made over the link are kept: `field-state.json` in the
-    /// unit's directory (docs/scene.md, "The state file").
-    public var fieldStatePath: String {
-        (directory.hasSuffix("/") ? directory : directory + "/") + "field-state.json"
-    }
-
-    /// Reads back the tag memory changes of earlier runs, if any.
-    public func loadFieldState() throws(EmulatorError) {
+        try self.init(store: store, sampleRate: sampleRate, scene: scene)
         do {
             try inventory.loadState(from: fieldStatePath)
         } catch {
@@ -65,530 +164,711 @@ public final class EmulatedGrokker: CablePeer {
         }
     }
 
-    /// - Parameter scene: the tags around this unit; by default ``RFScene/standardBench(seed:)``
-    ///   seeded by its serial number, so a unit keeps its tags from run to run.
-    public init(handler: GrokkerCommandHandler, sampleRate: Int = 44_100, link: LinkConfiguration = LinkConfiguration(),
-                scene: RFScene? = nil) throws(EmulatorError) {
-        self.handler = handler
-        self.link = link
-        engine = LinkEngine(role: .device, sampleRate: sampleRate, configuration: link)
-        let serial = UInt64(handler.store.state.serialNumber)
+    /// Opens the unit's flash (`flash.bin`; the first time, made as at the factory: the demo
+    /// loader and an application of the version `state.json` holds, put in place atomically)
+    /// and powers the unit on.
+    /// - Parameters:
+    ///   - scene: the tags around the unit (default: the standard bench seeded by its serial).
+    ///   - modem: the device modem's tunables.
+    ///   - timing: the reader's packet timing in slave mode.
+    public init(store: DeviceStateStore, sampleRate: Int = 44_100, scene: RFScene? = nil, hardware: EmulatedHardware = .grokker1,
+                modem: VendorModem.Configuration = .init(), timing: VendorPacketTiming = .vendorHost) throws(EmulatorError) {
+        self.store = store
+        self.hardware = hardware
+        self.sampleRate = sampleRate
+        modemConfiguration = modem
+        self.timing = timing
+        let flashPath = Self.path(store.deviceDirectory, Self.flashFileName)
+        try Self.manufactureFlashIfNew(at: flashPath, firmware: store.state.firmwareVersion)
+        loader = try VendorLoader(flashPath: flashPath, configuration: .init(
+            maxProgramBytes: Self.maxProgramBytes, sampleRate: sampleRate, catalogue: FactoryFirmware.catalogue))
+        do {
+            link = try VendorLink(role: .device, sampleRate: sampleRate, modem: modem, timing: timing)
+        } catch {
+            throw .scene(path: "", detail: "vendor modem: \(error)")
+        }
+        let serial = UInt64(store.state.serialNumber)
         inventory = InventoryRunner(field: RFField(scene: scene ?? RFScene.standardBench(seed: serial)))
-        sounds = SoundPlayer(volumeLevels: Int(handler.hardware.numVolumeLevels), maxTones: Int(handler.hardware.maxTonesInSound))
+        sounds = SoundPlayer(volumeLevels: Int(hardware.numVolumeLevels), maxTones: Int(hardware.maxTonesInSound))
         let player = sounds
         inventory.onRound = { reads, firstFinds, foundAll, time in
             player.inventoryRound(reads: reads, firstFinds: firstFinds, foundAll: foundAll, at: time)
         }
-        let flash = try FirmwareService.openFlash(
-            path: Self.path(handler.store.deviceDirectory, "flash.bin"), sampleRate: sampleRate,
-            hardwareType: handler.hardware.hardwareType, factoryVersion: handler.store.state.firmwareVersion,
-            serial: handler.store.state.serialNumber)
-        firmware = FirmwareService(flash: flash, hardwareType: handler.hardware.hardwareType)
-        let reflection = dynamicReflection
-        let store = handler.store
-        inventory.onCarrier = { frequencyMHz, powerDBm in
-            let kHz = UInt32((frequencyMHz * 1000).rounded())
-            let state = store.state
-            reflection.add(AntennaModel.reflectedDBm(powerDBm: powerDBm, code: AntennaModel.code(in: state, kHz: kHz),
-                                                     serial: state.serialNumber, kHz: kHz))
-        }
-        // A unit is already on when it is plugged in: its first boot costs the host nothing.
-        try powerOn()
-        silentUntil = 0
-        busyUntil = 0
-        firmware.flash.clock = 0
+        // A unit is already on when it is plugged in: its power-on checks cost the host nothing.
+        loader.clock = 0
+        try reconcileState()
+        attach()
+        try? link.start()
     }
 
-    private let inventory: InventoryRunner
-    private let sounds: SoundPlayer
-    private let passwords = PasswordGuard()
-    /// The link session (the engine's handshake count) that authenticated, if any.
-    private var authenticatedSession: Int?
-    /// The reflected power the reader measured on the carrier during the last inventory.
-    private let dynamicReflection = ReflectionAverage()
-    /// A tuning run: the channels (kHz), how many are done, and when the next one is.
-    private var tuning: (channels: [UInt32], done: Int, nextAt: Int64)?
-    private let link: LinkConfiguration
-    /// The loader and the flash it manages.
-    let firmware: FirmwareService
-    /// Samples since the power came on (the device's own clock; it survives restarts).
-    public private(set) var clock: Int64 = 0
-    /// Until this sample the unit is restarting: its modem is silent.
-    private var silentUntil: Int64 = 0
-    /// Until this sample the unit is busy with the last request (flash takes time).
-    private var busyUntil: Int64 = 0
-    /// Requests received and not yet carried out, oldest first.
-    private var queue: [[UInt8]] = []
-    /// Responses waiting for the moment their work is done.
-    private var outbox: [(at: Int64, message: [UInt8])] = []
-    /// When the unit restarts after answering an activate request.
-    private var restartAt: Int64?
-
-    /// The sample of the device's clock at which its power goes off, if scheduled (power-loss
-    /// tests). The flash operation under way is left partly done.
-    public var powerCutAt: Int64? {
-        didSet { firmware.flash.powerCutAt = powerCutAt }
-    }
-    /// The power went off: the unit is dead until a new ``EmulatedGrokker`` opens its
-    /// directory (power restored).
-    public private(set) var poweredOff = false
-    /// Images (by SHA-256) that crash when booted: they never reach the host, and the loader
-    /// goes back to the previous image at the next restart (boot-failure tests).
-    public var failingImages: Set<[UInt8]> {
-        get { firmware.failingImages }
-        set { firmware.failingImages = newValue }
-    }
-    /// What the device's flash and loader say (for tests and `grokctl emulate`).
-    public var firmwareStatus: FirmwareStatus { firmware.status() }
-
-    private static func path(_ directory: String, _ name: String) -> String {
-        (directory.hasSuffix("/") ? directory : directory + "/") + name
-    }
-
-    /// Boots from the flash (the loader picks the slot) and reports the version that runs.
-    private func powerOn() throws(EmulatorError) {
-        firmware.flash.clock = clock
+    /// Writes a new unit's flash file as the factory does, atomically (of two openers racing
+    /// on a new unit, one file wins and both use it); a stale temporary of a killed maker is
+    /// removed first.
+    static func manufactureFlashIfNew(at path: String, firmware: FirmwareVersion) throws(EmulatorError) {
+        AtomicFile.removeStaleTemporaries(of: path)
+        guard !FileManager.default.fileExists(atPath: path) else { return }
+        let version = VendorLoader.Version(firmware.major, firmware.minor, UInt8(clamping: firmware.build))
+        let bytes = VendorLoader.factoryFlash(
+            loader: (FactoryFirmware.loaderAddress, FactoryFirmware.loader),
+            application: (FactoryFirmware.applicationAddress, FactoryFirmware.application(version: version)),
+            catalogue: FactoryFirmware.catalogue)
         do {
-            try firmware.boot()
+            _ = try AtomicFile.createExclusively(path, with: bytes)
         } catch {
-            switch error {
-            case .powerCut:
-                poweredOff = true
-                return
-            case .storage(let detail):
-                throw .flash(path: firmware.flash.path, detail: detail)
-            }
-        }
-        silentUntil = firmware.flash.clock
-        busyUntil = silentUntil
-        if let version = firmware.runningImage?.version, version != handler.store.state.firmwareVersion {
-            try handler.store.update { $0.firmwareVersion = version }
-        }
-        refreshGreeting()
-    }
-
-    /// A reset: the link starts over, RAM is lost, the loader boots again.
-    private func restart() {
-        inventory.stop()
-        tuning = nil
-        authenticatedSession = nil
-        queue.removeAll()
-        outbox.removeAll()
-        restartAt = nil
-        engine = LinkEngine(role: .device, sampleRate: engine.sampleRate, configuration: link)
-        handler.restarted()
-        do {
-            try powerOn()
-        } catch {
-            // The state file could not take the new version: the unit keeps running and
-            // reports the old one; the host's verify step then sees a mismatch.
-            refreshGreeting()
+            throw .flash(path: path, detail: "the factory flash could not be written: \(error.detail)")
         }
     }
 
-
-    /// What the speaker has played (the test hook for sounds).
-    public var soundLog: SoundLog { sounds.log }
-
-    /// A firmware update is under way: the loader runs. Sounds, battery and inventory are
-    /// refused as busy until it leaves.
-    public var firmwareUpdateRunning: Bool { firmware.mode == .loader }
-
-    /// What the unit is busy with (vendor ongoing operation).
-    public var ongoingOperation: OngoingOperation {
-        if firmwareUpdateRunning { return .firmwareUpdate }
-        if tuning != nil { return .other }
-        return inventory.isRunning ? .inventory : .inactive
-    }
-
-    /// Whether the host on this link may use the unit: no password is set, or this link
-    /// session authenticated (a new handshake, a drop or a restart ends that).
-    public var hostAuthenticated: Bool {
-        handler.store.state.password == nil
-            || (engine.state == .connected && authenticatedSession == engine.statistics.handshakes)
-    }
-
-    /// Antenna tuning is under way.
-    public var antennaTuningRunning: Bool { tuning != nil }
-
-    /// What a unit with a password answers before the host authenticates: who it is, echo,
-    /// the password commands and the firmware status.
-    private static func openWithoutAuthentication(_ command: Command) -> Bool {
-        switch command {
-        case .identify, .echo, .authenticateGrokker, .grokkerAuthenticationStatus, .setGrokkerPassword, .firmware(.status):
-            true
-        default:
-            false
+    /// Makes `state.json` say what the flash holds: the application's and the loader's
+    /// versions from their records (a program whose record is not whole keeps the last
+    /// version recorded).
+    private func reconcileState() throws(EmulatorError) {
+        func firmware(_ v: VendorLoader.Version) -> FirmwareVersion {
+            FirmwareVersion(major: v.major, minor: v.minor, build: UInt16(v.build))
+        }
+        let application = loader.applicationRecord.map { firmware($0.version) }
+        let loaderVersion = loader.loaderRecord.map { firmware($0.version) }
+        try store.update { state in
+            if let application { state.firmwareVersion = application }
+            if let loaderVersion { state.loaderVersion = loaderVersion }
         }
     }
 
-    /// The Grokker-password commands.
-    private func passwordAnswer(_ command: Command) -> Response? {
-        let store = handler.store
-        switch command {
-        case .grokkerAuthenticationStatus:
-            let result: GrokkerPasswordResult =
-                store.state.password == nil ? .noPasswordSet : hostAuthenticated ? .success : .notAuthenticated
-            return .grokkerPassword(result, for: .grokkerAuthenticationStatus)
-        case .authenticateGrokker(let password):
-            guard let stored = store.state.password else { return .grokkerPassword(.noPasswordSet, for: .authenticateGrokker) }
-            guard passwords.attempt(password, stored: stored, now: clock, sampleRate: engine.sampleRate) else {
-                return .grokkerPassword(.wrongPassword, for: .authenticateGrokker)
-            }
-            authenticatedSession = engine.statistics.handshakes
-            return .grokkerPassword(.success, for: .authenticateGrokker)
-        case .setGrokkerPassword(let old, let new):
-            guard new.utf8.count <= GrokkerPasswordLimits.maxBytes else {
-                return .failure(opcode: .setGrokkerPassword, status: .invalidArgument,
-                                message: "a password has at most \(GrokkerPasswordLimits.maxBytes) UTF-8 bytes")
-            }
-            if let stored = store.state.password {
-                guard passwords.attempt(old, stored: stored, now: clock, sampleRate: engine.sampleRate) else {
-                    return .grokkerPassword(.wrongPassword, for: .setGrokkerPassword)
-                }
-            } else if !old.isEmpty {
-                return .grokkerPassword(.noPasswordSet, for: .setGrokkerPassword)
-            }
-            do {
-                try store.update { $0.password = new.isEmpty ? nil : PasswordGuard.hash(new) }
-            } catch {
-                return .grokkerPassword(.otherError, for: .setGrokkerPassword)
-            }
-            // Whoever just proved the old password (or set the first) may go on using the unit.
-            authenticatedSession = new.isEmpty ? nil : engine.statistics.handshakes
-            return .grokkerPassword(.success, for: .setGrokkerPassword)
-        default:
-            return nil
+    private func attach() {
+        link.packets.onRequest = { [weak self] request in
+            guard let self else { return .nack }
+            return self.answer(request)
         }
     }
 
-    /// Antenna tuning and the running inventory's power.
-    private func radioAnswer(_ command: Command) -> Response? {
-        let state = handler.store.state
-        switch command {
-        case .changePower(let range):
-            guard inventory.isRunning else { return .powerChanged(.inventoryStopped) }
-            guard range.isValid(readerMaxTenthsDBm: handler.hardware.maxPowerTenthsDBm) else { return .powerChanged(.generalError) }
-            _ = inventory.changePower(range)
-            return .powerChanged(.ok)
-        case .startInventory where tuning != nil:
-            return .failure(opcode: .startInventory, status: .busy, message: "the antenna is being tuned; stop the tuning first")
-        case .startAntennaTuning:
-            guard let region = state.region else {
-                return .failure(opcode: .startAntennaTuning, status: .regionNotSet, message: "set the region before tuning the antenna")
-            }
-            guard !inventory.isRunning else {
-                return .failure(opcode: .startAntennaTuning, status: .busy, message: "an inventory is running; stop it first")
-            }
-            tuning = (AntennaModel.channelsKHz(for: region), 0, clock + engine.samples(AntennaModel.sweepSeconds))
-            return .done(.startAntennaTuning)
-        case .stopAntennaTuning:
-            tuning = nil
-            return .done(.stopAntennaTuning)
-        case .getAntennaTuning:
-            guard let region = state.region else {
-                return .failure(opcode: .getAntennaTuning, status: .regionNotSet, message: "set the region first: tuning is per channel of the region")
-            }
-            let power = Double(handler.hardware.maxPowerTenthsDBm) / 10
-            let channels = AntennaModel.channelsKHz(for: region).map { kHz in
-                ChannelReflection(frequencyKHz: kHz, reflectedTenthsDBm: Self.tenths(AntennaModel.reflectedDBm(
-                    powerDBm: power, code: AntennaModel.code(in: state, kHz: kHz), serial: state.serialNumber, kHz: kHz)))
-            }
-            let average = channels.isEmpty ? 0 : channels.reduce(0) { $0 + Int($1.reflectedTenthsDBm) } / channels.count
-            return .antennaTuning(AntennaTuningInfo(
-                staticAverageTenthsDBm: Int16(clamping: average),
-                dynamicAverageTenthsDBm: dynamicReflection.average.map(Self.tenths), channels: channels))
-        default:
-            return nil
-        }
-    }
+    private func samples(seconds: Double) -> Int64 { Int64((seconds * Double(sampleRate)).rounded()) }
+    private var now: Double { Double(clock) / Double(sampleRate) }
 
-    private static func tenths(_ dBm: Double) -> Int16 { Int16(clamping: Int((dBm * 10).rounded())) }
-
-    /// Tunes every channel whose sweep has ended by now, saving each and reporting it.
-    private func advanceTuning() {
-        while let run = tuning, clock >= run.nextAt {
-            let kHz = run.channels[run.done]
-            let state = handler.store.state
-            let code = AntennaModel.tune(serial: state.serialNumber, kHz: kHz)
-            do {
-                try handler.store.update { $0.antennaTuning[String(kHz)] = code }
-            } catch {
-                // The tuner keeps the setting until power-off; only saving it failed.
-            }
-            let reflected = AntennaModel.reflectedDBm(powerDBm: Double(handler.hardware.maxPowerTenthsDBm) / 10, code: code,
-                                                      serial: state.serialNumber, kHz: kHz)
-            send(AntennaTuningProgress(frequencyKHz: kHz, reflectedTenthsDBm: Self.tenths(reflected),
-                                       tuned: UInt16(run.done + 1), total: UInt16(run.channels.count)).encode(), reports: 0)
-            let done = run.done + 1
-            tuning = done < run.channels.count ? (run.channels, done, run.nextAt + engine.samples(AntennaModel.sweepSeconds)) : nil
-        }
-    }
-
-    /// The answer to a command the device's loop (not the stateless handler) answers, or
-    /// `nil` for the handler's. (While the loader runs, these never get here: it refuses
-    /// them as busy.)
-    private func deviceAnswer(_ command: Command, at now: Double) -> Response? {
-        switch command {
-        case .setGeigerSound, .setFoundSounds, .playSound, .setVolume:
-            return sounds.execute(command)
-        default:
-            return passwordAnswer(command) ?? radioAnswer(command)
-        }
-    }
+    // MARK: Audio
 
     public func process(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
         defer { clock += Int64(input.count) }
-        if let cut = powerCutAt, clock >= cut { poweredOff = true }
-        if let at = restartAt, clock >= at { restart() }
-        guard !poweredOff, clock >= silentUntil else {
-            for i in output.indices { output[i] = 0 }
+        if !poweredOff, let cut = powerCutAt, cut <= clock { cutPower() }
+        if poweredOff || clock < silentUntil {
+            output.update(repeating: 0)
+            lastSample = 0
+            if !poweredOff, clock + Int64(input.count) >= silentUntil {
+                try? link.start()
+            }
             return
         }
-        engine.process(input: input, output: output)
-        let now = Double(engine.now) / Double(engine.sampleRate)
-        while let request = engine.receive() { queue.append(request) }
-        var handled = false
-        while !queue.isEmpty, clock >= busyUntil, !poweredOff {
-            carryOut(queue.removeFirst(), at: now)
-            handled = true
+        link.process(input: input, output: output)
+        if flashLostPower || (powerCutAt.map { $0 < clock + Int64(input.count) } ?? false) {
+            // The power went off inside this block (during a flash operation, or at the
+            // scheduled sample): nothing is played from that sample on.
+            let cut = flashLostPower ? loader.clock : powerCutAt!
+            let from = max(0, min(output.count, Int(cut - clock)))
+            for i in from..<output.count { output[i] = 0 }
+            flashLostPower = false
+            cutPower()
+            lastSample = 0
+            return
         }
-        while let first = outbox.first, first.at <= clock {
-            outbox.removeFirst()
-            send(first.message, reports: 0)
-            if firmware.restartRequested, restartAt == nil {
-                // The answer to activate is out: restart once it has been delivered (or
-                // after a while if the host has gone).
-                restartAt = clock + engine.samples(0.5)
+        for event in link.drainEvents() { handle(event) }
+        if let deferred = deferredAnswer, clock + Int64(input.count) >= deferred.at {
+            deferredAnswer = nil
+            try? link.packets.answer(deferred.reply)
+        }
+        if session != nil, !link.isConnected { endInventory() }
+        if session != nil { pumpSlaveMode() }
+        if pendingReset, deferredAnswer == nil, !link.packets.isSending, !link.modem.isSending,
+           link.packets.requestAwaitingAnswer == nil {
+            reset()
+        }
+        // No exact zeros while a tone plays: a zero following a non-zero sample becomes a
+        // small value of the sign the sine moves to (the sign-change count is unchanged).
+        var previous = lastSample
+        for i in output.indices {
+            let s = output[i]
+            if s == 0, previous != 0 {
+                output[i] = previous > 0 ? -Self.zeroNudge : Self.zeroNudge
+                previous = 0
+            } else {
+                previous = s
             }
         }
-        if firmware.restartRequested, let at = restartAt, engine.isIdle, outbox.isEmpty {
-            restartAt = min(at, clock + 1)
-        }
-        if handled { refreshGreeting() }
-        trackAcknowledgements()
-        if engine.state != .connected {
-            authenticatedSession = nil
-            // The host is gone: a real reader stops scanning (and tuning) when its phone goes away.
-            if inventory.isRunning { inventory.stop() }
-            tuning = nil
-        }
-        advanceTuning()
-        guard inventory.isRunning else { return }
-        inventory.advance(to: now)
-        // Reports go out no faster than the link carries them (two events in flight at most).
-        while engine.backlog < 2 * Self.reportEventBytes {
-            let batch = inventory.takeReports(limit: InventoryEvent.maxReportsPerEvent)
-            if batch.isEmpty { break }
-            send(InventoryEvent.tagReports(batch).encode(), reports: batch.count)
-            reportsSent += batch.count
-        }
-        if now >= nextStatus {
-            send(InventoryEvent.status(rounds: UInt32(clamping: inventory.rounds)).encode(), reports: 0)
-            nextStatus = now + InventoryEvent.statusInterval
-        }
+        lastSample = output.last ?? lastSample
+        if lastSample == Self.zeroNudge || lastSample == -Self.zeroNudge { lastSample = 0 }
     }
 
-    /// Carries out one request and queues its answer for when the work is done.
-    private func carryOut(_ request: [UInt8], at now: Double) {
-        guard let message = try? RequestMessage.decode(request) else {
-            outbox.append((clock, handler.handle(request: request)))
+    /// The power goes off now: radio, modem and MCU stop; the flash keeps what it holds.
+    private func cutPower() {
+        poweredOff = true
+        loader.powerOff()
+        inventory.stop()
+        session = nil
+        deferredAnswer = nil
+        pendingReset = false
+        link.stop()
+        _ = link.drainEvents()
+    }
+
+    /// A reset as the reader does it: radio off, modem silent, the MCU starts again (the
+    /// flash's checks pick the program), then the request tone.
+    public func reset() {
+        guard !poweredOff else { return }
+        pendingReset = false
+        deferredAnswer = nil
+        endInventory()
+        link.stop()
+        _ = link.drainEvents()
+        loader.clock = clock
+        loader.reset()
+        if loader.isPoweredOff {
+            // The power went off during the checks.
+            cutPower()
             return
         }
-        if !hostAuthenticated, !Self.openWithoutAuthentication(message.command) {
-            let refusal: Response =
-                if case .tagAccess = message.command {
-                    .tagAccess(.requiresAuthentication, words: [])
-                } else {
-                    .failure(opcode: message.command.opcode, status: .authenticationRequired,
-                             message: "this Grokker has a password; authenticate first")
-                }
-            outbox.append((clock, ResponseMessage(id: message.id, response: refusal).encode()))
+        try? reconcileState()
+        do {
+            link = try VendorLink(role: .device, sampleRate: sampleRate, modem: modemConfiguration, timing: timing)
+        } catch {
             return
         }
-        if case .firmware(let firmwareRequest) = message.command {
-            firmware.flash.clock = clock
-            let response: Response
-            do {
-                response = try firmware.handle(firmwareRequest)
-            } catch {
-                switch error {
-                case .powerCut:
-                    poweredOff = true
-                    return
-                case .storage(let detail):
-                    response = .failure(opcode: firmwareRequest.opcode, status: .storageFailure, message: detail)
-                }
-            }
-            busyUntil = firmware.flash.clock
-            if case .enterLoader = firmwareRequest { inventory.stop() }
-            outbox.append((busyUntil, ResponseMessage(id: message.id, response: response).encode()))
-            return
-        }
-        let response: Response
-        if firmware.mode == .loader, !Self.loaderAnswers(message.command) {
-            response = .failure(opcode: message.command.opcode, status: .busy,
-                                message: "a firmware update is under way (the loader runs); finish it or leave the loader first")
-        } else if let answer = deviceAnswer(message.command, at: now) {
-            response = answer
-        } else if case .tagAccess(let epc, let operation) = message.command, inventory.isRunning {
-            response = persistingTagChange(inventory.access(epc: epc, operation, at: now), operation)
-        } else if case .getDiagnostics(let reset) = message.command {
-            response = .diagnostics(counters(reset: reset))
-        } else if case .getBattery = message.command, inventory.isRunning {
-            // The battery is measured with the radio off, as the vendor's reader did.
-            response = .failure(opcode: .getBattery, status: .busy, message: "battery not read while scanning")
-        } else {
-            response = handler.execute(message.command)
-        }
-        if case .stopInventory = message.command, inventory.isRunning {
-            // The last word on the rounds run, before the answer: the host's count is exact.
-            outbox.append((clock, InventoryEvent.status(rounds: UInt32(clamping: inventory.rounds)).encode()))
-        }
-        outbox.append((clock, ResponseMessage(id: message.id, response: response).encode()))
-        switch (message.command, response) {
-        case (.startInventory(let parameters), .done):
-            dynamicReflection.reset()
-            inventory.start(parameters, region: handler.store.state.region, at: now,
-                            seed: UInt64(handler.store.state.serialNumber) ^ UInt64(engine.now),
-                            busySeed: UInt64(handler.store.state.serialNumber))
-            sounds.startInventory(soundType: parameters.soundType, volume: parameters.volume)
-            nextStatus = now + InventoryEvent.statusInterval
-        case (.stopInventory, .done):
-            inventory.stop()
+        attach()
+        resets += 1
+        silentUntil = max(clock + samples(seconds: Self.resetSilenceSeconds), loader.clock)
+    }
+
+    private func handle(_ event: VendorLinkEvent) {
+        switch event {
+        case .packet(.completed(let request, let response)):
+            slaveAnswer(to: request, response)
+        case .packet(.failed):
+            // The host did not answer the reader's packet: the reader gives up the inventory.
+            endInventory()
+        case .packet(.exitedSlaveMode):
+            endInventory()
         default:
             break
         }
     }
 
-    /// What the loader answers besides firmware requests: who it is, echo and counters.
-    private static func loaderAnswers(_ command: Command) -> Bool {
-        switch command {
-        case .identify, .echo, .getDiagnostics: true
-        default: false
-        }
-    }
+    // MARK: Requests from the host
 
-    private var nextStatus = 0.0
-
-    // MARK: Which reports the host has acknowledged
-
-    /// Message bytes handed to the link in this link session.
-    private var bytesQueued = 0
-    /// Report events not yet acknowledged: where each ends in ``bytesQueued``, and its reads.
-    private var unacknowledged: [(end: Int, reports: Int)] = []
-    private var linkSession = 0
-    /// Reads sent in events the link dropped before the host acknowledged them.
-    private var reportsNotAcknowledged = 0
-
-    private func send(_ message: [UInt8], reports: Int) {
+    /// The answer to one host request (nil: the flash is at work, the answer follows).
+    func answer(_ packet: RequestPacket) -> VendorReply? {
+        let request: VendorRequest
         do {
-            try engine.send(message)
+            request = try VendorRequest(opcode: packet.command, payload: packet.payload, readerProtocol: Self.readerProtocol)
         } catch {
-            return
+            return .nack
         }
-        bytesQueued += message.count
-        if reports > 0 { unacknowledged.append((bytesQueued, reports)) }
-    }
-
-    /// The link's backlog is what it has not delivered yet: everything queued before that
-    /// is acknowledged. A new link session (a drop, a fresh handshake) loses the rest.
-    private func trackAcknowledgements() {
-        let session = engine.statistics.handshakes
-        if session != linkSession || engine.state != .connected {
-            reportsNotAcknowledged += unacknowledged.reduce(0) { $0 + $1.reports }
-            unacknowledged.removeAll()
-            bytesQueued = engine.backlog
-            linkSession = session
-            return
-        }
-        let delivered = bytesQueued - engine.backlog
-        while let first = unacknowledged.first, first.end <= delivered { unacknowledged.removeFirst() }
-    }
-
-    /// Saves the field after a tag access that changed it; a failed save answers
-    /// `storageFailure`, as for the unit's own state.
-    private func persistingTagChange(_ response: Response, _ operation: TagOperation) -> Response {
-        if case .read = operation { return response }
-        guard case .tagAccess(.ok, _) = response else { return response }
-        do {
-            try inventory.saveState(to: fieldStatePath)
-            return response
-        } catch {
-            return .failure(opcode: .tagAccess, status: .storageFailure, message: error.description)
-        }
-    }
-
-    /// The reader's counters, zeroed afterwards when `reset`.
-    private func counters(reset: Bool) -> ReaderCounters {
-        let link = engine.statistics
-        var c = ReaderCounters()
-        c.packetsSent = UInt32(clamping: link.packetsSent)
-        c.packetsReceived = UInt32(clamping: link.packetsReceived)
-        c.retries = UInt32(clamping: link.retries)
-        c.crcMismatches = UInt32(clamping: link.crcMismatches)
-        c.inventoryRounds = UInt32(clamping: inventory.totalRounds)
-        c.tagFinds = UInt32(clamping: inventory.totalReads)
-        c.reportsSent = UInt32(clamping: reportsSent)
-        c.uniqueTags = UInt32(clamping: inventory.uniqueEPCs.count)
-        c.forgottenNotSent = UInt32(clamping: inventory.droppedUnsent)
-        c.forgottenNotAcknowledged = UInt32(clamping: reportsNotAcknowledged)
-        c.forgotten = UInt32(clamping: inventory.merged + inventory.droppedUnsent + reportsNotAcknowledged)
-        if reset {
-            let stillAuthenticated = authenticatedSession == engine.statistics.handshakes
-            engine.resetStatistics()
-            if stillAuthenticated { authenticatedSession = engine.statistics.handshakes }
-            inventory.resetTotals()
-            reportsSent = 0
-            reportsNotAcknowledged = 0
-            linkSession = engine.statistics.handshakes
-        }
-        return c
-    }
-
-    private var reportsSent = 0
-
-    /// About the size of a full tag-report event (32 reads of 96-bit EPCs).
-    static let reportEventBytes = 1_000
-
-    /// The RF field this unit reads: its rounds, reads and tag memory.
-    public var field: RFField { inventory.field }
-
-    private func refreshGreeting() {
-        engine.greeting = Announcement(info: handler.hardware.readerInfo(for: handler.store.state)).encode()
-    }
-}
-
-/// A running average of reflected power (dBm), shared with the inventory's round hook.
-final class ReflectionAverage {
-    private var sum = 0.0
-    private var count = 0
-    func add(_ dBm: Double) { sum += dBm; count += 1 }
-    func reset() { sum = 0; count = 0 }
-    var average: Double? { count == 0 ? nil : sum / Double(count) }
-}
-
-/// Runs a device (any ``CablePeer``) on an audio port of its own: a pipe or an ALSA device,
-/// when the emulated Grokker lives in its own process (`grokctl emulate`).
-public enum DeviceRunner {
-    /// Pumps blocks until the port closes or `shouldStop()` says so. Returns the samples processed.
-    @discardableResult
-    public static func run(_ device: any CablePeer, on port: any AudioPort, blockSize: Int = 256,
-                           shouldStop: () -> Bool = { false }) throws(AudioError) -> Int64 {
-        var captured = [Float](repeating: 0, count: blockSize)
-        var playback = [Float](repeating: 0, count: blockSize)
-        var total: Int64 = 0
-        while !shouldStop() {
-            captured.withUnsafeBufferPointer { i in playback.withUnsafeMutableBufferPointer { device.process(input: i, output: $0) } }
-            do {
-                try playback.withUnsafeBufferPointer { (o) throws(AudioError) in
-                    try captured.withUnsafeMutableBufferPointer { (i) throws(AudioError) in try port.transfer(output: o, input: i) }
-                }
-            } catch .closed {
-                break
+        let state = store.state
+        if softwareType == .loader {
+            // The loader answers who it is, echo and the firmware commands; nothing else.
+            switch request {
+            case .getVersion: return data(.version(version(state)))
+            case .echo(let echo): return data(.echo(echo.data))
+            case .programReader, .changeSoftwareType: return loaderReply(request)
+            default: return .nack
             }
-            total += Int64(blockSize)
         }
-        return total
+        switch request {
+        case .getVersion:
+            return data(.version(version(state)))
+        case .programReader, .changeSoftwareType:
+            return loaderReply(request)
+        case .getBatteryLevel:
+            return data(.battery(battery(state)))
+        case .provisioning(let provisioning):
+            return provision(provisioning)
+        case .getDiagnostics(let reset):
+            return data(.diagnostics(diagnostics(reset: reset)))
+        case .inventory(let start, _):
+            return startInventory(start, state)
+        case .pauseConnection:
+            return .ack
+        case .playSound(let sound):
+            sounds.play(sound == 0 ? .foundLast : .foundItem, volume: 255)
+            return .ack
+        case .getConfiguration(let get):
+            return data(.configuration(configuration(get.kind)))
+        case .setConfiguration(let configuration):
+            return setConfiguration(configuration)
+        case .echo(let echo):
+            return data(.echo(echo.data))
+        case .getAntennaTuning:
+            return data(.antennaTuning(antennaTuning(state)))
+        case .setRegion(let region):
+            return setRegion(region, state)
+        case .setTestFlags(let a, let b):
+            testFlags = (a, b)
+            return .ack
+        case .getTestFlags:
+            return data(.testFlags(testFlags.0, testFlags.1))
+        case .getTemperature:
+            // 25 °C; the raw reading's scale is unknown (a guess: degrees x 100).
+            return data(.temperature(VendorTemperature(raw: 2500, degreesC: 25)))
+        case .speakerTest:
+            sounds.play(.foundItem, volume: 255)
+            return .ack
+        case .echoMaster, .tuneAntenna, .getDetailedAntennaTuning, .continuousTest, .scanAllFrequencies, .scanWide:
+            return Self.refusal
+        }
     }
+
+    /// What the reader answers to the requests it refuses (0x05, 0x0d, 0x0e, 0x12, 0x14, 0x16):
+    /// ACK_7, at once. The vendor host treats it as a failed try (it sends the request 8
+    /// times, then resets the link) unless it sent the request without retries; these
+    /// commands' reader-side sessions (echo master, tuning, continuous test) and answer
+    /// layouts are only partly known (docs/vendor-protocol.md, section 5).
+    public static let refusal = VendorReply.nack
+
+    /// The seam to the loader: ProgramReader 0x01 and ChangeSoftwareType 0x02 on the flash,
+    /// on the unit's clock. The answer goes out once the flash operation is done (nil here,
+    /// the answer deferred); a power cut during it leaves no answer at all. An accepted
+    /// ChangeSoftwareType resets the unit once its ACK is out.
+    func loaderReply(_ request: VendorRequest) -> VendorReply? {
+        loader.clock = clock
+        let reply: VendorReply
+        switch request {
+        case .programReader(let program):
+            guard let answer = loader.programReader(program) else {
+                flashLostPower = true
+                return nil
+            }
+            reply = answer
+        case .changeSoftwareType(let change):
+            guard let answer = loader.changeSoftwareType(change) else {
+                flashLostPower = true
+                return nil
+            }
+            reply = answer.reply
+            if answer.reset { pendingReset = true }
+        default:
+            return .nack
+        }
+        if loader.clock <= clock { return reply }
+        deferredAnswer = (loader.clock, reply)
+        return nil
+    }
+
+    private func data(_ response: VendorResponse) -> VendorReply {
+        guard let bytes = try? response.encodeData() else { return .nack }
+        return VendorReply(ResponsePacket(id: 0, data: bytes))
+    }
+
+    /// GetVersion's 31 bytes from the unit's state and hardware, and from the flash: the
+    /// running program's software type and version.
+    public func version(_ state: DeviceState) -> VendorReaderVersion {
+        let hw = hardware
+        let maxPowerByte = UInt8(clamping: Int(hw.maxPowerTenthsDBm) - 50)
+        let minusSensitivity = UInt8(clamping: -Int(hw.maxSensitivityTenthsDBm) / 10)
+        let flags: UInt8 = state.provisioning.userHasSetRegion ? 0x80 : 0
+        let regionIndex = UInt8(clamping: Int(state.region?.number ?? 1) - 1)
+        let running = loader.runningVersion
+        return VendorReaderVersion(
+            protocolVersion: Self.readerProtocol, hardwareType: UInt16(hw.hardwareType.rawValue),
+            hardwareRevision: state.hardwareRevision, firmwareMajor: running.major,
+            firmwareMinor: running.minor, firmwareBuild: running.build,
+            antennaType: state.antennaType, maxPowerByte: maxPowerByte, minusMaxSensitivity: minusSensitivity,
+            volumeLevels: hw.numVolumeLevels, deviceFlags: flags, softwareType: (softwareType ?? .loader).rawValue,
+            maxProgramBytes: Self.maxProgramBytes, provisioningStatus: state.provisioningStatus.rawValue,
+            internalId: Self.internalId(serial: state.serialNumber), serialNumber: state.serialNumber,
+            initStatus: state.provisioning.provisioned ? 1 : 0, maxTones: hw.maxTonesInSound, regionIndex: regionIndex)
+    }
+
+    /// The unit's internal id (GetVersion bytes 16-23): the state has none, so one is made
+    /// from the serial number ("GROK" then the serial), stable from run to run.
+    public static func internalId(serial: UInt32) -> UInt64 { 0x4752_4F4B_0000_0000 | UInt64(serial) }
+
+    /// The 5-byte battery answer: the state's percent, a voltage on a Li-ion line from 3.3 V
+    /// (empty) to 4.2 V (full), "can scan" while above 0 %.
+    public func battery(_ state: DeviceState) -> VendorBatteryLevel {
+        let percent = min(100, Int(state.batteryPercent))
+        let millivolts = 3300 + 900 * percent / 100
+        var flags: VendorBatteryFlags = []
+        if percent > 0 { flags.insert(.canScan) }
+        return VendorBatteryLevel(raw: UInt16(millivolts), voltageCode: UInt8(clamping: (millivolts - 2000) / 10),
+                                  flags: flags, percent: UInt8(percent))
+    }
+
+    private func provision(_ request: VendorProvisioning) -> VendorReply {
+        do {
+            try store.update { state in
+                switch request {
+                case .register(let revision, _, _, let serial, _, let antenna):
+                    state.hardwareRevision = revision
+                    state.serialNumber = serial
+                    state.antennaType = antenna
+                    state.provisioning.provisioned = true
+                case .setStatus(let status):
+                    state.provisioningStatus = ProvisioningStatus(rawValue: status)
+                case .setAntennaType(let antenna):
+                    state.antennaType = antenna
+                case .setUserHasSetRegion(let value):
+                    state.provisioning.userHasSetRegion = value
+                case .setHardwareRevision(let revision):
+                    state.hardwareRevision = revision
+                }
+            }
+        } catch {
+            return .nack
+        }
+        return .ack
+    }
+
+    private func setRegion(_ request: VendorSetRegion, _ state: DeviceState) -> VendorReply {
+        guard let entry = try? VendorRegionEntry(bytes: request.entry + [0]),
+              let named = RegionCatalog.named(number: UInt16(entry.index) + 1) else { return .nack }
+        // The reader refuses a region its radio cannot tune (the other band's hardware).
+        guard state.provisioning.userCanSetRegion else { return .nack }
+        do {
+            try store.update {
+                $0.region = RegionSetting(name: named.name, number: UInt16(entry.index) + 1)
+                $0.provisioning.userHasSetRegion = true
+            }
+        } catch {
+            return .nack
+        }
+        return .ack
+    }
+
+    private func configuration(_ kind: VendorConfigurationKind) -> VendorConfiguration {
+        if let stored = configurations[kind] { return stored }
+        switch kind {
+        case .radioDefaults:
+            let preset = VendorRadioSettings(initialQ: 4, initialPower: 220, minusSensitivity: 85, session: 0, writePower: 190,
+                                             minusWriteSensitivity: 60, minQ: 2, maxQ: 7, roundsToToggleAB: 0,
+                                             minPower: 180, maxPower: 250)
+            return .radioDefaults(preset)
+        case .geigerCounterSound:
+            let g = sounds.geiger
+            return .geigerCounterSound(VendorGeigerSound(
+                frequencyHz: g.frequencyHz, clickDurationMs: g.clickDurationMs,
+                clickRate256: UInt16(clamping: Int(g.clickRateThousandths) * 256 / 1000),
+                maxClicksPerSecond: UInt8(clamping: g.maxClicksPerSecond), history8Ms: UInt8(clamping: Int(g.historyDepthMs) >> 3)))
+        case .foundItemSound:
+            return .tones(kind, sounds.found.foundItem.map { VendorTone(frequencyHz: $0.frequencyHz, durationMs: $0.durationMs) })
+        case .foundLastItemSound:
+            return .tones(kind, sounds.found.foundLast.map { VendorTone(frequencyHz: $0.frequencyHz, durationMs: $0.durationMs) })
+        }
+    }
+
+    private func setConfiguration(_ configuration: VendorConfiguration) -> VendorReply {
+        let taken: Bool
+        switch configuration {
+        case .radioDefaults:
+            taken = true
+        case .geigerCounterSound(let g):
+            taken = sounds.setGeiger(GeigerSound(
+                frequencyHz: g.frequencyHz, clickDurationMs: g.clickDurationMs,
+                clickRateThousandths: UInt16(clamping: Int(g.clickRate256) * 1000 / 256),
+                maxClicksPerSecond: UInt16(g.maxClicksPerSecond), historyDepthMs: UInt16(clamping: g.historyMs)))
+        case .tones(let kind, let tones):
+            let list = tones.map { SoundTone(frequencyHz: $0.frequencyHz, durationMs: $0.durationMs) }
+            let found = sounds.found
+            taken = sounds.setFound(kind == .foundLastItemSound
+                ? FoundSounds(foundItem: found.foundItem, foundLast: list)
+                : FoundSounds(foundItem: list, foundLast: found.foundLast))
+        }
+        guard taken else { return .nack }
+        configurations[configuration.kind] = configuration
+        return .ack
+    }
+
+    private func antennaTuning(_ state: DeviceState) -> VendorAntennaTuning {
+        // Guess: reflected power in tenths of a dB below the carrier, as the average of the
+        // region's channels (the vendor's units are not known).
+        let region = state.region.flatMap(RegionCatalog.entry(for:)) ?? RegionCatalog.entries[0]
+        let power = Double(hardware.maxPowerTenthsDBm) / 10
+        let values = region.channelsKHz.map { kHz in
+            power - AntennaModel.reflectedDBm(powerDBm: power, code: AntennaModel.code(in: state, kHz: UInt32(kHz)),
+                                              serial: state.serialNumber, kHz: UInt32(kHz))
+        }
+        let average = values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count)
+        let tenths = UInt16(clamping: Int((average * 10).rounded()))
+        return VendorAntennaTuning(staticAverage: tenths, dynamicAverage: tenths)
+    }
+
+    private func diagnostics(reset: Bool) -> VendorDiagnostics {
+        let modem = link.modem.statistics
+        let p = link.packets.statistics
+        let d = VendorDiagnostics(
+            bytesSent: UInt32(clamping: modem.bytesSent), bytesReceived: UInt32(clamping: modem.bytesReceived),
+            packetsSent: UInt32(clamping: p.packetsSent), packetsReceived: UInt32(clamping: p.packetsReceived),
+            sendFailures: UInt16(clamping: p.sendFailures), sendRetries: UInt16(clamping: p.sendRetries),
+            sendTimeouts: UInt16(clamping: p.sendTimeouts), invalidPackets: UInt16(clamping: p.invalidPackets),
+            internalCrcMismatches: UInt16(clamping: p.internalCRCMismatches), crcMismatches: UInt16(clamping: p.crcMismatches),
+            rawInventoryRounds: UInt32(clamping: inventory.totalRounds), rawTagFinds: UInt32(clamping: inventory.totalReads),
+            uniqueTags: UInt16(clamping: inventory.uniqueEPCs.count), forgottenTags: UInt16(clamping: inventory.merged),
+            forgottenNotSentTags: UInt16(clamping: inventory.droppedUnsent))
+        if reset { inventory.resetTotals() }
+        return d
+    }
+
+    // MARK: Inventory (slave mode)
+
+    private func startInventory(_ start: VendorInventoryStart, _ state: DeviceState) -> VendorReply {
+        if !state.provisioning.provisioned {
+            return VendorReply(ResponsePacket(id: 2))
+        }
+        let requiresRegion = state.hardwareRevision > 5 || state.provisioning.enforceRegion
+        if requiresRegion, state.region == nil {
+            return VendorReply(ResponsePacket(id: 3))
+        }
+        if session != nil { endInventory() }
+        var p = InventoryParameters()
+        let radio = start.radio
+        func tenths(_ byte: UInt8) -> Int16 { Int16(byte) + 50 }
+        p.initialPowerTenthsDBm = tenths(radio.initialPower)
+        p.minPowerTenthsDBm = tenths(radio.minPower)
+        p.maxPowerTenthsDBm = tenths(radio.maxPower)
+        p.initialQ = radio.initialQ
+        p.minQ = radio.minQ
+        p.maxQ = radio.maxQ
+        p.session = radio.session
+        p.roundsWithNoFindsToToggleAB = radio.roundsToToggleAB
+        p.sensitivityTenthsDBm = -Int16(radio.minusSensitivity) * 10
+        p.maxRoundsPerSecond = UInt16(start.maxRoundsPerSecond)
+        p.tidBytes = start.maxTidBytes
+        p.userBytes = start.maxUserBytes
+        p.reportSubsequentFinds = start.reportSubsequentFinds
+        p.soundType = start.soundType
+        let levels = max(1, Int(hardware.numVolumeLevels))
+        p.volume = UInt8(clamping: Int(start.volumeLevel) * 255 / levels)
+        if start.setListenBeforeTalk { p.listenBeforeTalk = start.listenBeforeTalk }
+        if let select = start.select {
+            p.selectBank = select.bank.rawValue
+            p.selectBitOffset = select.bitOffset
+            p.selectBitLength = select.bitLength
+            p.selectMask = select.mask
+        }
+        inventory.start(p, region: state.region, at: now, seed: UInt64(state.serialNumber) ^ UInt64(clock),
+                        busySeed: UInt64(state.serialNumber))
+        sounds.startInventory(soundType: p.soundType, volume: p.volume)
+        session = SlaveSession(start: start, context: VendorSlaveContext(start), lastSent: clock)
+        inventoryLog.append(InventoryLogEntry())
+        return VendorReply(.ack, entersSlaveMode: true)
+    }
+
+    private func endInventory() {
+        guard let s = session else { return }
+        inventory.stop()
+        session = nil
+        if link.packets.isInSlaveMode { link.packets.exitSlaveMode() }
+        if !inventoryLog.isEmpty { inventoryLog[inventoryLog.count - 1].finished = s.completed }
+    }
+
+    /// Runs the rounds due and sends the reader's next slave-mode packet when the line is free.
+    private func pumpSlaveMode() {
+        guard var s = session, link.packets.isInSlaveMode else { return }
+        if !s.stopRequested { inventory.advance(to: now) }
+        defer { if session != nil { session = s } }
+        guard !link.packets.isSending, !link.modem.isSending else { return }
+        if let until = s.pausedUntil, clock < until { return }
+        s.pausedUntil = nil
+        let rounds = UInt8(clamping: inventory.rounds - s.roundsReported)
+        func send(_ packet: VendorReaderPacket, ends: Bool = false) -> Bool {
+            guard let bytes = try? packet.encode(context: s.context) else { return false }
+            do {
+                try link.send(command: packet.opcode.rawValue, payload: bytes, endsSlaveMode: ends)
+            } catch {
+                return false
+            }
+            s.lastSent = clock
+            s.outstanding = packet
+            s.roundsReported = inventory.rounds
+            return true
+        }
+        if s.stopRequested {
+            if !inventoryLog.isEmpty { inventoryLog[inventoryLog.count - 1].rounds = inventory.rounds }
+            s.completed = true
+            _ = send(.completed(result: 0, value: 0), ends: true)
+            inventory.stop()
+            return
+        }
+        if let result = s.pendingResults.first {
+            s.pendingResults.removeFirst()
+            _ = send(result)
+            return
+        }
+        // Reports that did not fit the last packet go first (the runner hands each out once).
+        let reports = s.leftover + inventory.takeReports(limit: 64)
+        s.leftover.removeAll()
+        var fresh: [VendorTagRecord] = []
+        var again: [VendorSubsequentRecord] = []
+        var leftover: [TagReport] = []
+        for report in reports {
+            let rssi = Self.rssiByte(report)
+            let perReads = s.context.detailedPerReadData
+                ? [VendorPerRead(msAgo: 0, channelIndex: 0, rssi: rssi, words: s.context.perReadWords ? (0, 0) : nil)] : nil
+            if let id = s.ids[report.epc] {
+                guard s.context.reportSubsequentFinds else { continue }
+                if again.count >= Self.maxSubsequentRecords { leftover.append(report); continue }
+                // numFinds counts the finds since the tag's last record: the vendor host adds
+                // it to the tag's total reads (harness: totals 1, 3, 6, 10 for finds 1, 2, 3, 4).
+                s.finds[report.epc, default: 0] += 1
+                again.append(VendorSubsequentRecord(id: id, numFinds: 1,
+                                                    rssi: s.context.reportRssi ? rssi : nil, perReads: perReads))
+                record(report.epc)
+            } else if report.epc.count >= 4, report.epc.count <= 27,
+                      fresh.count < (s.readsMemory ? 1 : Self.maxFirstReadRecords) {
+                let id = UInt8(truncatingIfNeeded: s.nextID)
+                s.nextID += 1
+                s.ids[report.epc] = id
+                s.finds[report.epc] = 1
+                fresh.append(VendorTagRecord(
+                    id: s.context.reportSubsequentFinds ? id : nil, numFinds: s.context.reportSubsequentFinds ? 1 : nil,
+                    rssi: s.context.reportRssi ? rssi : nil, perReads: perReads, epc: report.epc,
+                    tid: s.context.readsTid ? Array(report.tid.prefix(Int(s.start.maxTidBytes))) : nil,
+                    user: s.context.readsUser ? Array(report.user.prefix(Int(s.start.maxUserBytes))) : nil,
+                    reserved: s.context.readsReserved ? [] : nil))
+                record(report.epc)
+            } else if report.epc.count >= 4, report.epc.count <= 27 {
+                leftover.append(report)
+            }
+        }
+        s.leftover.append(contentsOf: leftover)
+        if !fresh.isEmpty {
+            let packet = VendorReaderPacket.firstRead(flags: 0, rounds: s.context.reportSubsequentFinds ? rounds : nil,
+                                                      records: fresh, fixed96: false)
+            if send(packet) { return }
+        }
+        if !again.isEmpty {
+            if send(.subsequentRead(rounds: rounds, records: again)) { return }
+        }
+        if clock - s.lastSent >= samples(seconds: Self.pingIntervalSeconds) {
+            _ = send(.ping(rounds: rounds))
+        }
+    }
+
+    private func record(_ epc: [UInt8]) {
+        guard !inventoryLog.isEmpty else { return }
+        inventoryLog[inventoryLog.count - 1].finds[epc, default: 0] += 1
+        totalReportsSent += 1
+    }
+
+    /// RSSI byte: I in the high nibble, Q in the low, each `(dBm + 90) / 4` clamped to 0-15
+    /// (the vendor's units are not known; a guess that keeps the order of strengths).
+    static func rssiByte(_ report: TagReport) -> UInt8 {
+        func nibble(_ tenths: Int16) -> UInt8 { UInt8(clamping: max(0, min(15, (Int(tenths) / 10 + 90) / 4))) }
+        return nibble(report.rssiITenthsDBm) << 4 | nibble(report.rssiQTenthsDBm)
+    }
+
+    /// The host's answer to a reader packet in slave mode.
+    private func slaveAnswer(to request: RequestPacket, _ response: ResponsePacket) {
+        guard var s = session else { return }
+        defer { if session != nil { session = s } }
+        var maskBytes = 0
+        if case .firstRead(let flags, _, let records, _)? = s.outstanding, flags & 1 == 0 {
+            maskBytes = VendorAckMask.byteCount(records: records.count)
+        }
+        s.outstanding = nil
+        if request.command == 0x00 { return }
+        guard let answer = try? VendorSlaveAnswer(code: response.id, data: response.data, maskBytes: maskBytes) else { return }
+        switch answer {
+        case .stop:
+            s.stopRequested = true
+        case .pause(let ms):
+            s.pausedUntil = clock + samples(seconds: Double(ms) / 1000)
+        case .access(_, .changePower(let initial, let minimum, let maximum)):
+            // The reader sends no result for a change power: the vendor host reports success
+            // as soon as its answer went out, and NACKs an EPC-less 06 (docs/vendor-protocol.md,
+            // "change-power result").
+            changePower(initial: initial, minimum: minimum, maximum: maximum)
+        case .access(_, let access):
+            if let result = tagAccess(access) { s.pendingResults.append(result) }
+        case .ack, .nack:
+            break
+        }
+    }
+
+    /// A change power the host asked for: the running inventory's power from the next round,
+    /// when the range is one the radio can do (else nothing changes; no result either way).
+    private func changePower(initial: UInt8, minimum: UInt8, maximum: UInt8) {
+        let range = PowerRange(initialTenthsDBm: Int16(initial) + 50, minTenthsDBm: Int16(minimum) + 50,
+                               maxTenthsDBm: Int16(maximum) + 50)
+        if range.isValid(readerMaxTenthsDBm: hardware.maxPowerTenthsDBm) { _ = inventory.changePower(range) }
+    }
+
+    /// Carries out a tag access the host asked for in its answer; the 06 result to send (nil
+    /// for a change power, which has none).
+    func tagAccess(_ request: VendorTagAccessRequest) -> VendorReaderPacket? {
+        func code(_ response: Response) -> (UInt8, [UInt16]) {
+            guard case .tagAccess(let status, let words) = response else { return (VendorTagAccessResult.generalError.rawValue, []) }
+            return (status.rawValue <= 5 ? status.rawValue : VendorTagAccessResult.generalError.rawValue, words)
+        }
+        func bytes(_ words: [UInt16]) -> [UInt8] { words.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xff)] } }
+        func bank(_ b: VendorMemoryBank) -> MemoryBank { MemoryBank(rawValue: b.rawValue) ?? .epc }
+        let t = now
+        switch request {
+        case .read(let epc, let b, let offset, let maxCount, _):
+            // The count is in bytes (UgiInventory.h: `maxNumBytes`, a multiple of 2).
+            let wordCount = UInt16((Int(maxCount) + 1) / 2)
+            let (result, words) = code(inventory.access(epc: epc, .read(bank: bank(b), wordPointer: offset,
+                                                                          wordCount: wordCount, password: 0), at: t))
+            return .tagAccessResult(result: result, epc: epc, data: result == 0 ? bytes(words) : [])
+        case .write(let epc, let password, let b, let offset, let data):
+            var words: [UInt16] = []
+            var i = 0
+            while i + 1 < data.count { words.append(UInt16(data[i]) << 8 | UInt16(data[i + 1])); i += 2 }
+            let (result, _) = code(inventory.access(epc: epc, .write(bank: bank(b), wordPointer: offset, words: words,
+                                                                      password: password), at: t))
+            if result == 0 { persist() }
+            return .tagAccessResult(result: result, epc: epc, data: [])
+        case .programEpc(let epc, let password, let newEpc):
+            let (result, _) = code(inventory.access(epc: epc, .programEPC(newEPC: newEpc, password: password), at: t))
+            if result == 0 { persist() }
+            return .tagAccessResult(result: result, epc: epc, data: [])
+        case .lock(let epc, let password, let maskAndAction):
+            // Assumed: the vendor's mask-and-action word is the Gen2 20-bit lock payload.
+            let (result, _) = code(inventory.access(epc: epc, .lock(payload: maskAndAction & 0xF_FFFF, password: password), at: t))
+            if result == 0 { persist() }
+            return .tagAccessResult(result: result, epc: epc, data: [])
+        case .changePower(let initial, let minimum, let maximum):
+            changePower(initial: initial, minimum: minimum, maximum: maximum)
+            return nil
+        case .custom(let epc, _, _, _, _, _):
+            // Custom commands: field order of the request only inferred; not carried out.
+            return .tagAccessResult(result: VendorTagAccessResult.generalError.rawValue, epc: epc, data: [])
+        }
+    }
+
+    private func persist() {
+        try? inventory.saveState(to: fieldStatePath)
+    }
+}
+
+/// One inventory as the emulated reader ran it.
+public struct InventoryLogEntry: Sendable, Equatable {
+    /// Rounds run up to the host's stop.
+    public var rounds = 0
+    /// Each EPC reported, with how many times it was reported (first read included).
+    public var finds: [[UInt8]: Int] = [:]
+    /// The inventory ended with 00 completed (the host stopped it).
+    public var finished = false
+
+    public init() {}
+}
+
+/// The reader's side of one slave-mode inventory.
+private struct SlaveSession {
+    var start: VendorInventoryStart
+    var context: VendorSlaveContext
+    var lastSent: Int64
+    var ids: [[UInt8]: UInt8] = [:]
+    var finds: [[UInt8]: Int] = [:]
+    var nextID = 0
+    var roundsReported = 0
+    var stopRequested = false
+    var completed = false
+    var pausedUntil: Int64?
+    var outstanding: VendorReaderPacket?
+    var pendingResults: [VendorReaderPacket] = []
+    var leftover: [TagReport] = []
+
+    init(start: VendorInventoryStart, context: VendorSlaveContext, lastSent: Int64) {
+        self.start = start
+        self.context = context
+        self.lastSent = lastSent
+    }
+
+    var readsMemory: Bool { context.readsTid || context.readsUser || context.readsReserved }
 }

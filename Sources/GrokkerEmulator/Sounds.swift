@@ -24,13 +24,11 @@ public enum OngoingOperation: Sendable, Hashable {
     case inactive, inventory, firmwareUpdate, other
 }
 
-/// The emulated Grokker's speaker: the sounds the host set, the volume, and what an
+/// The emulated Grokker's speaker: the sounds the host set, and what an
 /// inventory makes it play. Not thread-safe: the device's loop owns it.
 final class SoundPlayer {
     private(set) var geiger = GeigerSound.standard
     private(set) var found = FoundSounds.standard
-    /// Volume outside an inventory, 0...255.
-    private(set) var volume: UInt8 = 255
     let volumeLevels: Int
     let maxTones: Int
     private(set) var log = SoundLog()
@@ -52,25 +50,20 @@ final class SoundPlayer {
         (Int(volume) * (volumeLevels - 1) + 127) / 255
     }
 
-    /// Answers a sound command.
-    func execute(_ command: Command) -> Response {
-        switch command {
-        case .setGeigerSound(let sound):
-            if let problem = sound.problem { return .failure(opcode: command.opcode, status: .invalidArgument, message: problem) }
-            geiger = sound
-        case .setFoundSounds(let sounds):
-            if let problem = sounds.problem(maxTones: maxTones) {
-                return .failure(opcode: command.opcode, status: .invalidArgument, message: problem)
-            }
-            found = sounds
-        case .playSound(let name):
-            play(name, volume: volume)
-        case .setVolume(let value):
-            volume = value
-        default:
-            return .failure(opcode: command.opcode, status: .internalError, message: "not a sound command")
-        }
-        return .done(command.opcode)
+    /// Takes a Geiger-counter sound the host set (SetConfiguration kind 1); false when the
+    /// speaker cannot play it (nothing changes).
+    func setGeiger(_ sound: GeigerSound) -> Bool {
+        guard sound.problem == nil else { return false }
+        geiger = sound
+        return true
+    }
+
+    /// Takes found-item and found-last-item sounds the host set (kinds 2 and 3); false when
+    /// one has more tones than the speaker plays or a tone out of range (nothing changes).
+    func setFound(_ sounds: FoundSounds) -> Bool {
+        guard sounds.problem(maxTones: maxTones) == nil else { return false }
+        found = sounds
+        return true
     }
 
     func play(_ name: SoundName, volume: UInt8, count: Int = 1) {

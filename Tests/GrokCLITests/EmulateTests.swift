@@ -1,5 +1,7 @@
 import Foundation
 import GrokAudio
+import GrokLink
+import GrokProtocol
 import Testing
 
 @testable import GrokCLI
@@ -101,6 +103,61 @@ extension CLI {
             #expect(events.map { $0["event"] as? String } == ["start", "end"])
             #expect(events.last?["reason"] as? String == "signal")
             #expect(events.last?["packets_sent"] as? Int == 0)
+        }
+
+        @Test("--protocol is gone: the emulator speaks only the vendor protocol")
+        func protocolOptionIsGone() throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let result = try runBinary([
+                "emulate", "--state", directory + "/dev", "--input", "/dev/zero", "--output", "/dev/null", "--protocol", "vendor",
+            ])
+            #expect(result.status == 64, "\(result.standardError)")
+            #expect(result.standardError.contains("--protocol"))
+        }
+
+        /// An outside host on two FIFOs: it plays into the emulator's --input and records its
+        /// --output, raw s16le mono at 44.1 kHz, and talks the vendor protocol to it.
+        @Test("an outside host connects over two FIFOs of raw PCM, handshakes and reads GetVersion with the unit's serial")
+        func outsideHostOverFIFOs() throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let toGrokker = directory + "/host-to-grokker"
+            let fromGrokker = directory + "/grokker-to-host"
+            try #require(mkfifo(toGrokker, 0o600) == 0 && mkfifo(fromGrokker, 0o600) == 0)
+            let watchdog = SessionWatchdog()
+            let emulator = try GrokctlChild(
+                ["emulate", "--json", "--state", directory + "/dev", "--input", toGrokker, "--output", fromGrokker],
+                in: directory, name: "emulate")
+            watchdog.watch(emulator)
+            // A writer on the Grokker's output keeps the host's open for reading from waiting
+            // (and its reads from seeing an end before the emulator opens that end); the host's
+            // open for writing then meets the emulator's open for reading.
+            let holder = open(fromGrokker, O_RDWR | O_CLOEXEC)
+            try #require(holder >= 0)
+            defer { close(holder) }
+            let port = try RawPipePort(inputPath: fromGrokker, outputPath: toGrokker)
+            let driver = LinkDriver(port: port, engine: try VendorLink(role: .host, sampleRate: 44_100))
+            let host = driver.engine
+            try host.open()
+            #expect(try driver.run(forAtMost: 5) { host.isConnected })
+            try host.send(command: VendorOpcode.getVersion.rawValue, payload: try VendorVersionRequest().encode())
+            var answer: ResponsePacket?
+            _ = try driver.run(forAtMost: 5) {
+                for event in host.drainEvents() { if case .packet(.completed(_, let response)) = event { answer = response } }
+                return answer != nil
+            }
+            port.close()
+            let result = try emulator.wait()
+            #expect(!watchdog.finish(), "the session did not end; the watchdog killed it")
+            #expect(result.status == 0, "\(result.standardError)")
+            let events = try jsonObjects(result.standardOutput)
+            #expect(events.map { $0["event"] as? String } == ["start", "end"])
+            #expect(events.last?["reason"] as? String == "host_closed")
+            let version = try VendorReaderVersion(decoding: try #require(answer).data)
+            #expect(version.software == .application && version.protocolVersion == 20)
+            #expect(ReaderInfo.formatSerialNumber(version.serialNumber) == events.first?["serial"] as? String)
+            #expect(events.first?["firmware"] as? String == "1.7.3")
         }
     }
 }

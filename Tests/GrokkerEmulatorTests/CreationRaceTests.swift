@@ -45,4 +45,36 @@ struct CreationRaceTests {
             #expect(left.isEmpty, "trial \(trial): left \(left)")
         }
     }
+
+    @Test("units opened at once on a new directory share one state and one flash.bin, all running the same application, and leave no temp file")
+    func racingUnitsShareOneFlash() throws {
+        let temp = try TemporaryDirectory()
+        defer { temp.remove() }
+        let openers = 4
+        let versions = Mutex([String]())
+        let failures = Mutex([String]())
+        let ready = Atomic<Int>(0)
+        let group = DispatchGroup()
+        for opener in 0..<openers {
+            group.enter()
+            Thread {
+                var generator = SeededGenerator(seed: UInt64(opener + 1))
+                ready.add(1, ordering: .relaxed)
+                while ready.load(ordering: .relaxed) < openers { sched_yield() }
+                do {
+                    let store = try DeviceStateStore.openOrCreate(deviceDirectory: temp.file("unit"), using: &generator)
+                    let unit = try EmulatedGrokker(store: store)
+                    versions.withLock { $0.append("\(store.state.serialNumber) \(unit.loader.runningVersion)") }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        #expect(Set(versions.withLock { $0 }).count == 1, "\(versions.withLock { $0 })")
+        let left = try FileManager.default.contentsOfDirectory(atPath: temp.file("unit")).sorted()
+        #expect(left == ["flash.bin", "state.json"], "left \(left)")
+    }
 }

@@ -197,21 +197,6 @@ struct DeviceStateLaterFieldsTests {
         #expect(try DeviceStateStore.decodeState(data, path: "state.json") == locked)
     }
 
-    @Test("the password is checked against its salted hash; the lockout doubles up to a minute")
-    func passwordHash() {
-        let stored = PasswordGuard.hash("s3cret")
-        #expect(PasswordGuard.matches("s3cret", stored))
-        #expect(!PasswordGuard.matches("s3cret ", stored))
-        #expect(PasswordGuard.hash("s3cret").sha256 != stored.sha256)   // a new salt each time
-        #expect(PasswordGuard.lockout(afterFailures: 1) == 0.25)
-        #expect(PasswordGuard.lockout(afterFailures: 3) == 1)
-        #expect(PasswordGuard.lockout(afterFailures: 40) == 60)
-        let guardian = PasswordGuard()
-        #expect(!guardian.attempt("x", stored: stored, now: 0, sampleRate: 1000))
-        #expect(!guardian.attempt("s3cret", stored: stored, now: 249, sampleRate: 1000))
-        #expect(guardian.attempt("s3cret", stored: stored, now: 250, sampleRate: 1000))
-    }
-
     @Test("the antenna model: tuning finds the best setting, at least 3 steps from the factory's")
     func antennaModel() {
         for kHz in AntennaModel.channelsKHz(for: RegionCatalog.find("fcc")!.setting) {

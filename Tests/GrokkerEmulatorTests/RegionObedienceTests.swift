@@ -1,4 +1,5 @@
 import Foundation
+import GrokLink
 import GrokAudio
 import GrokProtocol
 import Testing
@@ -158,23 +159,21 @@ struct RegionObedienceTests {
         #expect(Self.run("japan_unlicensed", scene: RFScene(tags: []), seconds: 0.2, parameters: off).runner.roundLog.allSatisfy { $0.listenTime == 0.005 })
     }
 
-    @Test("firmware older than 1.5.0 answers set_region_not_supported; an out-of-the-box unit refuses inventory until set")
-    func setRegionNeedsFirmwareAndInventoryNeedsRegion() throws {
-        let temp = try TemporaryDirectory()
-        defer { temp.remove() }
-        var rng = SeededGenerator(seed: 3)
-        let handler = GrokkerCommandHandler(store: try DeviceStateStore.openOrCreate(deviceDirectory: temp.path, using: &rng))
-        guard case .failure(_, .regionNotSet, _) = handler.execute(.startInventory(InventoryParameters())) else {
-            Issue.record("out of the box must refuse inventory"); return
-        }
-        try handler.store.update { $0.firmwareVersion = FirmwareVersion(major: 1, minor: 4, build: 9) }
-        let old = handler.execute(.setRegion(Self.setting("etsi")))
-        guard case .failure(.setRegion, .setRegionNotSupported, let message) = old else { Issue.record("\(old)"); return }
-        #expect(message.contains("1.4.9") && message.contains("1.5.0"))
-        #expect(handler.store.state.region == nil)
-        try handler.store.update { $0.firmwareVersion = RegionCatalog.minimumFirmwareForSetRegion }
-        guard case .setRegion(let info) = handler.execute(.setRegion(Self.setting("etsi"))) else { Issue.record("refused"); return }
-        #expect(info.region?.number == 2)
-        guard case .done = handler.execute(.startInventory(InventoryParameters())) else { Issue.record("still refused"); return }
+    @Test("over the link: inventory is refused (code 3) until SetRegion, then the rounds hop on the new region's channels only")
+    func setRegionOverTheLinkIsObeyed() throws {
+        let bench = try VendorHostBench { $0.region = nil; $0.provisioning.userHasSetRegion = false }
+        try bench.connect()
+        let start = try VendorRfidConfiguration.preset(.inventoryDistance).inventoryStart(volumeLevels: 8)
+        #expect(try bench.call(.inventory(start, .full), slaveMode: .inventory)?.id == 3)
+        let etsi = try #require(RegionCatalog.find("etsi"))
+        let entry = try VendorRegionEntry(try #require(RegionCatalog.entry(number: etsi.setting.number)))
+        #expect(try bench.call(.setRegion(try VendorSetRegion(entry: entry.encode())))?.id == 0)
+        bench.grokker.inventory.keepsRounds = true
+        #expect(try bench.call(.inventory(start, .full), slaveMode: .inventory)?.id == 0)
+        try bench.run(seconds: 1)
+        let rounds = bench.grokker.inventory.roundLog
+        #expect(rounds.count > 5)
+        let allowed = Set(InventoryRunner.rules(for: etsi.setting).channelsMHz)
+        #expect(rounds.allSatisfy { allowed.contains($0.frequencyMHz) }, "\(Set(rounds.map(\.frequencyMHz)).sorted())")
     }
 }

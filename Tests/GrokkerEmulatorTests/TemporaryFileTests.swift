@@ -1,5 +1,6 @@
 import Foundation
 import GrokAudio
+import GrokProtocol
 import Testing
 
 @testable import GrokkerEmulator
@@ -43,19 +44,21 @@ struct TemporaryFileTests {
                          URL(fileURLWithPath: other).lastPathComponent].sorted())
     }
 
-    @Test("opening a unit removes a half-made flash.bin.factory file of a dead process and keeps a live one's")
+    @Test("opening a unit removes a half-made flash.bin temporary of a dead process, keeps a live one's, and makes the flash")
     func staleFactoryFlash() throws {
         let temp = try TemporaryDirectory()
         defer { temp.remove() }
         let dead = try deadPID()
         let directory = temp.file("bench/sim-0")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let stale = directory + "/flash.bin.factory-\(dead)"
-        let live = directory + "/flash.bin.factory-\(getppid())"
+        let stale = directory + "/flash.bin.tmp-\(dead)-1"
+        let live = directory + "/flash.bin.tmp-\(getppid())-2"
         for file in [stale, live] { #expect(FileManager.default.createFile(atPath: file, contents: Data(repeating: 0xFF, count: 100))) }
-        _ = try EmulatedGrokker(benchDirectory: temp.file("bench"), index: 0)
+        let unit = try EmulatedGrokker(benchDirectory: temp.file("bench"), index: 0)
         #expect(!FileManager.default.fileExists(atPath: stale))
         #expect(FileManager.default.fileExists(atPath: live))
-        #expect(FileManager.default.fileExists(atPath: directory + "/flash.bin"))
+        let flash = try #require(FileManager.default.contents(atPath: directory + "/flash.bin"))
+        #expect(flash.count == VendorLoader.flashBytes)
+        #expect(unit.softwareType == .application)
     }
 }

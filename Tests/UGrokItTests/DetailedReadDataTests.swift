@@ -17,7 +17,7 @@ struct DetailedReadDataTests {
                         placement: .distance(meters: 1)),
             RFScene.Tag(epc: [0x30, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2], user: [0xCA, 0xFE], placement: .distance(meters: 1.5)),
         ])
-        let grokker = try VendorGrokker(handler: GrokkerCommandHandler(store: store), scene: scene)
+        let grokker = try EmulatedGrokker(handler: GrokkerCommandHandler(store: store), scene: scene)
         let session = try ReaderSession(port: SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker))
         try session.connect()
 
@@ -39,8 +39,8 @@ struct DetailedReadDataTests {
         for case .found(let tag, let data) in tracker.drainEvents() { details[tag.epc.bytes[11]] = data.first }
         #expect(!reports.isEmpty && details.count == 2)
         // The emulated reader sends the per-read words as (0, 0) whatever the tag holds
-        // (VendorGrokker.swift, the per-read record): a known gap of the emulator.
-        withKnownIssue("VendorGrokker sends per-read words (0, 0)") {
+        // (EmulatedGrokker.swift, the per-read record): a known gap of the emulator.
+        withKnownIssue("EmulatedGrokker sends per-read words (0, 0)") {
             // Tag 1: USER word 2 is 9ABC; its PC says 6 words.
             #expect(details[1]?.readData1 == 0x9ABC)
             #expect(details[1]?.readData2 == grokker.field.tags[0].memory.pc)

@@ -23,10 +23,10 @@ final class SilentPeer: CablePeer {
 }
 
 /// A session over a simulated cable to the emulated Grokker on the vendor protocol
-/// (`VendorGrokker`, out of the box in a fresh bench directory).
+/// (`EmulatedGrokker`, out of the box in a fresh bench directory).
 struct Rig {
     let bench = TempBench()
-    let grokker: VendorGrokker
+    let grokker: EmulatedGrokker
     let cable: SimulatedCablePort
     let session: ReaderSession
 
@@ -36,7 +36,7 @@ struct Rig {
          scene: RFScene? = nil, hardwareRevision: UInt8? = nil) throws {
         let store = try DeviceStateStore.openOrCreate(directory: bench.path, index: index)
         if let hardwareRevision { try store.update { $0.hardwareRevision = hardwareRevision } }
-        grokker = try VendorGrokker(handler: GrokkerCommandHandler(store: store), scene: scene)
+        grokker = try EmulatedGrokker(handler: GrokkerCommandHandler(store: store), scene: scene)
         cable = SimulatedCablePort(name: "sim:\(index)", sampleRate: 44_100, configuration: configuration, peer: grokker)
         session = try ReaderSession(port: cable, options: options)
     }
@@ -139,7 +139,7 @@ struct ReaderSessionTests {
         let bench = TempBench()
         let store = try DeviceStateStore.openOrCreate(directory: bench.path, index: 2)
         try store.update { $0.region = RegionCatalog.find("etsi")!.setting; $0.provisioning.userHasSetRegion = true }
-        let second = try VendorGrokker(store: try DeviceStateStore.openOrCreate(directory: bench.path, index: 2))
+        let second = try EmulatedGrokker(store: try DeviceStateStore.openOrCreate(directory: bench.path, index: 2))
         let cable = SimulatedCablePort(name: "sim:2", sampleRate: 44_100, configuration: .clean, peer: second)
         let info = try ReaderSession(port: cable).connect()
         #expect(info.region?.name == RegionCatalog.find("etsi")!.name)
@@ -150,7 +150,7 @@ struct ReaderSessionTests {
     func at48kHz() throws {
         let bench = TempBench()
         let store = try DeviceStateStore.openOrCreate(directory: bench.path, index: 0)
-        let grokker = try VendorGrokker(handler: GrokkerCommandHandler(store: store), sampleRate: 48_000)
+        let grokker = try EmulatedGrokker(handler: GrokkerCommandHandler(store: store), sampleRate: 48_000)
         let cable = SimulatedCablePort(name: "sim:0", sampleRate: 48_000, configuration: .clean, peer: grokker)
         let session = try ReaderSession(port: cable)
         let info = try session.connect()
@@ -192,7 +192,7 @@ struct ReaderRegionTests {
         }
         #expect(rig.grokker.handler.store.state.region?.number == 20)
         // A new connection to the same unit learns it from GetVersion.
-        let again = try VendorGrokker(store: try DeviceStateStore.openOrCreate(directory: rig.bench.path, index: 0))
+        let again = try EmulatedGrokker(store: try DeviceStateStore.openOrCreate(directory: rig.bench.path, index: 0))
         let cable = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: again)
         let session = try ReaderSession(port: cable)
         #expect(try session.connect().region?.number == 20)

@@ -39,7 +39,7 @@ struct ReaderTests {
         try store.update { $0.region = RegionCatalog.find("fcc")!.setting; $0.provisioning.userHasSetRegion = true }
         let path = bench.path
         return Reader(name: "sim:0") {
-            let grokker = try VendorGrokker(store: try DeviceStateStore.openOrCreate(directory: path, index: 0))
+            let grokker = try EmulatedGrokker(store: try DeviceStateStore.openOrCreate(directory: path, index: 0))
             return SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker)
         }
     }
@@ -132,7 +132,7 @@ struct ReaderTests {
         let bench = TempBench()
         let store = try DeviceStateStore.openOrCreate(directory: bench.path, index: 0)
         try store.update { $0.region = RegionCatalog.find("fcc")!.setting; $0.provisioning.userHasSetRegion = true }
-        let cable = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: try VendorGrokker(store: store))
+        let cable = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: try EmulatedGrokker(store: store))
         let box = QueueBox(cable)
         let reader = Reader(name: "sim:0") { box.value }
         reader.openConnection()
@@ -343,7 +343,7 @@ struct ReaderRetryTests {
     @Test("an unplugged jack is retried after pauses of audio, not in a tight loop")
     func unplugged() throws {
         let bench = TempBench()
-        let grokker = try VendorGrokker(store: try DeviceStateStore.openOrCreate(directory: bench.path, index: 0))
+        let grokker = try EmulatedGrokker(store: try DeviceStateStore.openOrCreate(directory: bench.path, index: 0))
         let cable = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker)
         cable.plugged = false
         let box = QueueBox(cable)

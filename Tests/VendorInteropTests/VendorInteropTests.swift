@@ -7,7 +7,7 @@ import GrokkerEmulator
 import Testing
 
 /// The proof of the device side: the vendor's own host library (`vendorhost`, built by
-/// `scripts/vendor-harness.sh` around `libugrokitapi.so`) against our ``VendorGrokker`` over two
+/// `scripts/vendor-harness.sh` around `libugrokitapi.so`) against our ``EmulatedGrokker`` over two
 /// FIFOs of raw PCM (s16le mono 44.1 kHz), in real time: the library paces the audio, the
 /// emulated reader answers as the blocks arrive (``DeviceRunner`` over ``RawPipePort``).
 ///
@@ -23,6 +23,52 @@ struct VendorInteropTests {
         RFScene.Tag(epc: hex(e2), accessPassword: 0x1234_5678, placement: .distance(meters: 0.8)),
         RFScene.Tag(epc: hex(e3), placement: .distance(meters: 1.2)),
     ])
+
+    /// A small `.ugif` in the vendor's text form (docs/vendor-protocol.md 7.1): a 200-byte
+    /// loader 1.1.0 at 0x0000 and a 600-byte application 1.9.0 at 0x1000, each carrying the
+    /// `GROKVER:` marker the emulated unit reads its version from.
+    static func updateFile(in directory: String) throws -> String {
+        func image(_ count: Int, _ version: [UInt8], seed: UInt64) -> [UInt8] {
+            var g = SplitMix64(seed: seed)
+            var bytes = Array("GROKVER:".utf8) + version
+            while bytes.count < count { bytes.append(UInt8(truncatingIfNeeded: g.next() >> 56)) }
+            return bytes
+        }
+        func section(_ name: String, _ address: String, _ bytes: [UInt8]) -> String {
+            let hex = bytes.map { String(format: "%02X", $0) }.joined()
+            let lines = stride(from: 0, to: hex.count, by: 64).map { i -> String in
+                let a = hex.index(hex.startIndex, offsetBy: i)
+                return String(hex[a..<(hex.index(a, offsetBy: 64, limitedBy: hex.endIndex) ?? hex.endIndex)])
+            }
+            return "\(name)\n\(address) \(bytes.count)\n" + lines.joined(separator: "\n") + "\n"
+        }
+        let text = "# interop test image\nREADER_HARDWARE_TYPE = GR-1\nSOFTWARE_VERSION_MAJOR = 1\nSOFTWARE_VERSION_MINOR = 9\n"
+            + "SOFTWARE_VERSION_BUILD = 0\nSOFTWARE_VERSION_DATE = 2026-12-01\n"
+            + section("LOADER", "0000", image(200, [1, 1, 0], seed: 1)) + section("READER", "1000", image(600, [1, 9, 0], seed: 2))
+        let path = directory + "/GR-1_1-9-0_interop.ugif"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("the vendor host's FirmwareUpdate updates the emulated unit: loader, reset into the loader, application, reset; it reports 1.9.0 and state.json follows the flash")
+    func firmwareUpdate() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grok-interop-ugif-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = try Self.updateFile(in: directory)
+        let run = try VendorInterop.session(scene: Self.scene, steps: ["connect", "version", "firmware-update", file, "60", "version"],
+                                            timeLimit: 90) {
+            $0.hardwareRevision = 6
+            $0.firmwareVersion = FirmwareVersion(major: 1, minor: 8, build: 0)
+        }
+        #expect(run.has("firmware_update_started", ["rc": 0]))
+        let completed = try #require(run.events(named: "firmware_completed").last)
+        #expect((completed["result"] as? Int ?? (completed["a"] as? [Int])?.first) == 0, "\(completed)")
+        let version = try #require(run.events(named: "version").last)
+        #expect(version["major"] as? Int == 1 && version["minor"] as? Int == 9 && version["build"] as? Int == 0, "\(version)")
+        #expect(run.state.firmwareVersion == FirmwareVersion(major: 1, minor: 9, build: 0))
+        #expect(run.state.loaderVersion == FirmwareVersion(major: 1, minor: 1, build: 0))
+    }
 
     @Test("connects, reads the unit's version and battery, sets a region and reports the scene's tags with the counts sent")
     func connectVersionBatteryRegionInventory() throws {
@@ -104,11 +150,11 @@ struct VendorInteropTests {
     }
 }
 
-/// One vendorhost session against a ``VendorGrokker``.
+/// One vendorhost session against a ``EmulatedGrokker``.
 struct VendorInteropRun {
     var events: [[String: Any]]
     var state: DeviceState
-    var inventoryLog: [VendorInventoryLogEntry]
+    var inventoryLog: [InventoryLogEntry]
     var fieldEPCs: [String]
 
     func events(named name: String) -> [[String: Any]] { events.filter { $0["event"] as? String == name } }
@@ -182,7 +228,7 @@ enum VendorInterop {
             s.provisioning.userHasSetRegion = true
             state(&s)
         }
-        let grokker = try VendorGrokker(handler: GrokkerCommandHandler(store: store), scene: scene)
+        let grokker = try EmulatedGrokker(store: store, scene: scene)
 
         let host = Process()
         host.executableURL = URL(fileURLWithPath: build + "/vendorhost")

@@ -1,5 +1,6 @@
 /// `grokctl emulate --state DIR --input PATH --output PATH [--rate 44100]`: one emulated
-/// Grokker as its own process, talking raw samples over two files or FIFOs.
+/// Grokker as its own process, speaking the vendor's audio protocol in raw s16le mono
+/// samples over two files or FIFOs, or standard input and output (`-`).
 struct EmulateCommand: Command {
     /// `--state <dir>`: the emulated Grokker's state directory.
     static let state = OptionDeclaration.option(
@@ -11,14 +12,11 @@ struct EmulateCommand: Command {
     /// `--rate <rate>`: frames per second on both paths.
     static let rate = OptionDeclaration.option(
         "rate", value: .valueRate, help: .optionRate, defaultValue: "44100", choices: ["44100", "48000"])
-    /// `--protocol native|vendor`: the old protocol (the default until the swap) or the vendor's.
-    static let wireProtocol = OptionDeclaration.option(
-        "protocol", value: .valueProtocol, help: .optionEmulateProtocol, defaultValue: "native", choices: ["native", "vendor"])
 
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "emulate", abstract: .commandEmulateAbstract, discussion: .commandEmulateDiscussion,
-            options: [state, input, output, rate, wireProtocol])
+            options: [state, input, output, rate])
     }
 
     /// The state directory, as given.
@@ -29,8 +27,6 @@ struct EmulateCommand: Command {
     let outputPath: String
     /// Frames per second: 44100 or 48000.
     let sampleRate: Int
-    /// Speak the vendor's protocol (`--protocol vendor`) instead of the native one.
-    let vendorProtocol: Bool
 
     init(_ values: ParsedValues) throws(CLIError) {
         guard let state = values.value(Self.state) else { throw .missingOption(option: Self.state.spelling) }
@@ -44,9 +40,6 @@ struct EmulateCommand: Command {
         inputPath = input
         outputPath = output
         sampleRate = rate
-        let wire = values.value(Self.wireProtocol) ?? "native"
-        guard wire == "native" || wire == "vendor" else { throw .invalidValue(value: wire, option: Self.wireProtocol.spelling) }
-        vendorProtocol = wire == "vendor"
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {

@@ -55,21 +55,25 @@ struct EmulateEndEvent: Encodable, Sendable {
     }
 }
 
-/// `grokctl emulate`: one emulated Grokker serving a host over two FIFOs or files of raw
-/// samples until the host goes away or SIGINT/SIGTERM arrives. Exit 0 either way.
+/// `grokctl emulate`: one emulated Grokker speaking the vendor's own audio protocol
+/// (``EmulatedGrokker``) over raw s16le mono PCM: FIFOs, files or standard input and output
+/// (`-`), paced by the host's stream, until the host goes away or SIGINT/SIGTERM arrives.
+/// Exit 0 either way. With `-` as the output, every message goes to standard error and the
+/// JSON start/end lines are not printed (standard output carries the audio).
 func runEmulate(_ command: EmulateCommand, _ context: CommandContext) throws -> ExitCode {
     let console = context.console
     let localizer = context.localizer
     var random = SystemRandomNumberGenerator()
     let store = try DeviceStateStore.openOrCreate(deviceDirectory: command.stateDirectory, using: &random)
-    if command.vendorProtocol { return try runVendorEmulate(command, context, store: store) }
     let grokker = try EmulatedGrokker(store: store, sampleRate: command.sampleRate)
+    let audioOnStdout = command.outputPath == "-"
+    let messages: Console.Stream = audioOnStdout ? .standardError : .standardOutput
 
     // Opening a FIFO blocks until the host opens the other end; until the port is open,
     // SIGINT and SIGTERM keep their default effect (end the process).
     console.say(.emulateWaiting, command.inputPath, command.outputPath, to: .standardError)
-    let pipe = try RawPipePort(
-        inputPath: command.inputPath, outputPath: command.outputPath, sampleRate: command.sampleRate)
+    let pipe = try RawPipePort(inputPath: emulatePath(command.inputPath, output: false),
+                               outputPath: emulatePath(command.outputPath, output: true), sampleRate: command.sampleRate)
     var port: any AudioPort = pipe
     var recording: RecordingPort?
     if let directory = context.globals.recordAudio {
@@ -88,71 +92,14 @@ func runEmulate(_ command: EmulateCommand, _ context: CommandContext) throws -> 
     let stop = StopSignals.install()
     let state = store.state
     let serial = ReaderInfo.formatSerialNumber(state.serialNumber)
-    if console.isJSON {
+    if console.isJSON, !audioOnStdout {
         console.json(EmulateStartEvent(
             serial: serial, firmware: state.firmwareVersion.description, region: state.region?.name,
             stateDirectory: store.deviceDirectory, input: command.inputPath, output: command.outputPath,
             sampleRate: command.sampleRate, recording: recording?.recordingPath))
     } else {
         console.say(.emulateStarted, serial, state.firmwareVersion.description,
-                    state.region?.name ?? localizer.text(.infoRegionNotSet), String(command.sampleRate))
-    }
-    let ending = serve(grokker, on: port, stop: stop)
-    stop.restore()
-    port.close()
-    if let failure = ending.failure { throw failure }
-    let reason = ending.reason
-
-    if let recorder = recording, let problem = recorder.recordingError {
-        console.warn(.emulateRecordingFailed, recorder.recordingPath, localizer.message(for: problem))
-    }
-    let statistics = grokker.engine.statistics
-    let seconds = Double(grokker.engine.now) / Double(command.sampleRate)
-    if console.isJSON {
-        console.json(EmulateEndEvent(
-            reason: reason, audioSeconds: (seconds * 1000).rounded() / 1000,
-            packetsSent: statistics.packetsSent, packetsReceived: statistics.packetsReceived,
-            bytesSent: statistics.bytesSent, bytesReceived: statistics.bytesReceived,
-            handshakes: statistics.handshakes,
-            recording: recording.flatMap { $0.recordingError == nil ? $0.recordingPath : nil }))
-    } else {
-        console.say(reason == "signal" ? .emulateStoppedSignal : .emulateStoppedHostClosed,
-                    String(format: "%.1f", seconds), String(statistics.packetsSent),
-                    String(statistics.packetsReceived))
-    }
-    return .success
-}
-
-/// `-` for a path: standard input (for `--input`) or standard output (for `--output`).
-func emulatePath(_ path: String, output: Bool) -> String {
-    path == "-" ? (output ? "/dev/stdout" : "/dev/stdin") : path
-}
-
-/// `grokctl emulate --protocol vendor`: the emulated Grokker speaking the vendor's own audio
-/// protocol (``VendorGrokker``) over raw s16le mono PCM, FIFOs, files or stdin/stdout (`-`),
-/// paced by the host's stream. With `-` as the output, every message goes to standard error
-/// and the JSON start/end lines are not printed (standard output carries the audio).
-private func runVendorEmulate(_ command: EmulateCommand, _ context: CommandContext,
-                              store: DeviceStateStore) throws -> ExitCode {
-    let console = context.console
-    let localizer = context.localizer
-    let grokker = try VendorGrokker(store: store, sampleRate: command.sampleRate)
-    let audioOnStdout = command.outputPath == "-"
-    console.say(.emulateWaiting, command.inputPath, command.outputPath, to: .standardError)
-    let port = try RawPipePort(inputPath: emulatePath(command.inputPath, output: false),
-                               outputPath: emulatePath(command.outputPath, output: true), sampleRate: command.sampleRate)
-    let stop = StopSignals.install()
-    let state = store.state
-    let serial = ReaderInfo.formatSerialNumber(state.serialNumber)
-    if console.isJSON, !audioOnStdout {
-        console.json(EmulateStartEvent(
-            serial: serial, firmware: state.firmwareVersion.description, region: state.region?.name,
-            stateDirectory: store.deviceDirectory, input: command.inputPath, output: command.outputPath,
-            sampleRate: command.sampleRate, recording: nil))
-    } else {
-        console.say(.emulateStarted, serial, state.firmwareVersion.description,
-                    state.region?.name ?? localizer.text(.infoRegionNotSet), String(command.sampleRate),
-                    to: audioOnStdout ? .standardError : .standardOutput)
+                    state.region?.name ?? localizer.text(.infoRegionNotSet), String(command.sampleRate), to: messages)
     }
     var failure: AudioError?
     do {
@@ -164,6 +111,10 @@ private func runVendorEmulate(_ command: EmulateCommand, _ context: CommandConte
     stop.restore()
     port.close()
     if let failure { throw failure }
+
+    if let recorder = recording, let problem = recorder.recordingError {
+        console.warn(.emulateRecordingFailed, recorder.recordingPath, localizer.message(for: problem))
+    }
     let link = grokker.link
     let seconds = Double(grokker.clock) / Double(command.sampleRate)
     if console.isJSON, !audioOnStdout {
@@ -171,27 +122,19 @@ private func runVendorEmulate(_ command: EmulateCommand, _ context: CommandConte
             reason: reason, audioSeconds: (seconds * 1000).rounded() / 1000,
             packetsSent: link.packets.statistics.packetsSent, packetsReceived: link.packets.statistics.packetsReceived,
             bytesSent: link.modem.statistics.bytesSent, bytesReceived: link.modem.statistics.bytesReceived,
-            handshakes: link.modem.statistics.handshakes, recording: nil))
+            handshakes: link.modem.statistics.handshakes,
+            recording: recording.flatMap { $0.recordingError == nil ? $0.recordingPath : nil }))
     } else {
         console.say(reason == "signal" ? .emulateStoppedSignal : .emulateStoppedHostClosed,
                     String(format: "%.1f", seconds), String(link.packets.statistics.packetsSent),
-                    String(link.packets.statistics.packetsReceived), to: audioOnStdout ? .standardError : .standardOutput)
+                    String(link.packets.statistics.packetsReceived), to: messages)
     }
     return .success
 }
 
-/// Runs the Grokker until the host goes away or a stop signal arrives.
-///
-/// - Returns: why it stopped (`host_closed` or `signal`), or the transfer error that ended
-///   it otherwise.
-private func serve(_ grokker: EmulatedGrokker, on port: any AudioPort,
-                   stop: StopSignals) -> (reason: String, failure: AudioError?) {
-    do {
-        try DeviceRunner.run(grokker, on: port, shouldStop: { stop.requested })
-        return (stop.requested ? "signal" : "host_closed", nil)
-    } catch {
-        return ("", error)
-    }
+/// `-` for a path: standard input (for `--input`) or standard output (for `--output`).
+func emulatePath(_ path: String, output: Bool) -> String {
+    path == "-" ? (output ? "/dev/stdout" : "/dev/stdin") : path
 }
 
 /// SIGINT and SIGTERM as a request to stop, for as long as the emulator serves.

@@ -46,8 +46,6 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case optionInput = "option.input"
     case optionOutput = "option.output"
     case optionRate = "option.rate"
-    case optionEmulateProtocol = "option.emulate_protocol"
-    case valueProtocol = "value.protocol"
     case argumentWAVFile = "argument.wav_file"
     case argumentHelpSubcommand = "argument.help_subcommand"
 

@@ -301,7 +301,10 @@ public final class VendorLoader {
     }
 
     /// The version this unit finds in `image` (see ``Configuration``).
-    public func version(of image: [UInt8]) -> Version {
+    public func version(of image: [UInt8]) -> Version { Self.version(of: image, catalogue: configuration.catalogue) }
+
+    /// The version in `image`: after its ``versionMarker``, else from `catalogue` by CRC-32, else 0.0.0.
+    public static func version(of image: [UInt8], catalogue: [UInt32: Version]) -> Version {
         let marker = Self.versionMarker
         if image.count >= marker.count + 3 {
             for i in 0...(image.count - marker.count - 3) where image[i] == marker[0] {
@@ -311,7 +314,26 @@ public final class VendorLoader {
                 }
             }
         }
-        return configuration.catalogue[VendorChecksums.crc32MPEG2(image)] ?? Version(0, 0, 0)
+        return catalogue[VendorChecksums.crc32MPEG2(image)] ?? Version(0, 0, 0)
+    }
+
+    /// The whole content of a flash file as the factory's programmer leaves it (what
+    /// ``manufacture(loader:application:)`` writes, made in memory so that a new unit's file
+    /// can be put in place atomically): both images, their records, no boot request.
+    public static func factoryFlash(loader: (address: UInt16, bytes: [UInt8]), application: (address: UInt16, bytes: [UInt8]),
+                                    catalogue: [UInt32: Version] = [:]) -> [UInt8] {
+        var flash = [UInt8](repeating: 0xFF, count: flashBytes)
+        for (type, image) in [(VendorSoftwareType.loader, loader), (VendorSoftwareType.application, application)] {
+            precondition(!image.bytes.isEmpty && Int(image.address) + image.bytes.count <= addressSpace,
+                         "a factory image fits the 16-bit address space")
+            flash.replaceSubrange(Int(image.address)..<(Int(image.address) + image.bytes.count), with: image.bytes)
+            let record = Record(type: type, address: image.address, length: image.bytes.count,
+                                crc16: VendorChecksums.crc16MCRF4XX(image.bytes), crc32: VendorChecksums.crc32MPEG2(image.bytes),
+                                version: version(of: image.bytes, catalogue: catalogue)).encode()
+            let offset = type == .loader ? loaderRecordOffset : applicationRecordOffset
+            flash.replaceSubrange(offset..<(offset + record.count), with: record)
+        }
+        return flash
     }
 
     // MARK: Internals

@@ -270,7 +270,7 @@ public struct Gen2RoundResult: Sendable, Hashable {
 
 /// A Gen2 reader's inventory engine: Query rounds of slotted ALOHA with the Q algorithm.
 ///
-/// Each ``runRound(in:at:)`` hops to the next channel, sets the carrier, optionally sends a
+/// Each ``runRound(in:at:)`` hops to the next channel (the carrier drops for the retune), sets the carrier, optionally sends a
 /// Select, then a Query: every awake, selected tag whose inventoried flag in the session
 /// equals the target draws a slot counter in 0...2^Q−1. Slot by slot (QueryRep), a slot with
 /// no reply heard is empty, one reply heard is a read (ACK, EPC, optional TID/USER reads; the
@@ -376,6 +376,13 @@ public struct Gen2Inventory: Sendable {
         }
         let time = time + listen
         let carrier = RFCarrier(powerDBm: power, frequencyMHz: frequency)
+        if let on = field.carrier, on.frequencyMHz != frequency {
+            // A hop: the synthesizer retunes with the power amplifier off, so every tag loses
+            // power for an instant and with it its S0 flag (Gen2 6.3.2.2: S0 persists only
+            // while powered). A session-0 inventory that never toggles (the vendor's Locate
+            // presets) thus finds each tag again round after round.
+            field.setCarrier(nil, at: time)
+        }
         field.setCarrier(carrier, at: time)
         var elapsed = 0.0
         if let select = c.select {

@@ -5,12 +5,13 @@ import GrokProtocol
 import Testing
 @testable import GrokkerEmulator
 
-/// A host-side ``VendorLink`` driven through the GrokProtocol vendor codecs against a
-/// ``VendorGrokker`` behind the simulated cable: what any host sees of the emulated reader.
+/// A host-side ``VendorLink`` driven through the GrokProtocol vendor codecs against an
+/// ``EmulatedGrokker`` behind the simulated cable: what any host sees of the emulated reader.
 final class VendorHostBench {
     let temp: TemporaryDirectory
+    private let ownsDirectory: Bool
     let store: DeviceStateStore
-    let grokker: VendorGrokker
+    let grokker: EmulatedGrokker
     let driver: LinkDriver<VendorLink>
     var host: VendorLink { driver.engine }
 
@@ -38,18 +39,35 @@ final class VendorHostBench {
             s.provisioning.userHasSetRegion = true
             state(&s)
         }
-        grokker = try VendorGrokker(handler: GrokkerCommandHandler(store: store), scene: RFScene(tags: tags))
+        ownsDirectory = true
+        grokker = try EmulatedGrokker(store: store, scene: RFScene(tags: tags))
         let port = SimulatedCablePort(name: "vendor-grokker", sampleRate: 44_100, configuration: .clean, peer: grokker)
         driver = LinkDriver(port: port, engine: try VendorLink(role: .host, sampleRate: 44_100), blockSize: blockSize)
         host.packets.onRequest = { [unowned self] request in self.hostAnswer(request) }
     }
 
-    deinit { temp.remove() }
+    /// The same unit powered on again (after a power cut): its directory opened anew (state
+    /// read back from `state.json`, flash from `flash.bin`), a new host on a new cable.
+    init(powerOn earlier: VendorHostBench, tags: [RFScene.Tag] = VendorHostBench.nearTags) throws {
+        temp = earlier.temp
+        ownsDirectory = false
+        var rng = SeededGenerator(seed: 1)
+        store = try DeviceStateStore.openOrCreate(deviceDirectory: earlier.store.deviceDirectory, using: &rng)
+        grokker = try EmulatedGrokker(store: store, scene: RFScene(tags: tags))
+        let port = SimulatedCablePort(name: "vendor-grokker", sampleRate: 44_100, configuration: .clean, peer: grokker)
+        driver = LinkDriver(port: port, engine: try VendorLink(role: .host, sampleRate: 44_100), blockSize: 256)
+        host.packets.onRequest = { [unowned self] request in self.hostAnswer(request) }
+    }
+
+    deinit { if ownsDirectory { temp.remove() } }
 
     func connect(samplesPerBit: Int = 12) throws {
         try host.open(samplesPerBit: samplesPerBit)
         #expect(try driver.run(forAtMost: 3) { host.isConnected })
     }
+
+    /// Stops a ``call(opcode:payload:slaveMode:retries:)`` early (a unit whose power went off).
+    var abandon: () -> Bool = { false }
 
     /// Sends a request and pumps until its answer; nil when it failed.
     func call(_ request: VendorRequest, slaveMode: VendorSlaveMode? = nil) throws -> ResponsePacket? {
@@ -69,7 +87,7 @@ final class VendorHostBench {
                 if case .packet(.completed(_, let response)) = event { answer = response; done = true }
                 if case .packet(.failed) = event { done = true }
             }
-            return done
+            return done || abandon()
         }
         return answer
     }
@@ -80,13 +98,8 @@ final class VendorHostBench {
     }
 
     private func hostAnswer(_ request: RequestPacket) -> VendorReply {
-        let packet: VendorReaderPacket
-        if request.command == 0x06, request.payload.count == 2, request.payload[1] == 0 {
-            // The change-power result: [result][0], no EPC (the vendor host accepts it).
-            packet = .tagAccessResult(result: request.payload[0], epc: [], data: [])
-        } else if let decoded = try? VendorReaderPacket(opcode: request.command, payload: request.payload, context: context) {
-            packet = decoded
-        } else {
+        // What the vendor host refuses (an EPC-less 06 among it) is NACKed, as it does.
+        guard let packet = try? VendorReaderPacket(opcode: request.command, payload: request.payload, context: context) else {
             return .nack
         }
         readerPackets.append((host.now, packet))
@@ -131,20 +144,11 @@ final class VendorHostBench {
 }
 
 @Suite("The emulated Grokker speaking the vendor protocol, seen from the host side")
-struct VendorGrokkerTests {
+struct EmulatedGrokkerTests {
     static let locate = try! VendorRfidConfiguration.preset(.locateDistance).inventoryStart(volumeLevels: 8)
     static let inventory = try! VendorRfidConfiguration.preset(.inventoryDistance).inventoryStart(volumeLevels: 8)
-    /// Locate with session 1 and a toggle after 2 empty rounds: the tags come back round after
-    /// round. (The vendor's Locate preset itself, session 0 and toggle 0, finds each tag once in
-    /// our Gen2 engine: its S0 flags stay B while the carrier is on, and 0 means "never toggle".)
-    static let locateRepeating: VendorInventoryStart = {
-        var start = locate
-        start.radio.session = 1
-        start.radio.roundsToToggleAB = 2
-        return start
-    }()
 
-    @Test("GetVersion reports the unit's own state: protocol 20, GR-1, revision, firmware, serial, region flag and index")
+    @Test("GetVersion reports the unit's own state and its flash: protocol 20, GR-1, revision, the application's version, serial, region flag and index")
     func versionReflectsState() throws {
         let bench = try VendorHostBench { $0.hardwareRevision = 6; $0.firmwareVersion = FirmwareVersion(major: 1, minor: 8, build: 2) }
         try bench.connect()
@@ -161,6 +165,8 @@ struct VendorGrokkerTests {
         #expect(v.regionIndex == 0)
         #expect(v.software == .application)
         #expect(v.maxPowerDBm == 30)
+        // The factory made the flash with the version state.json held; the flash says so now.
+        #expect(bench.grokker.loader.applicationRecord?.version == VendorLoader.Version(1, 8, 2))
     }
 
     @Test("the battery answer is the 5-byte form with the state's percent and a plausible voltage")
@@ -207,7 +213,7 @@ struct VendorGrokkerTests {
     func inventoryReportsTheScene() throws {
         let bench = try VendorHostBench()
         try bench.connect()
-        let ack = try #require(try bench.call(.inventory(Self.locateRepeating, .full), slaveMode: .inventory))
+        let ack = try #require(try bench.call(.inventory(Self.locate, .full), slaveMode: .inventory))
         #expect(ack.id == 0)
         #expect(bench.grokker.inventoryRunning)
         let stopAt = bench.host.now + 44_100 * 2
@@ -265,16 +271,18 @@ struct VendorGrokkerTests {
         let bench = try VendorHostBench()
         try bench.connect()
         #expect(try bench.call(.inventory(Self.locate, .full), slaveMode: .inventory)?.id == 0)
+        bench.grokker.inventory.keepsRounds = true
         let tags = VendorHostBench.nearTags
         let newEPC: [UInt8] = [0x30, 0x08, 0x33, 0xb2, 0xdd, 0xd9, 0x01, 0x40, 0, 0, 0, 0xff]
         var requests: [VendorTagAccessRequest] = [
+            // Power bytes: 25 dBm, within 23-27 dBm (docs/vendor-protocol.md, encodings).
+            .changePower(initial: 200, min: 180, max: 220),
             .read(epc: tags[0].epc, bank: .user, wordOffset: 0, maxBytes: 4, minBytes: 4),
             .read(epc: tags[0].epc, bank: .user, wordOffset: 200, maxBytes: 2, minBytes: 2),
             .read(epc: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], bank: .user, wordOffset: 0, maxBytes: 1, minBytes: 1),
             .write(epc: tags[1].epc, password: 0x1111_1111, bank: .user, wordOffset: 0, data: [0x11, 0x22]),
             .write(epc: tags[0].epc, password: 0, bank: .user, wordOffset: 0, data: [0x11, 0x22]),
             .programEpc(epc: tags[2].epc, password: 0, newEpc: newEPC),
-            .changePower(initial: 200, min: 180, max: 220),
         ]
         bench.slaveAnswer = { packet in
             if case .tagAccessResult = packet, requests.isEmpty { return .stop(mask: []) }
@@ -286,14 +294,17 @@ struct VendorGrokkerTests {
         let results = bench.readerPackets.compactMap { p -> (UInt8, [UInt8], [UInt8])? in
             if case .tagAccessResult(let r, let epc, let data) = p.packet { (r, epc, data) } else { nil }
         }
-        try #require(results.count == 7)
+        try #require(results.count == 6, "a change power has no result")
         #expect(results[0].0 == 0 && results[0].2 == [0xa0, 0xa1, 0xa2, 0xa3], "read: OK with the USER words")
         #expect(results[1].0 == 3, "read past the bank: memory overrun")
         #expect(results[2].0 == 4, "unknown EPC: tag not found")
         #expect(results[3].0 == 1, "wrong access password")
         #expect(results[4].0 == 0, "write: OK")
         #expect(results[5].0 == 0, "program EPC: OK")
-        #expect(results[6].0 == 0, "change power: OK")
+        #expect(bench.host.packets.statistics.nacksReturned == 0, "the host refused no reader packet")
+        // The preset's range is 23-30 dBm; after the change the radio stays within 23-27.
+        let last = bench.grokker.inventory.roundLog.suffix(5).map(\.powerDBm)
+        #expect(last.count == 5 && last.allSatisfy { (23...27).contains($0) }, "the change power reached the radio: \(last) dBm")
         let user = bench.grokker.field.tags.first { $0.epc == tags[0].epc }?.memory.words(of: .user)
         #expect(user?.first == 0x1122, "the write reached the tag's memory")
         #expect(bench.grokker.field.tags.contains { $0.epc == newEPC }, "the new EPC is on the tag")
@@ -341,5 +352,43 @@ struct VendorGrokkerTests {
         #expect(!bench.grokker.link.isConnected)
         #expect(try bench.driver.run(forAtMost: 6) { bench.host.isConnected && bench.grokker.link.isConnected })
         #expect(bench.grokker.resets == 1)
+    }
+
+    @Test("the vendor's Locate presets (session 0, no A/B toggle) find each tag again round after round, so the Geiger counter keeps clicking")
+    func locatePresetsKeepFinding() throws {
+        for preset in [VendorInventoryType.locateDistance, .locateShortRange] {
+            let bench = try VendorHostBench()
+            try bench.connect()
+            let start = try VendorRfidConfiguration.preset(preset).inventoryStart(volumeLevels: 8)
+            #expect(start.radio.session == 0 && start.radio.roundsToToggleAB == 0)
+            #expect(try bench.call(.inventory(start, .full), slaveMode: .inventory)?.id == 0)
+            try bench.run(seconds: 4)
+            let finds = bench.findsByEPC
+            #expect(Set(finds.keys) == Set(VendorHostBench.nearTags.map(\.epc)), "\(preset)")
+            #expect(finds.values.allSatisfy { $0 >= 10 }, "\(preset): finds \(finds.values.sorted())")
+            let subsequent = bench.readerPackets.filter { if case .subsequentRead = $0.packet { true } else { false } }
+            #expect(subsequent.count >= 5, "\(preset): subsequent reads keep coming")
+            #expect(bench.grokker.soundLog.clicks > 10, "\(preset): the Geiger counter clicks on")
+        }
+    }
+
+    @Test("the requests this reader refuses (0x05, 0x0d, 0x0e, 0x12, 0x14, 0x16) are answered ACK_7 at once, and the unit answers on")
+    func refusedRequestsGetACK7() throws {
+        let bench = try VendorHostBench()
+        try bench.connect()
+        let refused: [VendorRequest] = [
+            .echoMaster, .tuneAntenna, .getDetailedAntennaTuning(maxChannels: 50),
+            .continuousTest(VendorContinuousTest(a: 1, b: 0, c: 100, powerByte: 200, volumeLevel: 0xff)),
+            .scanAllFrequencies(maxChannels: 50), .scanWide(try VendorScanWide(startMHz: 902, endMHz: 928, stepMHz: 1, mode: 0)),
+        ]
+        for request in refused {
+            let sentAt = bench.host.now
+            let answer = try #require(try bench.call(opcode: request.opcode.rawValue, payload: request.encodePayload(), retries: false),
+                                      "\(request.opcode)")
+            #expect(answer.isNack, "\(request.opcode): \(answer)")
+            #expect(bench.host.now - sentAt < 44_100, "\(request.opcode): answered at once")
+            #expect(bench.host.isConnected && !bench.host.packets.isInSlaveMode)
+        }
+        #expect(try bench.call(.getVersion(VendorVersionRequest()))?.id == 0)
     }
 }

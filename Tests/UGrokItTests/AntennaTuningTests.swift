@@ -61,7 +61,7 @@ struct AntennaTuningTests {
         #expect(throws: ReaderError.self) { try rig.session.tuneAntenna { _ in true } }
         // The session stays usable.
         try rig.session.connect()
-        #expect(try rig.session.identify().serialNumber == rig.grokker.handler.store.state.serialNumber)
+        #expect(try rig.session.identify().serialNumber == rig.grokker.store.state.serialNumber)
     }
 
     @Test("not while an inventory runs; nothing is sent")

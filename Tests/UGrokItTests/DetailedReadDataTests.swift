@@ -17,7 +17,7 @@ struct DetailedReadDataTests {
                         placement: .distance(meters: 1)),
             RFScene.Tag(epc: [0x30, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2], user: [0xCA, 0xFE], placement: .distance(meters: 1.5)),
         ])
-        let grokker = try EmulatedGrokker(handler: GrokkerCommandHandler(store: store), scene: scene)
+        let grokker = try EmulatedGrokker(store: store, scene: scene)
         let session = try ReaderSession(port: SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker))
         try session.connect()
 

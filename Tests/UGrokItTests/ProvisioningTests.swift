@@ -31,7 +31,7 @@ struct ProvisioningTests {
         try rig.session.setProvisioningMode(false)
         #expect(rig.session.versionRequest.flags == .enforceRegion)
 
-        let saved = rig.grokker.handler.store.state
+        let saved = rig.grokker.store.state
         #expect(saved.serialNumber == 12_345_678 && saved.antennaType == 2 && saved.hardwareRevision == 4)
         #expect(saved.provisioningStatus == .complete && !saved.provisioning.userHasSetRegion)
     }

@@ -36,7 +36,7 @@ struct Rig {
          scene: RFScene? = nil, hardwareRevision: UInt8? = nil) throws {
         let store = try DeviceStateStore.openOrCreate(directory: bench.path, index: index)
         if let hardwareRevision { try store.update { $0.hardwareRevision = hardwareRevision } }
-        grokker = try EmulatedGrokker(handler: GrokkerCommandHandler(store: store), scene: scene)
+        grokker = try EmulatedGrokker(store: store, scene: scene)
         cable = SimulatedCablePort(name: "sim:\(index)", sampleRate: 44_100, configuration: configuration, peer: grokker)
         session = try ReaderSession(port: cable, options: options)
     }
@@ -77,7 +77,7 @@ struct ReaderSessionTests {
         // the connect's GetVersion never got through here); at 48 spb both lie under 4 kHz.
         if condition == 4 { rig.session.samplesPerBit = 48 }
         let announced = try rig.session.connect()
-        #expect(announced.serialNumber == rig.grokker.handler.store.state.serialNumber, "\(name)")
+        #expect(announced.serialNumber == rig.grokker.store.state.serialNumber, "\(name)")
         var wrong = 0, lost = 0
         for _ in 0..<roundTrips {
             do {
@@ -102,7 +102,7 @@ struct ReaderSessionTests {
         #expect(info.hardwareType == .grokker1)
         #expect(info.region == nil)
         #expect(info.userMustSetRegion)
-        #expect(info.serialNumber == rig.grokker.handler.store.state.serialNumber)
+        #expect(info.serialNumber == rig.grokker.store.state.serialNumber)
         let ms = try #require(rig.session.connectMilliseconds)
         print("connect: \(ms) ms of audio")
         #expect(ms <= 1500)
@@ -131,7 +131,7 @@ struct ReaderSessionTests {
         #expect(throws: ReaderError.self) { try rig.session.identify() }
         rig.cable.plugged = true
         try rig.session.connect()
-        #expect(try rig.session.identify().serialNumber == rig.grokker.handler.store.state.serialNumber)
+        #expect(try rig.session.identify().serialNumber == rig.grokker.store.state.serialNumber)
     }
 
     @Test("a second run sees the state the first one left")
@@ -150,7 +150,7 @@ struct ReaderSessionTests {
     func at48kHz() throws {
         let bench = TempBench()
         let store = try DeviceStateStore.openOrCreate(directory: bench.path, index: 0)
-        let grokker = try EmulatedGrokker(handler: GrokkerCommandHandler(store: store), sampleRate: 48_000)
+        let grokker = try EmulatedGrokker(store: store, sampleRate: 48_000)
         let cable = SimulatedCablePort(name: "sim:0", sampleRate: 48_000, configuration: .clean, peer: grokker)
         let session = try ReaderSession(port: cable)
         let info = try session.connect()
@@ -190,7 +190,7 @@ struct ReaderRegionTests {
             #expect(fresh.region?.number == UInt16(expected), "\(given)")
             #expect(rig.session.regionNames().selected == expected - 1, "\(given)")
         }
-        #expect(rig.grokker.handler.store.state.region?.number == 20)
+        #expect(rig.grokker.store.state.region?.number == 20)
         // A new connection to the same unit learns it from GetVersion.
         let again = try EmulatedGrokker(store: try DeviceStateStore.openOrCreate(directory: rig.bench.path, index: 0))
         let cable = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: again)
@@ -224,7 +224,7 @@ struct ReaderRegionTests {
     @Test("an unprovisioned Grokker refuses inventory (ACK_2): NOT_PROVISIONED, the inventory state says refused(9)")
     func inventoryNeedsProvisioning() throws {
         let rig = try Rig(hardwareRevision: 6)
-        try rig.grokker.handler.store.update { $0.provisioning.provisioned = false }
+        try rig.grokker.store.update { $0.provisioning.provisioned = false }
         try rig.connectWithRegion()
         let configuration = UgiRfidConfiguration.config(inventoryType: .inventoryDistance)
         #expect(throws: ReaderError.rejected(port: "sim:0", command: "\(VendorOpcode.inventory)", status: "NOT_PROVISIONED (ACK_2)")) {

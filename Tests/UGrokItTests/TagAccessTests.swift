@@ -110,11 +110,11 @@ struct BatteryTests {
     @Test("battery info is the reader's level read through the vendor's battery curve; not while it scans")
     func battery() throws {
         let rig = try Rig()
-        try rig.grokker.handler.store.update { $0.batteryPercent = 40 }
+        try rig.grokker.store.update { $0.batteryPercent = 40 }
         try rig.session.connect()
         let info = try rig.session.batteryInfo()
         let version = try #require(rig.session.version)
-        let expected = rig.grokker.battery(rig.grokker.handler.store.state)
+        let expected = rig.grokker.battery(rig.grokker.store.state)
             .info(readerProtocol: version.protocolVersion, hardwareRevision: version.hardwareRevision, capacityMinutes: 140)
         #expect(Int(info.percentRemaining) == expected.percentRemaining)
         #expect(Int(info.minutesRemaining) == expected.minutesRemaining)

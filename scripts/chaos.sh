@@ -15,12 +15,31 @@
 #                  (GROKCTL_CHAOS_KILL_AFTER_CHANGE), then a re-run
 #   sig:<name>     SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGXFSZ at a random moment
 #   head           stdout closed under the run (`| head -c 200`)
+#   diskfull       the whole world (bench, cache, ledger, reports) on a 2 MiB tmpfs, filled
+#                  so that 0-600 KiB are left (a different amount each trial), then a run;
+#                  then the filler is removed and the checks below run as usual
+#   frozen:TERM    a `grokctl emulate` on FIFOs (through the ALSA file plugin) SIGSTOPped
+#                  mid-run, then SIGTERM to the run: it must end within 2 s, exit 130, its
+#                  run closed `cancelled` (prints the slowest end, in ms)
+#   frozen:stall   the same with no signal and `timeouts.stall_s` 1: the run must end by the
+#                  bound (exit 1, `fleet_reader_frozen`), its run closed
+# CAMPAIGNS="diskfull frozen:TERM" runs only those (default: all). The diskfull campaign
+# needs a mount namespace: the script re-runs itself under `unshare -m` (root) or
+# `unshare -rm` (a user namespace) and skips the campaign when neither works.
 # After each trial a last run must exit 0, then: the ledger's devices are the Grokkers that
 # exist, each change (provision, region, firmware) on each Grokker has exactly one `done`
 # record, every run is closed, no intent is open, no temp file is left, `grokctl verify`
 # passes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# A private mount namespace for the diskfull campaign's tmpfs (nothing leaks to the host).
+if [ -z "${CHAOS_IN_NAMESPACE:-}" ]; then
+    export CHAOS_IN_NAMESPACE=1
+    for flags in -m -rm; do
+        if unshare $flags true 2>/dev/null; then exec unshare $flags "$0" "$@"; fi
+    done
+    CHAOS_IN_NAMESPACE=none
+fi
 ROOT=$(pwd)
 TRIALS=${1:-20}
 RANDOM=${2:-1}
@@ -97,9 +116,89 @@ finish_trial() {
 
 ms_sleep() { sleep "$(printf '0.%03d' "$1")"; }
 
+want() { [ -z "${CAMPAIGNS:-}" ] || [[ " $CAMPAIGNS " == *" $1 "* ]]; }
+
+# A world whose every file is on a 2 MiB tmpfs.
+new_small_world() {
+    W=$(mktemp -d /tmp/grokchaos.XXXXXX)
+    mount -t tmpfs -o size=2m tmpfs "$W" || return 1
+    cp -r "$ROOT/firmware-cache" "$W/cache"
+    for n in 0 1 2 3; do
+        mkdir -p "$W/bench/sim-$n"
+        cp "$ROOT/profiles/scenes/demo.json" "$W/bench/sim-$n/scene.json"
+    done
+    LEDGER=$W/state/grokctl/ledger.sqlite
+}
+
+ASOUNDRC=$ROOT/Tests/GrokAudioTests/Fixtures/asoundrc
+SLOWEST_FROZEN_END=0
+# A `grokctl emulate` on FIFOs in $W, a run against it, the emulator frozen after the
+# run's second step; $1: TERM (then SIGTERM the run) or stall (stall_s 1, no signal).
+frozen_trial() {
+    local mode=$1 profile=$PROFILE
+    mkfifo "$W/pb" "$W/cp"; mkdir -p "$W/unit"; cp "$ROOT/profiles/scenes/demo.json" "$W/unit/scene.json"
+    if [ "$mode" = stall ]; then
+        profile=$W/stall.json
+        sed 's/"reconnect_s": 20 }/"reconnect_s": 20, "stall_s": 1 }/' "$PROFILE" > "$profile"
+    fi
+    "$GROKCTL" emulate --state "$W/unit" --input "$W/pb" --output "$W/cp" >/dev/null 2>&1 &
+    local emu=$!
+    ( export XDG_STATE_HOME=$W/state HOME=$W
+      exec "$GROKCTL" --alsa-config "$ASOUNDRC" provision --profile "$profile" --unattended --json \
+          --device "alsa:grokbench_host:PLAYBACK=\"$W/pb\",CAPTURE=\"$W/cp\"" --bench "$W/bench" --cache "$W/cache" \
+          --trusted-keys "$ROOT/profiles/firmware-keys.json" ) >"$W/out" 2>/dev/null &
+    local pid=$! problems=""
+    for _ in $(seq 1000); do [ "$(grep -c step_finished "$W/out" 2>/dev/null)" -ge 2 ] && break; sleep 0.01; done
+    kill -STOP $emu
+    local t0; t0=$(date +%s%N)
+    if [ "$mode" = TERM ]; then sleep 0.3; t0=$(date +%s%N); kill -TERM $pid; fi
+    # At most 30 s (the bound is 1-2 s); a run still going then has hung.
+    for _ in $(seq 3000); do kill -0 $pid 2>/dev/null || break; sleep 0.01; done
+    if kill -0 $pid 2>/dev/null; then problems="$problems hung"; kill -9 $pid; fi
+    wait $pid; local status=$?
+    local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    [ $ms -gt $SLOWEST_FROZEN_END ] && SLOWEST_FROZEN_END=$ms
+    kill -9 $emu 2>/dev/null; kill -CONT $emu 2>/dev/null; wait $emu 2>/dev/null
+    if [ "$mode" = TERM ]; then
+        [ $status = 130 ] || problems="$problems exit-$status"
+        [ $ms -lt 2000 ] || problems="$problems took-${ms}ms"
+        [ "$(sqlite3 "$LEDGER" "SELECT outcome FROM runs")" = cancelled ] || problems="$problems not-cancelled"
+    else
+        [ $status = 1 ] || problems="$problems exit-$status"
+        grep -q fleet_reader_frozen "$W/out" || problems="$problems no-frozen-code"
+    fi
+    [ "$(sqlite3 "$LEDGER" "SELECT count(*) FROM runs WHERE ended_at IS NULL")" = 0 ] || problems="$problems open-run"
+    local campaign=frozen:$mode
+    TRIALS_OF[$campaign]=$(( ${TRIALS_OF[$campaign]:-0} + 1 ))
+    if [ -z "$problems" ]; then SURVIVED[$campaign]=$(( ${SURVIVED[$campaign]:-0} + 1 )); rm -rf "$W"
+    else LOST[$campaign]="${LOST[$campaign]:-}${problems};"; echo "  $campaign trial in $W:$problems" >&2; fi
+}
+
 declare -A TRIALS_OF SURVIVED LOST
 STARTED=$(date +%s)
 for ((t = 1; t <= TRIALS; t++)); do
+    if want diskfull && [ "$CHAOS_IN_NAMESPACE" != none ] && new_small_world; then
+        # Leave 0-600 KiB free, in 8 KiB steps: the disk fills at a different write each trial.
+        free_kib=$(( (RANDOM % 76) * 8 ))
+        avail_kib=$(df -k --output=avail "$W" | tail -1 | tr -d ' ')
+        fill=$(( avail_kib - free_kib ))
+        [ $fill -gt 0 ] && dd if=/dev/zero of="$W/filler" bs=1k count=$fill status=none 2>/dev/null
+        provision_bg >/dev/null 2>&1
+        pid=$!
+        wait $pid; status=$?
+        if [ $status -gt 128 ] && [ $status != 130 ]; then LOST[diskfull]="${LOST[diskfull]:-}killed-$status;"; KEEP=1; fi
+        rm -f "$W/filler"
+        finish_trial diskfull
+        # The tmpfs goes with the namespace: a failed trial's files are copied out first.
+        if [ -d "$W" ]; then
+            [ -n "$(ls -A "$W" 2>/dev/null)" ] && cp -a "$W" "$W.kept" 2>/dev/null && echo "  (kept in $W.kept)" >&2
+            umount "$W" 2>/dev/null; rmdir "$W" 2>/dev/null
+        fi
+    fi
+    for mode in TERM stall; do
+        if want "frozen:$mode"; then new_world; frozen_trial $mode; fi
+    done
+    want same2 || want same4 || want disjoint || want kill9 || want change:provision || want sig:TERM || want head || continue
     for k in 2 4; do
         new_world
         for ((p = 0; p < k; p++)); do provision_bg >/dev/null 2>&1; done
@@ -149,7 +248,9 @@ for ((t = 1; t <= TRIALS; t++)); do
 done
 
 printf '%-18s %7s %9s  %s\n' campaign trials survived lost
-for c in same2 same4 disjoint kill9 change:provision change:region change:firmware sig:TERM sig:INT sig:HUP sig:PIPE sig:XFSZ head; do
+for c in same2 same4 disjoint kill9 change:provision change:region change:firmware sig:TERM sig:INT sig:HUP sig:PIPE sig:XFSZ head \
+         diskfull frozen:TERM frozen:stall; do
+    want "$c" || continue
     printf '%-18s %7s %9s  %s\n' "$c" "${TRIALS_OF[$c]:-0}" "${SURVIVED[$c]:-0}" "${LOST[$c]:-none}"
 done
-echo "($(( $(date +%s) - STARTED )) s, seed ${2:-1}, $TRIALS trials per campaign)"
+echo "($(( $(date +%s) - STARTED )) s, seed ${2:-1}, $TRIALS trials per campaign; slowest end of a frozen run: ${SLOWEST_FROZEN_END} ms)"

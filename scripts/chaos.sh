@@ -15,16 +15,19 @@
 #                  (GROKCTL_CHAOS_KILL_AFTER_CHANGE), then a re-run
 #   sig:<name>     SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGXFSZ at a random moment
 #   head           stdout closed under the run (`| head -c 200`)
-#   diskfull       the whole world (bench, cache, ledger, reports) on a 2 MiB tmpfs, filled
-#                  so that 0-600 KiB are left (a different amount each trial), then a run;
-#                  then the filler is removed and the checks below run as usual
+#   diskfull:state the state directory (ledger, reports, locks) on a 2 MiB tmpfs, filled so
+#                  that 0-600 KiB are left (a different amount each trial), then a run; then
+#                  the filler is removed and the trial ends as the others do
+#   diskfull:bench the same for the bench (the Grokkers' state.json and flash.bin, 272 KiB
+#                  each): a 4 MiB tmpfs with 0-1.5 MiB left
 #   frozen:TERM    a `grokctl emulate` on FIFOs (through the ALSA file plugin) SIGSTOPped
 #                  mid-run, then SIGTERM to the run: it must end within 2 s, exit 130, its
 #                  run closed `cancelled` (prints the slowest end, in ms)
 #   frozen:stall   the same with no signal and `timeouts.stall_s` 1: the run must end by the
 #                  bound (exit 1, `fleet_reader_frozen`), its run closed
-# CAMPAIGNS="diskfull frozen:TERM" runs only those (default: all). The diskfull campaign
-# needs a mount namespace: the script re-runs itself under `unshare -m` (root) or
+# CAMPAIGNS="diskfull:state frozen:TERM" runs only those (default: all; naming any of the
+# older campaigns runs them all, and prints the ones named). The diskfull campaigns need a
+# mount namespace: the script re-runs itself under `unshare -m` (root) or
 # `unshare -rm` (a user namespace) and skips the campaign when neither works.
 # After each trial a last run must exit 0, then: the ledger's devices are the Grokkers that
 # exist, each change (provision, region, firmware) on each Grokker has exactly one `done`
@@ -110,7 +113,7 @@ finish_trial() {
         echo "  $campaign trial in $W:$problems" >&2
         KEEP=1
     fi
-    [ "${KEEP:-0}" = 1 ] || rm -rf "$W"
+    [ "${KEEP:-0}" = 1 ] || rm -rf "$W" 2>/dev/null
     KEEP=0
 }
 
@@ -118,16 +121,15 @@ ms_sleep() { sleep "$(printf '0.%03d' "$1")"; }
 
 want() { [ -z "${CAMPAIGNS:-}" ] || [[ " $CAMPAIGNS " == *" $1 "* ]]; }
 
-# A world whose every file is on a 2 MiB tmpfs.
+# A fresh world whose directory $1 (state or bench) is a tmpfs of $2 (size=).
 new_small_world() {
-    W=$(mktemp -d /tmp/grokchaos.XXXXXX)
-    mount -t tmpfs -o size=2m tmpfs "$W" || return 1
-    cp -r "$ROOT/firmware-cache" "$W/cache"
+    new_world
+    mkdir -p "$W/$1"
+    mount -t tmpfs -o "size=$2" tmpfs "$W/$1" || return 1
     for n in 0 1 2 3; do
         mkdir -p "$W/bench/sim-$n"
         cp "$ROOT/profiles/scenes/demo.json" "$W/bench/sim-$n/scene.json"
     done
-    LEDGER=$W/state/grokctl/ledger.sqlite
 }
 
 ASOUNDRC=$ROOT/Tests/GrokAudioTests/Fixtures/asoundrc
@@ -174,27 +176,32 @@ frozen_trial() {
     else LOST[$campaign]="${LOST[$campaign]:-}${problems};"; echo "  $campaign trial in $W:$problems" >&2; fi
 }
 
-declare -A TRIALS_OF SURVIVED LOST
+declare -A TRIALS_OF SURVIVED LOST FIRST_EXIT
 STARTED=$(date +%s)
 for ((t = 1; t <= TRIALS; t++)); do
-    if want diskfull && [ "$CHAOS_IN_NAMESPACE" != none ] && new_small_world; then
-        # Leave 0-600 KiB free, in 8 KiB steps: the disk fills at a different write each trial.
-        free_kib=$(( (RANDOM % 76) * 8 ))
-        avail_kib=$(df -k --output=avail "$W" | tail -1 | tr -d ' ')
+    for spec in state:2m:76 bench:4m:192; do
+        IFS=: read -r where size steps <<<"$spec"
+        want "diskfull:$where" && [ "$CHAOS_IN_NAMESPACE" != none ] || continue
+        new_small_world "$where" "$size" || continue
+        # Leave 0 to (steps-1)*8 KiB free: the disk fills at a different write each trial.
+        free_kib=$(( (RANDOM % steps) * 8 ))
+        avail_kib=$(df -k --output=avail "$W/$where" | tail -1 | tr -d ' ')
         fill=$(( avail_kib - free_kib ))
-        [ $fill -gt 0 ] && dd if=/dev/zero of="$W/filler" bs=1k count=$fill status=none 2>/dev/null
+        [ $fill -gt 0 ] && dd if=/dev/zero of="$W/$where/filler" bs=1k count=$fill status=none 2>/dev/null
         provision_bg >/dev/null 2>&1
         pid=$!
         wait $pid; status=$?
-        if [ $status -gt 128 ] && [ $status != 130 ]; then LOST[diskfull]="${LOST[diskfull]:-}killed-$status;"; KEEP=1; fi
-        rm -f "$W/filler"
-        finish_trial diskfull
+        if [ $status -gt 128 ] && [ $status != 130 ]; then LOST[diskfull:$where]="${LOST[diskfull:$where]:-}killed-$status;"; KEEP=1; fi
+        FIRST_EXIT[diskfull:$where]="${FIRST_EXIT[diskfull:$where]:-}$status "
+        rm -f "$W/$where/filler"
         # The tmpfs goes with the namespace: a failed trial's files are copied out first.
-        if [ -d "$W" ]; then
-            [ -n "$(ls -A "$W" 2>/dev/null)" ] && cp -a "$W" "$W.kept" 2>/dev/null && echo "  (kept in $W.kept)" >&2
-            umount "$W" 2>/dev/null; rmdir "$W" 2>/dev/null
+        world=$W survived=${SURVIVED[diskfull:$where]:-0}
+        finish_trial "diskfull:$where"
+        if [ "${SURVIVED[diskfull:$where]:-0}" = "$survived" ]; then
+            cp -a "$world" "$world.kept" 2>/dev/null && echo "  (kept in $world.kept)" >&2
         fi
-    fi
+        umount "$world/$where" 2>/dev/null; rm -rf "$world"
+    done
     for mode in TERM stall; do
         if want "frozen:$mode"; then new_world; frozen_trial $mode; fi
     done
@@ -249,8 +256,11 @@ done
 
 printf '%-18s %7s %9s  %s\n' campaign trials survived lost
 for c in same2 same4 disjoint kill9 change:provision change:region change:firmware sig:TERM sig:INT sig:HUP sig:PIPE sig:XFSZ head \
-         diskfull frozen:TERM frozen:stall; do
+         diskfull:state diskfull:bench frozen:TERM frozen:stall; do
     want "$c" || continue
     printf '%-18s %7s %9s  %s\n' "$c" "${TRIALS_OF[$c]:-0}" "${SURVIVED[$c]:-0}" "${LOST[$c]:-none}"
+done
+for c in diskfull:state diskfull:bench; do
+    [ -n "${FIRST_EXIT[$c]:-}" ] && echo "$c: exit codes of the runs on the full disk: $(echo ${FIRST_EXIT[$c]} | tr ' ' '\n' | sort | uniq -c | awk '{printf "exit %s x%s; ", $2, $1}')"
 done
 echo "($(( $(date +%s) - STARTED )) s, seed ${2:-1}, $TRIALS trials per campaign; slowest end of a frozen run: ${SLOWEST_FROZEN_END} ms)"

@@ -16,7 +16,8 @@ import Synchronization
 /// - the deadlines of whatever the I/O is part of (``setLimit(_:seconds:)``: a fleet step,
 ///   the whole device run);
 /// - whether someone asked the I/O to stop (``cancel()``, or the `isCancelled` closure it
-///   polls: a stop signal).
+///   polls: a stop signal); that interrupts only a call blocked longer than
+///   ``cancelGraceSeconds`` (moving I/O is left to reach its safe point).
 ///
 /// ``guarding(port:_:)`` runs a blocking call under the bound. When it fires, a watchdog
 /// thread interrupts the blocked system call (a signal with a do-nothing handler, installed
@@ -73,7 +74,7 @@ public final class WallClockBound: Sendable {
         }
     }
 
-    /// Stops the I/O: a blocked call is interrupted, later ones throw ``AudioError/cancelled(port:)``.
+    /// Stops the I/O: a call blocked longer than ``cancelGraceSeconds`` is interrupted with ``AudioError/cancelled(port:)`` (and so is every later call).
     public func cancel() {
         state.withLock { $0.cancelled = true }
         WallClockWatchdog.shared.poke()
@@ -89,14 +90,23 @@ public final class WallClockBound: Sendable {
         state.withLock { $0.fired }
     }
 
-    /// The error to end with now, if any (and records it as fired): cancelled, a deadline
-    /// passed, or (with `blockedSince`) a call blocked longer than ``stallSeconds``.
+    /// How long a call must have been blocked before a cancellation interrupts it. A stop
+    /// ends a step at its safe point (docs/fleet.md, "Signals"), so cancellation never cuts
+    /// I/O that is moving: a transfer takes well under a millisecond on a FIFO and a period
+    /// or two (tens of milliseconds) on a sound card. Only a call blocked longer than this,
+    /// on a reader that stopped answering, is interrupted.
+    public static let cancelGraceSeconds = 0.25
+
+    /// The error to end with now, if any (and records it as fired): a deadline passed, or
+    /// (with `blockedSince`) a call blocked longer than ``stallSeconds``, or cancelled while
+    /// blocked longer than ``cancelGraceSeconds``.
     func check(port: String, now: ContinuousClock.Instant, blockedSince: ContinuousClock.Instant?) -> AudioError? {
-        let cancelled = externalCancel?() == true
+        let blockedTooLongToWait = blockedSince.map { $0.advanced(by: .seconds(Self.cancelGraceSeconds)) <= now } ?? false
+        let cancelled = blockedTooLongToWait && externalCancel?() == true
         return state.withLock { state in
             if let fired = state.fired { return fired }
             var error: AudioError?
-            if state.cancelled || cancelled {
+            if (state.cancelled && blockedTooLongToWait) || cancelled {
                 error = .cancelled(port: port)
             } else if let passed = state.limits.filter({ $0.deadline <= now }).min(by: { $0.deadline < $1.deadline }) {
                 error = .timedOut(port: port, what: passed.name, seconds: Self.text(passed.seconds))
@@ -121,7 +131,8 @@ public final class WallClockBound: Sendable {
         }
     }
 
-    /// Throws the error the bound fires with now (cancelled, a deadline passed), if any.
+    /// Throws the error the bound fires with now (a deadline passed, or it fired before), if
+    /// any. A cancellation alone does not stop a call that has not blocked.
     public func check(port: String) throws(AudioError) {
         if let error = check(port: port, now: .now, blockedSince: nil) { throw error }
     }

@@ -15,12 +15,34 @@
 #                  (GROKCTL_CHAOS_KILL_AFTER_CHANGE), then a re-run
 #   sig:<name>     SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGXFSZ at a random moment
 #   head           stdout closed under the run (`| head -c 200`)
+#   diskfull:state the state directory (ledger, reports, locks) on a 2 MiB tmpfs, filled so
+#                  that 0-600 KiB are left (a different amount each trial), then a run; then
+#                  the filler is removed and the trial ends as the others do
+#   diskfull:bench the same for the bench (the Grokkers' state.json and flash.bin, 272 KiB
+#                  each): a 4 MiB tmpfs with 0-1.5 MiB left
+#   frozen:TERM    a `grokctl emulate` on FIFOs (through the ALSA file plugin) SIGSTOPped
+#                  mid-run, then SIGTERM to the run: it must end within 2 s, exit 130, its
+#                  run closed `cancelled` (prints the slowest end, in ms)
+#   frozen:stall   the same with no signal and `timeouts.stall_s` 1: the run must end by the
+#                  bound (exit 1, `fleet_reader_frozen`), its run closed
+# CAMPAIGNS="diskfull:state frozen:TERM" runs only those (default: all; naming any of the
+# older campaigns runs them all, and prints the ones named). The diskfull campaigns need a
+# mount namespace: the script re-runs itself under `unshare -m` (root) or
+# `unshare -rm` (a user namespace) and skips the campaign when neither works.
 # After each trial a last run must exit 0, then: the ledger's devices are the Grokkers that
 # exist, each change (provision, region, firmware) on each Grokker has exactly one `done`
 # record, every run is closed, no intent is open, no temp file is left, `grokctl verify`
 # passes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# A private mount namespace for the diskfull campaign's tmpfs (nothing leaks to the host).
+if [ -z "${CHAOS_IN_NAMESPACE:-}" ]; then
+    export CHAOS_IN_NAMESPACE=1
+    for flags in -m -rm; do
+        if unshare $flags true 2>/dev/null; then exec unshare $flags "$0" "$@"; fi
+    done
+    CHAOS_IN_NAMESPACE=none
+fi
 ROOT=$(pwd)
 TRIALS=${1:-20}
 RANDOM=${2:-1}
@@ -91,15 +113,99 @@ finish_trial() {
         echo "  $campaign trial in $W:$problems" >&2
         KEEP=1
     fi
-    [ "${KEEP:-0}" = 1 ] || rm -rf "$W"
+    [ "${KEEP:-0}" = 1 ] || rm -rf "$W" 2>/dev/null
     KEEP=0
 }
 
 ms_sleep() { sleep "$(printf '0.%03d' "$1")"; }
 
-declare -A TRIALS_OF SURVIVED LOST
+want() { [ -z "${CAMPAIGNS:-}" ] || [[ " $CAMPAIGNS " == *" $1 "* ]]; }
+
+# A fresh world whose directory $1 (state or bench) is a tmpfs of $2 (size=).
+new_small_world() {
+    new_world
+    mkdir -p "$W/$1"
+    mount -t tmpfs -o "size=$2" tmpfs "$W/$1" || return 1
+    for n in 0 1 2 3; do
+        mkdir -p "$W/bench/sim-$n"
+        cp "$ROOT/profiles/scenes/demo.json" "$W/bench/sim-$n/scene.json"
+    done
+}
+
+ASOUNDRC=$ROOT/Tests/GrokAudioTests/Fixtures/asoundrc
+SLOWEST_FROZEN_END=0
+# A `grokctl emulate` on FIFOs in $W, a run against it, the emulator frozen after the
+# run's second step; $1: TERM (then SIGTERM the run) or stall (stall_s 1, no signal).
+frozen_trial() {
+    local mode=$1 profile=$PROFILE
+    mkfifo "$W/pb" "$W/cp"; mkdir -p "$W/unit"; cp "$ROOT/profiles/scenes/demo.json" "$W/unit/scene.json"
+    if [ "$mode" = stall ]; then
+        profile=$W/stall.json
+        sed 's/"reconnect_s": 20 }/"reconnect_s": 20, "stall_s": 1 }/' "$PROFILE" > "$profile"
+    fi
+    "$GROKCTL" emulate --state "$W/unit" --input "$W/pb" --output "$W/cp" >/dev/null 2>&1 &
+    local emu=$!
+    ( export XDG_STATE_HOME=$W/state HOME=$W
+      exec "$GROKCTL" --alsa-config "$ASOUNDRC" provision --profile "$profile" --unattended --json \
+          --device "alsa:grokbench_host:PLAYBACK=\"$W/pb\",CAPTURE=\"$W/cp\"" --bench "$W/bench" --cache "$W/cache" \
+          --trusted-keys "$ROOT/profiles/firmware-keys.json" ) >"$W/out" 2>/dev/null &
+    local pid=$! problems=""
+    for _ in $(seq 1000); do [ "$(grep -c step_finished "$W/out" 2>/dev/null)" -ge 2 ] && break; sleep 0.01; done
+    kill -STOP $emu
+    local t0; t0=$(date +%s%N)
+    if [ "$mode" = TERM ]; then sleep 0.3; t0=$(date +%s%N); kill -TERM $pid; fi
+    # At most 30 s (the bound is 1-2 s); a run still going then has hung.
+    for _ in $(seq 3000); do kill -0 $pid 2>/dev/null || break; sleep 0.01; done
+    if kill -0 $pid 2>/dev/null; then problems="$problems hung"; kill -9 $pid; fi
+    wait $pid; local status=$?
+    local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    [ $ms -gt $SLOWEST_FROZEN_END ] && SLOWEST_FROZEN_END=$ms
+    kill -9 $emu 2>/dev/null; kill -CONT $emu 2>/dev/null; wait $emu 2>/dev/null
+    if [ "$mode" = TERM ]; then
+        [ $status = 130 ] || problems="$problems exit-$status"
+        [ $ms -lt 2000 ] || problems="$problems took-${ms}ms"
+        [ "$(sqlite3 "$LEDGER" "SELECT outcome FROM runs")" = cancelled ] || problems="$problems not-cancelled"
+    else
+        [ $status = 1 ] || problems="$problems exit-$status"
+        grep -q fleet_reader_frozen "$W/out" || problems="$problems no-frozen-code"
+    fi
+    [ "$(sqlite3 "$LEDGER" "SELECT count(*) FROM runs WHERE ended_at IS NULL")" = 0 ] || problems="$problems open-run"
+    local campaign=frozen:$mode
+    TRIALS_OF[$campaign]=$(( ${TRIALS_OF[$campaign]:-0} + 1 ))
+    if [ -z "$problems" ]; then SURVIVED[$campaign]=$(( ${SURVIVED[$campaign]:-0} + 1 )); rm -rf "$W"
+    else LOST[$campaign]="${LOST[$campaign]:-}${problems};"; echo "  $campaign trial in $W:$problems" >&2; fi
+}
+
+declare -A TRIALS_OF SURVIVED LOST FIRST_EXIT
 STARTED=$(date +%s)
 for ((t = 1; t <= TRIALS; t++)); do
+    for spec in state:2m:76 bench:4m:192; do
+        IFS=: read -r where size steps <<<"$spec"
+        want "diskfull:$where" && [ "$CHAOS_IN_NAMESPACE" != none ] || continue
+        new_small_world "$where" "$size" || continue
+        # Leave 0 to (steps-1)*8 KiB free: the disk fills at a different write each trial.
+        free_kib=$(( (RANDOM % steps) * 8 ))
+        avail_kib=$(df -k --output=avail "$W/$where" | tail -1 | tr -d ' ')
+        fill=$(( avail_kib - free_kib ))
+        [ $fill -gt 0 ] && dd if=/dev/zero of="$W/$where/filler" bs=1k count=$fill status=none 2>/dev/null
+        provision_bg >/dev/null 2>&1
+        pid=$!
+        wait $pid; status=$?
+        if [ $status -gt 128 ] && [ $status != 130 ]; then LOST[diskfull:$where]="${LOST[diskfull:$where]:-}killed-$status;"; KEEP=1; fi
+        FIRST_EXIT[diskfull:$where]="${FIRST_EXIT[diskfull:$where]:-}$status "
+        rm -f "$W/$where/filler"
+        # The tmpfs goes with the namespace: a failed trial's files are copied out first.
+        world=$W survived=${SURVIVED[diskfull:$where]:-0}
+        finish_trial "diskfull:$where"
+        if [ "${SURVIVED[diskfull:$where]:-0}" = "$survived" ]; then
+            cp -a "$world" "$world.kept" 2>/dev/null && echo "  (kept in $world.kept)" >&2
+        fi
+        umount "$world/$where" 2>/dev/null; rm -rf "$world"
+    done
+    for mode in TERM stall; do
+        if want "frozen:$mode"; then new_world; frozen_trial $mode; fi
+    done
+    want same2 || want same4 || want disjoint || want kill9 || want change:provision || want sig:TERM || want head || continue
     for k in 2 4; do
         new_world
         for ((p = 0; p < k; p++)); do provision_bg >/dev/null 2>&1; done
@@ -149,7 +255,12 @@ for ((t = 1; t <= TRIALS; t++)); do
 done
 
 printf '%-18s %7s %9s  %s\n' campaign trials survived lost
-for c in same2 same4 disjoint kill9 change:provision change:region change:firmware sig:TERM sig:INT sig:HUP sig:PIPE sig:XFSZ head; do
+for c in same2 same4 disjoint kill9 change:provision change:region change:firmware sig:TERM sig:INT sig:HUP sig:PIPE sig:XFSZ head \
+         diskfull:state diskfull:bench frozen:TERM frozen:stall; do
+    want "$c" || continue
     printf '%-18s %7s %9s  %s\n' "$c" "${TRIALS_OF[$c]:-0}" "${SURVIVED[$c]:-0}" "${LOST[$c]:-none}"
 done
-echo "($(( $(date +%s) - STARTED )) s, seed ${2:-1}, $TRIALS trials per campaign)"
+for c in diskfull:state diskfull:bench; do
+    [ -n "${FIRST_EXIT[$c]:-}" ] && echo "$c: exit codes of the runs on the full disk: $(echo ${FIRST_EXIT[$c]} | tr ' ' '\n' | sort | uniq -c | awk '{printf "exit %s x%s; ", $2, $1}')"
+done
+echo "($(( $(date +%s) - STARTED )) s, seed ${2:-1}, $TRIALS trials per campaign; slowest end of a frozen run: ${SLOWEST_FROZEN_END} ms)"

@@ -137,13 +137,23 @@ public final class ALSAPort: AudioPort {
 
     /// Stops both directions and releases the device. Playback is closed first (the file
     /// plugin flushes what it buffered, then the peer sees end of file), then capture.
+    ///
+    /// Closing flushes what the playback side still holds; on a FIFO whose reader is frozen
+    /// that write would block for ever, so the close is bounded by ``closeBoundSeconds`` of
+    /// wall-clock time (then the held-back samples are dropped).
     public func close() {
-        BrokenPipe.withSignalBlocked {
-            playback = nil
-            capture = nil
+        let closing = WallClockBound(stallSeconds: Self.closeBoundSeconds)
+        try? closing.guarding(port: name) {
+            BrokenPipe.withSignalBlocked {
+                playback = nil
+                capture = nil
+            }
         }
         configuration = nil
     }
+
+    /// The longest ``close()`` waits for the playback side to take its last samples.
+    public static let closeBoundSeconds = 0.5
 
     // MARK: Transfers
 
@@ -160,11 +170,14 @@ public final class ALSAPort: AudioPort {
                     }
                 }
             }
+            // The file plugin may report a write the watchdog interrupted as done.
+            if let fired = WallClockWatchdog.firedOnThisThread() { throw fired }
             if result > 0 {
                 done += result
                 stalls = 0
                 failures = 0
             } else if result == 0 {
+                if let fired = WallClockWatchdog.firedOnThisThread() { throw fired }
                 stalls += 1
                 if stalls > 3 {
                     throw AudioError.io(device: device, operation: "snd_pcm_writei", detail: "the device accepts no data")
@@ -189,10 +202,14 @@ public final class ALSAPort: AudioPort {
                 while done < frames {
                     let got = snd_pcm_readi(pcm.handle, base + done * channels, UInt(min(frames - done, limit)))
                     if got <= 0 { return got }
+                    // The file plugin reports a read of its FIFO that the watchdog interrupted
+                    // as a frame read (of stale data): ask after every call.
+                    if WallClockWatchdog.firedOnThisThread() != nil { return -Int(EINTR) }
                     done += got
                 }
                 return 0
             }
+            if let fired = WallClockWatchdog.firedOnThisThread() { throw fired }
             if done == frames { break }
             if result == 0 {
                 // A blocking read only returns 0 when its source ended.
@@ -209,6 +226,9 @@ public final class ALSAPort: AudioPort {
     /// (`failures` counts attempts since the last frame went through: the file plugin
     /// also reports a vanished reader of its output file as `-EPIPE`).
     private func recover(_ pcm: PCMHandle, code: Int, operation: String, failures: inout Int) throws(AudioError) {
+        // Interrupted by the wall-clock watchdog (``WallClockBound``): its error, not ALSA's
+        // (the file plugin reports an interrupted read of its FIFO as -1).
+        if let fired = WallClockWatchdog.firedOnThisThread() { throw fired }
         let message = ALSACall.lastMessage()
         let errno = Int32(clamping: -code)
         guard errno == EPIPE || errno == ESTRPIPE || errno == EINTR else {
@@ -246,6 +266,8 @@ public final class ALSAPort: AudioPort {
             }
             if result > 0 {
                 done += result
+            } else if let fired = WallClockWatchdog.firedOnThisThread() {
+                throw fired
             } else if result == 0 || Int32(clamping: -result) != EINTR {
                 throw ALSACall.error(
                     code: result == 0 ? -Int(EIO) : result, operation: "snd_pcm_writei (prefill)",

@@ -16,6 +16,14 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
     case badWAV(path: String, detail: String)
     /// A file could not be opened, read or written.
     case file(path: String, detail: String)
+    /// One call on the port blocked for `seconds` of wall-clock time (its
+    /// ``WallClockBound/stallSeconds``) with nothing moving: the reader or the program on
+    /// the other end is frozen, or the sound card stalled.
+    case stalled(port: String, seconds: String)
+    /// `what` (a fleet step, the whole device run) ran past its wall-clock limit of `seconds`.
+    case timedOut(port: String, what: String, seconds: String)
+    /// A request to stop (a signal) ended the I/O.
+    case cancelled(port: String)
 
     /// A stable identifier for machines and for the message catalog.
     public var code: String {
@@ -27,6 +35,9 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
         case .closed: "audio_closed"
         case .badWAV: "audio_bad_wav"
         case .file: "audio_file"
+        case .stalled: "audio_stalled"
+        case .timedOut: "audio_timed_out"
+        case .cancelled: "audio_cancelled"
         }
     }
 
@@ -40,6 +51,9 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
         case .closed(let p): [p]
         case .badWAV(let p, let detail): [p, detail]
         case .file(let p, let detail): [p, detail]
+        case .stalled(let p, let seconds): [p, seconds]
+        case .timedOut(let p, let what, let seconds): [p, what, seconds]
+        case .cancelled(let p): [p]
         }
     }
 
@@ -59,6 +73,12 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
             "'\(p)' is not a usable WAV file: \(detail); record it again with --record-audio."
         case .file(let p, let detail):
             "cannot use file '\(p)': \(detail)."
+        case .stalled(let p, let seconds):
+            "audio port '\(p)' was blocked for \(seconds) s with nothing moving: the reader (or the program on the other end) is frozen; check the cable, restart the reader and retry."
+        case .timedOut(let p, let what, let seconds):
+            "the \(what) on audio port '\(p)' ran past its wall-clock limit of \(seconds) s; check the reader and retry (the profile's timeouts set the limit)."
+        case .cancelled(let p):
+            "the transfer on audio port '\(p)' was stopped by a request to stop."
         }
     }
 }

@@ -123,6 +123,8 @@ enum POSIXCall {
             let result = call()
             if result >= 0 { return result }
             let code = errno
+            // Interrupted by the wall-clock watchdog (``WallClockBound``): give up with its error.
+            if let fired = WallClockWatchdog.firedOnThisThread() { throw fired }
             if code == EINTR { continue }
             // The reader of a pipe went away: the other side hung up, like end of file.
             if code == EPIPE { throw AudioError.closed(port: path) }

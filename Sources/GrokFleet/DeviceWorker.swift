@@ -1,4 +1,5 @@
 import Foundation
+import GrokAudio
 import GrokFirmware
 import GrokLink
 import GrokProtocol
@@ -37,11 +38,18 @@ final class DeviceWorker {
     /// The run was cancelled before this device finished.
     var interrupted = false
     var first: ReaderInfo?
+    // p4-bounds hook: the wall-clock bounds on this Grokker's audio I/O (the port's stall
+    // bound, this step's and the device run's limits, the run's cancellation), derived from
+    // the profile's timeouts (Profile.Timeouts; docs/profiles.md, "Wall-clock bounds").
+    let bound: WallClockBound
+    var stepLimit: String?
 
     init(runner: FleetRunner, device: FleetDevice) {
         self.runner = runner
         self.device = device
         context = FleetDeviceContext(device: device.name)
+        let cancellation = runner.options.cancellation
+        bound = WallClockBound(stallSeconds: runner.profile.timeouts.stallBound, isCancelled: { cancellation.isCancelled })
     }
 
     var info: ReaderInfo? { context.info }
@@ -58,6 +66,7 @@ final class DeviceWorker {
             return report
         }
         delegate.deviceStarted(context)
+        bound.setLimit("device run", seconds: profile.timeouts.deviceRunBound)  // p4-bounds hook
         defer {
             session?.close()
             lock?.unlock()
@@ -141,6 +150,10 @@ final class DeviceWorker {
             throw Stop()
         }
         delegate.stepStarted(context, step: step)
+        // p4-bounds hook: this step's wall-clock limit replaces the last step's.
+        if let stepLimit { bound.setLimit(stepLimit, seconds: nil) }
+        stepLimit = "step \(step.rawValue)"
+        bound.setLimit("step \(step.rawValue)", seconds: profile.timeouts.bound(of: step))
         let started = runner.options.clock()
         let wallStart = Date()
         let firmwareBefore = firmwareText
@@ -151,6 +164,8 @@ final class DeviceWorker {
         } catch {
             result = Result(result: .failed, code: stopCode?.0 ?? "fleet_internal", arguments: stopCode?.1 ?? [])
         }
+        // p4-bounds hook: a step the wall-clock bound ended says so (a stop signal: interrupted).
+        if result.result == .failed, let fired = bound.fired { result = boundFailure(step, fired, otherwise: result) }
         if result.result == .done, step != .record, step != .connect, step != .identify, mode != .verify { changed.insert(step) }
         let outcome = StepOutcome(step: step, result: result.result, code: result.code, arguments: result.arguments,
                                   detail: result.detail, firmwareBefore: firmwareBefore, firmwareAfter: firmwareText,
@@ -174,6 +189,21 @@ final class DeviceWorker {
         }
         delegate.stepFinished(context, outcome: steps[steps.count - 1])
         if steps[steps.count - 1].result == .failed || steps[steps.count - 1].result == .refused { throw Stop() }
+    }
+
+    /// p4-bounds hook: what a step ended by ``bound`` reports.
+    func boundFailure(_ step: FleetStep, _ fired: AudioError, otherwise: Result) -> Result {
+        switch fired {
+        case .cancelled:
+            interrupted = true
+            return .failing(.failed, .interrupted(device: device.name))
+        case .stalled(_, let seconds):
+            return .failing(.failed, .readerFrozen(device: device.name, step: step.rawValue, seconds: seconds))
+        case .timedOut(_, let what, let seconds):
+            return .failing(.failed, .timedOut(device: device.name, step: step.rawValue, what: what, seconds: seconds))
+        default:
+            return otherwise
+        }
     }
 
     // MARK: Intents
@@ -248,7 +278,10 @@ final class DeviceWorker {
                 }
             }
             do {
-                session = ReaderSession(port: try device.openPort(), options: runner.readerOptions)
+                // p4-bounds hook: opening (a FIFO waits for its peer) and every transfer are bounded.
+                let open = device.openPort
+                session = ReaderSession(port: try bound.guarding(port: device.name) { try open() }, options: runner.readerOptions)
+                session?.driver.bound = bound
             } catch {
                 return .failing(.failed, .portUnavailable(device: device.name, detail: "\(error)"))
             }

@@ -69,6 +69,13 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
     case updateDeclined(device: String, decision: String)
     /// The run was cancelled before this device finished; re-run to finish it.
     case interrupted(device: String)
+    /// During `step`, one call on the device's audio port blocked for `seconds` of wall-clock
+    /// time with nothing moving (the profile's `timeouts.stall_s`): the reader, or the
+    /// program on the other end of its FIFOs, is frozen.
+    case readerFrozen(device: String, step: String, seconds: String)
+    /// `what` (`step <name>` or `device run`) ran past its wall-clock limit of `seconds`
+    /// (the profile's `timeouts.step_s` / `device_run_s`, or derived from its timeouts).
+    case timedOut(device: String, step: String, what: String, seconds: String)
 
     // MARK: The ledger
 
@@ -105,6 +112,8 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
         case .halted: "fleet_halted"
         case .updateDeclined: "fleet_update_declined"
         case .interrupted: "fleet_interrupted"
+        case .readerFrozen: "fleet_reader_frozen"
+        case .timedOut: "fleet_timed_out"
         case .recorderFailed: "fleet_recorder_failed"
         }
     }
@@ -123,6 +132,8 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
         case .reader(let device, let step, let code, let detail): [device, step, code, detail]
         case .regionNotAllowed(let device, let region, let allowed): [device, region, allowed.joined(separator: ", ")]
         case .regionNotChosen(let device), .interrupted(let device): [device]
+        case .readerFrozen(let device, let step, let seconds): [device, step, seconds]
+        case .timedOut(let device, let step, let what, let seconds): [device, step, what, seconds]
         case .regionUnsupported(let device, let firmware): [device, firmware]
         case .downgradeNotAllowed(let device, let running, let target): [device, running, target]
         case .sameVersionNotAllowed(let device, let version): [device, version]
@@ -197,6 +208,10 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(device): the firmware update was \(decision); re-run to be asked again"
         case .interrupted(let device):
             "\(device): the run stopped before this Grokker was finished; re-run to finish what is left"
+        case .readerFrozen(let device, let step, let seconds):
+            "\(device): during \(step), the audio port was blocked for \(seconds) s with nothing moving: the reader (or the program on the other end) is frozen; check it and run again"
+        case .timedOut(let device, let step, let what, let seconds):
+            "\(device): the \(what) ran past its wall-clock limit of \(seconds) s (during \(step)); check the reader, or raise timeouts.step_s / device_run_s in the profile, and run again"
         case .recorderFailed(let operation, let detail):
             "the ledger failed while \(operation) (\(detail)); check the ledger file and re-run"
         }

@@ -142,16 +142,52 @@ public struct Profile: Sendable, Equatable {
         }
     }
 
-    /// Timeouts, seconds of audio.
+    /// Timeouts: the link's, in seconds of audio, and the wall-clock bounds on the I/O
+    /// around it (docs/profiles.md, "Wall-clock bounds").
     public struct Timeouts: Sendable, Equatable {
         public var handshake = 3.0
         public var command = 5.0
         public var reconnect = 20.0
+        /// `stall_s`: the longest one audio transfer may block on the wall clock (`nil`: derived).
+        public var stall: Double?
+        /// `step_s`: each step's wall-clock limit (`nil`: derived; the firmware step gets four times it).
+        public var step: Double?
+        /// `device_run_s`: the wall-clock limit of one Grokker's whole run (`nil`: derived).
+        public var deviceRun: Double?
 
-        public init(handshake: Double = 3, command: Double = 5, reconnect: Double = 20) {
+        public init(handshake: Double = 3, command: Double = 5, reconnect: Double = 20,
+                    stall: Double? = nil, step: Double? = nil, deviceRun: Double? = nil) {
             self.handshake = handshake
             self.command = command
             self.reconnect = reconnect
+            self.stall = stall
+            self.step = step
+            self.deviceRun = deviceRun
+        }
+
+        /// How many times its step's limit the firmware step may take (an update at the
+        /// slowest modem setting is minutes of real-time audio: docs/benchmarks.md).
+        public static let firmwareStepFactor = 4.0
+
+        /// Seconds one blocking audio call may take on the wall clock: `stall_s`, else the
+        /// handshake and command timeouts together (a transfer carries milliseconds of audio;
+        /// nothing moving for as long as a handshake and a command may take means a frozen
+        /// reader).
+        public var stallBound: Double { stall ?? handshake + command }
+
+        /// Seconds a step other than firmware may take on the wall clock: `step_s`, else 60
+        /// command timeouts (a step is a few dozen commands and handshakes; 300 s by default).
+        public var stepBound: Double { step ?? 60 * command }
+
+        /// The wall-clock limit of `step`: ``stepBound``, four times it for the firmware step.
+        public func bound(of step: FleetStep) -> Double {
+            step == .firmware ? Self.firmwareStepFactor * stepBound : stepBound
+        }
+
+        /// Seconds one Grokker's whole run may take on the wall clock: `device_run_s`, else
+        /// the sum of its steps' limits (the eight steps and the record).
+        public var deviceRunBound: Double {
+            deviceRun ?? FleetStep.allCases.reduce(0) { $0 + bound(of: $1) }
         }
     }
 
@@ -230,10 +266,25 @@ public struct Profile: Sendable, Equatable {
             profile.retries.firmware = try o.integer("firmware", in: 0...10) ?? profile.retries.firmware
             profile.retries.smokeTest = try o.integer("smoke_test", in: 0...10) ?? profile.retries.smokeTest
         }
-        if let o = try top.object("timeouts", allowed: ["handshake_s", "command_s", "reconnect_s"]) {
+        if let o = try top.object("timeouts", allowed: ["handshake_s", "command_s", "reconnect_s", "stall_s", "step_s",
+                                                        "device_run_s"]) {
             profile.timeouts.handshake = try o.number("handshake_s", in: 0.1...600, unit: " seconds") ?? profile.timeouts.handshake
             profile.timeouts.command = try o.number("command_s", in: 0.1...600, unit: " seconds") ?? profile.timeouts.command
             profile.timeouts.reconnect = try o.number("reconnect_s", in: 0.1...600, unit: " seconds") ?? profile.timeouts.reconnect
+            // The wall-clock bounds (seconds on the wall clock, not of audio): each must leave
+            // room for the one it is part of.
+            profile.timeouts.stall = try o.number("stall_s", in: 0.1...600, unit: " seconds")
+            profile.timeouts.step = try o.number("step_s", in: 1...86_400, unit: " seconds")
+            profile.timeouts.deviceRun = try o.number("device_run_s", in: 1...604_800, unit: " seconds")
+            let bounds = profile.timeouts
+            if let step = bounds.step, bounds.stallBound >= step {
+                throw o.invalid("step_s", "more than the stall bound (\(FleetError.number(bounds.stallBound)) s; timeouts.stall_s)",
+                                .number(step))
+            }
+            if let run = bounds.deviceRun, bounds.stepBound > run {
+                throw o.invalid("device_run_s", "at least the step bound (\(FleetError.number(bounds.stepBound)) s; timeouts.step_s)",
+                                .number(run))
+            }
         }
         profile.smokeTest = try readSmokeTest(top)
         return profile

@@ -43,6 +43,7 @@ struct ExportTable: Sendable {
         case .runs: list = Ledger.Columns.runs(version)
         case .steps: list = "id, " + Ledger.Columns.steps
         case .smokeTests: list = "id, " + Ledger.Columns.smokeTests
+        case .intents: list = Ledger.intentColumns
         }
         return list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
     }
@@ -57,6 +58,7 @@ struct ExportTable: Sendable {
 
     static func read(_ table: LedgerTable, _ db: SQLiteConnection, version: Int = Schema.currentVersion) throws(LedgerError) -> ExportTable {
         let columns = columns(table)
+        guard table.exists(inVersion: version) else { return ExportTable(table: table, columns: columns, rows: []) }
         let order = table == .devices ? "serial" : "id"
         let rows = try db.query("SELECT \(selections(table, version: version).joined(separator: ", ")) FROM \(table.rawValue) ORDER BY \(order)") {
             (row) throws(LedgerError) in

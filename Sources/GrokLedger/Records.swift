@@ -244,4 +244,9 @@ public enum LedgerTable: String, Sendable, CaseIterable {
     case runs
     case steps
     case smokeTests = "smoke_tests"
+    /// Changes runs were about to make (schema 3 and later; empty in older files).
+    case intents
+
+    /// Whether a file of schema `version` has this table.
+    func exists(inVersion version: Int) -> Bool { self != .intents || version >= 3 }
 }

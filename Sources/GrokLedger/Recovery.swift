@@ -60,7 +60,7 @@ extension Ledger {
         let wal = try FileCheck.verifyWAL(path, attempts: 3)
         return try connection.readTransaction { (db) throws(LedgerError) in
             var rows: [LedgerTable: Int] = [:]
-            for table in LedgerTable.allCases {
+            for table in LedgerTable.allCases where table.exists(inVersion: version) {
                 rows[table] = Int(try db.queryInteger("SELECT count(*) FROM \(table.rawValue)") ?? 0)
             }
             return LedgerCheckReport(
@@ -92,7 +92,7 @@ extension Ledger {
 
         var salvaged: [LedgerTable: [[SQLValue]]] = [:]
         var lost: [LedgerTable: [ClosedRange<Int64>]] = [:]
-        for table in LedgerTable.allCases {
+        for table in LedgerTable.allCases where table.exists(inVersion: version) {
             let (rows, gaps) = salvage(table, reader, version: version)
             salvaged[table] = rows
             lost[table] = gaps
@@ -110,26 +110,31 @@ extension Ledger {
             try writer.setCheckpointOnClose(true)
             try writer.configureForWriting()
             try writer.transaction { (db) throws(LedgerError) in
-                for table in [LedgerTable.devices, .runs, .steps, .smokeTests] {
+                // Intents too: a recovered ledger keeps the changes made without an outcome
+                // recorded, so the next run still resolves them.
+                for table in [LedgerTable.devices, .runs, .steps, .smokeTests, .intents] {
                     let columns = ExportTable.columns(table)
                     // Tables numbered by `id` keep it (the row id is the same column); devices keep their row id.
                     let keepsRowID = columns.first != "id"
                     let names = (keepsRowID ? ["rowid"] : []) + columns
                     let values = Array(repeating: "?", count: names.count).joined(separator: ", ")
                     let sql = "INSERT INTO \(table.rawValue) (\(names.joined(separator: ", "))) VALUES (\(values))"
-                    if table == .steps || table == .smokeTests {
-                        // Steps and smoke tests whose run was lost keep a placeholder run.
-                        let runIndex = columns.firstIndex(of: "run_id")! + 1
-                        for row in salvaged[table] ?? [] {
-                            guard case .integer(let run) = row[runIndex],
-                                  try db.queryInteger("SELECT count(*) FROM runs WHERE id = ?", [.integer(run)]) == 0
-                            else { continue }
-                            try db.execute(
-                                """
-                                INSERT INTO runs (id, kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome)
-                                VALUES (?1, 'provision', '(lost in recovery)', ?2, '', '', ?3, ?3, 'interrupted')
-                                """, [.integer(run), .text(String(repeating: "0", count: 64)), row[columns.firstIndex(of: "started_at")! + 1]])
-                            placeholders.append(run)
+                    if table == .steps || table == .smokeTests || table == .intents {
+                        // Steps, smoke tests and intents whose run was lost keep a placeholder run.
+                        let time = columns.firstIndex(of: table == .intents ? "recorded_at" : "started_at")! + 1
+                        for column in ["run_id", "resolved_by"] {
+                            guard let runIndex = columns.firstIndex(of: column).map({ $0 + 1 }) else { continue }
+                            for row in salvaged[table] ?? [] {
+                                guard case .integer(let run) = row[runIndex],
+                                      try db.queryInteger("SELECT count(*) FROM runs WHERE id = ?", [.integer(run)]) == 0
+                                else { continue }
+                                try db.execute(
+                                    """
+                                    INSERT INTO runs (id, kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome)
+                                    VALUES (?1, 'provision', '(lost in recovery)', ?2, '', '', ?3, ?3, 'interrupted')
+                                    """, [.integer(run), .text(String(repeating: "0", count: 64)), row[time]])
+                                placeholders.append(run)
+                            }
                         }
                     }
                     var count = 0

@@ -24,6 +24,12 @@ public final class LinkDriver<Engine: SamplePump> {
     public let blockSize: Int
     /// Pace transfers to the wall clock (`--realtime`) instead of running as fast as the port allows.
     public var realtime: Bool
+    /// Wall-clock limits on the port's transfers (a frozen peer, a stalled card, a step or
+    /// device run past its deadline, a stop signal); `nil`: none. The engine's own timeouts
+    /// stay in samples: this bounds only the I/O around it. Checked before every transfer;
+    /// a transfer blocked when it fires is interrupted (see ``WallClockBound``), and the
+    /// pump throws the bound's ``AudioError``.
+    public var bound: WallClockBound?
 
     private var captured: [Float]
     private var playback: [Float]
@@ -50,9 +56,16 @@ public final class LinkDriver<Engine: SamplePump> {
             playback.withUnsafeMutableBufferPointer { output in engine.process(input: input, output: output) }
         }
         let port = self.port
+        let bound = self.bound
         try playback.withUnsafeBufferPointer { (output) throws(AudioError) in
             try captured.withUnsafeMutableBufferPointer { (input) throws(AudioError) in
-                try port.transfer(output: output, input: input)
+                if let bound {
+                    try bound.guardingTransfer(port: port.name) { () throws(AudioError) in
+                        try port.transfer(output: output, input: input)
+                    }
+                } else {
+                    try port.transfer(output: output, input: input)
+                }
             }
         }
         if realtime { pace() }

@@ -22,10 +22,11 @@ private final class RunningProvision {
     let reader: FileHandle
     var text = ""
 
-    init(_ world: FleetWorld, devices: String = "sim:0-3", environment extra: [String: String] = [:]) throws {
+    init(_ world: FleetWorld, devices: String = "sim:0-3", profile: String = FleetWorld.profile, before: [String] = [],
+         environment extra: [String: String] = [:]) throws {
         let pipe = Pipe()
         process.executableURL = try grokctlExecutable()
-        process.arguments = ["provision", "--profile", FleetWorld.profile, "--device", devices, "--unattended", "--json"] + world.common
+        process.arguments = before + ["provision", "--profile", profile, "--device", devices, "--unattended", "--json"] + world.common
         process.environment = ["PATH": "/usr/bin:/bin"].merging(world.environment) { $1 }.merging(extra) { $1 }
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
@@ -42,6 +43,13 @@ private final class RunningProvision {
             text += String(decoding: chunk, as: UTF8.self)
         }
         return !text.contains("run_finished")
+    }
+
+    /// The `run_finished` line's fields, once read.
+    var summary: [String: Any]? {
+        text.split(separator: "\n").lazy.compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }.first { $0["event"] as? String == "run_finished" }
     }
 
     /// Reads to the end and waits for the process.
@@ -171,6 +179,110 @@ extension CLI {
             let last = try world.provision()
             #expect(last.status == 0, "\(last.standardOutput)\n\(last.standardError)")
             try checkInvariants(world, "| head")
+        }
+        // MARK: Wall-clock bounds: a frozen `grokctl emulate` (issue 13 item 5)
+
+        /// A `grokctl emulate` on two FIFOs and the ALSA device (file plugin) a host reaches it by.
+        private struct EmulatorOnFIFOs {
+            let emulator: GrokctlChild
+            let device: String
+            let before: [String]
+
+            init(_ world: FleetWorld) throws {
+                let playback = world.root + "/host-playback"
+                let capture = world.root + "/host-capture"
+                try #require(!world.root.contains("%") && !world.root.contains("\"") && !world.root.contains(" "))
+                try #require(mkfifo(playback, 0o600) == 0 && mkfifo(capture, 0o600) == 0)
+                try FileManager.default.createDirectory(atPath: world.root + "/unit", withIntermediateDirectories: true)
+                try FileManager.default.copyItem(atPath: world.bench + "/sim-0/scene.json", toPath: world.root + "/unit/scene.json")
+                emulator = try GrokctlChild(["emulate", "--state", world.root + "/unit", "--input", playback, "--output", capture],
+                                            in: world.root, name: "emulate")
+                device = "alsa:grokbench_host:PLAYBACK=\"\(playback)\",CAPTURE=\"\(capture)\""
+                before = ["--alsa-config", CLI.ALSASessionTests.asoundrc]
+            }
+
+            func freeze() { kill(emulator.pid, SIGSTOP) }
+
+            func end() {
+                kill(emulator.pid, SIGKILL)
+                kill(emulator.pid, SIGCONT)
+                _ = try? emulator.wait()
+            }
+        }
+
+        private func seconds(since start: ContinuousClock.Instant) -> Double {
+            let elapsed = start.duration(to: .now)
+            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        }
+
+        @Test("SIGTERM ends a run blocked on a frozen grokctl emulate within 2 s: cancelled, closed, report written, exit 130")
+        func sigtermEndsARunOnAFrozenReader() throws {
+            let world = try FleetWorld(devices: 1)
+            let peer = try EmulatorOnFIFOs(world)
+            defer { peer.end() }
+            let watchdog = SessionWatchdog(seconds: 60)
+            watchdog.watch(peer.emulator)
+            let run = try RunningProvision(world, devices: peer.device, before: peer.before)
+            // Frozen once the Grokker is identified: the provision step then blocks on audio.
+            try #require(run.waitForSteps(2), "the run ended before the reader could be frozen: \(run.text)")
+            peer.freeze()
+            Thread.sleep(forTimeInterval: 0.5)
+            let signalled = ContinuousClock.now
+            kill(run.process.processIdentifier, SIGTERM)
+            run.finish()
+            let took = seconds(since: signalled)
+            #expect(!watchdog.finish())
+            #expect(took < 2, "the run took \(took) s to end after SIGTERM")
+            #expect(run.process.terminationReason == .exit && run.process.terminationStatus == 130,
+                    "status \(run.process.terminationStatus)")
+            let summary = try #require(run.summary, "no run_finished line: \(run.text)")
+            #expect(summary["outcome"] as? String == "interrupted")
+            #expect(FileManager.default.fileExists(atPath: summary["report"] as? String ?? "/nonexistent"))
+            let runs = try Ledger.open(path: world.ledger, readOnly: true).runs()
+            #expect(runs.count == 1 && runs[0].endedAt != nil && runs[0].outcome == .cancelled, "\(runs)")
+        }
+
+        @Test("a frozen grokctl emulate and no signal: the run ends by the profile's stall bound (fleet_reader_frozen), closed")
+        func frozenReaderEndsByTheWallClockBound() throws {
+            let world = try FleetWorld(devices: 1)
+            var profile = try String(contentsOfFile: FleetWorld.profile, encoding: .utf8)
+            profile = profile.replacingOccurrences(of: "\"reconnect_s\": 20 }", with: "\"reconnect_s\": 20, \"stall_s\": 1 }")
+            try #require(profile.contains("stall_s"))
+            let profilePath = world.root + "/stall-1s.json"
+            try profile.write(toFile: profilePath, atomically: true, encoding: .utf8)
+            let peer = try EmulatorOnFIFOs(world)
+            defer { peer.end() }
+            let watchdog = SessionWatchdog(seconds: 60)
+            watchdog.watch(peer.emulator)
+            let run = try RunningProvision(world, devices: peer.device, profile: profilePath, before: peer.before)
+            try #require(run.waitForSteps(2), "the run ended before the reader could be frozen: \(run.text)")
+            peer.freeze()
+            let frozen = ContinuousClock.now
+            run.finish()
+            let took = seconds(since: frozen)
+            #expect(!watchdog.finish())
+            #expect(took < 15, "the run took \(took) s to end after the reader froze")
+            #expect(run.process.terminationReason == .exit && run.process.terminationStatus == 1,
+                    "status \(run.process.terminationStatus)")
+            #expect(run.text.contains("\"fleet_reader_frozen\""), "\(run.text)")
+            let runs = try Ledger.open(path: world.ledger, readOnly: true).runs()
+            #expect(runs.count == 1 && runs[0].endedAt != nil && runs[0].outcome == .failed, "\(runs)")
+        }
+
+        @Test("a second SIGHUP while the report is written does not kill the run: handlers stay installed to the end")
+        func signalWhileTheReportIsWritten() throws {
+            let world = try FleetWorld()
+            let run = try RunningProvision(world, environment: ["GROKCTL_CHAOS_SIGNAL_BEFORE_REPORT": String(SIGHUP)])
+            let going = run.waitForSteps(3)
+            try #require(going, "the run ended before the signal")
+            kill(run.process.processIdentifier, SIGHUP)
+            run.finish()
+            #expect(run.process.terminationReason == .exit && run.process.terminationStatus == 130,
+                    "ended by \(run.process.terminationReason == .exit ? "exit" : "signal") \(run.process.terminationStatus)")
+            let summary = try #require(run.summary, "no run_finished line")
+            #expect(FileManager.default.fileExists(atPath: summary["report"] as? String ?? "/nonexistent"))
+            let runs = try Ledger.open(path: world.ledger, readOnly: true).runs()
+            #expect(runs.count == 1 && runs[0].outcome == .cancelled)
         }
     }
 }

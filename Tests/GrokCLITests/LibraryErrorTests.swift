@@ -222,6 +222,8 @@ struct LibraryErrorTests {
             .outsideMaintenanceWindow(device: "sim:0", timeZone: "Europe/Paris"), .batteryLow(device: "sim:0", percent: 10, minimum: 30),
             .notInRollout(device: "sim:0", serial: "12345678", percentage: 25), .halted(failed: 3, finished: 5, threshold: 0.2),
             .updateDeclined(device: "sim:0", decision: "postponed"), .interrupted(device: "sim:0"),
+            .readerFrozen(device: "sim:0", step: "region", seconds: "8"),
+            .timedOut(device: "sim:0", step: "firmware", what: "step firmware", seconds: "1200"),
             .recorderFailed(operation: "beginning the run", detail: "locked"),
         ]
         for sample in samples {
@@ -230,7 +232,7 @@ struct LibraryErrorTests {
                 .deviceLocked, .portLocked, .lockFailed, .reader, .regionNotAllowed, .regionNotChosen, .regionUnsupported, .downgradeNotAllowed,
                 .sameVersionNotAllowed, .firmwareNotAvailable, .firmwareCache, .firmwareUpdateFailed, .firmwareNotRunning,
                 .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .updateDeclined,
-                .interrupted, .recorderFailed: break
+                .interrupted, .readerFrozen, .timedOut, .recorderFailed: break
             }
         }
         Self.check(samples)

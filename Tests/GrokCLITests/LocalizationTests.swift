@@ -160,14 +160,16 @@ extension CLI {
                 .unsupportedFormat(device: "hw:1,0", detail: "S16_LE"),
                 .io(device: "hw:1,0", operation: "snd_pcm_writei", detail: "Broken pipe"), .closed(port: "sim:2"),
                 .badWAV(path: "/tmp/x.wav", detail: "no fmt chunk"), .file(path: "/tmp/x", detail: "Permission denied"),
+                .stalled(port: "alsa:hw:1,0", seconds: "8"), .timedOut(port: "sim:2", what: "step region", seconds: "300"),
+                .cancelled(port: "pipe:/tmp/in"),
             ]
             // Exhaustive: a new AudioError case fails to compile here until it gets a sample and keys.
             for sample in samples {
                 switch sample {
-                case .deviceNotFound, .deviceBusy, .unsupportedFormat, .io, .closed, .badWAV, .file: break
+                case .deviceNotFound, .deviceBusy, .unsupportedFormat, .io, .closed, .badWAV, .file, .stalled, .timedOut, .cancelled: break
                 }
             }
-            #expect(Set(samples.map(\.code)).count == 7)
+            #expect(Set(samples.map(\.code)).count == 10)
             for sample in samples {
                 let key = MessageKey(errorCode: sample.code)
                 #expect(key != nil, "no catalog key error.\(sample.code)")

@@ -147,6 +147,10 @@ final class StopSignals {
     private static let flag = Atomic<Bool>(false)
     /// The signal that asked first (0: none yet), for the message a run ends with.
     private static let first = Atomic<Int32>(0)
+    /// Set once the work is done and only the ending is left (closing the ledger, writing
+    /// the report): from then on a stop signal is noted and nothing else, so a second one
+    /// (a SIGHUP while the report is written) cannot kill the process half-way.
+    private static let absorbing = Atomic<Bool>(false)
     private let signals: [Int32]
     private var previous: [sigaction]
     private var previousMask: sigset_t?
@@ -156,6 +160,12 @@ final class StopSignals {
     /// or stderr closed under us, `| head`) and SIGXFSZ (a file over the size limit), which
     /// come back with every failed write, so they stay caught and the write just fails.
     static let fleetSignals = [SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ]
+
+    /// From now on, stop signals are only noted (see ``absorbing``); the handlers stay
+    /// installed until the process exits.
+    static func absorbFromNowOn() {
+        absorbing.store(true, ordering: .relaxed)
+    }
 
     private init(signals: [Int32], previous: [sigaction], previousMask: sigset_t) {
         self.signals = signals
@@ -180,20 +190,28 @@ final class StopSignals {
     static func install(_ signals: [Int32] = [SIGINT, SIGTERM]) -> StopSignals {
         flag.store(false, ordering: .relaxed)
         first.store(0, ordering: .relaxed)
+        absorbing.store(false, ordering: .relaxed)
         var saved: [sigaction] = []
         var set = sigset_t()
         sigemptyset(&set)
         for signal in signals {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { number in
+                let again = StopSignals.flag.load(ordering: .relaxed)
                 _ = StopSignals.first.compareExchange(expected: 0, desired: number, ordering: .relaxed)
                 StopSignals.flag.store(true, ordering: .relaxed)
+                // A second SIGINT/SIGTERM/SIGHUP while the work goes on ends the process the
+                // default way (the way out of a stop that does not come); SIGPIPE and SIGXFSZ
+                // recur on every failed write and must not; nothing does once only the
+                // ending is left. (signal() and raise() are async-signal-safe.)
+                let repeats = number == SIGPIPE || number == SIGXFSZ
+                if again, !repeats, !StopSignals.absorbing.load(ordering: .relaxed) {
+                    Glibc.signal(number, SIG_DFL)
+                    raise(number)
+                }
             }
             sigemptyset(&action.sa_mask)
-            // A second SIGINT/SIGTERM/SIGHUP ends the process; SIGPIPE and SIGXFSZ recur on
-            // every failed write and must not.
-            let repeats = signal == SIGPIPE || signal == SIGXFSZ
-            action.sa_flags = repeats ? 0 : Int32(truncatingIfNeeded: SA_RESETHAND)  // 0x80000000
+            action.sa_flags = 0
             var old = sigaction()
             sigaction(signal, &action, &old)
             saved.append(old)

@@ -86,8 +86,9 @@ struct FleetRun {
         let delegate = EventStreamDelegate(decider: decider) { queue.post(.event($0)) }
         let runner = FleetRunner(profile: profile, channels: channels, delegate: delegate, recorder: recorder, options: runOptions)
 
+        // Installed until the process exits (not restored when the run returns): a signal
+        // that arrives while the report is written or the summary printed must not kill it.
         let stop = StopSignals.install(StopSignals.fleetSignals)
-        defer { stop.restore() }
         let worker = Thread {
             queue.post(.finished(Result { () throws(FleetError) -> FleetReport in try runner.runBlocking(devices) }))
         }
@@ -107,6 +108,13 @@ struct FleetRun {
                 }
             }
             if stop.requested { runOptions.cancellation.cancel() }
+        }
+        // The devices are done: what is left (the report, the summary) must finish whatever
+        // arrives now.
+        StopSignals.absorbFromNowOn()
+        // The chaos suite's hook: a stop signal right as the report is about to be written.
+        if let chaos = environment["GROKCTL_CHAOS_SIGNAL_BEFORE_REPORT"], let number = Int32(chaos) {
+            kill(getpid(), number)
         }
         let report = try result!.get()
         let reportPath = options.reportFile

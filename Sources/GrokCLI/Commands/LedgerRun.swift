@@ -146,7 +146,7 @@ func runLedgerRecover(_ command: LedgerRecoverCommand, _ context: CommandContext
     let count = { (table: LedgerTable) in String(report.recovered[table] ?? 0) }
     console.print(localizer.text(.ledgerRecovered, path, output, count(.runs), count(.steps), count(.smokeTests), count(.devices)))
     if let problem = report.problem { console.print(localizer.text(.ledgerRecoverProblem, localizer.message(for: problem))) }
-    for table in [LedgerTable.runs, .steps, .smokeTests] where report.lostCount(table) > 0 {
+    for table in [LedgerTable.runs, .steps, .smokeTests, .intents] where report.lostCount(table) > 0 {
         console.print(localizer.text(.ledgerRecoverLostRows, table.rawValue, String(report.lostCount(table)),
                                      rangesText(report.lost[table] ?? [])))
     }

@@ -246,6 +246,9 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case errorAudioClosed = "error.audio_closed"
     case errorAudioBadWAV = "error.audio_bad_wav"
     case errorAudioFile = "error.audio_file"
+    case errorAudioStalled = "error.audio_stalled"
+    case errorAudioTimedOut = "error.audio_timed_out"
+    case errorAudioCancelled = "error.audio_cancelled"
 
     // MARK: GrokkerEmulator (EmulatorError.code)
     case errorEmulatorDirectory = "error.emulator_directory"
@@ -670,6 +673,8 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case errorFleetHalted = "error.fleet_halted"
     case errorFleetUpdateDeclined = "error.fleet_update_declined"
     case errorFleetInterrupted = "error.fleet_interrupted"
+    case errorFleetReaderFrozen = "error.fleet_reader_frozen"
+    case errorFleetTimedOut = "error.fleet_timed_out"
     case errorFleetRecorderFailed = "error.fleet_recorder_failed"
     case errorLedgerCannotOpen = "error.ledger_cannot_open"
     case errorLedgerLocked = "error.ledger_locked"

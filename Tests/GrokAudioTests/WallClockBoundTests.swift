@@ -1,0 +1,182 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import GrokAudio
+
+/// The far end of two FIFOs that opens its ends (so the host's opens return) and then
+/// never reads or writes: a `grokctl emulate` stopped with SIGSTOP, as the host sees it.
+private final class FrozenPeer: Sendable {
+    private let fds = Mutex<[Int32]>([])
+    private let opened = DispatchSemaphore(value: 0)
+
+    /// `hostReads` is the FIFO the host reads from, `hostWrites` the one it writes to;
+    /// `hostWritesFirst` says which the host opens first (ALSAPort: its playback FIFO;
+    /// RawPipePort: its input).
+    init(hostReads: String, hostWrites: String, hostOpensWritesFirst: Bool) {
+        Thread.detachNewThread { [self] in
+            let order = hostOpensWritesFirst ? [(hostWrites, O_RDONLY), (hostReads, O_WRONLY)]
+                                             : [(hostReads, O_WRONLY), (hostWrites, O_RDONLY)]
+            for (path, mode) in order {
+                let fd = open(path, mode)
+                fds.withLock { $0.append(fd) }
+            }
+            opened.signal()
+        }
+    }
+
+    func waitOpened() { opened.wait() }
+
+    deinit {
+        for fd in fds.withLock({ $0 }) where fd >= 0 { close(fd) }
+    }
+}
+
+private func transfer(_ port: any AudioPort, frames: Int = 256) throws(AudioError) {
+    let out = [Float](repeating: 0.1, count: frames)
+    var into = [Float](repeating: 0, count: frames)
+    try out.withUnsafeBufferPointer { (o) throws(AudioError) in
+        try into.withUnsafeMutableBufferPointer { (i) throws(AudioError) in try port.transfer(output: o, input: i) }
+    }
+}
+
+/// Runs `body` and returns what it threw and how many seconds of wall-clock time it took.
+private func timed(_ body: () throws(AudioError) -> Void) -> (AudioError?, Double) {
+    let start = ContinuousClock.now
+    var failure: AudioError?
+    do { try body() } catch { failure = error }
+    let elapsed = start.duration(to: .now)
+    return (failure, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+}
+
+@Suite("Wall-clock bounds on audio ports")
+struct WallClockBoundTests {
+    private func frozenPipe(_ scratch: AudioTestScratch) throws -> (RawPipePort, FrozenPeer) {
+        let toHost = scratch.fifo("to-host")
+        let fromHost = scratch.fifo("from-host")
+        let peer = FrozenPeer(hostReads: toHost, hostWrites: fromHost, hostOpensWritesFirst: false)
+        let port = try RawPipePort(inputPath: toHost, outputPath: fromHost)
+        peer.waitOpened()
+        return (port, peer)
+    }
+
+    @Test("a pipe transfer blocked on a frozen peer ends after the stall bound, naming the port")
+    func frozenPeerStalls() throws {
+        let scratch = AudioTestScratch()
+        let guardian = DeadlockGuard("frozen peer", seconds: 30)
+        defer { guardian.finish() }
+        let (port, peer) = try frozenPipe(scratch)
+        let bound = WallClockBound(stallSeconds: 0.3)
+        let (error, seconds) = timed { () throws(AudioError) in
+            try bound.guardingTransfer(port: port.name) { () throws(AudioError) in try transfer(port) }
+        }
+        #expect(error == .stalled(port: port.name, seconds: "0.3"))
+        #expect(error?.code == "audio_stalled")
+        #expect(seconds >= 0.3 && seconds < 2.5, "took \(seconds) s")
+        // A bound that fired stays fired: the port is not tried again.
+        let (again, quickly) = timed { () throws(AudioError) in
+            try bound.guardingTransfer(port: port.name) { () throws(AudioError) in try transfer(port) }
+        }
+        #expect(again == error)
+        #expect(quickly < 0.1)
+        port.close()
+        _ = peer
+    }
+
+    @Test("cancelling from another thread ends a blocked transfer within a fraction of a second")
+    func cancelEndsABlockedTransfer() throws {
+        let scratch = AudioTestScratch()
+        let guardian = DeadlockGuard("cancelled transfer", seconds: 30)
+        defer { guardian.finish() }
+        let (port, peer) = try frozenPipe(scratch)
+        let flag = Atomic<Bool>(false)
+        let bound = WallClockBound(stallSeconds: nil, isCancelled: { flag.load(ordering: .relaxed) })
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 0.2)
+            flag.store(true, ordering: .relaxed)
+        }
+        let (error, seconds) = timed { () throws(AudioError) in
+            try bound.guardingTransfer(port: port.name) { () throws(AudioError) in try transfer(port) }
+        }
+        #expect(error == .cancelled(port: port.name))
+        #expect(seconds >= 0.2 && seconds < 1.5, "took \(seconds) s")
+        port.close()
+        _ = peer
+    }
+
+    @Test("a deadline that passes while a transfer is blocked ends it as timed out, naming what ran late")
+    func deadlineEndsABlockedTransfer() throws {
+        let scratch = AudioTestScratch()
+        let guardian = DeadlockGuard("deadline", seconds: 30)
+        defer { guardian.finish() }
+        let (port, peer) = try frozenPipe(scratch)
+        let bound = WallClockBound(stallSeconds: 60)
+        bound.setLimit("step region", seconds: 0.3)
+        let (error, seconds) = timed { () throws(AudioError) in
+            try bound.guardingTransfer(port: port.name) { () throws(AudioError) in try transfer(port) }
+        }
+        #expect(error == .timedOut(port: port.name, what: "step region", seconds: "0.3"))
+        #expect(seconds >= 0.3 && seconds < 2.5, "took \(seconds) s")
+        port.close()
+        _ = peer
+    }
+
+    @Test("opening a FIFO nobody opens is bounded too")
+    func openingIsBounded() throws {
+        let scratch = AudioTestScratch()
+        let guardian = DeadlockGuard("open", seconds: 30)
+        defer { guardian.finish() }
+        let input = scratch.fifo("never-opened")
+        let bound = WallClockBound(stallSeconds: 0.3)
+        let start = ContinuousClock.now
+        #expect(throws: AudioError.stalled(port: "pipe:" + input, seconds: "0.3")) {
+            _ = try bound.guarding(port: "pipe:" + input) {
+                try RawPipePort(inputPath: input, outputPath: scratch.file("out"))
+            }
+        }
+        #expect(start.duration(to: .now) < .seconds(2.5))
+    }
+
+    @Test("an ALSA port (file plugin over FIFOs) whose peer froze ends after its stall bound and closes promptly")
+    func alsaPortOnAFrozenPeer() throws {
+        let scratch = AudioTestScratch()
+        let guardian = DeadlockGuard("frozen ALSA peer", seconds: 30)
+        defer { guardian.finish() }
+        let playback = scratch.fifo("host-playback")
+        let capture = scratch.fifo("host-capture")
+        let peer = FrozenPeer(hostReads: capture, hostWrites: playback, hostOpensWritesFirst: true)
+        let host = try ALSAPort(device: ALSATests.hostDevice(playback, capture), periodFrames: 256, periods: 4,
+                                configFile: AudioTestScratch.asoundrc)
+        peer.waitOpened()
+        let bound = WallClockBound(stallSeconds: 0.3)
+        let (error, seconds) = timed { () throws(AudioError) in
+            try bound.guardingTransfer(port: host.name) { () throws(AudioError) in try transfer(host) }
+        }
+        #expect(error == .stalled(port: host.name, seconds: "0.3"))
+        #expect(seconds >= 0.3 && seconds < 2.5, "took \(seconds) s")
+        let start = ContinuousClock.now
+        host.close()
+        #expect(start.duration(to: .now) < .seconds(2))
+        _ = peer
+    }
+
+    @Test("a transfer that completes under a bound is untouched")
+    func healthyTransferPasses() throws {
+        let scratch = AudioTestScratch()
+        let guardian = DeadlockGuard("healthy", seconds: 30)
+        defer { guardian.finish() }
+        let playback = scratch.fifo("host-playback")
+        let capture = scratch.fifo("host-capture")
+        let peer = NegatingPeer(input: playback, output: capture, block: 64)
+        let port = try ALSAPort(device: ALSATests.hostDevice(playback, capture), periodFrames: 64, periods: 2,
+                                configFile: AudioTestScratch.asoundrc)
+        let bound = WallClockBound(stallSeconds: 5)
+        bound.setLimit("device run", seconds: 30)
+        for _ in 0..<50 {
+            try bound.guardingTransfer(port: port.name) { () throws(AudioError) in try transfer(port, frames: 64) }
+        }
+        #expect(bound.fired == nil)
+        port.close()
+        _ = peer.join()
+    }
+}

@@ -791,9 +791,9 @@ public final class EmulatedGrokker: CablePeer {
     /// Carries out a tag access the host asked for in its answer; the 06 result to send (nil
     /// for a change power, which has none).
     func tagAccess(_ request: VendorTagAccessRequest) -> VendorReaderPacket? {
-        func code(_ response: Response) -> (UInt8, [UInt16]) {
-            guard case .tagAccess(let status, let words) = response else { return (VendorTagAccessResult.generalError.rawValue, []) }
-            return (status.rawValue <= 5 ? status.rawValue : VendorTagAccessResult.generalError.rawValue, words)
+        // Results 0-5 are the vendor's (UgiTagAccessReturnValues); anything else is a general error.
+        func code(_ outcome: (status: TagAccessStatus, words: [UInt16])) -> (UInt8, [UInt16]) {
+            (outcome.status.rawValue <= 5 ? outcome.status.rawValue : VendorTagAccessResult.generalError.rawValue, outcome.words)
         }
         func bytes(_ words: [UInt16]) -> [UInt8] { words.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xff)] } }
         func bank(_ b: VendorMemoryBank) -> MemoryBank { MemoryBank(rawValue: b.rawValue) ?? .epc }

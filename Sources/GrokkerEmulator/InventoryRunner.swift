@@ -214,30 +214,30 @@ final class InventoryRunner {
     var powerDBm: Double? { engine?.powerDBm }
 
     /// One tag-access operation on the field at `time` (the carrier is on while the
-    /// inventory runs).
-    func access(epc: [UInt8], _ operation: TagOperation, at time: Double) -> Response {
+    /// inventory runs): the tag's result and the words it answered (reads, custom commands).
+    func access(epc: [UInt8], _ operation: TagOperation, at time: Double) -> (status: TagAccessStatus, words: [UInt16]) {
         switch operation {
         case .read(let b, let pointer, let count, let password):
             let result = field.read(epc: epc, bank: b, wordPointer: Int(pointer), wordCount: Int(count),
                                     password: password, at: time)
-            return .tagAccess(result.result, words: Array(result.words.prefix(255)))
+            return (result.result, words: Array(result.words.prefix(255)))
         case .write(let b, let pointer, let words, let password):
-            return .tagAccess(field.write(epc: epc, bank: b, wordPointer: Int(pointer), words: words,
+            return (field.write(epc: epc, bank: b, wordPointer: Int(pointer), words: words,
                                           password: password, at: time), words: [])
         case .programEPC(let newEPC, let password):
-            return .tagAccess(field.programEPC(epc: epc, newEPC: newEPC, password: password, at: time), words: [])
+            return (field.programEPC(epc: epc, newEPC: newEPC, password: password, at: time), words: [])
         case .setAccessPassword(let new, let password):
-            return .tagAccess(field.setAccessPassword(epc: epc, newPassword: new, password: password, at: time), words: [])
+            return (field.setAccessPassword(epc: epc, newPassword: new, password: password, at: time), words: [])
         case .setKillPassword(let new, let password):
-            return .tagAccess(field.setKillPassword(epc: epc, newPassword: new, password: password, at: time), words: [])
+            return (field.setKillPassword(epc: epc, newPassword: new, password: password, at: time), words: [])
         case .lock(let payload, let password):
-            return .tagAccess(field.lock(epc: epc, payload: Gen2LockPayload(rawValue: payload), password: password,
+            return (field.lock(epc: epc, payload: Gen2LockPayload(rawValue: payload), password: password,
                                          at: time), words: [])
         case .kill(let killPassword):
-            return .tagAccess(field.kill(epc: epc, killPassword: killPassword, at: time), words: [])
+            return (field.kill(epc: epc, killPassword: killPassword, at: time), words: [])
         case .custom(let command):
             let result = field.customCommand(epc: epc, command, timing: engine?.configuration.timing ?? .denseReaderM4, at: time)
-            return .tagAccess(result.result, words: Array(result.words.prefix(255)))
+            return (result.result, words: Array(result.words.prefix(255)))
         }
     }
 

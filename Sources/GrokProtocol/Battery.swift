@@ -27,20 +27,4 @@ public struct BatteryInfo: Sendable, Hashable {
     /// Battery voltage in volts.
     public var voltage: Double { Double(millivolts) / 1000 }
 
-    func write(to w: inout ByteWriter) {
-        w.u8((canScan ? 1 : 0) | (externalPowerIsConnected ? 2 : 0) | (isCharging ? 4 : 0))
-        w.u16(minutesRemaining)
-        w.u8(percentRemaining)
-        w.u16(millivolts)
-    }
-
-    static func read(from r: inout ByteReader) throws(ProtocolError) -> BatteryInfo {
-        let flags = try r.u8("battery.flags")
-        let minutes = try r.u16("battery.minutesRemaining")
-        let percent = try r.u8("battery.percentRemaining")
-        guard percent <= 100 else { throw .invalidValue(field: "battery.percentRemaining", value: Int(percent)) }
-        let mV = try r.u16("battery.millivolts")
-        return BatteryInfo(canScan: flags & 1 != 0, externalPowerIsConnected: flags & 2 != 0, isCharging: flags & 4 != 0,
-                           minutesRemaining: minutes, percentRemaining: percent, millivolts: mV)
-    }
 }

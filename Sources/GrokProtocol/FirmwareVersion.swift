@@ -47,18 +47,6 @@ public struct FirmwareVersion: Sendable, Hashable, Comparable, Codable, CustomSt
         try container.encode(description)
     }
 
-    func write(to writer: inout ByteWriter) {
-        writer.u8(major)
-        writer.u8(minor)
-        writer.u16(build)
-    }
-
-    static func read(from reader: inout ByteReader, _ field: String) throws(ProtocolError) -> FirmwareVersion {
-        let major = try reader.u8(field + ".major")
-        let minor = try reader.u8(field + ".minor")
-        let build = try reader.u16(field + ".build")
-        return FirmwareVersion(major: major, minor: minor, build: build)
-    }
 }
 
 /// The kind of reader hardware (vendor `UgiReaderHardwareType`).

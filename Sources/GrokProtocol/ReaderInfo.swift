@@ -132,66 +132,6 @@ public struct ReaderInfo: Sendable, Hashable {
         return bits
     }
 
-    func write(to writer: inout ByteWriter) {
-        writer.u8(hardwareType.rawValue)
-        writer.u8(hardwareRevision)
-        firmwareVersion.write(to: &writer)
-        loaderVersion.write(to: &writer)
-        writer.u32(serialNumber)
-        writer.u16(readerProtocolVersion)
-        writer.u16(flagBits)
-        writer.i16(maxPowerTenthsDBm)
-        writer.i16(maxSensitivityTenthsDBm)
-        writer.u8(numVolumeLevels)
-        writer.u8(maxTonesInSound)
-        writer.u16(batteryCapacityMinutes)
-        writer.u16(batteryCapacityMAh)
-        writer.string(hardwareModel)
-        if let region {
-            // A region of the vendor's fixed list (numbers 1-22) travels as its number alone:
-            // the catalogue names it on both sides, 10 to 23 bytes less in the handshake answer.
-            writer.u16(region.number)
-            if RegionCatalog.named(number: region.number) == nil { writer.string(region.name) }
-        }
-    }
-
-    static func read(from reader: inout ByteReader) throws(ProtocolError) -> ReaderInfo {
-        let type = HardwareType(rawValue: try reader.u8("identify.hardwareType")) ?? .unknown
-        let revision = try reader.u8("identify.hardwareRevision")
-        let firmware = try FirmwareVersion.read(from: &reader, "identify.firmwareVersion")
-        let loader = try FirmwareVersion.read(from: &reader, "identify.loaderVersion")
-        let serial = try reader.u32("identify.serialNumber")
-        let readerProtocol = try reader.u16("identify.readerProtocolVersion")
-        let bits = try reader.u16("identify.flags")
-        let maxPower = try reader.i16("identify.maxPower")
-        let maxSensitivity = try reader.i16("identify.maxSensitivity")
-        let volumeLevels = try reader.u8("identify.numVolumeLevels")
-        let maxTones = try reader.u8("identify.maxTonesInSound")
-        let minutes = try reader.u16("identify.batteryCapacityMinutes")
-        let mAh = try reader.u16("identify.batteryCapacityMAh")
-        let model = try reader.string("identify.hardwareModel")
-        var region: RegionSetting?
-        if bits & Flag.regionSet.rawValue != 0 {
-            let number = try reader.u16("identify.regionNumber")
-            if let known = RegionCatalog.named(number: number) {
-                region = known.setting
-            } else {
-                region = RegionSetting(name: try reader.string("identify.regionName"), number: number)
-            }
-        }
-        func has(_ flag: Flag) -> Bool { bits & flag.rawValue != 0 }
-        return ReaderInfo(
-            hardwareType: type, hardwareModel: model, hardwareRevision: revision,
-            firmwareVersion: firmware, loaderVersion: loader, serialNumber: serial,
-            readerProtocolVersion: readerProtocol, region: region,
-            userMustSetRegion: has(.userMustSetRegion), userCanSetRegion: has(.userCanSetRegion),
-            provisioned: has(.provisioned), enforceRegion: has(.enforceRegion),
-            maxPowerTenthsDBm: maxPower, maxSensitivityTenthsDBm: maxSensitivity,
-            numVolumeLevels: volumeLevels, maxTonesInSound: maxTones,
-            hasBattery: has(.hasBattery), hasExternalPower: has(.hasExternalPower),
-            batteryCapacityMinutes: minutes, batteryCapacityMAh: mAh,
-            deviceInitializedSuccessfully: has(.deviceInitializedSuccessfully))
-    }
 }
 
 extension ReaderInfo: CustomStringConvertible {

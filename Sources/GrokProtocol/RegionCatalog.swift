@@ -81,7 +81,7 @@ public enum RegionCatalog {
     /// The lowest application firmware that implements setRegion in the emulated Grokker's
     /// own command set. (The vendor's rule is by reader protocol, 19 or later:
     /// ``RegionSettingRules/firmwareAllowsSetRegion``.) Older firmware answers
-    /// ``StatusCode/setRegionNotSupported`` (vendor "firmware does not support set region").
+    /// (vendor "firmware does not support set region").
     public static let minimumFirmwareForSetRegion = FirmwareVersion(major: 1, minor: 5, build: 0)
 
     /// Every region's regulatory values, in the vendor's order (index = number - 1). The

@@ -11,14 +11,6 @@ public struct SoundTone: Sendable, Hashable {
         self.durationMs = durationMs
     }
 
-    func write(to w: inout ByteWriter) {
-        w.u16(frequencyHz)
-        w.u16(durationMs)
-    }
-
-    static func read(from r: inout ByteReader) throws(ProtocolError) -> SoundTone {
-        SoundTone(frequencyHz: try r.u16("sound.tone.frequency"), durationMs: try r.u16("sound.tone.duration"))
-    }
 }
 
 /// The Geiger-counter sound an inventory with sound type GEIGER_COUNTER makes (vendor
@@ -52,16 +44,6 @@ public struct GeigerSound: Sendable, Hashable {
     /// forgotten after 500 ms.
     public static let standard = GeigerSound(
         frequencyHz: 3000, clickDurationMs: 2, clickRateThousandths: 1000, maxClicksPerSecond: 40, historyDepthMs: 500)
-
-    func write(to w: inout ByteWriter) {
-        w.u16(frequencyHz); w.u16(clickDurationMs); w.u16(clickRateThousandths); w.u16(maxClicksPerSecond); w.u16(historyDepthMs)
-    }
-
-    static func read(from r: inout ByteReader) throws(ProtocolError) -> GeigerSound {
-        GeigerSound(frequencyHz: try r.u16("geiger.frequency"), clickDurationMs: try r.u16("geiger.clickDuration"),
-                    clickRateThousandths: try r.u16("geiger.clickRate"), maxClicksPerSecond: try r.u16("geiger.maxClicks"),
-                    historyDepthMs: try r.u16("geiger.historyDepth"))
-    }
 
     /// Why a Grokker refuses this sound, or `nil` when it plays it.
     public var problem: String? {
@@ -109,25 +91,6 @@ public struct FoundSounds: Sendable, Hashable {
 
     /// The most tones in one sound that fit the wire (a `u8` count).
     public static let maxWireTones = 255
-
-    func write(to w: inout ByteWriter) {
-        for sound in [foundItem, foundLast] {
-            precondition(sound.count <= Self.maxWireTones, "too many tones for the wire")
-            w.u8(UInt8(sound.count))
-            for tone in sound { tone.write(to: &w) }
-        }
-    }
-
-    static func read(from r: inout ByteReader) throws(ProtocolError) -> FoundSounds {
-        var both: [[SoundTone]] = []
-        for _ in 0..<2 {
-            let count = try r.u8("sound.tones.count")
-            var tones: [SoundTone] = []
-            for _ in 0..<count { tones.append(try SoundTone.read(from: &r)) }
-            both.append(tones)
-        }
-        return FoundSounds(foundItem: both[0], foundLast: both[1])
-    }
 
     /// Why a Grokker with room for `maxTones` tones per sound refuses these, or `nil`.
     public func problem(maxTones: Int) -> String? {

@@ -28,66 +28,6 @@ public enum TagOperation: Sendable, Hashable {
         }
     }
 
-    func write(to w: inout ByteWriter) {
-        w.u8(code)
-        switch self {
-        case .read(let bank, let pointer, let count, let password):
-            w.u8(bank.rawValue); w.u16(pointer); w.u16(count); w.u32(password)
-        case .write(let bank, let pointer, let words, let password):
-            w.u8(bank.rawValue); w.u16(pointer); w.u8(UInt8(words.count)); for word in words { w.u16(word) }; w.u32(password)
-        case .programEPC(let epc, let password):
-            w.u8(UInt8(epc.count)); w.raw(epc); w.u32(password)
-        case .setAccessPassword(let new, let password), .setKillPassword(let new, let password):
-            w.u32(new); w.u32(password)
-        case .lock(let payload, let password):
-            w.u32(payload); w.u32(password)
-        case .kill(let password):
-            w.u32(password)
-        case .custom(let command):
-            command.write(to: &w)
-        }
-    }
-
-    static func readBank(from r: inout ByteReader) throws(ProtocolError) -> MemoryBank {
-        let raw = try r.u8("tagAccess.bank")
-        guard let bank = MemoryBank(rawValue: raw) else { throw .invalidValue(field: "tagAccess.bank", value: Int(raw)) }
-        return bank
-    }
-
-    static func read(from r: inout ByteReader) throws(ProtocolError) -> TagOperation {
-        let code = try r.u8("tagAccess.operation")
-        switch code {
-        case 1:
-            let bank = try readBank(from: &r)
-            return .read(bank: bank, wordPointer: try r.u16("tagAccess.wordPointer"),
-                         wordCount: try r.u16("tagAccess.wordCount"), password: try r.u32("tagAccess.password"))
-        case 2:
-            let bank = try readBank(from: &r)
-            let pointer = try r.u16("tagAccess.wordPointer")
-            let count = try r.u8("tagAccess.wordCount")
-            var words: [UInt16] = []
-            for _ in 0..<count { words.append(try r.u16("tagAccess.words")) }
-            return .write(bank: bank, wordPointer: pointer, words: words, password: try r.u32("tagAccess.password"))
-        case 3:
-            let count = try r.u8("tagAccess.newEPC.length")
-            guard (2...62).contains(count) else { throw .invalidValue(field: "tagAccess.newEPC.length", value: Int(count)) }
-            return .programEPC(newEPC: try r.raw(count: Int(count), "tagAccess.newEPC"), password: try r.u32("tagAccess.password"))
-        case 4:
-            return .setAccessPassword(try r.u32("tagAccess.newPassword"), password: try r.u32("tagAccess.password"))
-        case 5:
-            return .setKillPassword(try r.u32("tagAccess.newPassword"), password: try r.u32("tagAccess.password"))
-        case 6:
-            let payload = try r.u32("tagAccess.lockPayload")
-            guard payload < 1 << 20 else { throw .invalidValue(field: "tagAccess.lockPayload", value: Int(payload)) }
-            return .lock(payload: payload, password: try r.u32("tagAccess.password"))
-        case 7:
-            return .kill(killPassword: try r.u32("tagAccess.killPassword"))
-        case 8:
-            return .custom(try CustomTagCommand.read(from: &r))
-        default:
-            throw .invalidValue(field: "tagAccess.operation", value: Int(code))
-        }
-    }
 }
 
 /// A Gen2 command the host composes (vendor `customCommandToTag`): the reader singulates
@@ -137,27 +77,6 @@ public struct CustomTagCommand: Sendable, Hashable {
             : max(0, Int(responseBitsNoHeader) - Self.trailerBits)
     }
 
-    func write(to w: inout ByteWriter) {
-        w.u16(commandBits)
-        w.raw(command.prefix((Int(commandBits) + 7) / 8))
-        w.u16(responseBitsNoHeader)
-        w.u16(responseBitsWithHeader)
-        w.u32(receiveTimeoutMicroseconds)
-    }
-
-    static func read(from r: inout ByteReader) throws(ProtocolError) -> CustomTagCommand {
-        let bits = try r.u16("customCommand.bits")
-        guard (1...maxCommandBits).contains(bits) else { throw .invalidValue(field: "customCommand.bits", value: Int(bits)) }
-        let command = try r.raw(count: (Int(bits) + 7) / 8, "customCommand.command")
-        let noHeader = try r.u16("customCommand.responseBitsNoHeader")
-        let withHeader = try r.u16("customCommand.responseBitsWithHeader")
-        guard (noHeader == 0) != (withHeader == 0), max(noHeader, withHeader) <= maxResponseBits else {
-            throw .invalidValue(field: "customCommand.responseBits", value: Int(max(noHeader, withHeader)))
-        }
-        return CustomTagCommand(command: command, commandBits: bits, responseBitsNoHeader: noHeader,
-                                responseBitsWithHeader: withHeader,
-                                receiveTimeoutMicroseconds: try r.u32("customCommand.timeout"))
-    }
 }
 
 /// The vendor's tag-access results (`UGI_TAG_ACCESS_*`).

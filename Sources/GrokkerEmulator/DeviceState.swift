@@ -144,11 +144,14 @@ public struct DeviceState: Codable, Sendable, Equatable {
             throw DecodingError.dataCorruptedError(
                 forKey: .batteryPercent, in: c, debugDescription: "batteryPercent \(batteryPercent) is above 100")
         }
-        if let region, region.name.isEmpty || region.name.utf8.count > WireLimits.maxStringBytes {
+        if let region, region.name.isEmpty || region.name.utf8.count > Self.maxRegionNameBytes {
             throw DecodingError.dataCorruptedError(
-                forKey: .region, in: c, debugDescription: "region name must have 1...\(WireLimits.maxStringBytes) UTF-8 bytes")
+                forKey: .region, in: c, debugDescription: "region name must have 1...\(Self.maxRegionNameBytes) UTF-8 bytes")
         }
     }
+
+    /// The longest region name a state file may hold (a sanity bound: the catalogue's longest is 22 bytes).
+    static let maxRegionNameBytes = 255
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)

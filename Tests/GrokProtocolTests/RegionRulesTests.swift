@@ -102,22 +102,8 @@ struct RegionRulesTests {
         #expect(throws: RegionEntryError.self) { try deaf.validate(within: RegionCatalog.entries[5]) }
     }
 
-    @Test("listen before talk travels as an optional last byte of startInventory", arguments: [nil, false, true] as [Bool?])
-    func listenBeforeTalkOnTheWire(requested: Bool?) throws {
-        var p = InventoryParameters()
-        p.listenBeforeTalk = requested
-        let bytes = RequestMessage(id: 7, command: .startInventory(p)).encode()
-        let plain = RequestMessage(id: 7, command: .startInventory(InventoryParameters())).encode()
-        #expect(bytes.count == plain.count + (requested == nil ? 0 : 1))
-        let decoded = try RequestMessage.decode(bytes)
-        guard case .startInventory(let back) = decoded.command else { Issue.record("not startInventory"); return }
-        #expect(back == p)
-    }
-
-    @Test func setRegionNotSupportedHasItsOwnStatus() {
-        #expect(StatusCode.setRegionNotSupported.code == 11)
-        #expect(StatusCode(code: 11) == .setRegionNotSupported)
-        #expect(StatusCode.setRegionNotSupported.name == "set_region_not_supported")
+    @Test("setting a region needs firmware 1.5.0 or later")
+    func setRegionNeedsFirmware150() {
         #expect(RegionCatalog.minimumFirmwareForSetRegion == FirmwareVersion(major: 1, minor: 5, build: 0))
     }
 }

@@ -57,13 +57,13 @@ if [ "$target" != "--all" ]; then
   exit $?
 fi
 # Every target: the names from the binary itself (an unknown target lists them).
-names="$(GROKFUZZ_TARGET=--list "$binary" -runs=0 2>&1 | sed -n 's/.*choose one of: \(.*\)\./\1/p' | tr -d ',')"
+names="$( (GROKFUZZ_TARGET=--list "$binary" -runs=0 2>&1 || true) | sed -n 's/.*choose one of: \(.*\)\./\1/p' | tr -d ',')"
 [ -n "$names" ] || { echo "fuzz.sh: could not list the targets" >&2; exit 1; }
 failed=()
 for name in $names; do
   log="$root/fuzz-artifacts/$name.log"
   mkdir -p "$root/fuzz-artifacts"
-  if fuzz_one "$name" "$@" 2>"$log"; then status=ok; else status=FAILED; failed+=("$name"); fi
+  if fuzz_one "$name" "$@" >"$log" 2>&1; then status=ok; else status=FAILED; failed+=("$name"); fi
   runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
   cov="$(grep -o 'cov: [0-9]*' "$log" | tail -1)"
   echo "fuzz.sh: $name: $status, ${runs:-?} runs in ${seconds}s, ${cov:-cov: ?} (log $log)"

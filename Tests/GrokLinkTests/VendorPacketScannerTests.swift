@@ -1,3 +1,4 @@
+import Foundation
 import GrokAudio
 import GrokLink
 import Testing
@@ -171,5 +172,43 @@ struct VendorPacketScannerTests {
         let samples = (0..<(5 * 44_100)).map { _ in Float(Double(rng.next() >> 11) / Double(1 << 53) * 0.6 - 0.3) }
         #expect(Self.scan(samples).isEmpty)
         #expect(VendorPacketScanner(sampleRate: 8_000).samplesPerBit.isEmpty)
+    }
+}
+
+@Suite("Finding packets in a capture of the vendor's host library")
+struct VendorCaptureScanTests {
+    /// `Tests/VendorInterop/Fixtures/decode/vendorhost-connect-battery.wav`: the vendor host
+    /// library (in the harness, real time) against `grokpeer`, steps `connect battery
+    /// disconnect`, recorded by `vendorhost --record-tx/--record-rx` (left: what the library
+    /// played, right: what it captured), 0.73 s at 44.1 kHz, 12 spb. The packets are those
+    /// `grokpeer` logged in the `.peer.jsonl` beside it.
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../VendorInterop/Fixtures/decode/vendorhost-connect-battery.wav").standardizedFileURL.path
+
+    @Test("the library's requests and grokpeer's answers come out whole, at 12 spb, in order")
+    func vendorHostCapture() throws {
+        let audio = try WAVFile.read(path: Self.fixture)
+        try #require(audio.channels.count == 2 && audio.sampleRate == 44_100)
+        func scan(_ samples: [Float]) -> [ScannedVendorPacket] {
+            var scanner = VendorPacketScanner(sampleRate: 44_100)
+            samples.withUnsafeBufferPointer { scanner.scan($0) }
+            return scanner.packets
+        }
+        func hex(_ p: ScannedVendorPacket) -> String { p.bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
+        let played = scan(audio.channels[0])
+        let captured = scan(audio.channels[1])
+        // GetVersion with the library's 5-byte payload, then GetBatteryLevel (one-byte form).
+        #expect(played.map(hex) == ["80050614e80302d9", "031c"])
+        #expect(played.map(\.content) == [.request(RequestPacket(command: 0x00, payload: [0x06, 0x14, 0xe8, 0x03, 0x02])),
+                                          .request(RequestPacket(command: 0x03))])
+        #expect(captured.map(hex) == ["781f061405000601080001fa550480004001112233445566778887d61200000800ea", "7805340cbe04575e"])
+        #expect((played + captured).allSatisfy { $0.samplesPerBit == 12 && $0.isWhole })
+        // Turn by turn: each answer ends after its request, the battery request after the
+        // version's answer. (Not by a whole air time: the two recordings are not aligned to
+        // the sample; the 35-byte answer ends 4142 samples after its request, 58 short of
+        // its 4200 samples on the air, so the captured side runs at least 58 samples early.)
+        #expect(captured[0].endSample > played[0].endSample)
+        #expect(played[1].endSample > captured[0].endSample)
+        #expect(captured[1].endSample > played[1].endSample)
     }
 }

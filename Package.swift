@@ -110,7 +110,7 @@ let package = Package(
         .testTarget(name: "VendorInteropTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
         .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto", "GrokFirmware", "GrokNet", "NetTestSupport"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokTUF", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
+        .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokTUF", "GrokAudio", "GrokLink", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
                                                          "GrokFleet", "GrokLedger", "GrokkerEmulator"]),
         .testTarget(name: "GrokLedgerTests", dependencies: ["GrokLedger"]),
         .testTarget(name: "GrokFleetTests", dependencies: ["GrokFleet", "GrokLedger", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto"]),

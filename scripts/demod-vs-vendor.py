@@ -4,7 +4,7 @@ recordings: CPU per audio second (demod_cpu_vs_vendor) and the lowest SNR at whi
 decodes 99 % of the packets (snr_margin_db_vs_vendor).
 
   demod-vs-vendor.py HARNESS_DIR REC.raw PEER.jsonl [--spb 12] [--ppm 0] [--snr 30,20,...]
-                     [--seeds 1,2,3] [--seconds 10] [--cpu-repeats 5]
+                     [--seeds 1,2,3] [--seconds 10] [--cpu-repeats 5] [--only vendor|ours]
 
 HARNESS_DIR is scripts/vendor-harness.sh's output (vendorhost, tonemeter); REC.raw what a
 reader sent (vendorhost --record-rx while grokpeer ran), PEER.jsonl grokpeer's events (the
@@ -30,7 +30,9 @@ ap.add_argument("--snr", default="30,20,15,14,13.5,13,12.5,12,11,10,9,8,7,6.5,6,
 ap.add_argument("--seeds", default="1,2,3")
 ap.add_argument("--seconds", type=float, default=10)
 ap.add_argument("--cpu-repeats", type=int, default=5)
+ap.add_argument("--only", choices=["vendor", "ours"])
 a = ap.parse_args()
+who_runs = [w for w in ("vendor", "ours") if a.only in (None, w)]
 sdk = os.environ.get("GROKCTL_VENDOR_SDK")
 if not sdk:
     print("demod-vs-vendor: skipped: GROKCTL_VENDOR_SDK is not set")
@@ -66,28 +68,36 @@ def found(got, plist):
     return hits
 
 
-# CPU on the whole recording.
-v = [vendor(a.rec) for _ in range(3)]
-o = ours(a.rec, a.cpu_repeats)
-vcpu = sorted(x["receive_cpu_per_audio_second"] for x in v)
-cpu = {"figure": "cpu", "spb": int(a.spb), "audio_seconds": o["audio_seconds"],
-       "vendor_receive_cpu_per_audio_second": vcpu, "vendor_bytes": v[0].get("bytes_received"),
-       "ours_cpu_per_audio_second_min": o["cpu_per_audio_second_min"],
-       "ours_cpu_per_audio_second_median": o["cpu_per_audio_second_median"], "ours_bytes": o["bytes_received"],
-       "demod_cpu_vs_vendor": round(o["cpu_per_audio_second_median"] / vcpu[1], 4)}
-print(json.dumps(cpu), flush=True)
+
+def receive(who, path):
+    return (vendor(path, ["--trace"]).get("received") or "") if who == "vendor" else ours(path)["received"]
+
+
+cpu = {}
+if a.only is None:
+    # CPU on the whole recording.
+    v = [vendor(a.rec) for _ in range(3)]
+    o = ours(a.rec, a.cpu_repeats)
+    vcpu = sorted(x["receive_cpu_per_audio_second"] for x in v)
+    cpu = {"figure": "cpu", "spb": int(a.spb), "audio_seconds": o["audio_seconds"],
+           "vendor_receive_cpu_per_audio_second": vcpu, "vendor_bytes": v[0].get("bytes_received"),
+           "ours_cpu_per_audio_second_min": o["cpu_per_audio_second_min"],
+           "ours_cpu_per_audio_second_median": o["cpu_per_audio_second_median"], "ours_bytes": o["bytes_received"],
+           "demod_cpu_vs_vendor": round(o["cpu_per_audio_second_median"] / vcpu[1], 4)}
+    print(json.dumps(cpu), flush=True)
 
 packets = [e["bytes"] for e in (json.loads(l) for l in open(a.peer)) if e.get("dir") == "tx"
            and e["t"] < a.seconds - 0.3 and len(e["bytes"]) >= 6]
 clean = os.path.join(work, "clean.raw")
 with open(a.rec, "rb") as f, open(clean, "wb") as g:
     g.write(f.read(int(a.seconds * 44100) * 2))
-# The reference: the packets both receivers decode from the recording without noise.
-packets = found(vendor(clean, ["--trace"]).get("received") or "", packets)
-packets = found(ours(clean)["received"], packets)
+# The reference: the packets every receiver run decodes from the recording without noise
+# (a packet the recording itself lost, e.g. to a real-time glitch, is not counted).
+for who in who_runs:
+    packets = found(receive(who, clean), packets)
 results = []
 for snr in [float(x) for x in a.snr.split(",")]:
-    tally = {"vendor": [0, 0], "ours": [0, 0]}
+    tally = {who: [0, 0] for who in who_runs}
     for seed in a.seeds.split(","):
         noisy = os.path.join(work, "n.raw")
         subprocess.run([tone, "noise", a.rec, noisy, str(snr), seed], check=True)
@@ -96,19 +106,18 @@ for snr in [float(x) for x in a.snr.split(",")]:
         if a.ppm:
             subprocess.run([tone, "clock", noisy, noisy + ".c", str(a.ppm)], check=True)
             noisy += ".c"
-        for who, got in (("vendor", vendor(noisy, ["--trace"]).get("received") or ""), ("ours", ours(noisy)["received"])):
-            tally[who][0] += len(found(got, packets))
+        for who in who_runs:
+            tally[who][0] += len(found(receive(who, noisy), packets))
             tally[who][1] += len(packets)
-    r = {"snr_db": snr, "ppm": a.ppm, "packets": tally["ours"][1],
-         "vendor_fraction": round(tally["vendor"][0] / tally["vendor"][1], 4),
-         "ours_fraction": round(tally["ours"][0] / tally["ours"][1], 4)}
+    r = {"snr_db": snr, "ppm": a.ppm, "packets": len(packets) * len(a.seeds.split(","))}
+    for who in who_runs:
+        r[who + "_fraction"] = round(tally[who][0] / tally[who][1], 4) if tally[who][1] else 0
     results.append(r)
     print(json.dumps(r), flush=True)
 
 
 def lowest(key):
-    ok = sorted(r["snr_db"] for r in results if r[key] >= 0.99)
-    # the lowest SNR from which every higher tested SNR passes too
+    """The lowest tested SNR from which every higher tested SNR decodes >= 99 %."""
     low = None
     for s in sorted((r["snr_db"] for r in results), reverse=True):
         if next(r for r in results if r["snr_db"] == s)[key] >= 0.99:
@@ -118,8 +127,9 @@ def lowest(key):
     return low
 
 
-lv, lo = lowest("vendor_fraction"), lowest("ours_fraction")
+lv = lowest("vendor_fraction") if "vendor" in who_runs else None
+lo = lowest("ours_fraction") if "ours" in who_runs else None
 print(json.dumps({"summary": "demod vs vendor", "spb": int(a.spb), "ppm": a.ppm, "seconds": a.seconds,
-                  "seeds": a.seeds, "vendor_lowest_snr_db_99": lv, "ours_lowest_snr_db_99": lo,
+                  "seeds": a.seeds, "packets": len(packets), "vendor_lowest_snr_db_99": lv, "ours_lowest_snr_db_99": lo,
                   "snr_margin_db_vs_vendor": (lv - lo) if lv is not None and lo is not None else None,
-                  "demod_cpu_vs_vendor": cpu["demod_cpu_vs_vendor"]}))
+                  "demod_cpu_vs_vendor": cpu.get("demod_cpu_vs_vendor")}))

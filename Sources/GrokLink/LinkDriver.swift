@@ -1,7 +1,7 @@
 import GrokAudio
 
 /// One end of a link that turns captured samples into samples to play, keeping its own clock
-/// in samples: what a ``LinkDriver`` pumps (``VendorLink``, and the old ``LinkEngine``).
+/// in samples: what a ``LinkDriver`` pumps (``VendorLink``).
 public protocol SamplePump: AnyObject {
     /// Samples processed so far.
     var now: Int64 { get }
@@ -10,8 +10,6 @@ public protocol SamplePump: AnyObject {
     /// Consumes one block of captured samples and fills the same number to play.
     func process(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>)
 }
-
-extension LinkEngine: SamplePump {}
 
 /// Runs a ``SamplePump`` over an ``AudioPort``: each block the engine turns what was captured
 /// into what to play, and the port plays it while capturing the next block.

@@ -3,8 +3,9 @@
 //   swift run -c release grokbench cable --json
 //   swift run -c release grokbench flash --json
 //   swift run -c release grokbench fleet --json
-// Link figures but demod_realtime_factor are counted in samples (audio time), so they
-// repeat exactly on any machine; realtime factors divide audio time by CPU time.
+// Link figures but the CPU ones (`*_us_per_audio_s`, `demod_cpu_vs_*`) are counted in
+// samples (audio time), so they repeat exactly on any machine; CPU figures and realtime
+// factors depend on the machine.
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())

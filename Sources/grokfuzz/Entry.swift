@@ -13,9 +13,9 @@ import Musl
 import Darwin
 #endif
 
-/// The target chosen by `GROKFUZZ_TARGET` (default `command`), or the error to report.
+/// The target chosen by `GROKFUZZ_TARGET` (default `packet`), or the error to report.
 func targetFromEnvironment() -> Result<FuzzTarget, UnknownTarget> {
-    let name = getenv("GROKFUZZ_TARGET").map { String(cString: $0) } ?? "command"
+    let name = getenv("GROKFUZZ_TARGET").map { String(cString: $0) } ?? FuzzTarget.defaultName
     guard let target = FuzzTarget.named(name) else { return .failure(UnknownTarget(name: name)) }
     return .success(target)
 }
@@ -121,7 +121,7 @@ struct GrokFuzz {
           <path>                  A file, or a directory whose files are each one input.
 
         OPTIONS:
-          --target <name>         The decoder to feed (default: $GROKFUZZ_TARGET, else command).
+          --target <name>         The decoder to feed (default: $GROKFUZZ_TARGET, else packet).
           --write-seeds <directory>
                                   Write valid messages for the target into <directory>
                                   to start a corpus (existing files are kept).

@@ -15,73 +15,11 @@ struct FuzzTarget: Sendable {
     /// Feeds one input.
     var run: @Sendable ([UInt8]) -> Void
 
+    /// The target `GROKFUZZ_TARGET` names when unset.
+    static let defaultName = "packet"
+
     /// Every target, in the order `--list` prints them. Add new decoders here.
-    static let all: [FuzzTarget] = [
-        FuzzTarget(name: "command", summary: "command-layer request decoder (RequestMessage)", seeds: Seeds.requests) { bytes in
-            guard let message = try? RequestMessage.decode(bytes) else { return }
-            let again = try? RequestMessage.decode(message.encode())
-            check(again == message, "request re-encoding changed its value", bytes)
-        },
-        FuzzTarget(name: "response", summary: "command-layer response decoder (ResponseMessage)", seeds: Seeds.responses) { bytes in
-            guard let message = try? ResponseMessage.decode(bytes) else { return }
-            let again = try? ResponseMessage.decode(message.encode())
-            check(again == message, "response re-encoding changed its value", bytes)
-        },
-        FuzzTarget(name: "announcement", summary: "command-layer announcement event decoder (Announcement)", seeds: Seeds.announcements) { bytes in
-            guard let message = try? Announcement.decode(bytes) else { return }
-            let again = try? Announcement.decode(message.encode())
-            check(again == message, "announcement re-encoding changed its value", bytes)
-        },
-        FuzzTarget(name: "header", summary: "command-layer message header (MessageHeader)", seeds: { Seeds.requests() + Seeds.responses() + Seeds.announcements() }) { bytes in
-            guard let header = try? MessageHeader.decode(bytes) else { return }
-            check(Int(header.payloadLength) == bytes.count - MessageHeader.size, "header length unchecked", bytes)
-        },
-        FuzzTarget(name: "inventory", summary: "inventory event decoder (tag reports, stopped)", seeds: Seeds.inventoryEvents) { bytes in
-            guard let event = try? InventoryEvent.decode(bytes) else { return }
-            let again = try? InventoryEvent.decode(event.encode())
-            check(again == event, "inventory event re-encoding changed its value", bytes)
-        },
-        FuzzTarget(name: "frame", summary: "link-layer frame decoder (FrameDecoder), bytes after a sync word", seeds: Seeds.frames) { bytes in
-            var decoder = FrameDecoder()
-            var start = 0
-            for (i, byte) in bytes.enumerated() {
-                switch decoder.feed(byte) {
-                case .needMore:
-                    continue
-                case .frame(let frame):
-                    check(frame.encoded() == Array(bytes[start...i]), "frame re-encoding differs from its bytes", bytes)
-                case .badHeader, .badCRC:
-                    break
-                }
-                start = i + 1
-            }
-        },
-        FuzzTarget(name: "modem", summary: "demodulator and framer (FrameScanner) on 16-bit samples, every mode", seeds: Seeds.audio) { bytes in
-            var samples = [Float]()
-            samples.reserveCapacity(bytes.count / 2)
-            var i = 0
-            while i + 1 < bytes.count {
-                samples.append(Float(Int16(bitPattern: UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8)) / 32768)
-                i += 2
-            }
-            for mode in LinkMode.ladder {
-                let scanner = FrameScanner(mode: mode, sampleRate: 44_100)!
-                scanner.scan(samples)
-                for found in scanner.found where found.status == .ok {
-                    check(found.frame.map { $0.payload.count <= Frame.maxPayload } ?? false, "oversized frame", bytes)
-                }
-            }
-        },
-        FuzzTarget(name: "link", summary: "a device-side LinkEngine fed arbitrary audio", seeds: Seeds.audio) { bytes in
-            let engine = LinkEngine(role: .device, sampleRate: 44_100)
-            var samples = bytes.map { Float(Int8(bitPattern: $0)) / 128 }
-            var output = [Float](repeating: 0, count: samples.count)
-            samples.withUnsafeMutableBufferPointer { input in
-                output.withUnsafeMutableBufferPointer { engine.process(input: UnsafeBufferPointer(input), output: $0) }
-            }
-            while engine.receive() != nil {}
-        },
-    ] + FirmwareFuzz.targets + VendorFuzz.targets
+    static let all: [FuzzTarget] = VendorFuzz.targets + AudioFuzz.targets + FirmwareFuzz.targets
 
     /// The target named `name`, if any.
     static func named(_ name: String) -> FuzzTarget? {
@@ -99,29 +37,101 @@ struct FuzzTarget: Sendable {
     }
 }
 
-/// Valid command-layer messages, one of each kind, to seed a corpus.
-enum Seeds {
-    /// Inventory events and a start-inventory request.
-    @Sendable static func inventoryEvents() -> [[UInt8]] {
-        let report = TagReport(epc: Array(repeating: 0x30, count: 12), pc: 0x3000, rssiITenthsDBm: -600,
-                               rssiQTenthsDBm: -610, frequencyKHz: 902_750, milliseconds: 10, tid: [0xE2, 0x80])
-        return [InventoryEvent.tagReports([report, report]).encode(), InventoryEvent.stopped(.regionNotSet).encode(),
-                InventoryEvent.status(rounds: 42).encode(),
-                RequestMessage(id: 1, command: .startInventory(InventoryParameters())).encode()]
+/// Targets fed audio: 16-bit little-endian samples at 44.1 kHz.
+enum AudioFuzz {
+    static let targets: [FuzzTarget] = [
+        FuzzTarget(name: "fsk", summary: "FSK receiver (VendorFSKDemodulator) on 16-bit samples, every setting", seeds: seedAudio) { bytes in
+            let samples = AudioFuzz.samples(bytes)
+            for setting in VendorModemSetting.all(sampleRate: 44_100) {
+                var d = VendorFSKDemodulator(setting: setting)
+                var out: [VendorFSKDemodulator.Byte] = []
+                // In two chunks: the split must not change the bytes.
+                let half = samples.count / 2
+                samples.withUnsafeBufferPointer { p in
+                    d.process(UnsafeBufferPointer(rebasing: p[0..<half]), into: &out)
+                    d.process(UnsafeBufferPointer(rebasing: p[half...]), into: &out)
+                }
+                var whole = VendorFSKDemodulator(setting: setting)
+                var all: [VendorFSKDemodulator.Byte] = []
+                samples.withUnsafeBufferPointer { whole.process($0, into: &all) }
+                FuzzTarget.check(out == all, "chunking changed the decoded bytes", bytes)
+                FuzzTarget.check(zip(all, all.dropFirst()).allSatisfy { $0.end < $1.end }, "byte ends not increasing", bytes)
+                FuzzTarget.check(all.allSatisfy { $0.end < Int64(samples.count) }, "a byte ends after the input", bytes)
+            }
+        },
+        FuzzTarget(name: "scanner", summary: "recording packet finder (VendorPacketScanner) on 16-bit samples", seeds: seedAudio) { bytes in
+            let samples = AudioFuzz.samples(bytes)
+            var whole = VendorPacketScanner(sampleRate: 44_100)
+            var split = VendorPacketScanner(sampleRate: 44_100)
+            let third = samples.count / 3
+            samples.withUnsafeBufferPointer { p in
+                whole.scan(p)
+                split.scan(UnsafeBufferPointer(rebasing: p[0..<third]))
+                split.scan(UnsafeBufferPointer(rebasing: p[third...]))
+            }
+            let found = whole.packets
+            FuzzTarget.check(split.packets == found, "chunking changed the packets found", bytes)
+            for packet in found {
+                // A whole packet is its own bytes, re-encoded.
+                switch packet.content {
+                case .request(let r): FuzzTarget.check((try? r.encoded()) == packet.bytes, "a found request is not its bytes", bytes)
+                case .response(let r): FuzzTarget.check((try? r.encoded()) == packet.bytes, "a found response is not its bytes", bytes)
+                case .badCRC, .malformed: FuzzTarget.check(!packet.bytes.isEmpty, "a damaged packet without bytes", bytes)
+                }
+                FuzzTarget.check(packet.endSample < Int64(samples.count), "a packet ends after the input", bytes)
+            }
+        },
+        FuzzTarget(name: "link", summary: "a device-side VendorLink (handshake, modem, packet layer) fed arbitrary audio", seeds: seedAudio) { bytes in
+            // 8-bit samples: more audio per input byte, so the handshake's windows are reached.
+            guard let link = try? VendorLink(role: .device, sampleRate: 44_100), (try? link.start()) != nil else { return }
+            link.packets.onRequest = { _ in .ack }
+            var input = bytes.map { Float(Int8(bitPattern: $0)) / 128 }
+            // Repeated up to a second of audio so the tone windows see a steady signal.
+            while !input.isEmpty && input.count < 44_100 { input += input }
+            var output = [Float](repeating: 0, count: 256)
+            input.withUnsafeBufferPointer { all in
+                var i = 0
+                while i < all.count {
+                    let n = min(256, all.count - i)
+                    output.withUnsafeMutableBufferPointer { o in
+                        link.process(input: UnsafeBufferPointer(rebasing: all[i..<(i + n)]),
+                                     output: UnsafeMutableBufferPointer(rebasing: o[0..<n]))
+                    }
+                    i += n
+                }
+            }
+            FuzzTarget.check(output.allSatisfy { $0.isFinite && abs($0) <= 1 }, "the link played a sample out of range", bytes)
+            _ = link.drainEvents()
+        },
+    ]
+
+    static func samples(_ bytes: [UInt8]) -> [Float] {
+        var samples = [Float]()
+        samples.reserveCapacity(bytes.count / 2)
+        var i = 0
+        while i + 1 < bytes.count {
+            samples.append(Float(Int16(bitPattern: UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8)) / 32768)
+            i += 2
+        }
+        return samples
     }
 
-    /// Encoded link frames (the bytes after a sync word).
-    @Sendable static func frames() -> [[UInt8]] {
-        [Frame(type: .hello, payload: Array(0..<11)).encoded(),
-         Frame(type: .data, flags: Frame.endOfMessage, seq: 3, ack: 9, payload: RequestMessage(id: 1, command: .identify).encode()).encoded(),
-         Frame(type: .ack, ack: 4, payload: [1, 0, 0, 0]).encoded() + Frame(type: .nack, seq: 2).encoded()]
-    }
-
-    /// A short stretch of base-mode audio holding one frame, as 16-bit little-endian samples.
-    @Sendable static func audio() -> [[UInt8]] {
-        var synth = FrameSynthesizer(mode: .base, sampleRate: 44_100)
-        var samples: [Float] = []
-        synth.append(Frame(type: .hello, payload: Array(0..<11)), to: &samples)
+    /// A GetVersion request and an ACK_0 with data at 12 spb after a little idle carrier,
+    /// as 16-bit little-endian samples.
+    @Sendable static func seedAudio() -> [[UInt8]] {
+        guard let setting = try? VendorModemSetting(samplesPerBit: 12, sampleRate: 44_100),
+              let request = try? RequestPacket(command: 0x00).encoded(),
+              let response = try? ResponsePacket(id: 0, data: [0x14, 0x01, 0x00]).encoded() else { return [] }
+        var modulator = VendorFSKModulator()
+        modulator.setCarrier(.data(setting))
+        var samples = [Float](repeating: 0, count: 240 + (request.count + response.count) * 120 + 2_000)
+        samples.withUnsafeMutableBufferPointer { b in
+            modulator.render(into: UnsafeMutableBufferPointer(rebasing: b[0..<240]))
+            modulator.enqueue(request)
+            modulator.render(into: UnsafeMutableBufferPointer(rebasing: b[240..<1_240]))
+            modulator.enqueue(response)
+            modulator.render(into: UnsafeMutableBufferPointer(rebasing: b[1_240...]))
+        }
         var bytes: [UInt8] = []
         for s in samples {
             let v = UInt16(bitPattern: Int16(max(-32767, min(32767, (s * 32767).rounded()))))
@@ -129,53 +139,5 @@ enum Seeds {
             bytes.append(UInt8(v >> 8))
         }
         return [bytes]
-    }
-
-    static let reader = ReaderInfo(
-        hardwareType: .grokker1, hardwareModel: "Grokker", hardwareRevision: 3,
-        firmwareVersion: FirmwareVersion(major: 1, minor: 7, build: 3),
-        loaderVersion: FirmwareVersion(major: 1, minor: 2, build: 0), serialNumber: 12_345_678,
-        readerProtocolVersion: ReaderInfo.vendorReaderProtocolVersion, region: RegionSetting(name: "FCC (US), IC (Canada)", number: 1),
-        userMustSetRegion: false, userCanSetRegion: true, provisioned: true, enforceRegion: true,
-        maxPowerTenthsDBm: 300, maxSensitivityTenthsDBm: -800, numVolumeLevels: 8, maxTonesInSound: 16,
-        hasBattery: true, hasExternalPower: true, batteryCapacityMinutes: 240, batteryCapacityMAh: 1000,
-        deviceInitializedSuccessfully: true)
-
-    @Sendable static func requests() -> [[UInt8]] {
-        [
-            RequestMessage(id: 1, command: .identify).encode(),
-            RequestMessage(id: 2, command: .echo([])).encode(),
-            RequestMessage(id: 3, command: .echo(Array("hello, Grokker".utf8))).encode(),
-            RequestMessage(id: 4, command: .setGrokkerPassword(old: "old", new: "new")).encode(),
-            RequestMessage(id: 5, command: .changePower(PowerRange(initialTenthsDBm: 200, minTenthsDBm: 100, maxTenthsDBm: 300))).encode(),
-            RequestMessage(id: 6, command: .tagAccess(epc: [1, 2], .custom(CustomTagCommand(
-                command: [0xE0, 0x01], commandBits: 16, responseBitsNoHeader: 0, responseBitsWithHeader: 49,
-                receiveTimeoutMicroseconds: 5000)))).encode(),
-            RequestMessage(id: 7, command: .getAntennaTuning).encode(),
-            RequestMessage(id: 8, command: .provisioning(.registerSerialNumber(12_345_678))).encode(),
-            RequestMessage(id: 9, command: .provisioning(.setMode(true))).encode(),
-        ]
-    }
-
-    @Sendable static func announcements() -> [[UInt8]] {
-        var unset = reader
-        unset.region = nil
-        unset.userMustSetRegion = true
-        return [Announcement(info: reader).encode(), Announcement(info: unset).encode()]
-    }
-
-    @Sendable static func responses() -> [[UInt8]] {
-        var unset = reader
-        unset.region = nil
-        unset.userMustSetRegion = true
-        return [
-            ResponseMessage(id: 1, response: .identify(reader)).encode(),
-            ResponseMessage(id: 1, response: .identify(unset)).encode(),
-            ResponseMessage(id: 2, response: .echo(Array("hello, Grokker".utf8))).encode(),
-            ResponseMessage(id: 3, response: .failure(opcode: Opcode(rawValue: 0x0301), status: .unsupportedOpcode, message: "no")).encode(),
-            ResponseMessage(id: 4, response: .provisioning(ProvisioningRecord(
-                serialNumber: 12_345_678, hardwareRevision: 3, antennaType: 1, status: .complete, provisioned: true,
-                userHasSetRegion: true, userCanSetRegion: true, enforceRegion: true, provisioningMode: false), for: .provisioningStatus)).encode(),
-        ]
     }
 }

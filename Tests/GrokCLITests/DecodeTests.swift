@@ -1,6 +1,10 @@
 import Foundation
 import GrokAudio
+import GrokkerEmulator
+import GrokLink
+import GrokProtocol
 import Testing
+import UGrokIt
 
 @testable import GrokCLI
 
@@ -12,11 +16,9 @@ func jsonObjects(_ text: String) throws -> [[String: Any]] {
     }
 }
 
-/// The whole frames of `frames` as (type, seq, ack, length), in order.
-func frameKeys(_ frames: [[String: Any]]) -> [String] {
-    frames.filter { $0["status"] as? String == "ok" }.map { frame in
-        "\(frame["type"] ?? "?") seq=\(frame["seq"] ?? "?") ack=\(frame["ack"] ?? "?") len=\(frame["length"] ?? "?")"
-    }
+/// The whole packets of `packets` as their bytes, in order.
+func packetKeys(_ packets: [[String: Any]]) -> [String] {
+    packets.filter { $0["status"] as? String == "ok" }.map { "\($0["bytes"] ?? "?")" }
 }
 
 /// The path of an executable in the usual directories, if installed.
@@ -47,114 +49,137 @@ func runTool(_ tool: String, _ arguments: [String]) throws -> String {
 extension CLI {
     @Suite("Audio decode")
     struct DecodeTests {
-        /// Frames per transfer of the host's link (`ReaderOptions.blockSize`).
-        static let hostBlockFrames = 256
-
-        /// A recorded `info` session with an emulated Grokker: the recording, the `info
-        /// --json` report, and the `audio decode --json` lines of the recording.
+        /// A recorded session between our host (``VendorReaderSession``) and our emulated
+        /// Grokker (``VendorGrokker``) over a clean simulated cable, recorded by
+        /// ``RecordingPort`` as `--record-audio` records (left: played, right: captured), and
+        /// the `audio decode --json` lines of the recording.
         struct Session {
             var directory: String
             var wav: String
-            var report: [String: Any]
-            var frames: [[String: Any]]
+            var packets: [[String: Any]]
             var summary: [String: Any]
+            /// What the host's packet layer counted: requests it put on the line (resends included),
+            /// answers it received.
+            var sent: Int
+            var received: Int
         }
 
-        static func recordSession() throws -> Session {
+        static func recordSession(samplesPerBit spb: Int = 12, sampleRate: Int = 44_100, inventory: Bool = false) throws -> Session {
             let directory = try makeTemporaryDirectory()
-            let recordings = directory + "/recordings"
-            try FileManager.default.createDirectory(atPath: recordings, withIntermediateDirectories: true)
-            let info = try runBinary([
-                "--bench", directory + "/bench", "--record-audio", recordings, "info", "--device", "sim:0", "--json",
-            ])
-            try #require(info.status == 0, "info failed: \(info.standardError)")
-            let reports = try jsonObjects(info.standardOutput)
-            try #require(reports.count == 1)
-            let files = try FileManager.default.contentsOfDirectory(atPath: recordings)
-            try #require(files.count == 1, "expected one recording, found \(files)")
-            try #require(files[0].hasSuffix(".wav"))
-            let wav = recordings + "/" + files[0]
-            let decode = try runBinary(["audio", "decode", wav, "--json"])
+            let store = try DeviceStateStore.openOrCreate(directory: directory + "/bench", index: 0)
+            try store.update { s in
+                s.region = RegionSetting(name: "FCC (US), IC (Canada)", number: 1)
+                s.provisioning.userHasSetRegion = true
+            }
+            let scene = RFScene(tags: [RFScene.Tag(epc: [0x30, 0x08, 0x33, 0xb2, 0xdd, 0xd9, 0x01, 0x40, 0, 0, 0, 1],
+                                                   placement: .distance(meters: 0.5))])
+            let grokker = try VendorGrokker(handler: GrokkerCommandHandler(store: store), sampleRate: sampleRate, scene: scene)
+            let cable = SimulatedCablePort(name: "decode", sampleRate: sampleRate, configuration: .clean, peer: grokker)
+            let recording = try RecordingPort(wrapping: cable, directory: directory + "/recordings")
+            let session = try VendorReaderSession(port: recording, samplesPerBit: spb)
+            _ = try session.connect()
+            _ = try session.batteryInfo()
+            if inventory {
+                try session.startInventory(UgiRfidConfiguration.config(inventoryType: .inventoryDistance))
+                try session.collect(forAtMost: 10) { session.inventory!.packetsAnswered >= 3 }
+                _ = try session.stopInventory()
+            }
+            try session.idle(forAtMost: 0.2)
+            let statistics = session.link.packets.statistics
+            session.close()
+            let decode = try runBinary(["audio", "decode", recording.recordingPath, "--json"])
             try #require(decode.status == 0, "decode failed: \(decode.standardError)")
             #expect(decode.standardError == "")
             var lines = try jsonObjects(decode.standardOutput)
             let summary = try #require(lines.popLast()?["summary"] as? [String: Any])
-            return Session(directory: directory, wav: wav, report: reports[0], frames: lines, summary: summary)
+            return Session(directory: directory, wav: recording.recordingPath, packets: lines, summary: summary,
+                           sent: statistics.packetsSent + statistics.sendRetries, received: statistics.responsesReceived)
         }
 
-        @Test func recordingDecodesToWhatTheHostCounted() throws {
-            let session = try Self.recordSession()
+        @Test("a recording decodes to the packets the host sent and received, at the setting it ran",
+              arguments: [8, 12, 72])
+        func recordingDecodesToWhatTheHostCounted(spb: Int) throws {
+            let session = try Self.recordSession(samplesPerBit: spb)
             defer { try? FileManager.default.removeItem(atPath: session.directory) }
-            let played = session.frames.filter { $0["channel"] as? Int == 0 }
-            let captured = session.frames.filter { $0["channel"] as? Int == 1 }
+            let played = session.packets.filter { $0["channel"] as? Int == 0 }
+            let captured = session.packets.filter { $0["channel"] as? Int == 1 }
             #expect(played.allSatisfy { $0["direction"] as? String == "host_to_device" })
             #expect(captured.allSatisfy { $0["direction"] as? String == "device_to_host" })
-
-            // The host says hello first; every frame it played is whole; the Grokker answered.
-            #expect(played.first?["type"] as? String == "HELLO")
-            #expect(played.allSatisfy { $0["status"] as? String == "ok" }, "\(played)")
-            #expect(captured.contains { $0["type"] as? String == "HELLO-ACK" && $0["status"] as? String == "ok" })
+            #expect(session.packets.allSatisfy { $0["status"] as? String == "ok" && $0["samples_per_bit"] as? Int == spb },
+                    "\(session.packets)")
+            // The host asks first: GetVersion, then the battery; the Grokker answers each.
+            #expect(played.first?["name"] as? String == "GetVersion (0x00)")
+            #expect(played.contains { $0["name"] as? String == "GetBatteryLevel (0x03)" })
+            #expect(played.allSatisfy { $0["kind"] as? String == "request" && $0["retry"] as? Bool == false })
+            #expect(captured.allSatisfy { $0["kind"] as? String == "response" })
+            #expect(captured.first?["name"] as? String == "ACK_0" && (captured.first?["length"] as? Int ?? 0) > 0)
+            #expect(played.count == session.sent && captured.count == session.received,
+                    "host sent \(session.sent), received \(session.received)")
             // Sorted by time, and every field a script relies on is there.
-            let times = session.frames.compactMap { $0["time_s"] as? Double }
-            #expect(times.count == session.frames.count && times == times.sorted())
-            for frame in session.frames {
-                for field in ["time_s", "channel", "direction", "bit_rate", "samples_per_bit", "type", "seq", "status", "quality"] {
-                    #expect(frame[field] != nil, "\(field) missing in \(frame)")
+            let times = session.packets.compactMap { $0["time_s"] as? Double }
+            #expect(times.count == session.packets.count && times == times.sorted())
+            for packet in session.packets {
+                for field in ["time_s", "end_sample", "channel", "direction", "bit_rate", "samples_per_bit", "kind", "name",
+                              "length", "bytes", "status"] {
+                    #expect(packet[field] != nil, "\(field) missing in \(packet)")
                 }
             }
-
-            // The host decoded the same captured audio live and counted what it played.
-            let sent = try #require(session.report["packets_sent"] as? Int)
-            let received = try #require(session.report["packets_received"] as? Int)
-            let audio = try WAVFile.read(path: session.wav)
-            try #require(audio.channels.count == 2)
-            let okPlayed = played.count { $0["status"] as? String == "ok" }
-            let okCaptured = captured.count { $0["status"] as? String == "ok" }
-            // packets_sent counts a frame once it starts playing; a frame still playing when
-            // the port closed is in the recording only in part (the recording then ends in
-            // the middle of it, not in silence).
-            let endsInsideAFrame = audio.channels[0].suffix(8).contains { $0 != 0 }
-            #expect(okPlayed == sent || (okPlayed == sent - 1 && endsInsideAFrame),
-                    "host played \(sent) frames, the recording holds \(okPlayed) whole")
-            // The block captured by the last transfer is recorded but was never demodulated.
-            let lastBlock = Int64(audio.frameCount - Self.hostBlockFrames)
-            let afterLastDemodulation = captured.count {
-                $0["status"] as? String == "ok" && Int64($0["end_sample"] as? Int ?? 0) > lastBlock
-            }
-            #expect(okCaptured - afterLastDemodulation == received,
-                    "host received \(received) frames, the recording holds \(okCaptured) whole")
-
             let channels = try #require(session.summary["channels"] as? [[String: Any]])
-            #expect(channels.map { $0["frames_ok"] as? Int } == [okPlayed, okCaptured])
-            #expect(channels.map { $0["direction"] as? String } == ["host_to_device", "device_to_host"])
+            #expect(channels.map { $0["packets_ok"] as? Int } == [played.count, captured.count])
+            #expect(channels.map { $0["samples_per_bit"] as? [Int] } == [[spb], [spb]])
+            #expect(session.summary["packets_damaged"] as? Int == 0)
             #expect(session.summary["sample_rate"] as? Int == 44100)
-            #expect(abs((session.summary["audio_s"] as? Double ?? 0) - Double(audio.frameCount) / 44100) < 1e-5)
+        }
+
+        @Test("an inventory's slave-mode packets are named from the reader's command set, its answers ACK_n")
+        func slaveModeIsDecoded() throws {
+            let session = try Self.recordSession(inventory: true)
+            defer { try? FileManager.default.removeItem(atPath: session.directory) }
+            #expect(session.packets.allSatisfy { $0["status"] as? String == "ok" }, "\(session.packets)")
+            let played = session.packets.filter { $0["channel"] as? Int == 0 }
+            let captured = session.packets.filter { $0["channel"] as? Int == 1 }
+            #expect(played.contains { $0["name"] as? String == "Inventory (0x07)" })
+            // The reader's requests in slave mode, and the host's answers to them.
+            let readerRequests = captured.filter { $0["kind"] as? String == "request" }
+            #expect(!readerRequests.isEmpty)
+            let names = Set(readerRequests.compactMap { $0["name"] as? String })
+            #expect(names.isSubset(of: ["FirstRead (0x01)", "FirstRead96 (0x02)", "SubsequentRead (0x03)", "Ping (0x05)",
+                                        "Completed (0x00)"]), "\(names)")
+            #expect(played.contains { $0["kind"] as? String == "response" })
+        }
+
+        @Test("48 kHz recordings decode at the 48 kHz settings")
+        func at48kHz() throws {
+            let session = try Self.recordSession(samplesPerBit: 12, sampleRate: 48_000)
+            defer { try? FileManager.default.removeItem(atPath: session.directory) }
+            #expect(!session.packets.isEmpty && session.packets.allSatisfy { $0["status"] as? String == "ok" })
+            #expect(session.packets.allSatisfy { $0["bit_rate"] as? Double == 4000 })
+            #expect(session.summary["sample_rate"] as? Int == 48000)
         }
 
         @Test func terminalTableIsLocalized() throws {
             let session = try Self.recordSession()
             defer { try? FileManager.default.removeItem(atPath: session.directory) }
-            let okPlayed = frameKeys(session.frames.filter { $0["channel"] as? Int == 0 }).count
-            let okCaptured = frameKeys(session.frames.filter { $0["channel"] as? Int == 1 }).count
+            let okPlayed = packetKeys(session.packets.filter { $0["channel"] as? Int == 0 }).count
+            let okCaptured = packetKeys(session.packets.filter { $0["channel"] as? Int == 1 }).count
+            let first = try #require(session.packets.first)
             for language in [Language.en, .fr] {
                 let result = try runBinary(["audio", "decode", session.wav, "--lang", language.rawValue])
                 #expect(result.status == 0)
                 let lines = result.standardOutput.split(separator: "\n").map(String.init)
-                try #require(lines.count == session.frames.count + 4)
-                for key in [MessageKey.decodeColumnTime, .decodeColumnDirection, .decodeColumnFrame, .decodeColumnQuality] {
+                try #require(lines.count == session.packets.count + 4)
+                for key in [MessageKey.decodeColumnTime, .decodeColumnDirection, .decodeColumnPacket, .decodeColumnSetting] {
                     #expect(lines[0].contains(text(key, language)))
                 }
                 #expect(lines[1].contains(text(.decodeDirectionHostToDevice, language)))
-                #expect(lines[1].contains(text(.decodeFrame, language, "HELLO", "0", "0", "11")))
+                #expect(lines[1].contains(text(.decodePacket, language, "GetVersion (0x00)", String(first["length"] as? Int ?? -1))))
                 #expect(lines[1].contains(text(.decodeStatusOK, language)))
                 let cells = lines[1].split(separator: " ")
-                #expect(cells.first?.hasPrefix("0.0") == true && cells.first?.count == 5, "time: \(lines[1])")
-                #expect(cells.last.flatMap { Double($0) } != nil && cells.last?.count == 4, "quality: \(lines[1])")
+                #expect(cells.first?.count == 5, "time: \(lines[1])")
                 #expect(lines[lines.count - 3] == text(
                     .decodeSummaryChannel, language, text(.decodeDirectionHostToDevice, language), String(okPlayed), "0"))
                 #expect(lines[lines.count - 2] == text(
-                    .decodeSummaryChannel, language, text(.decodeDirectionDeviceToHost, language), String(okCaptured),
-                    String(session.summary["frames_bad_crc"] as? Int ?? -1)))
+                    .decodeSummaryChannel, language, text(.decodeDirectionDeviceToHost, language), String(okCaptured), "0"))
                 #expect(lines[lines.count - 1].hasSuffix(text(.decodeSummaryAudio, language, "", "44100")))
             }
         }
@@ -162,7 +187,7 @@ extension CLI {
         static let soxPath = installedTool("sox")
 
         /// 300 ppm of clock error and some noise, made by an outside tool, change nothing:
-        /// every frame of every direction comes through, in order, with the same fields.
+        /// every packet of every direction comes through, in order, with the same bytes.
         @Test(.enabled(if: soxPath != nil, "sox is not installed (scripts/setup.sh --test installs it); skipping"))
         func resampledNoisyRecordingDecodesTheSame() throws {
             let sox = try #require(Self.soxPath)
@@ -189,10 +214,10 @@ extension CLI {
             var lines = try jsonObjects(result.standardOutput)
             _ = lines.popLast()
             for direction in ["host_to_device", "device_to_host"] {
-                func keys(_ frames: [[String: Any]]) -> [String] {
-                    frameKeys(frames.filter { $0["direction"] as? String == direction })
+                func keys(_ packets: [[String: Any]]) -> [String] {
+                    packetKeys(packets.filter { $0["direction"] as? String == direction })
                 }
-                let original = keys(session.frames)
+                let original = keys(session.packets)
                 #expect(original.count >= 2, "too little to compare in \(direction)")
                 #expect(keys(lines) == original, "\(direction)")
             }
@@ -225,7 +250,7 @@ extension CLI {
         }
 
         @Test(arguments: [Language.en, .es])
-        func silenceHoldsNoFrames(_ language: Language) throws {
+        func silenceHoldsNoPackets(_ language: Language) throws {
             let directory = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let silence = directory + "/silence.wav"
@@ -248,12 +273,13 @@ extension CLI {
             #expect(error["code"] as? String == "decode_no_frames")
             #expect(error["message"] as? String == text(.errorDecodeNoFrames, .en, silence, "1.000", "0"))
             let summary = try #require(try jsonObjects(json.standardOutput).last?["summary"] as? [String: Any])
-            #expect(summary["frames_ok"] as? Int == 0)
+            #expect(summary["packets_ok"] as? Int == 0)
         }
 
-        /// Noise at sample rates too low for some or all modes: no frames, no crash.
-        @Test(arguments: [1000, 8000])
-        func lowSampleRatesHoldNoFrames(_ rate: Int) throws {
+        /// Noise at sample rates the vendor modem does not run (it runs at 44.1 and 48 kHz only):
+        /// no packets, no crash.
+        @Test(arguments: [1000, 8000, 96000])
+        func otherSampleRatesHoldNoPackets(_ rate: Int) throws {
             let directory = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let path = directory + "/noise-\(rate).wav"
@@ -286,10 +312,10 @@ extension CLI {
             var lines = try jsonObjects(result.standardOutput)
             _ = lines.popLast()
             #expect(!lines.isEmpty && lines.allSatisfy { $0["direction"] as? String == "channel_0" })
-            #expect(frameKeys(lines) == frameKeys(session.frames.filter { $0["channel"] as? Int == 1 }))
+            #expect(packetKeys(lines) == packetKeys(session.packets.filter { $0["channel"] as? Int == 1 }))
 
             // Left and right swapped (as `grokctl emulate --record-audio` records: left is
-            // what the Grokker played): the frames say which way each channel went.
+            // what the Grokker played): the first request says which way each channel went.
             let swapped = directory + "/swapped.wav"
             let stereo = try WAVWriter(path: swapped, sampleRate: audio.sampleRate, channels: 2)
             try stereo.append(channels: [audio.channels[1], audio.channels[0]])
@@ -298,10 +324,11 @@ extension CLI {
             #expect(decoded.status == 0)
             var frames = try jsonObjects(decoded.standardOutput)
             _ = frames.popLast()
+            #expect(!frames.isEmpty)
             #expect(frames.filter { $0["channel"] as? Int == 0 }.allSatisfy { $0["direction"] as? String == "device_to_host" })
             #expect(frames.filter { $0["channel"] as? Int == 1 }.allSatisfy { $0["direction"] as? String == "host_to_device" })
-            #expect(frameKeys(frames.filter { $0["direction"] as? String == "host_to_device" })
-                == frameKeys(session.frames.filter { $0["channel"] as? Int == 0 }))
+            #expect(packetKeys(frames.filter { $0["direction"] as? String == "host_to_device" })
+                == packetKeys(session.packets.filter { $0["channel"] as? Int == 0 }))
         }
     }
 }

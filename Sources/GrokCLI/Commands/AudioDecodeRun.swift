@@ -1,6 +1,7 @@
 import Foundation
 import GrokAudio
 import GrokLink
+import GrokProtocol
 
 /// Which way a channel of a recording carried the link.
 enum LinkDirection: Sendable, Equatable {
@@ -30,33 +31,45 @@ enum LinkDirection: Sendable, Equatable {
     }
 }
 
-/// One frame found in a recording: a line of `grokctl audio decode --json`.
+/// One packet found in a recording: a line of `grokctl audio decode --json`.
 ///
-/// `time_s` is when the frame's last bit ended, in seconds from the start of the file.
-/// For a frame whose CRC-32C failed only the header's type and sequence number are known;
-/// `ack`, `flags` and `length` are then absent.
-struct DecodedFrame: Encodable, Sendable, Equatable {
+/// `time_s` is when the packet's last stop bit ended, in seconds from the start of the file.
+/// `kind` is `request` or `response` (for a damaged packet: what its crc8 was computed as, or
+/// absent when the bytes are no packet of either kind); `name` the request's opcode (the
+/// vendor's command name; a reader's slave-mode request is named from the reader's command
+/// set) or the response's `ACK_n` / `NACK`; `length` the payload or data length. `bytes` are
+/// the packet's bytes in hex, as they came off the line.
+struct DecodedPacket: Encodable, Sendable, Equatable {
     var timeSeconds: Double
     var endSample: Int64
     var channel: Int
     var direction: String
     var bitRate: Double
-    var samplesPerBit: Double
-    var type: String
-    var seq: Int
-    var ack: Int?
-    var flags: Int?
+    var samplesPerBit: Int
+    var kind: String?
+    var opcode: Int?
+    var responseID: Int?
+    var name: String?
+    var retry: Bool?
     var length: Int?
+    var bytes: String
     var status: String
-    var quality: Double
 
     enum CodingKeys: String, CodingKey {
-        case channel, direction, type, seq, ack, flags, length, status, quality
+        case channel, direction, kind, opcode, name, retry, length, bytes, status
         case timeSeconds = "time_s"
         case endSample = "end_sample"
         case bitRate = "bit_rate"
         case samplesPerBit = "samples_per_bit"
+        case responseID = "response_id"
     }
+
+    /// The stable `status` values.
+    static let ok = "ok"
+    static let badCRC = "bad_crc"
+    static let malformed = "malformed"
+
+    var isWhole: Bool { status == Self.ok }
 }
 
 /// The closing line of `grokctl audio decode --json`: `{"summary":{...}}`.
@@ -64,105 +77,139 @@ struct DecodeSummary: Encodable, Sendable {
     struct Channel: Encodable, Sendable {
         var channel: Int
         var direction: String
-        var framesOK: Int
-        var framesBadCRC: Int
+        var packetsOK: Int
+        var packetsDamaged: Int
+        var samplesPerBit: [Int]
 
         enum CodingKeys: String, CodingKey {
             case channel, direction
-            case framesOK = "frames_ok"
-            case framesBadCRC = "frames_bad_crc"
+            case packetsOK = "packets_ok"
+            case packetsDamaged = "packets_damaged"
+            case samplesPerBit = "samples_per_bit"
         }
     }
 
     var file: String
     var sampleRate: Int
     var audioSeconds: Double
-    var framesOK: Int
-    var framesBadCRC: Int
+    var packetsOK: Int
+    var packetsDamaged: Int
     var channels: [Channel]
 
     enum CodingKeys: String, CodingKey {
         case file, channels
         case sampleRate = "sample_rate"
         case audioSeconds = "audio_s"
-        case framesOK = "frames_ok"
-        case framesBadCRC = "frames_bad_crc"
+        case packetsOK = "packets_ok"
+        case packetsDamaged = "packets_damaged"
     }
 }
 
 /// `grokctl audio decode` found nothing it could use in a readable WAV file.
 ///
-/// Reaches the user through ``Localizer/message(for:)`` as `error.decode_no_frames`.
+/// Reaches the user through ``Localizer/message(for:)`` as `error.decode_no_frames` (the
+/// code kept from the first link: scripts match it).
 struct AudioDecodeFailure: CodedError, Sendable, Equatable {
     /// The file as given.
     var path: String
     /// Its length in seconds.
     var seconds: Double
-    /// Frames found whose CRC-32C failed (whole frames that checked: none).
-    var damagedFrames: Int
+    /// Packets found damaged (whole packets: none).
+    var damagedPackets: Int
 
     var code: String { "decode_no_frames" }
-    var arguments: [String] { [path, AudioDecoding.seconds(seconds), String(damagedFrames)] }
+    var arguments: [String] { [path, AudioDecoding.seconds(seconds), String(damagedPackets)] }
     var description: String { Localizer.english.message(for: self) }
 }
 
-/// The offline frame finder behind `grokctl audio decode`, apart from printing.
+/// The offline packet finder behind `grokctl audio decode`, apart from printing.
 enum AudioDecoding {
-    /// Every frame in `audio`, found by one ``FrameScanner`` per channel and per mode of
-    /// ``LinkMode/ladder`` that fits its sample rate (see ``FrameScanner/minimumSamplesPerBit``; a
-    /// frame decodes only in its own mode), sorted by time then
-    /// channel, and what each channel carried (see ``directions(hostOnly:deviceOnly:channels:)``).
-    /// Sync words followed by a header that did not check are left out: scanning in the
-    /// wrong mode turns ordinary link audio into many of those.
-    static func decode(_ audio: WAVAudio) -> (frames: [DecodedFrame], directions: [LinkDirection]) {
-        var frames: [DecodedFrame] = []
-        var hostOnly = [Int](repeating: 0, count: audio.channels.count)
-        var deviceOnly = hostOnly
+    /// Every vendor-protocol packet in `audio`, found by one ``VendorPacketScanner`` per
+    /// channel (every samples-per-bit setting at the file's rate; none at a rate the modem
+    /// does not run), sorted by time then channel, and what each channel carried (see
+    /// ``directions(firstRequestChannel:channels:)``).
+    static func decode(_ audio: WAVAudio) -> (packets: [DecodedPacket], directions: [LinkDirection]) {
+        var found: [(channel: Int, packet: ScannedVendorPacket)] = []
         for (index, samples) in audio.channels.enumerated() {
-            for mode in LinkMode.ladder {
-                guard let scanner = FrameScanner(mode: mode, sampleRate: audio.sampleRate) else { continue }
-                scanner.scan(samples)
-                for found in scanner.found where found.status != .badHeader {
-                    guard let frame = found.frame else { continue }
-                    let whole = found.status == .ok
-                    if whole {
-                        switch frame.type {
-                        case .hello, .probe: hostOnly[index] += 1
-                        case .helloAck, .probeReport: deviceOnly[index] += 1
-                        default: break
-                        }
-                    }
-                    frames.append(DecodedFrame(
-                        timeSeconds: rounded(Double(found.endSample) / Double(audio.sampleRate), places: 6),
-                        endSample: found.endSample, channel: index, direction: "",
-                        bitRate: mode.bitRate, samplesPerBit: mode.samplesPerBit,
-                        type: frame.type.description, seq: Int(frame.seq),
-                        ack: whole ? Int(frame.ack) : nil, flags: whole ? Int(frame.flags) : nil,
-                        length: whole ? frame.payload.count : nil,
-                        status: found.status.rawValue, quality: rounded(found.quality, places: 4)))
+            var scanner = VendorPacketScanner(sampleRate: audio.sampleRate)
+            samples.withUnsafeBufferPointer { all in
+                var i = 0
+                while i < all.count {
+                    let n = min(65_536, all.count - i)
+                    scanner.scan(UnsafeBufferPointer(rebasing: all[i..<(i + n)]))
+                    i += n
                 }
             }
+            found += scanner.packets.map { (index, $0) }
         }
-        let directions = self.directions(hostOnly: hostOnly, deviceOnly: deviceOnly, channels: audio.channels.count)
-        for i in frames.indices { frames[i].direction = directions[frames[i].channel].code }
-        frames.sort { ($0.endSample, $0.channel, $0.samplesPerBit) < ($1.endSample, $1.channel, $1.samplesPerBit) }
-        return (frames, directions)
+        found.sort { ($0.packet.endSample, $0.channel) < ($1.packet.endSample, $1.channel) }
+        let firstRequest = found.first { if case .request = $0.packet.content { true } else { false } }?.channel
+        let directions = self.directions(firstRequestChannel: firstRequest, channels: audio.channels.count)
+        let packets = found.map { describe($0.packet, channel: $0.channel, direction: directions[$0.channel], rate: audio.sampleRate) }
+        return (packets, directions)
     }
+
+    static func describe(_ p: ScannedVendorPacket, channel: Int, direction: LinkDirection, rate: Int) -> DecodedPacket {
+        var d = DecodedPacket(
+            timeSeconds: rounded(Double(p.endSample + 1) / Double(rate), places: 6), endSample: p.endSample,
+            channel: channel, direction: direction.code, bitRate: rounded(Double(rate) / Double(p.samplesPerBit), places: 2),
+            samplesPerBit: p.samplesPerBit, bytes: p.bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(),
+            status: DecodedPacket.ok)
+        switch p.content {
+        case .request(let r):
+            d.kind = "request"
+            d.opcode = Int(r.command)
+            d.retry = r.isRetry
+            d.length = r.payload.count
+            d.name = direction == .deviceToHost ? readerName(r.command) : hostName(r.command)
+        case .response(let r):
+            d.kind = "response"
+            d.responseID = Int(r.id)
+            d.length = r.data.count
+            d.name = r.isNack ? "NACK" : "ACK_\(r.id)"
+        case .badCRC(let expecting, _, _):
+            d.kind = expecting == .requests ? "request" : "response"
+            d.status = DecodedPacket.badCRC
+        case .malformed:
+            d.status = DecodedPacket.malformed
+        }
+        return d
+    }
+
+    /// A host request's name: the vendor's command (`GetVersion (0x00)`), or the number.
+    static func hostName(_ command: UInt8) -> String {
+        VendorOpcode(rawValue: command)?.description ?? "0x" + hex(command)
+    }
+
+    /// A reader's slave-mode request's name (the reader's command set, docs/vendor-protocol.md).
+    static func readerName(_ command: UInt8) -> String {
+        let name: String? = switch VendorReaderOpcode(rawValue: command) {
+        case .completed: "Completed"
+        case .firstRead: "FirstRead"
+        case .firstRead96: "FirstRead96"
+        case .subsequentRead: "SubsequentRead"
+        case .ping: "Ping"
+        case .tagAccessResult: "TagAccessResult"
+        case nil: nil
+        }
+        return name.map { "\($0) (0x\(hex(command)))" } ?? "0x" + hex(command)
+    }
+
+    static func hex(_ byte: UInt8) -> String { (byte < 16 ? "0" : "") + String(byte, radix: 16) }
 
     /// What each channel carried. A two-channel file is taken as made by `--record-audio`
     /// on the host (left: played, host → Grokker; right: captured, Grokker → host), unless
-    /// its frames say the opposite: HELLO and PROBE frames only ever go host → Grokker,
-    /// HELLO-ACK and PROBE-REPORT only Grokker → host, so a recording made by
-    /// `grokctl emulate --record-audio` (left: what the Grokker played) is labelled right.
+    /// its packets say the opposite: a connection always starts with the host's request (the
+    /// reader sends requests only in slave mode, which a host request starts), so when the
+    /// first request is on the right channel the file was made at the Grokker's end
+    /// (`grokctl emulate --record-audio`: left is what the Grokker played).
     ///
     /// - Parameters:
-    ///   - hostOnly: Per channel, whole frames of the kinds only a host sends.
-    ///   - deviceOnly: Per channel, whole frames of the kinds only a Grokker sends.
+    ///   - firstRequestChannel: The channel of the earliest whole request, if any.
     ///   - channels: How many channels the file has.
-    static func directions(hostOnly: [Int], deviceOnly: [Int], channels: Int) -> [LinkDirection] {
+    static func directions(firstRequestChannel: Int?, channels: Int) -> [LinkDirection] {
         guard channels == 2 else { return (0..<channels).map { .channel($0) } }
-        let swapped = hostOnly[1] > 0 && deviceOnly[0] > 0 && hostOnly[0] == 0 && deviceOnly[1] == 0
-        return swapped ? [.deviceToHost, .hostToDevice] : [.hostToDevice, .deviceToHost]
+        return firstRequestChannel == 1 ? [.deviceToHost, .hostToDevice] : [.hostToDevice, .deviceToHost]
     }
 
     /// Seconds with three decimals, as the table shows them.
@@ -176,56 +223,59 @@ enum AudioDecoding {
     }
 }
 
-/// `grokctl audio decode FILE.wav`: the link frames in a recording, per channel and mode.
-/// Exit 0 when at least one frame checked whole, 1 otherwise.
+/// `grokctl audio decode FILE.wav`: the vendor-protocol packets in a recording, per channel
+/// and setting. Exit 0 when at least one packet decoded whole, 1 otherwise.
 func runAudioDecode(_ command: AudioDecodeCommand, _ context: CommandContext) throws -> ExitCode {
     let audio = try WAVFile.read(path: command.file)
-    let (frames, directions) = AudioDecoding.decode(audio)
+    let (packets, directions) = AudioDecoding.decode(audio)
     let seconds = audio.sampleRate > 0 ? Double(audio.frameCount) / Double(audio.sampleRate) : 0
     let channels = directions.enumerated().map { index, direction in
-        DecodeSummary.Channel(
-            channel: index, direction: direction.code,
-            framesOK: frames.count(where: { $0.channel == index && $0.status == ScannedFrame.Status.ok.rawValue }),
-            framesBadCRC: frames.count(where: { $0.channel == index && $0.status == ScannedFrame.Status.badCRC.rawValue }))
+        let mine = packets.filter { $0.channel == index }
+        return DecodeSummary.Channel(
+            channel: index, direction: direction.code, packetsOK: mine.count(where: \.isWhole),
+            packetsDamaged: mine.count(where: { !$0.isWhole }),
+            samplesPerBit: Array(Set(mine.filter(\.isWhole).map(\.samplesPerBit))).sorted())
     }
     let summary = DecodeSummary(
         file: command.file, sampleRate: audio.sampleRate, audioSeconds: AudioDecoding.rounded(seconds, places: 6),
-        framesOK: channels.reduce(0) { $0 + $1.framesOK }, framesBadCRC: channels.reduce(0) { $0 + $1.framesBadCRC },
+        packetsOK: channels.reduce(0) { $0 + $1.packetsOK }, packetsDamaged: channels.reduce(0) { $0 + $1.packetsDamaged },
         channels: channels)
 
     let console = context.console
     let localizer = context.localizer
     if console.isJSON {
-        for frame in frames { console.json(frame) }
+        for packet in packets { console.json(packet) }
         console.json(["summary": summary])
-    } else if !frames.isEmpty {
+    } else if !packets.isEmpty {
         console.table(Table(
-            headers: [.decodeColumnTime, .decodeColumnDirection, .decodeColumnBitRate, .decodeColumnFrame,
-                      .decodeColumnStatus, .decodeColumnQuality].map { localizer.text($0) },
-            rows: frames.map { frame in
-                let whole = frame.status == ScannedFrame.Status.ok.rawValue
-                let description = whole
-                    ? localizer.text(.decodeFrame, frame.type, String(frame.seq), String(frame.ack ?? 0),
-                                     String(frame.length ?? 0))
-                    : localizer.text(.decodeFrameDamaged, frame.type, String(frame.seq))
+            headers: [.decodeColumnTime, .decodeColumnDirection, .decodeColumnBitRate, .decodeColumnSetting,
+                      .decodeColumnPacket, .decodeColumnStatus].map { localizer.text($0) },
+            rows: packets.map { packet in
+                let description = packet.isWhole
+                    ? localizer.text(.decodePacket, packet.name ?? "?", String(packet.length ?? 0))
+                    : localizer.text(.decodePacketDamaged, String(packet.bytes.count / 2))
+                let status: MessageKey = switch packet.status {
+                case DecodedPacket.ok: .decodeStatusOK
+                case DecodedPacket.badCRC: .decodeStatusBadCRC
+                default: .decodeStatusMalformed
+                }
                 return [
-                    AudioDecoding.seconds(frame.timeSeconds), directions[frame.channel].text(localizer),
-                    localizer.text(.infoBitRate, formatBitRate(frame.bitRate)), description,
-                    localizer.text(whole ? .decodeStatusOK : .decodeStatusBadCRC),
-                    String(format: "%.2f", frame.quality),
+                    AudioDecoding.seconds(packet.timeSeconds), directions[packet.channel].text(localizer),
+                    localizer.text(.infoBitRate, formatBitRate(packet.bitRate)), String(packet.samplesPerBit), description,
+                    localizer.text(status),
                 ]
             },
-            alignments: [.right, .left, .right, .left, .left, .right]))
+            alignments: [.right, .left, .right, .right, .left, .left]))
     }
     if !console.isJSON {
         for channel in channels {
-            console.say(.decodeSummaryChannel, directions[channel.channel].text(localizer), String(channel.framesOK),
-                        String(channel.framesBadCRC))
+            console.say(.decodeSummaryChannel, directions[channel.channel].text(localizer), String(channel.packetsOK),
+                        String(channel.packetsDamaged))
         }
         console.say(.decodeSummaryAudio, AudioDecoding.seconds(seconds), String(audio.sampleRate))
     }
-    guard summary.framesOK > 0 else {
-        throw AudioDecodeFailure(path: command.file, seconds: seconds, damagedFrames: summary.framesBadCRC)
+    guard summary.packetsOK > 0 else {
+        throw AudioDecodeFailure(path: command.file, seconds: seconds, damagedPackets: summary.packetsDamaged)
     }
     return .success
 }

@@ -53,7 +53,7 @@ let package = Package(
         // MARK: Devices and the SDK
 
         /// The emulated Grokker: reachable only through audio samples.
-        .target(name: "GrokkerEmulator", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto"]),
+        .target(name: "GrokkerEmulator", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio"]),
         /// The SDK: one Reader per audio port, the Ugi facade.
         .target(name: "UGrokIt", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto", "GrokFirmware", "GrokNet"]),
 

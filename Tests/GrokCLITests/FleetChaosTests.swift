@@ -210,6 +210,17 @@ extension CLI {
             }
         }
 
+        /// Kills `run` if it is still going after `seconds` (a run that hangs fails the test
+        /// instead of hanging it).
+        private func killIfHung(_ run: RunningProvision, after seconds: Double = 20) {
+            let pid = run.process.processIdentifier
+            Thread.detachNewThread {
+                Thread.sleep(forTimeInterval: seconds)
+                // Gone (or a zombie): nothing to do; the test has checked it by then.
+                if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
+            }
+        }
+
         private func seconds(since start: ContinuousClock.Instant) -> Double {
             let elapsed = start.duration(to: .now)
             return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -223,6 +234,7 @@ extension CLI {
             let watchdog = SessionWatchdog(seconds: 60)
             watchdog.watch(peer.emulator)
             let run = try RunningProvision(world, devices: peer.device, before: peer.before)
+            killIfHung(run)
             // Frozen once the Grokker is identified: the provision step then blocks on audio.
             try #require(run.waitForSteps(2), "the run ended before the reader could be frozen: \(run.text)")
             peer.freeze()
@@ -255,6 +267,7 @@ extension CLI {
             let watchdog = SessionWatchdog(seconds: 60)
             watchdog.watch(peer.emulator)
             let run = try RunningProvision(world, devices: peer.device, profile: profilePath, before: peer.before)
+            killIfHung(run)
             try #require(run.waitForSteps(2), "the run ended before the reader could be frozen: \(run.text)")
             peer.freeze()
             let frozen = ContinuousClock.now

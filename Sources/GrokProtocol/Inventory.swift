@@ -1,6 +1,5 @@
-/// How the reader runs an inventory: what the host's `UgiRfidConfiguration` becomes on the
-/// wire (docs/protocol.md, "startInventory"). Powers are in 0.1 dBm; the reader clamps
-/// nothing: the host validates first.
+/// How the emulated reader's radio runs an inventory: what the vendor's inventory start
+/// (``VendorInventoryStart``) asks for, in the emulator's units. Powers are in 0.1 dBm.
 public struct InventoryParameters: Sendable, Hashable {
     /// Listen before talk on (`true`) or off (`false`), where the region allows changing it
     /// (vendor `setListenBeforeTalk` + `listenBeforeTalk`); `nil`: the region's default.

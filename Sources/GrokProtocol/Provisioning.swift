@@ -1,8 +1,6 @@
-/// The factory provisioning commands (opcodes 0x05xx, vendor "provisioning mode", "register",
-/// "set antenna type", "set hardware revision", "set provisioning status", "set
-/// user-has-set-region"). A station reads the record at any time; it writes only after
-/// entering provisioning mode, which lasts until it is left or the unit restarts. The bytes
-/// are in docs/protocol.md ("Factory provisioning").
+/// Factory provisioning, as the SDK and the emulated unit model it. On the wire it is the
+/// vendor's Provision* family (``VendorProvisioning``, docs/vendor-protocol.md section 8);
+/// the record is what GetVersion reports.
 
 /// Where a unit stands in its factory life (vendor provisioning status). A number on the
 /// wire; values this build does not name are kept as they are.

@@ -1,9 +1,6 @@
-/// What a Grokker says about itself in answer to ``Command/identify``: the vendor SDK's
-/// reader information (`readerHardwareType`, `readerSerialNumber`, `regionName`, ...).
-///
-/// Wire layout (the body of a successful identify response, after the status byte; see
-/// docs/protocol.md): fixed fields, then the hardware model string, then the region only
-/// when the region-set flag is on.
+/// What a Grokker says about itself: the vendor SDK's reader information
+/// (`readerHardwareType`, `readerSerialNumber`, `regionName`, ...), made by the host session
+/// from the GetVersion answer (``VendorReaderVersion``, docs/vendor-protocol.md).
 public struct ReaderInfo: Sendable, Hashable {
     /// The hardware kind (vendor `readerHardwareType`).
     public var hardwareType: HardwareType

@@ -36,26 +36,34 @@ public final class RawPipePort: AudioPort {
     private var bytes: [UInt8] = []
 
     /// Opens `inputPath` for reading (it must exist), then `outputPath` for writing
-    /// (created if it does not exist, truncated if it is a regular file).
+    /// (created if it does not exist, truncated if it is a regular file); with
+    /// `opensOutputFirst` the other way round. Two processes on one pair of FIFOs must open
+    /// them in matching orders: the device side (`grokctl emulate`) opens its input first,
+    /// so a host on the other ends (`--device pcm:IN,OUT`) opens its output first.
     ///
     /// - Throws: ``AudioError/file(path:detail:)`` when either path cannot be opened;
     ///   ``AudioError/unsupportedFormat(device:detail:)`` for a rate other than 44100 or 48000.
-    public init(inputPath: String, outputPath: String, sampleRate: Int = 44100) throws(AudioError) {
+    public init(inputPath: String, outputPath: String, sampleRate: Int = 44100, opensOutputFirst: Bool = false) throws(AudioError) {
         guard sampleRate == 44100 || sampleRate == 48000 else {
             throw AudioError.unsupportedFormat(
                 device: "pipe:\(inputPath)", detail: "sample rate \(sampleRate) Hz; use 44100 or 48000")
         }
-        let input = try POSIXCall.retrying(path: inputPath, "open for reading") {
-            open(inputPath, O_RDONLY | O_CLOEXEC)
+        func openInput() throws(AudioError) -> Int32 {
+            try POSIXCall.retrying(path: inputPath, "open for reading") { open(inputPath, O_RDONLY | O_CLOEXEC) }
         }
-        let output: Int32
-        do {
-            output = try POSIXCall.retrying(path: outputPath, "open for writing") {
+        func openOutput() throws(AudioError) -> Int32 {
+            try POSIXCall.retrying(path: outputPath, "open for writing") {
                 open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             }
-        } catch {
-            Glibc.close(input)
-            throw error
+        }
+        let input: Int32
+        let output: Int32
+        if opensOutputFirst {
+            output = try openOutput()
+            do { input = try openInput() } catch { Glibc.close(output); throw error }
+        } else {
+            input = try openInput()
+            do { output = try openOutput() } catch { Glibc.close(input); throw error }
         }
         self.inputFD = input
         self.outputFD = output

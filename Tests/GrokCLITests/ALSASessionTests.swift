@@ -159,5 +159,34 @@ extension CLI {
                 #expect(emulatorResult.standardError == text(.emulateWaiting, .en, playback, capture) + "\n")
             }
         }
-    }
+    
+        /// The host side of raw PCM (`--device pcm:IN,OUT`): no ALSA at all, two FIFOs between
+        /// two grokctl processes, as any outside peer could be connected.
+        @Test("info over raw PCM FIFOs (--device pcm:IN,OUT) reaches a grokctl emulate in another process")
+        func infoOverRawPCMReachesAnEmulatorProcess() throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let toGrokker = directory + "/to-grokker"
+            let fromGrokker = directory + "/from-grokker"
+            try #require(mkfifo(toGrokker, 0o600) == 0 && mkfifo(fromGrokker, 0o600) == 0)
+            let watchdog = SessionWatchdog()
+            let emulator = try GrokctlChild(["emulate", "--json", "--state", directory + "/dev", "--input", toGrokker,
+                                             "--output", fromGrokker], in: directory, name: "emulate")
+            watchdog.watch(emulator)
+            let device = "pcm:\(fromGrokker),\(toGrokker)"
+            let host = try GrokctlChild(["info", "--json", "--device", device], in: directory, name: "info")
+            watchdog.watch(host)
+            let hostResult = try host.wait()
+            let emulatorResult = try emulator.wait()
+            #expect(!watchdog.finish(), "the session hung; the watchdog killed it")
+            #expect(hostResult.status == 0, "info: \(hostResult.standardError)")
+            #expect(emulatorResult.status == 0, "emulate: \(emulatorResult.standardError)")
+            let report = try #require(try jsonObjects(hostResult.standardOutput).first)
+            let started = try #require(try jsonObjects(emulatorResult.standardOutput).first)
+            #expect(report["status"] as? String == "ok")
+            #expect(report["device"] as? String == device)
+            #expect(report["serial"] as? String == started["serial"] as? String)
+            #expect(report["firmware"] as? String == started["firmware"] as? String)
+        }
+}
 }

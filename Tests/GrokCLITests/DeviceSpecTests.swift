@@ -15,6 +15,13 @@ extension CLI {
             #expect(try DeviceSpec.parse("alsa:default") == [.alsa(name: "default")])
             #expect(DeviceSpec.alsa(name: "hw:1,0").description == "alsa:hw:1,0")
             #expect(DeviceSpec.emulated(index: 7).description == "sim:7")
+            #expect(try DeviceSpec.parse("pcm:/run/g/out,/run/g/in") == [.pipe(input: "/run/g/out", output: "/run/g/in")])
+            #expect(DeviceSpec.pipe(input: "a", output: "b").description == "pcm:a,b")
+        }
+
+        @Test func rawPCMSpecsKeepTheirCommaInLists() throws {
+            #expect(try DeviceSpec.parseList(["sim:0,pcm:a,b,alsa:hw:1,0"])
+                    == [.emulated(index: 0), .pipe(input: "a", output: "b"), .alsa(name: "hw:1,0")])
         }
 
         @Test func listsRepeatAndSplitOnlyWhereASpecStarts() throws {
@@ -26,7 +33,7 @@ extension CLI {
         }
 
         @Test(arguments: ["", "sim:", "sim:x", "sim:-1", "sim:3-1", "sim:1-", "sim:1-2-3", "sim:+1", "sim: 1", "usb:1",
-                          "alsa:", "alsa:a b", "sim:1,2", "SIM:1", "sim:0,", ",sim:0"])
+                          "alsa:", "alsa:a b", "sim:1,2", "pcm:", "pcm:a", "pcm:a,", "pcm:,b", "pcm:a,a", "pcm:a,b,c", "SIM:1", "sim:0,", ",sim:0"])
         func invalidSpecs(_ spec: String) {
             #expect(throws: CLIError.self) { try DeviceSpec.parseList([spec]) }
             do {

@@ -4,7 +4,7 @@ import GrokkerEmulator
 import GrokLink
 
 /// Opens the audio port behind a device spec: an emulated Grokker behind a simulated cable
-/// for `sim:N`, a sound card for `alsa:NAME`. Wraps it in a recorder under `--record-audio`.
+/// for `sim:N`, a sound card for `alsa:NAME`, raw PCM streams for `pcm:IN,OUT`. Wraps it in a recorder under `--record-audio`.
 enum DevicePorts {
     /// What a run locks before it opens the port of `spec` (``FleetDevice/portKey``): the
     /// emulated unit's directory as an absolute path, or `alsa:` and the ALSA device name.
@@ -16,6 +16,9 @@ enum DevicePorts {
             return "sim:" + URL(fileURLWithPath: absolute).standardizedFileURL.path
         case .alsa(let name):
             return "alsa:" + name
+        case .pipe(let input, _):
+            let absolute = input.hasPrefix("/") ? input : FileManager.default.currentDirectoryPath + "/" + input
+            return "pcm:" + URL(fileURLWithPath: absolute).standardizedFileURL.path
         }
     }
 
@@ -34,6 +37,10 @@ enum DevicePorts {
                                       configuration: cable, peer: grokker)
         case .alsa(let name):
             port = try ALSAPort(device: name, sampleRate: context.sampleRate, configFile: context.alsaConfig)
+        case .pipe(let input, let output):
+            // The peer on the other ends (`grokctl emulate`) opens its input first: ours is
+            // its input, so it goes first.
+            port = try RawPipePort(inputPath: input, outputPath: output, sampleRate: context.sampleRate, opensOutputFirst: true)
         }
         guard let directory = context.recordAudio else { return port }
         return try RecordingPort(wrapping: port, directory: directory)

@@ -1,10 +1,14 @@
-/// A Grokker named on the command line: `sim:N` (emulated Grokker N on the bench) or
-/// `alsa:NAME` (the USB sound card a real one is plugged into).
+/// A Grokker named on the command line: `sim:N` (emulated Grokker N on the bench),
+/// `alsa:NAME` (the USB sound card a real one is plugged into) or `pcm:IN,OUT` (raw PCM
+/// streams: signed 16-bit little-endian mono, read from IN and written to OUT, e.g. the
+/// FIFOs of a `grokctl emulate` in another process or of any outside peer).
 public enum DeviceSpec: Hashable, Sendable, CustomStringConvertible, Comparable {
     /// Emulated Grokker number `index` (0...63), with its state under the bench directory.
     case emulated(index: Int)
     /// A real Grokker on the ALSA device `name` (`hw:1,0`, `plughw:CARD=Device`, `default`).
     case alsa(name: String)
+    /// Raw PCM: samples read from `input`, written to `output` (FIFOs or files).
+    case pipe(input: String, output: String)
 
     /// The numbers emulated Grokkers may have.
     public static let emulatedRange = 0...63
@@ -14,13 +18,15 @@ public enum DeviceSpec: Hashable, Sendable, CustomStringConvertible, Comparable 
         switch self {
         case .emulated(let index): "sim:\(index)"
         case .alsa(let name): "alsa:\(name)"
+        case .pipe(let input, let output): "pcm:\(input),\(output)"
         }
     }
 
     /// Parses one spec; `sim:A-B` gives every emulated Grokker from A to B.
     ///
     /// - Throws: ``CLIError/invalidDevice(_:)`` for anything but `sim:N`, `sim:A-B` (A ≤ B)
-    ///   and `alsa:NAME`; ``CLIError/deviceOutOfRange(index:spec:)`` for numbers past 63.
+    ///   `alsa:NAME` and `pcm:IN,OUT` (two non-empty paths without a comma);
+    ///   ``CLIError/deviceOutOfRange(index:spec:)`` for numbers past 63.
     public static func parse(_ spec: String) throws(CLIError) -> [DeviceSpec] {
         if spec.hasPrefix("sim:") {
             let body = spec.dropFirst(4)
@@ -35,12 +41,18 @@ public enum DeviceSpec: Hashable, Sendable, CustomStringConvertible, Comparable 
             guard valid else { throw .invalidDevice(spec) }
             return [.alsa(name: String(name))]
         }
+        if spec.hasPrefix("pcm:") {
+            let paths = spec.dropFirst(4).split(separator: ",", omittingEmptySubsequences: false)
+            guard paths.count == 2, paths.allSatisfy({ !$0.isEmpty }), paths[0] != paths[1] else { throw .invalidDevice(spec) }
+            return [.pipe(input: String(paths[0]), output: String(paths[1]))]
+        }
         throw .invalidDevice(spec)
     }
 
     /// Parses the values of a repeatable `--device` option, each of which may itself be a
-    /// comma-separated list. A comma splits only where a new spec begins (`sim:` or
-    /// `alsa:`), because ALSA names contain commas: `alsa:hw:1,0,sim:2` is two devices.
+    /// comma-separated list. A comma splits only where a new spec begins (`sim:`, `alsa:` or
+    /// `pcm:`), because ALSA names and `pcm:IN,OUT` contain commas: `alsa:hw:1,0,sim:2` is two
+    /// devices.
     ///
     /// - Returns: the devices in the order given.
     /// - Throws: a usage ``CLIError`` for a bad spec or a device named twice.
@@ -66,7 +78,7 @@ public enum DeviceSpec: Hashable, Sendable, CustomStringConvertible, Comparable 
         while let comma = rest.firstIndex(of: ",") {
             let after = rest[rest.index(after: comma)...]
             current += rest[..<comma]
-            if after.hasPrefix("sim:") || after.hasPrefix("alsa:") || after.isEmpty || current.isEmpty {
+            if after.hasPrefix("sim:") || after.hasPrefix("alsa:") || after.hasPrefix("pcm:") || after.isEmpty || current.isEmpty {
                 specs.append(current)
                 current = ""
             } else {
@@ -88,13 +100,22 @@ public enum DeviceSpec: Hashable, Sendable, CustomStringConvertible, Comparable 
         return index
     }
 
-    /// ALSA devices by name, then emulated Grokkers by number (the order `devices` lists).
+    /// ALSA devices by name, then raw PCM streams by path, then emulated Grokkers by number
+    /// (the order `devices` lists).
     public static func < (lhs: DeviceSpec, rhs: DeviceSpec) -> Bool {
         switch (lhs, rhs) {
         case (.emulated(let a), .emulated(let b)): a < b
         case (.alsa(let a), .alsa(let b)): a < b
-        case (.alsa, .emulated): true
-        case (.emulated, .alsa): false
+        case (.pipe(let a, _), .pipe(let b, _)): a < b
+        default: lhs.rank < rhs.rank
+        }
+    }
+
+    private var rank: Int {
+        switch self {
+        case .alsa: 0
+        case .pipe: 1
+        case .emulated: 2
         }
     }
 }

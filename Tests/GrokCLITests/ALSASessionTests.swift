@@ -159,7 +159,7 @@ extension CLI {
                 #expect(emulatorResult.standardError == text(.emulateWaiting, .en, playback, capture) + "\n")
             }
         }
-    
+
         /// The host side of raw PCM (`--device pcm:IN,OUT`): no ALSA at all, two FIFOs between
         /// two grokctl processes, as any outside peer could be connected.
         @Test("info over raw PCM FIFOs (--device pcm:IN,OUT) reaches a grokctl emulate in another process")
@@ -188,5 +188,5 @@ extension CLI {
             #expect(report["serial"] as? String == started["serial"] as? String)
             #expect(report["firmware"] as? String == started["firmware"] as? String)
         }
-}
+    }
 }

@@ -53,7 +53,7 @@ struct LocateCommand: Command {
                                       recordAudio: context.globals.recordAudio)
         var options = ReaderOptions()
         options.realtime = context.globals.realtime
-        let session = ReaderSession(port: try DevicePorts.open(device, context: ports), options: options)
+        let session = try ReaderSession(port: try DevicePorts.open(device, context: ports), options: options)
         defer { session.close() }
         try session.connect()
         var configuration = UgiRfidConfiguration.config(inventoryType: .locateDistance)
@@ -66,7 +66,7 @@ struct LocateCommand: Command {
         configuration.selectMask = target.bytes
         configuration.selectMaskBitLength = target.bytes.count * 8
         try configuration.validate()
-        try session.startInventory(configuration.inventoryParameters)
+        try session.startInventory(configuration)
         let console = context.console
         let localizer = context.localizer
         let interval = Double(configuration.historyIntervalMSec) / 1000

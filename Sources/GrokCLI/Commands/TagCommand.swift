@@ -90,10 +90,10 @@ struct TagCommand: Command {
                                       recordAudio: context.globals.recordAudio)
         var options = ReaderOptions()
         options.realtime = context.globals.realtime
-        let session = ReaderSession(port: try DevicePorts.open(target.device, context: ports), options: options)
+        let session = try ReaderSession(port: try DevicePorts.open(target.device, context: ports), options: options)
         defer { session.close() }
         try session.connect()
-        try session.startInventory(UgiRfidConfiguration.config(inventoryType: .inventoryDistance).inventoryParameters)
+        try session.startInventory(UgiRfidConfiguration.config(inventoryType: .inventoryDistance))
         let (status, data) = try operation(session)
         try session.stopInventory()
         let hex = data.map { $0.map { String(format: "%02X", $0) }.joined() }
@@ -212,9 +212,10 @@ struct TagKillCommand: Command {
         target = try TagCommand.Target(values)
         killPassword = try TagCommand.hex32(values.value(Self.killPassword) ?? "", option: "--kill-password")
     }
+    /// The vendor's tag-access set has no kill (the slave-mode accesses are read, write,
+    /// program EPC, lock, custom command and change power), so this refuses before
+    /// connecting: nothing is sent to the Grokker or the tag.
     func run(_ context: CommandContext) throws -> ExitCode {
-        try TagCommand.perform(target, name: "kill", context) { (session) throws(ReaderError) in
-            (try session.killTag(target.epc, killPassword: killPassword), nil)
-        }
+        throw ReaderError.notSupported(port: target.device.description, feature: "kill")
     }
 }

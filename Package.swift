@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "GrokLedger", dependencies: ["CSQLite"]),
         /// Fleet runs: profiles, the configuration delegate and its policy, the per-device
         /// workflow (provision, region, firmware, smoke tests), locking, the run recorder seam.
-        .target(name: "GrokFleet", dependencies: ["UGrokIt", "GrokFirmware", "GrokLedger", "GrokProtocol", "GrokAudio", "GrokLink", "GrokCrypto"]),
+        .target(name: "GrokFleet", dependencies: ["UGrokIt", "GrokFirmware", "GrokLedger", "GrokProtocol", "GrokAudio", "GrokLink", "GrokCrypto", "GrokTUF"]),
 
         // MARK: Command line and benchmarks
 

@@ -36,9 +36,11 @@ struct FlashDoneEvent: Encodable {
     let to: String
     /// Seconds of audio the update took (both images and the reconnections).
     let seconds: Double
-    /// Image bytes the reader acknowledged.
+    /// Image bytes sent (the loader image when it went, and the reader image).
     let bytes: Int
     let chunks: Int
+    /// Bytes per chunk.
+    let chunkBytes: Int
     let resumedChunks: Int
     /// The vendor's result code (0, SUCCESS).
     let result: Int
@@ -47,6 +49,7 @@ struct FlashDoneEvent: Encodable {
     enum CodingKeys: String, CodingKey {
         case event, device, name, from, to, seconds, bytes, chunks, result
         case resumedChunks = "resumed_chunks"
+        case chunkBytes = "chunk_bytes"
         case resultName = "result_name"
     }
 }
@@ -85,7 +88,7 @@ struct FlashSummaryEvent: Encodable {
 
 /// How one device's flash ended.
 enum FlashOutcome: Sendable {
-    case done(name: String, from: String, report: FirmwareUpdateReport)
+    case done(name: String, from: String, bytes: Int, report: FirmwareUpdateReport)
     case skipped(running: String)
     case failed(any Error)
 }
@@ -356,7 +359,7 @@ private func flashOne(
                                imageHardware: image.hardwareTypeName, unitHardware: version.hardwareTypeName,
                                battery: unitOptions.batteryPercent, options: unitOptions)
         }
-        return .done(name: name, from: running, report: report)
+        return .done(name: name, from: running, bytes: bytes, report: report)
     } catch {
         return .failed(error)
     }
@@ -424,17 +427,17 @@ final class FlashPresenter {
     func finished(row: Int, _ outcome: FlashOutcome) {
         let device = devices[row]
         switch outcome {
-        case .done(let name, let from, let report):
+        case .done(let name, let from, let bytes, let report):
             let to = report.finalVersion.map(versionOf) ?? "?"
             board?.finish(row: row, message: localizer.text(.progressDone))
             if console.isJSON {
                 console.json(FlashDoneEvent(
                     device: device, name: name, from: from, to: to, seconds: (report.audioSeconds * 1000).rounded() / 1000,
-                    bytes: report.chunkBytes, chunks: report.chunks, resumedChunks: report.resumedChunks,
+                    bytes: bytes, chunks: report.chunks, chunkBytes: report.chunkBytes, resumedChunks: report.resumedChunks,
                     result: report.result.rawValue, resultName: report.result.vendorName))
             } else {
                 console.print(localizer.text(.flashDone, device, from, to, String(format: "%.1f", report.audioSeconds),
-                                             String(report.chunkBytes)))
+                                             String(bytes)))
             }
         case .skipped(let running):
             board?.finish(row: row, message: localizer.text(.progressDone))

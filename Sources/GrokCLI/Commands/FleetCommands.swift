@@ -20,8 +20,8 @@ struct FleetOptions: Sendable {
     static let report = OptionDeclaration.option("report", value: .valueFile, help: .optionReport)
 
     /// The firmware options a fleet command takes (the channel comes from the profile).
-    static let firmwareDeclarations = [FirmwareOptions.cache, FirmwareOptions.trustedKeys, FirmwareOptions.server,
-                                       FirmwareOptions.caBundle]
+    static let firmwareDeclarations = [FirmwareOptions.repository, FirmwareOptions.trustedRoot, FirmwareOptions.state,
+                                       FirmwareOptions.allowInsecureHTTP, FirmwareOptions.caBundle]
 
     static func declarations(devicesRequired: Bool) -> [OptionDeclaration] {
         [profile, devicesRequired ? requiredDevice : optionalDevice, dryRun, station, operatorName, ledger, report]

@@ -41,7 +41,7 @@ struct FleetRun {
     func run() throws -> ExitCode {
         let profile = try Profile.load(path: options.profileFile)
         let specs = try deviceSpecs()
-        let channels = try openChannels(profile)
+        let firmware = try openFirmware(profile)
         let ports = FirmwareDevices.portContext(context)
         let devices = specs.map { spec in
             FleetDevice(name: spec.description, portKey: DevicePorts.portKey(spec, context: ports)) {
@@ -63,12 +63,9 @@ struct FleetRun {
         let policy = PolicyDelegate(profile: profile, mode: mode)
 
         if options.dryRun {
-            let runner = FleetRunner(profile: profile, channels: channels, delegate: policy, recorder: PlanOnlyRecorder(),
+            let runner = FleetRunner(profile: profile, firmware: firmware, delegate: policy, recorder: PlanOnlyRecorder(),
                                      options: runOptions)
             return FleetPlanPresenter(context: context).present(runner.plan(devices, policy: policy))
-        }
-        if let server = options.firmware.server, let channels, let firmware = profile.firmware {
-            try prefetch(profile: profile, firmware: firmware, channels: channels, server: server, specs: specs)
         }
 
         let ledgerPath = StateDirectory.ledger(option: options.ledgerFile, environment: environment)
@@ -84,7 +81,7 @@ struct FleetRun {
         }
         let queue = EventQueue<FleetRunEvent>()
         let delegate = EventStreamDelegate(decider: decider) { queue.post(.event($0)) }
-        let runner = FleetRunner(profile: profile, channels: channels, delegate: delegate, recorder: recorder, options: runOptions)
+        let runner = FleetRunner(profile: profile, firmware: firmware, delegate: delegate, recorder: recorder, options: runOptions)
 
         // Installed until the process exits (not restored when the run returns): a signal
         // that arrives while the report is written or the summary printed must not kill it.
@@ -142,22 +139,13 @@ struct FleetRun {
         return onBench.map { DeviceSpec.emulated(index: $0) }
     }
 
-    private func openChannels(_ profile: Profile) throws -> FirmwareChannels? {
-        guard profile.firmware != nil else { return nil }
-        return try options.firmware.openChannels()
-    }
-
-    /// With `--server`: reloads the profile's channel and downloads the images the devices
-    /// will need, so the run itself works from the cache.
-    private func prefetch(profile: Profile, firmware: Profile.FirmwarePolicy, channels: FirmwareChannels,
-                          server: FirmwareServer, specs: [DeviceSpec]) throws {
-        let channel = firmware.channel
-        _ = try Blocking.run { try await channels.reload(channel, from: server) }
-        let readers = FirmwareDevices.identify(specs, context).compactMap { try? $0.result.get() }
-        let names = try Blocking.run {
-            try await FleetRunner.prefetch(profile: profile, channels: channels, server: server, readers: readers)
-        }
-        for name in names { context.console.say(.fleetPrefetched, name) }
+    /// With `--repository` and a profile that names firmware: the profile's channel through
+    /// TUF, its listings (and region catalogue) read and the releases the policy names
+    /// downloaded before any device starts.
+    private func openFirmware(_ profile: Profile) throws -> FleetFirmware? {
+        guard let policy = profile.firmware, let station = try options.firmware.openStationIfGiven() else { return nil }
+        let channel = FirmwareChannel(repository: station.repository, name: policy.channel)
+        return try Blocking.run { try await FleetFirmware.load(channel, prefetch: policy) }
     }
 
     /// `20250115-120000-3fa2`: when (UTC) and four random hex digits.

@@ -125,12 +125,16 @@ struct TagReadCommand: Command {
         bank = TagCommand.bankValue(values)
         offset = try TagCommand.offsetValue(values)
         let text = values.value(Self.length) ?? "0"
-        guard let length = Int(text), (0...208).contains(length) else { throw .invalidValue(value: text, option: "--length") }
+        guard let length = Int(text), (0...254).contains(length), length % 2 == 0 else { throw .invalidValue(value: text, option: "--length") }
         self.length = length
     }
     func run(_ context: CommandContext) throws -> ExitCode {
         try TagCommand.perform(target, name: "read", context) { (session) throws(ReaderError) in
-            let answer = try session.readTag(target.epc, bank: bank, offset: offset, maxBytes: length, password: target.password)
+            // 0: as much as the bank holds (the vendor's read takes a minimum and a maximum: 2 to 254 bytes).
+            let answer = length == 0 && target.password == 0
+                ? try session.readTag(target.epc, bank: bank, offset: offset, minBytes: 2, maxBytes: 254)
+                : try session.readTag(target.epc, bank: bank, offset: offset, maxBytes: length == 0 ? 254 : length,
+                                      password: target.password)
             return (answer.status, answer.data)
         }
     }

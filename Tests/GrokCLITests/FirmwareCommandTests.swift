@@ -1,6 +1,7 @@
 import Foundation
 import GrokCrypto
 import Testing
+@testable import UGrokIt
 
 @testable import GrokCLI
 
@@ -64,6 +65,48 @@ extension CLI {
             #expect(french.status == 1)
             #expect(french.standardOutput.contains("--allow-same-version"), "\(french.standardOutput)")
             #expect(french.standardOutput.contains(text(.errorFlashSameVersionNotAllowed, .fr, "sim:0", "1.8.0")), "\(french.standardOutput)")
+        }
+
+        @Test("Ctrl-C during a flash ends it CANCELLED (106) with a localized message; a re-run finishes the update")
+        func interruptCancels() throws {
+            let dir = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            // Paced to the wall clock (--realtime) so the update is still under way when the signal comes.
+            let process = Process()
+            process.executableURL = try grokctlExecutable()
+            process.arguments = ["--realtime", "--bench", dir + "/bench", "firmware", "flash", "--device", "sim:0", "--json",
+                                 "--state", dir + "/state"] + repository
+            process.environment = ["PATH": "/usr/bin:/bin", "HOME": dir, "XDG_CONFIG_HOME": dir + "/config"]
+            let out = dir + "/stdout"
+            _ = FileManager.default.createFile(atPath: out, contents: nil)
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+            process.standardOutput = handle
+            process.standardError = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            // Wait for the first progress event (a safety bound only; nothing is timed).
+            var waited = 0
+            while waited < 6000, !(try String(contentsOfFile: out, encoding: .utf8)).contains("flash_progress"), process.isRunning {
+                usleep(10_000)
+                waited += 1
+            }
+            process.interrupt()
+            process.waitUntilExit()
+            try handle.close()
+            #expect(process.terminationStatus == 1)
+            let events = jsonLines(try String(contentsOfFile: out, encoding: .utf8))
+            let failed = try #require(events.first { $0["event"] as? String == "flash_failed" }, "\(events)")
+            #expect(failed["result"] as? Int == 106 && failed["result_name"] as? String == "CANCELLED")
+            #expect(failed["code"] as? String == "flash_update_cancelled")
+            #expect(Localizer(language: .de).message(for: FlashFailure(
+                device: "sim:0", report: FirmwareUpdateReport(result: .cancelled, detail: "", finalVersion: nil, audioSeconds: 0,
+                                                              chunks: 0, resumedChunks: 0, chunkBytes: 0),
+                running: "1.7.3", image: "1.8.0", imageHardware: "GR-1", unitHardware: "GR-1", battery: nil,
+                options: FirmwareUpdateOptions())).contains("CANCELLED"))
+
+            let again = try station(["firmware", "flash", "--device", "sim:0", "--json"] + repository, dir: dir)
+            #expect(again.status == 0, "\(again.standardOutput)\(again.standardError)")
+            #expect(jsonLines(again.standardOutput).first { $0["event"] as? String == "flash_done" }?["to"] as? String == "1.8.0")
         }
 
         @Test("verify: a local .ugif's facts; with --repository, listed as the demo target; a tampered file is refused by verify and by flash before any device")

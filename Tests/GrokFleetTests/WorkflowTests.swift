@@ -4,6 +4,7 @@ import GrokFirmware
 import GrokFleet
 import GrokkerEmulator
 import GrokProtocol
+import GrokTUF
 import Synchronization
 import Testing
 import UGrokIt
@@ -402,4 +403,35 @@ struct WorkflowTests {
 final class UnitBox: @unchecked Sendable {
     let unit: EmulatedGrokker
     init(_ unit: EmulatedGrokker) { self.unit = unit }
+}
+
+@Suite("The README's main job")
+struct MainJobTests {
+    @Test("profiles/bench-us.json provisions four out-of-the-box Grokkers from the shipped demo channel (a file:// TUF repository): region, 1.7.3 -> 1.8.0, smoke tests")
+    func benchUSFromTheDemoChannel() async throws {
+        let bench = FleetBench()
+        for i in 0..<4 { try bench.prepare(i, serial: 80_000_000 + UInt32(i)) }
+        let profile = try Profile.load(path: repositoryRoot + "/profiles/bench-us.json")
+        let policy = try #require(profile.firmware)
+        let station = StationRepository(stateDirectory: bench.path + "/tuf-state",
+                                        trustedRootFile: repositoryRoot + "/firmware/demo-channel/root.json",
+                                        repositoryURL: "file://" + repositoryRoot + "/firmware/demo-channel", fetcher: LocalFileFetcher())
+        let firmware = try await FleetFirmware.load(FirmwareChannel(repository: station, name: policy.channel), prefetch: policy)
+        #expect(firmware.listings.map(\.metadata.version) == [FirmwareFixture.v180])
+        let recorder = InMemoryRunRecorder()
+        let report = try await FleetRunner(profile: profile, firmware: firmware, delegate: PolicyDelegate(profile: profile, mode: .provision),
+                                           recorder: recorder, options: bench.options(.provision))
+            .run((0..<4).map { bench.device($0) })
+        for device in report.devices {
+            #expect(device.outcome == .done, "\(device.steps.map { "\($0.step) \($0.result) \($0.code) \($0.detail)" })")
+            #expect(device.firmwareBefore == "1.7.3" && device.firmwareAfter == "1.8.0")
+            #expect(device.regionAfter == "FCC (US), IC (Canada)")
+        }
+        for i in 0..<4 {
+            let state = try bench.state(i)
+            #expect(state.firmwareVersion == FirmwareFixture.v180 && state.region?.number == 1 && state.provisioningStatus == .complete)
+        }
+        #expect(recorder.snapshot.smokeTests.count == 8 && recorder.snapshot.smokeTests.allSatisfy(\.passed))
+        #expect(report.outcome == .success)
+    }
 }

@@ -113,7 +113,7 @@ let package = Package(
         .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokTUF", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
                                                          "GrokFleet", "GrokLedger", "GrokkerEmulator"]),
         .testTarget(name: "GrokLedgerTests", dependencies: ["GrokLedger"]),
-        .testTarget(name: "GrokFleetTests", dependencies: ["GrokFleet", "GrokLedger", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto"]),
+        .testTarget(name: "GrokFleetTests", dependencies: ["GrokFleet", "GrokLedger", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto", "GrokTUF"]),
     ],
     swiftLanguageModes: [.v6]
 )

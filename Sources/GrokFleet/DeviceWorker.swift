@@ -424,12 +424,7 @@ final class DeviceWorker {
         guard let policy = profile.region else { return .skipped("step_not_configured") }
         guard let session, let info else { throw Stop() }
         let current = info.region
-        let satisfied: Bool
-        if let wanted = policy.set {
-            satisfied = current?.number == wanted.number
-        } else {
-            satisfied = current.map(policy.allows) ?? false
-        }
+        let satisfied = Self.regionSatisfied(policy, info: info, version: session.version)
         if mode == .verify {
             if satisfied { return .done("step_verified", "region \(current?.name ?? "")") }
             let expected = policy.set?.name ?? policy.allowed.map(\.name).joined(separator: " | ")
@@ -493,6 +488,17 @@ final class DeviceWorker {
                 if session.connectionState != .connected, let info = try? connectWithRetries() { context.info = info }
             }
         }
+    }
+
+    /// Whether the reader's region is what `policy` wants. The vendor's rules show a region
+    /// (FCC) for board revisions up to 5 even when none was ever set; a unit counts as set
+    /// only when its GetVersion says the user set it (flag 0x80), so such a unit is given
+    /// the profile's region explicitly (readers that enforce it refuse an inventory otherwise).
+    static func regionSatisfied(_ policy: Profile.RegionPolicy, info: ReaderInfo, version: VendorReaderVersion?) -> Bool {
+        guard let current = info.region else { return false }
+        if let version, version.deviceFlags & RegionSettingRules.userHasSetRegionFlag == 0 { return false }
+        if let wanted = policy.set { return current.number == wanted.number }
+        return policy.allows(current)
     }
 
     /// Whether a smoke test is still owed. In this run: after a change made in this run
@@ -602,17 +608,20 @@ final class DeviceWorker {
         }
         delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
 
-        let battery: BatteryInfo
-        do {
-            battery = try session.batteryInfo()
-        } catch {
-            return readerFailure(.firmware, error)
+        // A loader answers no battery request: the update (the repair) goes ahead.
+        var battery: BatteryInfo?
+        if !inLoader {
+            do {
+                battery = try session.batteryInfo()
+            } catch {
+                return readerFailure(.firmware, error)
+            }
         }
         let offer = FirmwareOffer(name: listing.name, channel: policy.channel, version: target,
                                   running: info.firmwareVersion, compatibility: compatibility,
                                   readerProtocol: listing.metadata.readerProtocol, notes: listing.metadata.notes,
-                                  buildDate: listing.metadata.buildDate, batteryPercent: Int(battery.percentRemaining),
-                                  externalPower: battery.externalPowerIsConnected)
+                                  buildDate: listing.metadata.buildDate, batteryPercent: battery.map { Int($0.percentRemaining) },
+                                  externalPower: battery?.externalPowerIsConnected ?? false)
         switch delegate.promptForFirmwareUpdate(context, offer: offer) {
         case .update:
             break
@@ -632,7 +641,7 @@ final class DeviceWorker {
         options.allowDowngrade = policy.allowDowngrade
         options.allowSameVersion = policy.allowSameVersion
         options.minimumBatteryPercent = profile.minimumBatteryPercent
-        options.batteryPercent = Int(battery.percentRemaining)
+        options.batteryPercent = battery.map { Int($0.percentRemaining) }
         options.reconnectTimeoutSeconds = profile.timeouts.reconnect
         let before = info.firmwareVersion
         var attempt = 0
@@ -655,7 +664,7 @@ final class DeviceWorker {
             let failure = FleetError.firmwareUpdateFailed(device: device.name, code: Self.code(of: report.result), detail: report.detail)
             switch report.result {
             case .batteryTooLow:
-                let low = FleetError.batteryLow(device: device.name, percent: Int(battery.percentRemaining), minimum: profile.minimumBatteryPercent)
+                let low = FleetError.batteryLow(device: device.name, percent: options.batteryPercent ?? 0, minimum: profile.minimumBatteryPercent)
                 delegate.notifyFirmwareUpdateErrorStartingUpdate(self.context, error: low)
                 delegate.afterFirmwareUpdate(self.context, updated: false)
                 return .failing(.postponed, low)
@@ -773,7 +782,7 @@ final class DeviceWorker {
         // Region.
         var region = info.region
         if let r = profile.region {
-            let satisfied = r.set.map { info.region?.number == $0.number } ?? (info.region.map(r.allows) ?? false)
+            let satisfied = Self.regionSatisfied(r, info: info, version: session.version)
             if satisfied {
                 add(.region, verify ? .run : .skip, verify ? "step_verified" : "step_already_satisfied", [], info.region?.name ?? "")
             } else if verify {

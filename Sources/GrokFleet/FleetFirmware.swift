@@ -68,6 +68,9 @@ public final class FleetFirmware: Sendable {
         return firmware
     }
 
+    /// Whether the image of `listing` was downloaded and verified in this run.
+    public func isDownloaded(_ listing: FirmwareListing) -> Bool { releases.withLock { $0[listing.path] != nil } }
+
     /// The verified release of `listing` (downloaded once), for async callers.
     public func release(_ listing: FirmwareListing) async throws(FleetError) -> FirmwareRelease {
         if let known = releases.withLock({ $0[listing.path] }) { return known }

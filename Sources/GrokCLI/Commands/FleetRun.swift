@@ -28,7 +28,8 @@ enum FleetRunEvent: Sendable {
     case finished(Result<FleetReport, FleetError>)
 }
 
-/// A fleet run from the command line: reads the profile, opens the cache and the ledger,
+/// A fleet run from the command line: reads the profile, refreshes the profile's firmware
+/// channel from the TUF repository (`--repository`) and opens the ledger,
 /// chooses the delegate (a technician at a terminal, the profile's policy, JSON events),
 /// runs every device on a thread of its own and presents the run on the command's thread.
 struct FleetRun {
@@ -67,7 +68,6 @@ struct FleetRun {
                                      options: runOptions)
             return FleetPlanPresenter(context: context).present(runner.plan(devices, policy: policy))
         }
-
         let ledgerPath = StateDirectory.ledger(option: options.ledgerFile, environment: environment)
         let recorder = try LedgerRecorder(path: ledgerPath)
         let console = context.console
@@ -139,13 +139,20 @@ struct FleetRun {
         return onBench.map { DeviceSpec.emulated(index: $0) }
     }
 
-    /// With `--repository` and a profile that names firmware: the profile's channel through
-    /// TUF, its listings (and region catalogue) read and the releases the policy names
-    /// downloaded before any device starts.
+    /// The profile's firmware channel, refreshed through TUF from `--repository` (with
+    /// `--trusted-root` and `--state`), its listings and region catalogue read and the images
+    /// the profile targets downloaded and verified before any device starts (so the devices
+    /// never wait on the network). `nil` when the profile has no firmware section.
     private func openFirmware(_ profile: Profile) throws -> FleetFirmware? {
-        guard let policy = profile.firmware, let station = try options.firmware.openStationIfGiven() else { return nil }
+        guard let policy = profile.firmware else { return nil }
+        guard let station = try options.firmware.openStationIfGiven() else {
+            throw FleetError.firmwareCache(channel: policy.channel, code: "no_repository",
+                                           detail: "give the fleet's TUF repository with --repository URL|DIR")
+        }
         let channel = FirmwareChannel(repository: station.repository, name: policy.channel)
-        return try Blocking.run { try await FleetFirmware.load(channel, prefetch: policy) }
+        let firmware = try Blocking.run { try await FleetFirmware.load(channel, prefetch: policy) }
+        for listing in firmware.listings where firmware.isDownloaded(listing) { context.console.say(.fleetPrefetched, listing.name) }
+        return firmware
     }
 
     /// `20250115-120000-3fa2`: when (UTC) and four random hex digits.

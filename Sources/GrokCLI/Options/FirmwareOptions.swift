@@ -44,7 +44,11 @@ struct FirmwareOptions: Sendable {
         } else {
             caBundle = nil
         }
-        if let url = values.value(Self.repository) {
+        if var url = values.value(Self.repository) {
+            // A directory (a USB stick, the shipped demo channel) is read as a file:// repository.
+            if !url.isEmpty, !url.contains("://") {
+                url = "file://" + URL(fileURLWithPath: url).standardizedFileURL.path
+            }
             let lower = url.lowercased()
             guard ["https://", "http://", "file:///"].contains(where: { lower.hasPrefix($0) && lower.count > $0.count }) else {
                 throw .invalidServerURL(url)

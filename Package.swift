@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "GrokLedger", dependencies: ["CSQLite"]),
         /// Fleet runs: profiles, the configuration delegate and its policy, the per-device
         /// workflow (provision, region, firmware, smoke tests), locking, the run recorder seam.
-        .target(name: "GrokFleet", dependencies: ["UGrokIt", "GrokFirmware", "GrokLedger", "GrokProtocol", "GrokAudio", "GrokLink", "GrokCrypto"]),
+        .target(name: "GrokFleet", dependencies: ["UGrokIt", "GrokFirmware", "GrokLedger", "GrokProtocol", "GrokAudio", "GrokLink", "GrokCrypto", "GrokTUF"]),
 
         // MARK: Command line and benchmarks
 
@@ -113,7 +113,7 @@ let package = Package(
         .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokTUF", "GrokAudio", "GrokLink", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
                                                          "GrokFleet", "GrokLedger", "GrokkerEmulator"]),
         .testTarget(name: "GrokLedgerTests", dependencies: ["GrokLedger"]),
-        .testTarget(name: "GrokFleetTests", dependencies: ["GrokFleet", "GrokLedger", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto"]),
+        .testTarget(name: "GrokFleetTests", dependencies: ["GrokFleet", "GrokLedger", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto", "GrokTUF"]),
     ],
     swiftLanguageModes: [.v6]
 )

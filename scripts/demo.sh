@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The main job, offline: provisions a bench of four out-of-the-box emulated Grokkers
-# (sim:0-3) with profiles/bench-us.json from the shipped firmware cache -- region set,
-# firmware updated (1.7.3 -> 1.8.0), smoke-tested, recorded in a ledger, summarized.
+# (sim:0-3) with profiles/bench-us.json from the shipped demo channel (firmware/demo-channel,
+# a file:// TUF repository, its root.json beside it) -- region set, firmware updated
+# (1.7.3 -> 1.8.0), smoke-tested, recorded in a ledger, summarized.
 #
 # Installs what is missing (scripts/setup.sh) and builds grokctl in release. Every run
 # starts over: the demo directory (default ~/.local/state/grokctl/demo, or
 # $GROKCTL_DEMO_DIR) is replaced by a fresh bench whose Grokkers hold the demo scene
 # (profiles/scenes/demo.json, the tags the profile's smoke test expects), and a fresh
-# ledger. Extra arguments go to grokctl provision (e.g. --lang de, --json, --dry-run).
+# ledger and a fresh TUF state directory (trusted metadata, verified images). Extra arguments go to grokctl provision (e.g. --lang de, --json, --dry-run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -33,4 +34,5 @@ done
 
 exec "$G" provision --profile profiles/bench-us.json --device sim:0-3 --unattended \
   --bench "$demo/bench" --ledger "$demo/ledger.sqlite" --report "$demo/report.json" \
+  --repository firmware/demo-channel --trusted-root firmware/demo-channel/root.json --state "$demo/tuf-state" \
   --station demo-bench "$@"

@@ -100,17 +100,4 @@ public enum Compatibility {
         if firmware.version == device.firmwareVersion { return .sameVersion }
         return .upgrade
     }
-
-    /// How an update entry relates to `device`: as ``check(_:against:hostProtocols:)``,
-    /// and ``FirmwareCompatibility/incompatible`` when the entry targets other devices.
-    public static func check(
-        _ entry: UpdateEntry, in metadata: ChannelMetadata, against device: DeviceIdentity,
-        hostProtocols: ClosedRange<UInt16> = hostReaderProtocols
-    ) -> FirmwareCompatibility {
-        let result = check(entry.descriptor, against: device, hostProtocols: hostProtocols)
-        guard result != .invalid, metadata.targets(entry, serial: device.serialNumber) else {
-            return result == .invalid ? .invalid : .incompatible
-        }
-        return result
-    }
 }

@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 
-/// File operations for the cache and the publisher. Every system call goes through
+/// File operations for the station and the publisher. Every system call goes through
 /// ``check(_:_:_:)``, which retries `EINTR` and turns errno into ``FirmwareError/io(path:operation:detail:)``.
 /// Replacing a file is always: temp file in the same directory, write, fsync, rename,
 /// fsync of the directory, so a crash leaves the old or the new content, never a mix.
@@ -150,5 +150,19 @@ enum Files {
             let code = errno
             guard code == ENOENT else { throw .io(path: path, operation: "unlink", detail: String(cString: strerror(code))) }
         }
+    }
+}
+
+/// Reading and writing the publisher's input and output files (`grokctl firmware pack`,
+/// `grokctl region catalogue make`).
+public enum FirmwareFiles {
+    /// Reads an input file (at most `limit` bytes).
+    public static func readInput(_ path: String, limit: Int) throws(FirmwareError) -> [UInt8] {
+        try Files.readExisting(path, limit: limit) { .invalidInput(file: path, detail: "\($0) bytes is larger than \(limit)") }
+    }
+
+    /// Writes `bytes` to `path` by temp file, fsync and rename.
+    public static func write(_ bytes: [UInt8], to path: String) throws(FirmwareError) {
+        try Files.replace(path, with: bytes)
     }
 }

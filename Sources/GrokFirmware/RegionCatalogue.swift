@@ -33,14 +33,14 @@ public struct RegionEligibility: Sendable, Hashable, Codable {
 
 /// The signed region catalogue (the payload of `regions.json`): every region's regulatory
 /// values and which regions each hardware revision and serial range may choose. Signed,
-/// served, verified and cached like channel metadata (docs/regions.md):
+/// listed as a target of the TUF repository and verified by TUF and by its own rules (docs/regions.md):
 ///
 /// ```json
 /// {"type": "grokctl-region-catalogue", "version": 3, "expires": "2026-01-01T00:00:00Z",
 ///  "regions": [{"number": 1, "name": "FCC (US), IC (Canada)", "code": "fcc", ...}],
 ///  "eligibility": [{"hardware_revisions": [3], "regions": ["fcc", "etsi"]}]}
 /// ```
-public struct RegionCatalogue: Sendable, Hashable, Codable, SignedDocument {
+public struct RegionCatalogue: Sendable, Hashable, Codable {
     /// The `type` every region catalogue carries.
     public static let typeMarker = "grokctl-region-catalogue"
     /// The name it is served and cached as.
@@ -66,9 +66,6 @@ public struct RegionCatalogue: Sendable, Hashable, Codable, SignedDocument {
         self.regions = regions.sorted { $0.number < $1.number }
         self.eligibility = eligibility
     }
-
-    /// ``name``.
-    public var documentName: String { Self.name }
 
     /// The entry of the region `setting` names, if the catalogue lists it.
     public func entry(for setting: RegionSetting) -> RegionEntry? {
@@ -160,10 +157,9 @@ public struct RegionCatalogue: Sendable, Hashable, Codable, SignedDocument {
     }
 }
 
-/// The library half of publishing the region catalogue (`grokctl region publish`, see
-/// docs/regions.md): build the payload from the firmware's table, wrap it, sign it, write
-/// it where a server serves it. Private keys stay with their holders: this takes key
-/// files, it never stores one.
+/// The library half of making the region catalogue (`grokctl region catalogue make`, see
+/// docs/regions.md): the payload from the firmware's table, checked. It is published as a
+/// target of the TUF repository (`grokctl repo add`), which signs it.
 public enum RegionPublisher {
     /// Every hardware revision of every serial number may choose every region.
     public static func everywhere(hardwareRevisions: [UInt8]) -> [RegionEligibility] {
@@ -177,33 +173,25 @@ public enum RegionPublisher {
         let catalogue = RegionCatalogue(version: version, expires: expires, regions: regions, eligibility: eligibility)
         return try RegionCatalogue.decode(catalogue.payload(), file: "<region catalogue>")
     }
+}
 
-    /// An unsigned envelope holding `catalogue`'s payload.
-    public static func envelope(for catalogue: RegionCatalogue) throws(FirmwareError) -> SignedEnvelope {
-        let payload = catalogue.payload()
-        _ = try RegionCatalogue.decode(payload, file: "<region catalogue>")
-        return SignedEnvelope(payload: payload)
+/// Where a JSON decoding error is (a key path) and what is wrong there, for error messages.
+func describe(_ error: any Error) -> (field: String, detail: String) {
+    func path(_ keys: [any CodingKey]) -> String {
+        let text = keys.map { $0.intValue.map { "[\($0)]" } ?? "." + $0.stringValue }.joined()
+        return text.hasPrefix(".") ? String(text.dropFirst()) : (text.isEmpty ? "(top level)" : text)
     }
-
-    /// Adds a signature by each PEM private key in `keyFiles` to the envelope (or plain
-    /// catalogue JSON) in `envelopeFile` and writes it to `output` (as `grokctl channel
-    /// sign` does for channels).
-    @discardableResult
-    public static func sign(envelopeFile: String, keyFiles: [String], output: String) throws(FirmwareError) -> SignedEnvelope {
-        try FirmwarePublisher.sign(envelopeFile: envelopeFile, keyFiles: keyFiles, output: output, as: RegionCatalogue.self)
-    }
-
-    /// Writes `<root>/regions.json` (atomically) after checking that the envelope verifies
-    /// against `trustedKeys` at `now` (threshold, expiry).
-    /// - Returns: the path written.
-    @discardableResult
-    public static func publish(envelope bytes: [UInt8], root: String, trustedKeys: TrustedKeys,
-                               now: Date = Date()) throws(FirmwareError) -> String {
-        _ = try MetadataVerifier(trustedKeys: trustedKeys, clock: { now })
-            .verify(bytes, as: RegionCatalogue.self, name: RegionCatalogue.name, highest: nil, file: "<envelope>")
-        try Files.makeDirectories(root)
-        let path = root + "/regions.json"
-        try Files.replace(path, with: bytes)
-        return path
+    guard let decoding = error as? DecodingError else { return ("(top level)", "not valid JSON") }
+    switch decoding {
+    case .keyNotFound(let key, let context):
+        return (path(context.codingPath + [key]), "is missing")
+    case .typeMismatch(let type, let context):
+        return (path(context.codingPath), "is not a \(type)")
+    case .valueNotFound(let type, let context):
+        return (path(context.codingPath), "is null, expected a \(type)")
+    case .dataCorrupted(let context):
+        return (path(context.codingPath), context.codingPath.isEmpty ? "not valid JSON" : context.debugDescription)
+    @unknown default:
+        return ("(top level)", "not valid")
     }
 }

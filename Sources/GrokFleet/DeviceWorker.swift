@@ -76,11 +76,19 @@ final class DeviceWorker {
         do {
             try step(.connect) { () throws(Stop) in try connect() }
             try step(.identify) { () throws(Stop) in try identify() }
+            // A unit found in its loader can do nothing else: the update comes first.
+            let repairFirst = inLoader && mode != .verify && profile.firmware != nil
+            if repairFirst {
+                try step(.firmware) { () throws(Stop) in try firmware() }
+                try step(.reconnect) { () throws(Stop) in try reconnect() }
+            }
             try step(.provision) { () throws(Stop) in try provision() }
             try step(.region) { () throws(Stop) in try region() }
             try step(.smokeTest) { () throws(Stop) in try smokeTest(.smokeTest) }
-            try step(.firmware) { () throws(Stop) in try firmware() }
-            try step(.reconnect) { () throws(Stop) in try reconnect() }
+            if !repairFirst {
+                try step(.firmware) { () throws(Stop) in try firmware() }
+                try step(.reconnect) { () throws(Stop) in try reconnect() }
+            }
             try step(.finalSmokeTest) { () throws(Stop) in try smokeTest(.finalSmokeTest) }
         } catch {
             // A step failed, was refused, or the run was cancelled: what follows is not tried.
@@ -280,7 +288,7 @@ final class DeviceWorker {
             do {
                 // p4-bounds hook: opening (a FIFO waits for its peer) and every transfer are bounded.
                 let open = device.openPort
-                session = ReaderSession(port: try bound.guarding(port: device.name) { try open() }, options: runner.readerOptions)
+                session = try ReaderSession(port: try bound.guarding(port: device.name) { try open() }, options: runner.readerOptions)
                 session?.driver.bound = bound
             } catch {
                 return .failing(.failed, .portUnavailable(device: device.name, detail: "\(error)"))
@@ -330,14 +338,9 @@ final class DeviceWorker {
         } catch {
             return .failing(.failed, error)
         }
-        // A unit left in its loader by an interrupted update (the host died, the unit kept
-        // its power) goes back to its application, which the steps below need; what was
-        // uploaded stays for the firmware step to go on from. (Not while verifying: that
-        // changes nothing, and reports the loader as it finds it.)
-        if mode != .verify, case .firmware(.status(let status), _)? = try? session.call(.firmware(.status)),
-           status.mode == .loader, status.runningSlot != nil {
-            _ = try? session.call(.firmware(.leaveLoader))
-        }
+        // A unit left in its loader by an interrupted update (GetVersion's software type 1)
+        // has no application to go back to: the firmware step repairs it first (``run()``).
+        inLoader = session.version?.software == .loader
         do {
             try runner.recorder.upsertDevice(deviceRecord(outcome: .done, provisioning: nil))
             history = try runner.recorder.completedSteps(serial: identified.serialNumberText)
@@ -350,6 +353,8 @@ final class DeviceWorker {
 
     /// Set when another run holds the device: nothing of this run is recorded for it.
     var lockedOut: FleetError?
+    /// The unit answered from its loader when identified.
+    var inLoader = false
 
     func provision() throws(Stop) -> Result {
         guard let policy = profile.provisioning else { return .skipped("step_not_configured") }
@@ -419,12 +424,7 @@ final class DeviceWorker {
         guard let policy = profile.region else { return .skipped("step_not_configured") }
         guard let session, let info else { throw Stop() }
         let current = info.region
-        let satisfied: Bool
-        if let wanted = policy.set {
-            satisfied = current?.number == wanted.number
-        } else {
-            satisfied = current.map(policy.allows) ?? false
-        }
+        let satisfied = Self.regionSatisfied(policy, info: info, version: session.version)
         if mode == .verify {
             if satisfied { return .done("step_verified", "region \(current?.name ?? "")") }
             let expected = policy.set?.name ?? policy.allowed.map(\.name).joined(separator: " | ")
@@ -432,26 +432,11 @@ final class DeviceWorker {
         }
         if satisfied { return .skipped("step_already_satisfied", "region \(current?.name ?? "")") }
 
-        // The signed region catalogue in the cache says which regions this unit (its board
+        // The signed region catalogue of the channel says which regions this unit (its board
         // revision and serial number) may choose; without one, the vendor's 22 are offered.
         delegate.startBackgroundAction(context, cause: .loadingRegions)
-        var catalogue: RegionCatalogue?
-        var loadAttempt = 0
-        while let channels = runner.channels {
-            loadAttempt += 1
-            do {
-                catalogue = try channels.regionCatalogue()
-                break
-            } catch .noCachedMetadata {
-                break
-            } catch {
-                let failure = FleetError.firmwareCache(channel: RegionCatalogue.name, code: error.code, detail: error.description)
-                if delegate.notifyLoadRegionFailure(context, error: failure, attempt: loadAttempt) == .giveUp {
-                    delegate.finishBackgroundAction(context, cause: .loadingRegions)
-                    return .failing(.failed, failure)
-                }
-            }
-        }
+        // (Read through TUF with the channel before the run: FleetFirmware.load.)
+        let catalogue = runner.firmware?.regionCatalogue
         let offered = session.regionNames(catalogue: catalogue)
         delegate.finishBackgroundAction(context, cause: .loadingRegions)
         guard let index = delegate.chooseRegionFromRegions(context, names: offered.names, selected: offered.selected),
@@ -503,6 +488,17 @@ final class DeviceWorker {
                 if session.connectionState != .connected, let info = try? connectWithRetries() { context.info = info }
             }
         }
+    }
+
+    /// Whether the reader's region is what `policy` wants. The vendor's rules show a region
+    /// (FCC) for board revisions up to 5 even when none was ever set; a unit counts as set
+    /// only when its GetVersion says the user set it (flag 0x80), so such a unit is given
+    /// the profile's region explicitly (readers that enforce it refuse an inventory otherwise).
+    static func regionSatisfied(_ policy: Profile.RegionPolicy, info: ReaderInfo, version: VendorReaderVersion?) -> Bool {
+        guard let current = info.region else { return false }
+        if let version, version.deviceFlags & RegionSettingRules.userHasSetRegionFlag == 0 { return false }
+        if let wanted = policy.set { return current.number == wanted.number }
+        return policy.allows(current)
     }
 
     /// Whether a smoke test is still owed. In this run: after a change made in this run
@@ -571,25 +567,16 @@ final class DeviceWorker {
     func firmware() throws(Stop) -> Result {
         guard let policy = profile.firmware else { return .skipped("step_not_configured") }
         guard let session, let info else { throw Stop() }
-        if mode != .verify, !delegate.doAutomaticFirmwareUpdate(context) { return .skipped("step_firmware_check_disabled") }
-        guard let channels = runner.channels else {
-            let error = FleetError.firmwareCache(channel: policy.channel, code: "no_cache", detail: "the run was given no firmware cache")
+        if mode != .verify, !inLoader, !delegate.doAutomaticFirmwareUpdate(context) { return .skipped("step_firmware_check_disabled") }
+        guard let firmware = runner.firmware else {
+            let error = FleetError.firmwareCache(channel: policy.channel, code: "no_channel", detail: "the run was given no firmware channel")
             delegate.notifyFirmwareUpdateErrorLoadingUpdate(context, error: error)
             return .failing(.failed, error)
         }
         delegate.startBackgroundAction(context, cause: .loadingFirmwareUpdate)
-        let resolution: FirmwareTargeting.Resolution
-        do {
-            resolution = try FirmwareTargeting.resolve(policy, channels: channels, info: info, device: device.name)
-        } catch {
-            delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
-            let failure = FleetError.firmwareCache(channel: policy.channel, code: error.code, detail: error.description)
-            delegate.notifyFirmwareUpdateErrorLoadingUpdate(context, error: failure)
-            return .failing(.failed, failure)
-        }
-        let update: AvailableUpdate
-        let channel: VerifiedChannel
-        switch resolution {
+        let listing: FirmwareListing
+        let compatibility: FirmwareCompatibility
+        switch FirmwareTargeting.resolve(policy, listings: firmware.listings, info: info, inLoader: inLoader, device: device.name) {
         case .satisfied(let detail):
             delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
             return mode == .verify ? .done("step_verified", detail) : .skipped("step_already_satisfied", detail)
@@ -600,46 +587,41 @@ final class DeviceWorker {
             }
             delegate.notifyFirmwareUpdateErrorStartingUpdate(context, error: error)
             return .failing(.refused, error)
-        case .install(let available, let verified):
-            update = available
-            channel = verified
+        case .install(let found, let value):
+            listing = found
+            compatibility = value
         }
-        let package: FirmwarePackage
+        let target = listing.metadata.version
+        firmwareTarget = target
+        if mode == .verify {
+            delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
+            let found = inLoader ? "loader \(info.firmwareVersion)" : "\(info.firmwareVersion)"
+            return .failing(.failed, .verifyMismatch(device: device.name, what: "firmware", expected: "\(target)", found: found))
+        }
+        let release: FirmwareRelease
         do {
-            package = try channels.cache.image(named: update.entry.name, in: channel)
+            release = try firmware.releaseBlocking(listing)
         } catch {
             delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
-            let failure = FleetError.firmwareCache(channel: policy.channel, code: error.code, detail: error.description)
-            delegate.notifyFirmwareUpdateErrorLoadingUpdate(context, error: failure)
-            return .failing(.failed, failure)
+            delegate.notifyFirmwareUpdateErrorLoadingUpdate(context, error: error)
+            return .failing(.failed, error)
         }
         delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
-        let image = FirmwareImage(package: package)
-        firmwareTarget = image.descriptor.version
 
-        // Same version: installed unless it is this very image (by hash) or re-installing is not allowed.
-        if info.firmwareVersion == image.descriptor.version {
-            if !policy.allowSameVersion { return mode == .verify ? .done("step_verified", "runs \(info.firmwareVersion)") : .skipped("step_already_satisfied", "runs \(info.firmwareVersion)") }
-            if let status = try? session.call(.firmware(.status)), case .firmware(.status(let state), _) = status,
-               state.runningSlot?.image?.sha256 == image.descriptor.sha256 {
-                return mode == .verify ? .done("step_verified", "runs this image") : .skipped("step_already_satisfied", "runs this image")
+        // A loader answers no battery request: the update (the repair) goes ahead.
+        var battery: BatteryInfo?
+        if !inLoader {
+            do {
+                battery = try session.batteryInfo()
+            } catch {
+                return readerFailure(.firmware, error)
             }
         }
-        if mode == .verify {
-            return .failing(.failed, .verifyMismatch(device: device.name, what: "firmware", expected: "\(image.descriptor.version)", found: "\(info.firmwareVersion)"))
-        }
-
-        let battery: BatteryInfo
-        do {
-            battery = try session.batteryInfo()
-        } catch {
-            return readerFailure(.firmware, error)
-        }
-        let offer = FirmwareOffer(name: update.entry.name, channel: policy.channel, version: update.entry.version,
-                                  running: info.firmwareVersion, compatibility: update.compatibility ?? .invalid,
-                                  readerProtocol: update.entry.readerProtocolVersion, notes: update.entry.notes,
-                                  buildDate: update.entry.buildDate, batteryPercent: Int(battery.percentRemaining),
-                                  externalPower: battery.externalPowerIsConnected)
+        let offer = FirmwareOffer(name: listing.name, channel: policy.channel, version: target,
+                                  running: info.firmwareVersion, compatibility: compatibility,
+                                  readerProtocol: listing.metadata.readerProtocol, notes: listing.metadata.notes,
+                                  buildDate: listing.metadata.buildDate, batteryPercent: battery.map { Int($0.percentRemaining) },
+                                  externalPower: battery?.externalPowerIsConnected ?? false)
         switch delegate.promptForFirmwareUpdate(context, offer: offer) {
         case .update:
             break
@@ -651,7 +633,7 @@ final class DeviceWorker {
             return Result(result: .skipped, code: reason, arguments: arguments, detail: "update to \(offer.version) not for this device")
         }
 
-        if let failure = intend(.firmware, target: "\(image.descriptor.version)") {
+        if let failure = intend(.firmware, target: "\(target)") {
             delegate.afterFirmwareUpdate(context, updated: false)
             return failure
         }
@@ -659,7 +641,9 @@ final class DeviceWorker {
         options.allowDowngrade = policy.allowDowngrade
         options.allowSameVersion = policy.allowSameVersion
         options.minimumBatteryPercent = profile.minimumBatteryPercent
-        options.reconnectTimeout = profile.timeouts.reconnect
+        options.batteryPercent = battery.map { Int($0.percentRemaining) }
+        options.reconnectTimeoutSeconds = profile.timeouts.reconnect
+        let before = info.firmwareVersion
         var attempt = 0
         while true {
             attempt += 1
@@ -668,52 +652,53 @@ final class DeviceWorker {
             let run = runner.options.cancellation
             let context = self.context
             let delegate = self.delegate
-            do {
-                let report = try FirmwareUpdater(session: session, options: options).update(
-                    to: image, progress: { delegate.updateFirmwareUpdateProgress(context, progress: $0) },
-                    shouldCancel: { cancel.isCancelled || run.isCancelled })
-                if let fresh = session.info { self.context.info = fresh }
+            let report = FirmwareUpdater(session: session, options: options).update(
+                to: release.ugif, progress: { delegate.updateFirmwareUpdateProgress(context, progress: $0) },
+                shouldCancel: { cancel.isCancelled || run.isCancelled })
+            if let fresh = session.info { self.context.info = fresh }
+            if report.result == .success {
                 delegate.notifyFirmwareUpdateSuccess(self.context, report: report)
                 delegate.afterFirmwareUpdate(self.context, updated: true)
-                return .done("step_firmware_updated", "\(report.from) -> \(report.to) in \(FleetError.number(report.seconds)) s of audio")
-            } catch {
-                if let fresh = session.info { self.context.info = fresh }
-                let failure = FleetError.firmwareUpdateFailed(device: device.name, code: error.code, detail: error.description)
-                switch error {
-                case .batteryTooLow(_, let percent, let minimum):
-                    let low = FleetError.batteryLow(device: device.name, percent: percent, minimum: minimum)
-                    delegate.notifyFirmwareUpdateErrorStartingUpdate(self.context, error: low)
-                    delegate.afterFirmwareUpdate(self.context, updated: false)
-                    return .failing(.postponed, low)
-                case .downgradeNotAllowed, .sameVersionNotAllowed, .incompatibleHardware, .notApplicable, .imageTooLarge:
-                    delegate.notifyFirmwareUpdateErrorStartingUpdate(self.context, error: failure)
-                    delegate.afterFirmwareUpdate(self.context, updated: false)
-                    return .failing(.refused, failure)
-                case .cancelled:
-                    delegate.afterFirmwareUpdate(self.context, updated: false)
-                    if run.isCancelled {
-                        interrupted = true
-                        return .failing(.failed, .interrupted(device: device.name))
-                    }
-                    return .failing(.postponed, .updateDeclined(device: device.name, decision: "cancelled"))
-                case .cantReconnect:
-                    delegate.abortFirmwareUpdateInteraction(self.context)
-                default:
-                    break
-                }
-                if delegate.notifyFirmwareUpdateFailure(self.context, error: failure, mustRetry: false, attempt: attempt) == .giveUp {
-                    delegate.afterFirmwareUpdate(self.context, updated: false)
-                    return .failing(.failed, failure)
-                }
-                if session.connectionState != .connected, let fresh = try? connectWithRetries() { self.context.info = fresh }
+                return .done("step_firmware_updated", "\(before) -> \(target) in \(FleetError.number(report.audioSeconds)) s of audio")
             }
+            let failure = FleetError.firmwareUpdateFailed(device: device.name, code: Self.code(of: report.result), detail: report.detail)
+            switch report.result {
+            case .batteryTooLow:
+                let low = FleetError.batteryLow(device: device.name, percent: options.batteryPercent ?? 0, minimum: profile.minimumBatteryPercent)
+                delegate.notifyFirmwareUpdateErrorStartingUpdate(self.context, error: low)
+                delegate.afterFirmwareUpdate(self.context, updated: false)
+                return .failing(.postponed, low)
+            case .incompatibleHardware, .incompatibleVersion, .badFile, .noFile:
+                delegate.notifyFirmwareUpdateErrorStartingUpdate(self.context, error: failure)
+                delegate.afterFirmwareUpdate(self.context, updated: false)
+                return .failing(.refused, failure)
+            case .cancelled:
+                delegate.afterFirmwareUpdate(self.context, updated: false)
+                if run.isCancelled {
+                    interrupted = true
+                    return .failing(.failed, .interrupted(device: device.name))
+                }
+                return .failing(.postponed, .updateDeclined(device: device.name, decision: "cancelled"))
+            case .cantReconnect:
+                delegate.abortFirmwareUpdateInteraction(self.context)
+            default:
+                break
+            }
+            if delegate.notifyFirmwareUpdateFailure(self.context, error: failure, mustRetry: false, attempt: attempt) == .giveUp {
+                delegate.afterFirmwareUpdate(self.context, updated: false)
+                return .failing(.failed, failure)
+            }
+            if !session.isConnected, let fresh = try? connectWithRetries() { self.context.info = fresh }
         }
     }
+
+    /// The stable code of a vendor update result (`firmware_update_battery_too_low` ...).
+    static func code(of result: FirmwareUpdateResult) -> String { "firmware_update_" + result.vendorName.lowercased() }
 
     func reconnect() throws(Stop) -> Result {
         guard let session else { throw Stop() }
         guard changed.contains(.firmware), let target = firmwareTarget else { return .skipped("step_not_needed") }
-        session.engine.disconnect()
+        session.disconnect()
         do {
             try? session.rest(forAtMost: 0.2)
             _ = try connectWithRetries()
@@ -721,7 +706,8 @@ final class DeviceWorker {
         } catch {
             return readerFailure(.reconnect, error)
         }
-        guard let info, info.firmwareVersion == target else {
+        inLoader = session.version?.software == .loader
+        guard let info, info.firmwareVersion == target, !inLoader else {
             return .failing(.failed, .firmwareNotRunning(device: device.name, expected: "\(target)", found: firmwareText ?? "?"))
         }
         return .done("step_reconnected", "runs \(info.firmwareVersion)")
@@ -754,7 +740,7 @@ final class DeviceWorker {
     func plan(policy: PolicyDelegate?) -> DevicePlan {
         let session: ReaderSession
         do {
-            session = ReaderSession(port: try device.openPort(), options: runner.readerOptions)
+            session = try ReaderSession(port: try device.openPort(), options: runner.readerOptions)
         } catch {
             return DevicePlan(device: device.name, serial: nil, error: .portUnavailable(device: device.name, detail: "\(error)"), steps: [])
         }
@@ -796,7 +782,7 @@ final class DeviceWorker {
         // Region.
         var region = info.region
         if let r = profile.region {
-            let satisfied = r.set.map { info.region?.number == $0.number } ?? (info.region.map(r.allows) ?? false)
+            let satisfied = Self.regionSatisfied(r, info: info, version: session.version)
             if satisfied {
                 add(.region, verify ? .run : .skip, verify ? "step_verified" : "step_already_satisfied", [], info.region?.name ?? "")
             } else if verify {
@@ -821,38 +807,38 @@ final class DeviceWorker {
         }
         // Firmware.
         var flash = false
-        if let f = profile.firmware, let channels = runner.channels {
-            switch try? FirmwareTargeting.resolve(f, channels: channels, info: info, device: device.name) {
-            case .satisfied(let detail)?:
+        if let f = profile.firmware, let firmware = runner.firmware {
+            let loader = session.version?.software == .loader
+            switch FirmwareTargeting.resolve(f, listings: firmware.listings, info: info, inLoader: loader, device: device.name) {
+            case .satisfied(let detail):
                 add(.firmware, verify ? .run : .skip, verify ? "step_verified" : "step_already_satisfied", [], detail)
-            case .refused(let error)?:
+            case .refused(let error):
                 add(.firmware, .refuse, verify ? "fleet_verify_mismatch" : error.code, error.arguments, error.description)
-            case .install(let update, _)?:
-                if update.entry.version == info.firmwareVersion, !f.allowSameVersion {
-                    add(.firmware, verify ? .run : .skip, verify ? "step_verified" : "step_already_satisfied")
-                } else if verify {
-                    add(.firmware, .refuse, "fleet_verify_mismatch", [], "\(info.firmwareVersion) -> \(update.entry.version)")
+            case .install(let listing, let compatibility):
+                let target = listing.metadata.version
+                if verify {
+                    add(.firmware, .refuse, "fleet_verify_mismatch", [], "\(info.firmwareVersion) -> \(target)")
                 } else {
-                    let offer = FirmwareOffer(name: update.entry.name, channel: f.channel, version: update.entry.version, running: info.firmwareVersion,
-                                              compatibility: update.compatibility ?? .invalid, readerProtocol: update.entry.readerProtocolVersion,
-                                              notes: update.entry.notes, buildDate: update.entry.buildDate, batteryPercent: nil, externalPower: false)
+                    let offer = FirmwareOffer(name: listing.name, channel: f.channel, version: target, running: info.firmwareVersion,
+                                              compatibility: compatibility, readerProtocol: listing.metadata.readerProtocol,
+                                              notes: listing.metadata.notes, buildDate: listing.metadata.buildDate,
+                                              batteryPercent: nil, externalPower: false)
                     var planContext = context
                     planContext.info?.region = region
                     switch policy?.firmwareDecision(planContext, offer: offer) ?? .update {
                     case .update:
                         flash = true
-                        add(.firmware, .run, "step_firmware_updated", [], "\(info.firmwareVersion) -> \(update.entry.version) (battery checked at run time)")
+                        let from = loader ? "loader \(info.firmwareVersion)" : "\(info.firmwareVersion)"
+                        add(.firmware, .run, "step_firmware_updated", [], "\(from) -> \(target) (battery checked at run time)")
                     case .postpone(let reason, let arguments):
                         add(.firmware, .postpone, reason, arguments)
                     case .cancel(let reason, let arguments):
                         add(.firmware, .skip, reason, arguments)
                     }
                 }
-            case nil:
-                add(.firmware, .refuse, "fleet_firmware_cache", [f.channel])
             }
-        } else if profile.firmware != nil {
-            add(.firmware, .refuse, "fleet_firmware_cache", [profile.firmware!.channel], "no firmware cache given")
+        } else if let f = profile.firmware {
+            add(.firmware, .refuse, "fleet_firmware_cache", [f.channel], "no firmware channel given")
         } else {
             add(.firmware, .skip, "step_not_configured")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import GrokFirmware
+import GrokProtocol
 import UGrokIt
 
 /// One structured event of a run: what `--json` prints, one object per line. `event` is a
@@ -108,14 +109,16 @@ public struct EventStreamDelegate: ConfigurationDelegate {
 
     public func updateFirmwareUpdateProgress(_ context: FleetDeviceContext, progress: FirmwareUpdateProgress) {
         decider.updateFirmwareUpdateProgress(context, progress: progress)
-        emit("firmware_progress", context, ["phase": progress.phase.rawValue, "done": String(progress.done),
-                                            "total": String(progress.total), "can_cancel": String(progress.canCancel)])
+        emit("firmware_progress", context, ["image": progress.secondImage ? "reader" : "first", "done": String(progress.done),
+                                            "total": String(progress.total)])
     }
 
     public func notifyFirmwareUpdateSuccess(_ context: FleetDeviceContext, report: FirmwareUpdateReport) {
         decider.notifyFirmwareUpdateSuccess(context, report: report)
-        emit("firmware_update_success", context, ["from": "\(report.from)", "to": "\(report.to)",
-                                                  "seconds": FleetError.number(report.seconds), "bytes_sent": String(report.encodedBytesSent)])
+        let to = report.finalVersion.map { "\($0.firmwareMajor).\($0.firmwareMinor).\($0.firmwareBuild)" } ?? ""
+        emit("firmware_update_success", context, ["from": context.info.map { "\($0.firmwareVersion)" } ?? "", "to": to,
+                                                  "seconds": FleetError.number(report.audioSeconds), "chunks": String(report.chunks),
+                                                  "resumed_chunks": String(report.resumedChunks)])
     }
 
     public func notifyFirmwareUpdateFailure(_ context: FleetDeviceContext, error: FleetError, mustRetry: Bool, attempt: Int) -> RetryDecision {

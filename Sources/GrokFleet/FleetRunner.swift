@@ -133,17 +133,19 @@ public struct DevicePlan: Sendable, Hashable {
 /// every decision goes through the ``ConfigurationDelegate`` (docs/fleet.md).
 public final class FleetRunner: Sendable {
     public let profile: Profile
-    public let channels: FirmwareChannels?
+    /// The firmware channel's verified state; `nil` when the profile has no firmware section.
+    public let firmware: FleetFirmware?
     public let delegate: any ConfigurationDelegate
     public let recorder: any RunRecorder
     public let options: FleetRunOptions
 
-    /// - Parameter channels: the verified firmware cache (images must be in it; see
-    ///   ``prefetch(profile:channels:server:)``); `nil` when the profile has no firmware section.
-    public init(profile: Profile, channels: FirmwareChannels?, delegate: any ConfigurationDelegate,
+    /// - Parameter firmware: the profile's firmware channel, read through TUF before the run
+    ///   (``FleetFirmware/load(_:prefetch:)``); `nil` when the profile has no firmware section
+    ///   (its region catalogue, if any, also serves the region step).
+    public init(profile: Profile, firmware: FleetFirmware?, delegate: any ConfigurationDelegate,
                 recorder: any RunRecorder, options: FleetRunOptions) {
         self.profile = profile
-        self.channels = channels
+        self.firmware = firmware
         self.delegate = delegate
         self.recorder = recorder
         self.options = options
@@ -152,7 +154,8 @@ public final class FleetRunner: Sendable {
     var readerOptions: ReaderOptions {
         var reader = options.readerOptions
         reader.handshakeTimeout = profile.timeouts.handshake
-        reader.commandTimeout = profile.timeouts.command
+        // The command timeout has no vendor form: the packet layer's timing bounds each
+        // request (and the wall-clock bounds each step).
         return reader
     }
 
@@ -249,65 +252,6 @@ public final class FleetRunner: Sendable {
     public func plan(_ devices: [FleetDevice], policy: PolicyDelegate? = nil) -> [DevicePlan] {
         Self.each(devices, concurrency: options.maxConcurrentDevices) { device in
             DeviceWorker(runner: self, device: device).plan(policy: policy)
-        }
-    }
-
-    // MARK: Firmware
-
-    /// Downloads into the cache the image `profile` targets for each of `readers` that is not
-    /// cached yet (run before a rollout that may be offline, or before ``runBlocking(_:)``).
-    /// - Returns: the names of the updates loaded.
-    public static func prefetch(profile: Profile, channels: FirmwareChannels, server: FirmwareServer?,
-                                readers: [ReaderInfo]) async throws -> [String] {
-        guard let firmware = profile.firmware else { return [] }
-        var names = Set<String>()
-        for reader in readers {
-            if let entry = try FirmwareTargeting.resolve(firmware, channels: channels, info: reader).entry { names.insert(entry.name) }
-        }
-        for name in names.sorted() { _ = try await channels.load(name, channel: firmware.channel, from: server) }
-        return names.sorted()
-    }
-}
-
-/// Which update a profile's firmware section means for one reader.
-enum FirmwareTargeting {
-    enum Resolution {
-        /// Nothing to install: the reader runs the target (or nothing newer is offered).
-        case satisfied(detail: String)
-        /// Install this.
-        case install(AvailableUpdate, VerifiedChannel)
-        /// Refused by the profile (downgrade) or not offered.
-        case refused(FleetError)
-
-        var entry: UpdateEntry? {
-            if case .install(let update, _) = self { return update.entry }
-            return nil
-        }
-    }
-
-    static func resolve(_ policy: Profile.FirmwarePolicy, channels: FirmwareChannels, info: ReaderInfo,
-                        device: String = "") throws(FirmwareError) -> Resolution {
-        let verified = try channels.cache.channel(policy.channel)
-        let updates = channels.cache.updates(in: verified, for: DeviceIdentity(info))
-        let running = info.firmwareVersion
-        switch policy.target {
-        case .latest:
-            let best = updates
-                .filter { $0.compatibility?.mayApply(allowDowngrade: policy.allowDowngrade, allowSameVersion: policy.allowSameVersion) == true }
-                .max { $0.entry.version < $1.entry.version }
-            guard let best else { return .satisfied(detail: "nothing newer than \(running) in channel \(policy.channel)") }
-            return .install(best, verified)
-        case .version(let version):
-            let matching = updates.filter { $0.entry.version == version }
-            guard let update = matching.first(where: { $0.compatibility?.mayApply(allowDowngrade: true, allowSameVersion: true) == true })
-            else {
-                if running == version { return .satisfied(detail: "runs \(version)") }
-                return .refused(.firmwareNotAvailable(device: device, channel: policy.channel, version: "\(version)"))
-            }
-            if update.compatibility == .downgrade, !policy.allowDowngrade {
-                return .refused(.downgradeNotAllowed(device: device, running: "\(running)", target: "\(version)"))
-            }
-            return .install(update, verified)
         }
     }
 }

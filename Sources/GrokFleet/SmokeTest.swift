@@ -42,14 +42,14 @@ public enum SmokeTest {
         configuration.roundsWithNoFindsToToggleAB = max(configuration.roundsWithNoFindsToToggleAB, 2)
         _ = session.takeReports()
         let start = session.elapsedMilliseconds
-        try session.startInventory(configuration.inventoryParameters)
+        try session.startInventory(configuration)
         var reports: [TagReport] = []
         do {
             try session.collect(forAtMost: policy.duration)
             reports = session.takeReports()
             try session.stopInventory()
         } catch {
-            if session.inventoryRunning { try? session.stopInventory() }
+            if session.inventoryRunning { _ = try? session.stopInventory() }
             throw error
         }
         let duration = max((session.elapsedMilliseconds - start) / 1000, 0.001)

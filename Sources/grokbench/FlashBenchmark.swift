@@ -7,32 +7,44 @@ import GrokLink
 import GrokProtocol
 import UGrokIt
 
-/// Flashing a 64 KiB image of real machine code (firmware/demo/grokker-app-1.8.0.hex: the
-/// start of libasound's x86-64 `.text`, through `objcopy -O ihex`) onto an out-of-the-box
-/// emulated Grokker, in audio seconds from the first request to the confirmation (verify,
-/// restart and reconnect included); and the host's SHA-256 verify speed next to
-/// `openssl dgst -sha256`.
+/// Updating an out-of-the-box emulated Grokker (1.7.3) with a 64 KiB `.ugif` through the
+/// vendor procedure (FirmwareUpdater: the LOADER section, the reset into the loader, the
+/// READER section, the reset into the application): audio seconds from the first request to
+/// the unit answering on the new version, at the vendor's default setting (12 samples per
+/// bit) and at each setting the unit accepts; and the host's SHA-256 verify speed next to
+/// `openssl dgst -sha256`. The image: a 4 KiB loader (the demo loader, padded) at 0x0000 and
+/// the demo channel's READER, the first 61440 bytes of firmware/demo/grokker-app-1.8.0.hex
+/// (real machine code: the start of libasound's x86-64 `.text`), at 0x1000.
+///
+/// With `GROKCTL_VENDOR_SDK` naming the vendor library, `update_time_vs_vendor` would be
+/// ours over the vendor host updating the same image (not measured yet: see docs/benchmarks.md).
 enum FlashBenchmark {
-    static let hexPath = "firmware/demo/grokker-app-1.8.0.hex"
+    static let appHexPath = "firmware/demo/grokker-app-1.8.0.hex"
+    static let loaderHexPath = "firmware/demo/grokker-loader-1.0.0.hex"
 
     static func run() -> Figures {
         var figures = Figures()
         let image = loadImage()
-        figures.set("image_bytes", Double(image.bytes.count))
-        let plain = (try? Deflater.compress(image.bytes, level: 9).count) ?? image.bytes.count
-        figures.set("image_deflate_ratio", Double(plain) / Double(image.bytes.count), digits: 3)
+        let bytes = (image.loader?.bytes.count ?? 0) + image.reader.bytes.count
+        figures.set("image_bytes", Double(bytes))
+        let deflated = (try? Deflater.compress((image.loader?.bytes ?? []) + image.reader.bytes, level: 9).count) ?? bytes
+        figures.set("image_deflate_ratio", Double(deflated) / Double(bytes), digits: 3)
 
-        let fixed = flash(image, autoUpgrade: false)
-        figures.set("flash_s_default", fixed.report.seconds, digits: 1)
-        figures.set("default_mode_bps", Double(fixed.bps))
-        figures.set("transfer_ratio", Double(fixed.report.encodedBytesSent) / Double(image.bytes.count), digits: 3)
-        figures.set("transfer_encoding", "\(fixed.report.encoding)")
-        figures.set("upload_s_default", fixed.upload, digits: 1)
-        figures.set("switch_s_default", fixed.switching, digits: 1)
-        let best = flash(image, autoUpgrade: true)
-        figures.set("flash_s_best", best.report.seconds, digits: 1)
-        figures.set("best_mode_bps", Double(best.bps))
-        figures.set("raw_bits_s_default", Double(image.bytes.count * 8) / Double(fixed.bps), digits: 1)
+        var accepted: [String] = []
+        for samplesPerBit in VendorModemSetting.supportedSamplesPerBit {
+            guard let report = flash(image, samplesPerBit: samplesPerBit) else { continue }
+            accepted.append(String(samplesPerBit))
+            figures.set("update_s_spb_\(samplesPerBit)", report.audioSeconds, digits: 1)
+            if samplesPerBit == VendorModemSetting.defaultSamplesPerBit {
+                figures.set("update_s_default", report.audioSeconds, digits: 1)
+                figures.set("chunk_bytes", Double(report.chunkBytes))
+                figures.set("chunks", Double(report.chunks))
+                // The bytes' air time at this setting (a UART byte is 10 bits).
+                let air = Double(bytes * 10 * samplesPerBit) / 44_100
+                figures.set("update_vs_air_time_default", report.audioSeconds / air, digits: 3)
+            }
+        }
+        figures.set("accepted_spb", accepted.joined(separator: ","))
 
         let (ours, openssl) = verifySpeeds()
         figures.set("verify_mb_per_s", ours, digits: 0)
@@ -41,50 +53,49 @@ enum FlashBenchmark {
         return figures
     }
 
-    static func loadImage() -> FirmwareImage {
+    /// The 64 KiB image: loader 1.0.0 (4096 bytes) and the demo READER (61440 bytes, 1.8.0).
+    static func loadImage() -> UgifImage {
         do {
-            let text = try Data(contentsOf: URL(fileURLWithPath: hexPath))
-            let hex = try IntelHex.parse([UInt8](text), file: hexPath)
-            guard let flat = hex.flattened() else { fatalError("\(hexPath) holds no data") }
-            let firmware = FirmwareDescriptor(
-                hardwareType: .grokker1, hardwareRevisions: [DeviceState.outOfBoxHardwareRevision],
-                version: FirmwareVersion(major: 1, minor: 8, build: 0), buildDate: Date(timeIntervalSince1970: 1_790_000_000),
-                readerProtocolVersion: ReaderInfo.vendorReaderProtocolVersion,
-                appliesTo: [try VersionRange(min: FirmwareVersion(major: 1, minor: 0, build: 0),
-                                             max: FirmwareVersion(major: 1, minor: 8, build: 0))])
-            return FirmwareImage(firmware: firmware, loadAddress: flat.address, bytes: flat.bytes)
+            func flat(_ path: String) throws -> [UInt8] {
+                let text = try Data(contentsOf: URL(fileURLWithPath: path))
+                let hex = try IntelHex.parse([UInt8](text), file: path)
+                guard let flat = hex.flattened() else { fatalError("\(path) holds no data") }
+                return flat.bytes
+            }
+            var loader = try flat(loaderHexPath)
+            var state: UInt64 = 0x4C4F_4144
+            while loader.count < 4096 {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                loader.append(UInt8(truncatingIfNeeded: state >> 56))
+            }
+            let reader = Array(try flat(appHexPath).prefix(61_440))
+            return try UgifImage(hardwareTypeName: "GR-1", version: UgifVersion(major: 1, minor: 8, build: 0), date: "2026-11-01",
+                                 loader: UgifSection(address: 0x0000, bytes: loader), reader: UgifSection(address: 0x1000, bytes: reader))
         } catch {
-            fatalError("grokbench flash: cannot read \(hexPath) (run from the repository root): \(error)")
+            fatalError("grokbench flash: cannot read \(appHexPath) / \(loaderHexPath) (run from the repository root): \(error)")
         }
     }
 
-    /// One update; also the audio seconds of its upload and of its switch (activate,
-    /// restart, reconnect, confirm).
-    static func flash(_ image: FirmwareImage, autoUpgrade: Bool)
-        -> (report: FirmwareUpdateReport, bps: Int, upload: Double, switching: Double) {
+    /// One update at `samplesPerBit` onto a fresh out-of-the-box unit; `nil` when the unit
+    /// does not connect at that setting.
+    static func flash(_ image: UgifImage, samplesPerBit: Int) -> FirmwareUpdateReport? {
         let bench = FileManager.default.temporaryDirectory.appendingPathComponent("grokbench-flash-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: bench) }
         do {
-            var link = LinkConfiguration()
-            link.autoUpgrade = autoUpgrade
-            let grokker = try EmulatedGrokker(benchDirectory: bench, index: 0, link: link)
+            let grokker = try EmulatedGrokker(benchDirectory: bench, index: 0)
             let cable = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker)
-            var options = ReaderOptions()
-            options.link = link
-            let session = ReaderSession(port: cable, options: options)
-            try session.connect()
-            let bps = Int(session.engine.mode.bitRate)
-            var starts: [(FirmwareUpdateProgress.Phase, Double)] = []
-            let report = try FirmwareUpdater(session: session).update(to: image, progress: { progress in
-                if starts.last?.0 != progress.phase { starts.append((progress.phase, session.elapsedMilliseconds / 1000)) }
-            })
-            starts.append((.confirming, session.elapsedMilliseconds / 1000))
-            func span(_ from: FirmwareUpdateProgress.Phase, _ to: FirmwareUpdateProgress.Phase) -> Double {
-                (starts.last { $0.0 == to }?.1 ?? 0) - (starts.first { $0.0 == from }?.1 ?? 0)
+            let session = try ReaderSession(port: cable, samplesPerBit: samplesPerBit)
+            guard (try? session.connect()) != nil else { return nil }
+            var options = FirmwareUpdateOptions()
+            options.batteryPercent = nil
+            let report = FirmwareUpdater(session: session, options: options).update(to: image)
+            guard report.result == .success else {
+                FileHandle.standardError.write(Data("grokbench flash: \(samplesPerBit) spb: \(report.result.vendorName) \(report.detail)\n".utf8))
+                return nil
             }
-            return (report, bps, span(.uploading, .verifying), span(.switching, .confirming))
+            return report
         } catch {
-            fatalError("grokbench flash: the update failed: \(error)")
+            fatalError("grokbench flash: cannot make the emulated unit: \(error)")
         }
     }
 

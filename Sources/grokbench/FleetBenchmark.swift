@@ -53,21 +53,22 @@ enum FleetBenchmark {
                 let port = TimedPort(SimulatedCablePort(name: "sim:\(index)", sampleRate: 44_100, configuration: .clean, peer: unit.value))
                 var options = ReaderOptions()
                 options.realtime = true
-                let session = ReaderSession(port: port, options: options)
                 let cpu0 = threadCPU()
                 var reads = 0
+                var audio = 0.0
                 do {
-                    try session.connect()
-                    try session.setRegion("fcc")
-                    try session.startInventory(UgiRfidConfiguration.config(inventoryType: .inventoryShortRange).inventoryParameters)
+                    let session = try ReaderSession(port: port, options: options)
+                    defer { audio = session.elapsedMilliseconds / 1000 }
+                    _ = try session.connect()
+                    _ = try session.setRegion("FCC (US), IC (Canada)")
+                    try session.startInventory(UgiRfidConfiguration.config(inventoryType: .inventoryShortRange))
                     try session.collect(forAtMost: 1)
-                    try session.stopInventory()
+                    _ = try session.stopInventory()
                     reads = session.takeReports().count
                 } catch {
                     FileHandle.standardError.write(Data("grokbench fleet: sim:\(index): \(error)\n".utf8))
                 }
                 let cpu = threadCPU() - cpu0
-                let audio = session.elapsedMilliseconds / 1000
                 outcome.withLock {
                     $0.hostCPU += cpu - port.cpuInside
                     $0.deviceCPU += port.cpuInside

@@ -50,6 +50,13 @@ enum InventoryBenchmark {
             figures.set("slot_efficiency_\(tags)_tags", slots.efficiency, digits: 4)
             figures.set("rounds_to_find_\(tags)_tags_max", Double(slots.maxRounds))
         }
+        // End to end on the vendor stack: ReaderSession -> clean simulated cable -> EmulatedGrokker.
+        if let session = try? sessionInventory(audioSeconds: 10) {
+            figures.set("session_connect_audio_ms", session.connectMs, digits: 0)
+            figures.set("session_reads_per_audio_s", Double(session.reads) / session.audioSeconds, digits: 1)
+            figures.set("session_distinct_tags", Double(session.tags))
+            figures.set("session_cpu_s_per_audio_s", session.cpu / session.audioSeconds, digits: 3)
+        }
         var usage = rusage()
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
         figures.set("peak_rss_mb", Double(usage.ru_maxrss) / 1024, digits: 1)
@@ -86,5 +93,32 @@ enum InventoryBenchmark {
             maxRounds = max(maxRounds, rounds)
         }
         return (pooled.efficiency, maxRounds)
+    }
+
+    /// An inventory through the host session on the vendor protocol: connect (handshake and
+    /// GetVersion) to an emulated Grokker (its region set) over a clean cable, then
+    /// `audioSeconds` of audio with every subsequent find reported. Counted in audio time (the
+    /// sample clock), so the figures do not depend on the machine; the CPU seconds do.
+    static func sessionInventory(audioSeconds: Double) throws
+        -> (connectMs: Double, reads: Int, tags: Int, audioSeconds: Double, cpu: Double) {
+        let bench = FileManager.default.temporaryDirectory.appendingPathComponent("grokbench-inventory-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: bench) }
+        let store = try DeviceStateStore.openOrCreate(directory: bench, index: 0)
+        try store.update { $0.region = RegionCatalog.find("fcc")?.setting; $0.provisioning.userHasSetRegion = true }
+        let grokker = try EmulatedGrokker(store: store)
+        let session = try ReaderSession(port: SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker))
+        defer { session.close() }
+        let t0 = LinkBenchmark.cpuSeconds()
+        try session.connect()
+        var configuration = UgiRfidConfiguration.config(inventoryType: .inventoryDistance)
+        configuration.reportSubsequentFinds = true
+        let start = session.elapsedMilliseconds
+        try session.startInventory(configuration)
+        try session.collect(forAtMost: audioSeconds)
+        try session.stopInventory()
+        let reports = session.takeReports()
+        let cpu = LinkBenchmark.cpuSeconds() - t0
+        let elapsed = (session.elapsedMilliseconds - start) / 1000
+        return (session.connectMilliseconds ?? 0, reports.count, Set(reports.map(\.epc)).count, elapsed, cpu)
     }
 }

@@ -7,7 +7,7 @@ import Testing
 
 @testable import GrokCLI
 
-/// The repository's root (shipped profiles, scenes and firmware cache).
+/// The repository's root (shipped profiles, scenes and the demo channel).
 private let repositoryRoot: String = {
     var url = URL(fileURLWithPath: #filePath)
     for _ in 0..<3 { url.deleteLastPathComponent() }
@@ -15,12 +15,14 @@ private let repositoryRoot: String = {
 }()
 
 /// A station made at test time: a bench of four out-of-the-box emulated Grokkers holding
-/// the demo scene, a copy of the shipped firmware cache, and a state directory (ledger,
-/// locks, reports). Everything runs through the built grokctl.
+/// the demo scene, the shipped demo channel (firmware/demo-channel, a file:// TUF repository)
+/// with a fresh TUF state directory, and a state directory (ledger, locks, reports).
+/// Everything runs through the built grokctl.
 final class FleetWorld {
     let root: String
     var bench: String { root + "/bench" }
-    var cache: String { root + "/cache" }
+    /// The station's trusted TUF metadata and verified images.
+    var tufState: String { root + "/tuf-state" }
     var state: String { root + "/state" }
     var ledger: String { state + "/grokctl/ledger.sqlite" }
     static let profile = repositoryRoot + "/profiles/bench-us.json"
@@ -28,7 +30,6 @@ final class FleetWorld {
     init(devices: Int = 4) throws {
         root = try makeTemporaryDirectory()
         let files = FileManager.default
-        try files.copyItem(atPath: repositoryRoot + "/firmware-cache", toPath: cache)
         for n in 0..<devices {
             try files.createDirectory(atPath: bench + "/sim-\(n)", withIntermediateDirectories: true)
             try files.copyItem(atPath: repositoryRoot + "/profiles/scenes/demo.json", toPath: bench + "/sim-\(n)/scene.json")
@@ -39,10 +40,14 @@ final class FleetWorld {
 
     var environment: [String: String] { ["XDG_STATE_HOME": state, "HOME": root] }
 
-    /// Options every fleet command here takes: the bench, the cache copy, the shipped key.
-    var common: [String] {
-        ["--bench", bench, "--cache", cache, "--trusted-keys", repositoryRoot + "/profiles/firmware-keys.json"]
+    /// The TUF repository options: the shipped demo channel, its root.json, this world's state.
+    var repository: [String] {
+        ["--repository", repositoryRoot + "/firmware/demo-channel", "--trusted-root", repositoryRoot + "/firmware/demo-channel/root.json",
+         "--state", tufState]
     }
+
+    /// Options every fleet command here takes: the bench and the repository.
+    var common: [String] { ["--bench", bench] + repository }
 
     func run(_ arguments: [String], input: String? = nil) throws -> RunResult {
         try runBinary(arguments, environment: environment, input: input)

@@ -118,8 +118,7 @@ extension CLI {
             try run("ledger show", ["ledger", "show"])
             let serial = String(format: "%08u", try world.device(0).serialNumber)
             try run("ledger show serial", ["ledger", "show", "--serial", serial])
-            try run("firmware list", ["firmware", "list", "--device", "sim:0", "--bench", world.bench, "--cache", world.cache,
-                                      "--trusted-keys", world.common[5]])
+            try run("firmware list", ["firmware", "list", "--device", "sim:0", "--bench", world.bench] + world.repository)
             try run("region list", ["region", "list"])
             try run("info", ["info", "--device", "sim:0-1", "--bench", world.bench])
             try run("a bad profile", ["verify", "--profile", world.root + "/missing.json", "--device", "sim:0"] + world.common,

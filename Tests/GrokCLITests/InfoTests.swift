@@ -33,7 +33,9 @@ extension CLI {
                 #expect(row.contains(serial))
                 #expect(row.contains("1.7.3"))
                 #expect(row.contains("GROKKER_1"))
-                #expect(row.contains(text(.infoRegionNotSet, language)))
+                // Hardware revision 3 needs no region set: by the vendor's rules GetVersion's
+                // index 0 shows as FCC (docs/vendor-protocol.md).
+                #expect(row.contains(text(.regionFcc, language)))
             }
             #expect(lines.last == text(.infoSummary, language, "4", "4"))
         }
@@ -53,8 +55,11 @@ extension CLI {
                 #expect(object["serial"] as? String == serials[index])
                 #expect(object["firmware"] as? String == "1.7.3")
                 #expect(object["hardware_type"] as? String == "GROKKER_1")
-                #expect(object["region_set"] as? Bool == false)
-                #expect((object["connect_ms"] as? Double ?? 999) <= 250)
+                #expect(object["region"] as? String == "FCC (US), IC (Canada)" && object["user_must_set_region"] as? Bool == false)
+                // The vendor handshake at 12 samples per bit and GetVersion: about 673 ms of audio.
+                #expect((object["connect_ms"] as? Double ?? 999) <= 1000)
+                #expect(object["link_bit_rate"] as? Double == 3675)
+                #expect((object["packets_sent"] as? Int ?? 0) >= 1 && object["retries"] as? Int == 0)
             }
         }
 

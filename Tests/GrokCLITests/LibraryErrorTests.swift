@@ -3,7 +3,7 @@ import GrokAudio
 import GrokkerEmulator
 import GrokLink
 import Testing
-import UGrokIt
+@testable import UGrokIt
 import GrokCrypto
 import GrokFirmware
 import GrokNet
@@ -39,7 +39,7 @@ struct LibraryErrorTests {
             .notPluggedIn(port: "sim:1"), .cannotHandshake(port: "sim:1", seconds: 3), .cannotGetInfo(port: "sim:1"),
             .incompatibleReader(port: "sim:1", detail: "link protocol"), .timeout(port: "sim:1", command: "identify", seconds: 5),
             .lostConnection(port: "sim:1"), .rejected(port: "sim:1", command: "identify", status: "busy"),
-            .audio(.closed(port: "sim:1")), .link(.notConnected), .malformedResponse(port: "sim:1", detail: "x"), .unknownRegion("mars"), .regionNotSet(port: "sim:4"),
+            .audio(.closed(port: "sim:1")), .notSupported(port: "sim:1", feature: "kill"), .malformedResponse(port: "sim:1", detail: "x"), .unknownRegion("mars"), .regionNotSet(port: "sim:4"),
             .firmwareDoesNotSupportSetRegion(port: "sim:4", firmware: "1.4.2"), .regionNotApproved(port: "sim:4", region: "China"), .noInventoryRunning(port: "sim:4"), .inventoryRunning(port: "sim:4"),
             .oddTagMemoryBytes(field: "offset", value: 3), .invalidArgument(field: "volume", value: "1.5", allowed: "0 to 1"),
             .authenticationRequired(port: "sim:2"),
@@ -48,7 +48,7 @@ struct LibraryErrorTests {
         for sample in samples {
             switch sample {
             case .notPluggedIn, .cannotHandshake, .cannotGetInfo, .incompatibleReader, .timeout, .lostConnection,
-                .rejected, .audio, .link, .malformedResponse, .unknownRegion, .regionNotSet, .firmwareDoesNotSupportSetRegion, .regionNotApproved, .noInventoryRunning, .inventoryRunning, .oddTagMemoryBytes, .invalidArgument,
+                .rejected, .audio, .notSupported, .malformedResponse, .unknownRegion, .regionNotSet, .firmwareDoesNotSupportSetRegion, .regionNotApproved, .noInventoryRunning, .inventoryRunning, .oddTagMemoryBytes, .invalidArgument,
                 .authenticationRequired: break
             }
         }
@@ -180,26 +180,24 @@ struct LibraryErrorTests {
         Self.check(samples)
     }
 
-    @Test func firmwareUpdateErrors() {
-        let v = FirmwareVersion("1.7.3")!
-        let samples: [FirmwareUpdateError] = [
-            .incompatibleHardware(port: "sim:0", image: "GROKKER_1 rev. 1", reader: "GROKKER_1 rev. 3"),
-            .notApplicable(port: "sim:0", running: v, appliesTo: "1.0.0-1.5.65535"),
-            .downgradeNotAllowed(port: "sim:0", running: v, image: FirmwareVersion("1.6.0")!),
-            .sameVersionNotAllowed(port: "sim:0", version: v), .batteryTooLow(port: "sim:0", percent: 10, minimum: 20),
-            .imageTooLarge(port: "sim:0", length: 300_000, capacity: 262_144),
-            .verifyMismatch(port: "sim:0", expected: "aa", found: "bb"),
-            .bootFailed(port: "sim:0", image: FirmwareVersion("1.8.0")!, running: v),
-            .cantReconnect(port: "sim:0", seconds: 20), .cancelled(port: "sim:0"), .protocolFailure(port: "sim:0", detail: "busy"),
-        ]
-        for sample in samples {
-            switch sample {
-            case .incompatibleHardware, .notApplicable, .downgradeNotAllowed, .sameVersionNotAllowed, .batteryTooLow,
-                .imageTooLarge, .verifyMismatch, .bootFailed, .cantReconnect, .cancelled, .protocolFailure: break
+    @Test("every vendor firmware update result but SUCCESS has a flash message naming the device")
+    func flashFailures() {
+        var options = FirmwareUpdateOptions()
+        options.minimumBatteryPercent = 20
+        var samples: [any CodedError] = []
+        for result in FirmwareUpdateResult.allCases where result != .success {
+            for image in ["1.7.3", "1.6.0"] {
+                let report = FirmwareUpdateReport(result: result, detail: "detail of \(result.vendorName)", finalVersion: nil,
+                                                  audioSeconds: 1, chunks: 0, resumedChunks: 0, chunkBytes: 0)
+                samples.append(FlashFailure(device: "sim:0", report: report, running: "1.7.3", image: image, imageHardware: "GR-1",
+                                            unitHardware: "GR-2", battery: 10, options: options))
             }
         }
         Self.check(samples)
-        Self.check([UpdateNotForDevice(device: "sim:0", name: "grokker-1.8.0", compatibility: .incompatible)])
+        let codes = Set(samples.map(\.code))
+        #expect(codes.count == 10, "\(codes.sorted())")
+        #expect(codes.contains("flash_same_version_not_allowed") && codes.contains("flash_downgrade_not_allowed"))
+        for sample in samples { #expect(sample.arguments.first == "sim:0") }
     }
 
     @Test func fleetErrors() {

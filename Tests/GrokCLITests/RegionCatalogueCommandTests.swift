@@ -1,51 +1,37 @@
 import Foundation
+import GrokFirmware
 import Testing
 
 @testable import GrokCLI
 
+/// The repository root (three levels above this file).
+private let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
+
 @Suite("grokctl region catalogue")
 struct RegionCatalogueCommandTests {
-    @Test("make, sign with an openssl key, publish and fetch into a cache; a tampered catalogue is refused and the cache kept")
-    func lifecycle() throws {
-        let world = try FirmwareWorld()
-        let root = world.root
-        var result = world.run(["region", "catalogue", "make", "--version", "3", "--expires", "2099-01-01T00:00:00Z",
-                                "--revisions", "1,3", "--output", root + "/regions.json"])
-        #expect(result.status == 0, "\(result.standardError)")
-        #expect(result.standardOutput.contains("22"))
-        result = world.run(["region", "catalogue", "sign", "--catalogue", root + "/regions.json", "--key", world.key,
-                            "--output", root + "/regions.signed.json"])
-        #expect(result.status == 0, "\(result.standardError)")
-        result = world.run(["region", "catalogue", "publish", "--catalogue", root + "/regions.signed.json",
-                            "--root", world.server, "--trusted-keys", world.keys])
-        #expect(result.status == 0, "\(result.standardError)")
-        #expect(FileManager.default.fileExists(atPath: world.server + "/regions.json"))
-        result = world.run(["--json", "region", "catalogue", "update", "--cache", world.cache, "--trusted-keys", world.keys,
-                            "--server", "file://" + world.server])
-        #expect(result.status == 0, "\(result.standardError)")
-        let report = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
-        #expect(report?["version"] as? Int == 3)
-        #expect(report?["regions"] as? Int == 22)
-        let cached = try Data(contentsOf: URL(fileURLWithPath: world.cache + "/regions.json"))
+    @Test("make writes a checked catalogue of the 22 regions; update needs --repository; region set with the demo channel's catalogue sets the Grokker")
+    func makeUpdateAndSet() throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let made = try runBinary(["--json", "region", "catalogue", "make", "--version", "4", "--expires", "2099-01-01T00:00:00Z",
+                                  "--revisions", "2,3", "--output", dir + "/regions.json"])
+        #expect(made.status == 0, "\(made.standardError)")
+        let catalogue = try RegionCatalogue.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/regions.json"))), file: "r")
+        #expect(catalogue.version == 4 && catalogue.regions.count == 22)
+        #expect(catalogue.regions(hardwareRevision: 3, serial: 1).count == 22 && catalogue.regions(hardwareRevision: 1, serial: 1).isEmpty)
+        let bare = try runBinary(["region", "catalogue", "update"])
+        #expect(bare.status == 64 && bare.standardError.contains("--repository"))
 
-        // A tampered catalogue: publishing refuses, fetching refuses, the cache keeps version 3.
-        var text = try String(contentsOfFile: root + "/regions.signed.json", encoding: .utf8)
-        let payloadStart = try #require(text.range(of: "\"payload\""))
-        let index = text.index(payloadStart.upperBound, offsetBy: 12)
-        text.replaceSubrange(index...index, with: text[index] == "A" ? "B" : "A")
-        try text.write(toFile: root + "/tampered.json", atomically: true, encoding: .utf8)
-        result = world.run(["--lang", "de", "region", "catalogue", "publish", "--catalogue", root + "/tampered.json",
-                            "--root", root + "/other", "--trusted-keys", world.keys])
-        #expect(result.status == 1)
-        #expect(result.standardError.hasPrefix("Fehler:"), "\(result.standardError)")
-        #expect(!FileManager.default.fileExists(atPath: root + "/other/regions.json"))
-        try FileManager.default.copyItem(atPath: root + "/tampered.json", toPath: root + "/srv2-regions.json")
-        try FileManager.default.createDirectory(atPath: root + "/srv2", withIntermediateDirectories: true)
-        try FileManager.default.moveItem(atPath: root + "/srv2-regions.json", toPath: root + "/srv2/regions.json")
-        result = world.run(["region", "catalogue", "update", "--cache", world.cache, "--trusted-keys", world.keys,
-                            "--server", "file://" + root + "/srv2"])
-        #expect(result.status == 1)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: world.cache + "/regions.json")) == cached)
+        let channel = checkout + "/firmware/demo-channel"
+        let environment = ["HOME": dir, "XDG_CONFIG_HOME": dir + "/config"]
+        let set = try runBinary(["--bench", dir + "/bench", "--json", "region", "set", "etsi", "--device", "sim:0",
+                                 "--repository", "file://" + channel, "--trusted-root", channel + "/root.json", "--state", dir + "/state"],
+                                environment: environment)
+        #expect(set.status == 0, "\(set.standardOutput)\(set.standardError)")
+        #expect(try jsonObjects(set.standardOutput).first?["region_code"] as? String == "etsi")
+        let info = try runBinary(["--bench", dir + "/bench", "--json", "info", "--device", "sim:0"], environment: environment)
+        #expect(try jsonObjects(info.standardOutput).first?["region"] as? String == "ETSI (EU)", "\(info.standardOutput)")
     }
 
     @Test("bad options are usage errors naming the value")

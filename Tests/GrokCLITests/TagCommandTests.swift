@@ -28,6 +28,20 @@ extension CLI {
             #expect(epcs.contains(new) && !epcs.contains(old))
         }
 
+        @Test("kill is not in the vendor's tag-access set: a localized refusal with a stable code, nothing sent")
+        func killIsRefused() throws {
+            let bench = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: bench) }
+            let json = try runBinary(["--bench", bench, "--json", "tag", "kill", "--device", "sim:0", "--epc", "3074257BF7194E4000001A85",
+                                      "--kill-password", "DEADBEEF"])
+            #expect(json.status == 1)
+            #expect(json.standardError.contains("reader_not_supported"), "\(json.standardError)")
+            let spanish = try runBinary(["--bench", bench, "--lang", "es", "tag", "kill", "--device", "sim:0",
+                                         "--epc", "3074257BF7194E4000001A85", "--kill-password", "DEADBEEF"])
+            #expect(spanish.status == 1)
+            #expect(spanish.standardError.contains(text(.errorReaderNotSupported, .es, "sim:0", "kill")), "\(spanish.standardError)")
+        }
+
         @Test("a tag out of reach is TAG_NOT_FOUND (exit 1); a bad EPC or odd data is a usage error")
         func failures() throws {
             let bench = try makeTemporaryDirectory()

@@ -37,42 +37,6 @@ func descriptor(version: String = "1.8.0", hardware: HardwareType = .grokker1, r
                        readerProtocolVersion: protocolVersion, appliesTo: appliesTo)
 }
 
-func makePackage(version: String = "1.8.0", hardware: HardwareType = .grokker1, revisions: [UInt8] = [1, 2],
-                 loader: Bool = true, seed: UInt64 = 1, length: Int = 96) throws -> FirmwarePackage {
-    try FirmwarePackage(
-        descriptor: descriptor(version: version, hardware: hardware, revisions: revisions),
-        loader: loader ? FirmwareSegment(kind: .loader, address: 0x0800_0000, bytes: pattern(32, seed: seed + 100)) : nil,
-        application: FirmwareSegment(kind: .application, address: 0x0800_4000, bytes: pattern(length, seed: seed)))
-}
-
-/// Signers and a trusted-keys set of `count` keys with threshold `threshold`.
-struct KeyRing {
-    let keys: [Ed25519PrivateKey]
-    let trusted: TrustedKeys
-
-    init(count: Int, threshold: Int) throws {
-        keys = try (0..<count).map { _ in try Ed25519PrivateKey.generate() }
-        trusted = try TrustedKeys(
-            keys: keys.enumerated().map { TrustedKeys.Key(name: "holder\($0.offset)", publicKey: $0.element.publicKey) },
-            threshold: threshold)
-    }
-}
-
-/// Channel metadata listing `packages` as `fw-<version>.grokfw`.
-func metadata(channel: String = "release", version: UInt64 = 1, expires: Date = january2026,
-              packages: [FirmwarePackage], cohorts: [String: Cohort] = [:], targets: Targeting? = nil) -> ChannelMetadata {
-    ChannelMetadata(channel: channel, version: version, expires: expires, cohorts: cohorts, updates: packages.map { package in
-        FirmwarePublisher.entry(for: package, name: "grokker-\(package.descriptor.version)", file: "images/fw-\(package.descriptor.version).grokfw",
-                                notes: ["en": "Faster inventory.", "es": "Inventario más rápido.", "fr": "Inventaire plus rapide.", "de": "Schnellere Inventur."],
-                                targets: targets)
-    })
-}
-
-/// The envelope bytes of `metadata` signed by `signers`.
-func signedEnvelope(_ metadata: ChannelMetadata, by signers: [Ed25519PrivateKey]) throws -> [UInt8] {
-    try FirmwarePublisher.envelope(for: metadata).signed(by: signers).encoded()
-}
-
 func writeFile(_ path: String, _ bytes: [UInt8]) throws {
     try Data(bytes).write(to: URL(fileURLWithPath: path))
 }

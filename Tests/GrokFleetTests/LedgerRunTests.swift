@@ -40,7 +40,7 @@ struct LedgerRunTests {
         let bench = FleetBench()
         let count = 16
         for i in 0..<count { try bench.prepare(i, serial: 70_000_000 + UInt32(i)) }
-        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
         let profile = try testProfile()
         let ledger = try Ledger.open(path: bench.path + "/ledger.sqlite")
         let recorder = LedgerRecorder(ledger: ledger)
@@ -54,7 +54,7 @@ struct LedgerRunTests {
             // The first three runs stop somewhere in the first 60 recorded steps; then one runs through.
             let limit = runs <= 3 ? 1 + Int(random.next() % 60) : Int.max
             let runner = FleetRunner(
-                profile: profile, channels: firmware.channels, delegate: PolicyDelegate(profile: profile, mode: .provision),
+                profile: profile, firmware: firmware.fleet, delegate: PolicyDelegate(profile: profile, mode: .provision),
                 recorder: StoppingRecorder(recorder, cancel: cancel, after: limit),
                 options: bench.options(.provision, cancellation: cancel))
             let report = try await runner.run((0..<count).map { bench.device($0) })
@@ -120,12 +120,12 @@ struct IntentTests {
         for step: FleetStep in [.provision, .region, .firmware] {
             let bench = FleetBench()
             try bench.prepare(0, serial: 71_000_000)
-            let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+            let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
             let profile = try testProfile()
             let ledger = try Ledger.open(path: bench.path + "/ledger.sqlite")
             let recorder = LedgerRecorder(ledger: ledger)
             func run(_ recorder: any GrokFleet.RunRecorder) async throws -> FleetReport {
-                try await FleetRunner(profile: profile, channels: firmware.channels, delegate: PolicyDelegate(profile: profile, mode: .provision),
+                try await FleetRunner(profile: profile, firmware: firmware.fleet, delegate: PolicyDelegate(profile: profile, mode: .provision),
                                       recorder: recorder, options: bench.options(.provision)).run([bench.device(0)])
             }
             let first = try await run(FailingStepRecorder(recorder, failing: step))

@@ -5,6 +5,7 @@ import GrokFirmware
 import GrokFleet
 import GrokkerEmulator
 import GrokProtocol
+import GrokTUF
 import Synchronization
 import UGrokIt
 
@@ -29,13 +30,17 @@ final class FleetBench: @unchecked Sendable {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
     /// Creates emulated Grokker `index` out of the box with serial `serial`, the demo scene
-    /// (so the reference tags are there), and `battery` percent.
+    /// (so the reference tags are there), and `battery` percent. (The vendor host reads the
+    /// percent byte only from board revisions above 3; below, it maps the raw reading through
+    /// its curves, which the emulated unit's reading does not follow: battery tests use
+    /// revision 6.)
     @discardableResult
-    func prepare(_ index: Int, serial: UInt32, battery: UInt8 = 100) throws -> DeviceStateStore {
+    func prepare(_ index: Int, serial: UInt32, battery: UInt8 = 100, revision: UInt8? = nil) throws -> DeviceStateStore {
         let store = try DeviceStateStore.openOrCreate(directory: path, index: index)
         try store.update {
             $0.serialNumber = serial
             $0.batteryPercent = battery
+            if let revision { $0.hardwareRevision = revision }
         }
         let scene = repositoryRoot + "/profiles/scenes/demo.json"
         try FileManager.default.copyItem(atPath: scene, toPath: store.deviceDirectory + "/scene.json")
@@ -47,13 +52,14 @@ final class FleetBench: @unchecked Sendable {
         try DeviceStateStore.openOrCreate(directory: path, index: index).state
     }
 
-    /// Emulated Grokker `index` behind a clean simulated cable; images in `failing` crash at boot.
-    func device(_ index: Int, failing: Set<[UInt8]> = []) -> FleetDevice {
+    /// Emulated Grokker `index` behind a clean simulated cable; with `powerCutAt`, its power
+    /// goes off at that sample of its clock (the unit then stays silent for this port).
+    func device(_ index: Int, powerCutAt: Int64? = nil) -> FleetDevice {
         let path = self.path
         let unit = DeviceStateStore.deviceDirectory(in: path, index: index)
         return FleetDevice(name: "sim:\(index)", portKey: "sim:" + unit) {
             let grokker = try EmulatedGrokker(benchDirectory: path, index: index)
-            grokker.failingImages = failing
+            grokker.powerCutAt = powerCutAt
             return SimulatedCablePort(name: "sim:\(index)", sampleRate: 44_100, configuration: .clean, peer: grokker)
         }
     }
@@ -64,58 +70,79 @@ final class FleetBench: @unchecked Sendable {
     }
 }
 
-/// A signed release channel with small packages built from firmware/demo/grokker-app-1.8.0.hex
-/// (its first 4 KiB), in a verified cache.
+/// A fleet owner's TUF repository (one Ed25519 key per role, channel `release`) served
+/// from a directory, with small `.ugif` images (a 256-byte loader 1.1.0 at 0x0000, a
+/// 2048-byte application at 0x1000 that names its version after `GROKVER:`, as the emulated
+/// unit reads it), read by a station into a ``FleetFirmware``.
 struct FirmwareFixture {
-    let channels: FirmwareChannels
-    /// SHA-256 of each version's application image.
-    let imageHashes: [FirmwareVersion: [UInt8]]
+    let fleet: FleetFirmware
+    /// The `.ugif` bytes of each version.
+    let images: [FirmwareVersion: [UInt8]]
+    let served: String
+    let rootFile: String
 
     static let v180 = FirmwareVersion(major: 1, minor: 8, build: 0)
     static let v170 = FirmwareVersion(major: 1, minor: 7, build: 0)
 
-    /// - Parameter regions: when given, a signed region catalogue letting board revision 3
-    ///   choose only these region codes is cached too.
-    init(directory: String, versions: [FirmwareVersion] = [v180, v170], regions: [String]? = nil) throws {
-        let text = try String(contentsOfFile: repositoryRoot + "/firmware/demo/grokker-app-1.8.0.hex", encoding: .utf8)
-        let hex = try IntelHex.parse(text, file: "grokker-app-1.8.0.hex")
-        let flat = try require(hex.flattened())
-        let key = try Ed25519PrivateKey.generate()
-        let trusted = try TrustedKeys(keys: [.init(name: "fleet", publicKey: key.publicKey)], threshold: 1)
-        var packages: [(String, FirmwarePackage)] = []
-        var hashes: [FirmwareVersion: [UInt8]] = [:]
-        for (n, version) in versions.enumerated() {
-            var bytes = Array(flat.bytes.prefix(4096))
-            for i in stride(from: 64 + n, to: bytes.count, by: 509) where n > 0 { bytes[i] ^= 0x5A }
-            let application = try IntelHex(segments: [MemorySegment(address: flat.address, bytes: bytes)])
-            let descriptor = FirmwareDescriptor(
-                hardwareType: .grokker1, hardwareRevisions: [3], version: version,
-                buildDate: Date(timeIntervalSince1970: 1_790_000_000), readerProtocolVersion: 20,
-                appliesTo: [try VersionRange(min: FirmwareVersion(major: 1, minor: 0, build: 0), max: FirmwareVersion(major: 1, minor: 9, build: 0))])
-            let package = try FirmwarePublisher.pack(application: application, description: PackDescription(descriptor: descriptor))
-            packages.append(("grokker-\(version)", package))
-            hashes[version] = FirmwareImage(package: package).descriptor.sha256
+    /// A `.ugif` of `version` (application `applicationBytes` long).
+    static func ugif(_ version: FirmwareVersion, applicationBytes: Int = 2048) throws -> (name: String, bytes: [UInt8]) {
+        func marked(_ v: (UInt8, UInt8, UInt8), _ count: Int, seed: UInt64) -> [UInt8] {
+            var bytes = Array("GROKVER:".utf8) + [v.0, v.1, v.2]
+            var state = seed
+            while bytes.count < count {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                bytes.append(UInt8(truncatingIfNeeded: state >> 56))
+            }
+            return bytes
         }
-        let entries = packages.map { FirmwarePublisher.entry(for: $0.1, name: $0.0, file: "\($0.0).grokfw", notes: ["en": "Demo \($0.0)"]) }
-        let metadata = ChannelMetadata(channel: "release", version: 1, expires: Date().addingTimeInterval(365 * 86_400), updates: entries)
-        let envelope = try FirmwarePublisher.envelope(for: metadata).signed(by: [key]).encoded()
-        let cache = try FirmwareCache(directory: directory, verifier: MetadataVerifier(trustedKeys: trusted))
-        let verified = try cache.store(metadata: envelope, channel: "release", source: "test")
-        for (name, package) in packages {
-            let entry = try require(verified.metadata.entry(named: name))
-            let partial = cache.partialPath(for: entry)
-            try FileManager.default.createDirectory(atPath: (partial as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try Data(package.encoded()).write(to: URL(fileURLWithPath: partial))
-            try cache.addImage(partialFile: partial, name: name, in: verified)
+        let application = (UInt8(version.major), UInt8(version.minor), UInt8(version.build))
+        let image = try UgifImage(hardwareTypeName: "GR-1", version: UgifVersion(major: application.0, minor: application.1, build: application.2),
+                                  date: "2026-11-01", loader: UgifSection(address: 0, bytes: marked((1, 1, 0), 256, seed: 7)),
+                                  reader: UgifSection(address: 0x1000, bytes: marked(application, applicationBytes, seed: UInt64(version.minor) + 11)))
+        return (image.fileName(name: "test"), Array(image.encoded().utf8))
+    }
+
+    /// - Parameter regions: when given, a region catalogue letting board revision 3 choose
+    ///   only these region codes is listed too.
+    init(directory: String, versions: [FirmwareVersion] = [v180, v170], regions: [String]? = nil,
+         applicationBytes: Int = 2048) async throws {
+        let now = UTCTime(secondsSince1970: Int64(Date().timeIntervalSince1970))
+        let work = directory + "/owner"
+        served = directory + "/served"
+        rootFile = directory + "/root.json"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        var keys: [String: TUFSigningKey] = [:]
+        for role in ["root", "timestamp", "snapshot", "targets", "release"] { keys[role] = try .ed25519() }
+        func set(_ role: String) -> TUFRepository.RoleKeySet {
+            TUFRepository.RoleKeySet(keys: [(keys[role]!.publicKeyJSON, keys[role]!.keyID)], threshold: 1)
+        }
+        let repository = try TUFRepository.create(at: work, root: set("root"), timestamp: set("timestamp"), snapshot: set("snapshot"),
+                                                  targets: set("targets"), channels: [("release", set("release"))], now: now)
+        var images: [FirmwareVersion: [UInt8]] = [:]
+        for version in versions {
+            let (name, bytes) = try Self.ugif(version, applicationBytes: applicationBytes)
+            let description = FirmwareReleaseMetadata(
+                version: version, hardwareType: .grokker1, hardwareRevisions: [3, 6],
+                appliesTo: [try VersionRange(min: FirmwareVersion(major: 1, minor: 0, build: 0), max: FirmwareVersion(major: 1, minor: 9, build: 0))],
+                buildDate: Date(timeIntervalSince1970: 1_790_000_000), readerProtocol: 20, notes: ["en": "Demo \(version)"], serials: nil)
+            try repository.addTarget(channel: "release", name: name, bytes: bytes, custom: description.custom(), now: now)
+            images[version] = bytes
         }
         if let regions {
             let catalogue = try RegionPublisher.catalogue(
                 version: 1, expires: Date().addingTimeInterval(365 * 86_400),
                 eligibility: [RegionEligibility(hardwareRevisions: [3], regions: regions)])
-            try cache.storeRegions(try RegionPublisher.envelope(for: catalogue).signed(by: [key]).encoded(), source: "test")
+            try repository.addTarget(channel: "release", name: "regions.json", bytes: catalogue.payload(),
+                                     custom: FirmwareTarget.custom(for: catalogue), now: now)
         }
-        channels = FirmwareChannels(cache: cache)
-        imageHashes = hashes
+        for role in ["root", "targets", "release"] { try repository.sign(role: role, with: keys[role]!) }
+        try repository.timestamp(with: [keys["timestamp"]!], snapshotKeys: [keys["snapshot"]!], now: now)
+        try repository.publish(to: served, now: now)
+        try Data(contentsOf: URL(fileURLWithPath: served + "/metadata/1.root.json")).write(to: URL(fileURLWithPath: rootFile))
+        let station = StationRepository(stateDirectory: directory + "/state", trustedRootFile: rootFile,
+                                        repositoryURL: "file://" + served, fetcher: LocalFileFetcher())
+        fleet = try await FleetFirmware.load(FirmwareChannel(repository: station, name: "release"))
+        self.images = images
     }
 }
 
@@ -133,14 +160,14 @@ let referenceTags = ["3034257BF4789000000003E8", "3034257BF4DA1C00000003EF", "30
 /// factory provisioning, a short smoke test.
 func testProfile(target: Profile.FirmwareTarget = .latest, allowDowngrade: Bool = false,
                  windows: MaintenanceWindows? = nil, rollout: RolloutPolicy? = nil,
-                 minimumBattery: Int = 20, firmwareRetries: Int = 0) throws -> Profile {
+                 minimumBattery: Int = 20, firmwareRetries: Int = 0, revision: UInt8 = 3) throws -> Profile {
     Profile(name: "test", region: Profile.RegionPolicy(set: try require(RegionCatalog.find("fcc")), allowed: [try require(RegionCatalog.find("fcc"))]),
             firmware: Profile.FirmwarePolicy(channel: "release", target: target, allowDowngrade: allowDowngrade),
             minimumBatteryPercent: minimumBattery, maintenanceWindows: windows, rollout: rollout,
-            provisioning: Profile.ProvisioningPolicy(registerSerial: true, antennaType: 2, hardwareRevision: 3, status: .complete),
+            provisioning: Profile.ProvisioningPolicy(registerSerial: true, antennaType: 2, hardwareRevision: revision, status: .complete),
             retries: Profile.Retries(connect: 1, region: 0, firmware: firmwareRetries, smokeTest: 0),
             smokeTest: Profile.SmokeTestPolicy(referenceTags: try referenceTags.map { try UgiEpc(hex: $0) }, inventoryType: .inventoryShortRange,
-                                               duration: 0.5, minReadsPerSecond: 5, minRSSI: -75))
+                                               duration: 1.5, minReadsPerSecond: 5, minRSSI: -75))
 }
 
 /// The ledger, in memory (tests only; the SQLite ledger implements the same protocol).
@@ -184,3 +211,55 @@ final class InMemoryRunRecorder: RunRecorder {
 
 /// A fixed instant: Wednesday 2025-01-15 12:00 UTC.
 let wednesdayNoonUTC = Date(timeIntervalSince1970: 1_736_942_400)
+
+/// The emulated units and cables a run opened, by device name, so a delegate callback (on
+/// the device's own thread, between two packets) can cut a unit's power or pull its cable.
+final class UnitRegistry: @unchecked Sendable {
+    struct Unit {
+        let grokker: EmulatedGrokker
+        let port: SimulatedCablePort
+    }
+
+    private let lock = NSLock()
+    private var units: [String: Unit] = [:]
+    /// Units kept powered across runs (an unplugged unit keeps its battery), by index.
+    private var powered: [Int: EmulatedGrokker] = [:]
+
+    private func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
+
+    /// Emulated Grokker `index` behind a clean cable. With `keepPower`, the same unit (its
+    /// clock and state in memory) serves every run of this registry, as a unit on battery.
+    func device(_ bench: FleetBench, _ index: Int, keepPower: Bool = false) -> FleetDevice {
+        let path = bench.path
+        let unit = DeviceStateStore.deviceDirectory(in: path, index: index)
+        return FleetDevice(name: "sim:\(index)", portKey: "sim:" + unit) {
+            let grokker: EmulatedGrokker
+            if keepPower, let kept = self.locked({ self.powered[index] }) {
+                grokker = kept
+            } else {
+                grokker = try EmulatedGrokker(benchDirectory: path, index: index)
+                if keepPower { self.locked { self.powered[index] = grokker } }
+            }
+            let port = SimulatedCablePort(name: "sim:\(index)", sampleRate: 44_100, configuration: .clean, peer: grokker)
+            self.locked { self.units["sim:\(index)"] = Unit(grokker: grokker, port: port) }
+            return port
+        }
+    }
+
+    /// Cuts the power of `device`'s unit `samples` after its clock now (once).
+    func cutPower(_ device: String, after samples: Int64) {
+        guard let unit = locked({ units[device] }), unit.grokker.powerCutAt == nil, !unit.grokker.poweredOff else { return }
+        unit.grokker.powerCutAt = unit.grokker.clock + samples
+    }
+
+    /// Pulls `device`'s cable (the unit keeps its power).
+    func unplug(_ device: String) {
+        locked { units[device] }?.port.plugged = false
+    }
+
+    func grokker(_ device: String) -> EmulatedGrokker? { locked { units[device] }?.grokker }
+}

@@ -1,8 +1,10 @@
 import Foundation
 import GrokAudio
+import GrokFirmware
 import GrokFleet
 import GrokkerEmulator
 import GrokProtocol
+import GrokTUF
 import Synchronization
 import Testing
 import UGrokIt
@@ -14,7 +16,7 @@ func runner(_ bench: FleetBench, _ profile: Profile, _ firmware: FirmwareFixture
             recorder: InMemoryRunRecorder, delegate: (any ConfigurationDelegate)? = nil,
             cancellation: CancelSwitch = CancelSwitch(), concurrency: Int? = nil,
             now: @escaping @Sendable () -> Date = { Date() }) -> FleetRunner {
-    FleetRunner(profile: profile, channels: firmware?.channels,
+    FleetRunner(profile: profile, firmware: firmware?.fleet,
                 delegate: delegate ?? PolicyDelegate(profile: profile, mode: mode, now: now),
                 recorder: recorder, options: bench.options(mode, cancellation: cancellation, concurrency: concurrency))
 }
@@ -25,7 +27,7 @@ struct WorkflowTests {
     func provisionFour() async throws {
         let bench = FleetBench()
         for i in 0..<4 { try bench.prepare(i, serial: 20_000_000 + UInt32(i)) }
-        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
         let profile = try testProfile()
         let recorder = InMemoryRunRecorder()
         let report = try await runner(bench, profile, firmware, recorder: recorder).run((0..<4).map { bench.device($0) })
@@ -38,7 +40,9 @@ struct WorkflowTests {
             let device = report.devices[i]
             #expect(device.serial == "2000000\(i)")
             #expect(device.firmwareBefore == "1.7.3" && device.firmwareAfter == "1.8.0")
-            #expect(device.regionBefore == nil && device.regionAfter == "FCC (US), IC (Canada)")
+            // The vendor's rules show FCC for board revisions up to 5 before any region is set;
+            // the region step still sets it (GetVersion's "user has set region" was clear).
+            #expect(device.regionBefore == "FCC (US), IC (Canada)" && device.regionAfter == "FCC (US), IC (Canada)")
             for step in FleetStep.allCases { #expect(device.step(step)?.result == .done, "\(step)") }
         }
         let ledger = recorder.snapshot
@@ -63,7 +67,7 @@ struct WorkflowTests {
     func maintenanceWindow() async throws {
         let bench = FleetBench()
         try bench.prepare(0, serial: 30_000_001)
-        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
         // 22:00-06:00 in Berlin; Wednesday noon UTC is 13:00 there.
         let windows = MaintenanceWindows(timeZone: TimeZone(identifier: "Europe/Berlin")!,
                                          windows: [.init(days: Set(MaintenanceWindows.Day.allCases), startMinute: 22 * 60, endMinute: 6 * 60)])
@@ -86,12 +90,12 @@ struct WorkflowTests {
     @Test("low battery postpones the update; nothing is flashed")
     func lowBattery() async throws {
         let bench = FleetBench()
-        try bench.prepare(0, serial: 30_000_002, battery: 10)
-        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
-        let profile = try testProfile(minimumBattery: 30)
+        try bench.prepare(0, serial: 30_000_002, battery: 10, revision: 6)
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
+        let profile = try testProfile(minimumBattery: 30, revision: 6)
         let report = try await runner(bench, profile, firmware, recorder: InMemoryRunRecorder()).run([bench.device(0)])
         let step = try #require(report.devices[0].step(.firmware))
-        #expect(step.result == .postponed && step.code == "fleet_battery_low")
+        #expect(step.result == .postponed && step.code == "fleet_battery_low", "\(step)")
         #expect(step.arguments == ["sim:0", "10", "30"])
         #expect(try bench.state(0).firmwareVersion == DeviceState.outOfBoxFirmware)
         // The rest was done: provisioned, region set, smoke-tested.
@@ -103,7 +107,7 @@ struct WorkflowTests {
     func downgrade() async throws {
         let bench = FleetBench()
         try bench.prepare(0, serial: 30_000_003)
-        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
         let refused = try await runner(bench, try testProfile(target: .version(FirmwareFixture.v170)), firmware,
                                        recorder: InMemoryRunRecorder()).run([bench.device(0)])
         let step = try #require(refused.devices[0].step(.firmware))
@@ -123,7 +127,7 @@ struct WorkflowTests {
         let bench = FleetBench()
         let serials: [UInt32] = (1...6).map { 40_000_000 + $0 }
         for (i, serial) in serials.enumerated() { try bench.prepare(i, serial: serial) }
-        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
         let rollout = RolloutPolicy(id: "fw-1.8.0-stage-1", percentage: 50)
         let expected = Set(serials.map { ReaderInfo.formatSerialNumber($0) }.filter { RolloutSelection.selects(rollout, serial: $0) })
         #expect(!expected.isEmpty && expected.count < serials.count, "the fixture's serials must split")
@@ -156,17 +160,24 @@ struct WorkflowTests {
     func haltRule() async throws {
         let bench = FleetBench()
         for i in 0..<5 { try bench.prepare(i, serial: 50_000_000 + UInt32(i)) }
-        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
-        let failing: Set<[UInt8]> = [try #require(firmware.imageHashes[FirmwareFixture.v180])]
-        let profile = try testProfile(rollout: RolloutPolicy(id: "halt", percentage: 100, halt: .init(afterDevices: 2, maxFailureRate: 0.4)))
-        let report = try await runner(bench, profile, firmware, mode: .rollout, recorder: InMemoryRunRecorder(), concurrency: 1)
-            .run((0..<5).map { bench.device($0, failing: failing) })
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
+        var profile = try testProfile(rollout: RolloutPolicy(id: "halt", percentage: 100, halt: .init(afterDevices: 2, maxFailureRate: 0.4)))
+        profile.timeouts.reconnect = 3
+        // Every unit loses its power 300 bytes into the update.
+        let units = UnitRegistry()
+        let delegate = EventStreamDelegate(decider: PolicyDelegate(profile: profile, mode: .rollout)) { event in
+            if event.event == "firmware_progress", let done = Int(event.data["done"] ?? ""), done >= 300 { units.cutPower(event.device, after: 0) }
+        }
+        let report = try await runner(bench, profile, firmware, mode: .rollout, recorder: InMemoryRunRecorder(), delegate: delegate, concurrency: 1)
+            .run((0..<5).map { units.device(bench, $0) })
         #expect(report.devices.map(\.outcome) == [.failed, .failed, .halted, .halted, .halted])
         #expect(report.devices[0].step(.firmware)?.code == "fleet_firmware_update_failed")
         #expect(report.devices[2].code == "fleet_halted" && report.devices[2].steps.isEmpty)
-        // The failed ones went back to their old image; the halted ones were never touched.
-        for i in 0..<5 { #expect(try bench.state(i).firmwareVersion == DeviceState.outOfBoxFirmware) }
-        for i in 2..<5 { #expect(try bench.state(i).region == nil) }
+        // The halted ones were never touched.
+        for i in 2..<5 {
+            #expect(try bench.state(i).region == nil)
+            #expect(try bench.state(i).firmwareVersion == DeviceState.outOfBoxFirmware)
+        }
         #expect(report.outcome == .failure)
     }
 
@@ -196,38 +207,47 @@ struct WorkflowTests {
         try bench.prepare(1, serial: 30_000_006)
         let profile = try testProfile()
         // The catalogue lets revision 3 choose only ETSI: the profile's FCC is refused.
-        let etsiOnly = try FirmwareFixture(directory: bench.path + "/cache-etsi", regions: ["etsi"])
+        let etsiOnly = try await FirmwareFixture(directory: bench.path + "/cache-etsi", regions: ["etsi"])
         let refused = try await runner(bench, profile, etsiOnly, recorder: InMemoryRunRecorder()).run([bench.device(0)])
         let step = try #require(refused.devices[0].step(.region))
         #expect(step.result == .refused, "\(step.code)")
         #expect(try bench.state(0).region == nil)
         // With FCC listed, it is set.
-        let withFCC = try FirmwareFixture(directory: bench.path + "/cache-fcc", regions: ["fcc", "etsi"])
+        let withFCC = try await FirmwareFixture(directory: bench.path + "/cache-fcc", regions: ["fcc", "etsi"])
         let done = try await runner(bench, profile, withFCC, recorder: InMemoryRunRecorder()).run([bench.device(1)])
         #expect(done.devices[0].step(.region)?.result == .done)
         #expect(try bench.state(1).region?.number == 1)
     }
 
-    @Test("a Grokker left in its loader by an interrupted update (power kept) is brought back and provisioned")
+    @Test("a Grokker left in its loader by an interrupted update (power kept) is repaired by the update, then provisioned")
     func leftInLoader() async throws {
         let bench = FleetBench()
         try bench.prepare(0, serial: 30_000_007)
-        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
-        // The same powered unit for both hosts: the first leaves it in the loader.
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
+        // The same powered unit for both hosts: the first stops once the unit runs its new
+        // loader, before the application is sent.
         let grokker = try EmulatedGrokker(benchDirectory: bench.path, index: 0)
-        let first = ReaderSession(port: SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker))
-        try first.connect()
-        _ = try first.call(.firmware(.enterLoader))
-        #expect(grokker.firmwareStatus.mode == .loader)
+        let first = try ReaderSession(port: SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker))
+        _ = try first.connect()
+        let release = try await firmware.fleet.release(try #require(firmware.fleet.listings.first))
+        var second = false
+        let stopped = FirmwareUpdater(session: first).update(to: release.ugif, progress: { second = second || $0.secondImage },
+                                                             shouldCancel: { second })
+        #expect(stopped.result == .cancelled)
+        #expect(grokker.softwareType == .loader)
         first.close()
         let box = UnitBox(grokker)
         let unit = FleetDevice(name: "sim:0") {
             SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: box.unit)
         }
         let report = try await runner(bench, try testProfile(), firmware, recorder: InMemoryRunRecorder()).run([unit])
-        #expect(report.outcome == .success, "\(report.devices.first?.steps.map { "\($0.step) \($0.result) \($0.code)" } ?? [])")
-        #expect(grokker.firmwareStatus.mode == .application)
+        let steps = report.devices.first?.steps.map { "\($0.step) \($0.result) \($0.code)" } ?? []
+        #expect(report.outcome == .success, "\(steps)")
+        // The repair came first: nothing else can be done by a loader.
+        #expect(report.devices[0].steps.map(\.step).prefix(4) == [.connect, .identify, .firmware, .reconnect], "\(steps)")
+        #expect(grokker.softwareType == .application)
         #expect(try bench.state(0).firmwareVersion == FirmwareFixture.v180)
+        #expect(try bench.state(0).provisioningStatus == .complete)
     }
 
     @Test("verify changes nothing: the device state is the same before and after, and mismatches fail")
@@ -235,7 +255,7 @@ struct WorkflowTests {
         let bench = FleetBench()
         try bench.prepare(0, serial: 30_000_005)
         try bench.prepare(1, serial: 30_000_006)
-        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
         let profile = try testProfile()
         let recorder = InMemoryRunRecorder()
         _ = try await runner(bench, profile, firmware, recorder: recorder).run([bench.device(0)])
@@ -261,7 +281,7 @@ struct WorkflowTests {
     func interruptAndResume(after steps: Int) async throws {
         let bench = FleetBench()
         for i in 0..<2 { try bench.prepare(i, serial: 60_000_000 + UInt32(i)) }
-        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
         let profile = try testProfile()
         let cancel = CancelSwitch()
         let recorder = InMemoryRunRecorder { count in if count >= steps { cancel.cancel() } }
@@ -331,7 +351,7 @@ struct WorkflowTests {
                 try FileManager.default.createDirectory(atPath: unit, withIntermediateDirectories: true)
                 try FileManager.default.copyItem(atPath: repositoryRoot + "/profiles/scenes/demo.json", toPath: unit + "/scene.json")
             }
-            let firmware = try FirmwareFixture(directory: bench.path + "/cache")
+            let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
             let profile = try testProfile()
             let recorder = InMemoryRunRecorder()
             let devices = (0..<2).map { bench.device($0) }
@@ -360,9 +380,9 @@ struct WorkflowTests {
     @Test("the event stream emits every step with stable codes, as JSON lines, and passes decisions through")
     func eventStream() async throws {
         let bench = FleetBench()
-        try bench.prepare(0, serial: 30_000_008, battery: 10)
-        let firmware = try FirmwareFixture(directory: bench.path + "/cache")
-        let profile = try testProfile(minimumBattery: 30)
+        try bench.prepare(0, serial: 30_000_008, battery: 10, revision: 6)
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
+        let profile = try testProfile(minimumBattery: 30, revision: 6)
         let lines = Mutex<[String]>([])
         let delegate = EventStreamDelegate(decider: PolicyDelegate(profile: profile, mode: .provision)) { event in
             lines.withLock { $0.append(event.jsonLine()) }
@@ -383,4 +403,35 @@ struct WorkflowTests {
 final class UnitBox: @unchecked Sendable {
     let unit: EmulatedGrokker
     init(_ unit: EmulatedGrokker) { self.unit = unit }
+}
+
+@Suite("The README's main job")
+struct MainJobTests {
+    @Test("profiles/bench-us.json provisions four out-of-the-box Grokkers from the shipped demo channel (a file:// TUF repository): region, 1.7.3 -> 1.8.0, smoke tests")
+    func benchUSFromTheDemoChannel() async throws {
+        let bench = FleetBench()
+        for i in 0..<4 { try bench.prepare(i, serial: 80_000_000 + UInt32(i)) }
+        let profile = try Profile.load(path: repositoryRoot + "/profiles/bench-us.json")
+        let policy = try #require(profile.firmware)
+        let station = StationRepository(stateDirectory: bench.path + "/tuf-state",
+                                        trustedRootFile: repositoryRoot + "/firmware/demo-channel/root.json",
+                                        repositoryURL: "file://" + repositoryRoot + "/firmware/demo-channel", fetcher: LocalFileFetcher())
+        let firmware = try await FleetFirmware.load(FirmwareChannel(repository: station, name: policy.channel), prefetch: policy)
+        #expect(firmware.listings.map(\.metadata.version) == [FirmwareFixture.v180])
+        let recorder = InMemoryRunRecorder()
+        let report = try await FleetRunner(profile: profile, firmware: firmware, delegate: PolicyDelegate(profile: profile, mode: .provision),
+                                           recorder: recorder, options: bench.options(.provision))
+            .run((0..<4).map { bench.device($0) })
+        for device in report.devices {
+            #expect(device.outcome == .done, "\(device.steps.map { "\($0.step) \($0.result) \($0.code) \($0.detail)" })")
+            #expect(device.firmwareBefore == "1.7.3" && device.firmwareAfter == "1.8.0")
+            #expect(device.regionAfter == "FCC (US), IC (Canada)")
+        }
+        for i in 0..<4 {
+            let state = try bench.state(i)
+            #expect(state.firmwareVersion == FirmwareFixture.v180 && state.region?.number == 1 && state.provisioningStatus == .complete)
+        }
+        #expect(recorder.snapshot.smokeTests.count == 8 && recorder.snapshot.smokeTests.allSatisfy(\.passed))
+        #expect(report.outcome == .success)
+    }
 }

@@ -11,40 +11,21 @@ import UGrokIt
 
 @Suite("Regions from the signed catalogue")
 struct RegionCatalogueSessionTests {
-    /// A catalogue signed by one key, published under a `file://` root, with the trust to
-    /// check it.
-    struct Published {
-        let root: String
-        let trusted: TrustedKeys
-        let catalogue: RegionCatalogue
-
-        init(directory: String, serial: UInt32, version: UInt64 = 1) throws {
-            let key = try Ed25519PrivateKey.generate()
-            trusted = try TrustedKeys(keys: [.init(name: "fleet", publicKey: key.publicKey)], threshold: 1)
-            // This unit's revision and serial: FCC and ETSI; everyone else of revision 3: all.
-            catalogue = try RegionPublisher.catalogue(
-                version: version, expires: Date().addingTimeInterval(30 * 86_400),
-                eligibility: [RegionEligibility(hardwareRevisions: [3], serials: Cohort(serials: [serial]), regions: ["fcc", "etsi"])])
-            root = directory + "/www"
-            try RegionPublisher.publish(envelope: RegionPublisher.envelope(for: catalogue).signed(by: [key]).encoded(),
-                                        root: root, trustedKeys: trusted)
-        }
+    /// This unit's revision and serial: FCC and ETSI (the catalogue a station gets from the
+    /// TUF channel, verified there; see GrokFirmwareTests StationRepositoryTests).
+    static func catalogue(serial: UInt32, version: UInt64 = 1) throws -> RegionCatalogue {
+        try RegionPublisher.catalogue(
+            version: version, expires: Date().addingTimeInterval(30 * 86_400),
+            eligibility: [RegionEligibility(hardwareRevisions: [3], serials: Cohort(serials: [serial]), regions: ["fcc", "etsi"])])
     }
 
-    @Test("reloadRegions fetches and caches regions.json; getRegionNames lists what this unit may choose; setRegion refuses the rest")
-    func catalogueDrivesTheChoices() async throws {
+    @Test("getRegionNames lists what this unit may choose from the catalogue; setRegion refuses the rest")
+    func catalogueDrivesTheChoices() throws {
         let rig = try Rig()
         let info = try rig.session.connect()
-        let published = try Published(directory: rig.bench.path, serial: info.serialNumber)
-        let cache = try FirmwareCache(directory: rig.bench.path + "/cache", verifier: MetadataVerifier(trustedKeys: published.trusted))
-        let channels = FirmwareChannels(cache: cache)
-        let server = FirmwareServer(root: "file://" + published.root)
-        #expect(try await channels.reloadRegions(from: server) == .updated(version: 1))
-        #expect(FileManager.default.fileExists(atPath: rig.bench.path + "/cache/regions.json"))
-        let catalogue = try channels.regionCatalogue()
-        #expect(catalogue == published.catalogue)
+        let catalogue = try Self.catalogue(serial: info.serialNumber)
 
-        let choices = try channels.regionChoices(for: info)
+        let choices = RegionChoices(catalogue: catalogue, reader: info)
         // Revision 3 does not require a region: GetVersion's index 0 (FCC) counts as set.
         #expect(choices.names == ["FCC (US), IC (Canada)", "ETSI (EU)"] && choices.selected == 0)
         #expect(choices.entries.map(\.channelsKHz.count) == [50, 4])
@@ -61,7 +42,7 @@ struct RegionCatalogueSessionTests {
         // Another unit (another serial) gets none of the listed rules' regions.
         var other = info
         other.serialNumber &+= 1
-        #expect(try channels.regionChoices(for: other).names.isEmpty)
+        #expect(RegionChoices(catalogue: catalogue, reader: other).names.isEmpty)
     }
 
     @Test("a reader protocol older than 19 cannot set a region: refused before anything is sent")

@@ -2,14 +2,14 @@ import GrokFirmware
 import GrokProtocol
 
 /// `grokctl firmware`: the firmware lifecycle for technicians (list, check, download,
-/// verify, flash, cache) and the publisher's `pack`.
+/// verify, flash; on the fleet's TUF repository) and the publisher's `pack`.
 struct FirmwareCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "firmware", abstract: .commandFirmwareAbstract, discussion: .commandFirmwareDiscussion,
             subcommands: [
                 FirmwareListCommand.self, FirmwareCheckCommand.self, FirmwareDownloadCommand.self,
-                FirmwareVerifyCommand.self, FirmwareFlashCommand.self, FirmwareCacheCommand.self,
+                FirmwareVerifyCommand.self, FirmwareFlashCommand.self,
                 FirmwarePackCommand.self,
             ])
     }
@@ -99,7 +99,7 @@ struct FirmwareDownloadCommand: Command {
     func run(_ context: CommandContext) throws -> ExitCode { try runFirmwareDownload(self, context) }
 }
 
-/// `grokctl firmware verify [PKG.grokfw] [--name N]`.
+/// `grokctl firmware verify [FILE.ugif] [--name N] [--repository URL]`.
 struct FirmwareVerifyCommand: Command {
     static let package = ArgumentDeclaration(name: .valueFile, help: .argumentPackage, required: false)
     static let name = updateNameOption
@@ -107,7 +107,7 @@ struct FirmwareVerifyCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "verify", abstract: .commandFirmwareVerifyAbstract, discussion: .commandFirmwareVerifyDiscussion,
-            options: [name] + FirmwareOptions.localDeclarations + [FirmwareOptions.channel], arguments: [package])
+            options: [name] + FirmwareOptions.declarations, arguments: [package])
     }
 
     let packageFile: String?
@@ -152,7 +152,7 @@ struct FirmwareFlashCommand: Command {
         case name(String)
         /// The update with this version.
         case version(FirmwareVersion)
-        /// This package file, which the channel must list.
+        /// This local `.ugif` file (no channel).
         case package(String)
     }
 
@@ -195,48 +195,9 @@ struct FirmwareFlashCommand: Command {
     func run(_ context: CommandContext) throws -> ExitCode { try runFirmwareFlash(self, context) }
 }
 
-/// `grokctl firmware cache`: look after the firmware cache.
-struct FirmwareCacheCommand: Command {
-    static var configuration: CommandConfiguration {
-        CommandConfiguration(
-            name: "cache", abstract: .commandFirmwareCacheAbstract,
-            subcommands: [FirmwareCacheVerifyCommand.self, FirmwareCachePruneCommand.self])
-    }
-
-    init(_ values: ParsedValues) {}
-}
-
-/// `grokctl firmware cache verify`: every file's verdict; exit 1 when one is corrupt.
-struct FirmwareCacheVerifyCommand: Command {
-    static var configuration: CommandConfiguration {
-        CommandConfiguration(
-            name: "verify", abstract: .commandFirmwareCacheVerifyAbstract, options: FirmwareOptions.localDeclarations)
-    }
-
-    let firmware: FirmwareOptions
-
-    init(_ values: ParsedValues) throws(CLIError) { firmware = try FirmwareOptions(values) }
-
-    func run(_ context: CommandContext) throws -> ExitCode { try runFirmwareCacheVerify(self, context) }
-}
-
-/// `grokctl firmware cache prune`: remove what no current metadata lists, and corrupt images.
-struct FirmwareCachePruneCommand: Command {
-    static var configuration: CommandConfiguration {
-        CommandConfiguration(
-            name: "prune", abstract: .commandFirmwareCachePruneAbstract, options: FirmwareOptions.localDeclarations)
-    }
-
-    let firmware: FirmwareOptions
-
-    init(_ values: ParsedValues) throws(CLIError) { firmware = try FirmwareOptions(values) }
-
-    func run(_ context: CommandContext) throws -> ExitCode { try runFirmwareCachePrune(self, context) }
-}
-
 // MARK: Publisher
 
-/// `grokctl firmware pack --hex APP.hex [--loader LOADER.hex] --description DESC.json --output PKG.grokfw`.
+/// `grokctl firmware pack --hex APP.hex [--loader LOADER.hex] --description DESC.json --output GR-1_1-8-0_NAME.ugif`.
 struct FirmwarePackCommand: Command {
     static let hex = OptionDeclaration.option("hex", value: .valueFile, help: .optionPackHex, required: true)
     static let loader = OptionDeclaration.option("loader", value: .valueFile, help: .optionPackLoader)
@@ -284,76 +245,6 @@ struct FirmwarePackCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode { try runFirmwarePack(self, context) }
-}
-
-/// `grokctl channel`: the fleet owner's signing and publishing.
-struct ChannelCommand: Command {
-    static var configuration: CommandConfiguration {
-        CommandConfiguration(
-            name: "channel", abstract: .commandChannelAbstract,
-            subcommands: [ChannelSignCommand.self, ChannelPublishCommand.self])
-    }
-
-    init(_ values: ParsedValues) {}
-}
-
-/// `grokctl channel sign --metadata M.json --key KEY.pem [--key ...] --output OUT.json`.
-struct ChannelSignCommand: Command {
-    static let metadata = OptionDeclaration.option(
-        "metadata", value: .valueFile, help: .optionSignMetadata, required: true)
-    static let key = OptionDeclaration.option(
-        "key", value: .valueFile, help: .optionSignKey, repeatable: true, required: true)
-    static let output = OptionDeclaration.option(
-        "output", short: "o", value: .valueFile, help: .optionSignOutput, required: true)
-
-    static var configuration: CommandConfiguration {
-        CommandConfiguration(
-            name: "sign", abstract: .commandChannelSignAbstract, discussion: .commandChannelSignDiscussion,
-            options: [metadata, key, output])
-    }
-
-    let metadataFile: String
-    let keyFiles: [String]
-    let outputFile: String
-
-    init(_ values: ParsedValues) throws(CLIError) {
-        metadataFile = try nonEmpty(values, Self.metadata)
-        keyFiles = values.values(Self.key)
-        if let empty = keyFiles.first(where: \.isEmpty) { throw .invalidValue(value: empty, option: Self.key.spelling) }
-        outputFile = try nonEmpty(values, Self.output)
-    }
-
-    func run(_ context: CommandContext) throws -> ExitCode { try runChannelSign(self, context) }
-}
-
-/// `grokctl channel publish --metadata SIGNED.json --package PKG... --root DIR --trusted-keys KEYS.json`.
-struct ChannelPublishCommand: Command {
-    static let metadata = OptionDeclaration.option(
-        "metadata", value: .valueFile, help: .optionPublishMetadata, required: true)
-    static let package = OptionDeclaration.option(
-        "package", value: .valueFile, help: .optionPublishPackage, repeatable: true, required: true)
-    static let root = OptionDeclaration.option("root", value: .valueDirectory, help: .optionPublishRoot, required: true)
-
-    static var configuration: CommandConfiguration {
-        CommandConfiguration(
-            name: "publish", abstract: .commandChannelPublishAbstract, discussion: .commandChannelPublishDiscussion,
-            options: [metadata, package, root, FirmwareOptions.trustedKeys])
-    }
-
-    let metadataFile: String
-    let packageFiles: [String]
-    let rootDirectory: String
-    let trustedKeysFile: String
-
-    init(_ values: ParsedValues) throws(CLIError) {
-        metadataFile = try nonEmpty(values, Self.metadata)
-        packageFiles = values.values(Self.package)
-        if let empty = packageFiles.first(where: \.isEmpty) { throw .invalidValue(value: empty, option: Self.package.spelling) }
-        rootDirectory = try nonEmpty(values, Self.root)
-        trustedKeysFile = try nonEmpty(values, FirmwareOptions.trustedKeys)
-    }
-
-    func run(_ context: CommandContext) throws -> ExitCode { try runChannelPublish(self, context) }
 }
 
 /// The option's value, refusing an empty one.

@@ -22,7 +22,7 @@ enum FirmwareDevices {
         return DeviceThreads.each(specs) { spec in
             var session: ReaderSession?
             do {
-                let opened = ReaderSession(port: try DevicePorts.open(spec, context: ports), options: options)
+                let opened = try ReaderSession(port: try DevicePorts.open(spec, context: ports), options: options)
                 session = opened
                 let info = try opened.connect()
                 opened.close()
@@ -63,17 +63,6 @@ struct DeviceProblem: Encodable {
     }
 }
 
-/// Reloads the channel from `--server` when one is given (a conditional request); says so.
-private func reloadIfServer(_ channels: FirmwareChannels, _ options: FirmwareOptions, _ context: CommandContext) throws {
-    guard let server = options.server else { return }
-    let channel = options.channel
-    let outcome = try Blocking.run { try await channels.reload(channel, from: server) }
-    switch outcome {
-    case .updated(let version): context.console.say(.channelReloaded, channel, String(version), server.root, to: .standardError)
-    case .unchanged(let version): context.console.say(.channelUnchanged, channel, String(version), to: .standardError)
-    }
-}
-
 // MARK: list
 
 /// One update as `firmware list --json` prints it.
@@ -92,69 +81,6 @@ struct UpdateListing: Encodable {
         case channel, name, version, size, sha256, cached, notes, compatibility
         case buildDate = "build_date"
     }
-}
-
-/// `grokctl firmware list`: the updates of the cached channel, with each device's
-/// compatibility when devices are given. Exit 1 when a device could not be reached.
-func runFirmwareList(_ command: FirmwareListCommand, _ context: CommandContext) throws -> ExitCode {
-    if let station = try command.firmware.openStation() { return try runFirmwareListTUF(command, station, context) }
-    let channels = try command.firmware.openChannels()
-    try reloadIfServer(channels, command.firmware, context)
-    let channel = command.firmware.channel
-    let verified = try channels.cache.channel(channel)
-    let identities = FirmwareDevices.identify(command.devices, context)
-    let reachable = identities.compactMap { id in id.info.map { (id.spec, $0) } }
-    let updates = channels.cache.updates(in: verified)
-    // The compatibility of every update with every reachable device.
-    var compatibility: [[FirmwareCompatibility]] = []
-    for (_, info) in reachable {
-        let judged = channels.cache.updates(in: verified, for: DeviceIdentity(info))
-        compatibility.append(updates.map { update in
-            judged.first { $0.entry.name == update.entry.name }?.compatibility ?? .invalid
-        })
-    }
-    let language = context.localizer.language.rawValue
-    let console = context.console
-    let localizer = context.localizer
-    if console.isJSON {
-        for (i, update) in updates.enumerated() {
-            let entry = update.entry
-            var perDevice: [String: String]?
-            if !command.devices.isEmpty {
-                perDevice = [:]
-                for (d, (spec, _)) in reachable.enumerated() { perDevice?[spec.description] = compatibility[d][i].vendorName }
-            }
-            console.json(UpdateListing(
-                channel: channel, name: entry.name, version: entry.version.description,
-                buildDate: FirmwareText.timestamp(entry.buildDate), size: entry.size, sha256: entry.sha256.hex,
-                cached: update.cached, notes: entry.notes(in: language), compatibility: perDevice))
-        }
-        for id in identities { if case .failure(let error) = id.result { console.json(DeviceProblem(device: id.spec.description, error: error)) } }
-    } else {
-        console.say(.listHeading, channel, String(verified.metadata.version), FirmwareText.timestamp(verified.metadata.expires))
-        var headers = [MessageKey.listColumnName, .listColumnVersion, .listColumnDate, .listColumnSize, .listColumnCached]
-            .map { localizer.text($0) }
-        headers += reachable.map { $0.0.description }
-        headers.append(localizer.text(.listColumnNotes))
-        let rows = updates.enumerated().map { i, update in
-            let entry = update.entry
-            return [entry.name, entry.version.description, FirmwareText.day(entry.buildDate), String(entry.size),
-                    localizer.text(update.cached ? .listCachedYes : .listCachedNo)]
-                + compatibility.map { $0[i].vendorName }
-                + [entry.notes(in: language)]
-        }
-        if rows.isEmpty {
-            console.say(.listEmpty, channel)
-        } else {
-            console.table(Table(headers: headers, rows: rows))
-        }
-        for id in identities {
-            if case .failure(let error) = id.result {
-                console.print(localizer.text(.infoDeviceFailed, id.spec.description, localizer.message(for: error)))
-            }
-        }
-    }
-    return reachable.count == identities.count ? .success : .failure
 }
 
 // MARK: check
@@ -180,52 +106,6 @@ struct CheckReport: Encodable {
     }
 }
 
-/// `grokctl firmware check`: per device, what runs and the best update. Exit 0 when no
-/// device has an update, 100 when at least one has, 1 when a device could not be checked.
-func runFirmwareCheck(_ command: FirmwareCheckCommand, _ context: CommandContext) throws -> ExitCode {
-    if let station = try command.firmware.openStation() { return try runFirmwareCheckTUF(command, station, context) }
-    let channels = try command.firmware.openChannels()
-    try reloadIfServer(channels, command.firmware, context)
-    let channel = command.firmware.channel
-    _ = try channels.cache.channel(channel)  // Fails early, before any device, without metadata.
-    let identities = FirmwareDevices.identify(command.devices, context)
-    let console = context.console
-    let localizer = context.localizer
-    var failed = false
-    var available = false
-    for id in identities {
-        switch id.result {
-        case .failure(let error):
-            failed = true
-            if console.isJSON {
-                console.json(DeviceProblem(device: id.spec.description, error: error))
-            } else {
-                console.print(localizer.text(.infoDeviceFailed, id.spec.description, localizer.message(for: error)))
-            }
-        case .success(let info):
-            let best = try channels.best(channel, for: info)
-            available = available || best != nil
-            let report = CheckReport(
-                device: id.spec.description, serial: ReaderInfo.formatSerialNumber(info.serialNumber),
-                running: info.firmwareVersion.description, updateAvailable: best != nil,
-                update: best.map {
-                    .init(name: $0.entry.name, version: $0.entry.version.description,
-                          compatibility: ($0.compatibility ?? .invalid).vendorName, cached: $0.cached)
-                })
-            if console.isJSON {
-                console.json(report)
-            } else if let update = report.update {
-                console.print(localizer.text(.checkUpdate, report.device, report.running, update.name, update.version,
-                                             update.compatibility))
-            } else {
-                console.print(localizer.text(.checkUpToDate, report.device, report.running, channel))
-            }
-        }
-    }
-    if failed { return .failure }
-    return available ? FirmwareCheckCommand.updateAvailable : .success
-}
-
 // MARK: download
 
 /// One image `firmware download` made sure of; its `--json` form.
@@ -245,184 +125,142 @@ struct DownloadReport: Encodable {
     }
 }
 
-/// `grokctl firmware download`: reloads the channel from `--server` (conditionally) and
-/// downloads the images into the cache, verified before they enter it.
-func runFirmwareDownload(_ command: FirmwareDownloadCommand, _ context: CommandContext) throws -> ExitCode {
-    if let station = try command.firmware.openStation() { return try runFirmwareDownloadTUF(command, station, context) }
-    let channels = try command.firmware.openChannels()
-    try reloadIfServer(channels, command.firmware, context)
-    let channel = command.firmware.channel
-    let verified = try channels.cache.channel(channel)
-    let all = channels.cache.updates(in: verified)
-    let wanted: [AvailableUpdate]
-    if let name = command.updateName {
-        let entry = try verified.entry(named: name)
-        wanted = all.filter { $0.entry.name == entry.name }
-    } else {
-        wanted = all
-    }
-    let console = context.console
-    let localizer = context.localizer
-    if wanted.isEmpty { console.say(.listEmpty, channel) }
-    for update in wanted {
-        let entry = update.entry
-        let bar = console.isJSON || console.isQuiet || !console.isTerminal(.standardError)
-            ? nil : ProgressBoard(labels: [entry.name], phase: localizer.text(.phaseDownloading), localizer: localizer)
-        let server = command.firmware.server
-        let phase = localizer.text(.phaseDownloading)
-        let size = Int64(entry.size)
-        var progress: (@Sendable (Int64, Int64?) -> Void)?
-        if let bar {
-            progress = { held, total in bar.update(row: 0, phase: phase, done: Int(held), total: Int(total ?? size)) }
-        }
-        let report = progress
-        let package: FirmwarePackage
-        do {
-            package = try Blocking.run { try await channels.load(entry.name, channel: channel, from: server, progress: report) }
-        } catch {
-            bar?.finish(row: 0, message: localizer.text(.progressFailed))
-            throw error
-        }
-        bar?.finish(row: 0, message: localizer.text(.progressDone))
-        let done = DownloadReport(channel: channel, name: entry.name, version: entry.version.description,
-                                    size: package.size, sha256: package.sha256.hex, alreadyCached: update.cached,
-                                    path: channels.cache.imagePath(package.sha256))
-        if console.isJSON {
-            console.json(done)
-        } else {
-            console.print(localizer.text(update.cached ? .downloadAlreadyCached : .downloadDone,
-                                         entry.name, entry.version.description, String(package.size)))
-        }
-    }
-    return .success
-}
 
 // MARK: verify
 
-/// `firmware verify --json`: the package facts and where the channel lists it.
-struct VerifyReport: Encodable {
-    let status = "ok"
-    let package: PackageFacts
-    let channel: String?
-    let listedAs: String?
-    let metadataVersion: UInt64?
+/// A `.ugif` image's facts, as `firmware verify` prints them; also their `--json` form.
+struct UgifFileFacts: Encodable, Sendable {
+    struct Section: Encodable, Sendable {
+        let kind: String
+        let address: String
+        let length: Int
+        let crc32: String
+    }
+    let file: String
+    let size: Int
+    let sha256: String
+    let version: String
+    let hardwareName: String
+    let date: String
+    let sections: [Section]
 
     enum CodingKeys: String, CodingKey {
-        case status, package, channel
-        case listedAs = "listed_as"
-        case metadataVersion = "metadata_version"
+        case file, size, sha256, version, date, sections
+        case hardwareName = "hardware_name"
+    }
+
+    init(file: String, bytes: [UInt8], image: UgifImage) {
+        self.file = file
+        size = bytes.count
+        sha256 = SHA256.hash(bytes).hex
+        version = image.version.description
+        hardwareName = image.hardwareTypeName
+        date = image.date
+        var sections: [Section] = []
+        for (kind, section) in [("loader", image.loader), ("reader", Optional(image.reader))] {
+            guard let section else { continue }
+            sections.append(Section(kind: kind, address: FirmwareText.hex32(UInt32(section.address)), length: section.bytes.count,
+                                    crc32: FirmwareText.hex32(section.crc32)))
+        }
+        self.sections = sections
+    }
+
+    /// The facts as labelled lines in `localizer`'s language.
+    func lines(_ localizer: Localizer, revisions: [UInt8]?) -> [String] {
+        var lines = [
+            localizer.text(.packageFactFile, file),
+            localizer.text(.packageFactSize, String(size)),
+            localizer.text(.packageFactSHA256, sha256),
+            localizer.text(.packageFactVersion, version),
+            localizer.text(.packageFactHardware, hardwareName, revisions.map { $0.map(String.init).joined(separator: ", ") } ?? "-"),
+            localizer.text(.packageFactBuildDate, date),
+        ]
+        for section in sections {
+            lines.append(localizer.text(.packageFactSegment, section.kind, section.address, String(section.length), section.crc32))
+        }
+        return lines
     }
 }
 
-/// `grokctl firmware verify`: parses and checks a package file (or a cached update by
-/// name), prints its facts, and binds it to the channel's entry when it is listed.
+/// `firmware verify --json`: the image's facts and where the channel lists it.
+struct VerifyReport: Encodable {
+    let status = "ok"
+    let image: UgifFileFacts
+    let channel: String?
+    let listedAs: String?
+    let targetsVersion: UInt64?
+
+    enum CodingKeys: String, CodingKey {
+        case status, image, channel
+        case listedAs = "listed_as"
+        case targetsVersion = "targets_version"
+    }
+}
+
+/// `grokctl firmware verify [FILE.ugif] [--name NAME] [--repository URL]`: parses a local
+/// `.ugif` as the vendor's host does and prints its facts; with `--repository`, says whether
+/// the channel lists it (by its SHA-256) and, with `--name`, checks it against that
+/// target's signed length, hash and description. `--name` alone verifies the channel's
+/// target through TUF (downloading it into the state directory when needed).
 func runFirmwareVerify(_ command: FirmwareVerifyCommand, _ context: CommandContext) throws -> ExitCode {
     let console = context.console
     let localizer = context.localizer
-    let channel = command.firmware.channel
+    let channel = try command.firmware.openStationIfGiven()
+    if command.updateName != nil, channel == nil {
+        throw CLIError.missingOption(option: FirmwareOptions.repository.spelling)
+    }
     var listedAs: String?
-    var metadataVersion: UInt64?
-    let facts: PackageFacts
-    var note: String?
+    var targetsVersion: UInt64?
+    var revisions: [UInt8]?
+    let facts: UgifFileFacts
     if let file = command.packageFile {
-        let bytes = try FirmwarePublisher.readInput(file, limit: 64 << 20)
-        let package = try FirmwarePackage.parse(bytes, file: file)
-        if let name = command.updateName {
-            // Bound to the named entry: any disagreement is an error.
-            let verified = try command.firmware.openCache().channel(channel)
-            _ = try verified.bind(image: bytes, to: name, file: file)
-            listedAs = name
-            metadataVersion = verified.metadata.version
-        } else {
-            // Best effort: is it listed in the cached channel? A listed package must agree
-            // with its entry (an error otherwise); an unusable cache is only a note.
-            var verified: VerifiedChannel?
-            do {
-                verified = try command.firmware.openCache().channel(channel)
-            } catch {
-                note = localizer.text(.verifyNotChecked, channel, localizer.message(for: error))
-            }
-            if let verified {
-                metadataVersion = verified.metadata.version
-                if let entry = verified.metadata.updates.first(where: { $0.sha256 == package.sha256 }) {
-                    _ = try verified.bind(image: bytes, to: entry.name, file: file)
-                    listedAs = entry.name
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw FirmwareError.invalidInput(file: file, detail: "cannot be read")
+        }
+        let bytes = Array(data)
+        let image = try readUgifFile(file)
+        facts = UgifFileFacts(file: file, bytes: bytes, image: image)
+        if let channel {
+            let name = channel.name
+            let update = try Blocking.run { try await channel.repository.update(channels: [name]) }
+            targetsVersion = update.versions[name] ?? update.versions["targets"]
+            let listings = update.updates[name] ?? []
+            let sha256 = SHA256.hash(bytes)
+            if let wanted = command.updateName {
+                guard let listing = listings.first(where: { $0.name == wanted || $0.path == wanted }) else {
+                    throw FirmwareError.updateNotListed(channel: name, name: wanted)
                 }
+                // Length, hash and the description's hardware and version, as a station checks a download.
+                let release = try FirmwareRelease(listing: listing, bytes: bytes)
+                listedAs = listing.name
+                revisions = release.hardwareRevisions
+            } else if let listing = listings.first(where: { $0.sha256 == sha256 && $0.length == bytes.count }) {
+                let release = try FirmwareRelease(listing: listing, bytes: bytes)
+                listedAs = listing.name
+                revisions = release.hardwareRevisions
             }
         }
-        facts = PackageFacts(file: file, package: package)
     } else {
+        let channel = channel!
         let name = command.updateName!
-        let cache = try command.firmware.openCache()
-        let verified = try cache.channel(channel)
-        let package = try cache.image(named: name, in: verified)
-        listedAs = name
-        metadataVersion = verified.metadata.version
-        facts = PackageFacts(file: cache.imagePath(package.sha256), package: package)
+        let release = try Blocking.run { try await channel.target(named: name) }
+        listedAs = (release.path as NSString).lastPathComponent
+        revisions = release.hardwareRevisions
+        facts = UgifFileFacts(file: channel.repository.stateDirectory + "/images/" + release.sha256.hex, bytes: release.bytes,
+                              image: release.ugif)
     }
     if console.isJSON {
-        console.json(VerifyReport(package: facts, channel: metadataVersion == nil ? nil : channel, listedAs: listedAs,
-                                  metadataVersion: metadataVersion))
+        console.json(VerifyReport(image: facts, channel: channel?.name, listedAs: listedAs, targetsVersion: targetsVersion))
     } else {
         console.print(localizer.text(.verifyOK, facts.file))
-        for line in facts.lines(localizer) { console.print("  " + line) }
-        if let listedAs, let metadataVersion {
-            console.print(localizer.text(.verifyListed, listedAs, channel, String(metadataVersion)))
-        } else if let note {
-            console.print(note)
-        } else {
-            console.print(localizer.text(.verifyNotListed, channel))
+        for line in facts.lines(localizer, revisions: revisions) { console.print("  " + line) }
+        if let channel {
+            if let listedAs {
+                console.print(localizer.text(.verifyListed, listedAs, channel.name, targetsVersion.map(String.init) ?? "-"))
+            } else {
+                console.print(localizer.text(.verifyNotListed, channel.name))
+            }
         }
-    }
-    return .success
-}
-
-// MARK: cache
-
-/// One file of `firmware cache verify --json`.
-struct CacheFileLine: Encodable {
-    let path: String
-    let status: String
-    let detail: String
-}
-
-/// `grokctl firmware cache verify`: each file's verdict; exit 1 when any is corrupt.
-func runFirmwareCacheVerify(_ command: FirmwareCacheVerifyCommand, _ context: CommandContext) throws -> ExitCode {
-    let reports = try command.firmware.openCache().verify()
-    let console = context.console
-    let localizer = context.localizer
-    if console.isJSON {
-        for report in reports { console.json(CacheFileLine(path: report.path, status: report.status.rawValue, detail: report.detail)) }
-    } else if reports.isEmpty {
-        console.say(.cacheEmpty, command.firmware.cacheDirectory)
-    } else {
-        console.table(Table(
-            headers: [localizer.text(.cacheColumnFile), localizer.text(.cacheColumnStatus), localizer.text(.cacheColumnDetail)],
-            rows: reports.map { [$0.path, localizer.text(cacheStatusKey($0.status)), $0.detail] }))
-        let corrupt = reports.filter { $0.status == .corrupt }.count
-        console.say(.cacheSummary, String(reports.count), String(corrupt))
-    }
-    return reports.contains { $0.status == .corrupt } ? .failure : .success
-}
-
-private func cacheStatusKey(_ status: CacheFileReport.Status) -> MessageKey {
-    switch status {
-    case .ok: .cacheStatusOK
-    case .corrupt: .cacheStatusCorrupt
-    case .expired: .cacheStatusExpired
-    case .orphan: .cacheStatusOrphan
-    }
-}
-
-/// `grokctl firmware cache prune`: removes orphans and corrupt images.
-func runFirmwareCachePrune(_ command: FirmwareCachePruneCommand, _ context: CommandContext) throws -> ExitCode {
-    let removed = try command.firmware.openCache().prune()
-    let console = context.console
-    if console.isJSON {
-        for path in removed { console.json(["removed": path]) }
-    } else {
-        for path in removed { console.print(context.localizer.text(.cacheRemoved, path)) }
-        console.say(.cachePruned, String(removed.count))
     }
     return .success
 }
@@ -436,7 +274,8 @@ private func isHeld(_ listing: FirmwareListing, _ channel: FirmwareChannel) -> B
 
 /// `grokctl firmware list --repository URL`: refreshes the trusted metadata (TUF) and lists
 /// the channel's `.ugif` targets, with each device's compatibility when devices are given.
-func runFirmwareListTUF(_ command: FirmwareListCommand, _ channel: FirmwareChannel, _ context: CommandContext) throws -> ExitCode {
+func runFirmwareList(_ command: FirmwareListCommand, _ context: CommandContext) throws -> ExitCode {
+    let channel = try command.firmware.openStation()
     let name = channel.name
     let update = try Blocking.run { try await channel.repository.update(channels: [name]) }
     let listings = (update.updates[name] ?? []).sorted { ($0.metadata.version, $0.path) > ($1.metadata.version, $1.path) }
@@ -486,7 +325,8 @@ func runFirmwareListTUF(_ command: FirmwareListCommand, _ channel: FirmwareChann
 /// `grokctl firmware download --repository URL [--name NAME | --all]`: each image through
 /// TUF (length and SHA-256 as signed), parsed as a `.ugif` and checked against its
 /// description, into the state directory's `images/SHA256`.
-func runFirmwareDownloadTUF(_ command: FirmwareDownloadCommand, _ channel: FirmwareChannel, _ context: CommandContext) throws -> ExitCode {
+func runFirmwareDownload(_ command: FirmwareDownloadCommand, _ context: CommandContext) throws -> ExitCode {
+    let channel = try command.firmware.openStation()
     let name = channel.name
     let listings = try Blocking.run { try await channel.listings() }
     var wanted = listings
@@ -515,8 +355,9 @@ func runFirmwareDownloadTUF(_ command: FirmwareDownloadCommand, _ channel: Firmw
 }
 
 /// `grokctl firmware check --repository URL`: refreshes through TUF (before any device), then
-/// per device what runs and the newest listing it may take. Exit codes as ``runFirmwareCheck``.
-func runFirmwareCheckTUF(_ command: FirmwareCheckCommand, _ channel: FirmwareChannel, _ context: CommandContext) throws -> ExitCode {
+/// per device what runs and the newest listing it may take. Exit 0 when no device has an update, 100 when at least one has, 1 when a device could not be checked.
+func runFirmwareCheck(_ command: FirmwareCheckCommand, _ context: CommandContext) throws -> ExitCode {
+    let channel = try command.firmware.openStation()
     let listings = try Blocking.run { try await channel.listings() }
     let identities = FirmwareDevices.identify(command.devices, context)
     let console = context.console

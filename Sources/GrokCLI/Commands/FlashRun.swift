@@ -1,4 +1,5 @@
 import Foundation
+import GrokAudio
 import GrokCrypto
 import GrokFirmware
 import GrokProtocol
@@ -13,21 +14,18 @@ struct FlashStartedEvent: Encodable {
     let name: String
     let from: String
     let to: String
+    /// Image bytes to send: the loader image (when the unit runs its application and the
+    /// `.ugif` has one) and the reader image.
     let bytes: Int
 }
 
 struct FlashProgressEvent: Encodable {
     let event = "flash_progress"
     let device: String
+    /// `loader` while the loader image goes, `reader` for the reader image.
     let phase: String
     let done: Int
     let total: Int
-    let canCancel: Bool
-
-    enum CodingKeys: String, CodingKey {
-        case event, device, phase, done, total
-        case canCancel = "can_cancel"
-    }
 }
 
 struct FlashDoneEvent: Encodable {
@@ -36,20 +34,23 @@ struct FlashDoneEvent: Encodable {
     let name: String
     let from: String
     let to: String
-    /// Seconds of audio the update took (verify and confirmation included).
+    /// Seconds of audio the update took (both images and the reconnections).
     let seconds: Double
-    /// Image bytes sent (those the device already held were not).
+    /// Image bytes sent (the loader image when it went, and the reader image).
     let bytes: Int
-    let encodedBytes: Int
-    let encoding: String
-    let resumedFrom: Int
-    let alreadyInstalled: Bool
+    let chunks: Int
+    /// Bytes per chunk.
+    let chunkBytes: Int
+    let resumedChunks: Int
+    /// The vendor's result code (0, SUCCESS).
+    let result: Int
+    let resultName: String
 
     enum CodingKeys: String, CodingKey {
-        case event, device, name, from, to, seconds, bytes, encoding
-        case encodedBytes = "encoded_bytes"
-        case resumedFrom = "resumed_from"
-        case alreadyInstalled = "already_installed"
+        case event, device, name, from, to, seconds, bytes, chunks, result
+        case resumedChunks = "resumed_chunks"
+        case chunkBytes = "chunk_bytes"
+        case resultName = "result_name"
     }
 }
 
@@ -67,6 +68,12 @@ struct FlashFailedEvent: Encodable {
     let message: String
     /// The vendor's `UGI_FIRMWARE_UPDATE_*` result, when the updater gave one.
     let result: Int?
+    let resultName: String?
+
+    enum CodingKeys: String, CodingKey {
+        case event, device, code, message, result
+        case resultName = "result_name"
+    }
 }
 
 struct FlashSummaryEvent: Encodable {
@@ -81,14 +88,14 @@ struct FlashSummaryEvent: Encodable {
 
 /// How one device's flash ended.
 enum FlashOutcome: Sendable {
-    case done(name: String, report: FirmwareUpdateReport)
-    case skipped(running: FirmwareVersion)
+    case done(name: String, from: String, bytes: Int, report: FirmwareUpdateReport)
+    case skipped(running: String)
     case failed(any Error)
 }
 
 /// What worker threads tell the printing thread.
 enum FlashEvent: Sendable {
-    case started(row: Int, name: String, from: FirmwareVersion, to: FirmwareVersion, bytes: Int)
+    case started(row: Int, name: String, from: String, to: String, bytes: Int, twoImages: Bool)
     case progress(row: Int, FirmwareUpdateProgress)
     case finished(row: Int, FlashOutcome)
     case allFinished
@@ -105,66 +112,119 @@ struct UpdateNotForDevice: CodedError {
     var description: String { Localizer.english.message(for: self) }
 }
 
-/// Loads packages one at a time (a download into the cache must not run twice at once),
-/// each verified against the channel on every use.
-final class PackageLoader: Sendable {
-    private let channels: FirmwareChannels
-    private let channel: String
-    private let server: FirmwareServer?
-    private let lock = Mutex(())
+/// The updater's result was not SUCCESS: the vendor's code, and what the message needs.
+struct FlashFailure: CodedError {
+    let device: String
+    let report: FirmwareUpdateReport
+    /// The version the unit ran and the image's, the image's hardware and the unit's.
+    let running: String
+    let image: String
+    let imageHardware: String
+    let unitHardware: String
+    let battery: Int?
+    let options: FirmwareUpdateOptions
 
-    init(channels: FirmwareChannels, channel: String, server: FirmwareServer?) {
-        self.channels = channels
-        self.channel = channel
-        self.server = server
+    var code: String {
+        switch report.result {
+        case .success: "flash_protocol_failure"
+        case .crcMismatch: "flash_crc_mismatch"
+        case .noFile: "flash_no_file"
+        case .badFile: "flash_bad_file"
+        case .incompatibleHardware: "flash_incompatible_hardware"
+        case .incompatibleVersion: running == image ? "flash_same_version_not_allowed" : "flash_downgrade_not_allowed"
+        case .protocolFailure: "flash_protocol_failure"
+        case .cantReconnect: "flash_cant_reconnect"
+        case .cancelled: "flash_update_cancelled"
+        case .batteryTooLow: "flash_battery_too_low"
+        }
     }
 
-    func load(_ name: String) throws -> FirmwarePackage {
+    var arguments: [String] {
+        switch report.result {
+        case .incompatibleHardware: [device, imageHardware, unitHardware]
+        case .incompatibleVersion: running == image ? [device, running] : [device, running, image]
+        case .cantReconnect: [device, String(format: "%.0f", options.reconnectTimeoutSeconds)]
+        case .cancelled: [device]
+        case .batteryTooLow: [device, String(battery ?? 0), String(options.minimumBatteryPercent)]
+        default: [device, report.detail.isEmpty ? report.result.vendorName : report.detail]
+        }
+    }
+
+    var description: String { Localizer.english.message(for: self) }
+}
+
+/// Where `firmware flash` takes its image from.
+enum FlashSource: Sendable {
+    /// The TUF channel, with its listings read once before any device.
+    case channel(FirmwareChannel, [FirmwareListing])
+    /// A local `.ugif` file the technician named (`--package FILE`).
+    case file(name: String, UgifImage)
+}
+
+/// Loads verified releases one at a time (a download into the state directory must not
+/// run twice at once); TUF checks each against the signed metadata.
+final class ReleaseLoader: Sendable {
+    private let channel: FirmwareChannel
+    private let lock = Mutex(())
+
+    init(channel: FirmwareChannel) { self.channel = channel }
+
+    func load(_ path: String) throws -> FirmwareRelease {
         try lock.withLock { _ in
-            let (channels, channel, server) = (self.channels, self.channel, self.server)
-            return try Blocking.run { try await channels.load(name, channel: channel, from: server) }
+            let channel = self.channel
+            return try Blocking.run { try await channel.target(named: path) }
         }
     }
 }
 
+/// Reads a local `.ugif` image (at most ``UgifImage/maxFileBytes``) and parses it as the
+/// vendor's host does; a malformed file is ``FirmwareError/invalidInput(file:detail:)``.
+func readUgifFile(_ file: String) throws -> UgifImage {
+    guard let data = FileManager.default.contents(atPath: file) else {
+        throw FirmwareError.invalidInput(file: file, detail: "cannot be read")
+    }
+    guard data.count <= UgifImage.maxFileBytes else {
+        throw FirmwareError.invalidInput(file: file, detail: "\(data.count) bytes is larger than \(UgifImage.maxFileBytes)")
+    }
+    do {
+        return try UgifImage.parse(String(decoding: data, as: UTF8.self), fileName: (file as NSString).lastPathComponent)
+    } catch {
+        throw FirmwareError.invalidInput(file: file, detail: error.description)
+    }
+}
+
 /// `grokctl firmware flash`: every device at once (a thread each): connect, choose the
-/// update, check, upload, verify, switch, confirm. Live bars on a terminal, plain lines
-/// otherwise, events under `--json`. SIGINT cancels between blocks (the device keeps its
-/// old image). Exit 0 only when every device ended on its target.
+/// image (from the TUF channel, or the local `.ugif` given with `--package`), update with
+/// the vendor's procedure (loader image, then reader image). Live bars on a terminal, plain
+/// lines otherwise, events under `--json`. SIGINT cancels before the next packet (vendor
+/// result CANCELLED). Exit 0 only when every device ended on its target.
 func runFirmwareFlash(_ command: FirmwareFlashCommand, _ context: CommandContext) throws -> ExitCode {
-    let channels = try command.firmware.openChannels()
-    if let server = command.firmware.server {
-        let channel = command.firmware.channel
-        _ = try Blocking.run { try await channels.reload(channel, from: server) }
-    }
-    let channel = command.firmware.channel
-    let verified = try channels.cache.channel(channel)
-
-    // What can be checked before any device: the named update, the version, the package.
-    var fixedName: String?
-    switch command.target {
-    case .best: break
-    case .name(let name): fixedName = try verified.entry(named: name).name
-    case .version(let version):
-        guard verified.metadata.updates.contains(where: { $0.version == version }) else {
-            throw CLIError.versionNotListed(channel: channel, version: version.description)
+    let source: FlashSource
+    if case .package(let file) = command.target {
+        if command.firmware.repositoryURL != nil {
+            throw CLIError.conflictingOptions(FirmwareFlashCommand.package.spelling, FirmwareOptions.repository.spelling)
         }
-    case .package(let file):
-        let bytes = try FirmwarePublisher.readInput(file, limit: 64 << 20)
-        let package = try FirmwarePackage.parse(bytes, file: file)
-        guard let entry = verified.metadata.updates.first(where: { $0.sha256 == package.sha256 }) else {
-            throw CLIError.packageNotListed(file: file, channel: channel)
+        source = .file(name: (file as NSString).lastPathComponent, try readUgifFile(file))
+    } else {
+        let channel = try command.firmware.openStation()
+        let listings = try Blocking.run { try await channel.listings() }
+        // What can be checked before any device: the named update, the version.
+        switch command.target {
+        case .name(let name):
+            guard listings.contains(where: { $0.name == name || $0.path == name }) else {
+                throw FirmwareError.updateNotListed(channel: channel.name, name: name)
+            }
+        case .version(let version):
+            guard listings.contains(where: { $0.metadata.version == version }) else {
+                throw CLIError.versionNotListed(channel: channel.name, version: version.description)
+            }
+        case .best, .package: break
         }
-        _ = try verified.bind(image: bytes, to: entry.name, file: file)
-        // Put it in the cache (verified again there) so every device reads the same bytes.
-        let partial = channels.cache.partialPath(for: entry)
-        try FirmwarePublisher.write(bytes, to: partial)
-        _ = try channels.cache.addImage(partialFile: partial, name: entry.name, in: verified)
-        fixedName = entry.name
+        source = .channel(channel, listings)
     }
-
-    let targetName = fixedName
-    let loader = PackageLoader(channels: channels, channel: channel, server: command.firmware.server)
+    var loader: ReleaseLoader?
+    if case .channel(let channel, _) = source { loader = ReleaseLoader(channel: channel) }
+    let releases = loader
     var options = FirmwareUpdateOptions()
     options.allowDowngrade = command.allowDowngrade
     options.allowSameVersion = command.allowSameVersion
@@ -183,9 +243,8 @@ func runFirmwareFlash(_ command: FirmwareFlashCommand, _ context: CommandContext
     let worker = Thread {
         _ = DeviceThreads.each(command.devices) { spec in
             let row = rows[spec]!
-            let outcome = flashOne(spec, row: row, target: target, fixedName: targetName, verified: verified,
-                                   channels: channels, loader: loader, options: updateOptions, ports: ports,
-                                   readerOptions: readerOptions, events: events, shouldCancel: stopRequested)
+            let outcome = flashOne(spec, row: row, target: target, source: source, releases: releases, options: updateOptions,
+                                   ports: ports, readerOptions: readerOptions, events: events, shouldCancel: stopRequested)
             events.post(.finished(row: row, outcome))
             return true
         }
@@ -205,8 +264,8 @@ func runFirmwareFlash(_ command: FirmwareFlashCommand, _ context: CommandContext
             case .finished(let row, let outcome):
                 outcomes[row] = outcome
                 presenter.finished(row: row, outcome)
-            case .started(let row, let name, let from, let to, let bytes):
-                presenter.started(row: row, name: name, from: from, to: to, bytes: bytes)
+            case .started(let row, let name, let from, let to, let bytes, let twoImages):
+                presenter.started(row: row, name: name, from: from, to: to, bytes: bytes, twoImages: twoImages)
             case .progress(let row, let progress):
                 presenter.progress(row: row, progress)
             }
@@ -223,49 +282,84 @@ final class CancelFlag: Sendable {
     var isSet: Bool { flag.load(ordering: .relaxed) || StopSignals.flagIsSet }
 }
 
+/// A reader's firmware version as the vendor writes it (MAJOR.MINOR.BUILD).
+private func versionText(_ version: VendorReaderVersion) -> String {
+    UgifVersion(major: version.firmwareMajor, minor: version.firmwareMinor, build: version.firmwareBuild).description
+}
+
 /// One device: connect, choose, load, update.
 private func flashOne(
-    _ spec: DeviceSpec, row: Int, target: FirmwareFlashCommand.Target, fixedName: String?, verified: VerifiedChannel,
-    channels: FirmwareChannels, loader: PackageLoader, options: FirmwareUpdateOptions, ports: DevicePortContext,
-    readerOptions: ReaderOptions, events: EventQueue<FlashEvent>, shouldCancel: @escaping @Sendable () -> Bool
+    _ spec: DeviceSpec, row: Int, target: FirmwareFlashCommand.Target, source: FlashSource, releases: ReleaseLoader?,
+    options: FirmwareUpdateOptions, ports: DevicePortContext, readerOptions: ReaderOptions,
+    events: EventQueue<FlashEvent>, shouldCancel: @escaping @Sendable () -> Bool
 ) -> FlashOutcome {
     var session: ReaderSession?
     defer { session?.close() }
     do {
-        let opened = ReaderSession(port: try DevicePorts.open(spec, context: ports), options: readerOptions)
+        let opened = try ReaderSession(port: try DevicePorts.open(spec, context: ports), options: readerOptions)
         session = opened
-        let info = try opened.connect()
-        let judged = channels.cache.updates(in: verified, for: DeviceIdentity(info))
-        let chosen: AvailableUpdate
-        switch target {
-        case .best:
-            let allowed = judged.filter {
-                $0.compatibility?.mayApply(allowDowngrade: options.allowDowngrade, allowSameVersion: options.allowSameVersion) == true
+        try opened.connect()
+        guard let version = opened.version else { throw ReaderError.cannotGetInfo(port: opened.port.name) }
+        let running = versionText(version)
+        let name: String
+        let image: UgifImage
+        switch source {
+        case .file(let file, let ugif):
+            name = file
+            image = ugif
+        case .channel(_, let listings):
+            let device = DeviceIdentity(version)
+            // A unit found in its loader runs no application: any image for it repairs it.
+            let inLoader = version.software == .loader
+            let downgrade = options.allowDowngrade || inLoader
+            let same = options.allowSameVersion || inLoader
+            let chosen: FirmwareListing
+            switch target {
+            case .best:
+                guard let best = listings.first(where: {
+                    $0.compatibility(with: device).mayApply(allowDowngrade: downgrade, allowSameVersion: same)
+                }) else {
+                    return .skipped(running: running)
+                }
+                chosen = best
+            case .version(let wanted):
+                let candidates = listings.filter { $0.metadata.version == wanted }
+                chosen = candidates.first {
+                    $0.compatibility(with: device).mayApply(allowDowngrade: downgrade, allowSameVersion: same)
+                } ?? candidates.first {
+                    let judged = $0.compatibility(with: device)
+                    return judged != .invalid && judged != .incompatible
+                } ?? candidates[0]
+            case .name(let wanted):
+                chosen = listings.first { $0.name == wanted || $0.path == wanted }!
+            case .package:
+                preconditionFailure("a package file is a file source")
             }
-            guard let best = allowed.max(by: { $0.entry.version < $1.entry.version }) else {
-                return .skipped(running: info.firmwareVersion)
+            // Downgrade and same version are the updater's to refuse (the vendor's
+            // INCOMPATIBLE_VERSION); the channel alone knows about revisions and targeting.
+            let judged = chosen.compatibility(with: device)
+            if judged == .invalid || judged == .incompatible {
+                throw UpdateNotForDevice(device: spec.description, name: chosen.name, compatibility: judged)
             }
-            chosen = best
-        case .version(let version):
-            let candidates = judged.filter { $0.entry.version == version }
-            chosen = candidates.first {
-                $0.compatibility?.mayApply(allowDowngrade: options.allowDowngrade, allowSameVersion: options.allowSameVersion) == true
-            } ?? candidates.first { $0.compatibility != .invalid && $0.compatibility != .incompatible } ?? candidates[0]
-        case .name, .package:
-            chosen = judged.first { $0.entry.name == fixedName }!
+            name = chosen.name
+            image = try releases!.load(chosen.path).ugif
         }
-        // Downgrade and same-version are the updater's to refuse (with its own errors);
-        // the channel alone knows about targeting.
-        if let compatibility = chosen.compatibility, compatibility == .invalid || compatibility == .incompatible {
-            throw UpdateNotForDevice(device: spec.description, name: chosen.entry.name, compatibility: compatibility)
+        var unitOptions = options
+        if opened.info?.hasBattery == true, let battery = try? opened.batteryInfo() {
+            unitOptions.batteryPercent = Int(battery.percentRemaining)
         }
-        let package = try loader.load(chosen.entry.name)
-        let image = FirmwareImage(package: package)
-        events.post(.started(row: row, name: chosen.entry.name, from: info.firmwareVersion, to: image.descriptor.version,
-                             bytes: image.bytes.count))
-        let report = try FirmwareUpdater(session: opened, options: options).update(
+        let twoImages = image.loader != nil && version.software != .loader
+        let bytes = image.reader.bytes.count + (twoImages ? image.loader?.bytes.count ?? 0 : 0)
+        events.post(.started(row: row, name: name, from: running, to: image.version.description, bytes: bytes,
+                             twoImages: twoImages))
+        let report = FirmwareUpdater(session: opened, options: unitOptions).update(
             to: image, progress: { events.post(.progress(row: row, $0)) }, shouldCancel: shouldCancel)
-        return .done(name: chosen.entry.name, report: report)
+        guard report.result == .success else {
+            throw FlashFailure(device: spec.description, report: report, running: running, image: image.version.description,
+                               imageHardware: image.hardwareTypeName, unitHardware: version.hardwareTypeName,
+                               battery: unitOptions.batteryPercent, options: unitOptions)
+        }
+        return .done(name: name, from: running, bytes: bytes, report: report)
     } catch {
         return .failed(error)
     }
@@ -278,7 +372,8 @@ final class FlashPresenter {
     private let console: Console
     private let localizer: Localizer
     private let board: ProgressBoard?
-    private var lastPhase: [FirmwareUpdateProgress.Phase?]
+    private var twoImages: [Bool]
+    private var lastPhase: [String?]
     private var lastStep: [Int]
 
     init(devices: [String], context: CommandContext) {
@@ -287,77 +382,87 @@ final class FlashPresenter {
         localizer = context.localizer
         let bars = !console.isJSON && !console.isQuiet && console.isTerminal(.standardError)
         board = bars ? ProgressBoard(labels: devices, phase: context.localizer.text(.phaseConnecting), localizer: context.localizer) : nil
+        twoImages = Array(repeating: false, count: devices.count)
         lastPhase = Array(repeating: nil, count: devices.count)
         lastStep = Array(repeating: -1, count: devices.count)
     }
 
-    func started(row: Int, name: String, from: FirmwareVersion, to: FirmwareVersion, bytes: Int) {
+    func started(row: Int, name: String, from: String, to: String, bytes: Int, twoImages: Bool) {
+        self.twoImages[row] = twoImages
         if console.isJSON {
-            console.json(FlashStartedEvent(device: devices[row], name: name, from: from.description, to: to.description, bytes: bytes))
+            console.json(FlashStartedEvent(device: devices[row], name: name, from: from, to: to, bytes: bytes))
         } else if board == nil {
-            console.say(.flashStarted, devices[row], name, from.description, to.description, String(bytes))
+            console.say(.flashStarted, devices[row], name, from, to, String(bytes))
         }
     }
 
+    /// `loader` while the loader image goes (the first of two), else `reader`.
+    private func phase(row: Int, _ progress: FirmwareUpdateProgress) -> String {
+        twoImages[row] && !progress.secondImage ? "loader" : "reader"
+    }
+
     func progress(row: Int, _ progress: FirmwareUpdateProgress) {
-        let phaseChanged = lastPhase[row] != progress.phase
-        lastPhase[row] = progress.phase
+        let phase = phase(row: row, progress)
+        let phaseChanged = lastPhase[row] != phase
+        lastPhase[row] = phase
+        let phaseText = localizer.text(phase == "loader" ? .phaseLoader : .phaseUploading)
         if let board {
-            board.update(row: row, phase: phaseName(progress.phase), done: progress.done, total: progress.total)
+            board.update(row: row, phase: phaseText, done: progress.done, total: progress.total)
             return
         }
-        // Plain lines and events: each phase, and the upload in steps (5 % in JSON, 25 % in text).
+        // Plain lines and events: each image, and its upload in steps (5 % in JSON, 25 % in text).
         let steps = console.isJSON ? 20 : 4
         let step = progress.total > 0 ? progress.done * steps / progress.total : 0
-        guard phaseChanged || (progress.phase == .uploading && step != lastStep[row]) else { return }
+        if phaseChanged { lastStep[row] = -1 }
+        guard step != lastStep[row] else { return }
         lastStep[row] = step
         if console.isJSON {
-            console.json(FlashProgressEvent(device: devices[row], phase: progress.phase.rawValue, done: progress.done,
-                                            total: progress.total, canCancel: progress.canCancel))
+            console.json(FlashProgressEvent(device: devices[row], phase: phase, done: progress.done, total: progress.total))
         } else {
             let percent = progress.total > 0 ? progress.done * 100 / progress.total : 0
-            console.say(.flashProgressLine, devices[row], phaseName(progress.phase), String(percent),
-                        String(progress.done), String(progress.total))
+            console.say(.flashProgressLine, devices[row], phaseText, String(percent), String(progress.done), String(progress.total))
         }
     }
 
     func finished(row: Int, _ outcome: FlashOutcome) {
         let device = devices[row]
         switch outcome {
-        case .done(let name, let report):
-            let message = report.alreadyInstalled
-                ? localizer.text(.flashAlreadyInstalled, device, report.to.description)
-                : localizer.text(.flashDone, device, report.from.description, report.to.description,
-                                 String(format: "%.1f", report.seconds), String(report.imageBytesSent))
+        case .done(let name, let from, let bytes, let report):
+            let to = report.finalVersion.map(versionOf) ?? "?"
             board?.finish(row: row, message: localizer.text(.progressDone))
             if console.isJSON {
                 console.json(FlashDoneEvent(
-                    device: device, name: name, from: report.from.description, to: report.to.description,
-                    seconds: (report.seconds * 1000).rounded() / 1000, bytes: report.imageBytesSent,
-                    encodedBytes: report.encodedBytesSent, encoding: "\(report.encoding)", resumedFrom: report.resumedFrom,
-                    alreadyInstalled: report.alreadyInstalled))
+                    device: device, name: name, from: from, to: to, seconds: (report.audioSeconds * 1000).rounded() / 1000,
+                    bytes: bytes, chunks: report.chunks, chunkBytes: report.chunkBytes, resumedChunks: report.resumedChunks,
+                    result: report.result.rawValue, resultName: report.result.vendorName))
             } else {
-                console.print(message)
+                console.print(localizer.text(.flashDone, device, from, to, String(format: "%.1f", report.audioSeconds),
+                                             String(bytes)))
             }
         case .skipped(let running):
             board?.finish(row: row, message: localizer.text(.progressDone))
             if console.isJSON {
-                console.json(FlashSkippedEvent(device: device, running: running.description))
+                console.json(FlashSkippedEvent(device: device, running: running))
             } else {
-                console.print(localizer.text(.flashUpToDate, device, running.description))
+                console.print(localizer.text(.flashUpToDate, device, running))
             }
         case .failed(let error):
             board?.finish(row: row, message: localizer.text(.progressFailed))
             if console.isJSON {
-                var result: Int?
-                if let error = error as? FirmwareUpdateError { result = error.result.rawValue }
-                if error is UpdateNotForDevice { result = FirmwareUpdateResult.incompatibleHardware.rawValue }
+                var result: FirmwareUpdateResult?
+                if let error = error as? FlashFailure { result = error.report.result }
+                if error is UpdateNotForDevice { result = .incompatibleHardware }
                 console.json(FlashFailedEvent(device: device, code: Localizer.code(for: error),
-                                              message: Localizer.english.message(for: error), result: result))
+                                              message: Localizer.english.message(for: error), result: result?.rawValue,
+                                              resultName: result?.vendorName))
             } else {
                 console.print(localizer.text(.flashFailed, device, localizer.message(for: error)))
             }
         }
+    }
+
+    private func versionOf(_ version: VendorReaderVersion) -> String {
+        UgifVersion(major: version.firmwareMajor, minor: version.firmwareMinor, build: version.firmwareBuild).description
     }
 
     func summary(_ outcomes: [FlashOutcome]) -> ExitCode {
@@ -375,17 +480,6 @@ final class FlashPresenter {
             console.say(.flashSummary, String(updated), String(skipped), String(failed), String(outcomes.count))
         }
         return failed == 0 && outcomes.count == devices.count ? .success : .failure
-    }
-
-    private func phaseName(_ phase: FirmwareUpdateProgress.Phase) -> String {
-        switch phase {
-        case .checking: localizer.text(.phaseChecking)
-        case .loader: localizer.text(.phaseLoader)
-        case .uploading: localizer.text(.phaseUploading)
-        case .verifying: localizer.text(.phaseVerifying)
-        case .switching: localizer.text(.phaseSwitching)
-        case .confirming: localizer.text(.phaseConfirming)
-        }
     }
 }
 

@@ -6,7 +6,8 @@ import GrokLedger
 
 /// The options the fleet commands (`provision`, `rollout`, `verify`) share: the profile,
 /// the devices, the run's station and operator, where the ledger and the report go, and
-/// the firmware cache (offline unless `--server`).
+/// the fleet's TUF repository (`--repository`, `--trusted-root`, `--state`; a `file://`
+/// repository or a directory works offline).
 struct FleetOptions: Sendable {
     static let profile = OptionDeclaration.option("profile", value: .valueFile, help: .optionProfile, required: true)
     static let requiredDevice = OptionDeclaration.option(
@@ -20,8 +21,8 @@ struct FleetOptions: Sendable {
     static let report = OptionDeclaration.option("report", value: .valueFile, help: .optionReport)
 
     /// The firmware options a fleet command takes (the channel comes from the profile).
-    static let firmwareDeclarations = [FirmwareOptions.cache, FirmwareOptions.trustedKeys, FirmwareOptions.server,
-                                       FirmwareOptions.caBundle]
+    static let firmwareDeclarations = [FirmwareOptions.repository, FirmwareOptions.trustedRoot, FirmwareOptions.state,
+                                       FirmwareOptions.allowInsecureHTTP, FirmwareOptions.caBundle]
 
     static func declarations(devicesRequired: Bool) -> [OptionDeclaration] {
         [profile, devicesRequired ? requiredDevice : optionalDevice, dryRun, station, operatorName, ledger, report]

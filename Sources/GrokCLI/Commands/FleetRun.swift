@@ -28,7 +28,8 @@ enum FleetRunEvent: Sendable {
     case finished(Result<FleetReport, FleetError>)
 }
 
-/// A fleet run from the command line: reads the profile, opens the cache and the ledger,
+/// A fleet run from the command line: reads the profile, refreshes the profile's firmware
+/// channel from the TUF repository (`--repository`) and opens the ledger,
 /// chooses the delegate (a technician at a terminal, the profile's policy, JSON events),
 /// runs every device on a thread of its own and presents the run on the command's thread.
 struct FleetRun {
@@ -41,7 +42,7 @@ struct FleetRun {
     func run() throws -> ExitCode {
         let profile = try Profile.load(path: options.profileFile)
         let specs = try deviceSpecs()
-        let channels = try openChannels(profile)
+        let firmware = try openFirmware(profile)
         let ports = FirmwareDevices.portContext(context)
         let devices = specs.map { spec in
             FleetDevice(name: spec.description, portKey: DevicePorts.portKey(spec, context: ports)) {
@@ -63,14 +64,10 @@ struct FleetRun {
         let policy = PolicyDelegate(profile: profile, mode: mode)
 
         if options.dryRun {
-            let runner = FleetRunner(profile: profile, channels: channels, delegate: policy, recorder: PlanOnlyRecorder(),
+            let runner = FleetRunner(profile: profile, firmware: firmware, delegate: policy, recorder: PlanOnlyRecorder(),
                                      options: runOptions)
             return FleetPlanPresenter(context: context).present(runner.plan(devices, policy: policy))
         }
-        if let server = options.firmware.server, let channels, let firmware = profile.firmware {
-            try prefetch(profile: profile, firmware: firmware, channels: channels, server: server, specs: specs)
-        }
-
         let ledgerPath = StateDirectory.ledger(option: options.ledgerFile, environment: environment)
         let recorder = try LedgerRecorder(path: ledgerPath)
         let console = context.console
@@ -84,7 +81,7 @@ struct FleetRun {
         }
         let queue = EventQueue<FleetRunEvent>()
         let delegate = EventStreamDelegate(decider: decider) { queue.post(.event($0)) }
-        let runner = FleetRunner(profile: profile, channels: channels, delegate: delegate, recorder: recorder, options: runOptions)
+        let runner = FleetRunner(profile: profile, firmware: firmware, delegate: delegate, recorder: recorder, options: runOptions)
 
         // Installed until the process exits (not restored when the run returns): a signal
         // that arrives while the report is written or the summary printed must not kill it.
@@ -142,22 +139,20 @@ struct FleetRun {
         return onBench.map { DeviceSpec.emulated(index: $0) }
     }
 
-    private func openChannels(_ profile: Profile) throws -> FirmwareChannels? {
-        guard profile.firmware != nil else { return nil }
-        return try options.firmware.openChannels()
-    }
-
-    /// With `--server`: reloads the profile's channel and downloads the images the devices
-    /// will need, so the run itself works from the cache.
-    private func prefetch(profile: Profile, firmware: Profile.FirmwarePolicy, channels: FirmwareChannels,
-                          server: FirmwareServer, specs: [DeviceSpec]) throws {
-        let channel = firmware.channel
-        _ = try Blocking.run { try await channels.reload(channel, from: server) }
-        let readers = FirmwareDevices.identify(specs, context).compactMap { try? $0.result.get() }
-        let names = try Blocking.run {
-            try await FleetRunner.prefetch(profile: profile, channels: channels, server: server, readers: readers)
+    /// The profile's firmware channel, refreshed through TUF from `--repository` (with
+    /// `--trusted-root` and `--state`), its listings and region catalogue read and the images
+    /// the profile targets downloaded and verified before any device starts (so the devices
+    /// never wait on the network). `nil` when the profile has no firmware section.
+    private func openFirmware(_ profile: Profile) throws -> FleetFirmware? {
+        guard let policy = profile.firmware else { return nil }
+        guard let station = try options.firmware.openStationIfGiven() else {
+            throw FleetError.firmwareCache(channel: policy.channel, code: "no_repository",
+                                           detail: "give the fleet's TUF repository with --repository URL|DIR")
         }
-        for name in names { context.console.say(.fleetPrefetched, name) }
+        let channel = FirmwareChannel(repository: station.repository, name: policy.channel)
+        let firmware = try Blocking.run { try await FleetFirmware.load(channel, prefetch: policy) }
+        for listing in firmware.listings where firmware.isDownloaded(listing) { context.console.say(.fleetPrefetched, listing.name) }
+        return firmware
     }
 
     /// `20250115-120000-3fa2`: when (UTC) and four random hex digits.

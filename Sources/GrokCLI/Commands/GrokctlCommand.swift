@@ -5,7 +5,7 @@ struct GrokctlCommand: Command {
         CommandConfiguration(
             name: "grokctl", abstract: .commandRootAbstract, discussion: .commandRootDiscussion,
             subcommands: [
-                DevicesCommand.self, InfoCommand.self, RegionCommand.self, InventoryCommand.self, LocateCommand.self, TagCommand.self, FirmwareCommand.self, ChannelCommand.self, RepoCommand.self,
+                DevicesCommand.self, InfoCommand.self, RegionCommand.self, InventoryCommand.self, LocateCommand.self, TagCommand.self, FirmwareCommand.self, RepoCommand.self,
                 ProvisionCommand.self, RolloutCommand.self, VerifyCommand.self, LedgerCommand.self, AudioCommand.self, EmulateCommand.self,
                 HelpCommand.self,
             ])

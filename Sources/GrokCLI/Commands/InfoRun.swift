@@ -28,7 +28,6 @@ struct InfoReport: Encodable, Sendable {
     var batteryCapacityMinutes: Int?
     var linkBitRate: Double?
     var connectMs: Double?
-    var skewPPM: Double?
     // The host's link counters for this session (`--json` only); see "Link counters" below.
     var packetsSent: Int?
     var packetsReceived: Int?
@@ -56,7 +55,6 @@ struct InfoReport: Encodable, Sendable {
         case batteryCapacityMinutes = "battery_capacity_minutes"
         case linkBitRate = "link_bit_rate"
         case connectMs = "connect_ms"
-        case skewPPM = "skew_ppm"
         case retries, timeouts
         case packetsSent = "packets_sent"
         case packetsReceived = "packets_received"
@@ -67,37 +65,34 @@ struct InfoReport: Encodable, Sendable {
         case invalidPackets = "invalid_packets"
     }
 
-    /// Sets the link counters from a session's statistics.
-    mutating func setLinkCounters(_ statistics: LinkStatistics) {
-        packetsSent = statistics.packetsSent
-        packetsReceived = statistics.packetsReceived
-        bytesSent = statistics.bytesSent
-        bytesReceived = statistics.bytesReceived
-        retries = statistics.retries
-        timeouts = statistics.timeouts
-        crcMismatches = statistics.crcMismatches
-        internalCrcMismatches = statistics.internalCrcMismatches
-        invalidPackets = statistics.invalidPackets
+    /// Sets the link counters from a session's packet and modem counters.
+    mutating func setLinkCounters(_ session: ReaderSession) {
+        let packets = session.linkStatistics
+        let modem = session.link.modem.statistics
+        packetsSent = packets.packetsSent
+        packetsReceived = packets.responsesReceived + packets.packetsReceived
+        bytesSent = modem.bytesSent
+        bytesReceived = modem.bytesReceived
+        retries = packets.sendRetries
+        timeouts = packets.sendTimeouts
+        crcMismatches = packets.crcMismatches
+        internalCrcMismatches = packets.internalCRCMismatches
+        invalidPackets = packets.invalidPackets
     }
 }
 
 // MARK: Link counters
 //
-// `info --json` reports the host's link counters (packets_sent, packets_received, bytes_sent,
-// bytes_received, retries, timeouts, crc_mismatches, internal_crc_mismatches,
-// invalid_packets) from `LinkEngine.statistics`, read after `ReaderSession.close()` so they
-// cover the session to its end. How they relate to a `--record-audio` recording of the same
-// session (left: played, right: captured), as `grokctl audio decode` sees it:
-// - packets_sent counts a frame when the engine starts rendering it for playback, and
-//   close() renders no new frame but plays one last block (256 frames) of the one under
-//   way. The recording holds everything played, so its left channel has exactly
-//   packets_sent whole frames, or one fewer when a frame was still being played as the
-//   port closed: then the recording ends inside that frame (its last samples are not
-//   silence).
-// - packets_received counts the frames the engine demodulated. The engine digests each
-//   captured block on the next transfer, so the block captured by the last transfer (in
-//   close()) is recorded but never demodulated: the right channel has packets_received
-//   whole frames plus those that ended in that last block.
+// `info --json` reports the host's link counters from `ReaderSession.linkStatistics` (the
+// vendor packet layer's counters) and the modem's byte counters, read after
+// `ReaderSession.close()` so they cover the session to its end:
+// - packets_sent: requests handed to the line (a request and its resends count once);
+//   retries: the resends; timeouts: the tries that got no answer in time.
+// - packets_received: valid responses, plus the reader's own requests (slave mode).
+// - bytes_sent / bytes_received: bytes the modem put on / took off the line while connected.
+// - crc_mismatches: packets whose crc8 did not match; internal_crc_mismatches: response
+//   code bytes whose nibbles are not complements; invalid_packets: packets refused for
+//   their form (bad length, cut off by silence).
 
 /// `grokctl info`: connect to each Grokker at once (one thread per audio port), print what
 /// each one is. Exit 1 when any of them could not be reached.
@@ -172,14 +167,12 @@ enum InfoGathering {
         var session: ReaderSession?
         do {
             let port = try DevicePorts.open(spec, context: ports)
-            let opened = ReaderSession(port: port, options: options)
+            let opened = try ReaderSession(port: port, options: options)
             session = opened
             let info = try opened.connect()
-            // close() goes back to the base mode with a fresh demodulator: read these first.
-            let bitRate = opened.engine.mode.bitRate
-            let skew = opened.engine.statistics.skewFactor
-            // Close before reading the counters, so they cover the session to its end
-            // (close() renders no new frame; see "Link counters" for how they match a recording).
+            // The negotiated bit rate, read while connected (close() drops the connection).
+            let bitRate = Double(opened.link.sampleRate) / Double(max(1, opened.link.samplesPerBit))
+            // Close before reading the counters, so they cover the session to its end.
             opened.close()
             session = nil
             var report = InfoReport(device: spec.description, status: "ok")
@@ -198,13 +191,12 @@ enum InfoGathering {
             report.batteryCapacityMinutes = Int(info.batteryCapacityMinutes)
             report.linkBitRate = bitRate
             report.connectMs = opened.connectMilliseconds
-            report.skewPPM = ((skew - 1) * 1e6).rounded()
-            report.setLinkCounters(opened.engine.statistics)
+            report.setLinkCounters(opened)
             return report
         } catch {
             session?.close()
             var report = InfoReport(device: spec.description, status: "error")
-            if let session { report.setLinkCounters(session.engine.statistics) }
+            if let session { report.setLinkCounters(session) }
             report.error = .init(code: Localizer.code(for: error), message: Localizer.english.message(for: error))
             report.localizedError = localizer.message(for: error)
             return report

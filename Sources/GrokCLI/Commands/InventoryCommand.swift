@@ -140,11 +140,11 @@ struct InventoryCommand: Command {
                           progress: (([LiveTable.Row]) -> Void)? = nil) -> DeviceResult {
         var result = DeviceResult(device: spec.description)
         do {
-            let session = ReaderSession(port: try DevicePorts.open(spec, context: ports), options: options)
+            let session = try ReaderSession(port: try DevicePorts.open(spec, context: ports), options: options)
             defer { session.close() }
             try session.connect()
             let tracker = InventoryTracker(start: Date(timeIntervalSince1970: 0), configuration: configuration)
-            try session.startInventory(configuration.inventoryParameters)
+            try session.startInventory(configuration)
             if let progress {
                 // A quarter second of audio at a time, the table following what was read.
                 var elapsed = 0.0

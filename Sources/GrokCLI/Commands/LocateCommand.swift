@@ -33,19 +33,20 @@ struct LocateCommand: Command {
     struct Reading: Encodable {
         let timeS: Double
         let reads: Int
-        let rssiDBm: Double?
+        /// The strongest RSSI of the interval on the reader's own scale: the vendor's read
+        /// records carry RSSI as two 4-bit values (I and Q, 0 to 15, units unknown).
+        let rssi: Double?
         let proximity: Double
         enum CodingKeys: String, CodingKey {
-            case reads, proximity
+            case reads, proximity, rssi
             case timeS = "time_s"
-            case rssiDBm = "rssi_dbm"
         }
     }
 
-    /// 0 (not heard, or at the reader's sensitivity) to 1 (very close), from the RSSI.
+    /// 0 (not heard) to 1 (the top of the reader's 4-bit RSSI scale).
     static func proximity(rssi: Double?) -> Double {
         guard let rssi else { return 0 }
-        return min(1, max(0, (rssi + 80) / 50))
+        return min(1, max(0, rssi / 15))
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
@@ -53,7 +54,7 @@ struct LocateCommand: Command {
                                       recordAudio: context.globals.recordAudio)
         var options = ReaderOptions()
         options.realtime = context.globals.realtime
-        let session = ReaderSession(port: try DevicePorts.open(device, context: ports), options: options)
+        let session = try ReaderSession(port: try DevicePorts.open(device, context: ports), options: options)
         defer { session.close() }
         try session.connect()
         var configuration = UgiRfidConfiguration.config(inventoryType: .locateDistance)
@@ -66,7 +67,7 @@ struct LocateCommand: Command {
         configuration.selectMask = target.bytes
         configuration.selectMaskBitLength = target.bytes.count * 8
         try configuration.validate()
-        try session.startInventory(configuration.inventoryParameters)
+        try session.startInventory(configuration)
         let console = context.console
         let localizer = context.localizer
         let interval = Double(configuration.historyIntervalMSec) / 1000
@@ -77,9 +78,10 @@ struct LocateCommand: Command {
             try session.collect(forAtMost: step)
             elapsed += step
             let reads = session.takeReports().filter { $0.epc == target.bytes }
-            let rssi = reads.map { 10 * log10(pow(10, Double($0.rssiITenthsDBm) / 100) + pow(10, Double($0.rssiQTenthsDBm) / 100)) }.max()
+            // TagReport carries each 4-bit RSSI value times ten (UGrokIt's VendorInventoryHost).
+            let rssi = reads.map { Double(max($0.rssiITenthsDBm, $0.rssiQTenthsDBm)) / 10 }.max()
             let reading = Reading(timeS: (elapsed * 10).rounded() / 10, reads: reads.count,
-                                  rssiDBm: rssi.map { ($0 * 10).rounded() / 10 }, proximity: Self.proximity(rssi: rssi))
+                                  rssi: rssi, proximity: Self.proximity(rssi: rssi))
             heard = heard || !reads.isEmpty
             if console.isJSON {
                 console.json(reading)
@@ -87,7 +89,7 @@ struct LocateCommand: Command {
                 let width = 30
                 let filled = Int((reading.proximity * Double(width)).rounded())
                 let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
-                if let rssi = reading.rssiDBm {
+                if let rssi = reading.rssi {
                     console.print(localizer.text(.locateLine, String(format: "%5.1f", reading.timeS), bar,
                                                  String(format: "%.1f", rssi), String(reading.reads)))
                 } else {

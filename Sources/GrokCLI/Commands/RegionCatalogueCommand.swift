@@ -3,14 +3,14 @@ import GrokFirmware
 import GrokProtocol
 import UGrokIt
 
-/// `grokctl region catalogue`: the signed region catalogue (docs/regions.md) — made, signed
-/// and published by a fleet owner, fetched into the verified cache by a station.
+/// `grokctl region catalogue`: the region catalogue (docs/regions.md) — made by a fleet
+/// owner, listed as a target of the TUF repository (`grokctl repo add`), fetched and
+/// verified by a station.
 struct RegionCatalogueCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "catalogue", abstract: .commandRegionCatalogueAbstract,
-            subcommands: [RegionCatalogueMakeCommand.self, RegionCatalogueSignCommand.self,
-                          RegionCataloguePublishCommand.self, RegionCatalogueUpdateCommand.self])
+            subcommands: [RegionCatalogueMakeCommand.self, RegionCatalogueUpdateCommand.self])
     }
 
     init(_ values: ParsedValues) {}
@@ -53,7 +53,7 @@ struct RegionCatalogueMakeCommand: Command {
     func run(_ context: CommandContext) throws -> ExitCode {
         let catalogue = try RegionPublisher.catalogue(
             version: version, expires: expires, eligibility: RegionPublisher.everywhere(hardwareRevisions: revisions))
-        try FirmwarePublisher.write(catalogue.payload(), to: outputFile)
+        try FirmwareFiles.write(catalogue.payload(), to: outputFile)
         let report = CatalogueReport(file: outputFile, version: version, regions: catalogue.regions.count,
                                      expires: FirmwareText.timestamp(expires), signatures: 0)
         report.say(.catalogueMade, context)
@@ -61,87 +61,13 @@ struct RegionCatalogueMakeCommand: Command {
     }
 }
 
-/// `grokctl region catalogue sign --catalogue FILE --key PEM... --output FILE`.
-struct RegionCatalogueSignCommand: Command {
-    static let catalogue = OptionDeclaration.option("catalogue", value: .valueFile, help: .optionCatalogueFile, required: true)
-    static let key = OptionDeclaration.option("key", value: .valueFile, help: .optionSignKey, repeatable: true, required: true)
-    static let output = OptionDeclaration.option("output", short: "o", value: .valueFile, help: .optionCatalogueOutput, required: true)
-
-    static var configuration: CommandConfiguration {
-        CommandConfiguration(name: "sign", abstract: .commandRegionCatalogueSignAbstract, options: [catalogue, key, output])
-    }
-
-    let catalogueFile: String
-    let keyFiles: [String]
-    let outputFile: String
-
-    init(_ values: ParsedValues) throws(CLIError) {
-        catalogueFile = values.value(Self.catalogue) ?? ""
-        keyFiles = values.values(Self.key)
-        outputFile = values.value(Self.output) ?? ""
-        for (value, option) in [(catalogueFile, Self.catalogue), (outputFile, Self.output)] where value.isEmpty {
-            throw .invalidValue(value: value, option: option.spelling)
-        }
-        if let empty = keyFiles.first(where: \.isEmpty) { throw .invalidValue(value: empty, option: Self.key.spelling) }
-    }
-
-    func run(_ context: CommandContext) throws -> ExitCode {
-        let signed = try RegionPublisher.sign(envelopeFile: catalogueFile, keyFiles: keyFiles, output: outputFile)
-        let catalogue = try RegionCatalogue.decode(signed.payload, file: outputFile)
-        let report = CatalogueReport(file: outputFile, version: catalogue.version, regions: catalogue.regions.count,
-                                     expires: FirmwareText.timestamp(catalogue.expires), signatures: signed.signatures.count)
-        report.say(.catalogueSigned, context)
-        return .success
-    }
-}
-
-/// `grokctl region catalogue publish --catalogue SIGNED --root DIR --trusted-keys FILE`:
-/// `<root>/regions.json`, written only if it meets the keys' threshold and has not expired.
-struct RegionCataloguePublishCommand: Command {
-    static let catalogue = RegionCatalogueSignCommand.catalogue
-    static let root = OptionDeclaration.option("root", value: .valueDirectory, help: .optionPublishRoot, required: true)
-
-    static var configuration: CommandConfiguration {
-        CommandConfiguration(name: "publish", abstract: .commandRegionCataloguePublishAbstract,
-                             options: [catalogue, root, FirmwareOptions.trustedKeys])
-    }
-
-    let catalogueFile: String
-    let root: String
-    let trustedKeysFile: String
-
-    init(_ values: ParsedValues) throws(CLIError) {
-        catalogueFile = values.value(Self.catalogue) ?? ""
-        root = values.value(Self.root) ?? ""
-        trustedKeysFile = values.value(FirmwareOptions.trustedKeys) ?? "profiles/firmware-keys.json"
-        for (value, option) in [(catalogueFile, Self.catalogue), (root, Self.root)] where value.isEmpty {
-            throw .invalidValue(value: value, option: option.spelling)
-        }
-    }
-
-    func run(_ context: CommandContext) throws -> ExitCode {
-        let keys = try TrustedKeys.parse(FirmwarePublisher.readInput(trustedKeysFile, limit: 1 << 20), file: trustedKeysFile)
-        let bytes = try FirmwarePublisher.readInput(catalogueFile, limit: ChannelMetadata.maxEnvelopeSize)
-        let path = try RegionPublisher.publish(envelope: bytes, root: root, trustedKeys: keys)
-        if context.console.isJSON {
-            context.console.json(["written": path])
-        } else {
-            context.console.say(.cataloguePublished, path)
-        }
-        return .success
-    }
-}
-
 /// `grokctl region catalogue update --repository URL [--channel NAME]`: the catalogue the
 /// channel lists as a TUF target, verified by TUF and by the catalogue's rules, kept in the
-/// station's state directory. (Without --repository: the older `--server URL`, fetching
-/// `<server>/regions.json` into the cache.)
+/// station's state directory.
 struct RegionCatalogueUpdateCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "update", abstract: .commandRegionCatalogueUpdateAbstract,
-                             options: [FirmwareOptions.repository, FirmwareOptions.trustedRoot, FirmwareOptions.state,
-                                       FirmwareOptions.allowInsecureHTTP, FirmwareOptions.channel,
-                                       FirmwareOptions.cache, FirmwareOptions.trustedKeys, FirmwareOptions.server, FirmwareOptions.caBundle])
+                             options: FirmwareOptions.declarations)
     }
 
     let firmware: FirmwareOptions
@@ -151,20 +77,10 @@ struct RegionCatalogueUpdateCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        if let channel = try firmware.openStation() {
-            let catalogue = try Blocking.run { try await channel.regionCatalogue() }
-            let report = CatalogueReport(file: channel.repository.stateDirectory + "/images", version: catalogue.version,
-                                         regions: catalogue.regions.count, expires: FirmwareText.timestamp(catalogue.expires), signatures: nil)
-            report.say(.catalogueCached, context)
-            return .success
-        }
-        let channels = try firmware.openChannels()
-        if let server = firmware.server {
-            _ = try Blocking.run { try await channels.reloadRegions(from: server) }
-        }
-        let catalogue = try channels.regionCatalogue()
-        let report = CatalogueReport(file: channels.cache.regionsPath, version: catalogue.version, regions: catalogue.regions.count,
-                                     expires: FirmwareText.timestamp(catalogue.expires), signatures: nil)
+        let channel = try firmware.openStation()
+        let catalogue = try Blocking.run { try await channel.regionCatalogue() }
+        let report = CatalogueReport(file: channel.repository.stateDirectory + "/images", version: catalogue.version,
+                                     regions: catalogue.regions.count, expires: FirmwareText.timestamp(catalogue.expires), signatures: nil)
         report.say(.catalogueCached, context)
         return .success
     }

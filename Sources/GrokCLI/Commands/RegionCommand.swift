@@ -1,3 +1,4 @@
+import GrokFirmware
 import GrokProtocol
 import UGrokIt
 
@@ -51,17 +52,20 @@ struct RegionSetCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "set", abstract: .commandRegionSetAbstract, discussion: .commandRegionSetDiscussion,
-            options: [device], arguments: [region])
+            options: [device] + FirmwareOptions.declarations, arguments: [region])
     }
 
     let region: VendorRegion
     let devices: [DeviceSpec]
+    /// With `--repository`, the channel whose signed region catalogue gives the values sent.
+    let firmware: FirmwareOptions
 
     init(_ values: ParsedValues) throws(CLIError) {
         guard let text = values.argument(Self.region) else { throw .missingArgument(name: Self.region.name) }
         guard let region = RegionCatalog.find(text) else { throw .invalidRegion(text) }
         self.region = region
         devices = try DeviceSpec.parseList(values.values(Self.device))
+        firmware = try FirmwareOptions(values)
     }
 
     struct Report: Encodable, Sendable {
@@ -88,12 +92,19 @@ struct RegionSetCommand: Command {
         let options = readerOptions
         let localizer = context.localizer
         let region = self.region
+        // The vendor's built-in region entry is sent, unless the channel's signed catalogue
+        // (TUF target) has other values for the region: then the catalogue's.
+        var catalogue: RegionCatalogue?
+        if let channel = try firmware.openStationIfGiven() {
+            catalogue = try Blocking.run { try await channel.regionCatalogue() }
+        }
+        let chosen = catalogue
         let reports = DeviceThreads.each(devices) { spec -> Report in
             do {
-                let session = ReaderSession(port: try DevicePorts.open(spec, context: ports), options: options)
+                let session = try ReaderSession(port: try DevicePorts.open(spec, context: ports), options: options)
                 defer { session.close() }
                 try session.connect()
-                let info = try session.setRegion(region.code)
+                let info = try session.setRegion(region.code, catalogue: chosen)
                 return Report(device: spec.description, status: "ok", regionCode: region.code, regionName: region.name,
                               serial: info.serialNumberText)
             } catch {

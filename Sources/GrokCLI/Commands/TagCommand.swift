@@ -90,10 +90,10 @@ struct TagCommand: Command {
                                       recordAudio: context.globals.recordAudio)
         var options = ReaderOptions()
         options.realtime = context.globals.realtime
-        let session = ReaderSession(port: try DevicePorts.open(target.device, context: ports), options: options)
+        let session = try ReaderSession(port: try DevicePorts.open(target.device, context: ports), options: options)
         defer { session.close() }
         try session.connect()
-        try session.startInventory(UgiRfidConfiguration.config(inventoryType: .inventoryDistance).inventoryParameters)
+        try session.startInventory(UgiRfidConfiguration.config(inventoryType: .inventoryDistance))
         let (status, data) = try operation(session)
         try session.stopInventory()
         let hex = data.map { $0.map { String(format: "%02X", $0) }.joined() }
@@ -125,12 +125,16 @@ struct TagReadCommand: Command {
         bank = TagCommand.bankValue(values)
         offset = try TagCommand.offsetValue(values)
         let text = values.value(Self.length) ?? "0"
-        guard let length = Int(text), (0...208).contains(length) else { throw .invalidValue(value: text, option: "--length") }
+        guard let length = Int(text), (0...254).contains(length), length % 2 == 0 else { throw .invalidValue(value: text, option: "--length") }
         self.length = length
     }
     func run(_ context: CommandContext) throws -> ExitCode {
         try TagCommand.perform(target, name: "read", context) { (session) throws(ReaderError) in
-            let answer = try session.readTag(target.epc, bank: bank, offset: offset, maxBytes: length, password: target.password)
+            // 0: as much as the bank holds (the vendor's read takes a minimum and a maximum: 2 to 254 bytes).
+            let answer = length == 0 && target.password == 0
+                ? try session.readTag(target.epc, bank: bank, offset: offset, minBytes: 2, maxBytes: 254)
+                : try session.readTag(target.epc, bank: bank, offset: offset, maxBytes: length == 0 ? 254 : length,
+                                      password: target.password)
             return (answer.status, answer.data)
         }
     }
@@ -212,9 +216,10 @@ struct TagKillCommand: Command {
         target = try TagCommand.Target(values)
         killPassword = try TagCommand.hex32(values.value(Self.killPassword) ?? "", option: "--kill-password")
     }
+    /// The vendor's tag-access set has no kill (the slave-mode accesses are read, write,
+    /// program EPC, lock, custom command and change power), so this refuses before
+    /// connecting: nothing is sent to the Grokker or the tag.
     func run(_ context: CommandContext) throws -> ExitCode {
-        try TagCommand.perform(target, name: "kill", context) { (session) throws(ReaderError) in
-            (try session.killTag(target.epc, killPassword: killPassword), nil)
-        }
+        throw ReaderError.notSupported(port: target.device.description, feature: "kill")
     }
 }

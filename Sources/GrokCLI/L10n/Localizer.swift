@@ -31,7 +31,6 @@ extension ReaderError: CodedError {}
 extension FirmwareError: CodedError {}
 extension NetError: CodedError {}
 extension CryptoError: CodedError {}
-extension FirmwareUpdateError: CodedError {}
 extension FleetError: CodedError {}
 extension LedgerError: CodedError {}
 extension TUFError: CodedError {}

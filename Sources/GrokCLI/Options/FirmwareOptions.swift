@@ -6,23 +6,14 @@ import Synchronization
 import UGrokIt
 
 /// The options the technician commands (`grokctl firmware list|check|download|verify|flash`,
-/// `grokctl firmware cache ...`) share: where the cache is, which keys are trusted, which
-/// channel, and where the update server is (none: offline, from the cache only).
+/// `grokctl region set|catalogue update`) share: the fleet's TUF repository, the station's
+/// pinned root and state directory, and the channel.
 struct FirmwareOptions: Sendable {
-    /// `--cache <dir>`.
-    static let cache = OptionDeclaration.option(
-        "cache", value: .valueDirectory, help: .optionFirmwareCache, defaultValue: "firmware-cache")
-    /// `--trusted-keys <file>`.
-    static let trustedKeys = OptionDeclaration.option(
-        "trusted-keys", value: .valueFile, help: .optionTrustedKeys, defaultValue: "profiles/firmware-keys.json")
     /// `--channel <name>`.
     static let channel = OptionDeclaration.option(
         "channel", value: .valueChannel, help: .optionChannel, defaultValue: "release")
-    /// `--server <url>`.
-    static let server = OptionDeclaration.option("server", value: .valueURL, help: .optionServer)
     /// `--ca-bundle <file>`.
     static let caBundle = OptionDeclaration.option("ca-bundle", value: .valueFile, help: .optionCABundle)
-
     /// `--repository <url>`: the fleet's TUF repository (what `grokctl repo publish` wrote).
     static let repository = OptionDeclaration.option("repository", value: .valueURL, help: .optionRepository)
     /// `--trusted-root <file>`: the station's pinned root.json.
@@ -33,14 +24,9 @@ struct FirmwareOptions: Sendable {
     static let allowInsecureHTTP = OptionDeclaration.flag("allow-insecure-http", help: .optionAllowInsecureHTTP)
 
     /// All of them, in the order help lists them.
-    static let declarations = [repository, trustedRoot, state, allowInsecureHTTP, cache, trustedKeys, channel, server, caBundle]
-    /// Those that do not involve the server (cache maintenance).
-    static let localDeclarations = [cache, trustedKeys]
+    static let declarations = [repository, trustedRoot, state, allowInsecureHTTP, channel, caBundle]
 
-    let cacheDirectory: String
-    let trustedKeysFile: String
     let channel: String
-    let server: FirmwareServer?
     let caBundle: String?
     let repositoryURL: String?
     let trustedRootFile: String?
@@ -49,27 +35,20 @@ struct FirmwareOptions: Sendable {
 
     /// Reads and checks the options.
     init(_ values: ParsedValues) throws(CLIError) {
-        cacheDirectory = try Self.path(values, Self.cache)
-        trustedKeysFile = try Self.path(values, Self.trustedKeys)
         let channel = values.value(Self.channel) ?? "release"
-        guard ChannelMetadata.isValidChannelName(channel) else { throw .invalidChannel(channel) }
+        guard Self.isValidChannelName(channel) else { throw .invalidChannel(channel) }
         self.channel = channel
-        if let url = values.value(Self.server) {
-            let lower = url.lowercased()
-            guard ["https://", "http://", "file://"].contains(where: { lower.hasPrefix($0) && lower.count > $0.count }) else {
-                throw .invalidServerURL(url)
-            }
-            server = FirmwareServer(root: url)
-        } else {
-            server = nil
-        }
         if let bundle = values.value(Self.caBundle) {
             guard !bundle.isEmpty else { throw .invalidValue(value: bundle, option: Self.caBundle.spelling) }
             caBundle = bundle
         } else {
             caBundle = nil
         }
-        if let url = values.value(Self.repository) {
+        if var url = values.value(Self.repository) {
+            // A directory (a USB stick, the shipped demo channel) is read as a file:// repository.
+            if !url.isEmpty, !url.contains("://") {
+                url = "file://" + URL(fileURLWithPath: url).standardizedFileURL.path
+            }
             let lower = url.lowercased()
             guard ["https://", "http://", "file:///"].contains(where: { lower.hasPrefix($0) && lower.count > $0.count }) else {
                 throw .invalidServerURL(url)
@@ -85,10 +64,26 @@ struct FirmwareOptions: Sendable {
         if let dir = stateDirectory, dir.isEmpty { throw .invalidValue(value: dir, option: Self.state.spelling) }
     }
 
-    /// The station's TUF client when `--repository` is given (else `nil`: the cache). The
-    /// trust root is `--trusted-root`, else the per-user or system root.json
-    /// (``StationPaths``); plain http is refused unless `--allow-insecure-http`.
-    func openStation() throws -> FirmwareChannel? {
+    /// Whether `name` can be a channel name (a TUF delegation's name and a directory name):
+    /// 1 to 64 of `a-z`, `0-9`, `-`, `_`, starting with a letter or digit.
+    static func isValidChannelName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...64).contains(bytes.count) else { return false }
+        return bytes.enumerated().allSatisfy { index, c in
+            (0x61...0x7A).contains(c) || (0x30...0x39).contains(c) || (index > 0 && (c == 0x2D || c == 0x5F))
+        }
+    }
+
+    /// The station's TUF client for `--repository`; without it, `--repository` is missing
+    /// (a usage error). The trust root is `--trusted-root`, else the per-user or system
+    /// root.json (``StationPaths``); plain http is refused unless `--allow-insecure-http`.
+    func openStation() throws -> FirmwareChannel {
+        guard let channel = try openStationIfGiven() else { throw CLIError.missingOption(option: Self.repository.spelling) }
+        return channel
+    }
+
+    /// ``openStation()``, or `nil` when no `--repository` was given.
+    func openStationIfGiven() throws -> FirmwareChannel? {
         guard let url = repositoryURL else { return nil }
         let environment = ProcessInfo.processInfo.environment
         guard let root = StationPaths.trustedRoot(explicit: trustedRootFile, environment: environment) else {
@@ -105,29 +100,6 @@ struct FirmwareOptions: Sendable {
             ? LocalFileFetcher() : CurlTUFFetcher(options: transfer, allowInsecureHTTP: allowInsecureHTTP)
         let station = StationRepository(stateDirectory: state, trustedRootFile: root, repositoryURL: url, fetcher: fetcher)
         return FirmwareChannel(repository: station, name: channel)
-    }
-
-    private static func path(_ values: ParsedValues, _ option: OptionDeclaration) throws(CLIError) -> String {
-        let value = values.value(option) ?? ""
-        guard !value.isEmpty else { throw .invalidValue(value: value, option: option.spelling) }
-        return value
-    }
-
-    /// The trusted keys, read and checked.
-    func loadTrustedKeys() throws(FirmwareError) -> TrustedKeys {
-        try TrustedKeys.parse(FirmwarePublisher.readInput(trustedKeysFile, limit: 1 << 20), file: trustedKeysFile)
-    }
-
-    /// The cache, verifying with the trusted keys (created if missing).
-    func openCache() throws(FirmwareError) -> FirmwareCache {
-        try FirmwareCache(directory: cacheDirectory, verifier: MetadataVerifier(trustedKeys: loadTrustedKeys()))
-    }
-
-    /// The channels over the cache, with the transfer options (a pinned CA when given).
-    func openChannels() throws(FirmwareError) -> FirmwareChannels {
-        var transfer = TransferOptions()
-        if let caBundle { transfer.trust = .pinned(caBundle: caBundle) }
-        return FirmwareChannels(cache: try openCache(), transfer: transfer)
     }
 }
 

@@ -475,9 +475,6 @@ final class DeviceWorker {
                 case .regionNotApproved:
                     delegate.setRegionCancelled(context)
                     return .failing(.refused, .regionNotAllowed(device: device.name, region: name, allowed: offered.names))
-                case .rejected(_, _, let status) where status.hasPrefix(StatusCode.unsupportedOpcode.name):
-                    delegate.notifyFirmwareDoesNotSupportSetRegion(context)
-                    return .failing(.failed, .regionUnsupported(device: device.name, firmware: "\(info.firmwareVersion)"))
                 default:
                     break
                 }

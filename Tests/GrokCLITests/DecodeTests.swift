@@ -49,8 +49,8 @@ func runTool(_ tool: String, _ arguments: [String]) throws -> String {
 extension CLI {
     @Suite("Audio decode")
     struct DecodeTests {
-        /// A recorded session between our host (``VendorReaderSession``) and our emulated
-        /// Grokker (``VendorGrokker``) over a clean simulated cable, recorded by
+        /// A recorded session between our host (``ReaderSession``) and our emulated
+        /// Grokker (``EmulatedGrokker``) over a clean simulated cable, recorded by
         /// ``RecordingPort`` as `--record-audio` records (left: played, right: captured), and
         /// the `audio decode --json` lines of the recording.
         struct Session {
@@ -73,10 +73,10 @@ extension CLI {
             }
             let scene = RFScene(tags: [RFScene.Tag(epc: [0x30, 0x08, 0x33, 0xb2, 0xdd, 0xd9, 0x01, 0x40, 0, 0, 0, 1],
                                                    placement: .distance(meters: 0.5))])
-            let grokker = try VendorGrokker(handler: GrokkerCommandHandler(store: store), sampleRate: sampleRate, scene: scene)
+            let grokker = try EmulatedGrokker(store: store, sampleRate: sampleRate, scene: scene)
             let cable = SimulatedCablePort(name: "decode", sampleRate: sampleRate, configuration: .clean, peer: grokker)
             let recording = try RecordingPort(wrapping: cable, directory: directory + "/recordings")
-            let session = try VendorReaderSession(port: recording, samplesPerBit: spb)
+            let session = try ReaderSession(port: recording, samplesPerBit: spb)
             _ = try session.connect()
             _ = try session.batteryInfo()
             if inventory {

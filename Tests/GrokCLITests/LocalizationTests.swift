@@ -41,7 +41,7 @@ extension CLI {
                 // and formats that every one of these languages writes as English does.
                 let international: Set<MessageKey> = [
                     .inventoryColumnEpc, .inventoryColumnRssi, .infoBitRate, .infoMilliseconds, .infoDeviceFailed,
-                    .infoHardware,
+                    .infoHardware, .valueHex, .packageFactSHA256,
                 ]
                 let same = MessageKey.allCases.filter {
                     !$0.rawValue.hasPrefix("region.") && !international.contains($0)

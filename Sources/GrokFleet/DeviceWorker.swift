@@ -537,6 +537,9 @@ final class DeviceWorker {
         guard let session, let info else { throw Stop() }
         if mode == .verify {
             if step == .finalSmokeTest { return .skipped("step_not_applicable") }
+        } else if step == .smokeTest, changed.contains(.firmware) {
+            // A unit repaired from its loader first: the final smoke test, after every change, proves it.
+            return .skipped("step_not_needed", "the final smoke test follows the update")
         } else if !smokeTestOwed(step) {
             return .skipped("step_already_satisfied", "a smoke test passed since the last change")
         }

@@ -25,6 +25,10 @@
 #                  run closed `cancelled` (prints the slowest end, in ms)
 #   frozen:stall   the same with no signal and `timeouts.stall_s` 1: the run must end by the
 #                  bound (exit 1, `fleet_reader_frozen`), its run closed
+#   firmware       power cuts and unplugs at seeded points of a fleet firmware update, in
+#                  process (GrokFleetTests' FirmwareChaosTests with GROKCTL_FIRMWARE_CHAOS_SEEDS
+#                  = 50 x TRIALS seeds, run only when named: CAMPAIGNS=firmware); each unit must
+#                  answer afterwards and be updated by a re-run
 # CAMPAIGNS="diskfull:state frozen:TERM" runs only those (default: all; naming any of the
 # older campaigns runs them all, and prints the ones named). The diskfull campaigns need a
 # mount namespace: the script re-runs itself under `unshare -m` (root) or
@@ -54,7 +58,6 @@ VERIFY=$ROOT/profiles/verify-us.json
 
 new_world() {
     W=$(mktemp -d /tmp/grokchaos.XXXXXX)
-    cp -r "$ROOT/firmware-cache" "$W/cache"
     for n in 0 1 2 3; do
         mkdir -p "$W/bench/sim-$n"
         cp "$ROOT/profiles/scenes/demo.json" "$W/bench/sim-$n/scene.json"
@@ -62,8 +65,8 @@ new_world() {
     LEDGER=$W/state/grokctl/ledger.sqlite
 }
 
-g() { XDG_STATE_HOME=$W/state HOME=$W "$GROKCTL" "$@" --bench "$W/bench" --cache "$W/cache" \
-        --trusted-keys "$ROOT/profiles/firmware-keys.json"; }
+g() { XDG_STATE_HOME=$W/state HOME=$W "$GROKCTL" "$@" --bench "$W/bench" --repository "$ROOT/firmware/demo-channel" \
+        --trusted-root "$ROOT/firmware/demo-channel/root.json" --state "$W/tuf-state"; }
 provision() { g provision --profile "$PROFILE" --unattended --device "${1:-sim:0-3}" --json; }
 # The same in the background, as a process of its own ($! is grokctl itself, not a subshell,
 # so the signals below reach it).
@@ -254,9 +257,20 @@ for ((t = 1; t <= TRIALS; t++)); do
     finish_trial head
 done
 
+if [[ " ${CAMPAIGNS:-} " == *" firmware "* ]]; then
+    seeds=$(( ${1:-20} * 50 ))
+    if ( cd "$ROOT" && GROKCTL_FIRMWARE_CHAOS_SEEDS=$seeds swift test -c release -Xswiftc -enable-testing --skip-build \
+            --filter FirmwareChaosTests >/tmp/grokchaos-firmware.log 2>&1 ); then
+        TRIALS_OF[firmware]=$seeds; SURVIVED[firmware]=$seeds
+    else
+        TRIALS_OF[firmware]=$seeds; SURVIVED[firmware]=$(( seeds - $(grep -c 'recorded an issue with 1 argument' /tmp/grokchaos-firmware.log) ))
+        LOST[firmware]="see /tmp/grokchaos-firmware.log;"
+    fi
+fi
+
 printf '%-18s %7s %9s  %s\n' campaign trials survived lost
 for c in same2 same4 disjoint kill9 change:provision change:region change:firmware sig:TERM sig:INT sig:HUP sig:PIPE sig:XFSZ head \
-         diskfull:state diskfull:bench frozen:TERM frozen:stall; do
+         diskfull:state diskfull:bench frozen:TERM frozen:stall firmware; do
     want "$c" || continue
     printf '%-18s %7s %9s  %s\n' "$c" "${TRIALS_OF[$c]:-0}" "${SURVIVED[$c]:-0}" "${LOST[$c]:-none}"
 done

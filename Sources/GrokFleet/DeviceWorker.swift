@@ -55,7 +55,10 @@ final class DeviceWorker {
     var info: ReaderInfo? { context.info }
     var serial: String { context.serial ?? "" }
     var firmwareText: String? { info.map { "\($0.firmwareVersion)" } }
-    var regionText: String? { info?.region?.name }
+    /// The region the unit was set to (`nil`: not set, whatever the vendor rules show).
+    var regionText: String? { info.flatMap { Self.regionSetByUser(info: $0, version: session?.version) }?.name }
+    /// ``regionText`` when the unit was first connected.
+    var firstRegion: String?
 
     // MARK: The run
 
@@ -133,7 +136,7 @@ final class DeviceWorker {
         let firstFirmware = first.map { "\($0.firmwareVersion)" }
         return DeviceReport(device: device.name, serial: context.serial, outcome: outcome, code: code, arguments: arguments,
                             steps: steps, smokeTests: smokeTests, firmwareBefore: firstFirmware, firmwareAfter: firmwareText,
-                            regionBefore: first?.region?.name, regionAfter: regionText)
+                            regionBefore: firstRegion, regionAfter: regionText)
     }
 
     /// What a step's body returns.
@@ -297,7 +300,10 @@ final class DeviceWorker {
         do {
             let connected = try connectWithRetries()
             context.info = connected
-            if first == nil { first = connected }
+            if first == nil {
+                first = connected
+                firstRegion = regionText
+            }
             return .done("step_connected", "connected in \(FleetError.number((session?.connectMilliseconds ?? 0) / 1000)) s of audio")
         } catch {
             return readerFailure(.connect, error)
@@ -423,7 +429,8 @@ final class DeviceWorker {
     func region() throws(Stop) -> Result {
         guard let policy = profile.region else { return .skipped("step_not_configured") }
         guard let session, let info else { throw Stop() }
-        let current = info.region
+        // What the unit says it was set to (a region the vendor rules only show is "not set").
+        let current = Self.regionSetByUser(info: info, version: session.version)
         let satisfied = Self.regionSatisfied(policy, info: info, version: session.version)
         if mode == .verify {
             if satisfied { return .done("step_verified", "region \(current?.name ?? "")") }
@@ -492,10 +499,15 @@ final class DeviceWorker {
     /// only when its GetVersion says the user set it (flag 0x80), so such a unit is given
     /// the profile's region explicitly (readers that enforce it refuse an inventory otherwise).
     static func regionSatisfied(_ policy: Profile.RegionPolicy, info: ReaderInfo, version: VendorReaderVersion?) -> Bool {
-        guard let current = info.region else { return false }
-        if let version, version.deviceFlags & RegionSettingRules.userHasSetRegionFlag == 0 { return false }
+        guard let current = regionSetByUser(info: info, version: version) else { return false }
         if let wanted = policy.set { return current.number == wanted.number }
         return policy.allows(current)
+    }
+
+    /// The region the unit was set to: `nil` when GetVersion's user-set flag is clear.
+    static func regionSetByUser(info: ReaderInfo, version: VendorReaderVersion?) -> RegionSetting? {
+        if let version, version.deviceFlags & RegionSettingRules.userHasSetRegionFlag == 0 { return nil }
+        return info.region
     }
 
     /// Whether a smoke test is still owed. In this run: after a change made in this run
@@ -522,6 +534,9 @@ final class DeviceWorker {
         guard let session, let info else { throw Stop() }
         if mode == .verify {
             if step == .finalSmokeTest { return .skipped("step_not_applicable") }
+        } else if step == .smokeTest, changed.contains(.firmware) {
+            // A unit repaired from its loader first: the final smoke test, after every change, proves it.
+            return .skipped("step_not_needed", "the final smoke test follows the update")
         } else if !smokeTestOwed(step) {
             return .skipped("step_already_satisfied", "a smoke test passed since the last change")
         }
@@ -547,7 +562,7 @@ final class DeviceWorker {
                 reads: measurement.reads, readsPerSecond: measurement.readsPerSecond, uniqueTags: measurement.uniqueTags,
                 expectedTags: policy.referenceTags.map(\.description), missingTags: measurement.missingTags,
                 strongestRSSI: measurement.strongestRSSI, weakestReferenceRSSI: measurement.weakestReferenceRSSI,
-                firmware: "\(info.firmwareVersion)", region: info.region?.name, time: runner.options.clock())
+                firmware: "\(info.firmwareVersion)", region: regionText, time: runner.options.clock())
             smokeTests.append(record)
             do {
                 try runner.recorder.recordSmokeTest(record)
@@ -726,7 +741,7 @@ final class DeviceWorker {
     func deviceRecord(outcome: DeviceOutcome, provisioning: ProvisioningRecord?) -> DeviceRecord {
         let info = self.info!
         return DeviceRecord(serial: info.serialNumberText, hardwareModel: info.hardwareModel, hardwareRevision: Int(info.hardwareRevision),
-                            firmware: "\(info.firmwareVersion)", loader: "\(info.loaderVersion)", region: info.region?.name,
+                            firmware: "\(info.firmwareVersion)", loader: "\(info.loaderVersion)", region: regionText,
                             provisioned: info.provisioned, antennaType: provisioning.map { Int($0.antennaType) },
                             provisioningStatus: provisioning?.status.name, lastDevice: device.name, lastRunID: runID,
                             lastOutcome: outcome, updated: runner.options.clock())
@@ -778,16 +793,17 @@ final class DeviceWorker {
         }
         // Region.
         var region = info.region
+        let userRegion = Self.regionSetByUser(info: info, version: session.version)
         if let r = profile.region {
             let satisfied = Self.regionSatisfied(r, info: info, version: session.version)
             if satisfied {
                 add(.region, verify ? .run : .skip, verify ? "step_verified" : "step_already_satisfied", [], info.region?.name ?? "")
             } else if verify {
-                add(.region, .refuse, "fleet_verify_mismatch", [], info.region?.name ?? "not set")
+                add(.region, .refuse, "fleet_verify_mismatch", [], userRegion?.name ?? "not set")
             } else if let wanted = r.set {
                 changes = true
                 region = wanted.setting
-                add(.region, .run, "step_region_set", [], "\(info.region?.name ?? "not set") -> \(wanted.name)")
+                add(.region, .run, "step_region_set", [], "\(userRegion?.name ?? "not set") -> \(wanted.name)")
             } else {
                 add(.region, .run, "step_region_set", [], "a region to choose from the allowed list")
                 changes = true

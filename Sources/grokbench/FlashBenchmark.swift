@@ -16,8 +16,10 @@ import UGrokIt
 /// the demo channel's READER, the first 61440 bytes of firmware/demo/grokker-app-1.8.0.hex
 /// (real machine code: the start of libasound's x86-64 `.text`), at 0x1000.
 ///
-/// With `GROKCTL_VENDOR_SDK` naming the vendor library, `update_time_vs_vendor` would be
-/// ours over the vendor host updating the same image (not measured yet: see docs/benchmarks.md).
+/// With `GROKCTL_VENDOR_SDK` naming the vendor library, `update_time_vs_vendor` is ours over
+/// the vendor host (the harness' `vendorhost firmware-update`, scripts/vendor-harness.sh)
+/// updating the same image on the same kind of out-of-the-box emulated Grokker, both in
+/// audio seconds at 12 spb; the vendor's run is in real time (about four minutes).
 enum FlashBenchmark {
     static let appHexPath = "firmware/demo/grokker-app-1.8.0.hex"
     static let loaderHexPath = "firmware/demo/grokker-loader-1.0.0.hex"
@@ -31,12 +33,14 @@ enum FlashBenchmark {
         figures.set("image_deflate_ratio", Double(deflated) / Double(bytes), digits: 3)
 
         var accepted: [String] = []
+        var oursDefault: Double?
         for samplesPerBit in VendorModemSetting.supportedSamplesPerBit {
             guard let report = flash(image, samplesPerBit: samplesPerBit) else { continue }
             accepted.append(String(samplesPerBit))
             figures.set("update_s_spb_\(samplesPerBit)", report.audioSeconds, digits: 1)
             if samplesPerBit == VendorModemSetting.defaultSamplesPerBit {
                 figures.set("update_s_default", report.audioSeconds, digits: 1)
+                oursDefault = report.audioSeconds
                 figures.set("chunk_bytes", Double(report.chunkBytes))
                 figures.set("chunks", Double(report.chunks))
                 // The bytes' air time at this setting (a UART byte is 10 bits).
@@ -45,6 +49,10 @@ enum FlashBenchmark {
             }
         }
         figures.set("accepted_spb", accepted.joined(separator: ","))
+        if let ours = oursDefault, let vendor = vendorUpdateSeconds(image) {
+            figures.set("vendor_update_s_default", vendor, digits: 1)
+            figures.set("update_time_vs_vendor", ours / vendor, digits: 3)
+        }
 
         let (ours, openssl) = verifySpeeds()
         figures.set("verify_mb_per_s", ours, digits: 0)
@@ -96,6 +104,64 @@ enum FlashBenchmark {
             return report
         } catch {
             fatalError("grokbench flash: cannot make the emulated unit: \(error)")
+        }
+    }
+
+    /// The vendor host's update of `image` onto an out-of-the-box emulated Grokker: audio
+    /// seconds (the harness' sample clock) from `firmware_update_started` to
+    /// `firmware_completed` with result 0; `nil` without the library or when it fails.
+    static func vendorUpdateSeconds(_ image: UgifImage) -> Double? {
+        guard let sdk = ProcessInfo.processInfo.environment["GROKCTL_VENDOR_SDK"], FileManager.default.isReadableFile(atPath: sdk) else {
+            return nil
+        }
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("grokbench-vendor-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        func say(_ text: String) { FileHandle.standardError.write(Data("grokbench flash: vendor: \(text)\n".utf8)) }
+        do {
+            try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+            let build = Process()
+            build.executableURL = URL(fileURLWithPath: "scripts/vendor-harness.sh")
+            build.arguments = [work + "/harness"]
+            build.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+            try build.run()
+            build.waitUntilExit()
+            guard build.terminationStatus == 0, FileManager.default.isExecutableFile(atPath: work + "/harness/vendorhost") else {
+                say("the harness did not build")
+                return nil
+            }
+            let file = work + "/" + image.fileName(name: "bench")
+            try image.encoded().write(toFile: file, atomically: true, encoding: .utf8)
+            let h2p = work + "/h2p", p2h = work + "/p2h", events = work + "/host.jsonl"
+            guard mkfifo(h2p, 0o600) == 0, mkfifo(p2h, 0o600) == 0 else { say("mkfifo failed"); return nil }
+            let grokker = try EmulatedGrokker(benchDirectory: work + "/bench", index: 0)
+            let host = Process()
+            host.executableURL = URL(fileURLWithPath: work + "/harness/vendorhost")
+            host.arguments = ["--sdk", sdk, "--pcm-out", h2p, "--pcm-in", p2h, "--events", events,
+                              "connect", "firmware-update", file, "900"]
+            host.standardError = FileHandle(forWritingAtPath: "/dev/null")
+            try host.run()
+            let started = Date()
+            let port = try RawPipePort(inputPath: h2p, outputPath: p2h)
+            _ = try? DeviceRunner.run(grokker, on: port, shouldStop: { !host.isRunning || Date().timeIntervalSince(started) > 1000 })
+            port.close()
+            if host.isRunning { host.terminate() }
+            host.waitUntilExit()
+            let text = (try? String(contentsOfFile: events, encoding: .utf8)) ?? ""
+            var start: Double?, end: Double?
+            for line in text.split(separator: "\n") {
+                guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+                      let event = object["event"] as? String, let t = object["t"] as? Double else { continue }
+                if event == "firmware_update_started", (object["rc"] as? Int) == 0 { start = t }
+                if event == "firmware_completed" {
+                    let result = object["result"] as? Int ?? (object["a"] as? [Int])?.first
+                    if result == 0 { end = t } else { say("firmware_completed \(object)") }
+                }
+            }
+            guard let start, let end else { say("no completed update in \(events)"); return nil }
+            return end - start
+        } catch {
+            say("\(error)")
+            return nil
         }
     }
 

@@ -38,8 +38,10 @@ struct FaultPoint: CustomTestStringConvertible, Sendable {
 
     var testDescription: String { "seed \(seed): \(unplug ? "unplug" : "power cut") \(samples) samples after byte \(byte)" }
 
-    /// 54 seeded faults: 36 power cuts, 18 unplugs.
-    static let all = (0..<54).map { FaultPoint(seed: UInt64($0)) }
+    /// 54 seeded faults (36 power cuts, 18 unplugs); the long campaign sets
+    /// `GROKCTL_FIRMWARE_CHAOS_SEEDS` (scripts/chaos.sh, `firmware` campaign).
+    static let all = (0..<(Int(ProcessInfo.processInfo.environment["GROKCTL_FIRMWARE_CHAOS_SEEDS"] ?? "") ?? 54))
+        .map { FaultPoint(seed: UInt64($0)) }
 }
 
 @Suite("Power cuts and unplugs during a fleet firmware update")

@@ -485,8 +485,24 @@ public final class EmulatedGrokker: CablePeer {
         let millivolts = 3300 + 900 * percent / 100
         var flags: VendorBatteryFlags = []
         if percent > 0 { flags.insert(.canScan) }
-        return VendorBatteryLevel(raw: UInt16(millivolts), voltageCode: UInt8(clamping: (millivolts - 2000) / 10),
-                                  flags: flags, percent: UInt8(percent))
+        return VendorBatteryLevel(raw: UInt16(Self.rawBatteryReading(percent: percent, hardwareRevision: state.hardwareRevision)),
+                                  voltageCode: UInt8(clamping: (millivolts - 2000) / 10), flags: flags, percent: UInt8(percent))
+    }
+
+    /// The raw battery reading a unit of `hardwareRevision` gives at `percent`: the lowest
+    /// reading the vendor host's curve for that revision turns into `percent` (or the nearest
+    /// it can give), so a host that reads the curve (revision 3 and lower) and one that reads
+    /// the percent byte see the same charge.
+    static func rawBatteryReading(percent: Int, hardwareRevision: UInt8) -> Int {
+        let points = VendorBatteryCurves.curve(hardwareRevision: hardwareRevision).discharging
+        var best = points[0]
+        var bestDistance = Int.max
+        for raw in points[0]...points[25] {
+            let distance = abs(VendorBatteryCurves.percent(raw: raw, charging: false, hardwareRevision: hardwareRevision).percent - percent)
+            if distance < bestDistance { best = raw; bestDistance = distance }
+            if distance == 0 { break }
+        }
+        return best
     }
 
     private func provision(_ request: VendorProvisioning) -> VendorReply {

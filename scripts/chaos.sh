@@ -73,7 +73,7 @@ provision() { g provision --profile "$PROFILE" --unattended --device "${1:-sim:0
 provision_bg() {
     ( export XDG_STATE_HOME=$W/state HOME=$W
       exec "$GROKCTL" provision --profile "$PROFILE" --unattended --device "${1:-sim:0-3}" --json --bench "$W/bench" \
-          --cache "$W/cache" --trusted-keys "$ROOT/profiles/firmware-keys.json" ) &
+          --repository "$ROOT/firmware/demo-channel" --trusted-root "$ROOT/firmware/demo-channel/root.json" --state "$W/tuf-state" ) &
 }
 
 # Prints what is wrong with the world, nothing when every check holds.
@@ -150,8 +150,8 @@ frozen_trial() {
     local emu=$!
     ( export XDG_STATE_HOME=$W/state HOME=$W
       exec "$GROKCTL" --alsa-config "$ASOUNDRC" provision --profile "$profile" --unattended --json \
-          --device "alsa:grokbench_host:PLAYBACK=\"$W/pb\",CAPTURE=\"$W/cp\"" --bench "$W/bench" --cache "$W/cache" \
-          --trusted-keys "$ROOT/profiles/firmware-keys.json" ) >"$W/out" 2>/dev/null &
+          --device "alsa:grokbench_host:PLAYBACK=\"$W/pb\",CAPTURE=\"$W/cp\"" --bench "$W/bench" \
+          --repository "$ROOT/firmware/demo-channel" --trusted-root "$ROOT/firmware/demo-channel/root.json" --state "$W/tuf-state" ) >"$W/out" 2>/dev/null &
     local pid=$! problems=""
     for _ in $(seq 1000); do [ "$(grep -c step_finished "$W/out" 2>/dev/null)" -ge 2 ] && break; sleep 0.01; done
     kill -STOP $emu

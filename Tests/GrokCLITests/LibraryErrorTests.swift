@@ -85,7 +85,7 @@ struct LibraryErrorTests {
     }
 
     @Test func firmwareErrors() {
-        let f = "pkg.grokfw"
+        let f = "pkg.ugif"
         let samples: [FirmwareError] = [
             .hexRecord(file: "a.hex", line: 3, detail: "bad length"), .hexChecksum(file: "a.hex", line: 4, expected: 0x12, found: 0x13),
             .hexOverlap(file: "a.hex", line: 9, otherLine: 2, address: 0x0800_8000), .hexMissingEnd(file: "a.hex"),
@@ -152,9 +152,9 @@ struct LibraryErrorTests {
             .json(detail: "duplicate key sha256", offset: 120), .metadata(role: "release", detail: "bad key"),
             .threshold(role: "root", valid: 1, threshold: 2), .expired(role: "timestamp", expires: "2026-12-02T00:00:00Z"),
             .rollback(role: "timestamp", trusted: 9, offered: 3), .versionMismatch(role: "snapshot", expected: 4, found: 3),
-            .lengthOrHash(what: "release/a.grokfw", detail: "sha256 differs"), .notFound(url: u),
+            .lengthOrHash(what: "release/a.ugif", detail: "sha256 differs"), .notFound(url: u),
             .fetch(url: u, cause: "net_stalled", detail: "slow"), .tooLarge(url: u, limit: 16_384),
-            .storage(path: "/var/lib/grokctl/tuf", detail: "symbolic link"), .unknownTarget(target: "release/x.grokfw"),
+            .storage(path: "/var/lib/grokctl/tuf", detail: "symbolic link"), .unknownTarget(target: "release/x.ugif"),
             .workflow(detail: "refresh first"), .publisher(detail: "not signed yet: root (1 of 2)"),
             .insecureTransport(url: "http://fw.example/metadata/"),
         ]

@@ -213,7 +213,7 @@ extension CLI {
                 .conflictingOptions("--name", "--package"), .missingOneOf(["<file>", "--name"]), .invalidChannel("Rel ease"),
                 .invalidServerURL("ftp://x"), .invalidPercent(value: "120", option: "--min-battery"),
                 .invalidFirmwareVersion("1.x"), .versionNotListed(channel: "release", version: "1.9.0"),
-                .packageNotListed(file: "a.grokfw", channel: "release"), .noDevices(bench: "/b"),
+                .packageNotListed(file: "a.ugif", channel: "release"), .noDevices(bench: "/b"),
                 .ledgerMissing(path: "/l.sqlite"), .ledgerNoDevice(serial: "12345678", path: "/l.sqlite"),
             ]
             for sample in samples {

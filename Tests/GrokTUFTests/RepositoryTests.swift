@@ -81,8 +81,8 @@ struct RepositoryTests {
     func publishedRepositoryIsAccepted() async throws {
         let repo = try PublishedRepository()
         let custom = obj(("version", .string("1.9.9")), ("notes", obj(("en", .string("fixes")), ("de", .string("behebt")))))
-        let path = try repo.repository.addTarget(channel: "release", name: "grokker-1.9.9.grokfw", bytes: image, custom: custom, now: repo.now)
-        #expect(path == "release/grokker-1.9.9.grokfw")
+        let path = try repo.repository.addTarget(channel: "release", name: "grokker-1.9.9.ugif", bytes: image, custom: custom, now: repo.now)
+        #expect(path == "release/grokker-1.9.9.ugif")
         try repo.signAll()
         try repo.timestampAndPublish()
         let client = try repo.newClient()
@@ -92,13 +92,13 @@ struct RepositoryTests {
         #expect(info.custom == custom)
         #expect(try await updater.download(info, to: client + "/targets") == image)
         // Consistent snapshots: the served image is named by its hash.
-        #expect(FileManager.default.fileExists(atPath: repo.served + "/targets/release/" + SHA256.hash(image).hex + ".grokker-1.9.9.grokfw"))
+        #expect(FileManager.default.fileExists(atPath: repo.served + "/targets/release/" + SHA256.hash(image).hex + ".grokker-1.9.9.ugif"))
     }
 
     @Test("publish is refused until every role has its threshold of signatures, and names what is missing")
     func publishNeedsEverySignature() throws {
         let repo = try PublishedRepository(rootKeys: [try .ed25519(), try .ecdsaP256()], rootThreshold: 2)
-        try repo.repository.addTarget(channel: "release", name: "a.grokfw", bytes: image, custom: nil, now: repo.now)
+        try repo.repository.addTarget(channel: "release", name: "a.ugif", bytes: image, custom: nil, now: repo.now)
         try repo.repository.sign(role: "root", with: repo.root[0])
         try repo.repository.sign(role: "targets", with: repo.targets)
         try repo.repository.sign(role: "release", with: repo.release)
@@ -129,7 +129,7 @@ struct RepositoryTests {
             #expect(try TUFSigningKey.publicKey(pem: String(decoding: pub.output, as: UTF8.self)).keyID == key.keyID)
         }
         let repo = try PublishedRepository(rootKeys: [ed.key, ec.key, rsa.key], rootThreshold: 2)
-        try repo.repository.addTarget(channel: "development", name: "b.grokfw", bytes: image, custom: nil, now: repo.now)
+        try repo.repository.addTarget(channel: "development", name: "b.ugif", bytes: image, custom: nil, now: repo.now)
         try repo.repository.sign(role: "root", with: ec.key)
         try repo.repository.sign(role: "root", with: rsa.key)
         try repo.repository.sign(role: "targets", with: repo.targets)
@@ -139,7 +139,7 @@ struct RepositoryTests {
         let client = try repo.newClient()
         let updater = try repo.updater(client)
         try await updater.refresh()
-        #expect(try await updater.targetInfo("development/b.grokfw") != nil)
+        #expect(try await updater.targetInfo("development/b.ugif") != nil)
     }
 
     @Test("a small-order Ed25519 public key is refused as a role key")
@@ -181,7 +181,7 @@ struct RepositoryTests {
     @Test("after a channel key is rotated, metadata signed by the old key is refused")
     func channelRotation() async throws {
         let repo = try PublishedRepository()
-        try repo.repository.addTarget(channel: "release", name: "a.grokfw", bytes: image, custom: nil, now: repo.now)
+        try repo.repository.addTarget(channel: "release", name: "a.ugif", bytes: image, custom: nil, now: repo.now)
         try repo.signAll()
         try repo.timestampAndPublish()
         let leaked = repo.release
@@ -194,7 +194,7 @@ struct RepositoryTests {
         let client = try repo.newClient()
         let updater = try repo.updater(client)
         try await updater.refresh()
-        #expect(try await updater.targetInfo("release/a.grokfw") != nil)
+        #expect(try await updater.targetInfo("release/a.ugif") != nil)
         // The attacker re-signs release.json with the old key and serves it under the name
         // the snapshot lists: refused.
         let version = try #require(try repo.repository.staged("release")).signed["version"]!.int64!
@@ -204,35 +204,35 @@ struct RepositoryTests {
         let other = try repo.newClient()
         let attacked = try repo.updater(other)
         try await attacked.refresh()
-        await #expect(throws: TUFError.self) { _ = try await attacked.targetInfo("release/a.grokfw") }
+        await #expect(throws: TUFError.self) { _ = try await attacked.targetInfo("release/a.ugif") }
     }
 
     @Test("the development key cannot sign a release target: the delegation trusts it for development/* only")
     func channelsAreConfinedToTheirPaths() async throws {
         let repo = try PublishedRepository()
-        try repo.repository.addTarget(channel: "development", name: "x.grokfw", bytes: image, custom: nil, now: repo.now)
+        try repo.repository.addTarget(channel: "development", name: "x.ugif", bytes: image, custom: nil, now: repo.now)
         // Hand-edit development.json to claim a release path too, and sign it with its own key.
         let dir = repo.work + "/metadata/development.json"
         var text = try String(contentsOfFile: dir, encoding: .utf8)
-        text = text.replacingOccurrences(of: "\"development/x.grokfw\"", with: "\"release/x.grokfw\"")
+        text = text.replacingOccurrences(of: "\"development/x.ugif\"", with: "\"release/x.ugif\"")
         try text.write(toFile: dir, atomically: true, encoding: .utf8)
         try repo.signAll()
         try FileManager.default.createDirectory(atPath: repo.work + "/targets/release", withIntermediateDirectories: true)
-        try Data(image).write(to: URL(fileURLWithPath: repo.work + "/targets/release/x.grokfw"))
+        try Data(image).write(to: URL(fileURLWithPath: repo.work + "/targets/release/x.ugif"))
         try repo.timestampAndPublish()
         let client = try repo.newClient()
         let updater = try repo.updater(client)
         try await updater.refresh()
-        #expect(try await updater.targetInfo("release/x.grokfw") == nil)
+        #expect(try await updater.targetInfo("release/x.ugif") == nil)
     }
 
     @Test("a target changed in the working copy after signing is refused at publish")
     func tamperedWorkingCopyIsNotPublished() throws {
         let repo = try PublishedRepository()
-        try repo.repository.addTarget(channel: "release", name: "a.grokfw", bytes: image, custom: nil, now: repo.now)
+        try repo.repository.addTarget(channel: "release", name: "a.ugif", bytes: image, custom: nil, now: repo.now)
         try repo.signAll()
         try repo.repository.timestamp(with: [repo.timestamp], snapshotKeys: [repo.snapshot], now: repo.now)
-        try Data("another image\n".utf8).write(to: URL(fileURLWithPath: repo.work + "/targets/release/a.grokfw"))
+        try Data("another image\n".utf8).write(to: URL(fileURLWithPath: repo.work + "/targets/release/a.ugif"))
         #expect(throws: TUFError.self) { try repo.repository.publish(to: repo.served, now: repo.now) }
         #expect(!FileManager.default.fileExists(atPath: repo.served + "/metadata/timestamp.json"))
     }
@@ -242,8 +242,8 @@ struct RepositoryTests {
         let repo = try PublishedRepository()
         try repo.signAll()
         try repo.timestampAndPublish()
-        try repo.repository.addTarget(channel: "release", name: "a.grokfw", bytes: image, custom: nil, now: repo.now)
-        try repo.repository.addTarget(channel: "release", name: "b.grokfw", bytes: image, custom: nil, now: repo.now)
+        try repo.repository.addTarget(channel: "release", name: "a.ugif", bytes: image, custom: nil, now: repo.now)
+        try repo.repository.addTarget(channel: "release", name: "b.ugif", bytes: image, custom: nil, now: repo.now)
         #expect(try repo.repository.staged("release")?.signed["version"] == .integer(2))
         try repo.repository.sign(role: "release", with: repo.release)
         #expect(throws: TUFError.self) { try repo.repository.timestamp(with: [repo.timestamp], snapshotKeys: [], now: repo.now) }
@@ -257,7 +257,7 @@ struct RepositoryTests {
         let python = try #require(pythonWithTUF)
         let prefix = python == "/usr/bin/env" ? ["python3"] : []
         let repo = try PublishedRepository(rootKeys: [try .rsaPSS(bits: 2048)])
-        try repo.repository.addTarget(channel: "release", name: "grokker-1.9.9.grokfw", bytes: image,
+        try repo.repository.addTarget(channel: "release", name: "grokker-1.9.9.ugif", bytes: image,
                                       custom: obj(("version", .string("1.9.9"))), now: testNow)
         try repo.signAll()
         // Rotate root to ECDSA so python-tuf walks a chain too.
@@ -270,9 +270,9 @@ struct RepositoryTests {
         repo.now = realNow
         try repo.repository.timestamp(with: [repo.timestamp], snapshotKeys: [repo.snapshot], now: realNow)
         try repo.repository.publish(to: repo.served, now: realNow)
-        let target = "release/grokker-1.9.9.grokfw"
+        let target = "release/grokker-1.9.9.ugif"
         #expect(try runProcess(python, prefix + [interopScript, repo.served, "client", target]).status == 0)
-        let file = repo.served + "/targets/release/" + SHA256.hash(image).hex + ".grokker-1.9.9.grokfw"
+        let file = repo.served + "/targets/release/" + SHA256.hash(image).hex + ".grokker-1.9.9.ugif"
         try Data("changed\n".utf8).write(to: URL(fileURLWithPath: file))
         try FileManager.default.removeItem(atPath: repo.served + "/python-client")
         #expect(try runProcess(python, prefix + [interopScript, repo.served, "client", target]).status == 1)

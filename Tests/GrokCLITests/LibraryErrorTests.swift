@@ -57,16 +57,6 @@ struct LibraryErrorTests {
             .hasPrefix("Ningún Grokker respondió en alsa:hw:1,0"))
     }
 
-    @Test func linkErrors() {
-        let samples: [LinkError] = [.notConnected, .messageTooLarge(size: 70_000, limit: 65_536), .queueFull(limit: 1_048_576)]
-        for sample in samples {
-            switch sample {
-            case .notConnected, .messageTooLarge, .queueFull: break
-            }
-        }
-        Self.check(samples)
-    }
-
     @Test func emulatorErrors() {
         let samples: [EmulatorError] = [
             .directory(path: "/b/sim-0", detail: "denied"), .stateUnreadable(path: "/b/sim-0/state.json", detail: "denied"),

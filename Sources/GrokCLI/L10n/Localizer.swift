@@ -26,7 +26,6 @@ public protocol CodedError: Error, CustomStringConvertible {
 extension AudioError: CodedError {}
 extension ProtocolError: CodedError {}
 extension EmulatorError: CodedError {}
-extension LinkError: CodedError {}
 extension ReaderError: CodedError {}
 extension FirmwareError: CodedError {}
 extension NetError: CodedError {}

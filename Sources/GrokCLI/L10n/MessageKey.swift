@@ -58,9 +58,6 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case errorReaderLostConnection = "error.reader_lost_connection"
     case errorReaderRejected = "error.reader_rejected"
     case errorReaderMalformedResponse = "error.reader_malformed_response"
-    case errorLinkNotConnected = "error.link_not_connected"
-    case errorLinkMessageTooLarge = "error.link_message_too_large"
-    case errorLinkQueueFull = "error.link_queue_full"
 
     // MARK: grokctl region
     case commandRegionAbstract = "command.region.abstract"

@@ -274,7 +274,7 @@ extension CLI {
             run.finish()
             let took = seconds(since: frozen)
             #expect(!watchdog.finish())
-            // Known bug (issue 13, open): about one run in four on the vendor stack, the
+            // Known bug (issue 13, open): in many runs (1 in 4 to 7 in 8 seen here), the
             // reader's thread stays in the ALSA file plugin's read of its FIFO although the
             // watchdog keeps signalling it, so the stall bound never ends the run (the test's
             // own 20 s timer does). A stop signal still ends such a run (the test above).

@@ -24,25 +24,18 @@ enum FirmwareText {
     }
 }
 
-/// What `firmware pack` made; its `--json` form (`custom` is what `repo add --custom` takes).
-struct UgifFacts: Encodable {
-    struct Section: Encodable {
-        let kind: String
-        let address: String
-        let length: Int
-        let crc32: String
-    }
-    let file: String
-    let size: Int
-    let sha256: String
-    let version: String
-    let hardwareName: String
-    let sections: [Section]
+/// What `firmware pack` made; its `--json` form: the image's facts (as `firmware verify`
+/// reports them) and `custom`, what `repo add --custom` takes.
+struct PackReport: Encodable {
+    let image: UgifFileFacts
     let custom: CustomReport
 
-    enum CodingKeys: String, CodingKey {
-        case file, size, sha256, version, sections, custom
-        case hardwareName = "hardware_name"
+    enum Key: String, CodingKey { case custom }
+
+    func encode(to encoder: any Encoder) throws {
+        try image.encode(to: encoder)
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(custom, forKey: .custom)
     }
 }
 
@@ -61,12 +54,8 @@ struct CustomReport: Encodable {
 /// vendor's `.ugif` image, and the description as the TUF target's custom object that
 /// `grokctl repo add --custom` lists beside it.
 func runFirmwarePack(_ command: FirmwarePackCommand, _ context: CommandContext) throws -> ExitCode {
-    func read(_ file: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw FirmwareError.io(path: file, operation: "read", detail: "cannot be read")
-        }
-        return Array(data)
-    }
+    // Intel HEX of a whole 64 KiB address space is under 200 KB; a description, far less.
+    func read(_ file: String) throws -> [UInt8] { try FirmwareFiles.readInput(file, limit: 16 << 20) }
     let metadata = try FirmwareReleaseMetadata.decode(try read(command.descriptionFile), file: command.descriptionFile)
     var application = try IntelHex.parse(try read(command.hexFile), file: command.hexFile)
     if let limit = command.readerBytes, let flat = application.flattened(), flat.bytes.count > limit {
@@ -94,35 +83,29 @@ func runFirmwarePack(_ command: FirmwarePackCommand, _ context: CommandContext) 
     }
     let bytes = Array(image.encoded(comments: command.comments).utf8)
     // Checked as a station will check it, before anything is written.
-    let release = try FirmwareRelease.check(bytes, path: name, metadata: metadata)
+    _ = try FirmwareRelease.check(bytes, path: name, metadata: metadata)
     try FirmwareFiles.write(bytes, to: command.outputFile)
     let custom = metadata.custom()
     if let customOutput = command.customOutput {
         try FirmwareFiles.write(JSONWriter.encode(custom, indent: 2) + [0x0A], to: customOutput)
     }
-    var sections: [UgifFacts.Section] = []
-    for (kind, section) in [("loader", image.loader), ("reader", Optional(image.reader))] {
-        guard let section else { continue }
-        sections.append(.init(kind: kind, address: FirmwareText.hex32(UInt32(section.address)), length: section.bytes.count,
-                              crc32: FirmwareText.hex32(section.crc32)))
-    }
-    let facts = UgifFacts(file: command.outputFile, size: release.length, sha256: release.sha256.hex, version: release.version.description,
-                          hardwareName: image.hardwareTypeName, sections: sections, custom: CustomReport(metadata: metadata))
+    let written = UgifFileFacts(file: command.outputFile, bytes: bytes, image: image)
+    let facts = PackReport(image: written, custom: CustomReport(metadata: metadata))
     let console = context.console
     if console.isJSON {
         console.json(facts)
     } else {
         console.say(.packWritten, command.outputFile)
         let l = context.localizer
-        console.print(l.text(.packageFactFile, facts.file))
-        console.print(l.text(.packageFactSize, String(facts.size)))
-        console.print(l.text(.packageFactSHA256, facts.sha256))
-        console.print(l.text(.packageFactVersion, facts.version))
-        console.print(l.text(.packageFactHardware, facts.hardwareName, metadata.hardwareRevisions.map(String.init).joined(separator: ", ")))
+        console.print(l.text(.packageFactFile, written.file))
+        console.print(l.text(.packageFactSize, String(written.size)))
+        console.print(l.text(.packageFactSHA256, written.sha256))
+        console.print(l.text(.packageFactVersion, written.version))
+        console.print(l.text(.packageFactHardware, written.hardwareName, metadata.hardwareRevisions.map(String.init).joined(separator: ", ")))
         console.print(l.text(.packageFactBuildDate, FirmwareText.timestamp(metadata.buildDate)))
         console.print(l.text(.packageFactProtocol, String(metadata.readerProtocol)))
         console.print(l.text(.packageFactAppliesTo, metadata.appliesTo.map { "\($0.min)-\($0.max)" }.joined(separator: ", ")))
-        for section in sections {
+        for section in written.sections {
             console.print(l.text(.packageFactSegment, section.kind, section.address, String(section.length), section.crc32))
         }
         if let customOutput = command.customOutput {

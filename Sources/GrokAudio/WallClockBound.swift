@@ -46,6 +46,8 @@ public final class WallClockBound: Sendable {
     }
 
     private let state: Mutex<State>
+    /// Interrupting signals the watchdog sent to calls under this bound (tests read it).
+    let signalsSent = Atomic<Int>(0)
     private let externalCancel: (@Sendable () -> Bool)?
 
     /// - Parameters:
@@ -183,6 +185,7 @@ final class ArmedCall: Sendable {
     let thread: pthread_t
     let since: ContinuousClock.Instant
     private let error = Mutex<AudioError?>(nil)
+    private let lastSignal = Mutex<ContinuousClock.Instant?>(nil)
 
     init(bound: WallClockBound, port: String, thread: pthread_t, since: ContinuousClock.Instant) {
         self.bound = bound
@@ -193,6 +196,16 @@ final class ArmedCall: Sendable {
 
     /// Set by the watchdog when the bound fired during this call.
     var firedError: AudioError? { error.withLock { $0 } }
+
+    /// Whether the call should be signalled (again) now: not signalled in the last `interval`.
+    func signalDue(now: ContinuousClock.Instant, interval: Duration) -> Bool {
+        lastSignal.withLock { last in
+            // A little slack, so a wake-up a hair early does not skip a whole interval.
+            if let last, last.advanced(by: interval * 0.9) > now { return false }
+            last = now
+            return true
+        }
+    }
 
     /// Records the error; whether this was the first time.
     func fire(_ fired: AudioError) -> Bool {
@@ -291,17 +304,28 @@ final class WallClockWatchdog: Sendable {
             let now = ContinuousClock.now
             let calls = armed.withLock { Array($0.values) }
             var next: ContinuousClock.Instant? = nil
+            // Cancellation is polled, and a fired call signalled again, so look again soon
+            // while anything is armed.
+            let soon = now.advanced(by: Self.repeatInterval)
             for call in calls {
+                let due: ContinuousClock.Instant
                 if let error = call.firedError ?? call.bound.check(port: call.port, now: now, blockedSince: call.since) {
                     // Counted under the lock disarm takes, so a call disarmed meanwhile is not counted.
                     armed.withLock { calls in
                         if calls[ObjectIdentifier(call)] != nil, call.fire(error) { Self.firedCalls.add(1, ordering: .releasing) }
                     }
-                    pthread_kill(call.thread, Self.signal)
+                    // At most once per interval per call, however often other calls wake the loop.
+                    if call.signalDue(now: now, interval: Self.repeatInterval) {
+                        pthread_kill(call.thread, Self.signal)
+                        call.bound.signalsSent.add(1, ordering: .relaxed)
+                    }
+                    // Its deadlines have passed: only the repeat is due. (Waking at a deadline
+                    // already passed made this loop spin, queueing real-time signals faster
+                    // than the blocked thread could take them: it never left its handler.)
+                    due = soon
+                } else {
+                    due = call.bound.nextWake(blockedSince: call.since).map { max(min($0, soon), now) } ?? soon
                 }
-                // Cancellation is polled, so look again soon while anything is armed.
-                let soon = now.advanced(by: Self.repeatInterval)
-                let due = call.bound.nextWake(blockedSince: call.since).map { min($0, soon) } ?? soon
                 next = next.map { min($0, due) } ?? due
             }
             condition.wait(until: next) { wake.withLock { woken in defer { woken = false }; return woken } }

@@ -274,18 +274,12 @@ extension CLI {
             run.finish()
             let took = seconds(since: frozen)
             #expect(!watchdog.finish())
-            // Known bug (issue 13, open): in many runs (1 in 4 to 7 in 8 seen here), the
-            // reader's thread stays in the ALSA file plugin's read of its FIFO although the
-            // watchdog keeps signalling it, so the stall bound never ends the run (the test's
-            // own 20 s timer does). A stop signal still ends such a run (the test above).
-            withKnownIssue("the stall bound sometimes does not interrupt a read blocked in ALSA's file plugin", isIntermittent: true) {
-                #expect(took < 15, "the run took \(took) s to end after the reader froze")
-                #expect(run.process.terminationReason == .exit && run.process.terminationStatus == 1,
-                        "status \(run.process.terminationStatus)")
-                #expect(run.text.contains("\"fleet_reader_frozen\""), "\(run.text)")
-                let runs = try Ledger.open(path: world.ledger, readOnly: true).runs()
-                #expect(runs.count == 1 && runs[0].endedAt != nil && runs[0].outcome == .failed, "\(runs)")
-            }
+            #expect(took < 15, "the run took \(took) s to end after the reader froze")
+            #expect(run.process.terminationReason == .exit && run.process.terminationStatus == 1,
+                    "status \(run.process.terminationStatus)")
+            #expect(run.text.contains("\"fleet_reader_frozen\""), "\(run.text)")
+            let runs = try Ledger.open(path: world.ledger, readOnly: true).runs()
+            #expect(runs.count == 1 && runs[0].endedAt != nil && runs[0].outcome == .failed, "\(runs)")
         }
 
         @Test("a second SIGHUP while the report is written does not kill the run: handlers stay installed to the end")

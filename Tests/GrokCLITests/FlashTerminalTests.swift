@@ -110,3 +110,40 @@ final class PseudoTerminal: @unchecked Sendable {
 @_silgen_name("grantpt") private func c_grantpt(_ fd: Int32) -> Int32
 @_silgen_name("unlockpt") private func c_unlockpt(_ fd: Int32) -> Int32
 @_silgen_name("ptsname") private func c_ptsname(_ fd: Int32) -> UnsafeMutablePointer<CChar>?
+
+/// Memory of many emulated Grokkers in one process (issue 12, item 9).
+@Suite("Memory of a bench")
+struct BenchMemoryTests {
+    @Test("64 emulated Grokkers, each with a scene file, in one grokctl process peak under 150 MB")
+    func sixtyFourUnitsFitIn150MB() throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for index in 0..<64 {
+            let unit = dir + "/bench/sim-\(index)"
+            try FileManager.default.createDirectory(atPath: unit, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: FlashTerminalTests.root + "/profiles/scenes/demo.json", toPath: unit + "/scene.json")
+        }
+        let path = try grokctlExecutable().path
+        let words: [String] = [path, "--bench", dir + "/bench", "info", "--device", "sim:0-63"]
+        let environment: [String] = ["PATH=/usr/bin:/bin", "HOME=" + dir]
+        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, dir + "/stdout", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, dir + "/stderr", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var pid: pid_t = 0
+        #expect(posix_spawn(&pid, path, &actions, nil, argv, envp) == 0)
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        let output = (try? String(contentsOfFile: dir + "/stdout", encoding: .utf8)) ?? ""
+        #expect(status == 0, "\(output)\((try? String(contentsOfFile: dir + "/stderr", encoding: .utf8)) ?? "")")
+        #expect((0..<64).allSatisfy { output.contains("sim:\($0) ") || output.contains("sim:\($0)\n") }, "\(output)")
+        // ru_maxrss is in KiB on Linux; 16 MiB per reader made this 650 MB.
+        #expect(usage.ru_maxrss < 150 * 1024, "peak RSS \(usage.ru_maxrss / 1024) MB")
+    }
+}

@@ -54,9 +54,14 @@ enum AtomicFile {
         try check("fstat") { fstat(fd, &info) }
         let size = Int(info.st_size)
         guard size <= limit else { throw .tooLarge(size: size) }
-        var bytes = [UInt8](repeating: 0, count: limit + 1)
+        // Sized by the file, not by the limit: one byte more than `fstat` says, so a file that
+        // grew since is noticed (the buffer then grows, never past `limit + 1`).
+        var bytes = [UInt8](repeating: 0, count: max(size, 0) + 1)
         var filled = 0
         while filled <= limit {
+            if filled == bytes.count {
+                bytes.append(contentsOf: repeatElement(0, count: min(bytes.count, limit + 1 - bytes.count)))
+            }
             let n = try check("read") {
                 bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
             }
@@ -64,7 +69,8 @@ enum AtomicFile {
             filled += n
         }
         guard filled <= limit else { throw .tooLarge(size: filled) }
-        return Array(bytes[0..<filled])
+        bytes.removeSubrange(filled...)
+        return bytes
     }
 
     /// What a temporary file of ``replace(_:with:)`` adds to the name: `state.json.tmp-<pid>-<random>`.

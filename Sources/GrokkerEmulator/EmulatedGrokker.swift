@@ -144,9 +144,11 @@ public final class EmulatedGrokker: CablePeer {
     }
 
     /// A unit from its state store, reading `scene.json` in its directory when there is one,
-    /// else the standard bench seeded by its serial; tag memory changes of earlier runs are
-    /// read back from `field-state.json`. The unit is switched on: it sends its request tone.
-    public convenience init(store: DeviceStateStore, sampleRate: Int = 44_100) throws(EmulatorError) {
+    /// else `bench` of its serial (the standard bench unless said; grokctl's `sim:N` use
+    /// ``RFScene/defaultBench(seed:)``); tag memory changes of earlier runs are read back
+    /// from `field-state.json`. The unit is switched on: it sends its request tone.
+    public convenience init(store: DeviceStateStore, sampleRate: Int = 44_100,
+                            bench: (UInt64) -> RFScene = RFScene.standardBench(seed:)) throws(EmulatorError) {
         let path = Self.path(store.deviceDirectory, "scene.json")
         var scene: RFScene?
         if FileManager.default.fileExists(atPath: path) {
@@ -156,7 +158,7 @@ public final class EmulatedGrokker: CablePeer {
                 throw .scene(path: path, detail: error.description)
             }
         }
-        try self.init(store: store, sampleRate: sampleRate, scene: scene)
+        try self.init(store: store, sampleRate: sampleRate, scene: scene ?? bench(UInt64(store.state.serialNumber)))
         do {
             try inventory.loadState(from: fieldStatePath)
         } catch {

@@ -22,6 +22,42 @@ extension RFScene {
         }
         return RFScene(tags: tags)
     }
+
+    /// The EPCs the shipped profiles' smoke tests expect to read (`profiles/bench-us.json`,
+    /// `profiles/verify-us.json`: `smoke_test.reference_tags`): the demo scene's nearest
+    /// jeans, sneakers and t-shirt.
+    public static let referenceTags: [(name: String, epc: String, meters: Double)] = [
+        ("reference jeans", "3034257BF4789000000003E8", 0.3),
+        ("reference sneakers", "3034257BF4DA1C00000003EF", 0.6),
+        ("reference t-shirt", "3034257BF4789040000003ED", 1.2),
+    ]
+
+    /// The tag the README's examples name (`grokctl locate 3074257BF7194E4000001A85`): an
+    /// item of the standard bench's company and product with serial 6789, at 1 m.
+    public static let exampleTag = (name: "example item", epc: "3074257BF7194E4000001A85", meters: 1.0)
+
+    /// The field of an emulated Grokker on the default bench (`sim:N` with no `scene.json`
+    /// of its own): the ``standardBench(seed:)``, then the shipped profiles'
+    /// ``referenceTags`` and the README's ``exampleTag``, so that the README's commands and
+    /// the shipped profiles' smoke tests work on a bench nobody set up.
+    public static func defaultBench(seed: UInt64) -> RFScene {
+        var scene = standardBench(seed: seed)
+        for tag in referenceTags + [exampleTag] {
+            scene.tags.append(Tag(name: tag.name, epc: hexBytes(tag.epc), placement: .distance(meters: tag.meters)))
+        }
+        return scene
+    }
+
+    private static func hexBytes(_ hex: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
+        }
+        return bytes
+    }
 }
 
 /// The reader's side of an inventory on an emulated Grokker: runs Gen2 rounds on the field

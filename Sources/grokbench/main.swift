@@ -2,7 +2,8 @@
 //   swift run -c release grokbench link --json
 //   swift run -c release grokbench cable --json
 //   swift run -c release grokbench flash --json
-//   swift run -c release grokbench fleet --json
+//   swift run -c release grokbench fleet --json [--devices N]   (grokctl provision, built beside it)
+//   swift run -c release grokbench sessions --json
 // Link figures but the CPU ones (`*_us_per_audio_s`, `demod_cpu_vs_*`) are counted in
 // samples (audio time), so they repeat exactly on any machine; CPU figures and realtime
 // factors depend on the machine.
@@ -10,9 +11,10 @@ import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let suites: [String: () -> Figures] = ["link": LinkBenchmark.run, "cable": CableBenchmark.run, "inventory": InventoryBenchmark.run,
-                                             "flash": FlashBenchmark.run, "fleet": FleetBenchmark.run]
+                                             "flash": FlashBenchmark.run, "fleet": ProvisionBenchmark.run,
+                                             "sessions": FleetBenchmark.run]
 guard let name = arguments.first, let suite = suites[name] else {
-    FileHandle.standardError.write(Data("usage: grokbench link|cable|inventory|flash|fleet [--json]\n".utf8))
+    FileHandle.standardError.write(Data("usage: grokbench link|cable|inventory|flash|fleet|sessions [--json] (fleet: [--devices N])\n".utf8))
     exit(64)
 }
 let figures = suite()

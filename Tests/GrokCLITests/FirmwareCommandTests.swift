@@ -93,8 +93,11 @@ extension CLI {
             process.interrupt()
             process.waitUntilExit()
             try handle.close()
-            #expect(process.terminationStatus == 1)
+            // Cancelled, not failed: 130 as any command Ctrl-C stopped (issue 12, item 8).
+            #expect(process.terminationStatus == 130)
             let events = jsonLines(try String(contentsOfFile: out, encoding: .utf8))
+            let summary = events.first { $0["event"] as? String == "flash_summary" }
+            #expect(summary?["outcome"] as? String == "cancelled" && summary?["cancelled"] as? Int == 1, "\(events)")
             let failed = try #require(events.first { $0["event"] as? String == "flash_failed" }, "\(events)")
             #expect(failed["result"] as? Int == 106 && failed["result_name"] as? String == "CANCELLED")
             #expect(failed["code"] as? String == "flash_update_cancelled")

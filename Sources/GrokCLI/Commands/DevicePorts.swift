@@ -30,7 +30,7 @@ enum DevicePorts {
             var random = SystemRandomNumberGenerator()
             let store = try DeviceStateStore.openOrCreate(deviceDirectory: context.bench.stateDirectory(for: index),
                                                           using: &random)
-            let grokker = try EmulatedGrokker(store: store, sampleRate: context.sampleRate)
+            let grokker = try EmulatedGrokker(store: store, sampleRate: context.sampleRate, bench: RFScene.defaultBench(seed:))
             var cable = context.cable
             cable.deviceClockPPM += grokker.clockErrorPPM
             port = SimulatedCablePort(name: spec.description, sampleRate: context.sampleRate,

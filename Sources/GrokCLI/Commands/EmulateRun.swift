@@ -65,7 +65,7 @@ func runEmulate(_ command: EmulateCommand, _ context: CommandContext) throws -> 
     let localizer = context.localizer
     var random = SystemRandomNumberGenerator()
     let store = try DeviceStateStore.openOrCreate(deviceDirectory: command.stateDirectory, using: &random)
-    let grokker = try EmulatedGrokker(store: store, sampleRate: command.sampleRate)
+    let grokker = try EmulatedGrokker(store: store, sampleRate: command.sampleRate, bench: RFScene.defaultBench(seed:))
     let audioOnStdout = command.outputPath == "-"
     let messages: Console.Stream = audioOnStdout ? .standardError : .standardOutput
 

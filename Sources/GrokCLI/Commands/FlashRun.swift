@@ -82,6 +82,10 @@ struct FlashSummaryEvent: Encodable {
     let updated: Int
     let skipped: Int
     let failed: Int
+    /// Devices whose update Ctrl-C (SIGINT, SIGTERM) stopped (vendor result CANCELLED).
+    let cancelled: Int
+    /// `done`, `failed` or `cancelled` (exit 0, 1, 130).
+    let outcome: String
 }
 
 // MARK: Work
@@ -272,7 +276,13 @@ func runFirmwareFlash(_ command: FirmwareFlashCommand, _ context: CommandContext
         }
         if stop.requested { cancel.set() }
     }
-    return presenter.summary(outcomes.compactMap { $0 })
+    if stop.requested { cancel.set() }
+    return presenter.summary(outcomes.compactMap { $0 }, stopped: cancel.isSet)
+}
+
+/// How `firmware flash` ends when Ctrl-C stopped it: 130, as the fleet commands.
+enum FlashExit {
+    static let cancelled = ExitCode(rawValue: 130)
 }
 
 /// Set once SIGINT arrives; read by every device's `shouldCancel`.
@@ -447,7 +457,7 @@ final class FlashPresenter {
                 console.print(localizer.text(.flashUpToDate, device, running))
             }
         case .failed(let error):
-            board?.finish(row: row, message: localizer.text(.progressFailed))
+            board?.finish(row: row, message: localizer.text(Self.wasCancelled(error) ? .progressCancelled : .progressFailed))
             if console.isJSON {
                 var result: FirmwareUpdateResult?
                 if let error = error as? FlashFailure { result = error.report.result }
@@ -465,20 +475,36 @@ final class FlashPresenter {
         UgifVersion(major: version.firmwareMajor, minor: version.firmwareMinor, build: version.firmwareBuild).description
     }
 
-    func summary(_ outcomes: [FlashOutcome]) -> ExitCode {
-        var updated = 0, skipped = 0, failed = 0
+    /// Whether `error` is an update the vendor's procedure ended CANCELLED (Ctrl-C).
+    static func wasCancelled(_ error: any Error) -> Bool {
+        (error as? FlashFailure)?.report.result == .cancelled
+    }
+
+    /// The summary line (or event) and the exit code: 130 when Ctrl-C stopped the run
+    /// (`stopped`) and something was left undone, else 0 only when every device ended on its target.
+    func summary(_ outcomes: [FlashOutcome], stopped: Bool = false) -> ExitCode {
+        var updated = 0, skipped = 0, failed = 0, cancelled = 0
         for outcome in outcomes {
             switch outcome {
             case .done: updated += 1
             case .skipped: skipped += 1
-            case .failed: failed += 1
+            case .failed(let error): if Self.wasCancelled(error) { cancelled += 1 } else { failed += 1 }
             }
         }
+        let interrupted = cancelled > 0 || (stopped && updated + skipped < devices.count)
+        // Ctrl-C echoes `^C` on the terminal's current line, below the bars: cleared.
+        if board != nil, stopped { FileDescriptorSink.standardError.write("\r\u{1B}[2K") }
         if console.isJSON {
-            console.json(FlashSummaryEvent(devices: outcomes.count, updated: updated, skipped: skipped, failed: failed))
+            console.json(FlashSummaryEvent(devices: outcomes.count, updated: updated, skipped: skipped, failed: failed,
+                                           cancelled: cancelled,
+                                           outcome: interrupted ? "cancelled" : failed == 0 ? "done" : "failed"))
+        } else if interrupted {
+            console.say(.flashCancelledSummary, String(updated), String(skipped), String(failed), String(cancelled),
+                        String(outcomes.count))
         } else {
             console.say(.flashSummary, String(updated), String(skipped), String(failed), String(outcomes.count))
         }
+        if interrupted { return FlashExit.cancelled }
         return failed == 0 && outcomes.count == devices.count ? .success : .failure
     }
 }

@@ -82,6 +82,20 @@ struct TagCommand: Command {
         let data: String?
     }
 
+    /// The sentence that says what a result means and what to do next.
+    static func sentence(_ status: TagAccessStatus) -> MessageKey {
+        switch status {
+        case .ok: .tagStatusOk
+        case .wrongPassword: .tagStatusWrongPassword
+        case .passwordRequired: .tagStatusPasswordRequired
+        case .memoryOverrun: .tagStatusMemoryOverrun
+        case .tagNotFound: .tagStatusTagNotFound
+        case .generalError: .tagStatusGeneralError
+        case .inventoryStopped: .tagStatusInventoryStopped
+        case .requiresAuthentication: .tagStatusRequiresAuthentication
+        }
+    }
+
     /// Connects, runs an inventory around `operation`, prints the vendor's result; exit 1
     /// unless it is OK.
     static func perform(_ target: Target, name: String, _ context: CommandContext,
@@ -104,7 +118,12 @@ struct TagCommand: Command {
         } else {
             console.print(context.localizer.text(.tagResult, target.device.description, target.epc.description,
                                                  status.description))
-            if let hex { console.print(hex.isEmpty ? "-" : hex) }
+            if status == .ok {
+                if let hex { console.print(hex.isEmpty ? "-" : hex) }
+            } else {
+                // What the vendor's code means, and what to do next.
+                console.print(context.localizer.text(Self.sentence(status), target.device.description))
+            }
         }
         return status == .ok ? .success : .failure
     }

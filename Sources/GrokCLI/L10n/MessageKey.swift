@@ -142,6 +142,14 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case valueBank = "value.bank"
     case valueBytes = "value.bytes"
     case tagResult = "tag.result"
+    case tagStatusGeneralError = "tag.status.general_error"
+    case tagStatusInventoryStopped = "tag.status.inventory_stopped"
+    case tagStatusMemoryOverrun = "tag.status.memory_overrun"
+    case tagStatusOk = "tag.status.ok"
+    case tagStatusPasswordRequired = "tag.status.password_required"
+    case tagStatusRequiresAuthentication = "tag.status.requires_authentication"
+    case tagStatusTagNotFound = "tag.status.tag_not_found"
+    case tagStatusWrongPassword = "tag.status.wrong_password"
 
     // MARK: grokctl locate
     case commandLocateAbstract = "command.locate.abstract"
@@ -339,6 +347,8 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case verifyListed = "verify.listed"
     case verifyNotListed = "verify.not_listed"
     case progressLine = "progress.line"
+    case progressCancelled = "progress.cancelled"
+    case progressShortLine = "progress.short_line"
     case progressDone = "progress.done"
     case progressFailed = "progress.failed"
     case phaseConnecting = "phase.connecting"
@@ -350,6 +360,7 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case flashUpToDate = "flash.up_to_date"
     case flashFailed = "flash.failed"
     case flashSummary = "flash.summary"
+    case flashCancelledSummary = "flash.cancelled_summary"
 
     // MARK: Firmware errors (CLIError, FirmwareError, NetError, CryptoError, FirmwareUpdateError)
     case errorUsageConflictingOptions = "error.usage_conflicting_options"

@@ -73,10 +73,11 @@ public enum LiveTable {
     /// Whether stdout is a terminal.
     public static var standardOutputIsTerminal: Bool { isatty(1) == 1 }
 
-    /// The terminal's size (columns, rows) from `TIOCGWINSZ`, else `COLUMNS`/`LINES`, else 80×24.
-    public static func terminalSize() -> (width: Int, height: Int) {
+    /// The terminal's size (columns, rows) from `TIOCGWINSZ` on `fileDescriptor` (stdout
+    /// unless said), else `COLUMNS`/`LINES`, else 80×24.
+    public static func terminalSize(fileDescriptor: Int32 = 1) -> (width: Int, height: Int) {
         var size = winsize()
-        if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 {
+        if ioctl(fileDescriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 {
             return (Int(size.ws_col), Int(size.ws_row))
         }
         let columns = getenv("COLUMNS").flatMap { Int(String(cString: $0)) } ?? 80

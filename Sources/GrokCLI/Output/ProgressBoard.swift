@@ -1,10 +1,59 @@
 import Foundation
 import Synchronization
 
+/// The time left of a job from its measured progress: the rate at which `done` grew over
+/// the recent half of the time since it first moved (at least ``minimumWindow`` seconds),
+/// so waiting before the first byte (connecting, erasing) does not count and a rate that
+/// changes is followed. Pure: the caller gives the time of each sample (the wall clock on a
+/// terminal, the link's sample clock in tests), so the same series gives the same ETA.
+struct ETAEstimate: Sendable {
+    /// The shortest window the rate is measured over, seconds.
+    static let minimumWindow = 10.0
+    /// At most this many samples are kept (older ones are thinned, every other one dropped).
+    static let maximumSamples = 512
+
+    private(set) var samples: [(time: Double, done: Int)] = []
+    private var total = 0
+
+    /// Takes a sample: `done` of `total` at `time` seconds. A job that went back (a restart)
+    /// or whose total changed starts its measurement over.
+    mutating func record(time: Double, done: Int, total: Int) {
+        if total != self.total || (samples.last.map { done < $0.done } ?? false) {
+            samples.removeAll()
+            self.total = total
+        }
+        if let last = samples.last, last.done == done {
+            // Nothing moved: until the first move, the newest such sample is the origin.
+            if samples.count == 1 { samples[0] = (time, done) }
+            return
+        }
+        samples.append((time, done))
+        if samples.count > Self.maximumSamples {
+            samples = samples.enumerated().filter { $0.offset % 2 == 0 || $0.offset == samples.count - 1 }.map(\.element)
+        }
+    }
+
+    /// Seconds left at `time`, or `nil` while nothing has moved yet; 0 when all is done.
+    func remaining(at time: Double) -> Double? {
+        guard let last = samples.last, total > 0 else { return nil }
+        if last.done >= total { return 0 }
+        guard samples.count >= 2, let first = samples.first else { return nil }
+        let elapsed = time - first.time
+        let window = max(Self.minimumWindow, elapsed / 2)
+        let from = samples.last { $0.time <= time - window } ?? first
+        let seconds = time - from.time
+        let moved = last.done - from.done
+        guard seconds > 0, moved > 0 else { return nil }
+        return Double(total - last.done) * seconds / Double(moved)
+    }
+}
+
 /// Live progress bars on a terminal, one row per job (a device being flashed, an image
-/// being downloaded): percentage, bytes and an ETA from the rate so far, redrawn in place
-/// at most ten times a second. Safe to update from any thread; it writes straight to the
-/// terminal on stderr (only use it when ``Console/isTerminal(_:)`` says stderr is one).
+/// being downloaded): percentage, bytes and an ETA from the measured rate
+/// (``ETAEstimate``), redrawn in place at most ten times a second, each line cut to the
+/// terminal's width (a wrapped line would break the redraw). Safe to update from any
+/// thread; it writes straight to the terminal on stderr (only use it when
+/// ``Console/isTerminal(_:)`` says stderr is one).
 final class ProgressBoard: Sendable {
     /// What `done` and `total` count.
     enum Unit: Sendable {
@@ -19,7 +68,7 @@ final class ProgressBoard: Sendable {
         var phase: String
         var done = 0
         var total = 0
-        var rateStart: (time: ContinuousClock.Instant, done: Int)?
+        var estimate = ETAEstimate()
         var finished: String?
     }
 
@@ -33,27 +82,32 @@ final class ProgressBoard: Sendable {
     private let sink: FileDescriptorSink
     private let localizer: Localizer
     private let unit: Unit
-    private let width = 24
+    private let columns: Int
+    private let origin = ContinuousClock.now
+    /// The bar's width when the terminal has room, and the narrowest it gets before it goes.
+    static let barWidth = 24
+    static let minimumBarWidth = 6
 
     /// - Parameters:
     ///   - labels: One per row (`sim:0`, an update's name).
     ///   - phase: The phase shown before the first update.
     ///   - unit: What the amounts count (bytes unless said).
+    ///   - columns: The terminal's width (default: the terminal on stderr, else `COLUMNS`, else 80).
     init(labels: [String], phase: String, localizer: Localizer, unit: Unit = .kibibytes,
-         sink: FileDescriptorSink = .standardError) {
+         sink: FileDescriptorSink = .standardError, columns: Int? = nil) {
         state = Mutex(State(rows: labels.map { Row(label: $0, phase: phase) }))
         self.sink = sink
         self.localizer = localizer
         self.unit = unit
+        self.columns = max(1, columns ?? LiveTable.terminalSize(fileDescriptor: sink.fileDescriptor).width)
     }
 
-    /// Row `row` is now in `phase` with `done` of `total` bytes.
-    func update(row: Int, phase: String, done: Int, total: Int) {
-        let now = ContinuousClock.now
+    /// Row `row` is now in `phase` with `done` of `total` (bytes, or steps × scale).
+    func update(row: Int, phase: String, done: Int, total: Int, at now: ContinuousClock.Instant = .now) {
         let text: String? = state.withLock { state in
             var item = state.rows[row]
             let phaseChanged = item.phase != phase
-            if phaseChanged || item.rateStart == nil || done < item.done { item.rateStart = (now, done) }
+            item.estimate.record(time: seconds(now), done: done, total: total)
             item.phase = phase
             item.done = done
             item.total = total
@@ -74,47 +128,69 @@ final class ProgressBoard: Sendable {
         sink.write(text)
     }
 
+    /// The ETA row `row` shows at `now`, `--:--` when it cannot be told yet.
+    func eta(row: Int, at now: ContinuousClock.Instant = .now) -> String {
+        state.withLock { state in Self.clock(state.rows[row].estimate.remaining(at: seconds(now))) }
+    }
+
+    private func seconds(_ instant: ContinuousClock.Instant) -> Double {
+        let elapsed = instant - origin
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
     private func render(_ state: inout State, now: ContinuousClock.Instant) -> String {
         var text = state.drawnLines > 0 ? "\u{1B}[\(state.drawnLines)A" : ""
         let labelWidth = state.rows.map { TextWidth.of($0.label) }.max() ?? 0
+        // One column is kept free: writing the last column leaves some terminals about to wrap.
+        let room = max(1, columns - 1)
         for row in state.rows {
-            let label = row.label + String(repeating: " ", count: max(0, labelWidth - TextWidth.of(row.label)))
-            text += "\r\u{1B}[2K" + label + "  " + (row.finished ?? line(row, now: now)) + "\n"
+            let label = TextWidth.padded(row.label, to: labelWidth) + "  "
+            let body = row.finished ?? line(row, now: now, room: room - TextWidth.of(label))
+            text += "\r\u{1B}[2K" + LiveTable.cut(label + body, to: room) + "\n"
         }
         state.drawnLines = state.rows.count
         return text
     }
 
-    private func line(_ row: Row, now: ContinuousClock.Instant) -> String {
+    /// The row's text in at most `room` columns if it can be: first the bar narrows (to
+    /// ``minimumBarWidth``), then the amounts go (the short line: phase, bar, percent, ETA)
+    /// with the bar as wide as the rest leaves, then the bar goes; what still does not fit
+    /// is cut by the caller.
+    private func line(_ row: Row, now: ContinuousClock.Instant, room: Int) -> String {
         let fraction = row.total > 0 ? min(1, Double(row.done) / Double(row.total)) : 0
-        let filled = Int((fraction * Double(width)).rounded(.down))
-        let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
-        var eta = "--:--"
-        if let start = row.rateStart, row.done > start.done, row.total > row.done {
-            let elapsed = now - start.time
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            if seconds > 0.2 {
-                let remaining = Double(row.total - row.done) / (Double(row.done - start.done) / seconds)
-                eta = Self.clock(remaining)
-            }
-        } else if row.total > 0, row.done >= row.total {
-            eta = "0:00"
-        }
-        let phase = row.phase.padding(toLength: max(row.phase.count, 12), withPad: " ", startingAt: 0)
+        let eta = Self.clock(row.estimate.remaining(at: seconds(now)))
         let percent = String(Int((fraction * 100).rounded(.down)))
-        switch unit {
-        case .kibibytes:
-            return localizer.text(.progressLine, phase, bar, percent, Self.kibibytes(row.done), Self.kibibytes(row.total), eta)
-        case .steps(let scale):
-            return localizer.text(.progressStepsLine, phase, bar, percent, String(row.done / max(1, scale)),
-                                  String(row.total / max(1, scale)), eta)
+        func bar(_ width: Int) -> String {
+            guard width > 0 else { return "" }
+            let filled = Int((fraction * Double(width)).rounded(.down))
+            return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
         }
+        func full(_ width: Int) -> String {
+            let phase = TextWidth.padded(row.phase, to: 12)
+            switch unit {
+            case .kibibytes:
+                return localizer.text(.progressLine, phase, bar(width), percent, Self.kibibytes(row.done), Self.kibibytes(row.total), eta)
+            case .steps(let scale):
+                return localizer.text(.progressStepsLine, phase, bar(width), percent, String(row.done / max(1, scale)),
+                                      String(row.total / max(1, scale)), eta)
+            }
+        }
+        func short(_ width: Int) -> String { localizer.text(.progressShortLine, row.phase, bar(width), percent, eta) }
+        let widest = full(Self.barWidth)
+        var excess = TextWidth.of(widest) - room
+        if excess <= 0 { return widest }
+        if Self.barWidth - excess >= Self.minimumBarWidth + 2 { return full(Self.barWidth - excess) }
+        excess = TextWidth.of(short(Self.barWidth)) - room
+        if excess <= 0 { return short(Self.barWidth) }
+        if Self.barWidth - excess >= Self.minimumBarWidth { return short(Self.barWidth - excess) }
+        return short(0).replacingOccurrences(of: "  ", with: " ")
     }
 
-    /// `12:05` (minutes:seconds).
-    static func clock(_ seconds: Double) -> String {
-        guard seconds.isFinite, seconds >= 0 else { return "--:--" }
-        let total = Int(seconds.rounded(.up))
+    /// `12:05` (minutes:seconds); `--:--` for no estimate.
+    static func clock(_ seconds: Double?) -> String {
+        guard let seconds, seconds.isFinite, seconds >= 0 else { return "--:--" }
+        // Up, so that 0:00 means done, but not for the rounding noise of a clock's arithmetic.
+        let total = Int(max(0, seconds - 1e-6).rounded(.up))
         let s = total % 60
         return "\(total / 60):\(s < 10 ? "0" : "")\(s)"
     }

@@ -97,6 +97,38 @@ extension CLI {
             }
         }
 
+        @Test func setupInstallsBinaryDataCompletionsAndManPagesIdempotently() throws {
+            let prefix = try makeTemporaryDirectory(), home = try makeTemporaryDirectory()
+            let environment = ["HOME": home, "GROKCTL_BIN_DIR": try grokctlExecutable().deletingLastPathComponent().path]
+            let first = try runProgram("/usr/bin/bash", [packageRoot + "/scripts/setup.sh", "--install", prefix], environment: environment)
+            #expect(first.status == 0, "\(first.standardError)")
+            #expect(first.standardError.contains("setup: installed \(prefix)/bin/grokctl"))
+            let again = try runProgram("/usr/bin/bash", [packageRoot + "/scripts/setup.sh", "--install", prefix], environment: environment)
+            #expect(again.status == 0 && !again.standardError.contains("installed \(prefix)"), "\(again.standardError)")
+            #expect(again.standardError.contains("up to date"))
+
+            // The installed grokctl finds its data under the prefix, from any folder.
+            let cwd = try makeTemporaryDirectory()
+            let paths = try runProgram(prefix + "/bin/grokctl", ["paths", "--json"], in: cwd, environment: ["HOME": home])
+            let listing = try JSONDecoder().decode(Listing.self, from: Data(paths.standardOutput.utf8))
+            let data = listing.paths.first { $0.name == "data" }
+            #expect(data?.path == prefix + "/share/grokctl" && data?.source == "prefix", "\(paths.standardOutput)")
+            #expect(listing.paths.first { $0.name == "demo_channel" }?.exists == true)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: cwd).isEmpty)
+
+            let man = try runProgram("/usr/bin/man", ["-M", prefix + "/share/man", "grokctl-provision"],
+                                     environment: ["MANPAGER": "cat", "MANWIDTH": "300", "LANG": "C.UTF-8"])
+            #expect(man.status == 0, "\(man.standardError)")
+            #expect(collapsed(man.standardOutput).contains(text(.commandProvisionAbstract, .en)), "\(man.standardOutput)")
+            let completion = try runProgram("/usr/bin/bash", ["--norc", "-c", """
+                source '\(prefix)/share/bash-completion/completions/grokctl'
+                COMP_WORDS=(grokctl led); COMP_CWORD=1; _grokctl; echo "${COMPREPLY[@]}"
+                """])
+            #expect(completion.standardOutput == "ledger\n")
+            #expect(FileManager.default.fileExists(atPath: prefix + "/share/zsh/site-functions/_grokctl"))
+            #expect(FileManager.default.fileExists(atPath: prefix + "/share/fish/vendor_completions.d/grokctl.fish"))
+        }
+
         @Test func pathsInTextNamesEverySourceInTheUsersLanguage() throws {
             let home = try makeTemporaryDirectory()
             let result = try runProgram(try grokctlExecutable().path, ["--lang", "fr", "paths"], environment: ["HOME": home])

@@ -68,7 +68,6 @@ extension CLI {
             (["tag", "read", "--device", "sim:0", "--epc", "3034257BF7194E4000001A85", "--offset", "3"], "a multiple of 2"),
             (["inventory", "--device", "sim:0", "--duration", "0"], "greater than 0 and at most 3600"),
             (["inventory", "--device", "sim:0", "--duration", "soon"], "greater than 0 and at most 3600"),
-            (["firmware", "flash", "--device", "sim:0", "--min-battery", "120"], "a whole number from 0 to 100"),
             (["tag", "lock", "--device", "sim:0", "--epc", "3034257BF7194E4000001A85", "--payload", "FFFFFF"],
              "at most 5 digits"),
             (["ledger", "show", "--limit", "0"], "from 1 to 1000000"),
@@ -118,6 +117,17 @@ extension CLI {
                 }
                 #expect(error == .conflictingOptions(pair.0, pair.1), "\(arguments)")
             }
+        }
+
+        @Test func aDashOutputIsStandardOutput() throws {
+            let parser = ArgumentParser(root: GrokctlCommand.self, globals: GlobalOptions.declarations)
+            for (arguments, file) in [(["ledger", "export", "--csv", "--output", "-"], nil),
+                                      (["ledger", "export", "--csv"], nil), (["ledger", "export", "--csv", "-o", "s.csv"], "s.csv")] {
+                guard case .run(let path, let values) = parser.parse(arguments) else { throw UnexpectedOutcome() }
+                let command = try #require(try path.last!.init(values) as? LedgerExportCommand)
+                #expect(command.outputFile == file, "\(arguments)")
+            }
+            #expect(LedgerExportCommand.output.valueType == .outputFile)
         }
 
         @Test func anEmptyOrBlankPathIsRefusedWithTheRule() {

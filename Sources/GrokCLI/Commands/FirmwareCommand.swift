@@ -134,7 +134,7 @@ struct FirmwareFlashCommand: Command {
     static let allowDowngrade = OptionDeclaration.flag("allow-downgrade", help: .optionAllowDowngrade)
     static let allowSameVersion = OptionDeclaration.flag("allow-same-version", help: .optionAllowSameVersion)
     static let minBattery = OptionDeclaration.option(
-        "min-battery", value: .valuePercent, help: .optionMinBattery, defaultValue: "20", type: .integer(0...100))
+        "min-battery", value: .valuePercent, help: .optionMinBattery, defaultValue: "20", type: .percent)
 
     static var configuration: CommandConfiguration {
         CommandConfiguration(

@@ -21,6 +21,8 @@ public enum ValueType: Sendable, Hashable {
     case directory
     /// A whole number in `range` that is a multiple of `step` (`--offset` counts whole words).
     case integer(ClosedRange<Int>, step: Int = 1)
+    /// A whole percentage, 0 to 100 (`--min-battery 20`).
+    case percent
     /// A number greater than `above` and at most `upTo` (`--duration 0.5`).
     case decimal(above: Double, upTo: Double)
     /// A hexadecimal number of at most `bits` bits, `0x` optional (`--password 0x1234ABCD`).
@@ -57,6 +59,9 @@ public enum ValueType: Sendable, Hashable {
         case .integer(let range, let step):
             let rule: ValueRule = step == 1 ? .integer(range) : .integerStep(range, step: step)
             guard let number = Int(text), range.contains(number), number % step == 0 else { throw bad(rule) }
+            return .integer(number)
+        case .percent:
+            guard let number = Int(text), (0...100).contains(number) else { throw .invalidPercent(value: text, option: option) }
             return .integer(number)
         case .decimal(let above, let upTo):
             guard let number = Double(text), number.isFinite, number > above, number <= upTo else {

@@ -43,7 +43,8 @@ public enum GrokCommandLine {
             return ExitCode.success.rawValue
         case .failure(let error, let path):
             return console.reportUsage(error, usage: help.usage(path), helpCommand: help.helpCommand(path)).rawValue
-        case .run(let path, let values):
+        case .run(let path, var values):
+            values.environment = environment
             let globals = GlobalOptions(values, environment: environment)
             console = Console(
                 localizer: localizer, json: globals.json, quiet: globals.quiet,

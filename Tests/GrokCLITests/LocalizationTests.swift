@@ -207,6 +207,7 @@ extension CLI {
                 .missingValue(option: "--lang"), .missingOption(option: "--device"),
                 .missingArgument(name: .valueFile), .unexpectedArgument("x"), .duplicateOption("--lang"),
                 .flagWithValue("--json"), .invalidValue(value: "x", option: "--bench"),
+                .badValue(value: "ZZZZ", option: "--epc", rule: .epc(minDigits: 8, maxDigits: 54)),
                 .invalidChoice(value: "it", option: "--lang", choices: ["en"]), .invalidDevice("x"),
                 .deviceOutOfRange(index: "64", spec: "sim:64"), .duplicateDevice("sim:1"), .invalidRegion("mars"),
                 .benchUnreadable(path: "/x", detail: "y"), .benchNotDirectory(path: "/x"),
@@ -219,7 +220,7 @@ extension CLI {
             for sample in samples {
                 switch sample {
                 case .unknownOption, .unknownSubcommand, .missingValue, .missingOption, .missingArgument,
-                    .unexpectedArgument, .duplicateOption, .flagWithValue, .invalidValue, .invalidChoice,
+                    .unexpectedArgument, .duplicateOption, .flagWithValue, .invalidValue, .badValue, .invalidChoice,
                     .invalidDevice, .deviceOutOfRange, .duplicateDevice, .invalidRegion, .benchUnreadable,
                     .benchNotDirectory, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
                     .invalidPercent, .invalidFirmwareVersion, .versionNotListed, .packageNotListed, .noDevices,

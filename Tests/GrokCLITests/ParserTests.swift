@@ -112,7 +112,7 @@ extension CLI {
         }
 
         @Test func badValuesOfFixedChoices() {
-            #expect(failure(["--lang", "it"]) == .invalidChoice(value: "it", option: "--lang", choices: ["en", "es", "fr", "de"]))
+            #expect(failure(["--lang", "it"]) == .badValue(value: "it", option: "--lang", rule: .language(["en", "es", "fr", "de"])))
             #expect(
                 failure(["emulate", "--state", "s", "--input", "i", "--output", "o", "--rate", "-5"])
                     == .invalidChoice(value: "-5", option: "--rate", choices: ["44100", "48000"]))

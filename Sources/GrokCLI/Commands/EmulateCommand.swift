@@ -32,9 +32,8 @@ struct EmulateCommand: Command {
         guard let state = values.value(Self.state) else { throw .missingOption(option: Self.state.spelling) }
         guard let input = values.value(Self.input) else { throw .missingOption(option: Self.input.spelling) }
         guard let output = values.value(Self.output) else { throw .missingOption(option: Self.output.spelling) }
-        let rateText = values.value(Self.rate) ?? "44100"
-        guard let rate = Int(rateText), rate > 0 else {
-            throw .invalidValue(value: rateText, option: Self.rate.spelling)
+        guard let rateText = values.value(Self.rate), let rate = Int(rateText) else {
+            throw .missingOption(option: Self.rate.spelling)
         }
         stateDirectory = state
         inputPath = input

@@ -82,7 +82,7 @@ struct FirmwareDownloadCommand: Command {
         CommandConfiguration(
             name: "download", abstract: .commandFirmwareDownloadAbstract,
             discussion: .commandFirmwareDownloadDiscussion,
-            options: [name, all] + FirmwareOptions.declarations)
+            options: [name, all] + FirmwareOptions.declarations, exclusive: [[name, all]])
     }
 
     /// The update to download; `nil`: every update the channel lists.
@@ -91,7 +91,6 @@ struct FirmwareDownloadCommand: Command {
 
     init(_ values: ParsedValues) throws(CLIError) {
         updateName = values.value(Self.name)
-        if updateName != nil, values.flag(Self.all) { throw .conflictingOptions(Self.name.spelling, Self.all.spelling) }
         if let updateName, updateName.isEmpty { throw .invalidValue(value: updateName, option: Self.name.spelling) }
         firmware = try FirmwareOptions(values)
     }
@@ -131,17 +130,18 @@ struct FirmwareFlashCommand: Command {
     static let device = requiredDevice
     static let name = updateNameOption
     static let version = OptionDeclaration.option("version", value: .valueVersion, help: .optionFlashVersion)
-    static let package = OptionDeclaration.option("package", value: .valueFile, help: .optionFlashPackage)
+    static let package = OptionDeclaration.option("package", value: .valueFile, help: .optionFlashPackage, type: .file)
     static let allowDowngrade = OptionDeclaration.flag("allow-downgrade", help: .optionAllowDowngrade)
     static let allowSameVersion = OptionDeclaration.flag("allow-same-version", help: .optionAllowSameVersion)
     static let minBattery = OptionDeclaration.option(
-        "min-battery", value: .valuePercent, help: .optionMinBattery, defaultValue: "20")
+        "min-battery", value: .valuePercent, help: .optionMinBattery, defaultValue: "20", type: .percent)
 
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "flash", abstract: .commandFirmwareFlashAbstract, discussion: .commandFirmwareFlashDiscussion,
             options: [device, name, version, package, allowDowngrade, allowSameVersion, minBattery]
-                + FirmwareOptions.declarations)
+                + FirmwareOptions.declarations,
+            exclusive: [[name, version, package]])
     }
 
     /// What to install.
@@ -165,11 +165,8 @@ struct FirmwareFlashCommand: Command {
 
     init(_ values: ParsedValues) throws(CLIError) {
         devices = try DeviceSpec.parseList(values.values(Self.device))
-        var chosen: [(OptionDeclaration, String)] = []
-        for option in [Self.name, Self.version, Self.package] {
-            if let value = values.value(option) { chosen.append((option, value)) }
-        }
-        if chosen.count > 1 { throw .conflictingOptions(chosen[0].0.spelling, chosen[1].0.spelling) }
+        // At most one of them: the declaration's exclusive set, checked by the parser.
+        let chosen = [Self.name, Self.version, Self.package].compactMap { option in values.value(option).map { (option, $0) } }
         if let (option, value) = chosen.first {
             guard !value.isEmpty else { throw .invalidValue(value: value, option: option.spelling) }
             switch option.long {
@@ -184,10 +181,7 @@ struct FirmwareFlashCommand: Command {
         }
         allowDowngrade = values.flag(Self.allowDowngrade)
         allowSameVersion = values.flag(Self.allowSameVersion)
-        let battery = values.value(Self.minBattery) ?? "20"
-        guard let percent = Int(battery), (0...100).contains(percent) else {
-            throw .invalidPercent(value: battery, option: Self.minBattery.spelling)
-        }
+        guard let percent = try values.integer(Self.minBattery) else { throw .missingOption(option: Self.minBattery.spelling) }
         minimumBattery = percent
         firmware = try FirmwareOptions(values)
     }
@@ -199,16 +193,18 @@ struct FirmwareFlashCommand: Command {
 
 /// `grokctl firmware pack --hex APP.hex [--loader LOADER.hex] --description DESC.json --output GR-1_1-8-0_NAME.ugif`.
 struct FirmwarePackCommand: Command {
-    static let hex = OptionDeclaration.option("hex", value: .valueFile, help: .optionPackHex, required: true)
-    static let loader = OptionDeclaration.option("loader", value: .valueFile, help: .optionPackLoader)
+    static let hex = OptionDeclaration.option("hex", value: .valueFile, help: .optionPackHex, required: true, type: .file)
+    static let loader = OptionDeclaration.option("loader", value: .valueFile, help: .optionPackLoader, type: .file)
     static let description = OptionDeclaration.option(
-        "description", value: .valueFile, help: .optionPackDescription, required: true)
+        "description", value: .valueFile, help: .optionPackDescription, required: true, type: .file)
     static let output = OptionDeclaration.option(
-        "output", short: "o", value: .valueFile, help: .optionPackOutput, required: true)
+        "output", short: "o", value: .valueFile, help: .optionPackOutput, required: true, type: .file)
     static let base = OptionDeclaration.option("base", value: .valueHex, help: .optionPackBase, defaultValue: "0")
-    static let readerBytes = OptionDeclaration.option("reader-bytes", value: .valueCount, help: .optionPackReaderBytes)
+    static let readerBytes = OptionDeclaration.option("reader-bytes", value: .valueCount, help: .optionPackReaderBytes,
+                                                      type: .integer(1...Int(Int32.max)))
     static let comment = OptionDeclaration.option("comment", value: .valueName, help: .optionPackComment, repeatable: true)
-    static let customOutput = OptionDeclaration.option("custom-output", value: .valueFile, help: .optionPackCustomOutput)
+    static let customOutput = OptionDeclaration.option("custom-output", value: .valueFile, help: .optionPackCustomOutput,
+                                                       type: .file)
 
     static var configuration: CommandConfiguration {
         CommandConfiguration(
@@ -230,16 +226,11 @@ struct FirmwarePackCommand: Command {
         loaderFile = values.value(Self.loader) == nil ? nil : try nonEmpty(values, Self.loader)
         descriptionFile = try nonEmpty(values, Self.description)
         outputFile = try nonEmpty(values, Self.output)
-        let baseText = values.value(Self.base) ?? "0"
+        guard let baseText = values.value(Self.base) else { throw .missingOption(option: Self.base.spelling) }
         let digits = baseText.hasPrefix("0x") || baseText.hasPrefix("0X") ? String(baseText.dropFirst(2)) : baseText
         guard let base = UInt32(digits, radix: baseText == digits ? 10 : 16) else { throw .invalidValue(value: baseText, option: Self.base.spelling) }
         self.base = base
-        if let text = values.value(Self.readerBytes) {
-            guard let count = Int(text), count > 0 else { throw .invalidValue(value: text, option: Self.readerBytes.spelling) }
-            readerBytes = count
-        } else {
-            readerBytes = nil
-        }
+        readerBytes = try values.integer(Self.readerBytes)
         comments = values.values(Self.comment)
         customOutput = values.value(Self.customOutput).flatMap { $0.isEmpty ? nil : $0 }
     }

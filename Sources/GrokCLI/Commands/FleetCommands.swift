@@ -9,7 +9,7 @@ import GrokLedger
 /// the fleet's TUF repository (`--repository`, `--trusted-root`, `--state`; a `file://`
 /// repository or a directory works offline).
 struct FleetOptions: Sendable {
-    static let profile = OptionDeclaration.option("profile", value: .valueFile, help: .optionProfile, required: true)
+    static let profile = OptionDeclaration.option("profile", value: .valueFile, help: .optionProfile, required: true, type: .profile)
     static let requiredDevice = OptionDeclaration.option(
         "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true)
     static let optionalDevice = OptionDeclaration.option(
@@ -17,8 +17,8 @@ struct FleetOptions: Sendable {
     static let dryRun = OptionDeclaration.flag("dry-run", help: .optionDryRun)
     static let station = OptionDeclaration.option("station", value: .valueName, help: .optionStation)
     static let operatorName = OptionDeclaration.option("operator", value: .valueName, help: .optionOperator)
-    static let ledger = OptionDeclaration.option("ledger", value: .valueFile, help: .optionLedger)
-    static let report = OptionDeclaration.option("report", value: .valueFile, help: .optionReport)
+    static let ledger = OptionDeclaration.option("ledger", value: .valueFile, help: .optionLedger, type: .file)
+    static let report = OptionDeclaration.option("report", value: .valueFile, help: .optionReport, type: .file)
 
     /// The firmware options a fleet command takes (the channel comes from the profile).
     static let firmwareDeclarations = [FirmwareOptions.repository, FirmwareOptions.trustedRoot, FirmwareOptions.state,
@@ -40,8 +40,10 @@ struct FleetOptions: Sendable {
     let firmware: FirmwareOptions
 
     init(_ values: ParsedValues) throws(CLIError) {
-        profileFile = values.value(Self.profile) ?? ""
-        guard !profileFile.isEmpty else { throw .invalidValue(value: profileFile, option: Self.profile.spelling) }
+        guard let profile = values.value(Self.profile) else { throw .missingOption(option: Self.profile.spelling) }
+        // A file, or a shipped or installed profile's name (`bench-us`): never the current
+        // directory's idea of where profiles are.
+        profileFile = try InstallPaths(environment: values.environment).profile(profile, option: Self.profile.spelling)
         let specs = values.values(Self.requiredDevice)
         devices = specs.isEmpty ? [] : try DeviceSpec.parseList(specs)
         dryRun = values.flag(Self.dryRun)
@@ -72,7 +74,8 @@ struct ProvisionCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "provision", abstract: .commandProvisionAbstract, discussion: .commandProvisionDiscussion,
-            options: FleetOptions.declarations(devicesRequired: true) + [interactive, unattended])
+            options: FleetOptions.declarations(devicesRequired: true) + [interactive, unattended],
+            exclusive: [[interactive, unattended]])
     }
 
     /// `nil`: interactive when stdin and stdout are a terminal.
@@ -81,10 +84,8 @@ struct ProvisionCommand: Command {
 
     init(_ values: ParsedValues) throws(CLIError) {
         fleet = try FleetOptions(values)
+        // Not both: the declaration's exclusive set, checked by the parser.
         let wantsInteractive = values.flag(Self.interactive), wantsUnattended = values.flag(Self.unattended)
-        if wantsInteractive, wantsUnattended {
-            throw .conflictingOptions(Self.interactive.spelling, Self.unattended.spelling)
-        }
         interactiveChoice = wantsInteractive ? true : (wantsUnattended ? false : nil)
     }
 
@@ -155,7 +156,8 @@ struct LedgerCommand: Command {
 /// device's history.
 struct LedgerShowCommand: Command {
     static let serial = OptionDeclaration.option("serial", value: .valueSerial, help: .optionSerial)
-    static let limit = OptionDeclaration.option("limit", value: .valueCount, help: .optionLedgerLimit, defaultValue: "20")
+    static let limit = OptionDeclaration.option("limit", value: .valueCount, help: .optionLedgerLimit, defaultValue: "20",
+                                                type: .integer(1...1_000_000))
 
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "show", abstract: .commandLedgerShowAbstract, options: [serial, limit, FleetOptions.ledger])
@@ -174,8 +176,7 @@ struct LedgerShowCommand: Command {
         } else {
             serialNumber = nil
         }
-        let text = values.value(Self.limit) ?? "20"
-        guard let limit = Int(text), limit > 0 else { throw .invalidValue(value: text, option: Self.limit.spelling) }
+        guard let limit = try values.integer(Self.limit) else { throw .missingOption(option: Self.limit.spelling) }
         self.limit = limit
         ledgerFile = values.value(FleetOptions.ledger)
         if let ledgerFile, ledgerFile.isEmpty { throw .invalidValue(value: ledgerFile, option: FleetOptions.ledger.spelling) }
@@ -189,11 +190,12 @@ struct LedgerExportCommand: Command {
     static let csv = OptionDeclaration.flag("csv", help: .optionExportCSV)
     static let table = OptionDeclaration.option(
         "table", value: .valueTable, help: .optionExportTable, choices: LedgerTable.allCases.map(\.rawValue))
-    static let output = OptionDeclaration.option("output", short: "o", value: .valueFile, help: .optionExportOutput)
+    static let output = OptionDeclaration.option("output", short: "o", value: .valueFile, help: .optionExportOutput,
+                                                 type: .outputFile)
 
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "export", abstract: .commandLedgerExportAbstract, discussion: .commandLedgerExportDiscussion,
-                             options: [csv, table, output, FleetOptions.ledger])
+                             options: [csv, table, output, FleetOptions.ledger], exclusive: [[csv, GlobalOptions.json]])
     }
 
     let format: ExportFormat
@@ -205,11 +207,11 @@ struct LedgerExportCommand: Command {
         // `--json` is the global option: here it asks for the JSON export (and errors in JSON).
         let csv = values.flag(Self.csv)
         let json = values.flag(GlobalOptions.json)
-        if csv, json { throw .conflictingOptions(Self.csv.spelling, GlobalOptions.json.spelling) }
         guard csv || json else { throw .missingOneOf([Self.csv.spelling, GlobalOptions.json.spelling]) }
         format = csv ? .csv : .json
         table = values.value(Self.table).flatMap(LedgerTable.init(rawValue:))
-        outputFile = values.value(Self.output)
+        // `-` is standard output, as when `--output` is not given.
+        outputFile = values.value(Self.output).flatMap { $0 == "-" ? nil : $0 }
         if let outputFile, outputFile.isEmpty { throw .invalidValue(value: outputFile, option: Self.output.spelling) }
         ledgerFile = values.value(FleetOptions.ledger)
         if let ledgerFile, ledgerFile.isEmpty { throw .invalidValue(value: ledgerFile, option: FleetOptions.ledger.spelling) }

@@ -7,7 +7,7 @@ struct GrokctlCommand: Command {
             subcommands: [
                 DevicesCommand.self, InfoCommand.self, RegionCommand.self, InventoryCommand.self, LocateCommand.self, TagCommand.self, FirmwareCommand.self, RepoCommand.self,
                 ProvisionCommand.self, RolloutCommand.self, VerifyCommand.self, LedgerCommand.self, AudioCommand.self, EmulateCommand.self,
-                HelpCommand.self,
+                PathsCommand.self, CompletionsCommand.self, ManCommand.self, HelpCommand.self,
             ])
     }
 

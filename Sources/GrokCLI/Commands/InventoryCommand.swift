@@ -8,7 +8,7 @@ struct InventoryCommand: Command {
     static let device = OptionDeclaration.option(
         "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true)
     static let duration = OptionDeclaration.option(
-        "duration", value: .valueSeconds, help: .optionDuration, defaultValue: "5")
+        "duration", value: .valueSeconds, help: .optionDuration, defaultValue: "5", type: .decimal(above: 0, upTo: 3600))
     static let type = OptionDeclaration.option(
         "type", value: .valueInventoryType, help: .optionInventoryType, defaultValue: UgiInventoryType.inventoryDistance.code,
         choices: UgiInventoryType.allCases.map(\.code))
@@ -25,12 +25,12 @@ struct InventoryCommand: Command {
 
     init(_ values: ParsedValues) throws(CLIError) {
         devices = try DeviceSpec.parseList(values.values(Self.device))
-        let text = values.value(Self.duration) ?? "5"
-        guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
-            throw .invalidValue(value: text, option: "--duration")
-        }
+        guard let seconds = try values.decimal(Self.duration) else { throw .missingOption(option: Self.duration.spelling) }
         self.seconds = seconds
-        inventoryType = values.value(Self.type).flatMap(UgiInventoryType.init(code:)) ?? .inventoryDistance
+        guard let type = values.value(Self.type).flatMap(UgiInventoryType.init(code:)) else {
+            throw .missingOption(option: Self.type.spelling)
+        }
+        inventoryType = type
     }
 
     /// One tag of the listing; also its `--json` line.

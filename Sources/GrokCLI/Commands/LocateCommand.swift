@@ -7,7 +7,8 @@ import UGrokIt
 struct LocateCommand: Command {
     static let epc = ArgumentDeclaration(name: .valueHex, help: .optionEpc)
     static let device = OptionDeclaration.option("device", value: .valueDevice, help: .optionDevice, required: true)
-    static let duration = OptionDeclaration.option("duration", value: .valueSeconds, help: .optionDuration, defaultValue: "5")
+    static let duration = OptionDeclaration.option("duration", value: .valueSeconds, help: .optionDuration, defaultValue: "5",
+                                                  type: .decimal(above: 0, upTo: 3600))
 
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "locate", abstract: .commandLocateAbstract, discussion: .commandLocateDiscussion,
@@ -20,12 +21,11 @@ struct LocateCommand: Command {
 
     init(_ values: ParsedValues) throws(CLIError) {
         guard let text = values.argument(Self.epc) else { throw .missingArgument(name: Self.epc.name) }
-        target = try TagCommand.epcValue(text, option: "EPC")
+        target = try TagCommand.epcValue(text, option: "<" + "EPC" + ">")
         let devices = try DeviceSpec.parseList(values.values(Self.device))
         guard devices.count == 1 else { throw .invalidValue(value: devices.map(\.description).joined(separator: ","), option: "--device") }
         device = devices[0]
-        let duration = values.value(Self.duration) ?? "5"
-        guard let seconds = Double(duration), seconds > 0, seconds <= 3600 else { throw .invalidValue(value: duration, option: "--duration") }
+        guard let seconds = try values.decimal(Self.duration) else { throw .missingOption(option: Self.duration.spelling) }
         self.seconds = seconds
     }
 

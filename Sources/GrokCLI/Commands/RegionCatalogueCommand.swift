@@ -19,10 +19,11 @@ struct RegionCatalogueCommand: Command {
 /// `grokctl region catalogue make --version N --expires DATE --revisions 1,2,3 --output FILE`:
 /// an unsigned catalogue of the firmware's 22 regions, every one open to the given board revisions.
 struct RegionCatalogueMakeCommand: Command {
-    static let version = OptionDeclaration.option("version", value: .valueNumber, help: .optionCatalogueVersion, required: true)
+    static let version = OptionDeclaration.option("version", value: .valueNumber, help: .optionCatalogueVersion, required: true,
+                                                  type: .integer(1...Int.max))
     static let expires = OptionDeclaration.option("expires", value: .valueDate, help: .optionCatalogueExpires, required: true)
     static let revisions = OptionDeclaration.option("revisions", value: .valueList, help: .optionCatalogueRevisions, defaultValue: "3")
-    static let output = OptionDeclaration.option("output", short: "o", value: .valueFile, help: .optionCatalogueOutput, required: true)
+    static let output = OptionDeclaration.option("output", short: "o", value: .valueFile, help: .optionCatalogueOutput, required: true, type: .file)
 
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "make", abstract: .commandRegionCatalogueMakeAbstract, options: [version, expires, revisions, output])
@@ -34,20 +35,19 @@ struct RegionCatalogueMakeCommand: Command {
     let outputFile: String
 
     init(_ values: ParsedValues) throws(CLIError) {
-        let text = values.value(Self.version) ?? ""
-        guard let version = UInt64(text), version > 0 else { throw .invalidValue(value: text, option: Self.version.spelling) }
-        self.version = version
+        guard let version = try values.integer(Self.version) else { throw .missingOption(option: Self.version.spelling) }
+        self.version = UInt64(version)
         let date = values.value(Self.expires) ?? ""
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         guard let expires = formatter.date(from: date) else { throw .invalidValue(value: date, option: Self.expires.spelling) }
         self.expires = expires
-        let list = values.value(Self.revisions) ?? "3"
+        guard let list = values.value(Self.revisions) else { throw .missingOption(option: Self.revisions.spelling) }
         let parsed = list.split(separator: ",").map { UInt8($0.trimmingCharacters(in: .whitespaces)) }
         guard !parsed.isEmpty, parsed.allSatisfy({ $0 != nil }) else { throw .invalidValue(value: list, option: Self.revisions.spelling) }
         revisions = parsed.compactMap { $0 }
-        outputFile = values.value(Self.output) ?? ""
-        guard !outputFile.isEmpty else { throw .invalidValue(value: outputFile, option: Self.output.spelling) }
+        guard let output = values.value(Self.output) else { throw .missingOption(option: Self.output.spelling) }
+        outputFile = output
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {

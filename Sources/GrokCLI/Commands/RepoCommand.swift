@@ -20,7 +20,8 @@ enum RepoOptions {
     static let repo = OptionDeclaration.option("repo", value: .valueDirectory, help: .optionRepoDirectory, required: true)
     static let key = OptionDeclaration.option("key", value: .valueFile, help: .optionRepoKey, repeatable: true, required: true)
     static let role = OptionDeclaration.option("role", value: .valueName, help: .optionRepoRole, required: true)
-    static let threshold = OptionDeclaration.option("threshold", value: .valueNumber, help: .optionRepoThreshold, defaultValue: "1")
+    static let threshold = OptionDeclaration.option("threshold", value: .valueNumber, help: .optionRepoThreshold, defaultValue: "1",
+                                                    type: .integer(1...255))
 
     static func directory(_ values: ParsedValues) throws(CLIError) -> String {
         let text = values.value(repo) ?? ""
@@ -29,8 +30,7 @@ enum RepoOptions {
     }
 
     static func threshold(_ values: ParsedValues, _ option: OptionDeclaration = threshold) throws(CLIError) -> Int {
-        let text = values.value(option) ?? "1"
-        guard let n = Int(text), n >= 1 else { throw .invalidValue(value: text, option: option.spelling) }
+        guard let n = try values.integer(option) else { throw .missingOption(option: option.spelling) }
         return n
     }
 
@@ -70,7 +70,8 @@ enum RepoOptions {
 /// development=PEM [--expires ROLE=DURATION...]`.
 struct RepoInitCommand: Command {
     static let rootKey = OptionDeclaration.option("root-key", value: .valueFile, help: .optionRepoRootKey, repeatable: true, required: true)
-    static let rootThreshold = OptionDeclaration.option("root-threshold", value: .valueNumber, help: .optionRepoThreshold, defaultValue: "1")
+    static let rootThreshold = OptionDeclaration.option("root-threshold", value: .valueNumber, help: .optionRepoThreshold, defaultValue: "1",
+                                                        type: .integer(1...255))
     static let timestampKey = OptionDeclaration.option("timestamp-key", value: .valueFile, help: .optionRepoTimestampKey, repeatable: true, required: true)
     static let snapshotKey = OptionDeclaration.option("snapshot-key", value: .valueFile, help: .optionRepoSnapshotKey, repeatable: true, required: true)
     static let targetsKey = OptionDeclaration.option("targets-key", value: .valueFile, help: .optionRepoTargetsKey, repeatable: true, required: true)

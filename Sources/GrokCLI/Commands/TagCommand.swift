@@ -16,11 +16,13 @@ struct TagCommand: Command {
     init(_ values: ParsedValues) {}
 
     static let device = OptionDeclaration.option("device", value: .valueDevice, help: .optionDevice, required: true)
-    static let epc = OptionDeclaration.option("epc", value: .valueHex, help: .optionEpc, required: true)
-    static let password = OptionDeclaration.option("password", value: .valueHex, help: .optionTagPassword, defaultValue: "0")
+    static let epc = OptionDeclaration.option("epc", value: .valueHex, help: .optionEpc, required: true, type: .epc)
+    static let password = OptionDeclaration.option("password", value: .valueHex, help: .optionTagPassword, defaultValue: "0",
+                                                   type: .hex(bits: 32))
     static let bank = OptionDeclaration.option(
         "bank", value: .valueBank, help: .optionBank, defaultValue: "user", choices: ["reserved", "epc", "tid", "user"])
-    static let offset = OptionDeclaration.option("offset", value: .valueBytes, help: .optionOffset, defaultValue: "0")
+    static let offset = OptionDeclaration.option("offset", value: .valueBytes, help: .optionOffset, defaultValue: "0",
+                                                 type: .integer(0...65_534, step: 2))
 
     /// What every tag subcommand parses in common.
     struct Target {
@@ -32,19 +34,18 @@ struct TagCommand: Command {
             let devices = try DeviceSpec.parseList(values.values(TagCommand.device))
             guard devices.count == 1 else { throw .invalidValue(value: devices.map(\.description).joined(separator: ","), option: "--device") }
             device = devices[0]
-            epc = try TagCommand.epcValue(values.value(TagCommand.epc) ?? "", option: "--epc")
-            password = try TagCommand.hex32(values.value(TagCommand.password) ?? "0", option: "--password")
+            guard let epcText = values.value(TagCommand.epc) else { throw .missingOption(option: TagCommand.epc.spelling) }
+            epc = try TagCommand.epcValue(epcText, option: TagCommand.epc.spelling)
+            guard let password = try values.hex(TagCommand.password) else { throw .missingOption(option: TagCommand.password.spelling) }
+            self.password = UInt32(password)
         }
     }
 
     static func epcValue(_ text: String, option: String) throws(CLIError) -> UgiEpc {
-        do { return try UgiEpc(hex: text) } catch { throw .invalidValue(value: text, option: option) }
-    }
-
-    static func hex32(_ text: String, option: String) throws(CLIError) -> UInt32 {
-        let digits = text.hasPrefix("0x") ? String(text.dropFirst(2)) : text
-        guard let value = UInt32(digits, radix: 16) else { throw .invalidValue(value: text, option: option) }
-        return value
+        do { return try UgiEpc(hex: text) } catch {
+            throw .badValue(value: text, option: option,
+                            rule: .epc(minDigits: UgiEpc.minByteCount * 2, maxDigits: UgiEpc.maxByteCount * 2))
+        }
     }
 
     static func bytes(_ text: String, option: String) throws(CLIError) -> [UInt8] {
@@ -59,7 +60,7 @@ struct TagCommand: Command {
     }
 
     static func bankValue(_ values: ParsedValues) -> UgiMemoryBank {
-        switch values.value(bank) ?? "user" {
+        switch values.value(bank) {
         case "reserved": .reserved
         case "epc": .epc
         case "tid": .tid
@@ -68,8 +69,7 @@ struct TagCommand: Command {
     }
 
     static func offsetValue(_ values: ParsedValues) throws(CLIError) -> Int {
-        let text = values.value(offset) ?? "0"
-        guard let value = Int(text), value >= 0, value % 2 == 0, value < 65_536 else { throw .invalidValue(value: text, option: "--offset") }
+        guard let value = try values.integer(offset) else { throw .missingOption(option: offset.spelling) }
         return value
     }
 
@@ -130,7 +130,8 @@ struct TagCommand: Command {
 }
 
 struct TagReadCommand: Command {
-    static let length = OptionDeclaration.option("length", value: .valueBytes, help: .optionLength, defaultValue: "0")
+    static let length = OptionDeclaration.option("length", value: .valueBytes, help: .optionLength, defaultValue: "0",
+                                                 type: .integer(0...254, step: 2))
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "read", abstract: .commandTagReadAbstract,
                              options: [TagCommand.device, TagCommand.epc, TagCommand.bank, TagCommand.offset, length, TagCommand.password])
@@ -143,8 +144,7 @@ struct TagReadCommand: Command {
         target = try TagCommand.Target(values)
         bank = TagCommand.bankValue(values)
         offset = try TagCommand.offsetValue(values)
-        let text = values.value(Self.length) ?? "0"
-        guard let length = Int(text), (0...254).contains(length), length % 2 == 0 else { throw .invalidValue(value: text, option: "--length") }
+        guard let length = try values.integer(Self.length) else { throw .missingOption(option: Self.length.spelling) }
         self.length = length
     }
     func run(_ context: CommandContext) throws -> ExitCode {
@@ -160,7 +160,7 @@ struct TagReadCommand: Command {
 }
 
 struct TagWriteCommand: Command {
-    static let data = OptionDeclaration.option("data", value: .valueHex, help: .optionData, required: true)
+    static let data = OptionDeclaration.option("data", value: .valueHex, help: .optionData, required: true, type: .hexBytes)
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "write", abstract: .commandTagWriteAbstract,
                              options: [TagCommand.device, TagCommand.epc, TagCommand.bank, TagCommand.offset, data, TagCommand.password])
@@ -173,7 +173,8 @@ struct TagWriteCommand: Command {
         target = try TagCommand.Target(values)
         bank = TagCommand.bankValue(values)
         offset = try TagCommand.offsetValue(values)
-        data = try TagCommand.bytes(values.value(Self.data) ?? "", option: "--data")
+        guard let text = values.value(Self.data) else { throw .missingOption(option: Self.data.spelling) }
+        data = try TagCommand.bytes(text, option: Self.data.spelling)
     }
     func run(_ context: CommandContext) throws -> ExitCode {
         try TagCommand.perform(target, name: "write", context) { (session) throws(ReaderError) in
@@ -183,7 +184,7 @@ struct TagWriteCommand: Command {
 }
 
 struct TagProgramCommand: Command {
-    static let newEpc = OptionDeclaration.option("new-epc", value: .valueHex, help: .optionNewEpc, required: true)
+    static let newEpc = OptionDeclaration.option("new-epc", value: .valueHex, help: .optionNewEpc, required: true, type: .epc)
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "program", abstract: .commandTagProgramAbstract,
                              options: [TagCommand.device, TagCommand.epc, newEpc, TagCommand.password])
@@ -202,7 +203,8 @@ struct TagProgramCommand: Command {
 }
 
 struct TagLockCommand: Command {
-    static let payload = OptionDeclaration.option("payload", value: .valueHex, help: .optionLockPayload, required: true)
+    static let payload = OptionDeclaration.option("payload", value: .valueHex, help: .optionLockPayload, required: true,
+                                                  type: .hex(bits: 20))
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "lock", abstract: .commandTagLockAbstract,
                              options: [TagCommand.device, TagCommand.epc, payload, TagCommand.password])
@@ -211,10 +213,8 @@ struct TagLockCommand: Command {
     let payload: UInt32
     init(_ values: ParsedValues) throws(CLIError) {
         target = try TagCommand.Target(values)
-        let text = values.value(Self.payload) ?? ""
-        let value = try TagCommand.hex32(text, option: "--payload")
-        guard value < 1 << 20 else { throw .invalidValue(value: text, option: "--payload") }
-        payload = value
+        guard let value = try values.hex(Self.payload) else { throw .missingOption(option: Self.payload.spelling) }
+        payload = UInt32(value)
     }
     func run(_ context: CommandContext) throws -> ExitCode {
         try TagCommand.perform(target, name: "lock", context) { (session) throws(ReaderError) in
@@ -224,7 +224,8 @@ struct TagLockCommand: Command {
 }
 
 struct TagKillCommand: Command {
-    static let killPassword = OptionDeclaration.option("kill-password", value: .valueHex, help: .optionKillPassword, required: true)
+    static let killPassword = OptionDeclaration.option("kill-password", value: .valueHex, help: .optionKillPassword, required: true,
+                                                       type: .hex(bits: 32))
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "kill", abstract: .commandTagKillAbstract,
                              options: [TagCommand.device, TagCommand.epc, killPassword])
@@ -233,7 +234,8 @@ struct TagKillCommand: Command {
     let killPassword: UInt32
     init(_ values: ParsedValues) throws(CLIError) {
         target = try TagCommand.Target(values)
-        killPassword = try TagCommand.hex32(values.value(Self.killPassword) ?? "", option: "--kill-password")
+        guard let killPassword = try values.hex(Self.killPassword) else { throw .missingOption(option: Self.killPassword.spelling) }
+        self.killPassword = UInt32(killPassword)
     }
     /// The vendor's tag-access set has no kill (the slave-mode accesses are read, write,
     /// program EPC, lock, custom command and change power), so this refuses before

@@ -13,15 +13,18 @@ struct FirmwareOptions: Sendable {
     static let channel = OptionDeclaration.option(
         "channel", value: .valueChannel, help: .optionChannel, defaultValue: "release")
     /// `--ca-bundle <file>`.
-    static let caBundle = OptionDeclaration.option("ca-bundle", value: .valueFile, help: .optionCABundle)
+    static let caBundle = OptionDeclaration.option("ca-bundle", value: .valueFile, help: .optionCABundle, type: .file)
     /// `--repository <url>`: the fleet's TUF repository (what `grokctl repo publish` wrote).
     static let repository = OptionDeclaration.option("repository", value: .valueURL, help: .optionRepository)
     /// `--trusted-root <file>`: the station's pinned root.json.
-    static let trustedRoot = OptionDeclaration.option("trusted-root", value: .valueFile, help: .optionTrustedRoot)
+    static let trustedRoot = OptionDeclaration.option("trusted-root", value: .valueFile, help: .optionTrustedRoot, type: .file)
     /// `--state <dir>`: the station's trusted metadata and verified images.
-    static let state = OptionDeclaration.option("state", value: .valueDirectory, help: .optionStateDirectory)
+    static let state = OptionDeclaration.option("state", value: .valueDirectory, help: .optionStateDirectory, type: .directory)
     /// `--allow-insecure-http`.
     static let allowInsecureHTTP = OptionDeclaration.flag("allow-insecure-http", help: .optionAllowInsecureHTTP)
+
+    /// The `--repository` value that names the shipped demo channel.
+    static let demoRepositoryName = "demo"
 
     /// All of them, in the order help lists them.
     static let declarations = [repository, trustedRoot, state, allowInsecureHTTP, channel, caBundle]
@@ -35,7 +38,7 @@ struct FirmwareOptions: Sendable {
 
     /// Reads and checks the options.
     init(_ values: ParsedValues) throws(CLIError) {
-        let channel = values.value(Self.channel) ?? "release"
+        guard let channel = values.value(Self.channel) else { throw .missingOption(option: Self.channel.spelling) }
         guard Self.isValidChannelName(channel) else { throw .invalidChannel(channel) }
         self.channel = channel
         if let bundle = values.value(Self.caBundle) {
@@ -44,7 +47,19 @@ struct FirmwareOptions: Sendable {
         } else {
             caBundle = nil
         }
+        var shippedRoot: String?
         if var url = values.value(Self.repository) {
+            // `demo`: the shipped demo channel, found beside the program (never in the current
+            // directory), trusted through the root.json shipped beside it.
+            if url == Self.demoRepositoryName {
+                let paths = InstallPaths(environment: values.environment)
+                guard let demo = paths.demoChannel.path, paths.exists(demo) else {
+                    throw .badValue(value: url, option: Self.repository.spelling,
+                                    rule: .shippedData(paths.demoChannel.path ?? "/usr/share/grokctl/firmware/demo-channel"))
+                }
+                url = demo
+                shippedRoot = demo + "/root.json"
+            }
             // A directory (a USB stick, the shipped demo channel) is read as a file:// repository.
             if !url.isEmpty, !url.contains("://") {
                 url = "file://" + URL(fileURLWithPath: url).standardizedFileURL.path
@@ -57,7 +72,7 @@ struct FirmwareOptions: Sendable {
         } else {
             repositoryURL = nil
         }
-        trustedRootFile = values.value(Self.trustedRoot)
+        trustedRootFile = values.value(Self.trustedRoot) ?? shippedRoot
         stateDirectory = values.value(Self.state)
         allowInsecureHTTP = values.flag(Self.allowInsecureHTTP)
         if let file = trustedRootFile, file.isEmpty { throw .invalidValue(value: file, option: Self.trustedRoot.spelling) }

@@ -19,21 +19,21 @@ public struct GlobalOptions: Sendable, Equatable {
 
     /// `--lang <language>`.
     public static let lang = OptionDeclaration.option(
-        "lang", value: .valueLanguage, help: .optionLang, choices: Language.allCases.map(\.rawValue))
+        "lang", value: .valueLanguage, help: .optionLang, type: .language)
     /// `--json`.
     public static let json = OptionDeclaration.flag("json", help: .optionJSON)
     /// `-q`, `--quiet`.
     public static let quiet = OptionDeclaration.flag("quiet", short: "q", help: .optionQuiet)
     /// `--bench <dir>`.
-    public static let bench = OptionDeclaration.option("bench", value: .valueDirectory, help: .optionBench)
+    public static let bench = OptionDeclaration.option("bench", value: .valueDirectory, help: .optionBench, type: .directory)
     /// `--record-audio <dir>`.
     public static let recordAudio = OptionDeclaration.option(
-        "record-audio", value: .valueDirectory, help: .optionRecordAudio)
+        "record-audio", value: .valueDirectory, help: .optionRecordAudio, type: .directory)
     /// `--realtime`.
     public static let realtime = OptionDeclaration.flag("realtime", help: .optionRealtime)
     /// `--alsa-config <file>`.
     public static let alsaConfig = OptionDeclaration.option(
-        "alsa-config", value: .valueFile, help: .optionALSAConfig)
+        "alsa-config", value: .valueFile, help: .optionALSAConfig, type: .file)
 
     /// All of them, in the order help lists them.
     public static let declarations = [lang, json, quiet, bench, recordAudio, realtime, alsaConfig]
@@ -45,7 +45,7 @@ public struct GlobalOptions: Sendable, Equatable {
     ///   - environment: For the language and the default bench directory.
     public init(_ values: ParsedValues, environment: [String: String]) {
         language = Language.resolve(
-            option: values.value(Self.lang).flatMap(Language.init(rawValue:)), environment: environment)
+            option: values.value(Self.lang).flatMap(Language.init(localeName:)), environment: environment)
         json = values.flag(Self.json)
         quiet = values.flag(Self.quiet)
         bench = values.value(Self.bench) ?? Self.defaultBench(environment: environment)
@@ -88,9 +88,9 @@ public struct GlobalOptions: Sendable, Equatable {
             if argument == "--json" {
                 json = true
             } else if argument.hasPrefix("--lang=") {
-                language = Language(rawValue: String(argument.dropFirst("--lang=".count))) ?? language
+                language = Language(localeName: String(argument.dropFirst("--lang=".count))) ?? language
             } else if argument == "--lang", index < arguments.count {
-                language = Language(rawValue: arguments[index]) ?? language
+                language = Language(localeName: arguments[index]) ?? language
                 index += 1
             }
         }

@@ -52,6 +52,7 @@ final class ArgumentParser {
             if values.flag(.version), !path.last!.configuration.options.contains(where: { $0.long == "version" }) {
                 return .version
             }
+            try checkExclusive()
             try assignPositionals()
             for option in path.last!.configuration.options where option.isRequired {
                 if values.values(option).isEmpty { throw CLIError.missingOption(option: option.spelling) }
@@ -154,8 +155,10 @@ final class ArgumentParser {
         if !option.isRepeatable, !values.values(option).isEmpty {
             return try reject(.duplicateOption(option.spelling))
         }
-        if let choices = option.choices, !choices.contains(value) {
-            return try reject(.invalidChoice(value: value, option: option.spelling, choices: choices))
+        do throws(CLIError) {
+            _ = try option.valueType.parse(value, option: option.spelling)
+        } catch {
+            return try reject(error)
         }
         values.record(option, value)
     }
@@ -168,6 +171,14 @@ final class ArgumentParser {
             return !scope.contains { $0.short == letter }
         }
         return true
+    }
+
+    /// Two options of one of the command's exclusive sets given together is a usage error.
+    private func checkExclusive() throws(CLIError) {
+        for set in path.last!.configuration.exclusive {
+            let given = set.filter { !values.values($0).isEmpty }
+            if given.count > 1 { throw .conflictingOptions(given[0].spelling, given[1].spelling) }
+        }
     }
 
     private func assignPositionals() throws(CLIError) {

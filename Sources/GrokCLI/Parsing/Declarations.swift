@@ -42,6 +42,9 @@ public struct CommandConfiguration {
     public var arguments: [ArgumentDeclaration]
     /// Nested commands, in the order help lists them.
     public var subcommands: [any Command.Type]
+    /// Sets of options of which at most one may be given (`--interactive` | `--unattended`);
+    /// the parser refuses two of one set, and help and man pages show them as `a | b`.
+    public var exclusive: [[OptionDeclaration]]
 
     /// - Parameters:
     ///   - name: The word typed on the command line.
@@ -50,11 +53,13 @@ public struct CommandConfiguration {
     ///   - options: The command's own options.
     ///   - arguments: Positional arguments, in order.
     ///   - subcommands: Nested commands.
+    ///   - exclusive: Sets of options of which at most one may be given.
     public init(
         name: String, abstract: MessageKey, discussion: MessageKey? = nil,
         options: [OptionDeclaration] = [], arguments: [ArgumentDeclaration] = [],
-        subcommands: [any Command.Type] = []
+        subcommands: [any Command.Type] = [], exclusive: [[OptionDeclaration]] = []
     ) {
+        self.exclusive = exclusive
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
@@ -86,14 +91,20 @@ public struct OptionDeclaration: Sendable, Hashable {
     public let isRequired: Bool
     /// The value used when the option is absent, shown in help as "(default: ...)".
     public let defaultValue: String?
+    /// What the value must be (checked by the parser, used by completions and man pages).
+    public let valueType: ValueType
+
     /// The only values accepted, when the set is fixed; others are a usage error.
-    public let choices: [String]?
+    public var choices: [String]? {
+        if case .choice(let choices) = valueType { return choices }
+        return nil
+    }
 
     /// A flag: present or not.
     public static func flag(_ long: String, short: Character? = nil, help: MessageKey) -> Self {
         Self(
             long: long, short: short, kind: .flag, help: help, isRepeatable: true, isRequired: false,
-            defaultValue: nil, choices: nil)
+            defaultValue: nil, valueType: .text)
     }
 
     /// An option that takes a value.
@@ -105,16 +116,18 @@ public struct OptionDeclaration: Sendable, Hashable {
     ///   - help: The help text.
     ///   - repeatable: Whether values accumulate over repeats.
     ///   - required: Whether the option must be given.
-    ///   - defaultValue: The value when absent.
+    ///   - defaultValue: The value when absent, as typed on a command line; it must satisfy
+    ///     `type` (a test checks every declaration's).
+    ///   - type: What the value must be; `choices` is a shorthand for `.choice(choices)`.
     ///   - choices: The only accepted values, if fixed.
     public static func option(
         _ long: String, short: Character? = nil, value: MessageKey, help: MessageKey,
         repeatable: Bool = false, required: Bool = false, defaultValue: String? = nil,
-        choices: [String]? = nil
+        type: ValueType = .text, choices: [String]? = nil
     ) -> Self {
         Self(
             long: long, short: short, kind: .value(name: value), help: help, isRepeatable: repeatable,
-            isRequired: required, defaultValue: defaultValue, choices: choices)
+            isRequired: required, defaultValue: defaultValue, valueType: choices.map { .choice($0) } ?? type)
     }
 
     /// `-h`, `--help`: accepted by every command.
@@ -160,6 +173,9 @@ public struct ArgumentDeclaration: Sendable, Hashable {
 public struct ParsedValues: Sendable {
     var options: [String: [String]] = [:]
     var arguments: [ArgumentDeclaration: [String]] = [:]
+    /// The process environment, for values whose meaning depends on it (a profile named
+    /// by its name is looked up in the data directories).
+    public internal(set) var environment: [String: String] = [:]
 
     /// Creates an empty set (tests build values this way).
     public init() {}
@@ -187,6 +203,35 @@ public struct ParsedValues: Sendable {
     /// Every value of a repeating positional argument.
     public func arguments(_ declaration: ArgumentDeclaration) -> [String] {
         arguments[declaration] ?? []
+    }
+
+    /// The option's value (or its default) checked against its ``ValueType`` and converted.
+    ///
+    /// - Throws: ``CLIError/badValue(value:option:rule:)`` saying what is allowed.
+    public func typed(_ declaration: OptionDeclaration) throws(CLIError) -> TypedValue? {
+        guard let text = value(declaration) else { return nil }
+        return try declaration.valueType.parse(text, option: declaration.spelling)
+    }
+
+    /// A whole-number option (``ValueType/integer(_:step:)``), its default when absent.
+    public func integer(_ declaration: OptionDeclaration) throws(CLIError) -> Int? {
+        guard case .integer(let number)? = try typed(declaration) else { return nil }
+        return number
+    }
+
+    /// A number option (``ValueType/decimal(above:upTo:)``), its default when absent.
+    public func decimal(_ declaration: OptionDeclaration) throws(CLIError) -> Double? {
+        switch try typed(declaration) {
+        case .decimal(let number)?: number
+        case .integer(let number)?: Double(number)
+        default: nil
+        }
+    }
+
+    /// A hexadecimal option (``ValueType/hex(bits:)``), its default when absent.
+    public func hex(_ declaration: OptionDeclaration) throws(CLIError) -> UInt64? {
+        guard case .hex(let number)? = try typed(declaration) else { return nil }
+        return number
     }
 
     mutating func record(_ declaration: OptionDeclaration, _ value: String) {

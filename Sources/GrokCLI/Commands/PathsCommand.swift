@@ -1,0 +1,74 @@
+/// `grokctl paths`: every place grokctl reads or writes by default and where each came
+/// from (an option, the environment, the package checkout, the install prefix, the system).
+/// None depends on the current directory.
+struct PathsCommand: Command {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "paths", abstract: .commandPathsAbstract, discussion: .commandPathsDiscussion)
+    }
+
+    /// Whether `--bench` was given (the bench then comes from the option).
+    let benchGiven: Bool
+
+    init(_ values: ParsedValues) {
+        benchGiven = !values.values(GlobalOptions.bench).isEmpty
+    }
+
+    /// One line of the listing; also its `--json` form.
+    struct Line: Encodable {
+        let name: String
+        let path: String?
+        let source: String
+        let exists: Bool
+    }
+
+    /// The listing, in the order shown: shipped data, configuration, state.
+    static func lines(_ paths: InstallPaths, bench: String, benchFromOption: Bool) -> [Line] {
+        let benchEntry = benchFromOption ? InstallPaths.Entry(path: bench, source: .option) : paths.bench
+        let entries: [(String, InstallPaths.Entry)] = [
+            ("executable", InstallPaths.Entry(path: paths.executable, source: .derived)),
+            ("data", paths.data), ("profiles", paths.profiles), ("scenes", paths.scenes),
+            ("demo_channel", paths.demoChannel),
+            ("system_config", paths.systemConfig), ("user_config", paths.userConfig),
+            ("trusted_root", paths.trustedRoot),
+            ("state", paths.state), ("bench", benchEntry), ("ledger", paths.ledger), ("locks", paths.locks),
+            ("reports", paths.reports), ("tuf_state", paths.tufState),
+        ]
+        return entries.map { name, entry in
+            Line(name: name, path: entry.path, source: entry.source.rawValue,
+                 exists: entry.path.map { paths.exists($0) } ?? false)
+        }
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode {
+        let paths = InstallPaths(environment: context.environment)
+        let lines = Self.lines(paths, bench: context.globals.bench, benchFromOption: benchGiven)
+        let console = context.console
+        if console.isJSON {
+            console.json(["paths": lines])
+            return .success
+        }
+        let localizer = context.localizer
+        let rows = lines.map { line in
+            let source = localizer.text(Self.sourceKey(line.source))
+            let path = line.path ?? localizer.text(.pathsNotFound)
+            return [line.name, path, line.exists || line.path == nil ? source : localizer.text(.pathsNotYet, source)]
+        }
+        console.table(Table(headers: [localizer.text(.pathsHeadingName), localizer.text(.pathsHeadingPath),
+                                      localizer.text(.pathsHeadingSource)], rows: rows))
+        return .success
+    }
+
+    static func sourceKey(_ code: String) -> MessageKey {
+        switch InstallPaths.Source(rawValue: code) ?? .missing {
+        case .option: .pathsSourceOption
+        case .environment: .pathsSourceEnvironment
+        case .xdg: .pathsSourceXdg
+        case .home: .pathsSourceHome
+        case .checkout: .pathsSourceCheckout
+        case .prefix: .pathsSourcePrefix
+        case .system: .pathsSourceSystem
+        case .derived: .pathsSourceDerived
+        case .missing: .pathsSourceMissing
+        }
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+
+/// Shell completion scripts generated from the command tree's declarations (the same ones
+/// the parser and help read), as swift-argument-parser's `--generate-completion-script`.
+///
+/// Each script walks the words typed so far the way the parser does (subcommand names,
+/// options, an option's value), then offers what may come next: the subcommands and
+/// options of the command reached, an option's choices (`--type`, `--lang`), or paths for
+/// an option whose value is a file or a directory.
+struct CompletionScripts {
+    /// The shells a script can be generated for.
+    enum Shell: String, CaseIterable, Sendable {
+        case bash, zsh, fish
+    }
+
+    let root: any Command.Type
+    let globals: [OptionDeclaration]
+
+    /// What one command of the tree offers.
+    struct Node {
+        /// `grokctl firmware flash`.
+        let path: String
+        let subcommands: [String]
+        let options: [OptionDeclaration]
+    }
+
+    /// Every command of the tree, root first, with its options (globals and `--help` included).
+    var nodes: [Node] {
+        var result: [Node] = []
+        func visit(_ command: any Command.Type, _ names: [String]) {
+            let configuration = command.configuration
+            var options = configuration.options + globals + [.help]
+            if names.count == 1 { options.append(.version) }
+            result.append(Node(path: names.joined(separator: " "),
+                               subcommands: configuration.subcommands.map { $0.configuration.name }, options: options))
+            for sub in configuration.subcommands { visit(sub, names + [sub.configuration.name]) }
+        }
+        visit(root, [root.configuration.name])
+        return result
+    }
+
+    /// The script for `shell`, ending with a newline.
+    func script(for shell: Shell) -> String {
+        switch shell {
+        case .bash: bash()
+        case .zsh: zsh()
+        case .fish: fish()
+        }
+    }
+
+    private var name: String { root.configuration.name }
+    private var function: String { "_" + name.replacingOccurrences(of: "-", with: "_") }
+
+    /// `--a --b -x`: an option's spellings.
+    private static func spellings(_ options: [OptionDeclaration]) -> String {
+        options.flatMap { option in [option.spelling] + (option.short.map { ["-\($0)"] } ?? []) }.joined(separator: " ")
+    }
+
+    /// The shell `case` arms (shared by bash and zsh, whose `case` is the same) that set
+    /// `path` from `path` and the word `w`, and mark value-taking options so their value is
+    /// skipped.
+    private func walkCases(indent: String, variable: String = "path") -> String {
+        var lines: [String] = []
+        for node in nodes {
+            for sub in node.subcommands {
+                lines.append("\(indent)\"\(node.path)|\(sub)\") \(variable)=\"\(node.path) \(sub)\" ;;")
+            }
+            let valued = node.options.filter(\.takesValue)
+            if !valued.isEmpty {
+                let pattern = valued.flatMap { o in ["\"\(node.path)|\(o.spelling)\""] + (o.short.map { ["\"\(node.path)|-\($0)\""] } ?? []) }
+                lines.append("\(indent)\(pattern.joined(separator: "|"))) skip=1 ;;")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// What an option's value completes to, per shell: `words`, `file` or `directory`.
+    private enum ValueCompletion {
+        case words([String]), file, directory, none
+    }
+
+    private static func completion(of option: OptionDeclaration) -> ValueCompletion {
+        if !option.valueType.completionWords.isEmpty { return .words(option.valueType.completionWords) }
+        if option.valueType == .directory { return .directory }
+        if option.valueType.completesAsPath { return .file }
+        return .none
+    }
+
+    // MARK: bash
+
+    private func bash() -> String {
+        var valueArms: [String] = []
+        var nodeArms: [String] = []
+        for node in nodes {
+            for option in node.options where option.takesValue {
+                let keys = (["\"\(node.path)|\(option.spelling)\""] + (option.short.map { ["\"\(node.path)|-\($0)\""] } ?? []))
+                    .joined(separator: "|")
+                switch Self.completion(of: option) {
+                case .words(let words):
+                    valueArms.append("        \(keys)) COMPREPLY=($(compgen -W \"\(words.joined(separator: " "))\" -- \"$cur\")); return ;;")
+                case .file: valueArms.append("        \(keys)) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;")
+                case .directory: valueArms.append("        \(keys)) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;")
+                case .none: valueArms.append("        \(keys)) return ;;")
+                }
+            }
+            nodeArms.append("        \"\(node.path)\") subs=\"\(node.subcommands.joined(separator: " "))\"; opts=\"\(Self.spellings(node.options))\" ;;")
+        }
+        return """
+            # bash completion for \(name), generated from its declarations (\(name) completions bash).
+            \(function)() {
+                local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="\(name)" skip=0 i w subs="" opts=""
+                for ((i = 1; i < COMP_CWORD; i++)); do
+                    w="${COMP_WORDS[i]}"
+                    if [ "$skip" = 1 ]; then skip=0; prev=""; continue; fi
+                    prev="$w"
+                    case "$path|$w" in
+            \(walkCases(indent: "            "))
+                    esac
+                done
+                if [ "$skip" = 1 ]; then
+                    case "$path|$prev" in
+            \(valueArms.joined(separator: "\n"))
+                    esac
+                fi
+                case "$path" in
+            \(nodeArms.joined(separator: "\n"))
+                esac
+                if [[ "$cur" == -* ]]; then
+                    COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+                else
+                    COMPREPLY=($(compgen -W "$subs" -- "$cur"))
+                fi
+            }
+            complete -o default -F \(function) \(name)
+
+            """
+    }
+
+    // MARK: zsh
+
+    private func zsh() -> String {
+        var valueArms: [String] = []
+        var nodeArms: [String] = []
+        for node in nodes {
+            for option in node.options where option.takesValue {
+                let keys = (["\"\(node.path)|\(option.spelling)\""] + (option.short.map { ["\"\(node.path)|-\($0)\""] } ?? []))
+                    .joined(separator: "|")
+                switch Self.completion(of: option) {
+                case .words(let words): valueArms.append("        \(keys)) compadd -- \(words.joined(separator: " ")); return ;;")
+                case .file: valueArms.append("        \(keys)) _files; return ;;")
+                case .directory: valueArms.append("        \(keys)) _files -/; return ;;")
+                case .none: valueArms.append("        \(keys)) return ;;")
+                }
+            }
+            nodeArms.append("        \"\(node.path)\") subs=(\(node.subcommands.joined(separator: " "))); opts=(\(Self.spellings(node.options))) ;;")
+        }
+        return """
+            #compdef \(name)
+            # zsh completion for \(name), generated from its declarations (\(name) completions zsh).
+            \(function)() {
+                local cpath="\(name)" skip=0 i w prev=""
+                local -a subs opts
+                for ((i = 2; i < CURRENT; i++)); do
+                    w="${words[i]}"
+                    if [[ $skip == 1 ]]; then skip=0; prev=""; continue; fi
+                    prev="$w"
+                    case "$cpath|$w" in
+            \(walkCases(indent: "            ", variable: "cpath"))
+                    esac
+                done
+                if [[ $skip == 1 ]]; then
+                    case "$cpath|$prev" in
+            \(valueArms.joined(separator: "\n"))
+                    esac
+                fi
+                case "$cpath" in
+            \(nodeArms.joined(separator: "\n"))
+                esac
+                if [[ "${words[CURRENT]}" == -* ]]; then
+                    compadd -- $opts
+                else
+                    compadd -- $subs
+                fi
+            }
+            compdef \(function) \(name)
+
+            """
+    }
+
+    // MARK: fish
+
+    private func fish() -> String {
+        var lines = [
+            "# fish completion for \(name), generated from its declarations (\(name) completions fish).",
+            "# \(function)_path: the command reached by the words typed so far.",
+            "function \(function)_path",
+            "    set -l words (commandline -opc)",
+            "    set -l path \(name)",
+            "    set -l skip 0",
+            "    for w in $words[2..-1]",
+            "        if test $skip = 1",
+            "            set skip 0",
+            "            continue",
+            "        end",
+            "        switch \"$path|$w\"",
+        ]
+        for node in nodes {
+            for sub in node.subcommands {
+                lines.append("            case '\(node.path)|\(sub)'")
+                lines.append("                set path '\(node.path) \(sub)'")
+            }
+            let valued = node.options.filter(\.takesValue)
+            if !valued.isEmpty {
+                let patterns = valued.flatMap { o in ["'\(node.path)|\(o.spelling)'"] + (o.short.map { ["'\(node.path)|-\($0)'"] } ?? []) }
+                lines.append("            case \(patterns.joined(separator: " "))")
+                lines.append("                set skip 1")
+            }
+        }
+        lines += ["        end", "    end", "    echo $path", "end", "complete -c \(name) -f"]
+        for node in nodes {
+            let condition = "-n 'test (\(function)_path) = \"\(node.path)\"'"
+            for subName in node.subcommands {
+                lines.append("complete -c \(name) \(condition) -a '\(subName)'")
+            }
+            for option in node.options {
+                var line = "complete -c \(name) \(condition) -l \(option.long)"
+                if let short = option.short { line += " -s \(short)" }
+                if option.takesValue {
+                    line += " -r"
+                    switch Self.completion(of: option) {
+                    case .words(let words): line += " -a '\(words.joined(separator: " "))'"
+                    case .file: line += " -F"
+                    case .directory: line += " -a '(__fish_complete_directories)'"
+                    case .none: break
+                    }
+                }
+                lines.append(line)
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -189,7 +189,7 @@ enum AtomicFile {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw .exportFailed(path: path, detail: "cannot create the directory '\(directory)': \(error.localizedDescription)")
+            throw .exportFailed(path: path, detail: "mkdir '\(directory)': \(SystemCodes.name(of: error))")
         }
         let temporary = directory + "/." + url.lastPathComponent + ".\(getpid()).tmp"
         let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -235,6 +235,6 @@ enum AtomicFile {
 
     private static func error(_ path: String, _ what: String) -> LedgerError {
         let code = errno
-        return .exportFailed(path: path, detail: "\(what): \(String(cString: strerror(code))) (errno \(code))")
+        return .exportFailed(path: path, detail: "\(what): \(SystemCodes.errnoName(code))")
     }
 }

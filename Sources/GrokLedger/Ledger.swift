@@ -69,7 +69,7 @@ public final class Ledger: RunRecorder {
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             } catch {
-                throw .cannotOpen(path: path, detail: "cannot create the directory '\(directory.path)': \(error.localizedDescription)")
+                throw .cannotOpen(path: path, detail: "mkdir '\(directory.path)': \(SystemCodes.name(of: error))")
             }
             LedgerFiles.removeStaleTemporaries(of: path)
             try LedgerFiles.createIfMissing(path, busyTimeoutMilliseconds: milliseconds)

@@ -124,3 +124,36 @@ struct RunIdentityTests {
         #expect(GrokLedger.RunOutcome.allCases.map(\.rawValue) == ["succeeded", "incomplete", "failed", "interrupted", "abandoned"])
     }
 }
+
+/// The C libraries' English (`strerror`, `sqlite3_errmsg`) stays out of the ledger's errors:
+/// their details name the system's and SQLite's codes, which read the same in every language.
+@Suite("Ledger: codes, not the C libraries' English, in error details")
+struct SystemCodeDetailTests {
+    @Test("an export to /dev/full fails as export_failed with 'write: ENOSPC', and /dev/full stays the device")
+    func exportToAFullDevice() throws {
+        let scratch = Scratch()
+        let ledger = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
+        _ = try ledger.beginRun(start())
+        #expect(throws: LedgerError.exportFailed(path: "/dev/full", detail: "write: ENOSPC")) {
+            try ledger.export(format: .json, to: "/dev/full")
+        }
+        var info = stat()
+        #expect(stat("/dev/full", &info) == 0 && (info.st_mode & S_IFMT) == S_IFCHR)
+    }
+
+    @Test("a constraint SQLite refuses is named by its extended code, not SQLite's English message")
+    func sqliteFailureIsNamedByItsCode() throws {
+        let scratch = Scratch()
+        let ledger = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
+        let error = #expect(throws: LedgerError.self) {
+            try ledger.write { (db) throws(LedgerError) in
+                try db.execute("INSERT INTO devices (serial, first_seen, last_seen) VALUES ('GK-1', NULL, 'x')")
+            }
+        }
+        guard case .invalidRecord(_, let detail)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(detail.hasPrefix("SQLITE_CONSTRAINT_NOTNULL ("), "\(detail)")
+        #expect(!detail.contains("constraint failed"), "\(detail)")
+        #expect(SystemCodes.sqliteName(778) == "SQLITE_IOERR_WRITE" && SystemCodes.sqliteName(5) == "SQLITE_BUSY")
+        #expect(SystemCodes.errnoName(ENOSPC) == "ENOSPC")
+    }
+}

@@ -22,7 +22,7 @@
 #                  each): a 4 MiB tmpfs with 0-1.5 MiB left
 #   frozen:TERM    a `grokctl emulate` on FIFOs (through the ALSA file plugin) SIGSTOPped
 #                  mid-run, then SIGTERM to the run: it must end within 2 s, exit 130, its
-#                  run closed `cancelled` (prints the slowest end, in ms)
+#                  run closed `interrupted` (prints the slowest end, in ms)
 #   frozen:stall   the same with no signal and `timeouts.stall_s` 1: the run must end by the
 #                  bound (exit 1, `fleet_reader_frozen`), its run closed
 #   firmware       power cuts and unplugs at seeded points of a fleet firmware update, in
@@ -167,7 +167,7 @@ frozen_trial() {
     if [ "$mode" = TERM ]; then
         [ $status = 130 ] || problems="$problems exit-$status"
         [ $ms -lt 2000 ] || problems="$problems took-${ms}ms"
-        [ "$(sqlite3 "$LEDGER" "SELECT outcome FROM runs")" = cancelled ] || problems="$problems not-cancelled"
+        [ "$(sqlite3 "$LEDGER" "SELECT outcome FROM runs")" = interrupted ] || problems="$problems not-interrupted"
     else
         [ $status = 1 ] || problems="$problems exit-$status"
         grep -q fleet_reader_frozen "$W/out" || problems="$problems no-frozen-code"

@@ -20,11 +20,23 @@ public enum GrokCommandLine {
     ///   - environment: For the language and default directories.
     ///   - standardOutput: Where results and help go.
     ///   - standardError: Where errors go.
-    /// - Returns: the exit code.
+    /// - Returns: the exit code; 1 when standard output could not be written, whatever the
+    ///   command did (``OutputCheck``).
     public static func run(
         arguments: [String], environment: [String: String],
         standardOutput: any OutputSink = FileDescriptorSink.standardOutput,
         standardError: any OutputSink = FileDescriptorSink.standardError
+    ) -> Int32 {
+        let code = runCommand(arguments: arguments, environment: environment, standardOutput: standardOutput,
+                              standardError: standardError)
+        let early = GlobalOptions.prescan(arguments)
+        let console = Console(localizer: Localizer(language: Language.resolve(option: early.language, environment: environment)),
+                              json: early.json, quiet: false, standardOutput: standardOutput, standardError: standardError)
+        return OutputCheck.finish(code, standardOutput: standardOutput, console: console)
+    }
+
+    private static func runCommand(
+        arguments: [String], environment: [String: String], standardOutput: any OutputSink, standardError: any OutputSink
     ) -> Int32 {
         let early = GlobalOptions.prescan(arguments)
         let localizer = Localizer(language: Language.resolve(option: early.language, environment: environment))

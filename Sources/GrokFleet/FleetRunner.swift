@@ -210,8 +210,8 @@ public final class FleetRunner: Sendable {
         if reports.contains(where: { $0.outcome == .interrupted }) || (cancelled && reports.contains { $0.outcome != .done }) {
             return .interrupted
         }
-        if reports.contains(where: { $0.outcome == .failed }) { return .failure }
-        return reports.allSatisfy { $0.outcome == .done } ? .success : .incomplete
+        if reports.contains(where: { $0.outcome == .failed }) { return .failed }
+        return reports.allSatisfy { $0.outcome == .done } ? .succeeded : .incomplete
     }
 
     /// Runs `job` for every item on threads of their own, at most `concurrency` at once,

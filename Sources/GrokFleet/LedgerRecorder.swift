@@ -6,8 +6,8 @@ import Synchronization
 /// The workflow's ``RunRecorder`` on the SQLite ledger (docs/ledger.md): runs, steps, smoke
 /// tests and devices go into one database file, each write its own transaction.
 ///
-/// The ledger numbers runs itself; this keeps the engine's run ids mapped to them for the
-/// runs it began. A re-run reads the device's earlier steps from the ledger (provision and
+/// The engine's run id is the ledger's key for the run (``RunKey``, `runs.run_key`); this
+/// keeps the ledger's row numbers of the runs it began. A re-run reads the device's earlier steps from the ledger (provision and
 /// rollout runs only; verify runs never count as work done).
 public final class LedgerRecorder: RunRecorder {
     public let ledger: Ledger
@@ -32,7 +32,8 @@ public final class LedgerRecorder: RunRecorder {
         case .verify: .verify
         }
         let id = try ledger.beginRun(RunStart(kind: kind, profileName: run.profileName, profileSHA256: digest,
-                                              station: run.station, operatorName: run.operatorName, startedAt: run.started))
+                                              station: run.station, operatorName: run.operatorName, startedAt: run.started,
+                                              key: run.id))
         runs.withLock { $0[run.id] = id }
     }
 
@@ -69,13 +70,23 @@ public final class LedgerRecorder: RunRecorder {
 
     public func finishRun(_ summary: RunSummary) throws {
         let run = try ledgerRun(summary.runID)
+        // The same codes on both sides (one vocabulary); the switch keeps them in step.
         let outcome: GrokLedger.RunOutcome = switch summary.outcome {
-        case .success: .succeeded
-        case .incomplete: .partial
-        case .failure: .failed
-        case .interrupted: .cancelled
+        case .succeeded: .succeeded
+        case .incomplete: .incomplete
+        case .failed: .failed
+        case .interrupted: .interrupted
         }
         try ledger.finishRun(run, outcome: outcome, endedAt: summary.ended, reportPath: nil)
+    }
+
+    public func recordReport(runID: String, path: String) throws {
+        try ledger.recordReport(try ledgerRun(runID), path: path)
+    }
+
+    /// The key of the ledger's run `run` (its row number when the row is gone).
+    private func key(_ run: RunID) -> String {
+        (try? ledger.run(run))??.key ?? String(run.rawValue)
     }
 
     public func recordIntent(runID: String, serial: String, step: FleetStep, target: String, at time: Date) throws {
@@ -87,7 +98,7 @@ public final class LedgerRecorder: RunRecorder {
         // every open intent found belongs to a run that is no longer working on it.
         try ledger.intents(serial: serial, openOnly: true).compactMap { intent -> ChangeIntent? in
             guard let step = FleetStep(rawValue: intent.step) else { return nil }
-            return ChangeIntent(id: intent.id, runID: "ledger-\(intent.run)", serial: intent.serial, step: step, target: intent.target)
+            return ChangeIntent(id: intent.id, runID: key(intent.run), serial: intent.serial, step: step, target: intent.target)
         }
     }
 
@@ -98,21 +109,21 @@ public final class LedgerRecorder: RunRecorder {
             endedAt: outcome.started.addingTimeInterval(outcome.duration), result: .done,
             firmwareBefore: nil, firmwareAfter: outcome.firmwareAfter, regionBefore: nil, regionAfter: outcome.regionAfter,
             code: "step_completed_by_interrupted_run",
-            detail: "made by this run before it ended; found made by run \(resolver) (\(intent.target))")
+            detail: "made by this run before it ended; found made by run \(runID) (\(intent.target))")
         try ledger.resolveIntent(intent.id, outcome: made ? .done : .notDone, by: resolver, step: made ? step : nil, at: time)
     }
 
     public func completedSteps(serial: String) throws -> [StepRecord] {
-        let counted = Set(try ledger.runs().filter { $0.kind != .verify }.map(\.id))
+        let counted = Dictionary(try ledger.runs().filter { $0.kind != .verify }.map { ($0.id, $0.key) }) { first, _ in first }
         return try ledger.steps(serial: serial).compactMap { record -> StepRecord? in
-            guard counted.contains(record.run), record.result == .done || record.result == .skipped,
+            guard let key = counted[record.run], record.result == .done || record.result == .skipped,
                   let step = FleetStep(rawValue: record.step), let result = GrokFleet.StepResult(rawValue: record.result.rawValue)
             else { return nil }
             let outcome = StepOutcome(step: step, result: result, code: record.code ?? "", detail: record.detail,
                                       firmwareBefore: record.firmwareBefore, firmwareAfter: record.firmwareAfter,
                                       regionBefore: record.regionBefore, regionAfter: record.regionAfter,
                                       started: record.startedAt, duration: record.endedAt.timeIntervalSince(record.startedAt))
-            return StepRecord(runID: "ledger-\(record.run)", serial: serial, device: "", outcome: outcome)
+            return StepRecord(runID: key, serial: serial, device: "", outcome: outcome)
         }
     }
 }

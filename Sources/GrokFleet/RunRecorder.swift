@@ -2,7 +2,8 @@ import Foundation
 
 /// A run as the ledger keeps it.
 public struct RunInfo: Sendable, Hashable, Codable {
-    /// Unique per run (a UUID unless the caller gives one).
+    /// Unique per run: its key (``RunKey``, `20250115-120000-3fa2`), printed in the summary,
+    /// named in the report and `--json`, and the ledger's key for the run.
     public var id: String
     public var mode: FleetMode
     /// The profile's name and the file it was read from.
@@ -154,15 +155,17 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
     }
 }
 
-/// How a run ended.
-public enum RunOutcome: String, Sendable, Hashable, Codable {
+/// How a run ended. The codes are the ledger's (``GrokLedger/RunOutcome``, which adds
+/// `abandoned` for a run whose process died): the summary, the report, `--json` and the
+/// ledger share one vocabulary (docs/fleet.md, "Outcomes").
+public enum RunOutcome: String, Sendable, Hashable, Codable, CaseIterable {
     /// Every device done.
-    case success
+    case succeeded
     /// Some devices postponed, refused or halted; none failed.
     case incomplete
     /// At least one device failed.
-    case failure
-    /// Cancelled before every device finished.
+    case failed
+    /// A stop signal ended the run before every device finished.
     case interrupted
 }
 
@@ -197,6 +200,8 @@ public protocol RunRecorder: Sendable {
     func upsertDevice(_ device: DeviceRecord) throws
     /// The run ended.
     func finishRun(_ summary: RunSummary) throws
+    /// The run's report file was written at `path` (after ``finishRun(_:)``).
+    func recordReport(runID: String, path: String) throws
     /// Every step of the Grokker `serial` that ended `done` or `skipped`, in any run, oldest
     /// first: the hint a re-run uses to finish only what is left.
     func completedSteps(serial: String) throws -> [StepRecord]
@@ -235,6 +240,8 @@ public extension RunRecorder {
     /// Records that run `runID` is about to change `serial` by `step` toward `target`, before
     /// the change is sent; the step's record (``recordStep(_:)``) is its outcome.
     func recordIntent(runID: String, serial: String, step: FleetStep, target: String, at time: Date) throws {}
+    /// Records where the report of run `runID` was written (default: nowhere).
+    func recordReport(runID: String, path: String) throws {}
     /// The intents of `serial` that no step record closed: their runs ended (killed, the
     /// ledger failed) between sending the change and recording it.
     func openIntents(serial: String) throws -> [ChangeIntent] { [] }

@@ -40,7 +40,7 @@ struct ExportTable: Sendable {
         let list: String
         switch table {
         case .devices: list = Ledger.Columns.devices
-        case .runs: list = Ledger.Columns.runs(version)
+        case .runs: return Ledger.Columns.runsList(version)
         case .steps: list = "id, " + Ledger.Columns.steps
         case .smokeTests: list = "id, " + Ledger.Columns.smokeTests
         case .intents: list = Ledger.intentColumns
@@ -171,12 +171,25 @@ enum JSONText {
 /// Writes a file so that readers see the old content or the whole new one, even across a crash.
 enum AtomicFile {
     static func write(_ bytes: [UInt8], to path: String) throws(LedgerError) {
+        var info = stat()
+        if stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+            // A device or a FIFO (`--output /dev/stdout`): written in place, every call checked;
+            // renaming over it would replace the device.
+            let fd = Glibc.open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+            guard fd >= 0 else { throw error(path, "open") }
+            defer { close(fd) }
+            var done = 0
+            while done < bytes.count {
+                done += try call(path, "write") { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, bytes.count - done) } }
+            }
+            return
+        }
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw .exportFailed(path: path, detail: "cannot create the directory '\(directory)': \(error.localizedDescription)")
+            throw .exportFailed(path: path, detail: "mkdir '\(directory)': \(SystemCodes.name(of: error))")
         }
         let temporary = directory + "/." + url.lastPathComponent + ".\(getpid()).tmp"
         let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -222,6 +235,6 @@ enum AtomicFile {
 
     private static func error(_ path: String, _ what: String) -> LedgerError {
         let code = errno
-        return .exportFailed(path: path, detail: "\(what): \(String(cString: strerror(code))) (errno \(code))")
+        return .exportFailed(path: path, detail: "\(what): \(SystemCodes.errnoName(code))")
     }
 }

@@ -214,13 +214,13 @@ enum FileCheck {
     /// Up to `count` bytes from the start of the file.
     static func readPrefix(_ path: String, _ count: Int) throws(LedgerError) -> [UInt8] {
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw .cannotOpen(path: path, detail: "it cannot be read: \(String(cString: strerror(errno)))")
+            throw .cannotOpen(path: path, detail: "open: \(SystemCodes.errnoName(errno))")
         }
         defer { try? handle.close() }
         do {
             return [UInt8](try handle.read(upToCount: count) ?? Data())
         } catch {
-            throw .cannotOpen(path: path, detail: "it cannot be read: \(error.localizedDescription)")
+            throw .cannotOpen(path: path, detail: "read: \(SystemCodes.name(of: error))")
         }
     }
 

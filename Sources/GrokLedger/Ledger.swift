@@ -12,7 +12,7 @@ public final class Ledger: RunRecorder {
     /// Opened with `readOnly`: nothing is ever written (``LedgerError/readOnly(path:detail:)``).
     public let isReadOnly: Bool
     /// The runs this open found left open by a process that no longer exists, and closed as
-    /// ``RunOutcome/interrupted`` at the time their process was last seen alive.
+    /// ``RunOutcome/abandoned`` at the time their process was last seen alive.
     public let interruptedAtOpen: [RunRecord]
     /// The schema version of the file (older than ``schemaVersion`` only when opened read-only).
     let fileVersion: Int
@@ -69,7 +69,7 @@ public final class Ledger: RunRecorder {
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             } catch {
-                throw .cannotOpen(path: path, detail: "cannot create the directory '\(directory.path)': \(error.localizedDescription)")
+                throw .cannotOpen(path: path, detail: "mkdir '\(directory.path)': \(SystemCodes.name(of: error))")
             }
             LedgerFiles.removeStaleTemporaries(of: path)
             try LedgerFiles.createIfMissing(path, busyTimeoutMilliseconds: milliseconds)
@@ -122,7 +122,7 @@ public final class Ledger: RunRecorder {
     // MARK: Runs left open, heartbeats
 
     /// Closes every open run whose process is gone (nobody holds its byte in `<ledger>-runs`)
-    /// as `interrupted`, ending at the last time it was seen alive: its heartbeat (wall-clock
+    /// as `abandoned`, ending at the last time it was seen alive: its heartbeat (wall-clock
     /// times only; a step's own times may come from an emulated unit's faster sample clock),
     /// or its start. One transaction,
     /// holding the write lock, so a run being begun by another process (which locks its byte
@@ -135,7 +135,7 @@ public final class Ledger: RunRecorder {
             for id in open where !locks.isHeldElsewhere(id) {
                 try db.execute(
                     """
-                    UPDATE runs SET outcome = 'interrupted', ended_at = max(started_at, coalesce(heartbeat_at, started_at))
+                    UPDATE runs SET outcome = 'abandoned', ended_at = max(started_at, coalesce(heartbeat_at, started_at))
                     WHERE id = ?1
                     """, [.integer(id)])
                 closed += try db.query("SELECT \(Columns.runs(Schema.currentVersion)) FROM runs WHERE id = ?", [.integer(id)]) {
@@ -187,17 +187,25 @@ public final class Ledger: RunRecorder {
         guard digest.utf8.count == 64, digest.utf8.allSatisfy({ isHexDigit($0) }) else {
             throw .invalidRecord(path: path, detail: "the profile SHA-256 '\(start.profileSHA256)' is not 64 hex digits")
         }
+        if let key = start.key, key.isEmpty { throw .invalidRecord(path: path, detail: "a run without a key") }
         guard let runLocks else { throw .readOnly(path: path, detail: "opened read-only") }
         var locked: Int64?
         do {
             let id = try write { (db) throws(LedgerError) in
+                func taken(_ key: String) throws(LedgerError) -> Bool {
+                    try db.queryInteger("SELECT count(*) FROM runs WHERE run_key = ?", [.text(key)]) != 0
+                }
+                // A key the caller gave (and printed) must be new; one made here is drawn again until it is.
+                var key = start.key ?? RunKey.make(at: start.startedAt)
+                if start.key != nil, try taken(key) { throw .duplicateRun(path: path, run: key) }
+                while try taken(key) { key = RunKey.make(at: start.startedAt) }
                 try db.execute(
                     """
-                    INSERT INTO runs (kind, profile_name, profile_sha256, station, operator, started_at, heartbeat_at)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
+                    INSERT INTO runs (kind, profile_name, profile_sha256, station, operator, started_at, heartbeat_at, run_key)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)
                     """,
                     [.text(start.kind.rawValue), .text(start.profileName), .text(digest), .text(start.station),
-                     .text(start.operatorName), .text(LedgerTime.format(start.startedAt))])
+                     .text(start.operatorName), .text(LedgerTime.format(start.startedAt)), .text(key)])
                 let id = db.lastInsertRowID
                 // Locked before the row is committed: no other process can see the run without its lock.
                 try runLocks.lock(id)
@@ -311,6 +319,17 @@ public final class Ledger: RunRecorder {
         if ownRuns.withLock({ $0.remove(run.rawValue) }) != nil { runLocks?.unlock(run.rawValue) }
     }
 
+    /// Points run `run` to its report file, once the file is written (the report is written
+    /// after the run is closed, so this is the one change a finished run accepts).
+    public func recordReport(_ run: RunID, path reportPath: String) throws(LedgerError) {
+        try write { (db) throws(LedgerError) in
+            guard try db.queryInteger("SELECT count(*) FROM runs WHERE id = ?", [.integer(run.rawValue)]) == 1 else {
+                throw .unknownRun(path: path, run: run.rawValue)
+            }
+            try db.execute("UPDATE runs SET report_path = ? WHERE id = ?", [.text(reportPath), .integer(run.rawValue)])
+        }
+    }
+
     /// Throws unless `run` exists and has not ended; returns its start.
     @discardableResult
     func requireOpenRun(_ run: RunID, _ db: SQLiteConnection) throws(LedgerError) -> Date {
@@ -348,6 +367,16 @@ public final class Ledger: RunRecorder {
             try db.query("SELECT \(Columns.runs(fileVersion)) FROM runs ORDER BY id DESC LIMIT ?", [.integer(Int64(limit ?? -1))]) {
                 (row) throws(LedgerError) in try Self.run(row, db.path)
             }
+        }
+    }
+
+    /// The run with this key (``RunKey``, the identifier people see), or nil.
+    public func run(key: String) throws(LedgerError) -> RunRecord? {
+        let keyColumn = Columns.runKey(fileVersion)
+        return try read { (db) throws(LedgerError) in
+            try db.query("SELECT \(Columns.runs(fileVersion)) FROM runs WHERE \(keyColumn) = ?", [.text(key)]) {
+                (row) throws(LedgerError) in try Self.run(row, db.path)
+            }.first
         }
     }
 
@@ -438,12 +467,18 @@ public final class Ledger: RunRecorder {
     enum Columns {
         static let devices =
             "serial, hardware_type, hardware_revision, antenna_type, first_seen, last_seen, firmware, region, provisioned"
-        /// The columns of `runs` in a file of schema `version` (`heartbeat_at` came with version 2;
-        /// an older file opened read-only reads NULL in its place).
-        static func runs(_ version: Int) -> String {
-            "id, kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome, report_path, "
-                + (version >= 2 ? "heartbeat_at" : "NULL AS heartbeat_at")
+        /// The columns of `runs` in a file of schema `version`, as schema version 4 has them
+        /// (`heartbeat_at` came with version 2, `run_key` and today's outcome codes with 4; an
+        /// older file opened read-only reads NULL, the legacy key and the outcome renamed).
+        static func runsList(_ version: Int) -> [String] {
+            ["id", "kind", "profile_name", "profile_sha256", "station", "operator", "started_at", "ended_at",
+             version >= 4 ? "outcome" : Schema.legacyOutcomeSQL + " AS outcome", "report_path",
+             version >= 2 ? "heartbeat_at" : "NULL AS heartbeat_at",
+             version >= 4 ? "run_key" : RunKey.legacySQL() + " AS run_key"]
         }
+        static func runs(_ version: Int) -> String { runsList(version).joined(separator: ", ") }
+        /// The expression of a run's key in a file of schema `version`.
+        static func runKey(_ version: Int) -> String { version >= 4 ? "run_key" : "(" + RunKey.legacySQL() + ")" }
         static let steps = """
             run_id, serial, step, started_at, ended_at, duration_ms, result, firmware_before, firmware_after, \
             region_before, region_after, code, detail
@@ -466,7 +501,8 @@ public final class Ledger: RunRecorder {
 
     static func run(_ row: PreparedStatement, _ path: String) throws(LedgerError) -> RunRecord {
         RunRecord(
-            id: RunID(rawValue: row.integer(0) ?? 0), kind: try row.enumeration(1, "runs.kind", path),
+            id: RunID(rawValue: row.integer(0) ?? 0), key: try row.required(11, "runs.run_key", path),
+            kind: try row.enumeration(1, "runs.kind", path),
             profileName: try row.required(2, "runs.profile_name", path),
             profileSHA256: try row.required(3, "runs.profile_sha256", path),
             station: try row.required(4, "runs.station", path), operatorName: try row.required(5, "runs.operator", path),

@@ -41,6 +41,11 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible, Equatable {
     /// SQLite failed in a way not listed above (an I/O error, out of memory);
     /// `sqliteCode` is its extended result code.
     case sqlite(path: String, sqliteCode: Int32, detail: String)
+    /// A run with this key (``RunKey``) is already recorded: two runs started in the same
+    /// second drew the same four hex digits. Nothing was recorded; start the run again.
+    case duplicateRun(path: String, run: String)
+    /// No run has this key (`grokctl ledger show RUN`).
+    case noSuchRun(path: String, run: String)
 
     /// The stable machine code of the case.
     public var code: String {
@@ -59,6 +64,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible, Equatable {
         case .runFinished: "ledger_run_finished"
         case .exportFailed: "ledger_export_failed"
         case .sqlite: "ledger_sqlite"
+        case .duplicateRun: "ledger_duplicate_run"
+        case .noSuchRun: "ledger_no_such_run"
         }
     }
 
@@ -79,6 +86,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible, Equatable {
         case .runFinished(let p, let r): [p, String(r)]
         case .exportFailed(let p, let d): [p, d]
         case .sqlite(let p, let c, let d): [p, String(c), d]
+        case .duplicateRun(let p, let r): [p, r]
+        case .noSuchRun(let p, let r): [p, r]
         }
     }
 
@@ -87,7 +96,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible, Equatable {
         switch self {
         case .cannotOpen(let p, _), .locked(let p, _), .corrupt(let p, _), .empty(let p), .notSQLite(let p), .notALedger(let p, _),
             .newerSchema(let p, _, _), .diskFull(let p), .readOnly(let p, _), .invalidRecord(let p, _),
-            .unknownRun(let p, _), .runFinished(let p, _), .exportFailed(let p, _), .sqlite(let p, _, _):
+            .unknownRun(let p, _), .runFinished(let p, _), .exportFailed(let p, _), .sqlite(let p, _, _),
+            .duplicateRun(let p, _), .noSuchRun(let p, _):
             p
         }
     }
@@ -122,6 +132,10 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible, Equatable {
             "cannot write the ledger export '\(p)': \(d); the previous file, if any, is untouched. Check the directory and free space."
         case .sqlite(let p, let c, let d):
             "the ledger '\(p)' failed (SQLite error \(c)): \(d)."
+        case .duplicateRun(let p, let r):
+            "the ledger '\(p)' already holds a run '\(r)' (two runs started in the same second drew the same id); nothing was recorded, start the run again."
+        case .noSuchRun(let p, let r):
+            "the ledger '\(p)' holds no run '\(r)'; 'grokctl ledger show' lists the runs with their ids."
         }
     }
 }

@@ -107,7 +107,7 @@ enum LedgerFiles {
 
     static func systemError(_ path: String, _ what: String) -> LedgerError {
         let code = errno
-        let detail = "\(what): \(String(cString: strerror(code)))"
+        let detail = "\(what): \(SystemCodes.errnoName(code))"
         switch code {
         case ENOSPC, EDQUOT: return .diskFull(path: path)
         case EACCES, EPERM, EROFS: return .readOnly(path: path, detail: detail)

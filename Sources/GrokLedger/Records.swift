@@ -18,21 +18,46 @@ public enum RunKind: String, Sendable, CaseIterable {
     case verify
 }
 
-/// How a run ended (the `runs.outcome` column; NULL while the run is open or after a crash).
-public enum RunOutcome: String, Sendable, CaseIterable {
-    /// Every device ended correct.
+/// How a run ended (the `runs.outcome` column; NULL while the run is open). The one
+/// vocabulary of run outcomes: the fleet's summary line, its report file, `--json` and the
+/// ledger all use these codes (docs/fleet.md, "Outcomes"); the words people read are the
+/// catalog's `fleet.run_outcome.<code>`.
+public enum RunOutcome: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Every Grokker ended done.
     case succeeded
-    /// Some devices ended correct and some did not.
-    case partial
-    /// No device ended correct.
+    /// Some Grokkers were postponed, refused or halted by policy; none failed.
+    case incomplete
+    /// At least one Grokker failed.
     case failed
-    /// The profile's halt rule stopped starting new devices.
-    case halted
-    /// A person (or a signal) stopped the run.
-    case cancelled
+    /// A stop signal (Ctrl-C, SIGTERM, ...) ended the run before every Grokker finished;
+    /// the run itself closed it. Run it again to finish.
+    case interrupted
     /// The run's process died without closing it (kill -9, a crash, a power cut); a later
     /// process that opened the ledger closed it, ending it when it was last seen alive.
-    case interrupted
+    case abandoned
+}
+
+/// The identifier of a run as people see it: printed in the summary line, the report file's
+/// name and `run_id`, `--json`, `ledger show` (the `runs.run_key` column, unique).
+/// `20250115-120000-3fa2`: the UTC start time to the second and four random hex digits.
+public enum RunKey {
+    /// A new key for a run starting at `time`.
+    public static func make(at time: Date = Date()) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: time)
+        func two(_ value: Int?) -> String { let v = value ?? 0; return v < 10 ? "0\(v)" : String(v) }
+        let hex = String(UInt16.random(in: 0 ... .max), radix: 16)
+        return String(c.year ?? 0) + two(c.month) + two(c.day) + "-" + two(c.hour) + two(c.minute) + two(c.second) + "-"
+            + String(repeating: "0", count: 4 - hex.count) + hex
+    }
+
+    /// The SQL expression that names a run recorded before schema version 4 (which kept no
+    /// key): its start time as a key has it, then `r` and its old number (`20241201-104003-r7`),
+    /// which no new key can equal (new keys end in four hex digits).
+    static func legacySQL(id: String = "id", startedAt: String = "started_at") -> String {
+        "coalesce(strftime('%Y%m%d-%H%M%S', \(startedAt)), 'run') || '-r' || \(id)"
+    }
 }
 
 /// The result of one step on one device (the `steps.result` column).
@@ -62,9 +87,12 @@ public struct RunStart: Sendable, Equatable {
     /// The person (or service account) who started it.
     public var operatorName: String
     public var startedAt: Date
+    /// The run's key (``RunKey``), the identifier printed for it; nil: the ledger makes one.
+    public var key: String?
 
     public init(kind: RunKind, profileName: String, profileSHA256: String, station: String, operatorName: String,
-                startedAt: Date) {
+                startedAt: Date, key: String? = nil) {
+        self.key = key
         self.kind = kind
         self.profileName = profileName
         self.profileSHA256 = profileSHA256
@@ -76,7 +104,11 @@ public struct RunStart: Sendable, Equatable {
 
 /// A run as stored (one row of `runs`).
 public struct RunRecord: Sendable, Equatable {
+    /// The ledger's row number of the run (what steps and smoke tests refer to).
     public var id: RunID
+    /// The run's key (``RunKey``): the identifier people see, in the summary, the report,
+    /// `--json` and `ledger show`.
+    public var key: String
     public var kind: RunKind
     public var profileName: String
     public var profileSHA256: String
@@ -220,6 +252,11 @@ public struct HistoryEntry: Sendable, Equatable {
 
     public var run: RunRecord
     public var event: Event
+
+    public init(run: RunRecord, event: Event) {
+        self.run = run
+        self.event = event
+    }
 
     /// When the event started.
     public var at: Date {

@@ -13,7 +13,7 @@ public struct LedgerCheckReport: Sendable, Equatable {
     /// Rows per table.
     public var rows: [LedgerTable: Int]
     /// Runs with no end yet: running now, or left by a process that died (closed as
-    /// `interrupted` by the next writable open).
+    /// `abandoned` by the next writable open).
     public var openRuns: Int
     /// Frames and committed transactions in the `-wal` not yet copied into the file.
     public var walFrames: Int
@@ -33,7 +33,7 @@ public struct LedgerRecoveryReport: Sendable, Equatable {
     /// devices a range is of SQLite row ids: how many devices it held is unknown.
     public var lost: [LedgerTable: [ClosedRange<Int64>]]
     /// Runs that steps or smoke tests name but that were lost: recreated as placeholders
-    /// (profile `(lost in recovery)`, outcome `interrupted`) so their steps are kept.
+    /// (profile `(lost in recovery)`, outcome `abandoned`, key `lost-<number>`) so their steps are kept.
     public var placeholderRuns: [Int64]
     /// Committed transactions of the `-wal` that SQLite could not read (after a damaged frame).
     public var walCommitsLost: Int
@@ -130,8 +130,9 @@ extension Ledger {
                                 else { continue }
                                 try db.execute(
                                     """
-                                    INSERT INTO runs (id, kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome)
-                                    VALUES (?1, 'provision', '(lost in recovery)', ?2, '', '', ?3, ?3, 'interrupted')
+                                    INSERT INTO runs (id, kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome,
+                                                      run_key)
+                                    VALUES (?1, 'provision', '(lost in recovery)', ?2, '', '', ?3, ?3, 'abandoned', 'lost-' || ?1)
                                     """, [.integer(run), .text(String(repeating: "0", count: 64)), row[time]])
                                 placeholders.append(run)
                             }

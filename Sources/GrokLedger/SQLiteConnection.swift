@@ -39,7 +39,7 @@ final class SQLiteConnection {
             | SQLITE_OPEN_FULLMUTEX
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard let handle else {
-            throw .cannotOpen(path: path, detail: "sqlite3_open_v2: \(String(cString: sqlite3_errstr(rc)))")
+            throw .cannotOpen(path: path, detail: "sqlite3_open_v2: \(SystemCodes.sqliteName(rc))")
         }
         guard rc == SQLITE_OK else {
             let error = Self.error(code: rc, message: String(cString: sqlite3_errmsg(handle)), what: "open", path: path,
@@ -92,9 +92,11 @@ final class SQLiteConnection {
         }
     }
 
-    /// Maps a SQLite (extended) result code to the ledger's error, by its primary code.
+    /// Maps a SQLite (extended) result code to the ledger's error, by its primary code. The
+    /// detail is the code's name and what was being done, not SQLite's English message
+    /// (`message`, kept out of what a person reads in another language).
     static func error(code: Int32, message: String, what: String, path: String, waitedMilliseconds: Int) -> LedgerError {
-        let detail = "\(message) (\(what))"
+        let detail = "\(SystemCodes.sqliteName(code)) (\(what))"
         switch code & 0xFF {
         case SQLITE_BUSY, SQLITE_LOCKED: return .locked(path: path, waitedMilliseconds: waitedMilliseconds)
         case SQLITE_CORRUPT, SQLITE_NOTADB: return .corrupt(path: path, detail: detail)

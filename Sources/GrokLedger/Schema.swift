@@ -110,7 +110,42 @@ enum Schema {
         );
         CREATE INDEX intents_by_serial ON intents(serial, id);
         """,
+        // 4: one run identity and one vocabulary. `run_key` is the run's identifier as people
+        // see it (the id printed in the summary, the report and --json: `20250115-120000-3fa2`),
+        // unique; runs recorded before keep their number in a key of their own
+        // (`20241201-104003-r7`). Outcomes take the fleet's codes: `partial` and `halted` become
+        // `incomplete`, `cancelled` (a stop signal) `interrupted`, and `interrupted` (the process
+        // died) `abandoned`. `runs` is rebuilt again (a new CHECK), as in migration 2.
+        """
+        CREATE TABLE runs_4 (
+            id             INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind           TEXT NOT NULL CHECK (kind IN ('provision', 'rollout', 'verify')),
+            profile_name   TEXT NOT NULL,
+            profile_sha256 TEXT NOT NULL CHECK (length(profile_sha256) = 64),
+            station        TEXT NOT NULL,
+            operator       TEXT NOT NULL,
+            started_at     TEXT NOT NULL,
+            ended_at       TEXT,
+            outcome        TEXT CHECK (outcome IS NULL OR outcome IN ('succeeded', 'incomplete', 'failed', 'interrupted',
+                                                                      'abandoned')),
+            report_path    TEXT,
+            heartbeat_at   TEXT,
+            run_key        TEXT NOT NULL UNIQUE CHECK (run_key <> '')
+        );
+        INSERT INTO runs_4 (id, kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome,
+                            report_path, heartbeat_at, run_key)
+            SELECT id, kind, profile_name, profile_sha256, station, operator, started_at, ended_at,
+                   \(Schema.legacyOutcomeSQL), report_path, heartbeat_at, \(RunKey.legacySQL()) FROM runs;
+        DROP TABLE runs;
+        ALTER TABLE runs_4 RENAME TO runs;
+        """,
     ]
+
+    /// A run's outcome as schema version 4 names it, from a file older than that.
+    static let legacyOutcomeSQL = """
+        CASE outcome WHEN 'partial' THEN 'incomplete' WHEN 'halted' THEN 'incomplete' WHEN 'cancelled' THEN 'interrupted' \
+        WHEN 'interrupted' THEN 'abandoned' ELSE outcome END
+        """
 
     /// The newest schema version this build knows.
     static var currentVersion: Int { migrations.count }

@@ -138,11 +138,11 @@ extension CLI {
                 let serial = String(format: "%08u", try world.device(0).serialNumber)
                 let author = try ledger.steps(serial: serial).first { $0.step == step && $0.result == .done }
                 #expect(author?.run == first, "\(step): made by the killed run, recorded as \(author.map { "\($0.run)" } ?? "nobody")'s")
-                #expect(try ledger.runs().first { $0.id == first }?.outcome == .interrupted)
+                #expect(try ledger.runs().first { $0.id == first }?.outcome == .abandoned)
             }
         }
 
-        @Test("SIGTERM, SIGINT, SIGHUP, SIGPIPE and SIGXFSZ at seeded moments end the run cleanly, closed as cancelled")
+        @Test("SIGTERM, SIGINT, SIGHUP, SIGPIPE and SIGXFSZ at seeded moments end the run cleanly, closed as interrupted")
         func signals() throws {
             var random = SeededRandom(state: 0x5160_0A15)
             for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGXFSZ] {
@@ -159,7 +159,7 @@ extension CLI {
                 let runs = try ledger.runs()
                 // Closed by the run itself, not by a later process.
                 #expect(runs.count == 1 && runs[0].endedAt != nil, "signal \(signal): \(runs)")
-                if run.process.terminationStatus == 130 { #expect(runs[0].outcome == .cancelled) }
+                if run.process.terminationStatus == 130 { #expect(runs[0].outcome == .interrupted) }
                 let last = try world.provision()
                 #expect(last.status == 0, "\(last.standardOutput)\n\(last.standardError)")
                 try checkInvariants(world, "signal \(signal)")
@@ -226,7 +226,7 @@ extension CLI {
             return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         }
 
-        @Test("SIGTERM ends a run blocked on a frozen grokctl emulate within 2 s: cancelled, closed, report written, exit 130")
+        @Test("SIGTERM ends a run blocked on a frozen grokctl emulate within 2 s: interrupted, closed, report written, exit 130")
         func sigtermEndsARunOnAFrozenReader() throws {
             let world = try FleetWorld(devices: 1)
             let peer = try EmulatorOnFIFOs(world)
@@ -251,7 +251,7 @@ extension CLI {
             #expect(summary["outcome"] as? String == "interrupted")
             #expect(FileManager.default.fileExists(atPath: summary["report"] as? String ?? "/nonexistent"))
             let runs = try Ledger.open(path: world.ledger, readOnly: true).runs()
-            #expect(runs.count == 1 && runs[0].endedAt != nil && runs[0].outcome == .cancelled, "\(runs)")
+            #expect(runs.count == 1 && runs[0].endedAt != nil && runs[0].outcome == .interrupted, "\(runs)")
         }
 
         @Test("a frozen grokctl emulate and no signal: the run ends by the profile's stall bound (fleet_reader_frozen), closed")
@@ -295,7 +295,7 @@ extension CLI {
             let summary = try #require(run.summary, "no run_finished line")
             #expect(FileManager.default.fileExists(atPath: summary["report"] as? String ?? "/nonexistent"))
             let runs = try Ledger.open(path: world.ledger, readOnly: true).runs()
-            #expect(runs.count == 1 && runs[0].outcome == .cancelled)
+            #expect(runs.count == 1 && runs[0].outcome == .interrupted)
         }
     }
 }

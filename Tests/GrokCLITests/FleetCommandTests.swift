@@ -198,9 +198,9 @@ extension CLI {
             // (unless the kill came after it finished there, while the report was written, or
             // before it began there); a run the kill missed finished normally.
             #expect(runs.allSatisfy { $0.endedAt != nil }, "a run was left open: \(runs.map { ($0.id, $0.outcome) })")
-            #expect(runs.filter { $0.outcome == .interrupted }.count <= killedRuns)
+            #expect(runs.filter { $0.outcome == .abandoned }.count <= killedRuns)
             let lastStart = runs.map(\.startedAt).max() ?? .distantPast
-            for run in runs where run.outcome == .interrupted {
+            for run in runs where run.outcome == .abandoned {
                 // Last seen alive: after it began, before the runs that followed it.
                 #expect(run.endedAt.map { $0 >= run.startedAt && $0 <= lastStart } == true, "run \(run.id)")
             }

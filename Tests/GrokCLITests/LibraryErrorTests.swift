@@ -234,11 +234,12 @@ struct LibraryErrorTests {
             .notALedger(path: p, applicationID: 42), .newerSchema(path: p, found: 9, supported: 1), .diskFull(path: p),
             .readOnly(path: p, detail: "EROFS"), .invalidRecord(path: p, detail: "empty serial"), .unknownRun(path: p, run: 7),
             .runFinished(path: p, run: 7), .exportFailed(path: "/x.csv", detail: "ENOSPC"), .sqlite(path: p, sqliteCode: 10, detail: "I/O"),
+            .duplicateRun(path: p, run: "20250115-120000-3fa2"), .noSuchRun(path: p, run: "20250115-120000-3fa2"),
         ]
         for sample in samples {
             switch sample {
             case .cannotOpen, .locked, .corrupt, .empty, .notSQLite, .notALedger, .newerSchema, .diskFull, .readOnly, .invalidRecord, .unknownRun,
-                .runFinished, .exportFailed, .sqlite: break
+                .runFinished, .exportFailed, .sqlite, .duplicateRun, .noSuchRun: break
             }
         }
         Self.check(samples)

@@ -48,7 +48,7 @@ struct LedgerRunTests {
         var stops = 0
         var outcome: GrokFleet.RunOutcome = .interrupted
         var runs = 0
-        while outcome != .success, runs < 8 {
+        while outcome != .succeeded, runs < 8 {
             runs += 1
             let cancel = CancelSwitch()
             // The first three runs stop somewhere in the first 60 recorded steps; then one runs through.
@@ -61,7 +61,7 @@ struct LedgerRunTests {
             outcome = report.outcome
             if outcome == .interrupted { stops += 1 }
         }
-        #expect(outcome == .success)
+        #expect(outcome == .succeeded)
         #expect(stops >= 1)
         for i in 0..<count {
             let state = try bench.state(i)
@@ -133,7 +133,7 @@ struct IntentTests {
             let open = try ledger.intents(serial: "71000000", openOnly: true)
             #expect(open.map(\.step) == [step.rawValue], "\(step): the intent stays open")
             let second = try await run(recorder)
-            #expect(second.outcome == .success, "\(step): \(second.devices[0].steps.map { "\($0.step) \($0.code)" })")
+            #expect(second.outcome == .succeeded, "\(step): \(second.devices[0].steps.map { "\($0.step) \($0.code)" })")
             let runs = try ledger.runs().map(\.id).sorted()
             for name in ["provision", "region", "firmware"] {
                 let done = try ledger.steps(serial: "71000000").filter { $0.step == name && $0.result == .done }

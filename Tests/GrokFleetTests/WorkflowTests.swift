@@ -31,7 +31,7 @@ struct WorkflowTests {
         let profile = try testProfile()
         let recorder = InMemoryRunRecorder()
         let report = try await runner(bench, profile, firmware, recorder: recorder).run((0..<4).map { bench.device($0) })
-        #expect(report.outcome == .success)
+        #expect(report.outcome == .succeeded)
         for i in 0..<4 {
             let state = try bench.state(i)
             #expect(state.firmwareVersion == FirmwareFixture.v180)
@@ -49,12 +49,12 @@ struct WorkflowTests {
         #expect(ledger.devices.count == 4)
         #expect(ledger.devices.values.allSatisfy { $0.firmware == "1.8.0" && $0.lastOutcome == .done && $0.antennaType == 2 })
         #expect(ledger.smokeTests.count == 8 && ledger.smokeTests.allSatisfy(\.passed))
-        #expect(ledger.summaries.last?.outcome == .success)
+        #expect(ledger.summaries.last?.outcome == .succeeded)
 
         // Again: every step is satisfied; nothing is done but connect, identify and record.
         let before = try (0..<4).map { try bench.state($0) }
         let again = try await runner(bench, profile, firmware, recorder: recorder).run((0..<4).map { bench.device($0) })
-        #expect(again.outcome == .success)
+        #expect(again.outcome == .succeeded)
         for device in again.devices {
             for step in device.steps where !everyRunSteps.contains(step.step) {
                 #expect(step.result == .skipped, "\(device.device) \(step.step) \(step.code)")
@@ -178,7 +178,7 @@ struct WorkflowTests {
             #expect(try bench.state(i).region == nil)
             #expect(try bench.state(i).firmwareVersion == DeviceState.outOfBoxFirmware)
         }
-        #expect(report.outcome == .failure)
+        #expect(report.outcome == .failed)
     }
 
     struct ChoosesETSI: ConfigurationDelegate {
@@ -242,7 +242,7 @@ struct WorkflowTests {
         }
         let report = try await runner(bench, try testProfile(), firmware, recorder: InMemoryRunRecorder()).run([unit])
         let steps = report.devices.first?.steps.map { "\($0.step) \($0.result) \($0.code)" } ?? []
-        #expect(report.outcome == .success, "\(steps)")
+        #expect(report.outcome == .succeeded, "\(steps)")
         // The repair came first: nothing else can be done by a loader.
         #expect(report.devices[0].steps.map(\.step).prefix(4) == [.connect, .identify, .firmware, .reconnect], "\(steps)")
         #expect(grokker.softwareType == .application)
@@ -288,7 +288,7 @@ struct WorkflowTests {
         let first = try await runner(bench, profile, firmware, recorder: recorder, cancellation: cancel).run([bench.device(0), bench.device(1)])
         #expect(first.outcome == .interrupted)
         let second = try await runner(bench, profile, firmware, recorder: recorder).run([bench.device(0), bench.device(1)])
-        #expect(second.outcome == .success)
+        #expect(second.outcome == .succeeded)
         for i in 0..<2 {
             let state = try bench.state(i)
             #expect(state.firmwareVersion == FirmwareFixture.v180 && state.region?.number == 1 && state.provisioningStatus == .complete)
@@ -432,6 +432,6 @@ struct MainJobTests {
             #expect(state.firmwareVersion == FirmwareFixture.v180 && state.region?.number == 1 && state.provisioningStatus == .complete)
         }
         #expect(recorder.snapshot.smokeTests.count == 8 && recorder.snapshot.smokeTests.allSatisfy(\.passed))
-        #expect(report.outcome == .success)
+        #expect(report.outcome == .succeeded)
     }
 }

@@ -265,7 +265,7 @@ struct InterruptedRunTests {
             reopened = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
         }
         let closed = try #require(try reopened.run(run))
-        #expect(closed.outcome == .interrupted)
+        #expect(closed.outcome == .abandoned)
         #expect(closed.endedAt == alive)
         #expect(reopened.interruptedAtOpen.map(\.id) == [run])
         #expect(throws: LedgerError.runFinished(path: scratch.ledgerPath, run: run.rawValue)) {
@@ -361,14 +361,14 @@ struct SchemaTwoTests {
         #expect(try reader.runs().allSatisfy { $0.lastSeenAt == nil })
         let exported = scratch.file("runs.csv")
         try reader.export(format: .csv, to: exported, table: .runs)
-        #expect(try String(contentsOfFile: exported, encoding: .utf8).hasPrefix("id,kind,profile_name,profile_sha256,station,operator,started_at,ended_at,outcome,report_path,heartbeat_at\r\n"))
+        #expect(try String(contentsOfFile: exported, encoding: .utf8).hasPrefix("id,kind,profile_name,profile_sha256,station,operator,started_at,ended_at,outcome,report_path,heartbeat_at,run_key\r\n"))
 
         let ledger = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
         let runs = try ledger.runs()
         #expect(runs.map(\.id.rawValue) == [2, 1])
         #expect(runs[1].outcome == .succeeded && runs[1].endedAt == LedgerTime.parse("2024-05-01T10:05:00.000Z"))
         // Left open before heartbeats existed: it ends at its start.
-        #expect(runs[0].outcome == .interrupted && runs[0].endedAt == runs[0].startedAt)
+        #expect(runs[0].outcome == .abandoned && runs[0].endedAt == runs[0].startedAt)
         #expect(ledger.interruptedAtOpen.map(\.id.rawValue) == [2])
         #expect(try ledger.steps(run: RunID(rawValue: 2)).map(\.step) == ["firmware"])
         // The rebuilt table still numbers on from the old one, and foreign keys hold.

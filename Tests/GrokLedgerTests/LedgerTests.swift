@@ -148,7 +148,7 @@ struct TransactionTests {
         try ledger.recordStep(step(kept, "GK-1", "identify"))
         let error = #expect(throws: LedgerError.self) {
             try ledger.write { (db) throws(LedgerError) in
-                try db.execute("INSERT INTO runs (kind, profile_name, profile_sha256, station, operator, started_at) VALUES ('verify', 'p', ?, 's', 'o', 'x')",
+                try db.execute("INSERT INTO runs (kind, profile_name, profile_sha256, station, operator, started_at, run_key) VALUES ('verify', 'p', ?, 's', 'o', 'x', 'k')",
                                [.text(profileDigest)])
                 try db.execute("INSERT INTO steps (run_id, serial, step, started_at, ended_at, duration_ms, result) VALUES (?, 'GK-1', 'region', 'a', 'b', 5, 'done')",
                                [.integer(db.lastInsertRowID)])

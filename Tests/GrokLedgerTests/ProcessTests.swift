@@ -92,7 +92,7 @@ struct ProcessTests {
         #expect(try reopened.steps().map(\.step) == ["identify"])
         // Its own ledger is gone too: the reopen closed the run as interrupted, when it was last seen alive.
         let closed = try #require(try reopened.runs().first)
-        #expect(closed.outcome == .interrupted)
+        #expect(closed.outcome == .abandoned)
         #expect(closed.endedAt != nil && closed.endedAt == closed.lastSeenAt)
         // The dead process's lock is gone: writing works.
         let next = try reopened.beginRun(start(at: 10))

@@ -129,7 +129,7 @@ struct ExportTests {
                                                    durationMilliseconds: 2500, expectedTags: ["E2001", "E2002"],
                                                    foundTags: ["E2001", "3000AB"], readsPerSecond: 37.25,
                                                    minRSSI: -58.5, passed: false))
-        try ledger.finishRun(run, outcome: .partial, endedAt: at(10), reportPath: "/var/reports/run 1.json")
+        try ledger.finishRun(run, outcome: .incomplete, endedAt: at(10), reportPath: "/var/reports/run 1.json")
         return (ledger, run)
     }
 
@@ -197,7 +197,7 @@ struct ExportTests {
         #expect(steps[0]["region_before"] is NSNull)
         let runs = try #require(object["runs"] as? [[String: Any]])
         #expect(runs[0]["operator"] as? String == "Zoë")
-        #expect(runs[0]["outcome"] as? String == "partial")
+        #expect(runs[0]["outcome"] as? String == "incomplete")
         #expect(runs[0]["report_path"] as? String == "/var/reports/run 1.json")
         let smoke = try #require((object["smoke_tests"] as? [[String: Any]])?.first)
         #expect(smoke["expected_tags"] as? [String] == ["E2001", "E2002"])

@@ -15,7 +15,7 @@ struct RecoveryIntentsTests {
         try ledger?.recordStep(step(first, "GK-1", "region", from: 3, to: 4))
         // Killed between a change and its record: this one stays open.
         try ledger?.recordIntent(run: first, serial: "GK-1", step: "firmware", target: "1.8.0", at: at(5))
-        try ledger?.finishRun(first, outcome: .cancelled, endedAt: at(6), reportPath: nil)
+        try ledger?.finishRun(first, outcome: .interrupted, endedAt: at(6), reportPath: nil)
         let before = try #require(ledger).intents()
         ledger = nil
         #expect(before.count == 2)
@@ -36,7 +36,7 @@ struct RecoveryIntentsTests {
         let ledger = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
         let run = try ledger.beginRun(start())
         try ledger.recordIntent(run: run, serial: "GK-1", step: "region", target: "FCC", at: at(1))
-        try ledger.finishRun(run, outcome: .cancelled, endedAt: at(2), reportPath: nil)
+        try ledger.finishRun(run, outcome: .interrupted, endedAt: at(2), reportPath: nil)
         #expect(try Ledger.check(path: scratch.ledgerPath).rows[.intents] == 1)
     }
 }

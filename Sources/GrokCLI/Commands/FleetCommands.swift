@@ -152,22 +152,26 @@ struct LedgerCommand: Command {
     init(_ values: ParsedValues) {}
 }
 
-/// `grokctl ledger show [--serial N] [--ledger FILE]`: the runs and devices, or one
-/// device's history.
+/// `grokctl ledger show [RUN] [--serial N] [--ledger FILE]`: the runs and devices, one run
+/// (by the id its summary printed), or one device's history.
 struct LedgerShowCommand: Command {
+    static let run = ArgumentDeclaration(name: .valueRun, help: .argumentLedgerRun, required: false)
     static let serial = OptionDeclaration.option("serial", value: .valueSerial, help: .optionSerial)
     static let limit = OptionDeclaration.option("limit", value: .valueCount, help: .optionLedgerLimit, defaultValue: "20",
                                                 type: .integer(1...1_000_000))
 
     static var configuration: CommandConfiguration {
-        CommandConfiguration(name: "show", abstract: .commandLedgerShowAbstract, options: [serial, limit, FleetOptions.ledger])
+        CommandConfiguration(name: "show", abstract: .commandLedgerShowAbstract, options: [serial, limit, FleetOptions.ledger],
+                             arguments: [run])
     }
 
+    let runKey: String?
     let serialNumber: String?
     let limit: Int
     let ledgerFile: String?
 
     init(_ values: ParsedValues) throws(CLIError) {
+        runKey = values.argument(Self.run)
         if let serial = values.value(Self.serial) {
             guard !serial.isEmpty, serial.allSatisfy({ $0.isASCII && ($0.isNumber || $0.isLetter || $0 == "-") }) else {
                 throw .invalidValue(value: serial, option: Self.serial.spelling)

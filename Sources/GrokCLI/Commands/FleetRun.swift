@@ -14,9 +14,9 @@ enum FleetExit {
 
     static func code(for outcome: GrokFleet.RunOutcome) -> ExitCode {
         switch outcome {
-        case .success: .success
+        case .succeeded: .success
         case .incomplete: incomplete
-        case .failure: .failure
+        case .failed: .failure
         case .interrupted: interrupted
         }
     }
@@ -51,7 +51,7 @@ struct FleetRun {
         }
         let environment = context.environment
         var runOptions = FleetRunOptions(mode: mode, lockDirectory: StateDirectory.locks(environment: environment),
-                                         runID: Self.newRunID(), readerOptions: FirmwareDevices.readerOptions(context))
+                                         runID: RunKey.make(), readerOptions: FirmwareDevices.readerOptions(context))
         if let station = options.station { runOptions.station = station }
         runOptions.operatorName = options.operatorName ?? environment["USER"] ?? ""
         // The chaos suite's hook (scripts/chaos.sh, docs/fleet.md): die the hard way right
@@ -117,17 +117,22 @@ struct FleetRun {
         let reportPath = options.reportFile
             ?? StateDirectory.join(StateDirectory.reports(environment: environment), report.runID + ".json")
         // Written whatever the ledger did: when it failed, the report is the record of the run.
+        // The run's outcome is already in the ledger; the ledger then points to the report.
         let written = FleetReportFile(report: report, profile: profile, options: runOptions, ledger: ledgerPath)
-        do {
+        var reportFailure: OutputError?
+        do throws(OutputError) {
             try written.write(to: reportPath)
         } catch {
-            console.warn(.fleetReportNotWritten, reportPath, "\(error)")
+            reportFailure = error.asReport()
         }
-        presenter.summary(report, reportPath: reportPath, ledgerPath: ledgerPath)
-        if let failure = report.ledgerFailure {
-            _ = console.report(failure)
-            return .failure
+        var ledgerFailure: (any Error)? = report.ledgerFailure
+        if reportFailure == nil, ledgerFailure == nil {
+            do { try recorder.recordReport(runID: report.runID, path: Self.absolute(reportPath)) } catch { ledgerFailure = error }
         }
+        presenter.summary(report, reportPath: reportFailure == nil ? reportPath : nil, ledgerPath: ledgerPath)
+        if let reportFailure { console.report(reportFailure) }
+        if let ledgerFailure { console.report(ledgerFailure) }
+        if reportFailure != nil || ledgerFailure != nil { return .failure }
         return FleetExit.code(for: report.outcome)
     }
 
@@ -155,13 +160,9 @@ struct FleetRun {
         return firmware
     }
 
-    /// `20250115-120000-3fa2`: when (UTC) and four random hex digits.
-    static func newRunID(now: Date = Date()) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd-HHmmss"
-        return formatter.string(from: now) + "-" + String(format: "%04x", UInt16.random(in: 0 ... .max))
+    /// `path` made absolute against the current directory (what the ledger records).
+    static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 }
 
@@ -278,7 +279,8 @@ final class FleetRunPresenter {
 
     /// The human summary at the end: a row per device, then the run's outcome, the report
     /// file and the ledger.
-    func summary(_ report: FleetReport, reportPath: String, ledgerPath: String) {
+    /// - Parameter reportPath: where the report was written; nil when it could not be.
+    func summary(_ report: FleetReport, reportPath: String?, ledgerPath: String) {
         if console.isJSON {
             console.json(FleetSummaryObject(report: report, reportPath: reportPath, ledgerPath: ledgerPath))
             return
@@ -317,7 +319,7 @@ final class FleetRunPresenter {
         let seconds = report.ended.timeIntervalSince(report.started)
         console.print(localizer.text(.fleetRunSummary, report.runID, localizer.runOutcome(report.outcome), String(done),
                                      String(report.devices.count), LocaleFormat.decimal(seconds, digits: 1, localizer.language)))
-        console.print(localizer.text(.fleetReportWritten, reportPath))
+        if let reportPath { console.print(localizer.text(.fleetReportWritten, reportPath)) }
         console.print(localizer.text(.fleetLedgerAt, ledgerPath))
     }
 
@@ -351,10 +353,11 @@ struct FleetSummaryObject: Encodable {
     let outcome: String
     let devices: Int
     let counts: [String: Int]
-    let report: String
+    /// Nil when the report could not be written (the error says why).
+    let report: String?
     let ledger: String
 
-    init(report: FleetReport, reportPath: String, ledgerPath: String) {
+    init(report: FleetReport, reportPath: String?, ledgerPath: String) {
         runID = report.runID
         mode = report.mode.rawValue
         outcome = report.outcome.rawValue
@@ -536,14 +539,14 @@ struct FleetReportFile: Encodable {
         return formatter.string(from: date)
     }
 
-    /// Writes the report (pretty, keys sorted), creating the directory.
-    func write(to path: String) throws {
+    /// Writes the report (pretty, keys sorted), creating the directory; every system call is
+    /// checked (``CheckedFile``), so a report that is not on disk is an error naming `path`.
+    func write(to path: String) throws(OutputError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = try encoder.encode(self)
-        let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-        try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        // Only a non-finite number cannot be encoded.
+        guard let data = try? encoder.encode(self) else { throw OutputError(path: path, errno: EINVAL) }
+        try CheckedFile.write(Array(data) + [0x0A], to: path)
     }
 }
 
@@ -573,8 +576,11 @@ extension Localizer {
         MessageKey(rawValue: "fleet.outcome." + outcome.rawValue).map { text($0) } ?? outcome.rawValue
     }
 
-    func runOutcome(_ outcome: GrokFleet.RunOutcome) -> String {
-        MessageKey(rawValue: "fleet.run_outcome." + outcome.rawValue).map { text($0) } ?? outcome.rawValue
+    func runOutcome(_ outcome: GrokFleet.RunOutcome) -> String { runOutcome(code: outcome.rawValue) }
+
+    /// The words for a run outcome's code (the fleet's and the ledger's codes are one set).
+    func runOutcome(code: String) -> String {
+        MessageKey(rawValue: "fleet.run_outcome." + code).map { text($0) } ?? code
     }
 
     func planAction(_ action: PlannedStep.Action) -> String {

@@ -15,13 +15,41 @@ func runLedgerShow(_ command: LedgerShowCommand, _ context: CommandContext) thro
     func kind(_ value: RunKind) -> String { MessageKey(rawValue: "ledger.kind." + value.rawValue).map { localizer.text($0) } ?? value.rawValue }
     func outcome(_ value: GrokLedger.RunOutcome?) -> String {
         guard let value else { return localizer.text(.ledgerUnfinished) }
-        return MessageKey(rawValue: "ledger.outcome." + value.rawValue).map { localizer.text($0) } ?? value.rawValue
+        return localizer.runOutcome(code: value.rawValue)
     }
     func result(_ value: GrokLedger.StepResult) -> String {
         MessageKey(rawValue: "fleet.result." + value.rawValue).map { localizer.text($0) } ?? value.rawValue
     }
     func step(_ name: String) -> String { MessageKey(rawValue: "fleet.step." + name).map { localizer.text($0) } ?? name }
     func yes(_ value: Bool) -> String { localizer.text(value ? .ledgerYes : .ledgerNo) }
+
+    if let key = command.runKey {
+        guard let run = try ledger.run(key: key) else { throw LedgerError.noSuchRun(path: path, run: key) }
+        let steps = try ledger.steps(run: run.id)
+        if console.isJSON {
+            console.json(LedgerRunObject(run))
+            for step in steps { console.json(LedgerHistoryObject(HistoryEntry(run: run, event: .step(step)))) }
+            return .success
+        }
+        console.print(localizer.text(.ledgerRunHeading, run.key))
+        console.table(Table(headers: [localizer.text(.ledgerColumnField), localizer.text(.ledgerColumnValue)], rows: [
+            [localizer.text(.ledgerColumnKind), kind(run.kind)],
+            [localizer.text(.ledgerColumnProfile), run.profileName],
+            [localizer.text(.ledgerColumnStation), run.station],
+            [localizer.text(.ledgerColumnOperator), run.operatorName.isEmpty ? "–" : run.operatorName],
+            [localizer.text(.ledgerColumnStarted), date(run.startedAt)],
+            [localizer.text(.ledgerColumnEnded), date(run.endedAt)],
+            [localizer.text(.fleetColumnResult), outcome(run.outcome)],
+            [localizer.text(.ledgerColumnReport), run.reportPath ?? "–"],
+        ]))
+        console.print("")
+        console.print(localizer.text(.ledgerStepsHeading, String(steps.count)))
+        console.table(Table(
+            headers: [localizer.text(.ledgerColumnWhen), localizer.text(.fleetColumnSerial), localizer.text(.fleetColumnStep),
+                      localizer.text(.fleetColumnResult)],
+            rows: steps.map { [date($0.startedAt), $0.serial, step($0.step), result($0.result)] }))
+        return .success
+    }
 
     if let serial = command.serialNumber {
         guard let device = try ledger.device(serial: serial) else { throw CLIError.ledgerNoDevice(serial: serial, path: path) }
@@ -51,11 +79,11 @@ func runLedgerShow(_ command: LedgerShowCommand, _ context: CommandContext) thro
                 if record.step == "region", record.regionBefore != record.regionAfter, record.regionAfter != nil {
                     change = localizer.regionDisplay(record.regionBefore) + " → " + localizer.regionDisplay(record.regionAfter)
                 }
-                rows.append([date(record.startedAt), String(entry.run.id.rawValue), kind(entry.run.kind), step(record.step),
+                rows.append([date(record.startedAt), entry.run.key, kind(entry.run.kind), step(record.step),
                              result(record.result), change])
             case .smokeTest(let test):
                 let rate = LocaleFormat.decimal(test.readsPerSecond, digits: 1, language)
-                rows.append([date(test.startedAt), String(entry.run.id.rawValue), kind(entry.run.kind),
+                rows.append([date(test.startedAt), entry.run.key, kind(entry.run.kind),
                              localizer.text(.ledgerSmokeTestAfter, step(test.afterStep)),
                              localizer.text(test.passed ? .fleetSmokePassed : .fleetSmokeFailed, rate), ""])
             }
@@ -78,7 +106,7 @@ func runLedgerShow(_ command: LedgerShowCommand, _ context: CommandContext) thro
         headers: [localizer.text(.ledgerColumnRun), localizer.text(.ledgerColumnKind), localizer.text(.ledgerColumnProfile),
                   localizer.text(.ledgerColumnStation), localizer.text(.ledgerColumnOperator), localizer.text(.ledgerColumnStarted),
                   localizer.text(.ledgerColumnEnded), localizer.text(.fleetColumnResult)],
-        rows: runs.map { [String($0.id.rawValue), kind($0.kind), $0.profileName, $0.station, $0.operatorName.isEmpty ? "–" : $0.operatorName,
+        rows: runs.map { [$0.key, kind($0.kind), $0.profileName, $0.station, $0.operatorName.isEmpty ? "–" : $0.operatorName,
                           date($0.startedAt), date($0.endedAt), outcome($0.outcome)] }))
     console.print("")
     console.print(localizer.text(.ledgerDevicesHeading, String(devices.count)))
@@ -227,7 +255,8 @@ private func iso(_ date: Date?) -> String? { date.map { FleetReportFile.iso($0) 
 
 struct LedgerRunObject: Encodable {
     let record = "run"
-    let id: Int64
+    /// The run's key: the id its summary, report and `--json` gave it.
+    let id: String
     let kind: String
     let profile: String
     let station: String
@@ -235,9 +264,11 @@ struct LedgerRunObject: Encodable {
     let started: String?
     let ended: String?
     let outcome: String?
+    let report: String?
 
     init(_ run: RunRecord) {
-        id = run.id.rawValue
+        id = run.key
+        report = run.reportPath
         kind = run.kind.rawValue
         profile = run.profileName
         station = run.station
@@ -248,7 +279,7 @@ struct LedgerRunObject: Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case record, id, kind, profile, station, started, ended, outcome
+        case record, id, kind, profile, station, started, ended, outcome, report
         case operatorName = "operator"
     }
 }
@@ -279,7 +310,8 @@ struct LedgerDeviceObject: Encodable {
 
 struct LedgerHistoryObject: Encodable {
     let record: String
-    let run: Int64
+    /// The run's key.
+    let run: String
     let kind: String
     let at: String?
     let step: String
@@ -292,7 +324,7 @@ struct LedgerHistoryObject: Encodable {
     let readsPerSecond: Double?
 
     init(_ entry: HistoryEntry) {
-        run = entry.run.id.rawValue
+        run = entry.run.key
         kind = entry.run.kind.rawValue
         at = iso(entry.at)
         switch entry.event {

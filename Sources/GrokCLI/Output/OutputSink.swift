@@ -1,3 +1,5 @@
+import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -8,23 +10,39 @@ import Musl
 public protocol OutputSink: AnyObject {
     /// Writes `text` as UTF-8, completely.
     func write(_ text: String)
+    /// The first write that failed (a full disk, a closed pipe), or nil: a command whose
+    /// output was lost must not end as if it had been delivered.
+    var writeFailure: OutputError? { get }
+}
+
+public extension OutputSink {
+    /// A sink that cannot fail (a buffer) never has a failure.
+    var writeFailure: OutputError? { nil }
 }
 
 /// Writes straight to a file descriptor with `write(2)`, retrying on `EINTR` and short
 /// writes; stdout and stderr are unbuffered so messages on the two interleave in order.
+/// A write that fails is dropped (nobody may be left to read it) and remembered: the first
+/// failure is ``writeFailure``, which the command line turns into an error and exit 1.
 public final class FileDescriptorSink: OutputSink, Sendable {
     /// The descriptor written to.
     public let fileDescriptor: Int32
+    /// What the descriptor is, for the error (`standard output`, or a file's path).
+    public let name: String
+    private let failure = Mutex<OutputError?>(nil)
 
     /// A sink for an open descriptor, which it does not own (nor close).
-    public init(fileDescriptor: Int32) {
+    public init(fileDescriptor: Int32, name: String? = nil) {
         self.fileDescriptor = fileDescriptor
+        self.name = name ?? (fileDescriptor == 1 ? "standard output" : fileDescriptor == 2 ? "standard error" : "descriptor \(fileDescriptor)")
     }
 
     /// Standard output.
     public static let standardOutput = FileDescriptorSink(fileDescriptor: 1)
     /// Standard error.
     public static let standardError = FileDescriptorSink(fileDescriptor: 2)
+
+    public var writeFailure: OutputError? { failure.withLock { $0 } }
 
     public func write(_ text: String) {
         var bytes = Array(text.utf8)
@@ -37,11 +55,74 @@ public final class FileDescriptorSink: OutputSink, Sendable {
                 } else if written < 0, errno == EINTR {
                     continue
                 } else {
-                    return  // EPIPE, a full disk, a closed descriptor: nobody is left to tell.
+                    // EPIPE, a full disk, a closed descriptor: dropped, and remembered.
+                    let code = written < 0 ? errno : ENOSPC
+                    failure.withLock { if $0 == nil { $0 = OutputError(path: name, errno: code) } }
+                    return
                 }
             }
         }
     }
+
+    /// Checks that what was written really reached the file: `fsync(2)` where the
+    /// descriptor is a regular file (NFS and some full disks report only there; pipes and
+    /// terminals have nothing to flush). The final flush of the command line.
+    public func flush() {
+        var info = stat()
+        guard fstat(fileDescriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
+        if fsync(fileDescriptor) != 0, errno != EINVAL, errno != EROFS {
+            let code = errno
+            failure.withLock { if $0 == nil { $0 = OutputError(path: name, errno: code) } }
+        }
+    }
+}
+
+/// Output that could not be written: standard output, a report, an export. `path` names it
+/// (`standard output` or the file), `errno` says why, as the system said it.
+public struct OutputError: CodedError, Sendable, Equatable {
+    /// The stream or file.
+    public let path: String
+    /// The system's error number.
+    public let errno: Int32
+    /// What was lost: `output_write_failed` (output of any command) or
+    /// `fleet_report_not_written` (a fleet run's report; the run is recorded in the ledger).
+    public let code: String
+
+    public init(path: String, errno: Int32, code: String = "output_write_failed") {
+        self.path = path
+        self.errno = errno
+        self.code = code
+    }
+
+    /// The path, then the reason as the system names it (`ENOSPC`, `EACCES`, ...: the same
+    /// in every language, so no English system text reaches a translated message).
+    public var arguments: [String] { [path, reasonCode] }
+
+    /// The errno's symbolic name; `errno <n>` for one not listed.
+    public var reasonCode: String { Self.reasonCode(errno) }
+
+    static func reasonCode(_ number: Int32) -> String {
+        switch number {
+        case ENOSPC: "ENOSPC"
+        case EDQUOT: "EDQUOT"
+        case EACCES: "EACCES"
+        case EPERM: "EPERM"
+        case EROFS: "EROFS"
+        case EPIPE: "EPIPE"
+        case ENOENT: "ENOENT"
+        case EISDIR: "EISDIR"
+        case ENOTDIR: "ENOTDIR"
+        case EFBIG: "EFBIG"
+        case EIO: "EIO"
+        case EBADF: "EBADF"
+        default: "errno \(number)"
+        }
+    }
+
+    /// The same failure as a report that was not written.
+    func asReport() -> OutputError { OutputError(path: path, errno: errno, code: "fleet_report_not_written") }
+
+    public var description: String { Localizer.english.message(for: self) }
 }
 
 /// Keeps everything written, for tests.
@@ -59,3 +140,91 @@ public final class BufferSink: OutputSink {
 
 @available(*, unavailable)
 extension BufferSink: Sendable {}
+
+/// Writes a whole file so that readers see the old content or the new one, with every
+/// system call checked: a temporary file beside it, `write`, `fsync`, `close`, `rename`.
+/// Creates the directory. A failure leaves no temporary file and throws ``OutputError``
+/// naming `path`.
+enum CheckedFile {
+    static func write(_ bytes: [UInt8], to path: String) throws(OutputError) {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        var info = stat()
+        if stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+            // A device, a FIFO, /dev/stdout: written in place (renaming over it would replace it).
+            try writeInPlace(bytes, to: path)
+            return
+        }
+        if let code = makeDirectories(directory) { throw OutputError(path: path, errno: code) }
+        let temporary = directory + "/." + url.lastPathComponent + ".\(getpid()).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw OutputError(path: path, errno: errno) }
+        func fail(_ code: Int32) -> OutputError {
+            unlink(temporary)
+            return OutputError(path: path, errno: code)
+        }
+        var done = 0
+        while done < bytes.count {
+            let wrote = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, bytes.count - done) }
+            if wrote < 0, errno == EINTR { continue }
+            guard wrote > 0 else {
+                let code = wrote < 0 ? errno : ENOSPC
+                close(fd)
+                throw fail(code)
+            }
+            done += wrote
+        }
+        if fsync(fd) != 0 {
+            let code = errno
+            close(fd)
+            throw fail(code)
+        }
+        guard close(fd) == 0 else { throw fail(errno) }
+        guard rename(temporary, path) == 0 else { throw fail(errno) }
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+
+    private static func writeInPlace(_ bytes: [UInt8], to path: String) throws(OutputError) {
+        let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        guard fd >= 0 else { throw OutputError(path: path, errno: errno) }
+        var done = 0
+        while done < bytes.count {
+            let wrote = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, bytes.count - done) }
+            if wrote < 0, errno == EINTR { continue }
+            guard wrote > 0 else {
+                let code = wrote < 0 ? errno : ENOSPC
+                close(fd)
+                throw OutputError(path: path, errno: code)
+            }
+            done += wrote
+        }
+        guard close(fd) == 0 else { throw OutputError(path: path, errno: errno) }
+    }
+
+    /// `mkdir -p`: nil when `path` is (now) a directory, else the errno of the failing step.
+    private static func makeDirectories(_ path: String) -> Int32? {
+        var info = stat()
+        if stat(path, &info) == 0 { return (info.st_mode & S_IFMT) == S_IFDIR ? nil : ENOTDIR }
+        if mkdir(path, 0o755) == 0 { return nil }
+        guard errno == ENOENT else { return errno == EEXIST ? makeDirectories(path) : errno }
+        let parent = (path as NSString).deletingLastPathComponent
+        guard !parent.isEmpty, parent != path else { return ENOENT }
+        if let code = makeDirectories(parent) { return code }
+        return mkdir(path, 0o755) == 0 || errno == EEXIST ? nil : errno
+    }
+}
+
+/// The end of every command: the final flush of standard output, then any write that
+/// failed becomes an error naming the stream and exit 1 (unless the command already failed).
+enum OutputCheck {
+    static func finish(_ code: Int32, standardOutput: any OutputSink, console: Console) -> Int32 {
+        (standardOutput as? FileDescriptorSink)?.flush()
+        guard let failure = standardOutput.writeFailure else { return code }
+        let reported = console.report(failure).rawValue
+        return code == 0 ? reported : code
+    }
+}

@@ -28,6 +28,29 @@ extension CLI {
             }
         }
 
+        /// The names `MessageKey` had when it was kept by hand, where they differ from the rule.
+        static let legacyNames: Set<String> = [
+            "optionJSON", "optionALSAConfig", "argumentWAVFile", "decodeStatusOK", "decodeStatusBadCRC", "devicesNoALSA",
+            "errorUnknownOption", "errorUnknownSubcommand", "errorMissingValue", "errorMissingOption", "errorMissingArgument",
+            "errorUnexpectedArgument", "errorDuplicateOption", "errorFlagWithValue", "errorInvalidValue", "errorInvalidChoice",
+            "errorInvalidDevice", "errorDeviceOutOfRange", "errorDuplicateDevice", "errorAudioIO", "errorAudioBadWAV", "valueURL",
+            "optionAllowInsecureHTTP", "listHeadingTUF", "optionCABundle", "packageFactSHA256", "verifyOK",
+            "errorUsageInvalidServerURL", "errorFirmwarePackageSegmentCRC", "errorFirmwareIO", "errorNetInvalidURL", "optionExportCSV",
+        ]
+
+        @Test("every generated MessageKey case is its dotted key in camelCase, or its old hand-written name")
+        func messageKeyNamesFollowTheRule() {
+            #expect(MessageKey.allCases.count == (try? Catalogs.load(.en).count))
+            for key in MessageKey.allCases {
+                let words = key.rawValue.split(whereSeparator: { $0 == "." || $0 == "_" })
+                let rule = String(words[0]) + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+                let name = String(describing: key)
+                #expect(name == rule || Self.legacyNames.contains(name), "\(key.rawValue) is named \(name), not \(rule)")
+            }
+            // The rule's spelling of an old name still compiles, as an alias.
+            #expect(MessageKey.optionJson == .optionJSON && MessageKey.errorUsageUnknownOption == .errorUnknownOption)
+        }
+
         @Test func englishPlaceholdersAreNumberedFromZeroWithoutGaps() throws {
             for (key, value) in try Catalogs.load(.en) {
                 let numbers = Catalogs.placeholders(in: value)

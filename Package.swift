@@ -12,6 +12,15 @@ let package = Package(
         .executable(name: "grokfuzz", targets: ["grokfuzz"]),
     ],
     targets: [
+        // MARK: Basics (below every library)
+
+        /// Coded errors and the message catalog's rules (placeholders, plurals, numbers);
+        /// the English text comes from Sources/GrokCLI/Localization/en.json, built in.
+        .target(name: "GrokBasics", plugins: ["CatalogCodegen"]),
+        /// Generates the English table (GrokBasics) and `MessageKey` (GrokCLI) from the catalog.
+        .executableTarget(name: "catalog-codegen"),
+        .plugin(name: "CatalogCodegen", capability: .buildTool(), dependencies: ["catalog-codegen"]),
+
         // MARK: C libraries (module map + header only; Debian packages provide them)
 
         /// ALSA: the sound cards a Grokker plugs into.
@@ -30,54 +39,55 @@ let package = Package(
         // MARK: The audio link
 
         /// Audio ports: ALSA, WAV recording, the in-memory cable with impairments.
-        .target(name: "GrokAudio", dependencies: ["CALSA"]),
+        .target(name: "GrokAudio", dependencies: ["GrokBasics", "CALSA"]),
         /// The modem ("byte protocol") and the packet protocol, counted in samples.
-        .target(name: "GrokLink", dependencies: ["GrokAudio"]),
+        .target(name: "GrokLink", dependencies: ["GrokBasics", "GrokAudio"]),
         /// Typed commands and responses shared by host and emulated device.
-        .target(name: "GrokProtocol"),
+        .target(name: "GrokProtocol", dependencies: ["GrokBasics"]),
 
         // MARK: Firmware
 
         /// SHA-256/512, Ed25519, ECDSA P-256 and RSA-PSS through OpenSSL, deflate and CRC-32 through zlib; no C type escapes.
-        .target(name: "GrokCrypto", dependencies: ["COpenSSL", "CZlib"]),
+        .target(name: "GrokCrypto", dependencies: ["GrokBasics", "COpenSSL", "CZlib"]),
         /// HTTPS (and file://) downloads from update servers and USB sticks, on libcurl.
-        .target(name: "GrokNet", dependencies: ["CCurl"]),
+        .target(name: "GrokNet", dependencies: ["GrokBasics", "CCurl"]),
         /// Firmware packages, Intel HEX, signed channel metadata (k of n), the verified cache, publishing.
-        .target(name: "GrokFirmware", dependencies: ["GrokCrypto", "GrokProtocol", "GrokTUF"]),
+        .target(name: "GrokFirmware", dependencies: ["GrokBasics", "GrokCrypto", "GrokProtocol", "GrokTUF"]),
 
         // MARK: Updates (The Update Framework)
 
         /// A TUF client (specification 1.0): strict and canonical JSON, ed25519/ECDSA/RSA-PSS keys, the client workflow.
-        .target(name: "GrokTUF", dependencies: ["GrokCrypto", "GrokNet"]),
+        .target(name: "GrokTUF", dependencies: ["GrokBasics", "GrokCrypto", "GrokNet"]),
         /// The client CLI the TUF conformance suite drives (scripts/tuf-conformance-client).
         .executableTarget(name: "tuf-conformance-client", dependencies: ["GrokTUF", "GrokNet"]),
 
         // MARK: Devices and the SDK
 
         /// The emulated Grokker: reachable only through audio samples.
-        .target(name: "GrokkerEmulator", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio"]),
+        .target(name: "GrokkerEmulator", dependencies: ["GrokBasics", "GrokProtocol", "GrokLink", "GrokAudio"]),
         /// The SDK: one Reader per audio port, the Ugi facade.
-        .target(name: "UGrokIt", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto", "GrokFirmware", "GrokNet"]),
+        .target(name: "UGrokIt", dependencies: ["GrokBasics", "GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto", "GrokFirmware", "GrokNet"]),
 
         // MARK: Fleet
 
         /// The provisioning ledger: devices, runs, steps and smoke tests in SQLite; CSV/JSON export.
-        .target(name: "GrokLedger", dependencies: ["CSQLite"]),
+        .target(name: "GrokLedger", dependencies: ["GrokBasics", "CSQLite"]),
         /// A PostgreSQL client on libpq: connections, parameterized statements, transactions,
         /// advisory locks; no libpq type escapes.
         .target(name: "GrokPostgres", dependencies: ["CLibPQ"]),
         /// Fleet runs: profiles, the configuration delegate and its policy, the per-device
         /// workflow (provision, region, firmware, smoke tests), locking, the run recorder seam.
-        .target(name: "GrokFleet", dependencies: ["UGrokIt", "GrokFirmware", "GrokLedger", "GrokProtocol", "GrokAudio", "GrokLink", "GrokCrypto", "GrokTUF"]),
+        .target(name: "GrokFleet", dependencies: ["GrokBasics", "UGrokIt", "GrokFirmware", "GrokLedger", "GrokProtocol", "GrokAudio", "GrokLink", "GrokCrypto", "GrokTUF"]),
 
         // MARK: Command line and benchmarks
 
         /// grokctl's commands, parsing and localized presentation.
         .target(
             name: "GrokCLI",
-            dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto",
+            dependencies: ["GrokBasics", "UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto",
                            "GrokFleet", "GrokLedger", "GrokTUF"],
-            resources: [.copy("Localization")]
+            resources: [.copy("Localization")],
+            plugins: ["CatalogCodegen"]
         ),
         /// The grokctl executable: an entry point only.
         .executableTarget(name: "grokctl", dependencies: ["GrokCLI"]),
@@ -115,7 +125,7 @@ let package = Package(
         .testTarget(name: "VendorInteropTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
         .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto", "GrokFirmware", "GrokNet", "NetTestSupport"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokTUF", "GrokAudio", "GrokLink", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
+        .testTarget(name: "GrokCLITests", dependencies: ["GrokBasics", "GrokCLI", "GrokTUF", "GrokAudio", "GrokLink", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
                                                          "GrokFleet", "GrokLedger", "GrokkerEmulator"]),
         .testTarget(name: "GrokLedgerTests", dependencies: ["GrokLedger"]),
         /// A throwaway PostgreSQL cluster (initdb in a temp dir, pg_ctl on a Unix socket) for the tests.
@@ -127,7 +137,7 @@ let package = Package(
 )
 
 // Package-wide strictness, set once.
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.type != .plugin {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))

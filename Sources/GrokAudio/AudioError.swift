@@ -1,7 +1,9 @@
+import GrokBasics
+
 /// Everything that can go wrong with an audio port. Each case names the port or file and
 /// carries what a person needs to act; `code` is stable for `--json` output and for the
 /// localized catalog (`error.audio.<code>`).
-public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
+public enum AudioError: Error, Sendable, CodedError, Equatable {
     /// ALSA has no device by that name.
     case deviceNotFound(device: String, detail: String)
     /// The device exists but another program holds it.
@@ -57,28 +59,6 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
         }
     }
 
-    public var description: String {
-        switch self {
-        case .deviceNotFound(let d, let detail):
-            "ALSA device '\(d)' not found (\(detail)); list devices with 'grokctl devices'."
-        case .deviceBusy(let d):
-            "ALSA device '\(d)' is busy; close the program using it and retry."
-        case .unsupportedFormat(let d, let detail):
-            "ALSA device '\(d)' refused the audio format (\(detail)); try a plughw: device."
-        case .io(let d, let op, let detail):
-            "ALSA device '\(d)' failed in \(op): \(detail); check the cable and retry."
-        case .closed(let p):
-            "audio port '\(p)' is closed; reopen it."
-        case .badWAV(let p, let detail):
-            "'\(p)' is not a usable WAV file: \(detail); record it again with --record-audio."
-        case .file(let p, let detail):
-            "cannot use file '\(p)': \(detail)."
-        case .stalled(let p, let seconds):
-            "audio port '\(p)' was blocked for \(seconds) s with nothing moving: the reader (or the program on the other end) is frozen; check the cable, restart the reader and retry."
-        case .timedOut(let p, let what, let seconds):
-            "the \(what) on audio port '\(p)' ran past its wall-clock limit of \(seconds) s; check the reader and retry (the profile's timeouts set the limit)."
-        case .cancelled(let p):
-            "the transfer on audio port '\(p)' was stopped by a request to stop."
-        }
-    }
+    /// The English message, from the catalog (`error.<code>` in en.json).
+    public var description: String { englishMessage }
 }

@@ -1,3 +1,4 @@
+import GrokBasics
 /// How grokctl ends: `0` success, `1` failure, `64` usage error (sysexits' `EX_USAGE`).
 public struct ExitCode: RawRepresentable, Hashable, Sendable {
     /// The process exit status.

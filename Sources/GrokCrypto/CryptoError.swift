@@ -1,5 +1,7 @@
+import GrokBasics
+
 /// What went wrong in a hash, signature or compression call.
-public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum CryptoError: Error, Sendable, Equatable, CodedError {
     /// The OpenSSL call `function` failed (out of memory, or an unsupported algorithm in
     /// this libcrypto build).
     case openssl(function: String)
@@ -37,18 +39,6 @@ public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
-        switch self {
-        case .openssl(let function):
-            "OpenSSL call \(function) failed; check that libcrypto (libssl-dev) is OpenSSL 1.1.1 or newer"
-        case .zlib(let function, let status):
-            "zlib call \(function) failed with status \(status)"
-        case .corruptStream(let detail):
-            "the compressed data is damaged (\(detail)); fetch or send it again"
-        case .outputLimitExceeded(let limit):
-            "the compressed data expands past its stated size of \(limit) bytes; it is not the data it claims to be"
-        case .invalidKey(let detail):
-            "the key cannot be used: \(detail)"
-        }
-    }
+    /// The English message, from the catalog (`error.<code>` in en.json).
+    public var description: String { englishMessage }
 }

@@ -1,8 +1,10 @@
+import GrokBasics
+
 /// Everything that can go wrong with firmware files, channel metadata and the cache. Each
 /// case names the file (or channel) and carries what a person needs to act; `code` is
 /// stable for `--json` output and for the localized catalog (`error.<code>`), and
 /// `arguments` are the values the localized message fills in, in order.
-public enum FirmwareError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum FirmwareError: Error, Sendable, Equatable, CodedError {
     // MARK: Intel HEX
 
     /// Line `line` of an Intel HEX file is not a valid record: `detail` says what is wrong
@@ -186,84 +188,8 @@ public enum FirmwareError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
-        switch self {
-        case .hexRecord(let f, let line, let detail):
-            "'\(f)' line \(line): \(detail); rebuild the file with 'objcopy -O ihex'."
-        case .hexChecksum(let f, let line, let expected, let found):
-            "'\(f)' line \(line): checksum is \(Self.hex(found)) but the record needs \(Self.hex(expected)); the file is damaged, rebuild it."
-        case .hexOverlap(let f, let line, let other, let address):
-            "'\(f)' line \(line): writes address \(Self.hex32(address)) already written by line \(other); the image is ambiguous, rebuild it."
-        case .hexMissingEnd(let f):
-            "'\(f)' has no end-of-file record (:00000001FF); it was cut short, copy or rebuild it."
-        case .hexTooLarge(let f, let limit):
-            "'\(f)' spans more than \(limit) bytes; it is not a firmware image for a Grokker."
-        case .packageBadMagic(let f):
-            "'\(f)' is not a grokctl firmware package (wrong magic); make packages with 'grokctl firmware pack'."
-        case .packageUnsupportedFormat(let f, let found):
-            "'\(f)' is firmware package format \(found), which this grokctl cannot read; update grokctl."
-        case .packageTruncated(let f, let field, let needed, let available):
-            "'\(f)' ends inside \(field) (needs \(needed) bytes, \(available) left); download it again."
-        case .packageInvalidField(let f, let field, let expected, let found):
-            "'\(f)': \(field) is \(found), expected \(expected); the package is damaged or not for this tool."
-        case .packageTrailingBytes(let f, let count):
-            "'\(f)' has \(count) bytes after its final hash; download it again."
-        case .packageSegmentCRC(let f, let segment, let expected, let found):
-            "'\(f)': the \(segment) segment has CRC-32 \(found), expected \(expected); the package is damaged, download it again."
-        case .packageHashMismatch(let f, let expected, let found):
-            "'\(f)': SHA-256 \(found) does not match the recorded \(expected); the package is damaged or tampered with, download it again."
-        case .invalidKey(let f, let detail):
-            "key '\(f)' cannot be used: \(detail)."
-        case .trustedKeysInvalid(let f, let detail):
-            "trusted-keys file '\(f)' is not valid: \(detail); see docs/firmware-format.md."
-        case .envelopeMalformed(let f, let detail):
-            "'\(f)' is not signed channel metadata: \(detail); fetch the channel again."
-        case .metadataMalformed(let f, let field, let detail):
-            "'\(f)': \(field): \(detail); ask the channel's publisher to fix and re-sign it."
-        case .badSignature(let f, let key):
-            "'\(f)': the signature by trusted key \(key) does not verify; the metadata was changed after signing. Do not use it; fetch it again or contact the publisher."
-        case .untrustedKeys(let f, let keys):
-            "'\(f)' is signed only by keys that are not trusted (\(keys.isEmpty ? "no signatures" : keys.joined(separator: ", "))); check the trusted-keys file or the server."
-        case .belowThreshold(let f, let valid, let required):
-            "'\(f)' carries valid signatures by \(valid) trusted keys, \(required) are required; ask more key holders to sign it with 'grokctl channel sign'."
-        case .typeMismatch(let f, let expected, let found):
-            "'\(f)' is a '\(found)' file, not '\(expected)'; check the server's directory layout."
-        case .channelMismatch(let f, let expected, let found):
-            "'\(f)' is metadata for channel '\(found)' but was served as channel '\(expected)'; the server is misconfigured or being tampered with."
-        case .metadataExpired(let f, let expires, let now):
-            "'\(f)' expired at \(expires) (now \(now)); the server is stale or replaying old metadata. Ask the publisher to re-sign the channel."
-        case .metadataRollback(let f, let channel, let found, let highest):
-            "'\(f)' is version \(found) of channel '\(channel)', older than version \(highest) already accepted; refusing a rollback. Check the server."
-        case .metadataVersionReused(let f, let channel, let version):
-            "'\(f)' reuses version \(version) of channel '\(channel)' with different contents; the publisher must raise the version."
-        case .invalidChannelName(let name):
-            "'\(name)' is not a channel name; use lower-case letters, digits, '-' and '_' (for example 'release')."
-        case .regionInvalid(let f, let region, let field, let expected, let found):
-            "'\(f)': region '\(region)' has \(field) \(found), expected \(expected); the region catalogue must be fixed and signed again."
-        case .imageSizeMismatch(let f, let expected, let found):
-            "'\(f)' is \(found) bytes but the metadata says \(expected); it is not the listed image, download it again."
-        case .imageHashMismatch(let f, let expected, let found):
-            "'\(f)' has SHA-256 \(found) but the metadata says \(expected); it is not the listed image, download it again."
-        case .imageHeaderMismatch(let f, let field, let expected, let found):
-            "'\(f)': the package says \(field) \(found) but its metadata entry says \(expected); refusing an image that does not match its listing."
-        case .updateNotListed(let channel, let name):
-            "update '\(name)' is not listed in channel '\(channel)'; list the channel's updates with 'grokctl firmware list'."
-        case .noTrustRoot(let searched):
-            "no trust root is installed (looked for \(searched)); give --trusted-root FILE (the repository's 1.root.json) or install it there."
-        case .noStateDirectory:
-            "no state directory is known (HOME is not an absolute path); give --state DIR."
-        case .noCachedMetadata(let channel):
-            "no verified metadata for channel '\(channel)' in the cache; fetch it with 'grokctl firmware check'."
-        case .imageNotCached(let name, let sha):
-            "the image of update '\(name)' (\(sha)) is not in the cache; fetch it with 'grokctl firmware download'."
-        case .invalidInput(let f, let detail):
-            "'\(f)' is not valid: \(detail)."
-        case .io(let path, let operation, let detail):
-            "cannot use '\(path)': \(operation) failed: \(detail)."
-        case .crypto(let detail):
-            "a cryptographic call failed: \(detail)."
-        }
-    }
+    /// The English message, from the catalog (`error.<code>` in en.json).
+    public var description: String { englishMessage }
 
     static func hex(_ byte: UInt8) -> String {
         let digits = String(byte, radix: 16, uppercase: true)

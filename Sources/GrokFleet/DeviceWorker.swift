@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokAudio
 import GrokFirmware
@@ -265,7 +266,7 @@ final class DeviceWorker {
     // MARK: Steps
 
     func readerFailure(_ step: FleetStep, _ error: ReaderError) -> Result {
-        .failing(.failed, .reader(device: device.name, step: step.rawValue, code: error.code, detail: error.description))
+        .failing(.failed, .reader(device: device.name, step: step.rawValue, cause: ErrorCause(error)))
     }
 
     func connect() throws(Stop) -> Result {
@@ -485,7 +486,7 @@ final class DeviceWorker {
                 default:
                     break
                 }
-                let failure = FleetError.reader(device: device.name, step: FleetStep.region.rawValue, code: error.code, detail: error.description)
+                let failure = FleetError.reader(device: device.name, step: FleetStep.region.rawValue, cause: ErrorCause(error))
                 if delegate.notifySetRegionFailure(context, error: failure, attempt: attempt) == .giveUp {
                     return .failing(.failed, failure)
                 }
@@ -541,7 +542,7 @@ final class DeviceWorker {
             return .skipped("step_already_satisfied", "a smoke test passed since the last change")
         }
         if info.userMustSetRegion {
-            return .failing(.failed, .smokeTestFailed(device: device.name, reasons: ["region_not_set"], detail: "the region is not set"))
+            return .failing(.failed, .smokeTestFailed(device: device.name, measurement: .regionNotSet()))
         }
         var attempt = 0
         while true {
@@ -571,7 +572,7 @@ final class DeviceWorker {
             }
             if measurement.passed { return .done(mode == .verify ? "step_verified" : "step_smoke_test_passed", measurement.detail) }
             if attempt > profile.retries.smokeTest {
-                return .failing(.failed, .smokeTestFailed(device: device.name, reasons: measurement.reasons, detail: measurement.detail))
+                return .failing(.failed, .smokeTestFailed(device: device.name, measurement: measurement))
             }
         }
     }
@@ -581,7 +582,7 @@ final class DeviceWorker {
         guard let session, let info else { throw Stop() }
         if mode != .verify, !inLoader, !delegate.doAutomaticFirmwareUpdate(context) { return .skipped("step_firmware_check_disabled") }
         guard let firmware = runner.firmware else {
-            let error = FleetError.firmwareCache(channel: policy.channel, code: "no_channel", detail: "the run was given no firmware channel")
+            let error = FleetError.firmwareCache(channel: policy.channel, cause: ErrorCause(code: "fleet_no_channel"))
             delegate.notifyFirmwareUpdateErrorLoadingUpdate(context, error: error)
             return .failing(.failed, error)
         }
@@ -762,7 +763,7 @@ final class DeviceWorker {
             info = try session.connect()
         } catch {
             return DevicePlan(device: device.name, serial: nil,
-                              error: .reader(device: device.name, step: FleetStep.connect.rawValue, code: error.code, detail: error.description), steps: [])
+                              error: .reader(device: device.name, step: FleetStep.connect.rawValue, cause: ErrorCause(error)), steps: [])
         }
         context.info = info
         var planned: [PlannedStep] = []
@@ -786,7 +787,7 @@ final class DeviceWorker {
                     add(.provision, .run, "step_provisioned", [], needed.map { "\($0.field) \($0.found) -> \($0.wanted)" }.joined(separator: ", "))
                 }
             } else {
-                add(.provision, .refuse, FleetError.reader(device: device.name, step: "provision", code: "", detail: "").code)
+                add(.provision, .refuse, FleetError.reader(device: device.name, step: "provision", cause: ErrorCause(code: "")).code)
             }
         } else {
             add(.provision, .skip, "step_not_configured")

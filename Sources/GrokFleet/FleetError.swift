@@ -1,10 +1,12 @@
+import GrokBasics
+
 /// Everything that can go wrong in a fleet run: a profile that cannot be used, a device
 /// that is locked, refused or failed a step, a policy that held a device back, the ledger.
 ///
 /// `code` is stable (`fleet_*`) for `--json` output and the message catalog
 /// (`error.<code>`); `arguments` are the values a localized message fills in, in order;
 /// `description` is the English text for logs, naming the file, key or device and what to do.
-public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum FleetError: Error, Sendable, Hashable, CodedError {
     // MARK: Profiles
 
     /// The profile file cannot be read (`detail`: missing, unreadable, too large).
@@ -29,8 +31,8 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
     case portLocked(device: String, lockFile: String)
     /// The lock directory or a lock file could not be used.
     case lockFailed(path: String, detail: String)
-    /// The reader failed or refused during `step` (`code` and `detail` are the reader's error).
-    case reader(device: String, step: String, code: String, detail: String)
+    /// The reader failed or refused during `step`; `cause` is the reader's error.
+    case reader(device: String, step: String, cause: ErrorCause)
     /// The region chosen is not one the profile allows.
     case regionNotAllowed(device: String, region: String, allowed: [String])
     /// No region was chosen (the delegate cancelled, or the policy cannot pick one).
@@ -43,15 +45,16 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
     case sameVersionNotAllowed(device: String, version: String)
     /// The channel lists no firmware `version` that this reader may take.
     case firmwareNotAvailable(device: String, channel: String, version: String)
-    /// The firmware cache could not give the channel or image (`code` and `detail`: the cache's error).
-    case firmwareCache(channel: String, code: String, detail: String)
+    /// The firmware cache could not give the channel or image; `cause` is the cache's error.
+    case firmwareCache(channel: String, cause: ErrorCause)
     /// The firmware update failed (`code` and `detail`: the updater's error).
     case firmwareUpdateFailed(device: String, code: String, detail: String)
     /// After the update and a reconnect the reader runs `found`, not `expected`.
     case firmwareNotRunning(device: String, expected: String, found: String)
-    /// The smoke test did not pass; `reasons` are stable codes (`missing_tags`,
-    /// `reads_per_second`, `rssi`), `detail` the figures.
-    case smokeTestFailed(device: String, reasons: [String], detail: String)
+    /// The smoke test (function test) did not pass: `measurement` holds the reasons (stable
+    /// codes: `missing_tags`, `reads_per_second`, `rssi`, `no_reads`, `region_not_set`)
+    /// and the figures, which the message shows in the reader's language.
+    case smokeTestFailed(device: String, measurement: SmokeTestMeasurement)
     /// Verification found `what` to be `found` where the profile expects `expected`.
     case verifyMismatch(device: String, what: String, expected: String, found: String)
 
@@ -129,7 +132,7 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
         case .deviceLocked(let device, let serial, let lockFile): [device, serial, lockFile]
         case .portLocked(let device, let lockFile): [device, lockFile]
         case .lockFailed(let path, let detail): [path, detail]
-        case .reader(let device, let step, let code, let detail): [device, step, code, detail]
+        case .reader(let device, let step, let cause): [device, step, cause.code] + cause.arguments
         case .regionNotAllowed(let device, let region, let allowed): [device, region, allowed.joined(separator: ", ")]
         case .regionNotChosen(let device), .interrupted(let device): [device]
         case .readerFrozen(let device, let step, let seconds): [device, step, seconds]
@@ -138,10 +141,10 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
         case .downgradeNotAllowed(let device, let running, let target): [device, running, target]
         case .sameVersionNotAllowed(let device, let version): [device, version]
         case .firmwareNotAvailable(let device, let channel, let version): [device, channel, version]
-        case .firmwareCache(let channel, let code, let detail): [channel, code, detail]
+        case .firmwareCache(let channel, let cause): [channel, cause.code] + cause.arguments
         case .firmwareUpdateFailed(let device, let code, let detail): [device, code, detail]
         case .firmwareNotRunning(let device, let expected, let found): [device, expected, found]
-        case .smokeTestFailed(let device, let reasons, let detail): [device, reasons.joined(separator: ","), detail]
+        case .smokeTestFailed(let device, let measurement): [device] + measurement.messageArguments
         case .verifyMismatch(let device, let what, let expected, let found): [device, what, expected, found]
         case .outsideMaintenanceWindow(let device, let timeZone): [device, timeZone]
         case .batteryLow(let device, let percent, let minimum): [device, String(percent), String(minimum)]
@@ -152,74 +155,9 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
-        switch self {
-        case .profileUnreadable(let file, let detail):
-            "the profile '\(file)' cannot be read (\(detail)); check the path and permissions"
-        case .profileNotJSON(let file, let detail):
-            "the profile '\(file)' is not valid JSON (\(detail)); fix it (see docs/profiles.md)"
-        case .profileInvalid(let file, let keyPath, let expected, let found):
-            "in the profile '\(file)', \(keyPath) must be \(expected) but is \(found); fix that value (see docs/profiles.md)"
-        case .profileMissingKey(let file, let keyPath, let expected):
-            "in the profile '\(file)', \(keyPath) is missing; add it: \(expected) (see docs/profiles.md)"
-        case .profileUnknownKey(let file, let keyPath, let known):
-            "in the profile '\(file)', \(keyPath) is not a known key (a typo?); the keys allowed there are: \(known.joined(separator: ", "))"
-        case .portUnavailable(let device, let detail):
-            "\(device): the audio port cannot be opened (\(detail)); check the cable and the device name"
-        case .deviceLocked(let device, let serial, let lockFile):
-            "\(device): Grokker \(serial) is being handled by another run (lock \(lockFile)); wait for it to finish, then re-run"
-        case .portLocked(let device, let lockFile):
-            "\(device): the port is in use by another run (lock \(lockFile)); nothing was sent to it; wait for that run to finish, then re-run"
-        case .lockFailed(let path, let detail):
-            "the lock '\(path)' cannot be used (\(detail)); check the lock directory exists and is writable"
-        case .reader(let device, let step, let code, let detail):
-            "\(device): \(step) failed (\(code): \(detail)); check the connection and re-run (finished steps are not repeated)"
-        case .regionNotAllowed(let device, let region, let allowed):
-            "\(device): region '\(region)' is not allowed by the profile (allowed: \(allowed.joined(separator: ", "))); choose one of those"
-        case .regionNotChosen(let device):
-            "\(device): no region was chosen; set region.set in the profile or choose one when asked"
-        case .regionUnsupported(let device, let firmware):
-            "\(device): firmware \(firmware) does not support setting the region; update the firmware first"
-        case .downgradeNotAllowed(let device, let running, let target):
-            "\(device): the reader runs \(running) and the target \(target) is older; set firmware.allow_downgrade to install it"
-        case .sameVersionNotAllowed(let device, let version):
-            "\(device): the reader already runs \(version); set firmware.allow_same_version to install it again"
-        case .firmwareNotAvailable(let device, let channel, let version):
-            "\(device): channel '\(channel)' lists no firmware \(version) this reader may take; check firmware.target and reload the channel"
-        case .firmwareCache(let channel, let code, let detail):
-            "the firmware cache cannot give channel '\(channel)' (\(code): \(detail)); reload the channel or download the image"
-        case .firmwareUpdateFailed(let device, let code, let detail):
-            "\(device): the firmware update failed (\(code): \(detail)); re-run (the update goes on where it stopped)"
-        case .firmwareNotRunning(let device, let expected, let found):
-            "\(device): after the update the reader runs \(found), not \(expected); the new image did not start, report it to its publisher"
-        case .smokeTestFailed(let device, let reasons, let detail):
-            "\(device): the smoke test failed (\(reasons.joined(separator: ", ")): \(detail)); check the reference tags and the antenna, then re-run"
-        case .verifyMismatch(let device, let what, let expected, let found):
-            "\(device): \(what) is \(found), the profile expects \(expected); run provision with this profile to correct it"
-        case .outsideMaintenanceWindow(let device, let timeZone):
-            "\(device): now is outside every maintenance window (\(timeZone)); the update is postponed to the next window"
-        case .batteryLow(let device, let percent, let minimum):
-            "\(device): the battery is at \(percent) %, below the profile's \(minimum) %; charge the reader and re-run"
-        case .notInRollout(let device, let serial, let percentage):
-            "\(device): serial \(serial) is not among the \(Self.number(percentage)) % this rollout stage selects; it is updated in a later stage"
-        case .halted(let failed, let finished, let threshold):
-            "the rollout halted: \(failed) of \(finished) devices failed, more than \(Self.number(threshold * 100)) %; investigate before starting more"
-        case .updateDeclined(let device, let decision):
-            "\(device): the firmware update was \(decision); re-run to be asked again"
-        case .interrupted(let device):
-            "\(device): the run stopped before this Grokker was finished; re-run to finish what is left"
-        case .readerFrozen(let device, let step, let seconds):
-            "\(device): during \(step), the audio port was blocked for \(seconds) s with nothing moving: the reader (or the program on the other end) is frozen; check it and run again"
-        case .timedOut(let device, let step, let what, let seconds):
-            "\(device): the \(what) ran past its wall-clock limit of \(seconds) s (during \(step)); check the reader, or raise timeouts.step_s / device_run_s in the profile, and run again"
-        case .recorderFailed(let operation, let detail):
-            "the ledger failed while \(operation) (\(detail)); check the ledger file and re-run"
-        }
-    }
+    /// The English message, from the catalog (`error.<code>` in en.json).
+    public var description: String { englishMessage }
 
     /// A number without a needless fraction: `25`, `12.5`.
-    static func number(_ value: Double) -> String {
-        if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
-        return String((value * 1000).rounded() / 1000)
-    }
+    static func number(_ value: Double) -> String { NumberText.plain(value) }
 }

@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokFirmware
 import GrokProtocol
@@ -37,7 +38,7 @@ public final class FleetFirmware: Sendable {
     /// Refreshes `channel` through TUF, reads its listings and region catalogue (absent:
     /// `nil`), and downloads the images `prefetch` may target (so a run can go on offline):
     /// for a version, the listings of that version; for `latest`, those of the newest version.
-    /// - Throws: ``FleetError/firmwareCache(channel:code:detail:)`` with the TUF or firmware error's code.
+    /// - Throws: ``FleetError/firmwareCache(channel:cause:)`` with the TUF or firmware error as its cause.
     public static func load(_ channel: FirmwareChannel, prefetch policy: Profile.FirmwarePolicy? = nil) async throws(FleetError) -> FleetFirmware {
         let name = channel.name
         let listings: [FirmwareListing]
@@ -109,9 +110,8 @@ public final class FleetFirmware: Sendable {
     static func failure(channel: String, _ error: any Error) -> FleetError {
         switch error {
         case let error as FleetError: error
-        case let error as FirmwareError: .firmwareCache(channel: channel, code: error.code, detail: error.description)
-        case let error as TUFError: .firmwareCache(channel: channel, code: error.code, detail: "\(error)")
-        default: .firmwareCache(channel: channel, code: "firmware_channel_failed", detail: "\(error)")
+        case let error as any CodedError: .firmwareCache(channel: channel, cause: ErrorCause(error))
+        default: .firmwareCache(channel: channel, cause: ErrorCause(code: "fleet_channel_failed", arguments: ["\(error)"]))
         }
     }
 }

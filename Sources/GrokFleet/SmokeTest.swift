@@ -1,3 +1,4 @@
+import GrokBasics
 import GrokProtocol
 import UGrokIt
 
@@ -17,13 +18,49 @@ public struct SmokeTestMeasurement: Sendable, Hashable {
     /// The weakest of the reference tags' strongest reads, dBm.
     public var weakestReferenceRSSI: Double?
 
-    /// English figures for logs.
+    /// A measurement with these figures.
+    public init(passed: Bool, reasons: [String], reads: Int, duration: Double, readsPerSecond: Double, uniqueTags: Int,
+                missingTags: [String], strongestRSSI: Double?, weakestReferenceRSSI: Double?, measured: Bool = true) {
+        self.passed = passed
+        self.reasons = reasons
+        self.reads = reads
+        self.duration = duration
+        self.readsPerSecond = readsPerSecond
+        self.uniqueTags = uniqueTags
+        self.missingTags = missingTags
+        self.strongestRSSI = strongestRSSI
+        self.weakestReferenceRSSI = weakestReferenceRSSI
+        self.measured = measured
+    }
+
+    /// A test that could not run because the reader has no region: no figures.
+    public static func regionNotSet() -> SmokeTestMeasurement {
+        SmokeTestMeasurement(passed: false, reasons: ["region_not_set"], reads: 0, duration: 0, readsPerSecond: 0,
+                             uniqueTags: 0, missingTags: [], strongestRSSI: nil, weakestReferenceRSSI: nil,
+                             measured: false)
+    }
+
+    /// Whether an inventory ran (false: the test could not start, so there are no figures).
+    public var measured = true
+
+    /// The arguments of the catalog's `error.fleet_smoke_test_failed` after the device:
+    /// the reasons (comma-separated codes, shown through `fleet.smoke_reason.<code>`), then
+    /// the figures of `fleet.smoke_figures` (empty when nothing was measured): reads,
+    /// seconds, reads per second, tags, the missing tags, the weakest reference tag's
+    /// strongest read and, without reference tags, the strongest read (dBm; each empty when
+    /// it does not apply). Numbers are in English form; the message localizes them.
+    public var messageArguments: [String] {
+        guard measured else { return [reasons.joined(separator: ","), "", "", "", "", "", "", ""] }
+        return [
+            reasons.joined(separator: ","), String(reads), NumberText.plain(duration), NumberText.plain(readsPerSecond),
+            String(uniqueTags), missingTags.joined(separator: " "), weakestReferenceRSSI.map(NumberText.plain) ?? "",
+            weakestReferenceRSSI == nil ? strongestRSSI.map(NumberText.plain) ?? "" : "",
+        ]
+    }
+
+    /// The figures in English, from the catalog (`fleet.smoke_figures`), for logs and the report.
     public var detail: String {
-        var parts = ["\(reads) reads in \(FleetError.number(duration)) s (\(FleetError.number(readsPerSecond))/s)", "\(uniqueTags) tags"]
-        if !missingTags.isEmpty { parts.append("missing \(missingTags.joined(separator: " "))") }
-        if let weakestReferenceRSSI { parts.append("weakest reference tag \(FleetError.number(weakestReferenceRSSI)) dBm") }
-        else if let strongestRSSI { parts.append("strongest read \(FleetError.number(strongestRSSI)) dBm") }
-        return parts.joined(separator: ", ")
+        MessageCatalog.english.text("fleet.smoke_figures", Array(messageArguments.dropFirst()))
     }
 }
 

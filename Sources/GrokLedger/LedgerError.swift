@@ -1,8 +1,10 @@
+import GrokBasics
+
 /// Everything that can go wrong with the provisioning ledger. Every case names the database
 /// file (or, for an export, the output file) and its message says what to do next; `code`
 /// is stable (`ledger_*`) for `--json` output and for the localized catalog
 /// (`error.ledger.<code>`), and `arguments` are the values a translation fills in, in order.
-public enum LedgerError: Error, Sendable, CustomStringConvertible, Equatable {
+public enum LedgerError: Error, Sendable, CodedError, Equatable {
     /// The database file (or its directory) could not be created or opened: a missing
     /// permission, a path that is a directory, an unusable file system.
     case cannotOpen(path: String, detail: String)
@@ -102,40 +104,6 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible, Equatable {
         }
     }
 
-    public var description: String {
-        switch self {
-        case .cannotOpen(let p, let d):
-            "cannot open the ledger '\(p)': \(d); check that its directory exists or can be created and is writable."
-        case .locked(let p, let t):
-            "the ledger '\(p)' is locked by another process (waited \(t) ms); wait for the other grokctl run to finish, or stop it, and retry."
-        case .corrupt(let p, let d):
-            "the ledger '\(p)' is damaged (\(d)); nothing was written to it. 'grokctl ledger check --ledger \(p)' says what is wrong; 'grokctl ledger recover --ledger \(p)' salvages what is readable into a new file and lists what was lost."
-        case .empty(let p):
-            "'\(p)' is an empty file (0 bytes), not a grokctl ledger, and was left untouched; delete it if it is yours (a new ledger is then created), or choose another ledger path."
-        case .notSQLite(let p):
-            "'\(p)' is not a SQLite database (its header is not SQLite's), so not a grokctl ledger; it was left untouched. Choose another ledger path, or if it was a ledger, run 'grokctl ledger recover --ledger \(p)'."
-        case .notALedger(let p, let a):
-            "'\(p)' is a SQLite database of another application (application_id \(a)), not a grokctl ledger; choose another ledger path."
-        case .newerSchema(let p, let f, let s):
-            "the ledger '\(p)' has schema version \(f), newer than the \(s) this grokctl knows; upgrade grokctl, or use another ledger path."
-        case .diskFull(let p):
-            "the disk holding the ledger '\(p)' is full; nothing of the last write was kept. Free space and retry."
-        case .readOnly(let p, let d):
-            "the ledger '\(p)' is read-only (\(d)); check the permissions of the file and its directory."
-        case .invalidRecord(let p, let d):
-            "refused to record in the ledger '\(p)': \(d)."
-        case .unknownRun(let p, let r):
-            "the ledger '\(p)' holds no run \(r); begin a run before recording into it."
-        case .runFinished(let p, let r):
-            "run \(r) in the ledger '\(p)' has already finished; begin a new run to record more."
-        case .exportFailed(let p, let d):
-            "cannot write the ledger export '\(p)': \(d); the previous file, if any, is untouched. Check the directory and free space."
-        case .sqlite(let p, let c, let d):
-            "the ledger '\(p)' failed (SQLite error \(c)): \(d)."
-        case .duplicateRun(let p, let r):
-            "the ledger '\(p)' already holds a run '\(r)' (two runs started in the same second drew the same id); nothing was recorded, start the run again."
-        case .noSuchRun(let p, let r):
-            "the ledger '\(p)' holds no run '\(r)'; 'grokctl ledger show' lists the runs with their ids."
-        }
-    }
+    /// The English message, from the catalog (`error.<code>` in en.json).
+    public var description: String { englishMessage }
 }

@@ -1,10 +1,12 @@
+import GrokBasics
+
 /// Everything that can go wrong fetching a document or downloading an image. Each case
 /// names the URL (or the local file) and carries what a person needs to act; `code` is
 /// stable for `--json` output and for the localized catalog (`error.net.<code>`).
 ///
 /// Sizes are in bytes. `received` counts what the partial file (or document buffer) holds,
 /// including bytes kept from earlier attempts.
-public enum NetError: Error, Sendable, CustomStringConvertible, Equatable {
+public enum NetError: Error, Sendable, CodedError, Equatable {
     /// The URL could not be parsed, or uses a scheme other than https, http or file.
     case invalidURL(url: String, detail: String)
     /// The host name (or the proxy's) could not be resolved.
@@ -110,46 +112,6 @@ public enum NetError: Error, Sendable, CustomStringConvertible, Equatable {
         }
     }
 
-    public var description: String {
-        switch self {
-        case .invalidURL(let u, let d):
-            "cannot fetch '\(u)': \(d); use an https://, http:// or file:// URL."
-        case .resolveFailed(let u, let d):
-            "cannot resolve the host of '\(u)' (\(d)); check the channel URL, DNS and proxy settings."
-        case .connectFailed(let u, let d):
-            "cannot connect for '\(u)' (\(d)); check the network, the proxy and that the server is up."
-        case .untrustedServer(let u, let t, let d):
-            "the server of '\(u)' is not trusted by \(t) (\(d)); check the channel's CA bundle and the clock."
-        case .tls(let u, let d):
-            "TLS failed for '\(u)': \(d)."
-        case .stalled(let u, let r, let l, let s):
-            "download of '\(u)' stalled: under \(l) bytes/s for \(s) s after \(r) bytes; retry later, it resumes."
-        case .connectionLost(let u, let r, let d):
-            "connection lost while fetching '\(u)' after \(r) bytes (\(d)); retry, it resumes."
-        case .httpStatus(let u, let s):
-            "the server answered HTTP \(s) for '\(u)'\(s >= 500 ? "; retry later" : "; check the channel URL")."
-        case .tooManyRedirects(let u, let l):
-            "'\(u)' redirected more than \(l) times (a redirect loop?); report it to the channel's operator."
-        case .sizeCapExceeded(let u, let c, let s, let a):
-            a
-                ? "'\(u)' announces \(s) bytes, over the \(c)-byte limit; refused before downloading."
-                : "'\(u)' sent more than the \(c)-byte limit (\(s) bytes); download aborted."
-        case .longerThanExpected(let u, let e, let s, let a):
-            "'\(u)' \(a ? "announces" : "sent") \(s) bytes but the signed metadata says \(e); refused."
-        case .truncated(let u, let r, let e):
-            "'\(u)' ended after \(r) of \(e) bytes (truncated); retry, or report it to the channel's operator."
-        case .badRange(let u, let d):
-            "'\(u)' answered the resume request wrongly (\(d)); delete the partial file and retry."
-        case .rangeNotSatisfiable(let u, let o):
-            "'\(u)' refused to resume at byte \(o) (HTTP 416) even after restarting; delete the partial file and retry."
-        case .cancelled(let u, let r):
-            "fetching '\(u)' was cancelled after \(r) bytes."
-        case .deadline(let u, let s):
-            "fetching '\(u)' took longer than its overall limit of \(s) s (the server is too slow or holds the transfer open); retry later."
-        case .file(let p, let d):
-            "cannot use file '\(p)': \(d)."
-        case .transfer(let u, let c, let d):
-            "fetching '\(u)' failed (curl error \(c)): \(d)."
-        }
-    }
+    /// The English message, from the catalog (`error.<code>` in en.json).
+    public var description: String { englishMessage }
 }

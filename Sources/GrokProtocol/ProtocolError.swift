@@ -1,7 +1,9 @@
+import GrokBasics
+
 /// Everything that can be wrong with a vendor-protocol payload (a region entry, a SetRegion
 /// payload). Decoders throw these and never trap. `code` is stable for `--json` output and for the
 /// localized catalog (`error.protocol.<code>`).
-public enum ProtocolError: Error, Sendable, CustomStringConvertible, Equatable {
+public enum ProtocolError: Error, Sendable, CodedError, Equatable {
     /// The payload ended before `field` was complete.
     case truncated(field: String, needed: Int, available: Int)
     /// A string field is not valid UTF-8.
@@ -31,18 +33,7 @@ public enum ProtocolError: Error, Sendable, CustomStringConvertible, Equatable {
         }
     }
 
-    private static let peerHint = "check that the Grokker and grokctl are compatible (grokctl info) and retry; report it if it persists"
 
-    public var description: String {
-        switch self {
-        case .truncated(let field, let needed, let available):
-            "message ended inside \(field) (needed \(needed) bytes, \(available) left); \(Self.peerHint)."
-        case .invalidUTF8(let field):
-            "\(field) is not valid UTF-8; \(Self.peerHint)."
-        case .invalidValue(let field, let value):
-            "\(field) has the invalid value \(value); \(Self.peerHint)."
-        case .trailingBytes(let count):
-            "\(count) unexpected bytes follow the last field of the message; \(Self.peerHint)."
-        }
-    }
+    /// The English message, from the catalog (`error.<code>` in en.json).
+    public var description: String { englishMessage }
 }

@@ -1,7 +1,9 @@
+import GrokBasics
+
 /// Everything that can go wrong loading, fetching or verifying TUF metadata and targets.
 /// `code` is stable (for `--json` output and the catalog key `error.<code>`); `arguments`
 /// are the values a localized message fills in, in order.
-public enum TUFError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum TUFError: Error, Sendable, Equatable, CodedError {
     /// A document is not strict JSON (syntax, a duplicate key, a limit); `offset` is the
     /// byte where the parser stopped.
     case json(detail: String, offset: Int)
@@ -77,28 +79,6 @@ public enum TUFError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
-        switch self {
-        case .json(let detail, let offset): "not strict JSON at byte \(offset): \(detail)"
-        case .metadata(let role, let detail): "the \(role) metadata is not valid: \(detail)"
-        case .threshold(let role, let valid, let threshold):
-            "the \(role) metadata has \(valid) valid signature(s) from its keys; \(threshold) are required"
-        case .expired(let role, let expires):
-            "the \(role) metadata expired at \(expires); the repository must re-sign it"
-        case .rollback(let role, let trusted, let offered):
-            "the \(role) metadata offered is version \(offered), not newer than the trusted version \(trusted): a rollback or freeze"
-        case .versionMismatch(let role, let expected, let found):
-            "the \(role) metadata is version \(found) where version \(expected) was expected"
-        case .lengthOrHash(let what, let detail): "\(what) does not match its trusted metadata: \(detail)"
-        case .notFound(let url): "the repository has no \(url)"
-        case .fetch(let url, let cause, let detail): "fetching \(url) failed (\(cause)): \(detail)"
-        case .tooLarge(let url, let limit): "\(url) is larger than the \(limit) bytes allowed for it"
-        case .storage(let path, let detail): "the trusted metadata store \(path) cannot be used: \(detail)"
-        case .unknownTarget(let target): "no trusted targets metadata lists \(target)"
-        case .workflow(let detail): "the update client was used out of order: \(detail)"
-        case .publisher(let detail): "the repository cannot be changed: \(detail)"
-        case .insecureTransport(let url):
-            "\(url) is plain http; TUF's signatures make it safe to use, but it must be allowed explicitly with --allow-insecure-http"
-        }
-    }
+    /// The English message, from the catalog (`error.<code>` in en.json).
+    public var description: String { englishMessage }
 }

@@ -1,7 +1,9 @@
+import GrokBasics
+
 /// Everything that can go wrong with an emulated Grokker's own storage. Each case names
 /// the file or directory and says what to do; `code` is stable for `--json` output and the
 /// localized catalog (`error.<code>`).
-public enum EmulatorError: Error, Sendable, CustomStringConvertible, Equatable {
+public enum EmulatorError: Error, Sendable, CodedError, Equatable {
     /// The device directory could not be created or used.
     case directory(path: String, detail: String)
     /// The state file exists but could not be read (permissions, I/O error).
@@ -45,22 +47,6 @@ public enum EmulatorError: Error, Sendable, CustomStringConvertible, Equatable {
         }
     }
 
-    public var description: String {
-        switch self {
-        case .directory(let path, let detail):
-            "cannot use the emulated Grokker's directory '\(path)': \(detail); check that it is a writable directory."
-        case .stateUnreadable(let path, let detail):
-            "cannot read the emulated Grokker's state file '\(path)': \(detail); check its permissions and retry."
-        case .stateCorrupt(let path, let detail):
-            "the emulated Grokker's state file '\(path)' is corrupt (\(detail)); repair it, or delete it to start this Grokker over as a new unit (it gets a new serial number)."
-        case .stateTooNew(let path, let format, let supported):
-            "the emulated Grokker's state file '\(path)' has format \(format) but this grokctl reads up to format \(supported); use a newer grokctl."
-        case .stateWriteFailed(let path, let detail):
-            "cannot save the emulated Grokker's state to '\(path)': \(detail); free disk space or fix permissions and retry."
-        case .scene(let path, let detail):
-            "the emulated Grokker's scene '\(path)' is unusable: \(detail); fix it (docs/scene.md) or remove it to use the standard bench."
-        case .flash(let path, let detail):
-            "the emulated Grokker's flash '\(path)' is unusable: \(detail); free disk space or fix permissions, or delete the file to give this Grokker its factory firmware again."
-        }
-    }
+    /// The English message, from the catalog (`error.<code>` in en.json).
+    public var description: String { englishMessage }
 }

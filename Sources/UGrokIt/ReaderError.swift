@@ -1,9 +1,10 @@
+import GrokBasics
 import GrokAudio
 import GrokProtocol
 
 /// Everything that can go wrong talking to a Grokker. `code` is stable (`--json`, message
 /// catalog `error.<code>`); `arguments` fill the localized message in order.
-public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum ReaderError: Error, Sendable, Equatable, CodedError {
     /// The jack reports nothing plugged in (the vendor's NOT_PLUGGED_IN).
     case notPluggedIn(port: String)
     /// No handshake answer within the time allowed (CANNOT_HANDSHAKE).
@@ -92,47 +93,8 @@ public enum ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
-        switch self {
-        case .notPluggedIn(let p):
-            "nothing is plugged into \(p); plug the Grokker in and retry."
-        case .cannotHandshake(let p, let s):
-            "no Grokker answered on \(p) within \(seconds(s)) s; check that it is switched on and the cable is seated."
-        case .cannotGetInfo(let p):
-            "the Grokker on \(p) connected but did not identify itself; unplug it, plug it back in and retry."
-        case .incompatibleReader(let p, let d):
-            "the reader on \(p) is not compatible (\(d)); update grokctl or the reader's firmware."
-        case .timeout(let p, let c, let s):
-            "the Grokker on \(p) did not answer \(c) within \(seconds(s)) s; retry, or check the cable."
-        case .lostConnection(let p):
-            "the connection to the Grokker on \(p) dropped; check the cable and retry."
-        case .rejected(let p, let c, let s):
-            "the Grokker on \(p) refused \(c) (\(s))."
-        case .audio(let e): e.description
-        case .notSupported(let p, let f):
-            "the Grokker on \(p) cannot be asked for \(f): the vendor protocol has no command for it. Nothing was sent."
-        case .malformedResponse(let p, let d):
-            "the Grokker on \(p) sent an answer that could not be read (\(d)); update grokctl or the firmware."
-        case .unknownRegion(let name):
-            "'\(name)' is not a region; list the regions with 'grokctl region list'."
-        case .regionNotSet(let p):
-            "the Grokker on \(p) has no region set yet; set it with 'grokctl region set REGION --device \(p)'."
-        case .firmwareDoesNotSupportSetRegion(let p, let f):
-            "the Grokker on \(p) runs firmware \(f), which cannot set a region; update its firmware first."
-        case .regionNotApproved(let p, let r):
-            "the Grokker on \(p) may not be set to \(r) (the region catalogue does not approve it for this unit)."
-        case .noInventoryRunning(let p):
-            "tag access on \(p) needs a running inventory; start one first."
-        case .inventoryRunning(let p):
-            "the Grokker on \(p) is scanning; stop the inventory first."
-        case .oddTagMemoryBytes(let field, let value):
-            "\(field) is \(value) bytes; tag memory is written in 16-bit words, so use an even number."
-        case .invalidArgument(let field, let value, let allowed):
-            "\(field) is \(value); it must be \(allowed). Nothing was sent to the Grokker."
-        case .authenticationRequired(let p):
-            "the Grokker on \(p) has a password; authenticate with it first."
-        }
-    }
+    /// The English message, from the catalog (`error.<code>` in en.json).
+    public var description: String { englishMessage }
 }
 
 private func seconds(_ s: Double) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokFirmware
 import GrokFleet
 import GrokkerEmulator
@@ -87,7 +88,7 @@ extension CLI {
             let other = try Catalogs.load(language)
             var pieces: Set<String> = []
             for (key, value) in english where other[key] != value {
-                for piece in value.components(separatedBy: CharacterSet(charactersIn: "{}")) {
+                for piece in value.texts.flatMap({ $0.components(separatedBy: CharacterSet(charactersIn: "{}")) }) {
                     let trimmed = piece.trimmingCharacters(in: .whitespacesAndNewlines.union(.punctuationCharacters))
                     let words = trimmed.split(whereSeparator: { $0 == " " }).filter { $0.contains { $0.isLetter } }
                     if words.count >= 4 { pieces.insert(trimmed) }

@@ -11,6 +11,7 @@ import GrokProtocol
 import GrokFleet
 import GrokLedger
 import GrokTUF
+import GrokBasics
 
 /// Every library error a command can surface has a catalog key in all four languages, with
 /// exactly the placeholders its arguments fill.
@@ -21,11 +22,17 @@ struct LibraryErrorTests {
             let key = MessageKey(errorCode: sample.code)
             #expect(key != nil, "no catalog key error.\(sample.code)")
             guard let key else { continue }
-            #expect(Catalogs.placeholders(in: Localizer.english.text(key)) == Set(0..<sample.arguments.count), "\(sample.code)")
+            // Every argument is used: by its own placeholder, or by one that takes the rest
+            // (`{n:key}` and `{n@prefix}` pass arguments n... on to a nested message).
+            let placeholders = Catalogs.placeholders(in: Localizer.english.text(key))
+            #expect(placeholders.allSatisfy { $0 < sample.arguments.count }, "\(sample.code)")
+            #expect(placeholders == Set(0..<sample.arguments.count) || Localizer.english.text(key).contains(where: { ":@".contains($0) }),
+                    "\(sample.code)")
             for language in Language.allCases {
                 let localizer = Localizer(language: language)
                 let message = localizer.message(for: sample)
-                for argument in sample.arguments {
+                // Codes (`missing_tags`, `region`, `reader_timeout`) are shown through their own entries.
+                for argument in sample.arguments where !argument.isEmpty && !argument.allSatisfy({ $0.isLowercase || "_,".contains($0) }) {
                     // Decimal numbers appear in the language's own form (12,5 in de/es/fr).
                     #expect(message.contains(localizer.localizedNumber(argument)), "\(language) \(sample.code)")
                 }
@@ -198,14 +205,17 @@ struct LibraryErrorTests {
             .profileUnknownKey(file: "p.json", keyPath: "regoin", known: ["region", "firmware"]),
             .portUnavailable(device: "sim:0", detail: "busy"), .deviceLocked(device: "sim:0", serial: "12345678", lockFile: "/l/12345678.lock"),
             .portLocked(device: "sim:0", lockFile: "/l/port-sim-0.lock"),
-            .lockFailed(path: "/l", detail: "read-only"), .reader(device: "sim:0", step: "region", code: "reader_timeout", detail: "5 s"),
+            .lockFailed(path: "/l", detail: "read-only"), .reader(device: "sim:0", step: "region", cause: ErrorCause(ReaderError.timeout(port: "sim:0", command: "identify", seconds: 5))),
             .regionNotAllowed(device: "sim:0", region: "ETSI", allowed: ["FCC"]), .regionNotChosen(device: "sim:0"),
             .regionUnsupported(device: "sim:0", firmware: "1.4.2"), .downgradeNotAllowed(device: "sim:0", running: "1.8.0", target: "1.7.3"),
             .sameVersionNotAllowed(device: "sim:0", version: "1.8.0"), .firmwareNotAvailable(device: "sim:0", channel: "release", version: "1.9.0"),
-            .firmwareCache(channel: "release", code: "firmware_image_not_cached", detail: "x"),
+            .firmwareCache(channel: "release", cause: ErrorCause(code: "fleet_no_channel")),
             .firmwareUpdateFailed(device: "sim:0", code: "flash_cancelled", detail: "y"),
             .firmwareNotRunning(device: "sim:0", expected: "1.8.0", found: "1.7.3"),
-            .smokeTestFailed(device: "sim:0", reasons: ["missing_tags"], detail: "2 of 3"),
+            .smokeTestFailed(device: "sim:0", measurement: SmokeTestMeasurement(
+                passed: false, reasons: ["missing_tags", "rssi"], reads: 123, duration: 3.013, readsPerSecond: 40.826, uniqueTags: 13,
+                missingTags: ["3074257BF7194E4000001A85"], strongestRSSI: -40.5, weakestReferenceRSSI: -71.25)),
+            .smokeTestFailed(device: "sim:0", measurement: .regionNotSet()),
             .verifyMismatch(device: "sim:0", what: "firmware", expected: "1.8.0", found: "1.7.3"),
             .outsideMaintenanceWindow(device: "sim:0", timeZone: "Europe/Paris"), .batteryLow(device: "sim:0", percent: 10, minimum: 30),
             .notInRollout(device: "sim:0", serial: "12345678", percentage: 25), .halted(failed: 3, finished: 5, threshold: 0.2),

@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokAudio
 import GrokLink
@@ -260,7 +261,7 @@ func runAudioDecode(_ command: AudioDecodeCommand, _ context: CommandContext) th
                 default: .decodeStatusMalformed
                 }
                 return [
-                    AudioDecoding.seconds(packet.timeSeconds), directions[packet.channel].text(localizer),
+                    localizer.localizedNumber(AudioDecoding.seconds(packet.timeSeconds)), directions[packet.channel].text(localizer),
                     localizer.text(.infoBitRate, formatBitRate(packet.bitRate)), String(packet.samplesPerBit), description,
                     localizer.text(status),
                 ]

@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokFirmware
 import GrokFleet
@@ -151,8 +152,7 @@ struct FleetRun {
     private func openFirmware(_ profile: Profile) throws -> FleetFirmware? {
         guard let policy = profile.firmware else { return nil }
         guard let station = try options.firmware.openStationIfGiven() else {
-            throw FleetError.firmwareCache(channel: policy.channel, code: "no_repository",
-                                           detail: "give the fleet's TUF repository with --repository URL|DIR")
+            throw FleetError.firmwareCache(channel: policy.channel, cause: ErrorCause(code: "fleet_no_repository"))
         }
         let channel = FirmwareChannel(repository: station.repository, name: policy.channel)
         let firmware = try Blocking.run { try await FleetFirmware.load(channel, prefetch: policy) }

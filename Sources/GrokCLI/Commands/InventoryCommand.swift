@@ -115,7 +115,8 @@ struct InventoryCommand: Command {
             }
         } else {
             let rows = results.flatMap { r in
-                r.tags.map { [r.device, $0.epc, String($0.reads), format($0.rssiDBm), format($0.firstSeenS)] }
+                r.tags.map { [r.device, $0.epc, String($0.reads), localizer.localizedNumber(format($0.rssiDBm)),
+                             localizer.localizedNumber(format($0.firstSeenS))] }
             }
             if !rows.isEmpty {
                 console.table(Table(
@@ -179,6 +180,8 @@ struct InventoryCommand: Command {
     }
 }
 
+/// `value` to a tenth, without a needless `.0`, in English form (the catalog and
+/// ``Localizer/localizedNumber(_:)`` give it the language's decimal separator).
 private func format(_ value: Double) -> String {
     let tenths = (value * 10).rounded() / 10
     return tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)

@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokAudio
 import GrokCrypto
 import GrokFirmware
@@ -10,29 +11,6 @@ import GrokNet
 import GrokProtocol
 import GrokTUF
 import UGrokIt
-
-/// An error with a stable machine code and the values its localized message fills in.
-///
-/// Every library error type conforms (see the extensions below), so the presentation
-/// edge can turn any of them into words: the catalog key is `error.<code>`, and a code
-/// without a key shows the English ``description``.
-public protocol CodedError: Error, CustomStringConvertible {
-    /// A stable identifier for `--json` output and for the catalog key `error.<code>`.
-    var code: String { get }
-    /// The values the localized message fills in (`{0}`, `{1}`, ...), in order.
-    var arguments: [String] { get }
-}
-
-extension AudioError: CodedError {}
-extension ProtocolError: CodedError {}
-extension EmulatorError: CodedError {}
-extension ReaderError: CodedError {}
-extension FirmwareError: CodedError {}
-extension NetError: CodedError {}
-extension CryptoError: CodedError {}
-extension FleetError: CodedError {}
-extension LedgerError: CodedError {}
-extension TUFError: CodedError {}
 
 /// Turns ``MessageKey``s and errors into text in one ``Language``.
 ///
@@ -56,11 +34,19 @@ public struct Localizer: Sendable {
     }
 
     /// The text for `key` with `{0}`, `{1}`, ... replaced by `arguments`.
+    ///
+    /// The form of a plural entry is picked by its count argument (CLDR rules), and plain
+    /// decimal numbers among `arguments` get the language's decimal separator.
     public func text(_ key: MessageKey, arguments: [String]) -> String {
-        let template = Catalogs.all[language]?[key.rawValue]
-            ?? Catalogs.all[.en]?[key.rawValue]
-            ?? key.rawValue
-        return Catalogs.format(template, arguments)
+        catalog.text(key.rawValue, arguments)
+    }
+
+    /// This language's catalog (English where it lacks a key).
+    var catalog: MessageCatalog { Catalogs.catalog(language) }
+
+    /// `value` with exactly `digits` decimals as this language writes it (`12.5`, `12,5`).
+    public func decimal(_ value: Double, digits: Int) -> String {
+        NumberText.decimal(value, digits: digits, languageCode: language.rawValue)
     }
 
     /// What went wrong, in this language, without the `Error:` prefix.
@@ -77,8 +63,8 @@ public struct Localizer: Sendable {
             return message
         }
         if let error = error as? any CodedError {
-            guard let key = MessageKey(errorCode: error.code) else { return error.description }
-            return text(key, arguments: error.arguments.map(localizedNumber))
+            guard catalog.has("error." + error.code) else { return error.description }
+            return catalog.message(code: error.code, arguments: error.arguments)
         }
         return String(describing: error)
     }
@@ -87,18 +73,7 @@ public struct Localizer: Sendable {
     /// (`12.5`, `-0.25`) gets the language's decimal separator; anything else (versions
     /// such as `1.8.0`, names, paths) is left as it is.
     func localizedNumber(_ argument: String) -> String {
-        guard language != .en else { return argument }
-        var digitsBefore = 0, dots = 0, digitsAfter = 0
-        for (index, character) in argument.enumerated() {
-            switch character {
-            case "-" where index == 0: continue
-            case "0"..."9": if dots == 0 { digitsBefore += 1 } else { digitsAfter += 1 }
-            case ".": dots += 1
-            default: return argument
-            }
-        }
-        guard dots == 1, digitsBefore > 0, digitsAfter > 0 else { return argument }
-        return argument.replacingOccurrences(of: ".", with: ",")
+        NumberText.localized(argument, languageCode: language.rawValue)
     }
 
     /// The stable code of `error`: its own for ``CodedError``s, `internal_error` otherwise.
@@ -112,63 +87,48 @@ public struct Localizer: Sendable {
 /// The four catalogs, read from `Bundle.module` once.
 enum Catalogs {
     /// Every catalog that could be read; a missing or corrupt one is left out (and the
-    /// catalog tests fail).
-    static let all: [Language: [String: String]] = {
-        var catalogs: [Language: [String: String]] = [:]
-        for language in Language.allCases {
-            catalogs[language] = try? load(language)
+    /// catalog tests fail). English is the one built into GrokBasics (the same en.json).
+    static let all: [Language: MessageCatalog] = {
+        var catalogs: [Language: MessageCatalog] = [.en: .english]
+        for language in Language.allCases where language != .en {
+            if let data = try? data(language) {
+                catalogs[language] = try? MessageCatalog(languageCode: language.rawValue, json: data, fallback: .english)
+            }
         }
         return catalogs
     }()
 
-    /// Reads `Localization/<language>.json`, a flat object of key → text.
-    static func load(_ language: Language) throws -> [String: String] {
+    /// The catalog of `language`; English when that one could not be read.
+    static func catalog(_ language: Language) -> MessageCatalog { all[language] ?? .english }
+
+    /// The bytes of `Localization/<language>.json`.
+    static func data(_ language: Language) throws -> Data {
         guard let url = Bundle.module.url(
             forResource: language.rawValue, withExtension: "json", subdirectory: "Localization")
         else {
             throw CocoaError(.fileNoSuchFile)
         }
-        return try JSONDecoder().decode([String: String].self, from: Data(contentsOf: url))
+        return try Data(contentsOf: url)
     }
 
-    /// `template` with each `{n}` replaced by `arguments[n]`; an index with no argument is
-    /// left as written, so a mistake shows rather than vanishes.
+    /// Reads `Localization/<language>.json` from the bundle: key → entry.
+    static func load(_ language: Language) throws -> [String: MessageCatalog.Entry] {
+        try MessageCatalog(languageCode: language.rawValue, json: data(language)).entries
+    }
+
+    /// `template` with each `{n}` replaced by `arguments[n]` (English rules); an index with
+    /// no argument is left as written, so a mistake shows rather than vanishes.
     static func format(_ template: String, _ arguments: [String]) -> String {
-        guard template.contains("{") else { return template }
-        var result = ""
-        var rest = template[...]
-        while let open = rest.firstIndex(of: "{") {
-            result += rest[..<open]
-            let afterOpen = rest.index(after: open)
-            let digits = rest[afterOpen...].prefix { $0.isASCII && $0.isNumber }
-            let close = digits.endIndex
-            if !digits.isEmpty, close < rest.endIndex, rest[close] == "}",
-                let index = Int(digits), index < arguments.count
-            {
-                result += arguments[index]
-                rest = rest[rest.index(after: close)...]
-            } else {
-                result += "{"
-                rest = rest[afterOpen...]
-            }
-        }
-        return result + rest
+        MessageCatalog.english.fill(template, arguments)
     }
 
     /// The placeholder numbers used in `template` (`{0}` → 0).
     static func placeholders(in template: String) -> Set<Int> {
-        var found = Set<Int>()
-        var rest = template[...]
-        while let open = rest.firstIndex(of: "{") {
-            let afterOpen = rest.index(after: open)
-            let digits = rest[afterOpen...].prefix { $0.isASCII && $0.isNumber }
-            if !digits.isEmpty, digits.endIndex < rest.endIndex, rest[digits.endIndex] == "}",
-                let index = Int(digits)
-            {
-                found.insert(index)
-            }
-            rest = rest[afterOpen...]
-        }
-        return found
+        MessageCatalog.placeholders(in: template)
+    }
+
+    /// The placeholder numbers used in any form of `entry`.
+    static func placeholders(in entry: MessageCatalog.Entry) -> Set<Int> {
+        entry.texts.reduce(into: Set<Int>()) { $0.formUnion(MessageCatalog.placeholders(in: $1)) }
     }
 }

@@ -1,0 +1,150 @@
+import Foundation
+import GrokBasics
+import GrokFleet
+import Testing
+
+@testable import GrokCLI
+
+extension CLI {
+    /// Real grokctl runs in Spanish, French and German on a bench where one Grokker fails
+    /// its function (smoke) test: help, a usage error, info, provision, inventory, locate,
+    /// an audio decode. The output must hold no English word sequence, no plural written
+    /// as `(s)` or agreeing with the wrong count, and no decimal point.
+    @Suite("Localization acceptance: whole commands in es, fr and de", .serialized)
+    struct LanguageAcceptanceTests {
+        /// Words a translation never needs, as whole words: their presence means English
+        /// leaked in (from Swift, a library or a nested error kept as English prose).
+        static let englishWords: Set<String> = [
+            "the", "and", "is", "are", "was", "of", "with", "reads", "missing", "weakest", "strongest", "failed",
+            "cannot", "passed", "found", "smoke", "read", "answered", "seconds", "not",
+        ]
+
+        /// Names and tokens that are the same in every language (`sim:0`, option names, paths).
+        static func prose(_ output: String) -> String {
+            output.split(whereSeparator: \.isNewline).map { line in
+                line.split(separator: " ").filter { word in
+                    !word.hasPrefix("-") && !word.contains("/") && !word.contains(":") && !word.contains("=")
+                        && !word.contains(".json") && !word.contains("_")
+                }.joined(separator: " ")
+            }.joined(separator: "\n")
+        }
+
+        static func englishWordsIn(_ output: String) -> [String] {
+            let words = prose(output).split { !$0.isLetter }.map { $0.lowercased() }
+            return words.filter { englishWords.contains($0) }
+        }
+
+        /// A decimal number written with a point (`3.5`), not a version (`1.8.0`), a date
+        /// (`01.12.26`) or part of a name.
+        static func decimalPoints(_ output: String) -> [String] {
+            let pattern = #"(?<![\d.\w-])\d+\.\d+(?![\d.\w])"#
+            let regex = try! NSRegularExpression(pattern: pattern)
+            let text = output as NSString
+            return regex.matches(in: output, range: NSRange(location: 0, length: text.length)).map { text.substring(with: $0.range) }
+        }
+
+        @Test("the checks themselves catch English, a plural in parentheses and a decimal point")
+        func checksCatchTheFaults() {
+            #expect(Self.englishWordsIn("sim:1: falló la prueba de humo (missing_tags: 123 reads in 3.013 s)") == ["reads"])
+            #expect(Self.englishWordsIn("sim:1: der Funktionstest ist fehlgeschlagen (Referenz-Tags fehlen: 123 Lesungen)").isEmpty)
+            #expect(Self.decimalPoints("123 reads in 3.013 s, firmware 1.8.0, le 01.12.26") == ["3.013"])
+            #expect(Self.decimalPoints("123 Lesungen in 3,013 s").isEmpty)
+        }
+
+        @Test("plural forms follow CLDR: fr counts 0 and 1 as one, en, es and de only 1")
+        func pluralRules() {
+            for (number, en, fr) in [("0", PluralCategory.other, PluralCategory.one), ("1", .one, .one), ("2", .other, .other),
+                                     ("1.5", .other, .one), ("21", .other, .other), ("-1", .one, .one)] {
+                #expect(PluralCategory(number, languageCode: "en") == en, "en \(number)")
+                #expect(PluralCategory(number, languageCode: "de") == en, "de \(number)")
+                #expect(PluralCategory(number, languageCode: "es") == en, "es \(number)")
+                #expect(PluralCategory(number, languageCode: "fr") == fr, "fr \(number)")
+            }
+            #expect(PluralCategory("sim:0", languageCode: "en") == .other)
+        }
+
+        @Test("info's summary agrees with its counts in all four languages", arguments: [
+            (Language.en, "1", "1", "1 of 1 Grokker answered."), (.en, "1", "3", "1 of 3 Grokkers answered."),
+            (.es, "1", "1", "Respondió 1 de 1 Grokker."), (.es, "2", "3", "Respondieron 2 de 3 Grokkers."),
+            (.fr, "1", "1", "1 Grokker sur 1 a répondu."), (.fr, "0", "2", "0 Grokker sur 2 a répondu."),
+            (.fr, "2", "2", "2 Grokkers sur 2 ont répondu."),
+            (.de, "1", "1", "1 von 1 Grokker hat geantwortet."), (.de, "2", "3", "2 von 3 Grokkern haben geantwortet."),
+        ])
+        func infoSummaryPlurals(_ language: Language, _ answered: String, _ total: String, _ expected: String) {
+            #expect(Localizer(language: language).text(.infoSummary, answered, total) == expected)
+        }
+
+        @Test("a failed function test reads in the user's language, figures and reasons included")
+        func smokeTestFailureIsLocalizedWhole() {
+            let error = FleetErrorSample.smokeFailure
+            let german = Localizer(language: .de).message(for: error)
+            #expect(german.contains("Funktionstest"))
+            #expect(german.contains("123 Lesungen in 3,013 s (40,826/s), 13 Tags, fehlend: 3074257BF7194E4000001A85"), "\(german)")
+            #expect(german.contains("Referenz-Tags fehlen"))
+            let english = error.description
+            #expect(english.contains("(reference tags missing: 123 reads in 3.013 s (40.826/s), 13 tags, missing 3074257BF7194E4000001A85"),
+                    "\(english)")
+            let one = Localizer(language: .fr).message(for: FleetErrorSample.smokeFailure(reads: 1, tags: 1))
+            #expect(one.contains("1 lecture en") && one.contains("1 étiquette,"), "\(one)")
+        }
+
+        @Test("commands in es, fr and de print no English words, no (s) plurals and no decimal point",
+              arguments: [Language.es, .fr, .de])
+        func wholeCommands(_ language: Language) throws {
+            let world = try FleetWorld(devices: 1)
+            // sim:1 has no scene file: the default bench lacks the profile's reference tags,
+            // so its function test fails.
+            let lang = ["--lang", language.rawValue]
+            var outputs: [String: String] = [:]
+            func run(_ name: String, _ arguments: [String], expect status: Int32) throws {
+                let result = try world.run(lang + arguments)
+                #expect(result.status == status, "\(language) \(name): \(result.standardOutput) \(result.standardError)")
+                outputs[name] = result.standardOutput + result.standardError
+            }
+            try run("help", ["--help"], expect: 0)
+            try run("inventory help", ["inventory", "--help"], expect: 0)
+            try run("usage error", ["inventory", "--device", "sim:0", "--duration", "soon"], expect: 64)
+            try run("provision", ["provision", "--profile", FleetWorld.profile, "--device", "sim:0-1", "--unattended"] + world.common,
+                    expect: 1)
+            try run("info", ["info", "--device", "sim:0", "--bench", world.bench], expect: 0)
+            try run("inventory", ["inventory", "--device", "sim:0", "--duration", "1.5", "--bench", world.bench], expect: 0)
+            try run("locate", ["locate", "3034257BF4789000000003E7", "--device", "sim:0", "--duration", "1.5", "--bench", world.bench],
+                    expect: 0)
+            let recordings = world.root + "/rec"
+            try run("recorded info", ["--record-audio", recordings, "info", "--device", "sim:0", "--bench", world.bench], expect: 0)
+            let wav = try #require(try FileManager.default.contentsOfDirectory(atPath: recordings).first { $0.hasSuffix(".wav") })
+            try run("audio decode", ["audio", "decode", recordings + "/" + wav], expect: 0)
+
+            let provision = outputs["provision"] ?? ""
+            let smokeWord = [Language.es: "prueba de funcionamiento", .fr: "test de fonctionnement", .de: "Funktionstest"][language]!
+            #expect(provision.contains(smokeWord), "\(provision)")
+            let summary = [Language.es: "Respondió 1 de 1 Grokker.", .fr: "1 Grokker sur 1 a répondu.",
+                           .de: "1 von 1 Grokker hat geantwortet."][language]!
+            #expect(outputs["info"]?.contains(summary) == true, "\(outputs["info"] ?? "")")
+
+            let sentences = try FleetLocalizationTests.englishSentences(for: language)
+            for (name, output) in outputs.sorted(by: { $0.key < $1.key }) {
+                for sentence in sentences where output.contains(sentence) {
+                    Issue.record("\(language) \(name) prints English: \"\(sentence)\"")
+                }
+                let words = Self.englishWordsIn(output)
+                #expect(words.isEmpty, "\(language) \(name) prints English words \(words):\n\(output)")
+                #expect(output.range(of: #"\p{L}\((s|en|n|es)\)"#, options: .regularExpression) == nil,
+                        "\(language) \(name) writes a plural in parentheses:\n\(output)")
+                let points = Self.decimalPoints(output)
+                #expect(points.isEmpty, "\(language) \(name) writes decimal points \(points):\n\(output)")
+            }
+        }
+    }
+}
+
+/// The commonest failure: reference tags missing in a function test.
+enum FleetErrorSample {
+    static let smokeFailure = smokeFailure(reads: 123, tags: 13)
+
+    static func smokeFailure(reads: Int, tags: Int) -> FleetError {
+        .smokeTestFailed(device: "sim:1", measurement: SmokeTestMeasurement(
+            passed: false, reasons: ["missing_tags"], reads: reads, duration: 3.013, readsPerSecond: 40.826, uniqueTags: tags,
+            missingTags: ["3074257BF7194E4000001A85"], strongestRSSI: -40.5, weakestReferenceRSSI: nil))
+    }
+}

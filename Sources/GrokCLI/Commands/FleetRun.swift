@@ -63,15 +63,18 @@ struct FleetRun {
         }
         let policy = PolicyDelegate(profile: profile, mode: mode)
 
-        if options.dryRun {
-            let runner = FleetRunner(profile: profile, firmware: firmware, delegate: policy, recorder: PlanOnlyRecorder(),
-                                     options: runOptions)
-            return FleetPlanPresenter(context: context).present(runner.plan(devices, policy: policy))
-        }
         let ledgerPath = StateDirectory.ledger(option: options.ledgerFile, environment: environment)
-        let recorder = try LedgerRecorder(path: ledgerPath)
         let console = context.console
         let useTerminal = interactive ?? (isatty(STDIN_FILENO) == 1 && console.isTerminal(.standardOutput))
+        if options.dryRun {
+            // The plan reads the ledger's history (whether a smoke test is owed) and writes nothing.
+            let history = FileManager.default.fileExists(atPath: ledgerPath) ? try LedgerRecorder(path: ledgerPath) : nil
+            let runner = FleetRunner(profile: profile, firmware: firmware, delegate: policy, recorder: PlanOnlyRecorder(history: history),
+                                     options: runOptions)
+            return FleetPlanPresenter(context: context).present(runner.plan(devices, policy: policy,
+                                                                            interactive: mode == .provision && useTerminal))
+        }
+        let recorder = try LedgerRecorder(path: ledgerPath)
         let decider: any ConfigurationDelegate
         if mode == .provision, useTerminal {
             decider = TerminalDelegate(localizer: context.localizer, policy: policy,
@@ -168,6 +171,9 @@ struct FleetRun {
 /// The recorder of a dry run: a plan records nothing, so any call is a programming error
 /// reported as a recorder failure rather than written anywhere.
 struct PlanOnlyRecorder: GrokFleet.RunRecorder {
+    /// The ledger the plan reads the history from (`nil`: none yet).
+    var history: (any GrokFleet.RunRecorder)? = nil
+
     private func refuse(_ operation: String) -> FleetError {
         .recorderFailed(operation: operation, detail: "a dry run records nothing")
     }
@@ -176,7 +182,7 @@ struct PlanOnlyRecorder: GrokFleet.RunRecorder {
     func recordSmokeTest(_ result: GrokFleet.SmokeTestRecord) throws { throw refuse("recording a smoke test") }
     func upsertDevice(_ device: GrokFleet.DeviceRecord) throws { throw refuse("recording a device") }
     func finishRun(_ summary: RunSummary) throws { throw refuse("finishing the run") }
-    func completedSteps(serial: String) throws -> [GrokFleet.StepRecord] { [] }
+    func completedSteps(serial: String) throws -> [GrokFleet.StepRecord] { try history?.completedSteps(serial: serial) ?? [] }
 }
 
 /// Lines of standard input, read on whichever device thread asks (the terminal delegate
@@ -393,6 +399,14 @@ struct FleetPlanPresenter {
         let steps: [Step]
     }
 
+    /// The decision's reason in the user's language (region names localized too).
+    func reason(_ step: PlannedStep) -> String {
+        let localizer = context.localizer
+        var arguments = step.arguments
+        if step.code == "step_region_needed" { arguments = arguments.map { localizer.regionDisplay($0) } }
+        return localizer.fleetMessage(code: step.code, arguments: arguments)
+    }
+
     func present(_ plans: [DevicePlan]) -> ExitCode {
         let console = context.console
         let localizer = context.localizer
@@ -411,8 +425,7 @@ struct FleetPlanPresenter {
             console.print(localizer.text(.fleetPlanHeading, plan.device, plan.serial ?? "?"))
             console.table(Table(
                 headers: [localizer.text(.fleetColumnStep), localizer.text(.fleetColumnAction), localizer.text(.fleetColumnDetail)],
-                rows: plan.steps.map { [localizer.stepName($0.step), localizer.planAction($0.action),
-                                        localizer.fleetMessage(code: $0.code, arguments: $0.arguments)] }))
+                rows: plan.steps.map { [localizer.stepName($0.step), localizer.planAction($0.action), reason($0)] }))
             console.print("")
         }
         if !console.isJSON { console.say(.fleetPlanNothingDone) }
@@ -557,7 +570,10 @@ extension Localizer {
             let needed = Catalogs.placeholders(in: Localizer.english.text(key))
             if needed.isSubset(of: Set(0..<arguments.count)) { return text(key, arguments: arguments) }
         }
-        if let key = MessageKey(rawValue: "fleet.code." + code) { return text(key) }
+        if let key = MessageKey(rawValue: "fleet.code." + code) {
+            let needed = Catalogs.placeholders(in: Localizer.english.text(key))
+            return needed.isSubset(of: Set(0..<arguments.count)) ? text(key, arguments: arguments) : text(key)
+        }
         return text(.fleetCodeOther, code)
     }
 

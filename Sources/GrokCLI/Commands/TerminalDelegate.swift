@@ -75,6 +75,14 @@ final class TerminalDelegate: ConfigurationDelegate {
 
     // MARK: Firmware
 
+    /// A person answers: a plan shows these questions as `ask`.
+    var isInteractive: Bool { true }
+
+    /// The policy overrules first (low battery, outside the window): such an update is not offered.
+    func firmwarePolicy(_ context: FleetDeviceContext, offer: FirmwareOffer) -> FirmwareUpdateDecision {
+        policy.firmwareDecision(context, offer: offer)
+    }
+
     func promptForFirmwareUpdate(_ context: FleetDeviceContext, offer: FirmwareOffer) -> FirmwareUpdateDecision {
         var lines = [localizer.text(.promptFirmwareOffer, who(context), offer.running.description, offer.version.description,
                                     offer.name)]

@@ -200,7 +200,10 @@ final class DeviceWorker {
             }
         }
         delegate.stepFinished(context, outcome: steps[steps.count - 1])
-        if steps[steps.count - 1].result == .failed || steps[steps.count - 1].result == .refused { throw Stop() }
+        let last = steps[steps.count - 1]
+        // Verify changes nothing: a mismatch is reported and the next step is still checked.
+        if mode == .verify, last.result == .failed, StepDecision.verifyGoesOn.contains(last.code) { return }
+        if last.result == .failed || last.result == .refused { throw Stop() }
     }
 
     /// p4-bounds hook: what a step ended by ``bound`` reports.
@@ -839,7 +842,7 @@ final class DeviceWorker {
             planned.append(decision.planned)
             switch decision.action {
             case .refuse, .fail:
-                stopped = true
+                stopped = decision.stopsTheDevice(mode)
             case .run, .ask:
                 // What the run will have changed, had the step succeeded (the plan's assumption).
                 guard mode != .verify else { break }

@@ -45,6 +45,15 @@ struct StepDecision: Sendable {
         StepDecision(step: step, action: .fail, code: error.code, arguments: error.arguments, detail: error.description, error: error)
     }
 
+    /// Whether the run stops at this step: a refusal or a known failure ends the device,
+    /// except a difference `verify` found (it changes nothing, so it goes on to report every one).
+    func stopsTheDevice(_ mode: FleetMode) -> Bool {
+        (action == .refuse || action == .fail) && !(mode == .verify && Self.verifyGoesOn.contains(code))
+    }
+
+    /// The failures `verify` reports and goes past: a mismatch, a smoke test that failed or cannot run.
+    static let verifyGoesOn: Set<String> = ["fleet_verify_mismatch", "fleet_smoke_test_failed"]
+
     var planned: PlannedStep {
         PlannedStep(step: step, action: action, code: code, arguments: arguments, detail: detail)
     }
@@ -114,8 +123,11 @@ struct StepDecider: Sendable {
         }
         let needed = DeviceWorker.provisioningChanges(policy, record: record)
         if facts.mode == .verify {
-            if let first = needed.first {
-                return .fail(.provision, .verifyMismatch(device: facts.device, what: first.field, expected: first.wanted, found: first.found))
+            if !needed.isEmpty {
+                // Every field that differs, not only the first.
+                return .fail(.provision, .verifyMismatch(device: facts.device, what: needed.map(\.field).joined(separator: ", "),
+                                                         expected: needed.map(\.wanted).joined(separator: ", "),
+                                                         found: needed.map(\.found).joined(separator: ", ")))
             }
             return .run(.provision, "step_verify_check", detail: "provisioning as the profile says")
         }

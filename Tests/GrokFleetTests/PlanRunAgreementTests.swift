@@ -208,4 +208,26 @@ struct PlanRunAgreementTests {
         let smoke = try #require(plan.steps.first { $0.step == .smokeTest })
         #expect(smoke.action == .run && smoke.code == "step_smoke_test_after_change")
     }
+
+    @Test("verify reports every difference, not only the first: each provisioning field, the region and the firmware, and the plan says the same")
+    func verifyReportsEveryDifference() async throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 50_100_003)
+        let firmware = try await FirmwareFixture(directory: bench.path + "/channel")
+        let profile = try testProfile()
+        let run = runner(bench, profile, firmware, mode: .verify, recorder: InMemoryRunRecorder())
+        let plan = try #require(run.plan([bench.device(0)], policy: PolicyDelegate(profile: profile, mode: .verify)).first)
+        let report = try await run.run([bench.device(0)])
+        let device = report.devices[0]
+        #expect(device.outcome == .failed)
+        let provision = try #require(device.step(.provision))
+        #expect(provision.code == "fleet_verify_mismatch")
+        // An out-of-the-box unit: serial not registered, antenna type, provisioning status differ.
+        #expect(provision.arguments[1].contains("serial_number") && provision.arguments[1].contains("antenna_type"), "\(provision.arguments)")
+        #expect(device.step(.region)?.code == "fleet_verify_mismatch")
+        #expect(device.step(.firmware)?.code == "fleet_verify_mismatch")
+        for step in [FleetStep.provision, .region, .firmware] {
+            #expect(plan.steps.first { $0.step == step }.map { $0.action == .fail && $0.code == "fleet_verify_mismatch" } == true, "\(step)")
+        }
+    }
 }

@@ -276,7 +276,7 @@ struct WorkflowTests {
         // The provisioned one passes every check, with a smoke test.
         #expect(report.devices[0].outcome == .done)
         for step in [FleetStep.provision, .region, .smokeTest, .firmware] { #expect(report.devices[0].step(step)?.code == "step_verified") }
-        // The out-of-the-box one fails verification at the first mismatch.
+        // The out-of-the-box one fails verification (every mismatch: see "verify reports every difference").
         #expect(report.devices[1].outcome == .failed)
         #expect(report.devices[1].step(.provision)?.code == "fleet_verify_mismatch")
         // Only the verify run's steps were added to the ledger, none of them a change.

@@ -474,9 +474,10 @@ final class DeviceWorker {
             let choices = decision.choices
             delegate.startBackgroundAction(context, cause: .loadingRegions)
             delegate.finishBackgroundAction(context, cause: .loadingRegions)
-            guard let index = delegate.chooseRegionFromRegions(context, names: choices, selected: nil), choices.indices.contains(index),
-                  delegate.confirmRegion(context, name: choices[index])
-            else {
+            let index = delegate.chooseRegionFromRegions(context, names: choices, selected: nil)
+            if let stopped = stoppedAtQuestion() { return stopped }
+            guard let index, choices.indices.contains(index), delegate.confirmRegion(context, name: choices[index]) else {
+                if let stopped = stoppedAtQuestion() { return stopped }
                 delegate.setRegionCancelled(context)
                 return .failing(.refused, .regionNotChosen(device: device.name))
             }
@@ -627,7 +628,12 @@ final class DeviceWorker {
                                   buildDate: listing.metadata.buildDate, batteryPercent: battery.map { Int($0.percentRemaining) },
                                   externalPower: battery?.externalPowerIsConnected ?? false)
         // The policy allowed it: the delegate is offered it (a person asked, the policy answers as decided).
-        switch delegate.promptForFirmwareUpdate(context, offer: offer) {
+        let answer = delegate.promptForFirmwareUpdate(context, offer: offer)
+        if let stopped = stoppedAtQuestion() {
+            delegate.afterFirmwareUpdate(context, updated: false)
+            return stopped
+        }
+        switch answer {
         case .update:
             break
         case .postpone(let reason, let arguments):
@@ -696,6 +702,14 @@ final class DeviceWorker {
             }
             if !session.isConnected, let fresh = try? connectWithRetries() { self.context.info = fresh }
         }
+    }
+
+    /// When the run was stopped while a question was open (Ctrl-C at the prompt): the step
+    /// ends interrupted, whatever the answer, and nothing more is changed.
+    func stoppedAtQuestion() -> Result? {
+        guard runner.options.cancellation.isCancelled else { return nil }
+        interrupted = true
+        return .failing(.failed, .interrupted(device: device.name))
     }
 
     /// The stable code of a vendor update result (`firmware_update_battery_too_low` ...).

@@ -76,9 +76,13 @@ struct FleetRun {
         }
         let recorder = try LedgerRecorder(path: ledgerPath)
         let decider: any ConfigurationDelegate
+        let gate = PromptGate()
         if mode == .provision, useTerminal {
+            let cancellation = runOptions.cancellation
             decider = TerminalDelegate(localizer: context.localizer, policy: policy,
-                                       input: StandardInputLines(), output: FileDescriptorSink.standardOutput)
+                                       input: StandardInputLines(isCancelled: { cancellation.isCancelled }),
+                                       output: FileDescriptorSink.standardOutput, gate: gate,
+                                       isCancelled: { cancellation.isCancelled })
         } else {
             decider = policy
         }
@@ -97,16 +101,21 @@ struct FleetRun {
 
         let presenter = FleetRunPresenter(devices: devices.map(\.name), context: context, liveBars: !useTerminal)
         var result: Result<FleetReport, FleetError>?
+        var held: [FleetRunEvent] = []
         while result == nil {
             // Woken at least every 100 ms, so a signal stops the devices even while none of
             // them has anything to say (a step blocked on a silent reader).
             if stop.requested { runOptions.cancellation.cancel() }
-            for event in queue.take(waitingAtMost: 0.1) {
+            // While a question is open, the other devices' lines wait (shown once it is answered).
+            held += queue.take(waitingAtMost: 0.1)
+            if gate.isOpen, !stop.requested { continue }
+            for event in held {
                 switch event {
                 case .event(let event): presenter.handle(event)
                 case .finished(let outcome): result = outcome
                 }
             }
+            held.removeAll()
             if stop.requested { runOptions.cancellation.cancel() }
         }
         // The devices are done: what is left (the report, the summary) must finish whatever
@@ -186,9 +195,32 @@ struct PlanOnlyRecorder: GrokFleet.RunRecorder {
 }
 
 /// Lines of standard input, read on whichever device thread asks (the terminal delegate
-/// serializes its prompts, so one reads at a time).
+/// serializes its prompts, so one reads at a time). The wait is polled, so a stop signal
+/// (Ctrl-C at the prompt) ends it at once: the question then has no answer (`nil`).
 struct StandardInputLines: LineSource {
-    func readLine() -> String? { Swift.readLine(strippingNewline: true) }
+    /// Whether the run was stopped.
+    var isCancelled: @Sendable () -> Bool = { false }
+
+    func readLine() -> String? {
+        var bytes: [UInt8] = []
+        while true {
+            if isCancelled() { return nil }
+            var descriptor = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 100)
+            if ready < 0, errno == EINTR { continue }
+            if ready < 0 { return nil }
+            if ready == 0 { continue }
+            var byte: UInt8 = 0
+            let count = read(STDIN_FILENO, &byte, 1)
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if byte == UInt8(ascii: "\n") {
+                if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            bytes.append(byte)
+        }
+    }
 }
 
 // MARK: Presenting a run

@@ -82,6 +82,13 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The run recorder failed while `operation`.
     case recorderFailed(operation: String, detail: String)
 
+    // MARK: Preflight (before any unit is touched)
+
+    /// The run's report cannot be written where it goes: nothing was started.
+    case reportNotWritable(path: String, detail: String)
+    /// The emulated Grokker's scene lacks reference tags the smoke test requires: nothing was started.
+    case sceneLacksReferenceTags(device: String, scene: String, missing: [String])
+
     /// The stable code.
     public var code: String {
         switch self {
@@ -115,6 +122,8 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
         case .readerFrozen: "fleet_reader_frozen"
         case .timedOut: "fleet_timed_out"
         case .recorderFailed: "fleet_recorder_failed"
+        case .reportNotWritable: "fleet_report_not_writable"
+        case .sceneLacksReferenceTags: "fleet_scene_lacks_reference_tags"
         }
     }
 
@@ -149,6 +158,8 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
         case .halted(let failed, let finished, let threshold): [String(failed), String(finished), Self.number(threshold * 100)]
         case .updateDeclined(let device, let decision): [device, decision]
         case .recorderFailed(let operation, let detail): [operation, detail]
+        case .reportNotWritable(let path, let detail): [path, detail]
+        case .sceneLacksReferenceTags(let device, let scene, let missing): [device, scene, missing.joined(separator: " ")]
         }
     }
 
@@ -214,6 +225,10 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(device): the \(what) ran past its wall-clock limit of \(seconds) s (during \(step)); check the reader, or raise timeouts.step_s / device_run_s in the profile, and run again"
         case .recorderFailed(let operation, let detail):
             "the ledger failed while \(operation) (\(detail)); check the ledger file and re-run"
+        case .reportNotWritable(let path, let detail):
+            "the run's report cannot be written to '\(path)' (\(detail)); nothing was started; give a writable --report path"
+        case .sceneLacksReferenceTags(let device, let scene, let missing):
+            "\(device): the bench scene '\(scene)' lacks the smoke test's reference tags \(missing.joined(separator: " ")); nothing was started; copy a scene that holds them (profiles/scenes/demo.json) or change smoke_test.reference_tags"
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GrokFirmware
 import GrokFleet
+import GrokkerEmulator
 import GrokLedger
 import GrokProtocol
 import UGrokIt
@@ -40,8 +41,19 @@ struct FleetRun {
     let context: CommandContext
 
     func run() throws -> ExitCode {
-        let profile = try Profile.load(path: options.profileFile)
+        let profile: Profile
+        do {
+            profile = try Profile.load(path: options.profileFile)
+        } catch {
+            // A profile that is there but wrong is a usage error (64), caught before anything starts.
+            guard error.isBadProfileContent else { throw error }
+            context.console.report(error)
+            return .usageError
+        }
         let specs = try deviceSpecs()
+        // Preflight: what can be known to fail is found before the first unit is touched.
+        try checkScenes(specs, profile: profile)
+        if !options.dryRun { try checkReportWritable() }
         let firmware = try openFirmware(profile)
         let ports = FirmwareDevices.portContext(context)
         let devices = specs.map { spec in
@@ -143,6 +155,47 @@ struct FleetRun {
         return FleetExit.code(for: report.outcome)
     }
 
+    /// Preflight: every emulated Grokker's scene holds the smoke test's reference tags (a unit
+    /// without a scene file has the standard bench, which holds none of them).
+    private func checkScenes(_ specs: [DeviceSpec], profile: Profile) throws {
+        guard let wanted = profile.smokeTest?.referenceTags, !wanted.isEmpty else { return }
+        for spec in specs {
+            guard case .emulated(let index) = spec else { continue }
+            let path = DeviceStateStore.deviceDirectory(in: context.bench.directory, index: index) + "/scene.json"
+            var present: Set<[UInt8]> = []
+            if FileManager.default.fileExists(atPath: path), let scene = try? RFScene.load(path: path) {
+                present = Set(scene.tags.map(\.epc))
+            }
+            let missing = wanted.filter { !present.contains($0.bytes) }
+            if !missing.isEmpty {
+                throw FleetError.sceneLacksReferenceTags(device: spec.description, scene: path, missing: missing.map(\.description))
+            }
+        }
+    }
+
+    /// Preflight: the report's folder can be made and written to, and the report file (when
+    /// it is there) written over.
+    private func checkReportWritable() throws {
+        let environment = context.environment
+        let path = options.reportFile ?? StateDirectory.join(StateDirectory.reports(environment: environment), "preflight.json")
+        let directory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw FleetError.reportNotWritable(path: path, detail: "\(error.localizedDescription)")
+        }
+        var isDirectory: ObjCBool = false
+        if options.reportFile != nil, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            if isDirectory.boolValue { throw FleetError.reportNotWritable(path: path, detail: "it is a folder") }
+            if access(path, W_OK) != 0 { throw FleetError.reportNotWritable(path: path, detail: String(cString: strerror(errno))) }
+        }
+        let probe = directory + "/.grokctl-preflight-\(getpid())"
+        let descriptor = open(probe, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+        guard descriptor >= 0 else { throw FleetError.reportNotWritable(path: path, detail: String(cString: strerror(errno))) }
+        close(descriptor)
+        unlink(probe)
+    }
+
     /// `--device`, or for a rollout without it, every emulated Grokker on the bench.
     private func deviceSpecs() throws -> [DeviceSpec] {
         if !options.devices.isEmpty { return options.devices }
@@ -174,6 +227,16 @@ struct FleetRun {
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyyMMdd-HHmmss"
         return formatter.string(from: now) + "-" + String(format: "%04x", UInt16.random(in: 0 ... .max))
+    }
+}
+
+extension Error {
+    /// A profile file that was read but is wrong (not JSON, a bad or missing or unknown key).
+    var isBadProfileContent: Bool {
+        switch self as? FleetError {
+        case .profileNotJSON?, .profileInvalid?, .profileMissingKey?, .profileUnknownKey?: true
+        default: false
+        }
     }
 }
 

@@ -519,6 +519,8 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case fleetActionSkip = "fleet.action.skip"
     case fleetActionRefuse = "fleet.action.refuse"
     case fleetActionPostpone = "fleet.action.postpone"
+    case errorFleetReportNotWritable = "error.fleet_report_not_writable"
+    case errorFleetSceneLacksReferenceTags = "error.fleet_scene_lacks_reference_tags"
     case fleetActionAsk = "fleet.action.ask"
     case fleetActionFail = "fleet.action.fail"
     case fleetCodeStepFirmwareAsk = "fleet.code.step_firmware_ask"

@@ -519,6 +519,7 @@ public enum MessageKey: String, CaseIterable, Sendable, Hashable {
     case fleetActionSkip = "fleet.action.skip"
     case fleetActionRefuse = "fleet.action.refuse"
     case fleetActionPostpone = "fleet.action.postpone"
+    case listCachedCorrupt = "list.cached_corrupt"
     case errorFleetReportNotWritable = "error.fleet_report_not_writable"
     case errorFleetSceneLacksReferenceTags = "error.fleet_scene_lacks_reference_tags"
     case fleetActionAsk = "fleet.action.ask"

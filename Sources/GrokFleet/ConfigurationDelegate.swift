@@ -250,6 +250,15 @@ public protocol ConfigurationDelegate: Sendable {
 
     // MARK: Fleet calls
 
+    /// Whether the answers are not known in advance (a person at a terminal): a plan then
+    /// shows the questions as ``PlannedStep/Action/ask``; otherwise the run takes the
+    /// policy's answers without asking (default `false`).
+    var isInteractive: Bool { get }
+    /// What the profile's policy says of an update on offer, before anyone is asked: a
+    /// postponement or cancellation here is final (an update the policy would overrule, at
+    /// low battery, is never offered). Default: update.
+    func firmwarePolicy(_ context: FleetDeviceContext, offer: FirmwareOffer) -> FirmwareUpdateDecision
+
     /// Whether to start the next device (the halt rule answers no); `nil` = start, else the reason.
     func shouldStartDevice(_ context: FleetDeviceContext) -> FleetError?
     /// A device is being started.
@@ -285,6 +294,8 @@ extension ConfigurationDelegate {
     public func startBackgroundAction(_ context: FleetDeviceContext, cause: BackgroundAction) {}
     public func finishBackgroundAction(_ context: FleetDeviceContext, cause: BackgroundAction) {}
     public func shouldStartDevice(_ context: FleetDeviceContext) -> FleetError? { nil }
+    public var isInteractive: Bool { false }
+    public func firmwarePolicy(_ context: FleetDeviceContext, offer: FirmwareOffer) -> FirmwareUpdateDecision { .update }
     public func deviceStarted(_ context: FleetDeviceContext) {}
     public func stepStarted(_ context: FleetDeviceContext, step: FleetStep) {}
     public func stepFinished(_ context: FleetDeviceContext, outcome: StepOutcome) {}

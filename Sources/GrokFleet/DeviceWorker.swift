@@ -146,11 +146,12 @@ final class DeviceWorker {
         var code: String
         var arguments: [String] = []
         var detail: String = ""
+        var error: FleetError? = nil
 
         static func done(_ code: String, _ detail: String = "") -> Result { Result(result: .done, code: code, detail: detail) }
         static func skipped(_ code: String, _ detail: String = "") -> Result { Result(result: .skipped, code: code, detail: detail) }
         static func failing(_ result: StepResult, _ error: FleetError) -> Result {
-            Result(result: result, code: error.code, arguments: error.arguments, detail: error.description)
+            Result(result: result, code: error.code, arguments: error.arguments, detail: error.description, error: error)
         }
     }
 
@@ -200,7 +201,10 @@ final class DeviceWorker {
             }
         }
         delegate.stepFinished(context, outcome: steps[steps.count - 1])
-        if steps[steps.count - 1].result == .failed || steps[steps.count - 1].result == .refused { throw Stop() }
+        let last = steps[steps.count - 1]
+        // Verify changes nothing: a mismatch is reported and the next step is still checked.
+        if mode == .verify, last.result == .failed, StepDecision.verifyGoesOn.contains(last.code) { return }
+        if last.result == .failed || last.result == .refused { throw Stop() }
     }
 
     /// p4-bounds hook: what a step ended by ``bound`` reports.
@@ -362,6 +366,34 @@ final class DeviceWorker {
     var lockedOut: FleetError?
     /// The unit answered from its loader when identified.
     var inLoader = false
+    /// The battery, once read (the firmware step reads it before deciding on an update).
+    var battery: BatteryInfo?
+
+    /// The decider of every step (the same one a plan and `verify` use).
+    var decider: StepDecider { StepDecider(profile: profile) }
+
+    /// What is known now, for a step's decision.
+    func facts(_ info: ReaderInfo) -> StepFacts {
+        let delegate = self.delegate
+        let context = self.context
+        return StepFacts(mode: mode, device: device.name, info: info, version: session?.version, inLoader: inLoader,
+                         provisioning: provisioning, batteryPercent: battery.map { Int($0.percentRemaining) },
+                         externalPower: battery?.externalPowerIsConnected ?? false, history: history, changed: changed,
+                         regionsOffered: session?.regionNames(catalogue: runner.firmware?.regionCatalogue).names ?? RegionCatalog.all.map(\.name),
+                         listings: runner.firmware?.listings, interactive: delegate.isInteractive,
+                         policy: { offer in delegate.firmwarePolicy(context, offer: offer) })
+    }
+
+    /// A decision known to end the step (skip, refuse, postpone, fail) as its result.
+    static func result(of decision: StepDecision) -> Result? {
+        switch decision.action {
+        case .skip: Result(result: .skipped, code: decision.code, arguments: decision.arguments, detail: decision.detail)
+        case .refuse: Result(result: .refused, code: decision.code, arguments: decision.arguments, detail: decision.detail)
+        case .postpone: Result(result: .postponed, code: decision.code, arguments: decision.arguments, detail: decision.detail)
+        case .fail: Result(result: .failed, code: decision.code, arguments: decision.arguments, detail: decision.detail)
+        case .run, .ask: nil
+        }
+    }
 
     func provision() throws(Stop) -> Result {
         guard let policy = profile.provisioning else { return .skipped("step_not_configured") }
@@ -373,14 +405,10 @@ final class DeviceWorker {
             return readerFailure(.provision, error)
         }
         provisioning = record
+        let decision = decider.provision(facts(info))
+        if let known = Self.result(of: decision) { return known }
+        if mode == .verify { return .done("step_verified", decision.detail) }
         let needed = Self.provisioningChanges(policy, record: record)
-        if mode == .verify {
-            if let first = needed.first {
-                return .failing(.failed, .verifyMismatch(device: device.name, what: first.field, expected: first.wanted, found: first.found))
-            }
-            return .done("step_verified", "provisioning as the profile says")
-        }
-        guard !needed.isEmpty else { return .skipped("step_already_satisfied", "provisioning as the profile says") }
         if let failure = intend(.provision, target: needed.map { "\($0.field) \($0.wanted)" }.joined(separator: ", ")) {
             return failure
         }
@@ -428,39 +456,36 @@ final class DeviceWorker {
     }
 
     func region() throws(Stop) -> Result {
-        guard let policy = profile.region else { return .skipped("step_not_configured") }
+        guard profile.region != nil else { return .skipped("step_not_configured") }
         guard let session, let info else { throw Stop() }
-        // What the unit says it was set to (a region the vendor rules only show is "not set").
         let current = Self.regionSetByUser(info: info, version: session.version)
-        let satisfied = Self.regionSatisfied(policy, info: info, version: session.version)
-        if mode == .verify {
-            if satisfied { return .done("step_verified", "region \(current?.name ?? "")") }
-            let expected = policy.set?.name ?? policy.allowed.map(\.name).joined(separator: " | ")
-            return .failing(.failed, .verifyMismatch(device: device.name, what: "region", expected: expected, found: current?.name ?? "not set"))
-        }
-        if satisfied { return .skipped("step_already_satisfied", "region \(current?.name ?? "")") }
-
-        // The signed region catalogue of the channel says which regions this unit (its board
-        // revision and serial number) may choose; without one, the vendor's 22 are offered.
-        delegate.startBackgroundAction(context, cause: .loadingRegions)
-        // (Read through TUF with the channel before the run: FleetFirmware.load.)
+        // The signed region catalogue of the channel (read through TUF with the channel
+        // before the run: FleetFirmware.load) says which regions this unit (its board
+        // revision and serial number) may choose; without one, the vendor's 22.
         let catalogue = runner.firmware?.regionCatalogue
-        let offered = session.regionNames(catalogue: catalogue)
-        delegate.finishBackgroundAction(context, cause: .loadingRegions)
-        guard let index = delegate.chooseRegionFromRegions(context, names: offered.names, selected: offered.selected),
-              offered.names.indices.contains(index)
-        else {
-            delegate.setRegionCancelled(context)
-            return .failing(.refused, .regionNotChosen(device: device.name))
+        let decision = decider.region(facts(info))
+        if let known = Self.result(of: decision) {
+            if decision.action == .refuse { delegate.setRegionCancelled(context) }
+            return known
         }
-        let name = offered.names[index]
-        guard let chosen = RegionCatalog.find(name), policy.allows(chosen.setting) else {
-            delegate.setRegionCancelled(context)
-            return .failing(.refused, .regionNotAllowed(device: device.name, region: name, allowed: policy.allowed.map(\.name)))
-        }
-        guard delegate.confirmRegion(context, name: name) else {
-            delegate.setRegionCancelled(context)
-            return .failing(.refused, .regionNotChosen(device: device.name))
+        if mode == .verify { return .done("step_verified", decision.detail) }
+        let name: String
+        if decision.action == .ask {
+            // Only the regions the profile allows (and the unit may choose) are offered.
+            let choices = decision.choices
+            delegate.startBackgroundAction(context, cause: .loadingRegions)
+            delegate.finishBackgroundAction(context, cause: .loadingRegions)
+            let index = delegate.chooseRegionFromRegions(context, names: choices, selected: nil)
+            if let stopped = stoppedAtQuestion() { return stopped }
+            guard let index, choices.indices.contains(index), delegate.confirmRegion(context, name: choices[index]) else {
+                if let stopped = stoppedAtQuestion() { return stopped }
+                delegate.setRegionCancelled(context)
+                return .failing(.refused, .regionNotChosen(device: device.name))
+            }
+            name = choices[index]
+        } else {
+            // The profile decided: nothing is asked.
+            name = decision.target ?? ""
         }
         if let failure = intend(.region, target: name) { return failure }
         var attempt = 0
@@ -482,7 +507,8 @@ final class DeviceWorker {
                     return .failing(.failed, .regionUnsupported(device: device.name, firmware: "\(info.firmwareVersion)"))
                 case .regionNotApproved:
                     delegate.setRegionCancelled(context)
-                    return .failing(.refused, .regionNotAllowed(device: device.name, region: name, allowed: offered.names))
+                    return .failing(.refused, .regionNotAllowed(device: device.name, region: name,
+                                                                         allowed: session.regionNames(catalogue: catalogue).names))
                 default:
                     break
                 }
@@ -511,39 +537,10 @@ final class DeviceWorker {
         return info.region
     }
 
-    /// Whether a smoke test is still owed. In this run: after a change made in this run
-    /// (provision or region for the first test, firmware for the final one). From the
-    /// recorder's history (a re-run): when the newest recorded change has no passed smoke
-    /// test after it, the test that follows that kind of change is owed; a Grokker never
-    /// smoke-tested owes the first test; a Grokker whose firmware or region differ from its
-    /// last passed test (changed elsewhere) owes the first test.
-    func smokeTestOwed(_ step: FleetStep) -> Bool {
-        let ownChanges: Set<FleetStep> = step == .smokeTest ? [.provision, .region] : [.firmware]
-        if !changed.isDisjoint(with: ownChanges) { return true }
-        let lastSmoke = history.lastIndex { [.smokeTest, .finalSmokeTest].contains($0.step) && $0.result == .done }
-        let lastChange = history.lastIndex { [.provision, .region, .firmware].contains($0.step) && $0.result == .done }
-        guard let lastSmoke else { return step == .smokeTest }
-        if let lastChange, lastChange > lastSmoke {
-            return ownChanges.contains(history[lastChange].step)
-        }
-        let proven = history[lastSmoke]
-        return step == .smokeTest && (proven.firmwareAfter != firmwareText || proven.regionAfter != regionText)
-    }
-
     func smokeTest(_ step: FleetStep) throws(Stop) -> Result {
         guard let policy = profile.smokeTest else { return .skipped("step_not_configured") }
         guard let session, let info else { throw Stop() }
-        if mode == .verify {
-            if step == .finalSmokeTest { return .skipped("step_not_applicable") }
-        } else if step == .smokeTest, changed.contains(.firmware) {
-            // A unit repaired from its loader first: the final smoke test, after every change, proves it.
-            return .skipped("step_not_needed", "the final smoke test follows the update")
-        } else if !smokeTestOwed(step) {
-            return .skipped("step_already_satisfied", "a smoke test passed since the last change")
-        }
-        if info.userMustSetRegion {
-            return .failing(.failed, .smokeTestFailed(device: device.name, measurement: .regionNotSet()))
-        }
+        if let known = Self.result(of: decider.smokeTest(step, facts(info))) { return known }
         var attempt = 0
         while true {
             attempt += 1
@@ -580,37 +577,42 @@ final class DeviceWorker {
     func firmware() throws(Stop) -> Result {
         guard let policy = profile.firmware else { return .skipped("step_not_configured") }
         guard let session, let info else { throw Stop() }
-        if mode != .verify, !inLoader, !delegate.doAutomaticFirmwareUpdate(context) { return .skipped("step_firmware_check_disabled") }
-        guard let firmware = runner.firmware else {
-            let error = FleetError.firmwareCache(channel: policy.channel, cause: ErrorCause(code: "fleet_no_channel"))
-            delegate.notifyFirmwareUpdateErrorLoadingUpdate(context, error: error)
-            return .failing(.failed, error)
-        }
+        var known = facts(info)
+        if mode != .verify, !inLoader { known.automaticFirmwareUpdate = delegate.doAutomaticFirmwareUpdate(context) }
         delegate.startBackgroundAction(context, cause: .loadingFirmwareUpdate)
-        let listing: FirmwareListing
-        let compatibility: FirmwareCompatibility
-        switch FirmwareTargeting.resolve(policy, listings: firmware.listings, info: info, inLoader: inLoader, device: device.name) {
-        case .satisfied(let detail):
-            delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
-            return mode == .verify ? .done("step_verified", detail) : .skipped("step_already_satisfied", detail)
-        case .refused(let error):
-            delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
-            if mode == .verify {
-                return .failing(.failed, .verifyMismatch(device: device.name, what: "firmware", expected: policy.target.description, found: "\(info.firmwareVersion)"))
+        var decision = decider.firmware(known)
+        // An update is judged on the battery (a loader answers no battery request: the
+        // update, the repair, goes ahead): read it, then decide again.
+        if decision.action == .run || decision.action == .ask, !inLoader, battery == nil {
+            do {
+                battery = try session.batteryInfo()
+            } catch {
+                delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
+                return readerFailure(.firmware, error)
             }
-            delegate.notifyFirmwareUpdateErrorStartingUpdate(context, error: error)
-            return .failing(.refused, error)
-        case .install(let found, let value):
-            listing = found
-            compatibility = value
+            known.batteryPercent = battery.map { Int($0.percentRemaining) }
+            known.externalPower = battery?.externalPowerIsConnected ?? false
+            decision = decider.firmware(known)
         }
-        let target = listing.metadata.version
-        firmwareTarget = target
+        if let ended = Self.result(of: decision) {
+            delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
+            if let error = decision.error {
+                if decision.code == "fleet_firmware_cache" { delegate.notifyFirmwareUpdateErrorLoadingUpdate(context, error: error) }
+                else if decision.action == .refuse { delegate.notifyFirmwareUpdateErrorStartingUpdate(context, error: error) }
+            }
+            if decision.action == .postpone { delegate.afterFirmwareUpdate(context, updated: false) }
+            return ended
+        }
         if mode == .verify {
             delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
-            let found = inLoader ? "loader \(info.firmwareVersion)" : "\(info.firmwareVersion)"
-            return .failing(.failed, .verifyMismatch(device: device.name, what: "firmware", expected: "\(target)", found: found))
+            return .done("step_verified", decision.detail)
         }
+        guard let firmware = runner.firmware,
+              case .install(let listing, let compatibility) = FirmwareTargeting.resolve(policy, listings: firmware.listings, info: info,
+                                                                                        inLoader: inLoader, device: device.name)
+        else { throw Stop() }
+        let target = listing.metadata.version
+        firmwareTarget = target
         let release: FirmwareRelease
         do {
             release = try firmware.releaseBlocking(listing)
@@ -621,21 +623,18 @@ final class DeviceWorker {
         }
         delegate.finishBackgroundAction(context, cause: .loadingFirmwareUpdate)
 
-        // A loader answers no battery request: the update (the repair) goes ahead.
-        var battery: BatteryInfo?
-        if !inLoader {
-            do {
-                battery = try session.batteryInfo()
-            } catch {
-                return readerFailure(.firmware, error)
-            }
-        }
         let offer = FirmwareOffer(name: listing.name, channel: policy.channel, version: target,
                                   running: info.firmwareVersion, compatibility: compatibility,
                                   readerProtocol: listing.metadata.readerProtocol, notes: listing.metadata.notes,
                                   buildDate: listing.metadata.buildDate, batteryPercent: battery.map { Int($0.percentRemaining) },
                                   externalPower: battery?.externalPowerIsConnected ?? false)
-        switch delegate.promptForFirmwareUpdate(context, offer: offer) {
+        // The policy allowed it: the delegate is offered it (a person asked, the policy answers as decided).
+        let answer = delegate.promptForFirmwareUpdate(context, offer: offer)
+        if let stopped = stoppedAtQuestion() {
+            delegate.afterFirmwareUpdate(context, updated: false)
+            return stopped
+        }
+        switch answer {
         case .update:
             break
         case .postpone(let reason, let arguments):
@@ -643,7 +642,8 @@ final class DeviceWorker {
             return Result(result: .postponed, code: reason, arguments: arguments, detail: "update to \(offer.version) postponed")
         case .cancel(let reason, let arguments):
             delegate.afterFirmwareUpdate(context, updated: false)
-            return Result(result: .skipped, code: reason, arguments: arguments, detail: "update to \(offer.version) not for this device")
+            // Declined by whoever was asked: the device is not as the profile wants (the run is incomplete).
+            return Result(result: .postponed, code: reason, arguments: arguments, detail: "update to \(offer.version) declined")
         }
 
         if let failure = intend(.firmware, target: "\(target)") {
@@ -705,12 +705,22 @@ final class DeviceWorker {
         }
     }
 
+    /// When the run was stopped while a question was open (Ctrl-C at the prompt): the step
+    /// ends interrupted, whatever the answer, and nothing more is changed.
+    func stoppedAtQuestion() -> Result? {
+        guard runner.options.cancellation.isCancelled else { return nil }
+        interrupted = true
+        return .failing(.failed, .interrupted(device: device.name))
+    }
+
     /// The stable code of a vendor update result (`firmware_update_battery_too_low` ...).
     static func code(of result: FirmwareUpdateResult) -> String { "firmware_update_" + result.vendorName.lowercased() }
 
     func reconnect() throws(Stop) -> Result {
         guard let session else { throw Stop() }
-        guard changed.contains(.firmware), let target = firmwareTarget else { return .skipped("step_not_needed") }
+        guard let info else { throw Stop() }
+        if let known = Self.result(of: decider.reconnect(facts(info))) { return known }
+        guard let target = firmwareTarget else { return .skipped("step_not_needed") }
         session.disconnect()
         do {
             try? session.rest(forAtMost: 0.2)
@@ -720,7 +730,7 @@ final class DeviceWorker {
             return readerFailure(.reconnect, error)
         }
         inLoader = session.version?.software == .loader
-        guard let info, info.firmwareVersion == target, !inLoader else {
+        guard let info = self.info, info.firmwareVersion == target, !inLoader else {
             return .failing(.failed, .firmwareNotRunning(device: device.name, expected: "\(target)", found: firmwareText ?? "?"))
         }
         return .done("step_reconnected", "runs \(info.firmwareVersion)")
@@ -750,116 +760,130 @@ final class DeviceWorker {
 
     // MARK: Dry run
 
-    func plan(policy: PolicyDelegate?) -> DevicePlan {
-        let session: ReaderSession
-        do {
-            session = try ReaderSession(port: try device.openPort(), options: runner.readerOptions)
-        } catch {
-            return DevicePlan(device: device.name, serial: nil, error: .portUnavailable(device: device.name, detail: "\(error)"), steps: [])
+    /// What a run would do to this device, decided by the same ``StepDecider`` the run
+    /// uses, from what the reader says about itself (identify, its provisioning record and
+    /// battery), the ledger's history and the channel. Nothing is sent that changes the
+    /// unit and nothing is recorded. The port is opened as the run opens it (its lock held
+    /// while the plan reads, the wall-clock bounds), so a plan never talks to a port
+    /// another run is using. After a step the plan assumes it succeeded (a smoke test's
+    /// result is known only once it ran) and after a refusal or known failure it shows the
+    /// later steps as not reached, as the run stops there.
+    /// - Parameters:
+    ///   - policy: the policy whose firmware answers the plan shows (default: the run's delegate's).
+    ///   - interactive: the run would ask a person (the plan shows the questions as `ask`).
+    func plan(policy: PolicyDelegate?, interactive: Bool) -> DevicePlan {
+        defer {
+            session?.close()
+            lock?.unlock()
+            portLock?.unlock()
         }
-        defer { session.close() }
-        let info: ReaderInfo
-        do {
-            info = try session.connect()
-        } catch {
-            return DevicePlan(device: device.name, serial: nil,
-                              error: .reader(device: device.name, step: FleetStep.connect.rawValue, cause: ErrorCause(error)), steps: [])
-        }
-        context.info = info
+        bound.setLimit("device run", seconds: profile.timeouts.deviceRunBound)
         var planned: [PlannedStep] = []
-        func add(_ step: FleetStep, _ action: PlannedStep.Action, _ code: String, _ arguments: [String] = [], _ detail: String = "") {
-            planned.append(PlannedStep(step: step, action: action, code: code, arguments: arguments, detail: detail))
+        func unreachable(_ step: FleetStep, _ result: Result) -> DevicePlan {
+            let error = result.error ?? .portUnavailable(device: device.name, detail: result.detail)
+            planned.append(PlannedStep(step: step, action: result.result == .refused ? .refuse : .fail, code: result.code,
+                                       arguments: result.arguments, detail: result.detail))
+            return DevicePlan(device: device.name, serial: self.context.serial, error: error, steps: planned)
         }
-        add(.connect, .run, "step_connected")
-        add(.identify, .run, "step_identified", [], info.description)
-        let verify = mode == .verify
-        var changes = false
-        // Provisioning.
-        if let p = profile.provisioning {
-            if let record = try? session.provisioningRecord() {
-                let needed = Self.provisioningChanges(p, record: record)
-                if needed.isEmpty { add(.provision, verify ? .run : .skip, verify ? "step_verified" : "step_already_satisfied") }
-                else if verify {
-                    let first = needed[0]
-                    add(.provision, .refuse, FleetError.verifyMismatch(device: device.name, what: first.field, expected: first.wanted, found: first.found).code)
-                } else {
-                    changes = true
-                    add(.provision, .run, "step_provisioned", [], needed.map { "\($0.field) \($0.found) -> \($0.wanted)" }.joined(separator: ", "))
+        bound.setLimit("step connect", seconds: profile.timeouts.bound(of: .connect))
+        let connected = (try? connect()) ?? .failing(.failed, .portUnavailable(device: device.name, detail: "not connected"))
+        guard connected.result == .done, let session, let info else { return unreachable(.connect, connected) }
+        planned.append(decider.decide(.connect, facts(info)).planned)
+        bound.setLimit("step connect", seconds: nil)
+        bound.setLimit("step identify", seconds: profile.timeouts.bound(of: .identify))
+        let identified: ReaderInfo
+        do {
+            identified = try session.identify()
+        } catch {
+            return unreachable(.identify, readerFailure(.identify, error))
+        }
+        context.info = identified
+        // A Grokker another run holds is refused by the run: the plan says so (the lock is
+        // held only while the plan reads).
+        do {
+            guard let held = try DeviceLock.acquire(directory: runner.options.lockDirectory, serial: identified.serialNumberText) else {
+                let path = (runner.options.lockDirectory as NSString).appendingPathComponent(identified.serialNumberText + ".lock")
+                return unreachable(.identify, .failing(.refused, .deviceLocked(device: device.name, serial: identified.serialNumberText, lockFile: path)))
+            }
+            lock = held
+        } catch {
+            return unreachable(.identify, .failing(.failed, error))
+        }
+        inLoader = session.version?.software == .loader
+        history = (try? runner.recorder.completedSteps(serial: identified.serialNumberText)) ?? []
+        planned.append(decider.decide(.identify, facts(identified)).planned)
+        bound.setLimit("step identify", seconds: nil)
+
+        var known = facts(identified)
+        known.interactive = interactive
+        let planContext = self.context
+        if let policy { known.policy = { offer in policy.firmwareDecision(planContext, offer: offer) } }
+        let repairFirst = inLoader && mode != .verify && profile.firmware != nil
+        let sequence: [FleetStep] = repairFirst ? [.firmware, .reconnect, .provision, .region, .smokeTest, .finalSmokeTest]
+                                                : [.provision, .region, .smokeTest, .firmware, .reconnect, .finalSmokeTest]
+        var stopped = false
+        for step in sequence {
+            if stopped {
+                planned.append(PlannedStep(step: step, action: .skip, code: "step_not_reached", arguments: [], detail: ""))
+                continue
+            }
+            bound.setLimit("step \(step.rawValue)", seconds: profile.timeouts.bound(of: step))
+            defer { bound.setLimit("step \(step.rawValue)", seconds: nil) }
+            var decision: StepDecision
+            switch step {
+            case .provision where profile.provisioning != nil:
+                do {
+                    known.provisioning = try session.provisioningRecord()
+                } catch {
+                    return unreachable(step, readerFailure(step, error))
                 }
-            } else {
-                add(.provision, .refuse, FleetError.reader(device: device.name, step: "provision", cause: ErrorCause(code: "")).code)
-            }
-        } else {
-            add(.provision, .skip, "step_not_configured")
-        }
-        // Region.
-        var region = info.region
-        let userRegion = Self.regionSetByUser(info: info, version: session.version)
-        if let r = profile.region {
-            let satisfied = Self.regionSatisfied(r, info: info, version: session.version)
-            if satisfied {
-                add(.region, verify ? .run : .skip, verify ? "step_verified" : "step_already_satisfied", [], info.region?.name ?? "")
-            } else if verify {
-                add(.region, .refuse, "fleet_verify_mismatch", [], userRegion?.name ?? "not set")
-            } else if let wanted = r.set {
-                changes = true
-                region = wanted.setting
-                add(.region, .run, "step_region_set", [], "\(userRegion?.name ?? "not set") -> \(wanted.name)")
-            } else {
-                add(.region, .run, "step_region_set", [], "a region to choose from the allowed list")
-                changes = true
-            }
-        } else {
-            add(.region, .skip, "step_not_configured")
-        }
-        if profile.smokeTest == nil {
-            add(.smokeTest, .skip, "step_not_configured")
-        } else if verify || changes {
-            add(.smokeTest, .run, verify ? "step_verified" : "step_smoke_test_passed")
-        } else {
-            add(.smokeTest, .skip, "step_already_satisfied", [], "unless the ledger has no passed smoke test since the last change")
-        }
-        // Firmware.
-        var flash = false
-        if let f = profile.firmware, let firmware = runner.firmware {
-            let loader = session.version?.software == .loader
-            switch FirmwareTargeting.resolve(f, listings: firmware.listings, info: info, inLoader: loader, device: device.name) {
-            case .satisfied(let detail):
-                add(.firmware, verify ? .run : .skip, verify ? "step_verified" : "step_already_satisfied", [], detail)
-            case .refused(let error):
-                add(.firmware, .refuse, verify ? "fleet_verify_mismatch" : error.code, error.arguments, error.description)
-            case .install(let listing, let compatibility):
-                let target = listing.metadata.version
-                if verify {
-                    add(.firmware, .refuse, "fleet_verify_mismatch", [], "\(info.firmwareVersion) -> \(target)")
-                } else {
-                    let offer = FirmwareOffer(name: listing.name, channel: f.channel, version: target, running: info.firmwareVersion,
-                                              compatibility: compatibility, readerProtocol: listing.metadata.readerProtocol,
-                                              notes: listing.metadata.notes, buildDate: listing.metadata.buildDate,
-                                              batteryPercent: nil, externalPower: false)
-                    var planContext = context
-                    planContext.info?.region = region
-                    switch policy?.firmwareDecision(planContext, offer: offer) ?? .update {
-                    case .update:
-                        flash = true
-                        let from = loader ? "loader \(info.firmwareVersion)" : "\(info.firmwareVersion)"
-                        add(.firmware, .run, "step_firmware_updated", [], "\(from) -> \(target) (battery checked at run time)")
-                    case .postpone(let reason, let arguments):
-                        add(.firmware, .postpone, reason, arguments)
-                    case .cancel(let reason, let arguments):
-                        add(.firmware, .skip, reason, arguments)
+                decision = decider.decide(step, known)
+            case .firmware:
+                if mode != .verify, !known.inLoader { known.automaticFirmwareUpdate = delegate.doAutomaticFirmwareUpdate(context) }
+                decision = decider.decide(step, known)
+                if decision.action == .run || decision.action == .ask, !known.inLoader, known.batteryPercent == nil {
+                    do {
+                        let battery = try session.batteryInfo()
+                        known.batteryPercent = Int(battery.percentRemaining)
+                        known.externalPower = battery.externalPowerIsConnected
+                    } catch {
+                        return unreachable(step, readerFailure(step, error))
                     }
+                    decision = decider.decide(step, known)
                 }
+            default:
+                decision = decider.decide(step, known)
             }
-        } else if let f = profile.firmware {
-            add(.firmware, .refuse, "fleet_firmware_cache", [f.channel], "no firmware channel given")
-        } else {
-            add(.firmware, .skip, "step_not_configured")
+            planned.append(decision.planned)
+            switch decision.action {
+            case .refuse, .fail:
+                stopped = decision.stopsTheDevice(mode)
+            case .run, .ask:
+                // What the run will have changed, had the step succeeded (the plan's assumption).
+                guard mode != .verify else { break }
+                switch step {
+                case .provision:
+                    known.changed.insert(.provision)
+                case .region:
+                    known.changed.insert(.region)
+                    let name = decision.target ?? decision.choices.first
+                    if let region = name.flatMap(RegionCatalog.find) {
+                        known.info.region = region.setting
+                        known.info.userMustSetRegion = false
+                        known.version?.deviceFlags |= RegionSettingRules.userHasSetRegionFlag
+                    }
+                case .firmware:
+                    known.changed.insert(.firmware)
+                    if let target = decision.target.flatMap({ FirmwareVersion($0) }) { known.info.firmwareVersion = target }
+                    known.inLoader = false
+                default:
+                    break
+                }
+            case .skip, .postpone:
+                break
+            }
         }
-        add(.reconnect, flash ? .run : .skip, flash ? "step_reconnected" : "step_not_needed")
-        add(.finalSmokeTest, flash && profile.smokeTest != nil ? .run : .skip,
-            flash && profile.smokeTest != nil ? "step_smoke_test_passed" : (verify ? "step_not_applicable" : "step_not_needed"))
-        add(.record, .run, "step_recorded")
-        return DevicePlan(device: device.name, serial: info.serialNumberText, error: nil, steps: planned)
+        planned.append(decider.decide(.record, known).planned)
+        return DevicePlan(device: device.name, serial: identified.serialNumberText, error: nil, steps: planned)
     }
 }

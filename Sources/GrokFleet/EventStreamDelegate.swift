@@ -76,8 +76,23 @@ public struct EventStreamDelegate: ConfigurationDelegate {
         return answer
     }
 
+    public var isInteractive: Bool { decider.isInteractive }
+
+    /// The policy's answer; one it overrules the offer with is the offer's event (the
+    /// delegate is then not asked).
+    public func firmwarePolicy(_ context: FleetDeviceContext, offer: FirmwareOffer) -> FirmwareUpdateDecision {
+        let decision = decider.firmwarePolicy(context, offer: offer)
+        if decision != .update { offered(context, offer: offer, decision: decision) }
+        return decision
+    }
+
     public func promptForFirmwareUpdate(_ context: FleetDeviceContext, offer: FirmwareOffer) -> FirmwareUpdateDecision {
         let decision = decider.promptForFirmwareUpdate(context, offer: offer)
+        offered(context, offer: offer, decision: decision)
+        return decision
+    }
+
+    private func offered(_ context: FleetDeviceContext, offer: FirmwareOffer, decision: FirmwareUpdateDecision) {
         var arguments: [String] = []
         var data = ["name": offer.name, "channel": offer.channel, "version": "\(offer.version)", "running": "\(offer.running)",
                     "compatibility": offer.compatibility.vendorName, "decision": decision.name]
@@ -89,7 +104,6 @@ public struct EventStreamDelegate: ConfigurationDelegate {
             arguments = reasonArguments
         }
         emit("firmware_update_offered", context, data, arguments: arguments)
-        return decision
     }
 
     public func notifyFirmwareUpdateErrorLoadingUpdate(_ context: FleetDeviceContext, error: FleetError) {

@@ -85,6 +85,13 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     /// The run recorder failed while `operation`.
     case recorderFailed(operation: String, detail: String)
 
+    // MARK: Preflight (before any unit is touched)
+
+    /// The run's report cannot be written where it goes: nothing was started.
+    case reportNotWritable(path: String, detail: String)
+    /// The emulated Grokker's scene lacks reference tags the smoke test requires: nothing was started.
+    case sceneLacksReferenceTags(device: String, scene: String, missing: [String])
+
     /// The stable code.
     public var code: String {
         switch self {
@@ -118,6 +125,8 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .readerFrozen: "fleet_reader_frozen"
         case .timedOut: "fleet_timed_out"
         case .recorderFailed: "fleet_recorder_failed"
+        case .reportNotWritable: "fleet_report_not_writable"
+        case .sceneLacksReferenceTags: "fleet_scene_lacks_reference_tags"
         }
     }
 
@@ -152,6 +161,8 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .halted(let failed, let finished, let threshold): [String(failed), String(finished), Self.number(threshold * 100)]
         case .updateDeclined(let device, let decision): [device, decision]
         case .recorderFailed(let operation, let detail): [operation, detail]
+        case .reportNotWritable(let path, let detail): [path, detail]
+        case .sceneLacksReferenceTags(let device, let scene, let missing): [device, scene, missing.joined(separator: " ")]
         }
     }
 

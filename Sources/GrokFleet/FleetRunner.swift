@@ -98,13 +98,18 @@ public struct FleetReport: Sendable, Hashable {
 /// What a dry run found for one step.
 public struct PlannedStep: Sendable, Hashable {
     public enum Action: String, Sendable, Hashable {
-        /// The step would change (or check) the device.
+        /// The step would change (or check) the device; whether it succeeds is known once it ran.
         case run
         /// Already satisfied or not configured.
         case skip
-        /// The profile or policy would refuse or postpone it.
+        /// The profile, the channel or a lock refuses it (known before anything is sent).
         case refuse
+        /// The policy says not now (maintenance window, battery, halt).
         case postpone
+        /// It would fail before anything is sent (a verify mismatch, no region for a smoke test).
+        case fail
+        /// A person decides when the run gets there (the terminal's questions).
+        case ask
     }
 
     public var step: FleetStep
@@ -246,12 +251,15 @@ public final class FleetRunner: Sendable {
 
     // MARK: Dry run
 
-    /// What a run would do to each device, from what the reader says about itself (identify
-    /// and its provisioning record; nothing is sent that changes it, nothing is recorded,
-    /// no lock is taken). `policy` (when given) says what it would decide about firmware now.
-    public func plan(_ devices: [FleetDevice], policy: PolicyDelegate? = nil) -> [DevicePlan] {
+    /// What a run would do to each device, decided by the same function the run uses
+    /// (``StepDecider``), from what the reader says about itself (identify, its provisioning
+    /// record and battery; nothing is sent that changes it), the recorder's history and the
+    /// channel. Nothing is recorded; each port and serial lock is held only while its device
+    /// is read. `policy` (when given) gives the firmware answers; `interactive` says the run
+    /// would ask a person (those questions show as ``PlannedStep/Action/ask``).
+    public func plan(_ devices: [FleetDevice], policy: PolicyDelegate? = nil, interactive: Bool = false) -> [DevicePlan] {
         Self.each(devices, concurrency: options.maxConcurrentDevices) { device in
-            DeviceWorker(runner: self, device: device).plan(policy: policy)
+            DeviceWorker(runner: self, device: device).plan(policy: policy, interactive: interactive)
         }
     }
 }

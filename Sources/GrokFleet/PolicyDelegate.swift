@@ -87,24 +87,15 @@ public struct PolicyDelegate: ConfigurationDelegate {
     /// The policy's answer for a firmware update of the device in `context`, first rule first:
     /// halted, outside the windows, battery low, not selected by the rollout.
     public func firmwareDecision(_ context: FleetDeviceContext, offer: FirmwareOffer?) -> FirmwareUpdateDecision {
-        let device = context.device
-        if mode == .rollout, let rule = profile.rollout?.halt, let halt = tracker.halt(rule) {
-            return .postpone(reason: halt.code, arguments: halt.arguments)
-        }
-        if let windows = profile.maintenanceWindows, !windows.contains(now()) {
-            let error = FleetError.outsideMaintenanceWindow(device: device, timeZone: windows.timeZone.identifier)
-            return .postpone(reason: error.code, arguments: error.arguments)
-        }
-        if let offer, let percent = offer.batteryPercent, !offer.externalPower, percent < profile.minimumBatteryPercent {
-            let error = FleetError.batteryLow(device: device, percent: percent, minimum: profile.minimumBatteryPercent)
-            return .postpone(reason: error.code, arguments: error.arguments)
-        }
-        if mode == .rollout, let rollout = profile.rollout, let serial = context.serial,
-           !RolloutSelection.selects(rollout, serial: serial) {
-            let error = FleetError.notInRollout(device: device, serial: serial, percentage: rollout.percentage)
-            return .cancel(reason: error.code, arguments: error.arguments)
-        }
-        return .update
+        var halt: FleetError?
+        if mode == .rollout, let rule = profile.rollout?.halt { halt = tracker.halt(rule) }
+        return StepDecider(profile: profile).firmwarePolicy(mode: mode, device: context.device, serial: context.serial,
+                                                            batteryPercent: offer?.batteryPercent,
+                                                            externalPower: offer?.externalPower ?? false, now: now(), halt: halt)
+    }
+
+    public func firmwarePolicy(_ context: FleetDeviceContext, offer: FirmwareOffer) -> FirmwareUpdateDecision {
+        firmwareDecision(context, offer: offer)
     }
 
     public func promptForFirmwareUpdate(_ context: FleetDeviceContext, offer: FirmwareOffer) -> FirmwareUpdateDecision {

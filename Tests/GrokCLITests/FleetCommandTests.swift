@@ -293,7 +293,9 @@ extension CLI {
             #expect(plan.status == 0, "\(plan.standardError)")
             #expect(plan.standardOutput.contains(text(.fleetPlanHeading, .en, "sim:0", String(format: "%08u", try world.device(0).serialNumber))))
             #expect(plan.standardOutput.contains(text(.fleetStepFirmware, .en)))
-            #expect(plan.standardOutput.contains(text(.fleetCodeStepRegionSet, .en)))
+            // Reasons, not outcomes: the region to set, and the smoke test's result unknown.
+            #expect(plan.standardOutput.contains(text(.fleetCodeStepRegionNeeded, .en, text(.fleetRegionNotSet, .en), Localizer.english.regionDisplay("fcc"))))
+            #expect(!plan.standardOutput.contains(text(.fleetCodeStepSmokeTestPassed, .en)))
             #expect(world.deviceBytes(2) == before)
             #expect(!FileManager.default.fileExists(atPath: world.ledger))
             #expect(!FileManager.default.fileExists(atPath: world.state + "/grokctl/reports"))
@@ -330,19 +332,20 @@ extension CLI {
             #expect(steps.contains { $0.step == "firmware" && $0.result == .postponed && $0.code == "fleet_battery_low" })
         }
 
-        @Test("interactive at the terminal: region chosen and confirmed, update now; or postponed")
+        @Test("interactive at the terminal: the region the profile names is set without a question; update now, or postponed")
         func interactiveRun() throws {
             let world = try FleetWorld(devices: 2)
-            // sim:0: Enter for the region offered (the profile's), Enter to confirm, 1 = update now.
+            // sim:0: 1 = update now (the profile names the region: nothing to ask about it).
             let now = try world.run(["provision", "--profile", FleetWorld.profile, "--device", "sim:0", "--interactive"] + world.common,
-                                    input: "\n\n1\n")
+                                    input: "1\n")
             #expect(now.status == 0, "\(now.standardOutput)\n\(now.standardError)")
             #expect(now.standardOutput.contains(text(.promptFirmwareChoices, .en)))
+            #expect(!now.standardOutput.contains(text(.promptRegionChoose, .en, text(.promptDevice, .en, "sim:0", String(format: "%08u", try world.device(0).serialNumber)))))
             #expect(try world.device(0).firmwareVersion == FirmwareVersion(major: 1, minor: 8, build: 0))
             #expect(try world.device(0).region?.number == fcc)
             // sim:1: 2 = postpone: region set, firmware left, exit 2 (incomplete).
             let later = try world.run(["provision", "--profile", FleetWorld.profile, "--device", "sim:1", "--interactive", "--lang", "de"]
-                + world.common, input: "\nj\n2\n")
+                + world.common, input: "2\n")
             #expect(later.status == 2, "\(later.standardOutput)\n\(later.standardError)")
             #expect(later.standardOutput.contains(text(.promptFirmwareChoices, .de)))
             #expect(try world.device(1).region?.number == fcc)

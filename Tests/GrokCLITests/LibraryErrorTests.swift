@@ -223,6 +223,8 @@ struct LibraryErrorTests {
             .readerFrozen(device: "sim:0", step: "region", seconds: "8"),
             .timedOut(device: "sim:0", step: "firmware", what: "step firmware", seconds: "1200"),
             .recorderFailed(operation: "beginning the run", detail: "locked"),
+            .reportNotWritable(path: "/r/run.json", detail: "read-only"),
+            .sceneLacksReferenceTags(device: "sim:0", scene: "/b/sim-0/scene.json", missing: ["3034257BF4789000000003E8"]),
         ]
         for sample in samples {
             switch sample {
@@ -230,7 +232,7 @@ struct LibraryErrorTests {
                 .deviceLocked, .portLocked, .lockFailed, .reader, .regionNotAllowed, .regionNotChosen, .regionUnsupported, .downgradeNotAllowed,
                 .sameVersionNotAllowed, .firmwareNotAvailable, .firmwareCache, .firmwareUpdateFailed, .firmwareNotRunning,
                 .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .updateDeclined,
-                .interrupted, .readerFrozen, .timedOut, .recorderFailed: break
+                .interrupted, .readerFrozen, .timedOut, .recorderFailed, .reportNotWritable, .sceneLacksReferenceTags: break
             }
         }
         Self.check(samples)

@@ -181,21 +181,28 @@ struct WorkflowTests {
         #expect(report.outcome == .failed)
     }
 
-    struct ChoosesETSI: ConfigurationDelegate {
+    /// A person who is offered regions, remembers them, and answers with a choice that is
+    /// not on the list.
+    final class ChoosesNotOffered: ConfigurationDelegate, @unchecked Sendable {
+        let offered = Mutex<[String]>([])
+        var isInteractive: Bool { true }
         func chooseRegionFromRegions(_ context: FleetDeviceContext, names: [String], selected: Int?) -> Int? {
-            names.firstIndex(of: "ETSI (EU)")
+            offered.withLock { $0 = names }
+            return names.count
         }
     }
 
-    @Test("a region outside the allowed list is refused and not set")
+    @Test("only the regions the profile allows are offered; a choice outside them is refused and nothing is set")
     func regionNotAllowed() async throws {
         let bench = FleetBench()
         try bench.prepare(0, serial: 30_000_004)
-        let profile = try testProfile()
-        let report = try await runner(bench, profile, nil, recorder: InMemoryRunRecorder(), delegate: ChoosesETSI()).run([bench.device(0)])
+        var profile = try testProfile()
+        profile.region = Profile.RegionPolicy(set: nil, allowed: [try require(RegionCatalog.find("fcc")), try require(RegionCatalog.find("australia"))])
+        let chooser = ChoosesNotOffered()
+        let report = try await runner(bench, profile, nil, recorder: InMemoryRunRecorder(), delegate: chooser).run([bench.device(0)])
         let step = try #require(report.devices[0].step(.region))
-        #expect(step.result == .refused && step.code == "fleet_region_not_allowed")
-        #expect(step.arguments == ["sim:0", "ETSI (EU)", "FCC (US), IC (Canada)"])
+        #expect(step.result == .refused && step.code == "fleet_region_not_chosen")
+        #expect(chooser.offered.withLock { $0 } == profile.region?.allowed.map(\.name))
         #expect(try bench.state(0).region == nil)
         #expect(report.devices[0].step(.firmware) == nil)
     }
@@ -269,7 +276,7 @@ struct WorkflowTests {
         // The provisioned one passes every check, with a smoke test.
         #expect(report.devices[0].outcome == .done)
         for step in [FleetStep.provision, .region, .smokeTest, .firmware] { #expect(report.devices[0].step(step)?.code == "step_verified") }
-        // The out-of-the-box one fails verification at the first mismatch.
+        // The out-of-the-box one fails verification (every mismatch: see "verify reports every difference").
         #expect(report.devices[1].outcome == .failed)
         #expect(report.devices[1].step(.provision)?.code == "fleet_verify_mismatch")
         // Only the verify run's steps were added to the ledger, none of them a change.
@@ -394,7 +401,9 @@ struct WorkflowTests {
         let offered = try #require(events.first { $0.event == "firmware_update_offered" })
         #expect(offered.data["decision"] == "postpone" && offered.data["reason"] == "fleet_battery_low")
         #expect(offered.arguments == ["sim:0", "10", "30"])
-        #expect(events.contains { $0.event == "region_confirm" && $0.data["confirmed"] == "true" })
+        // The profile names the region: it is set without a question.
+        #expect(events.contains { $0.event == "region_set" && $0.data["region"] == "FCC (US), IC (Canada)" })
+        #expect(!events.contains { $0.event == "region_confirm" })
         #expect(events.allSatisfy { $0.device == "sim:0" })
     }
 }

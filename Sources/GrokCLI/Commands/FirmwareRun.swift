@@ -74,11 +74,13 @@ struct UpdateListing: Encodable {
     let size: Int
     let sha256: String
     let cached: Bool
+    /// `held`, `absent` or `corrupt`.
+    let cache: CacheState
     let notes: String
     let compatibility: [String: String]?
 
     enum CodingKeys: String, CodingKey {
-        case channel, name, version, size, sha256, cached, notes, compatibility
+        case channel, name, version, size, sha256, cached, cache, notes, compatibility
         case buildDate = "build_date"
     }
 }
@@ -269,7 +271,22 @@ func runFirmwareVerify(_ command: FirmwareVerifyCommand, _ context: CommandConte
 
 /// Whether the verified image of `listing` is already in the station's state directory.
 private func isHeld(_ listing: FirmwareListing, _ channel: FirmwareChannel) -> Bool {
-    FileManager.default.fileExists(atPath: channel.repository.stateDirectory + "/images/" + listing.sha256.hex)
+    cacheState(listing, channel) == .held
+}
+
+/// What the station's cache holds of a listing's image: the image (its length and SHA-256
+/// as the signed listing says), nothing, or a corrupt file (it would fail at the firmware
+/// step: `firmware download` fetches it again).
+enum CacheState: String, Encodable {
+    case held, absent, corrupt
+}
+
+func cacheState(_ listing: FirmwareListing, _ channel: FirmwareChannel) -> CacheState {
+    let path = channel.repository.stateDirectory + "/images/" + listing.sha256.hex
+    guard FileManager.default.fileExists(atPath: path) else { return .absent }
+    guard let data = FileManager.default.contents(atPath: path), data.count == listing.length,
+          SHA256.hash(Array(data)) == listing.sha256 else { return .corrupt }
+    return .held
 }
 
 /// `grokctl firmware list --repository URL`: refreshes the trusted metadata (TUF) and lists
@@ -296,7 +313,8 @@ func runFirmwareList(_ command: FirmwareListCommand, _ context: CommandContext) 
             console.json(UpdateListing(
                 channel: name, name: listing.name, version: listing.metadata.version.description,
                 buildDate: FirmwareText.timestamp(listing.metadata.buildDate), size: listing.length, sha256: listing.sha256.hex,
-                cached: isHeld(listing, channel), notes: notes(listing), compatibility: perDevice))
+                cached: isHeld(listing, channel), cache: cacheState(listing, channel), notes: notes(listing),
+                compatibility: perDevice))
         }
         for id in identities { if case .failure(let error) = id.result { console.json(DeviceProblem(device: id.spec.description, error: error)) } }
     } else {
@@ -308,7 +326,7 @@ func runFirmwareList(_ command: FirmwareListCommand, _ context: CommandContext) 
         headers.append(localizer.text(.listColumnNotes))
         let rows = listings.enumerated().map { i, listing in
             [listing.name, listing.metadata.version.description, FirmwareText.day(listing.metadata.buildDate), String(listing.length),
-             localizer.text(isHeld(listing, channel) ? .listCachedYes : .listCachedNo)]
+             localizer.text([CacheState.held: MessageKey.listCachedYes, .absent: .listCachedNo, .corrupt: .listCachedCorrupt][cacheState(listing, channel)]!)]
                 + compatibility.map { $0[i].vendorName }
                 + [notes(listing)]
         }

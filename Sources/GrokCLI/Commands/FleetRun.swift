@@ -2,6 +2,7 @@ import GrokBasics
 import Foundation
 import GrokFirmware
 import GrokFleet
+import GrokkerEmulator
 import GrokLedger
 import GrokProtocol
 import UGrokIt
@@ -41,8 +42,19 @@ struct FleetRun {
     let context: CommandContext
 
     func run() throws -> ExitCode {
-        let profile = try Profile.load(path: options.profileFile)
+        let profile: Profile
+        do {
+            profile = try Profile.load(path: options.profileFile)
+        } catch {
+            // A profile that is there but wrong is a usage error (64), caught before anything starts.
+            guard error.isBadProfileContent else { throw error }
+            context.console.report(error)
+            return .usageError
+        }
         let specs = try deviceSpecs()
+        // Preflight: what can be known to fail is found before the first unit is touched.
+        try checkScenes(specs, profile: profile)
+        if !options.dryRun { try checkReportWritable() }
         let firmware = try openFirmware(profile)
         let ports = FirmwareDevices.portContext(context)
         let devices = specs.map { spec in
@@ -64,19 +76,26 @@ struct FleetRun {
         }
         let policy = PolicyDelegate(profile: profile, mode: mode)
 
-        if options.dryRun {
-            let runner = FleetRunner(profile: profile, firmware: firmware, delegate: policy, recorder: PlanOnlyRecorder(),
-                                     options: runOptions)
-            return FleetPlanPresenter(context: context).present(runner.plan(devices, policy: policy))
-        }
         let ledgerPath = StateDirectory.ledger(option: options.ledgerFile, environment: environment)
-        let recorder = try LedgerRecorder(path: ledgerPath)
         let console = context.console
         let useTerminal = interactive ?? (isatty(STDIN_FILENO) == 1 && console.isTerminal(.standardOutput))
+        if options.dryRun {
+            // The plan reads the ledger's history (whether a smoke test is owed) and writes nothing.
+            let history = FileManager.default.fileExists(atPath: ledgerPath) ? try LedgerRecorder(path: ledgerPath) : nil
+            let runner = FleetRunner(profile: profile, firmware: firmware, delegate: policy, recorder: PlanOnlyRecorder(history: history),
+                                     options: runOptions)
+            return FleetPlanPresenter(context: context).present(runner.plan(devices, policy: policy,
+                                                                            interactive: mode == .provision && useTerminal))
+        }
+        let recorder = try LedgerRecorder(path: ledgerPath)
         let decider: any ConfigurationDelegate
+        let gate = PromptGate()
         if mode == .provision, useTerminal {
+            let cancellation = runOptions.cancellation
             decider = TerminalDelegate(localizer: context.localizer, policy: policy,
-                                       input: StandardInputLines(), output: FileDescriptorSink.standardOutput)
+                                       input: StandardInputLines(isCancelled: { cancellation.isCancelled }),
+                                       output: FileDescriptorSink.standardOutput, gate: gate,
+                                       isCancelled: { cancellation.isCancelled })
         } else {
             decider = policy
         }
@@ -95,16 +114,21 @@ struct FleetRun {
 
         let presenter = FleetRunPresenter(devices: devices.map(\.name), context: context, liveBars: !useTerminal)
         var result: Result<FleetReport, FleetError>?
+        var held: [FleetRunEvent] = []
         while result == nil {
             // Woken at least every 100 ms, so a signal stops the devices even while none of
             // them has anything to say (a step blocked on a silent reader).
             if stop.requested { runOptions.cancellation.cancel() }
-            for event in queue.take(waitingAtMost: 0.1) {
+            // While a question is open, the other devices' lines wait (shown once it is answered).
+            held += queue.take(waitingAtMost: 0.1)
+            if gate.isOpen, !stop.requested { continue }
+            for event in held {
                 switch event {
                 case .event(let event): presenter.handle(event)
                 case .finished(let outcome): result = outcome
                 }
             }
+            held.removeAll()
             if stop.requested { runOptions.cancellation.cancel() }
         }
         // The devices are done: what is left (the report, the summary) must finish whatever
@@ -137,6 +161,47 @@ struct FleetRun {
         return FleetExit.code(for: report.outcome)
     }
 
+    /// Preflight: every emulated Grokker's scene holds the smoke test's reference tags (a unit
+    /// without a scene file has the standard bench, which holds none of them).
+    private func checkScenes(_ specs: [DeviceSpec], profile: Profile) throws {
+        guard let wanted = profile.smokeTest?.referenceTags, !wanted.isEmpty else { return }
+        for spec in specs {
+            guard case .emulated(let index) = spec else { continue }
+            let path = DeviceStateStore.deviceDirectory(in: context.bench.directory, index: index) + "/scene.json"
+            var present: Set<[UInt8]> = []
+            if FileManager.default.fileExists(atPath: path), let scene = try? RFScene.load(path: path) {
+                present = Set(scene.tags.map(\.epc))
+            }
+            let missing = wanted.filter { !present.contains($0.bytes) }
+            if !missing.isEmpty {
+                throw FleetError.sceneLacksReferenceTags(device: spec.description, scene: path, missing: missing.map(\.description))
+            }
+        }
+    }
+
+    /// Preflight: the report's folder can be made and written to, and the report file (when
+    /// it is there) written over.
+    private func checkReportWritable() throws {
+        let environment = context.environment
+        let path = options.reportFile ?? StateDirectory.join(StateDirectory.reports(environment: environment), "preflight.json")
+        let directory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw FleetError.reportNotWritable(path: path, detail: "\(error.localizedDescription)")
+        }
+        var isDirectory: ObjCBool = false
+        if options.reportFile != nil, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            if isDirectory.boolValue { throw FleetError.reportNotWritable(path: path, detail: "it is a folder") }
+            if access(path, W_OK) != 0 { throw FleetError.reportNotWritable(path: path, detail: String(cString: strerror(errno))) }
+        }
+        let probe = directory + "/.grokctl-preflight-\(getpid())"
+        let descriptor = open(probe, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+        guard descriptor >= 0 else { throw FleetError.reportNotWritable(path: path, detail: String(cString: strerror(errno))) }
+        close(descriptor)
+        unlink(probe)
+    }
+
     /// `--device`, or for a rollout without it, every emulated Grokker on the bench.
     private func deviceSpecs() throws -> [DeviceSpec] {
         if !options.devices.isEmpty { return options.devices }
@@ -166,9 +231,22 @@ struct FleetRun {
     }
 }
 
+extension Error {
+    /// A profile file that was read but is wrong (not JSON, a bad or missing or unknown key).
+    var isBadProfileContent: Bool {
+        switch self as? FleetError {
+        case .profileNotJSON?, .profileInvalid?, .profileMissingKey?, .profileUnknownKey?: true
+        default: false
+        }
+    }
+}
+
 /// The recorder of a dry run: a plan records nothing, so any call is a programming error
 /// reported as a recorder failure rather than written anywhere.
 struct PlanOnlyRecorder: GrokFleet.RunRecorder {
+    /// The ledger the plan reads the history from (`nil`: none yet).
+    var history: (any GrokFleet.RunRecorder)? = nil
+
     private func refuse(_ operation: String) -> FleetError {
         .recorderFailed(operation: operation, detail: "a dry run records nothing")
     }
@@ -177,13 +255,36 @@ struct PlanOnlyRecorder: GrokFleet.RunRecorder {
     func recordSmokeTest(_ result: GrokFleet.SmokeTestRecord) throws { throw refuse("recording a smoke test") }
     func upsertDevice(_ device: GrokFleet.DeviceRecord) throws { throw refuse("recording a device") }
     func finishRun(_ summary: RunSummary) throws { throw refuse("finishing the run") }
-    func completedSteps(serial: String) throws -> [GrokFleet.StepRecord] { [] }
+    func completedSteps(serial: String) throws -> [GrokFleet.StepRecord] { try history?.completedSteps(serial: serial) ?? [] }
 }
 
 /// Lines of standard input, read on whichever device thread asks (the terminal delegate
-/// serializes its prompts, so one reads at a time).
+/// serializes its prompts, so one reads at a time). The wait is polled, so a stop signal
+/// (Ctrl-C at the prompt) ends it at once: the question then has no answer (`nil`).
 struct StandardInputLines: LineSource {
-    func readLine() -> String? { Swift.readLine(strippingNewline: true) }
+    /// Whether the run was stopped.
+    var isCancelled: @Sendable () -> Bool = { false }
+
+    func readLine() -> String? {
+        var bytes: [UInt8] = []
+        while true {
+            if isCancelled() { return nil }
+            var descriptor = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 100)
+            if ready < 0, errno == EINTR { continue }
+            if ready < 0 { return nil }
+            if ready == 0 { continue }
+            var byte: UInt8 = 0
+            let count = read(STDIN_FILENO, &byte, 1)
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if byte == UInt8(ascii: "\n") {
+                if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            bytes.append(byte)
+        }
+    }
 }
 
 // MARK: Presenting a run
@@ -396,6 +497,14 @@ struct FleetPlanPresenter {
         let steps: [Step]
     }
 
+    /// The decision's reason in the user's language (region names localized too).
+    func reason(_ step: PlannedStep) -> String {
+        let localizer = context.localizer
+        var arguments = step.arguments
+        if step.code == "step_region_needed" { arguments = arguments.map { localizer.regionDisplay($0) } }
+        return localizer.fleetMessage(code: step.code, arguments: arguments)
+    }
+
     func present(_ plans: [DevicePlan]) -> ExitCode {
         let console = context.console
         let localizer = context.localizer
@@ -414,8 +523,7 @@ struct FleetPlanPresenter {
             console.print(localizer.text(.fleetPlanHeading, plan.device, plan.serial ?? "?"))
             console.table(Table(
                 headers: [localizer.text(.fleetColumnStep), localizer.text(.fleetColumnAction), localizer.text(.fleetColumnDetail)],
-                rows: plan.steps.map { [localizer.stepName($0.step), localizer.planAction($0.action),
-                                        localizer.fleetMessage(code: $0.code, arguments: $0.arguments)] }))
+                rows: plan.steps.map { [localizer.stepName($0.step), localizer.planAction($0.action), reason($0)] }))
             console.print("")
         }
         if !console.isJSON { console.say(.fleetPlanNothingDone) }
@@ -560,7 +668,10 @@ extension Localizer {
             let needed = Catalogs.placeholders(in: Localizer.english.text(key))
             if needed.isSubset(of: Set(0..<arguments.count)) { return text(key, arguments: arguments) }
         }
-        if let key = MessageKey(rawValue: "fleet.code." + code) { return text(key) }
+        if let key = MessageKey(rawValue: "fleet.code." + code) {
+            let needed = Catalogs.placeholders(in: Localizer.english.text(key))
+            return needed.isSubset(of: Set(0..<arguments.count)) ? text(key, arguments: arguments) : text(key)
+        }
         return text(.fleetCodeOther, code)
     }
 

@@ -10,6 +10,20 @@ protocol LineSource: Sendable {
     func readLine() -> String?
 }
 
+/// Open while a question waits for its answer: the run's other output (other devices'
+/// lines) is held meanwhile and shown once it is answered, so nothing lands on the prompt.
+final class PromptGate: Sendable {
+    /// Questions asked or waiting to be asked.
+    private let questions = Mutex(0)
+
+    init() {}
+
+    var isOpen: Bool { questions.withLock { $0 > 0 } }
+
+    func open() { questions.withLock { $0 += 1 } }
+    func close() { questions.withLock { $0 -= 1 } }
+}
+
 /// The technician's configuration delegate: asks at the terminal, in the user's language,
 /// whether to update now, postpone or cancel; which region to set and to confirm it; and
 /// whether to retry after a failure. The profile's policy still says what it would do (its
@@ -25,14 +39,21 @@ final class TerminalDelegate: ConfigurationDelegate {
     private let input: any LineSource
     private let output: any OutputSink & Sendable
     private let lock = Mutex(())
+    /// Open while a question is asked (the run holds other output meanwhile).
+    let gate: PromptGate
+    /// Whether the run was stopped: no question is asked any more (each has no answer).
+    private let isCancelled: @Sendable () -> Bool
     /// How many times an unreadable answer is asked again before the safe answer is taken.
     private let attempts = 3
 
-    init(localizer: Localizer, policy: PolicyDelegate, input: any LineSource, output: any OutputSink & Sendable) {
+    init(localizer: Localizer, policy: PolicyDelegate, input: any LineSource, output: any OutputSink & Sendable,
+         gate: PromptGate = PromptGate(), isCancelled: @escaping @Sendable () -> Bool = { false }) {
+        self.isCancelled = isCancelled
         self.localizer = localizer
         self.policy = policy
         self.input = input
         self.output = output
+        self.gate = gate
     }
 
     private func who(_ context: FleetDeviceContext) -> String {
@@ -42,7 +63,10 @@ final class TerminalDelegate: ConfigurationDelegate {
     /// Asks `question` until an answer `parse` accepts (up to ``attempts`` times); `nil` at
     /// the end of input or after too many unreadable answers.
     private func ask<Answer>(_ lines: [String], prompt: String, parse: (String) -> Answer?) -> Answer? {
-        lock.withLock { _ in
+        gate.open()
+        defer { gate.close() }
+        return lock.withLock { _ in
+            if isCancelled() { return nil }
             output.write(lines.map { $0 + "\n" }.joined())
             for _ in 0..<attempts {
                 output.write(prompt + " ")
@@ -74,6 +98,14 @@ final class TerminalDelegate: ConfigurationDelegate {
     }
 
     // MARK: Firmware
+
+    /// A person answers: a plan shows these questions as `ask`.
+    var isInteractive: Bool { true }
+
+    /// The policy overrules first (low battery, outside the window): such an update is not offered.
+    func firmwarePolicy(_ context: FleetDeviceContext, offer: FirmwareOffer) -> FirmwareUpdateDecision {
+        policy.firmwareDecision(context, offer: offer)
+    }
 
     func promptForFirmwareUpdate(_ context: FleetDeviceContext, offer: FirmwareOffer) -> FirmwareUpdateDecision {
         var lines = [localizer.text(.promptFirmwareOffer, who(context), offer.running.description, offer.version.description,

@@ -1,0 +1,169 @@
+import Foundation
+import GrokkerEmulator
+import GrokLedger
+import GrokProtocol
+import Synchronization
+import Testing
+
+@testable import GrokCLI
+
+/// grokctl on a terminal, as a technician sees it: run under `script`, which gives it a
+/// pseudo-terminal of its own (its standard input and output are a tty, and Ctrl-C typed
+/// there is the terminal's interrupt: SIGINT to grokctl). Keys are sent when the screen
+/// shows what a person would wait for, never after a fixed delay.
+final class TerminalSession: @unchecked Sendable {
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private final class Screen: Sendable {
+        let bytes = Mutex(Data())
+    }
+    private let screenBox = Screen()
+
+    init(_ arguments: [String], environment: [String: String]) throws {
+        let command = ([try grokctlExecutable().path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+            .joined(separator: " ")
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qfec", command, "/dev/null"]
+        process.environment = ["PATH": "/usr/bin:/bin", "TERM": "xterm"].merging(environment) { $1 }
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        let screen = screenBox
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            screen.bytes.withLock { $0.append(data) }
+        }
+        try process.run()
+    }
+
+    var text: String { String(decoding: screenBox.bytes.withLock { $0 }, as: UTF8.self) }
+
+    /// Waits until the screen shows `wanted` `count` times (or the program ended).
+    @discardableResult
+    func waitFor(_ wanted: String, count: Int = 1, seconds: Double = 300) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if text.components(separatedBy: wanted).count - 1 >= count { return true }
+            if !process.isRunning { return text.components(separatedBy: wanted).count - 1 >= count }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return false
+    }
+
+    /// Types `keys` (`\u{03}` is Ctrl-C).
+    func type(_ keys: String) { input.fileHandleForWriting.write(Data(keys.utf8)) }
+
+    /// Waits for the end (a program still running after `seconds` is ended: -1); the exit status.
+    func finish(seconds: Double = 300) -> Int32 {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            output.fileHandleForReading.readabilityHandler = nil
+            return -1
+        }
+        process.waitUntilExit()
+        output.fileHandleForReading.readabilityHandler = nil
+        let rest = output.fileHandleForReading.readDataToEndOfFile()
+        screenBox.bytes.withLock { $0.append(rest) }
+        return process.terminationStatus
+    }
+}
+
+@Suite("The technician's terminal")
+struct TerminalPromptTests {
+    let outOfBox = FirmwareVersion(major: 1, minor: 7, build: 3)
+
+    func session(_ world: FleetWorld, devices: String, profile: String = FleetWorld.profile) throws -> TerminalSession {
+        try TerminalSession(["provision", "--profile", profile, "--device", devices] + world.common, environment: world.environment)
+    }
+
+    @Test("Ctrl-C at a prompt aborts at once (exit 130): no other question is asked, nothing more is changed, and the other device's lines wait until the prompt is gone")
+    func controlCAtThePrompt() throws {
+        let world = try FleetWorld(devices: 2)
+        let terminal = try session(world, devices: "sim:0-1")
+        let choices = text(.promptFirmwareChoices, .en)
+        #expect(terminal.waitFor(choices))
+        // The question is open: wait for its prompt line and for the other unit to have
+        // finished its smoke test too (its lines are then due on the screen), then interrupt.
+        #expect(terminal.waitFor(text(.promptChoice, .en, "1")))
+        let deadline = Date().addingTimeInterval(300)
+        while Date() < deadline, ((try? Ledger.open(path: world.ledger).steps())?.filter { $0.step == "smoke_test" }.count ?? 0) < 2 {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        terminal.type("\u{03}")
+        // At once: well before the run could have ended by itself (it waits at the prompt).
+        let status = terminal.finish(seconds: 60)
+        let screen = terminal.text
+        #expect(status == 130, "\(screen)")
+        // Nothing was flashed on either unit; only one question was ever asked.
+        #expect(try world.device(0).firmwareVersion == outOfBox)
+        #expect(try world.device(1).firmwareVersion == outOfBox)
+        #expect(screen.components(separatedBy: choices).count - 1 == 1, "\(screen)")
+        // While the prompt was open nothing was printed after it: the next thing on the
+        // screen is the ^C the terminal echoes; the other unit's lines come after.
+        let prompt = text(.promptChoice, .en, "1")
+        let afterPrompt = screen.components(separatedBy: prompt).dropFirst().first ?? ""
+        #expect(afterPrompt.hasPrefix(" ^C") || afterPrompt.hasPrefix("^C"), "\(screen)")
+        #expect(afterPrompt.contains(text(.fleetStepSmokeTest, .en)), "\(screen)")
+        #expect(screen.contains(text(.fleetRunOutcomeInterrupted, .en)))
+    }
+
+    @Test("'3) cancel' is recorded as declined and the run is incomplete (exit 2), not a success")
+    func cancelIsDeclined() throws {
+        let world = try FleetWorld(devices: 1)
+        let terminal = try session(world, devices: "sim:0")
+        #expect(terminal.waitFor(text(.promptChoice, .en, "1")))
+        terminal.type("3\n")
+        let status = terminal.finish()
+        #expect(status == 2, "\(terminal.text)")
+        #expect(!terminal.text.contains(text(.fleetRunOutcomeSuccess, .en) + ";"), "\(terminal.text)")
+        #expect(try world.device(0).firmwareVersion == outOfBox)
+        let steps = try Ledger.open(path: world.ledger).steps()
+        #expect(steps.contains { $0.step == "firmware" && $0.result == .postponed && $0.code == "fleet_update_declined" }, "\(steps)")
+    }
+
+    @Test("an update the policy overrules (low battery) is not offered: no question, postponed, exit 2")
+    func noOfferAtLowBattery() throws {
+        let world = try FleetWorld(devices: 1)
+        let store = try DeviceStateStore.openOrCreate(directory: world.bench, index: 0)
+        try store.update { $0.batteryPercent = 10 }
+        let terminal = try session(world, devices: "sim:0")
+        let status = terminal.finish()
+        #expect(status == 2, "\(terminal.text)")
+        #expect(!terminal.text.contains(text(.promptFirmwareChoices, .en)), "\(terminal.text)")
+        #expect(terminal.text.contains(text(.errorFleetBatteryLow, .en, "sim:0", "10", "30")), "\(terminal.text)")
+    }
+
+    @Test("only the regions the profile allows are offered, and a wrong choice is asked again")
+    func regionMenu() throws {
+        let world = try FleetWorld(devices: 1)
+        var profile = try String(contentsOfFile: FleetWorld.profile, encoding: .utf8)
+        profile = profile.replacingOccurrences(of: #""region": { "set": "fcc", "allowed": ["fcc"] }"#,
+                                               with: #""region": { "allowed": ["fcc", "australia"] }"#)
+        #expect(profile.contains(#""allowed": ["fcc", "australia"]"#))
+        let file = world.root + "/two-regions.json"
+        try profile.write(toFile: file, atomically: true, encoding: .utf8)
+        let terminal = try session(world, devices: "sim:0", profile: file)
+        let menu = text(.promptChoiceNoDefault, .en)
+        #expect(terminal.waitFor(menu))
+        let shown = terminal.text
+        #expect(shown.contains("1) FCC (US), IC (Canada)") && shown.contains("2) Australia"), "\(shown)")
+        #expect(!shown.contains("3) "), "\(shown)")
+        // 7 is not on the menu: asked again; 2 is Australia; Enter confirms; then postpone the update.
+        terminal.type("7\n")
+        #expect(terminal.waitFor(text(.promptInvalid, .en)))
+        #expect(terminal.waitFor(menu, count: 2))
+        terminal.type("2\n")
+        #expect(terminal.waitFor("[Y/n]"))
+        terminal.type("\n")
+        #expect(terminal.waitFor(text(.promptFirmwareChoices, .en)))
+        terminal.type("2\n")
+        let status = terminal.finish()
+        #expect(status == 2, "\(terminal.text)")
+        #expect(try world.device(0).region?.number == 8, "\(terminal.text)")
+    }
+}

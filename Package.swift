@@ -24,6 +24,8 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         /// SQLite: the provisioning ledger.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        /// libpq: the PostgreSQL client, for a ledger shared by many stations.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // MARK: The audio link
 
@@ -61,6 +63,9 @@ let package = Package(
 
         /// The provisioning ledger: devices, runs, steps and smoke tests in SQLite; CSV/JSON export.
         .target(name: "GrokLedger", dependencies: ["CSQLite"]),
+        /// A PostgreSQL client on libpq: connections, parameterized statements, transactions,
+        /// advisory locks; no libpq type escapes.
+        .target(name: "GrokPostgres", dependencies: ["CLibPQ"]),
         /// Fleet runs: profiles, the configuration delegate and its policy, the per-device
         /// workflow (provision, region, firmware, smoke tests), locking, the run recorder seam.
         .target(name: "GrokFleet", dependencies: ["UGrokIt", "GrokFirmware", "GrokLedger", "GrokProtocol", "GrokAudio", "GrokLink", "GrokCrypto", "GrokTUF"]),
@@ -95,7 +100,7 @@ let package = Package(
 
         // MARK: Tests (one target per source target)
 
-        .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CZlib", "COpenSSL", "CCurl", "CSQLite"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CZlib", "COpenSSL", "CCurl", "CSQLite", "CLibPQ"]),
         /// A real nginx on loopback with a test CA and a scripted faulty upstream, for the
         /// download tests (GrokNet's and the firmware channels').
         .target(name: "NetTestSupport", path: "Tests/NetTestSupport"),
@@ -113,6 +118,9 @@ let package = Package(
         .testTarget(name: "GrokCLITests", dependencies: ["GrokCLI", "GrokTUF", "GrokAudio", "GrokLink", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
                                                          "GrokFleet", "GrokLedger", "GrokkerEmulator"]),
         .testTarget(name: "GrokLedgerTests", dependencies: ["GrokLedger"]),
+        /// A throwaway PostgreSQL cluster (initdb in a temp dir, pg_ctl on a Unix socket) for the tests.
+        .target(name: "PostgresTestSupport", path: "Tests/PostgresTestSupport"),
+        .testTarget(name: "GrokPostgresTests", dependencies: ["GrokPostgres", "PostgresTestSupport"]),
         .testTarget(name: "GrokFleetTests", dependencies: ["GrokFleet", "GrokLedger", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto", "GrokTUF"]),
     ],
     swiftLanguageModes: [.v6]

@@ -4,15 +4,17 @@
 set -euo pipefail
 
 # Build: C libraries behind the .systemLibrary targets, and pkg-config to find them.
-build_pkgs=(pkg-config libasound2-dev libcurl4-openssl-dev zlib1g-dev libssl-dev libsqlite3-dev)
+build_pkgs=(pkg-config libasound2-dev libcurl4-openssl-dev zlib1g-dev libssl-dev libsqlite3-dev libpq-dev)
 # Tests: ALSA's file/null plugins ship with libasound2 itself; sox resamples recordings in
 # the decoder test; openssl makes test keys and the test CA; nginx-light provides
 # /usr/sbin/nginx, the real HTTPS server the GrokNet download tests run on loopback;
 # sqlite3 is the second process the ledger tests read with and kill mid-transaction;
 # python3 and python3-venv hold python-tuf (below) for the TUF interop tests; minimodem makes
 # another modem's FSK, which the vendor modem must never take for a Grokker; gcc builds the
-# vendor interop harness (used only when GROKCTL_VENDOR_SDK names the vendor library).
-test_pkgs=(sox openssl nginx-light sqlite3 python3 python3-venv minimodem gcc)
+# vendor interop harness (used only when GROKCTL_VENDOR_SDK names the vendor library);
+# postgresql is the real server the shared-ledger tests start a throwaway cluster of
+# (initdb and pg_ctl in a temporary directory, on a Unix socket: Tests/PostgresTestSupport).
+test_pkgs=(sox openssl nginx-light sqlite3 python3 python3-venv minimodem gcc postgresql)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = "--test" ]; then want+=("${test_pkgs[@]}"); fi

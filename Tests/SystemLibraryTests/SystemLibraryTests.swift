@@ -1,5 +1,6 @@
 import CALSA
 import CCurl
+import CLibPQ
 import COpenSSL
 import CSQLite
 import CZlib
@@ -45,6 +46,13 @@ struct SystemLibraryTests {
         let info = CCurl_versionInfo()
         #expect(info != nil)
         #expect(info?.pointee.ssl_version != nil)
+    }
+
+    @Test("libpq reports its version and is thread-safe")
+    func libpqVersion() {
+        // 150000 and up: PostgreSQL 15's client or later.
+        #expect(PQlibVersion() >= 100000)
+        #expect(PQisthreadsafe() == 1)
     }
 
     @Test("libasound reports its version")

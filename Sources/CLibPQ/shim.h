@@ -1,0 +1,2 @@
+// libpq, PostgreSQL's client library (Debian's libpq-dev): the shared ledger's connection.
+#include <libpq-fe.h>

@@ -69,7 +69,7 @@ struct FleetRun {
             return FleetPlanPresenter(context: context).present(runner.plan(devices, policy: policy))
         }
         let ledgerPath = StateDirectory.ledger(option: options.ledgerFile, environment: environment)
-        let recorder = try LedgerRecorder(path: ledgerPath)
+        let recorder = try LedgerRecorder(location: ledgerPath, station: runOptions.station)
         let console = context.console
         let useTerminal = interactive ?? (isatty(STDIN_FILENO) == 1 && console.isTerminal(.standardOutput))
         let decider: any ConfigurationDelegate

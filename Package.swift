@@ -71,7 +71,7 @@ let package = Package(
         // MARK: Fleet
 
         /// The provisioning ledger: devices, runs, steps and smoke tests in SQLite; CSV/JSON export.
-        .target(name: "GrokLedger", dependencies: ["GrokBasics", "CSQLite"]),
+        .target(name: "GrokLedger", dependencies: ["GrokBasics", "CSQLite", "GrokPostgres"]),
         /// A PostgreSQL client on libpq: connections, parameterized statements, transactions,
         /// advisory locks; no libpq type escapes.
         .target(name: "GrokPostgres", dependencies: ["CLibPQ"]),
@@ -127,7 +127,7 @@ let package = Package(
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokCLITests", dependencies: ["GrokBasics", "GrokCLI", "GrokTUF", "GrokAudio", "GrokLink", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
                                                          "GrokFleet", "GrokLedger", "GrokkerEmulator"]),
-        .testTarget(name: "GrokLedgerTests", dependencies: ["GrokLedger"]),
+        .testTarget(name: "GrokLedgerTests", dependencies: ["GrokLedger", "GrokPostgres", "PostgresTestSupport"]),
         /// A throwaway PostgreSQL cluster (initdb in a temp dir, pg_ctl on a Unix socket) for the tests.
         .target(name: "PostgresTestSupport", path: "Tests/PostgresTestSupport"),
         .testTarget(name: "GrokPostgresTests", dependencies: ["GrokPostgres", "PostgresTestSupport"]),

@@ -3,23 +3,25 @@ import GrokCrypto
 import GrokLedger
 import Synchronization
 
-/// The workflow's ``RunRecorder`` on the SQLite ledger (docs/ledger.md): runs, steps, smoke
-/// tests and devices go into one database file, each write its own transaction.
+/// The workflow's ``RunRecorder`` on a ledger (docs/ledger.md): the station's SQLite file or
+/// the database the stations share; runs, steps, smoke tests and devices, each write its own
+/// transaction.
 ///
 /// The engine's run id is the ledger's key for the run (``RunKey``, `runs.run_key`); this
 /// keeps the ledger's row numbers of the runs it began. A re-run reads the device's earlier steps from the ledger (provision and
 /// rollout runs only; verify runs never count as work done).
 public final class LedgerRecorder: RunRecorder {
-    public let ledger: Ledger
+    public let ledger: any LedgerStore
     private let runs = Mutex<[String: RunID]>([:])
 
-    public init(ledger: Ledger) {
+    public init(ledger: any LedgerStore) {
         self.ledger = ledger
     }
 
-    /// Opens (or creates) the ledger at `path`.
-    public convenience init(path: String) throws(LedgerError) {
-        self.init(ledger: try Ledger.open(path: path))
+    /// Opens (or creates) the ledger `location` names: a file path, or a `postgresql://`
+    /// database shared by the stations (recording as `station`).
+    public convenience init(location: String, station: String) throws(LedgerError) {
+        self.init(ledger: try LedgerLocation.open(location, station: station))
     }
 
     public func beginRun(_ run: RunInfo) throws {
@@ -114,8 +116,8 @@ public final class LedgerRecorder: RunRecorder {
     }
 
     public func completedSteps(serial: String) throws -> [StepRecord] {
-        let counted = Dictionary(try ledger.runs().filter { $0.kind != .verify }.map { ($0.id, $0.key) }) { first, _ in first }
-        return try ledger.steps(serial: serial).compactMap { record -> StepRecord? in
+        let counted = Dictionary(try ledger.runs(limit: nil).filter { $0.kind != .verify }.map { ($0.id, $0.key) }) { first, _ in first }
+        return try ledger.steps(run: nil, serial: serial).compactMap { record -> StepRecord? in
             guard let key = counted[record.run], record.result == .done || record.result == .skipped,
                   let step = FleetStep(rawValue: record.step), let result = GrokFleet.StepResult(rawValue: record.result.rawValue)
             else { return nil }

@@ -48,6 +48,10 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
     case duplicateRun(path: String, run: String)
     /// No run has this key (`grokctl ledger show RUN`).
     case noSuchRun(path: String, run: String)
+    /// The shared ledger's PostgreSQL server refused a statement or went away (`path` is
+    /// the connection string without its password; `state` the SQLSTATE, empty when the
+    /// connection was lost).
+    case server(path: String, state: String, detail: String)
 
     /// The stable machine code of the case.
     public var code: String {
@@ -68,6 +72,7 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
         case .sqlite: "ledger_sqlite"
         case .duplicateRun: "ledger_duplicate_run"
         case .noSuchRun: "ledger_no_such_run"
+        case .server: "ledger_server"
         }
     }
 
@@ -90,6 +95,7 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
         case .sqlite(let p, let c, let d): [p, String(c), d]
         case .duplicateRun(let p, let r): [p, r]
         case .noSuchRun(let p, let r): [p, r]
+        case .server(let p, let s, let d): [p, s, d]
         }
     }
 
@@ -99,7 +105,7 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
         case .cannotOpen(let p, _), .locked(let p, _), .corrupt(let p, _), .empty(let p), .notSQLite(let p), .notALedger(let p, _),
             .newerSchema(let p, _, _), .diskFull(let p), .readOnly(let p, _), .invalidRecord(let p, _),
             .unknownRun(let p, _), .runFinished(let p, _), .exportFailed(let p, _), .sqlite(let p, _, _),
-            .duplicateRun(let p, _), .noSuchRun(let p, _):
+            .duplicateRun(let p, _), .noSuchRun(let p, _), .server(let p, _, _):
             p
         }
     }

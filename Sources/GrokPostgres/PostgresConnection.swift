@@ -94,6 +94,14 @@ public final class PostgresConnection {
         return try PostgresResult(taking: result, connection: connection)
     }
 
+    /// Runs several statements separated by semicolons, without parameters (a migration
+    /// script), through the simple query protocol; inside a transaction they stand or fall
+    /// with it.
+    public func executeScript(_ sql: String) throws(PostgresError) {
+        guard let connection else { throw .closed }
+        _ = try PostgresResult(taking: PQexec(connection, sql), connection: connection)
+    }
+
     /// Runs `body` in one transaction (`BEGIN` ... `COMMIT`); rolls back when it throws.
     /// `isolation` is an SQL isolation level (`SERIALIZABLE` for the halt rule's reads).
     public func transaction<T>(isolation: String? = nil, _ body: (PostgresConnection) throws -> T) throws -> T {
@@ -122,6 +130,18 @@ public final class PostgresConnection {
         try execute("SELECT pg_advisory_unlock($1)", [String(key)]).rows.first?.bool(0) ?? false
     }
 
+    /// The two-key form of ``tryLock(_:)``: `space` names what is locked (runs, devices),
+    /// `key` which one.
+    public func tryLock(space: Int32, key: Int32) throws(PostgresError) -> Bool {
+        try execute("SELECT pg_try_advisory_lock($1::int, $2::int)", [String(space), String(key)]).rows.first?.bool(0) ?? false
+    }
+
+    /// Releases a two-key advisory lock this session holds; whether it held it.
+    @discardableResult
+    public func unlock(space: Int32, key: Int32) throws(PostgresError) -> Bool {
+        try execute("SELECT pg_advisory_unlock($1::int, $2::int)", [String(space), String(key)]).rows.first?.bool(0) ?? false
+    }
+
     static func message(_ text: UnsafePointer<CChar>?) -> String {
         guard let text else { return "" }
         return String(cString: text).trimmingWhitespace()
@@ -129,7 +149,7 @@ public final class PostgresConnection {
 
     /// `conninfo` with the value of any password removed (`password=...` or the
     /// `user:password@` of a URI), for messages and logs.
-    static func redacted(_ conninfo: String) -> String {
+    public static func redacted(_ conninfo: String) -> String {
         var text = conninfo
         if let scheme = text.firstRange(of: "://") {
             let rest = text[scheme.upperBound...]

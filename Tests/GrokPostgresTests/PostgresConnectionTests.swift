@@ -114,6 +114,8 @@ struct PostgresConnectionTests {
 
     @Test("a server restarted under an open connection: the next statement says the connection was lost, a new one works")
     func serverRestart() throws {
+        // A cluster of its own: restarting the shared one would cut the other suites' connections.
+        let cluster = try PostgresCluster()
         let database = try cluster.newDatabase("restart")
         let db = try PostgresConnection(cluster.conninfo(database))
         try db.execute("SELECT 1")

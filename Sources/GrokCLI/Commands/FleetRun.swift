@@ -81,13 +81,14 @@ struct FleetRun {
         let useTerminal = interactive ?? (isatty(STDIN_FILENO) == 1 && console.isTerminal(.standardOutput))
         if options.dryRun {
             // The plan reads the ledger's history (whether a smoke test is owed) and writes nothing.
-            let history = FileManager.default.fileExists(atPath: ledgerPath) ? try LedgerRecorder(path: ledgerPath) : nil
+            let history = LedgerLocation.isShared(ledgerPath) || FileManager.default.fileExists(atPath: ledgerPath)
+                ? try LedgerRecorder(location: ledgerPath, station: runOptions.station) : nil
             let runner = FleetRunner(profile: profile, firmware: firmware, delegate: policy, recorder: PlanOnlyRecorder(history: history),
                                      options: runOptions)
             return FleetPlanPresenter(context: context).present(runner.plan(devices, policy: policy,
                                                                             interactive: mode == .provision && useTerminal))
         }
-        let recorder = try LedgerRecorder(path: ledgerPath)
+        let recorder = try LedgerRecorder(location: ledgerPath, station: runOptions.station)
         let decider: any ConfigurationDelegate
         let gate = PromptGate()
         if mode == .provision, useTerminal {

@@ -1,0 +1,617 @@
+import Foundation
+import GrokPostgres
+import Synchronization
+
+/// The ledger shared by many stations, in a PostgreSQL database (docs/ledger.md, "The
+/// shared ledger"): the SQLite ledger's records, each also naming the station that wrote it.
+///
+/// Every call is one transaction. A write whose connection is lost (the server restarted,
+/// the network dropped) is sent again on a new connection, for up to ``reconnectSeconds``
+/// of wall-clock time; each record carries a client-made id (`record_id`, unique), so a
+/// transaction that committed just before the connection went is not kept twice.
+///
+/// A run this ledger begins holds a session advisory lock (space ``runLockSpace``, key the
+/// run's id) for as long as it is open: the next station to open the ledger closes a run
+/// left open whose lock nobody holds as ``RunOutcome/abandoned`` (its process died), at its
+/// last heartbeat. The lock is taken again after a reconnection.
+public final class PostgresLedger: RunRecorder {
+    /// The connection string without its password (what errors name).
+    public let target: String
+    /// The station whose records this ledger writes.
+    public let station: String
+    /// The runs this open found left open by a dead station process and closed as abandoned.
+    public let abandonedAtOpen: [RunRecord]
+    /// How long a write keeps trying to reach the server again before it fails.
+    public let reconnectSeconds: Double
+
+    static let runLockSpace: Int32 = 0x4752   // 'GR'
+    private let conninfo: String
+    private let connection: Mutex<PostgresConnection?>
+    private let ownRuns = Mutex<Set<Int64>>([])
+
+    private init(conninfo: String, target: String, station: String, connection: sending PostgresConnection,
+                 reconnectSeconds: Double, abandoned: [RunRecord]) {
+        self.conninfo = conninfo
+        self.target = target
+        self.station = station
+        self.reconnectSeconds = reconnectSeconds
+        self.connection = Mutex(connection)
+        abandonedAtOpen = abandoned
+    }
+
+    /// Connects to the shared ledger at `conninfo` (`postgresql://...` or libpq's
+    /// `key=value` form), creates or migrates its schema, and closes the runs of stations
+    /// that died with a run open.
+    /// - Throws: ``LedgerError/cannotOpen(path:detail:)`` when the server cannot be reached,
+    ///   ``LedgerError/notALedger(path:applicationID:)`` for a database with other tables,
+    ///   ``LedgerError/newerSchema(path:found:supported:)``, ``LedgerError/server(path:state:detail:)``.
+    public static func open(_ conninfo: String, station: String, reconnectSeconds: Double = 30) throws(LedgerError) -> PostgresLedger {
+        guard !station.isEmpty else { throw .invalidRecord(path: conninfo, detail: "a shared ledger needs the station's name") }
+        let db: PostgresConnection
+        do throws(PostgresError) {
+            db = try PostgresConnection(conninfo, applicationName: "grokctl " + station)
+        } catch {
+            throw .cannotOpen(path: PostgresConnection.redacted(conninfo), detail: error.arguments.last ?? error.description)
+        }
+        let target = db.target
+        try PostgresSchema.migrate(db, target: target)
+        let abandoned = try closeAbandonedRuns(db, target: target)
+        return PostgresLedger(conninfo: conninfo, target: target, station: station, connection: db,
+                              reconnectSeconds: reconnectSeconds, abandoned: abandoned)
+    }
+
+    /// Ends the connection (and with it this process's run locks).
+    public func close() {
+        connection.withLock { $0?.close(); $0 = nil }
+    }
+
+    // MARK: Recording
+
+    public func beginRun(_ start: RunStart) throws(LedgerError) -> RunID {
+        let digest = start.profileSHA256.lowercased()
+        guard digest.utf8.count == 64, digest.allSatisfy(\.isHexDigit) else {
+            throw .invalidRecord(path: target, detail: "the profile SHA-256 '\(start.profileSHA256)' is not 64 hex digits")
+        }
+        let given = start.key
+        if let given, given.isEmpty { throw .invalidRecord(path: target, detail: "a run without a key") }
+        var key = given ?? RunKey.make(at: start.startedAt)
+        let id = try write { (db) throws(LedgerError) -> Int64 in
+            // A retry of this very insert finds its own row (same key, same station and start).
+            if let row = try Self.query(db, target, "SELECT id, station, started_at FROM runs WHERE run_key = $1", [key]).first {
+                if row.text(1) == station, row.text(2) == LedgerTime.format(start.startedAt) {
+                    return try Self.int(row, 0, target)
+                }
+                if given != nil { throw .duplicateRun(path: target, run: key) }
+                key = RunKey.make(at: start.startedAt)
+            }
+            let time = LedgerTime.format(start.startedAt)
+            let rows = try Self.query(db, target, """
+                INSERT INTO runs (run_key, kind, profile_name, profile_sha256, station, operator, started_at, heartbeat_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id
+                """, [key, start.kind.rawValue, start.profileName, digest, start.station, start.operatorName, time])
+            return try Self.int(rows[0], 0, target)
+        }
+        // Held for as long as the run is open: the sign that its station still works on it.
+        try withConnection { (db) throws(LedgerError) in
+            _ = try Self.run(target) { () throws(PostgresError) in try db.tryLock(space: Self.runLockSpace, key: Int32(truncatingIfNeeded: id)) }
+        }
+        ownRuns.withLock { _ = $0.insert(id) }
+        return RunID(rawValue: id)
+    }
+
+    public func upsertDevice(_ sighting: DeviceSighting) throws(LedgerError) {
+        guard !sighting.serial.isEmpty else { throw .invalidRecord(path: target, detail: "a device without a serial number") }
+        try write { (db) throws(LedgerError) in
+            try Self.query(db, target, """
+                INSERT INTO devices (serial, hardware_type, hardware_revision, antenna_type, first_seen, last_seen,
+                                     firmware, region, provisioned, last_station)
+                VALUES ($1, $2, $3, $4, $5, $5, $6, $7, coalesce($8::boolean, false), $9)
+                ON CONFLICT (serial) DO UPDATE SET
+                    hardware_type = coalesce($2, devices.hardware_type),
+                    hardware_revision = coalesce($3, devices.hardware_revision),
+                    antenna_type = coalesce($4, devices.antenna_type),
+                    first_seen = least(devices.first_seen, $5),
+                    last_seen = greatest(devices.last_seen, $5),
+                    firmware = coalesce($6, devices.firmware),
+                    region = coalesce($7, devices.region),
+                    provisioned = coalesce($8::boolean, devices.provisioned),
+                    last_station = $9
+                """,
+                [sighting.serial, sighting.hardwareType, sighting.hardwareRevision, sighting.antennaType,
+                 LedgerTime.format(sighting.seenAt), sighting.firmware, sighting.region,
+                 sighting.provisioned.map { $0 ? "true" : "false" }, station])
+        }
+    }
+
+    public func recordStep(_ step: StepRecord) throws(LedgerError) {
+        guard !step.serial.isEmpty, !step.step.isEmpty else {
+            throw .invalidRecord(path: target, detail: "a step without a serial number or a name")
+        }
+        guard step.durationMilliseconds >= 0 else {
+            throw .invalidRecord(path: target, detail: "step '\(step.step)' of \(step.serial) ends before it starts")
+        }
+        let recordID = UUID().uuidString
+        try write { (db) throws(LedgerError) in
+            try requireOpenRun(step.run, db)
+            let inserted = try Self.query(db, target, """
+                INSERT INTO steps (record_id, run_id, station, serial, step, started_at, ended_at, duration_ms, result,
+                                   firmware_before, firmware_after, region_before, region_after, code, detail)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                ON CONFLICT (record_id) DO NOTHING RETURNING id
+                """,
+                [recordID, String(step.run.rawValue), station, step.serial, step.step, LedgerTime.format(step.startedAt),
+                 LedgerTime.format(step.endedAt), String(step.durationMilliseconds), step.result.rawValue,
+                 step.firmwareBefore, step.firmwareAfter, step.regionBefore, step.regionAfter, step.code, step.detail])
+            guard !inserted.isEmpty else { return }   // a retry of a write that committed
+            try touch(step.run, db)
+            if let outcome = IntentOutcome(closing: step.result) {
+                try Self.query(db, target, """
+                    UPDATE intents SET outcome = $1, resolved_at = $2, resolved_by = $3
+                    WHERE run_id = $3 AND serial = $4 AND step = $5 AND outcome IS NULL
+                    """, [outcome.rawValue, LedgerTime.format(step.endedAt), String(step.run.rawValue), step.serial, step.step])
+            }
+        }
+    }
+
+    public func recordSmokeTest(_ test: SmokeTestRecord) throws(LedgerError) {
+        guard !test.serial.isEmpty else { throw .invalidRecord(path: target, detail: "a smoke test without a serial number") }
+        guard test.durationMilliseconds >= 0, test.readsPerSecond.isFinite, test.readsPerSecond >= 0, test.minRSSI?.isFinite ?? true else {
+            throw .invalidRecord(path: target, detail: "smoke test of \(test.serial) has a negative or non-finite measurement")
+        }
+        let recordID = UUID().uuidString
+        try write { (db) throws(LedgerError) in
+            try requireOpenRun(test.run, db)
+            let inserted = try Self.query(db, target, """
+                INSERT INTO smoke_tests (record_id, run_id, station, serial, after_step, started_at, duration_ms, expected_tags,
+                                         found_tags, missing_tags, reads_per_second, min_rssi, passed)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                ON CONFLICT (record_id) DO NOTHING RETURNING id
+                """,
+                [recordID, String(test.run.rawValue), station, test.serial, test.afterStep, LedgerTime.format(test.startedAt),
+                 String(test.durationMilliseconds), JSONText.array(test.expectedTags), JSONText.array(test.foundTags),
+                 JSONText.array(test.missingTags), "\(test.readsPerSecond)", test.minRSSI.map { "\($0)" }, test.passed ? "true" : "false"])
+            if !inserted.isEmpty { try touch(test.run, db) }
+        }
+    }
+
+    public func finishRun(_ run: RunID, outcome: RunOutcome, endedAt: Date, reportPath: String?) throws(LedgerError) {
+        try write { (db) throws(LedgerError) in
+            let rows = try Self.query(db, target, "SELECT started_at, ended_at, outcome FROM runs WHERE id = $1", [String(run.rawValue)])
+            guard let row = rows.first else { throw .unknownRun(path: target, run: run.rawValue) }
+            if row.text(1) != nil {
+                // A retry of this very close is done already; anything else is a second close.
+                guard row.text(2) == outcome.rawValue else { throw .runFinished(path: target, run: run.rawValue) }
+                return
+            }
+            guard let started = row.text(0).flatMap(LedgerTime.parse),
+                  LedgerTime.milliseconds(endedAt) >= LedgerTime.milliseconds(started) else {
+                throw .invalidRecord(path: target, detail: "run \(run) would end before it started")
+            }
+            try Self.query(db, target, "UPDATE runs SET ended_at = $1, outcome = $2, report_path = $3 WHERE id = $4",
+                           [LedgerTime.format(endedAt), outcome.rawValue, reportPath, String(run.rawValue)])
+            try Self.query(db, target, "DELETE FROM device_locks WHERE run_id = $1", [String(run.rawValue)])
+        }
+        if ownRuns.withLock({ $0.remove(run.rawValue) }) != nil {
+            try? withConnection { (db) throws(LedgerError) in
+                _ = try Self.run(target) { () throws(PostgresError) in try db.unlock(space: Self.runLockSpace, key: Int32(truncatingIfNeeded: run.rawValue)) }
+            }
+        }
+    }
+
+    /// Points a run to its report once the file is written.
+    public func recordReport(_ run: RunID, path reportPath: String) throws(LedgerError) {
+        try write { (db) throws(LedgerError) in
+            let updated = try Self.query(db, target, "UPDATE runs SET report_path = $1 WHERE id = $2 RETURNING id",
+                                         [reportPath, String(run.rawValue)])
+            if updated.isEmpty { throw .unknownRun(path: target, run: run.rawValue) }
+        }
+    }
+
+    /// Records that this station's process is alive for its open runs.
+    public func heartbeat() throws(LedgerError) {
+        let runs = ownRuns.withLock { Array($0) }
+        guard !runs.isEmpty else { return }
+        try write { (db) throws(LedgerError) in
+            for run in runs { try touch(RunID(rawValue: run), db) }
+        }
+    }
+
+    // MARK: Fleet-wide device locks
+
+    /// Who holds a Grokker now, when another station's run does.
+    public struct DeviceHolder: Sendable, Equatable {
+        public var station: String
+        public var runKey: String
+        public var since: Date
+    }
+
+    /// Takes the fleet-wide lock on `serial` for `run` (open, this station's), for
+    /// `leaseSeconds`. Returns nil when taken, or the holder when another live run holds it.
+    /// A lock whose run has ended, whose station's process died (its run lock is free) or
+    /// whose lease expired is taken over.
+    public func lockDevice(_ serial: String, run: RunID, leaseSeconds: Double = 3600, now: Date = Date()) throws(LedgerError) -> DeviceHolder? {
+        try write { (db) throws(LedgerError) -> DeviceHolder? in
+            let rows = try Self.query(db, target, """
+                SELECT l.station, l.run_id, l.taken_at, l.expires_at, r.run_key, r.ended_at
+                FROM device_locks l JOIN runs r ON r.id = l.run_id WHERE l.serial = $1 FOR UPDATE OF l
+                """, [serial])
+            if let row = rows.first {
+                let holderRun = try Self.int(row, 1, target)
+                let expired = (row.text(3).flatMap(LedgerTime.parse) ?? .distantPast) <= now
+                let ended = row.text(5) != nil
+                var alive = !expired && !ended
+                if alive, holderRun != run.rawValue, !ownRuns.withLock({ $0.contains(holderRun) }) {
+                    // Free run lock: the holder's process is gone.
+                    let free = try Self.run(target) { () throws(PostgresError) in
+                        try db.tryLock(space: Self.runLockSpace, key: Int32(truncatingIfNeeded: holderRun))
+                    }
+                    if free {
+                        _ = try Self.run(target) { () throws(PostgresError) in
+                            try db.unlock(space: Self.runLockSpace, key: Int32(truncatingIfNeeded: holderRun))
+                        }
+                        alive = false
+                    }
+                }
+                if alive, holderRun != run.rawValue {
+                    return DeviceHolder(station: row.text(0) ?? "", runKey: row.text(4) ?? "",
+                                        since: row.text(2).flatMap(LedgerTime.parse) ?? now)
+                }
+            }
+            try requireOpenRun(run, db)
+            try Self.query(db, target, """
+                INSERT INTO device_locks (serial, station, run_id, taken_at, expires_at) VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (serial) DO UPDATE SET station = $2, run_id = $3, taken_at = $4, expires_at = $5
+                """, [serial, station, String(run.rawValue), LedgerTime.format(now),
+                      LedgerTime.format(now.addingTimeInterval(leaseSeconds))])
+            return nil
+        }
+    }
+
+    /// Releases the lock on `serial` if `run` holds it.
+    public func unlockDevice(_ serial: String, run: RunID) throws(LedgerError) {
+        try write { (db) throws(LedgerError) in
+            try Self.query(db, target, "DELETE FROM device_locks WHERE serial = $1 AND run_id = $2", [serial, String(run.rawValue)])
+        }
+    }
+
+    /// The fleet-wide device locks held now (serial, station, run key).
+    public func deviceLocks() throws(LedgerError) -> [(serial: String, station: String, runKey: String)] {
+        try read { (db) throws(LedgerError) in
+            try Self.query(db, target, "SELECT l.serial, l.station, r.run_key FROM device_locks l JOIN runs r ON r.id = l.run_id ORDER BY l.serial")
+                .map { ($0.text(0) ?? "", $0.text(1) ?? "", $0.text(2) ?? "") }
+        }
+    }
+
+    // MARK: Intents
+
+    @discardableResult
+    public func recordIntent(run: RunID, serial: String, step: String, target change: String, at time: Date) throws(LedgerError) -> Int64 {
+        guard !serial.isEmpty, !step.isEmpty else { throw .invalidRecord(path: target, detail: "an intent without a serial or a step") }
+        let recordID = UUID().uuidString
+        return try write { (db) throws(LedgerError) -> Int64 in
+            try requireOpenRun(run, db)
+            if let existing = try Self.query(db, target, "SELECT id FROM intents WHERE record_id = $1", [recordID]).first {
+                return try Self.int(existing, 0, target)
+            }
+            try touch(run, db)
+            let rows = try Self.query(db, target, """
+                INSERT INTO intents (record_id, run_id, station, serial, step, target, recorded_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id
+                """, [recordID, String(run.rawValue), station, serial, step, change, LedgerTime.format(time)])
+            return try Self.int(rows[0], 0, target)
+        }
+    }
+
+    public func intents(serial: String? = nil, openOnly: Bool = false) throws(LedgerError) -> [IntentRecord] {
+        try read { (db) throws(LedgerError) in
+            try Self.query(db, target, """
+                SELECT id, run_id, serial, step, target, recorded_at, outcome, resolved_at, resolved_by FROM intents
+                WHERE ($1::text IS NULL OR serial = $1) AND (NOT $2::boolean OR outcome IS NULL) ORDER BY id
+                """, [serial, openOnly ? "true" : "false"]).map { (row) throws(LedgerError) -> IntentRecord in
+                IntentRecord(
+                    id: try Self.int(row, 0, target), run: RunID(rawValue: try Self.int(row, 1, target)),
+                    serial: row.text(2) ?? "", step: row.text(3) ?? "", target: row.text(4) ?? "",
+                    recordedAt: try Self.date(row, 5, "intents.recorded_at", target),
+                    outcome: row.text(6).flatMap(IntentOutcome.init(rawValue:)),
+                    resolvedAt: row.text(7).flatMap(LedgerTime.parse),
+                    resolvedBy: try Self.optionalInt(row, 8, target).map(RunID.init(rawValue:)))
+            }
+        }
+    }
+
+    /// Resolves an open intent (found by a later run): `done` records the step for the run
+    /// that made the change, in the same transaction. Whether it was still open.
+    @discardableResult
+    public func resolveIntent(_ id: Int64, outcome: IntentOutcome, by resolver: RunID, step: StepRecord?, at time: Date) throws(LedgerError) -> Bool {
+        try write { (db) throws(LedgerError) -> Bool in
+            try requireOpenRun(resolver, db)
+            let open = try Self.query(db, target, """
+                SELECT run_id, serial, step, station FROM intents WHERE id = $1 AND outcome IS NULL FOR UPDATE
+                """, [String(id)])
+            guard let row = open.first else { return false }
+            if outcome == .done, let step {
+                try Self.query(db, target, """
+                    INSERT INTO steps (run_id, station, serial, step, started_at, ended_at, duration_ms, result,
+                                       firmware_before, firmware_after, region_before, region_after, code, detail)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, 'done', $8, $9, $10, $11, $12, $13)
+                    """,
+                    [row.text(0), row.text(3), row.text(1), row.text(2), LedgerTime.format(step.startedAt),
+                     LedgerTime.format(step.endedAt), String(step.durationMilliseconds), step.firmwareBefore, step.firmwareAfter,
+                     step.regionBefore, step.regionAfter, step.code, step.detail])
+            }
+            try Self.query(db, target, "UPDATE intents SET outcome = $1, resolved_at = $2, resolved_by = $3 WHERE id = $4",
+                           [outcome.rawValue, LedgerTime.format(time), String(resolver.rawValue), String(id)])
+            try touch(resolver, db)
+            return true
+        }
+    }
+
+    // MARK: Queries
+
+    public func devices() throws(LedgerError) -> [DeviceRecord] {
+        try read { (db) throws(LedgerError) in
+            try Self.query(db, target, "SELECT \(Self.deviceColumns) FROM devices ORDER BY serial").map { (row) throws(LedgerError) in try Self.device(row, target) }
+        }
+    }
+
+    public func device(serial: String) throws(LedgerError) -> DeviceRecord? {
+        try read { (db) throws(LedgerError) in
+            try Self.query(db, target, "SELECT \(Self.deviceColumns) FROM devices WHERE serial = $1", [serial])
+                .map { (row) throws(LedgerError) in try Self.device(row, target) }.first
+        }
+    }
+
+    /// The newest runs first, of every station.
+    public func runs(limit: Int? = nil) throws(LedgerError) -> [RunRecord] {
+        try read { (db) throws(LedgerError) in
+            try Self.query(db, target, "SELECT \(Self.runColumns) FROM runs ORDER BY id DESC LIMIT $1", [limit.map(String.init)])
+                .map { (row) throws(LedgerError) in try Self.run(row, target) }
+        }
+    }
+
+    public func run(key: String) throws(LedgerError) -> RunRecord? {
+        try read { (db) throws(LedgerError) in
+            try Self.query(db, target, "SELECT \(Self.runColumns) FROM runs WHERE run_key = $1", [key])
+                .map { (row) throws(LedgerError) in try Self.run(row, target) }.first
+        }
+    }
+
+    public func run(_ id: RunID) throws(LedgerError) -> RunRecord? {
+        try read { (db) throws(LedgerError) in
+            try Self.query(db, target, "SELECT \(Self.runColumns) FROM runs WHERE id = $1", [String(id.rawValue)])
+                .map { (row) throws(LedgerError) in try Self.run(row, target) }.first
+        }
+    }
+
+    /// Steps in the order they were recorded, of one run and/or one device.
+    public func steps(run: RunID? = nil, serial: String? = nil) throws(LedgerError) -> [StepRecord] {
+        try read { (db) throws(LedgerError) in
+            try Self.query(db, target, """
+                SELECT \(Self.stepColumns) FROM steps WHERE ($1::bigint IS NULL OR run_id = $1) AND ($2::text IS NULL OR serial = $2) ORDER BY id
+                """, [run.map { String($0.rawValue) }, serial]).map { (row) throws(LedgerError) in try Self.step(row, target) }
+        }
+    }
+
+    /// The station that recorded each step of `run`, in record order (for tests and reports).
+    public func stepStations(run: RunID) throws(LedgerError) -> [String] {
+        try read { (db) throws(LedgerError) in
+            try Self.query(db, target, "SELECT station FROM steps WHERE run_id = $1 ORDER BY id", [String(run.rawValue)]).map { $0.text(0) ?? "" }
+        }
+    }
+
+    public func smokeTests(run: RunID? = nil, serial: String? = nil) throws(LedgerError) -> [SmokeTestRecord] {
+        try read { (db) throws(LedgerError) in
+            try Self.query(db, target, """
+                SELECT \(Self.smokeColumns) FROM smoke_tests
+                WHERE ($1::bigint IS NULL OR run_id = $1) AND ($2::text IS NULL OR serial = $2) ORDER BY id
+                """, [run.map { String($0.rawValue) }, serial]).map { (row) throws(LedgerError) in try Self.smokeTest(row, target) }
+        }
+    }
+
+    public func completedSteps(serial: String, profileSHA256: String) throws(LedgerError) -> Set<String> {
+        try read { (db) throws(LedgerError) in
+            let rows = try Self.query(db, target, """
+                SELECT DISTINCT ON (s.step) s.step, s.result FROM steps s JOIN runs r ON r.id = s.run_id
+                WHERE s.serial = $1 AND r.profile_sha256 = $2 AND r.kind IN ('provision', 'rollout')
+                ORDER BY s.step, s.id DESC
+                """, [serial, profileSHA256.lowercased()])
+            return Set(rows.filter { $0.text(1) == StepResult.done.rawValue || $0.text(1) == StepResult.skipped.rawValue }.compactMap { $0.text(0) })
+        }
+    }
+
+    // MARK: Transactions and reconnection
+
+    /// Runs `body` in one transaction, again on a new connection while the server cannot be
+    /// reached (up to ``reconnectSeconds``), or after a serialization failure.
+    func write<T: Sendable>(_ body: (PostgresConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(reconnectSeconds))
+        var pause: Duration = .milliseconds(50)
+        while true {
+            do throws(LedgerError) {
+                return try withConnection { (db) throws(LedgerError) -> T in
+                    try Self.run(target) { () throws(PostgresError) in try db.execute("BEGIN") }
+                    do throws(LedgerError) {
+                        let value = try body(db)
+                        try Self.run(target) { () throws(PostgresError) in try db.execute("COMMIT") }
+                        return value
+                    } catch {
+                        if db.isOpen { _ = try? db.execute("ROLLBACK") }
+                        throw error
+                    }
+                }
+            } catch {
+                guard Self.retryable(error), ContinuousClock.now < deadline else { throw error }
+                connection.withLock { db in if db?.isOpen != true { db?.close(); db = nil } }
+                let ms = pause.components.seconds * 1000 + pause.components.attoseconds / 1_000_000_000_000_000
+                usleep(UInt32(clamping: ms * 1000))
+                pause = min(pause * 2, .seconds(1))
+            }
+        }
+    }
+
+    func read<T: Sendable>(_ body: (PostgresConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
+        try write(body)
+    }
+
+    /// Runs `body` on the connection, opening a new one (and taking this station's run locks
+    /// again) when the last one was lost.
+    private func withConnection<T: Sendable>(_ body: (PostgresConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
+        let runs = ownRuns.withLock { $0 }
+        return try connection.withLock { (db: inout sending PostgresConnection?) throws(LedgerError) -> T in
+            if db == nil || db?.isOpen == false {
+                db?.close()
+                let fresh: PostgresConnection
+                do throws(PostgresError) { fresh = try PostgresConnection(conninfo, applicationName: "grokctl " + station) } catch {
+                    throw .server(path: target, state: "08001", detail: error.arguments.last ?? error.description)
+                }
+                for run in runs {
+                    _ = try Self.run(target) { () throws(PostgresError) in try fresh.tryLock(space: Self.runLockSpace, key: Int32(truncatingIfNeeded: run)) }
+                }
+                db = fresh
+            }
+            return try body(db!)
+        }
+    }
+
+    private static func retryable(_ error: LedgerError) -> Bool {
+        guard case .server(_, let state, _) = error else { return false }
+        return state.isEmpty || state.hasPrefix("08") || state == "40001" || state == "40P01" || state == "57P01" || state == "57P03"
+    }
+
+    static func ledgerError(_ error: PostgresError, target: String) -> LedgerError {
+        switch error {
+        case .statementFailed(let state, let detail): .server(path: target, state: state, detail: detail)
+        // SQLSTATE class 08, connection exceptions: 08006 connection failure, 08001 unable to connect.
+        case .connectionLost(let detail): .server(path: target, state: "08006", detail: detail)
+        case .connectFailed(_, let detail): .server(path: target, state: "08001", detail: detail)
+        case .badValue, .closed: .server(path: target, state: "", detail: error.description)
+        }
+    }
+
+    static func run<T>(_ target: String, _ body: () throws(PostgresError) -> T) throws(LedgerError) -> T {
+        do { return try body() } catch { throw ledgerError(error, target: target) }
+    }
+
+    @discardableResult
+    static func query(_ db: PostgresConnection, _ target: String, _ sql: String, _ parameters: [String?] = []) throws(LedgerError) -> [PostgresRow] {
+        try run(target) { () throws(PostgresError) in try db.execute(sql, parameters).rows }
+    }
+
+    private func requireOpenRun(_ run: RunID, _ db: PostgresConnection) throws(LedgerError) {
+        let rows = try Self.query(db, target, "SELECT ended_at FROM runs WHERE id = $1", [String(run.rawValue)])
+        guard let row = rows.first else { throw .unknownRun(path: target, run: run.rawValue) }
+        guard row.text(0) == nil else { throw .runFinished(path: target, run: run.rawValue) }
+    }
+
+    private func touch(_ run: RunID, _ db: PostgresConnection) throws(LedgerError) {
+        try Self.query(db, target, "UPDATE runs SET heartbeat_at = $1 WHERE id = $2", [LedgerTime.format(Date()), String(run.rawValue)])
+    }
+
+    /// Closes the open runs whose station process is gone (nobody holds their run lock) as
+    /// abandoned, at their last heartbeat.
+    static func closeAbandonedRuns(_ db: PostgresConnection, target: String) throws(LedgerError) -> [RunRecord] {
+        let open = try query(db, target, "SELECT \(runColumns) FROM runs WHERE ended_at IS NULL ORDER BY id").map { (row) throws(LedgerError) in try run(row, target) }
+        var closed: [RunRecord] = []
+        for var record in open {
+            let key = Int32(truncatingIfNeeded: record.id.rawValue)
+            guard try run(target, { () throws(PostgresError) in try db.tryLock(space: runLockSpace, key: key) }) else { continue }
+            defer { _ = try? db.unlock(space: runLockSpace, key: key) }
+            let end = record.lastSeenAt ?? record.startedAt
+            let updated = try query(db, target, """
+                UPDATE runs SET ended_at = $1, outcome = 'abandoned' WHERE id = $2 AND ended_at IS NULL RETURNING id
+                """, [LedgerTime.format(end), String(record.id.rawValue)])
+            try query(db, target, "DELETE FROM device_locks WHERE run_id = $1", [String(record.id.rawValue)])
+            if !updated.isEmpty {
+                record.endedAt = end
+                record.outcome = .abandoned
+                closed.append(record)
+            }
+        }
+        return closed
+    }
+
+    // MARK: Rows
+
+    static let deviceColumns = "serial, hardware_type, hardware_revision, antenna_type, first_seen, last_seen, firmware, region, provisioned"
+    static let runColumns = "id, kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome, report_path, heartbeat_at, run_key"
+    static let stepColumns = """
+        run_id, serial, step, started_at, ended_at, duration_ms, result, firmware_before, firmware_after, \
+        region_before, region_after, code, detail
+        """
+    static let smokeColumns = """
+        run_id, serial, after_step, started_at, duration_ms, expected_tags, found_tags, missing_tags, \
+        reads_per_second, min_rssi, passed
+        """
+
+    static func int(_ row: PostgresRow, _ index: Int, _ target: String) throws(LedgerError) -> Int64 {
+        guard let value = try optionalInt(row, index, target) else { throw .corrupt(path: target, detail: "a NULL where a number belongs") }
+        return value
+    }
+
+    static func optionalInt(_ row: PostgresRow, _ index: Int, _ target: String) throws(LedgerError) -> Int64? {
+        try run(target) { () throws(PostgresError) in try row.int(index) }
+    }
+
+    static func required(_ row: PostgresRow, _ index: Int, _ name: String, _ target: String) throws(LedgerError) -> String {
+        guard let value = row.text(index) else { throw .corrupt(path: target, detail: "\(name) is NULL") }
+        return value
+    }
+
+    static func date(_ row: PostgresRow, _ index: Int, _ name: String, _ target: String) throws(LedgerError) -> Date {
+        let value = try required(row, index, name, target)
+        guard let date = LedgerTime.parse(value) else { throw .corrupt(path: target, detail: "\(name) '\(value)' is not an ISO 8601 UTC time") }
+        return date
+    }
+
+    static func enumeration<E: RawRepresentable>(_ row: PostgresRow, _ index: Int, _ name: String, _ target: String) throws(LedgerError) -> E
+    where E.RawValue == String {
+        let value = try required(row, index, name, target)
+        guard let parsed = E(rawValue: value) else { throw .corrupt(path: target, detail: "\(name) '\(value)' is unknown") }
+        return parsed
+    }
+
+    static func tags(_ row: PostgresRow, _ index: Int, _ name: String, _ target: String) throws(LedgerError) -> [String] {
+        let value = try required(row, index, name, target)
+        guard let tags = JSONText.parseStringArray(value) else { throw .corrupt(path: target, detail: "\(name) is not a JSON array of strings") }
+        return tags
+    }
+
+    static func device(_ row: PostgresRow, _ target: String) throws(LedgerError) -> DeviceRecord {
+        DeviceRecord(
+            serial: try required(row, 0, "devices.serial", target), hardwareType: row.text(1), hardwareRevision: row.text(2),
+            antennaType: row.text(3), firstSeen: try date(row, 4, "devices.first_seen", target),
+            lastSeen: try date(row, 5, "devices.last_seen", target), firmware: row.text(6), region: row.text(7),
+            provisioned: row.bool(8) ?? false)
+    }
+
+    static func run(_ row: PostgresRow, _ target: String) throws(LedgerError) -> RunRecord {
+        RunRecord(
+            id: RunID(rawValue: try int(row, 0, target)), key: try required(row, 11, "runs.run_key", target),
+            kind: try enumeration(row, 1, "runs.kind", target), profileName: try required(row, 2, "runs.profile_name", target),
+            profileSHA256: try required(row, 3, "runs.profile_sha256", target), station: try required(row, 4, "runs.station", target),
+            operatorName: try required(row, 5, "runs.operator", target), startedAt: try date(row, 6, "runs.started_at", target),
+            endedAt: row.text(7) == nil ? nil : try date(row, 7, "runs.ended_at", target),
+            outcome: row.text(8) == nil ? nil : try enumeration(row, 8, "runs.outcome", target) as RunOutcome,
+            reportPath: row.text(9), lastSeenAt: row.text(10) == nil ? nil : try date(row, 10, "runs.heartbeat_at", target))
+    }
+
+    static func step(_ row: PostgresRow, _ target: String) throws(LedgerError) -> StepRecord {
+        StepRecord(
+            run: RunID(rawValue: try int(row, 0, target)), serial: try required(row, 1, "steps.serial", target),
+            step: try required(row, 2, "steps.step", target), startedAt: try date(row, 3, "steps.started_at", target),
+            endedAt: try date(row, 4, "steps.ended_at", target), result: try enumeration(row, 6, "steps.result", target),
+            firmwareBefore: row.text(7), firmwareAfter: row.text(8), regionBefore: row.text(9), regionAfter: row.text(10),
+            code: row.text(11), detail: row.text(12) ?? "")
+    }
+
+    static func smokeTest(_ row: PostgresRow, _ target: String) throws(LedgerError) -> SmokeTestRecord {
+        SmokeTestRecord(
+            run: RunID(rawValue: try int(row, 0, target)), serial: try required(row, 1, "smoke_tests.serial", target),
+            afterStep: try required(row, 2, "smoke_tests.after_step", target),
+            startedAt: try date(row, 3, "smoke_tests.started_at", target), durationMilliseconds: try int(row, 4, target),
+            expectedTags: try tags(row, 5, "smoke_tests.expected_tags", target), foundTags: try tags(row, 6, "smoke_tests.found_tags", target),
+            readsPerSecond: (try run(target) { () throws(PostgresError) in try row.double(8) }) ?? 0,
+            minRSSI: try run(target) { () throws(PostgresError) in try row.double(9) }, passed: row.bool(10) ?? false)
+    }
+}
+

@@ -88,12 +88,27 @@ extension CLI {
             #expect(one.contains("1 lecture en") && one.contains("1 étiquette,"), "\(one)")
         }
 
+        /// Moves the profile's reference tags of a scene file 60 m away.
+        static func referenceTagsOutOfReach(_ path: String) throws {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            var scene = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            let references: Set<String> = ["3034257BF4789000000003E8", "3034257BF4DA1C00000003EF", "3034257BF4789040000003ED"]
+            let tags = try #require(scene["tags"] as? [[String: Any]])
+            scene["tags"] = tags.map { tag -> [String: Any] in
+                var tag = tag
+                if references.contains(tag["epc"] as? String ?? "") { tag["distance_m"] = 60.0 }
+                return tag
+            }
+            try JSONSerialization.data(withJSONObject: scene, options: [.prettyPrinted]).write(to: URL(fileURLWithPath: path))
+        }
+
         @Test("commands in es, fr and de print no English words, no (s) plurals and no decimal point",
               arguments: [Language.es, .fr, .de])
         func wholeCommands(_ language: Language) throws {
-            let world = try FleetWorld(devices: 1)
-            // sim:1 has no scene file: the default bench lacks the profile's reference tags,
-            // so its function test fails.
+            let world = try FleetWorld(devices: 2)
+            // sim:1's scene holds the profile's reference tags (the preflight lets the run
+            // start) but 60 m away, out of reach, so its function test fails.
+            try Self.referenceTagsOutOfReach(world.bench + "/sim-1/scene.json")
             let lang = ["--lang", language.rawValue]
             var outputs: [String: String] = [:]
             func run(_ name: String, _ arguments: [String], expect status: Int32) throws {

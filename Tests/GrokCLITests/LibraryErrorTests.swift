@@ -247,11 +247,12 @@ struct LibraryErrorTests {
             .readOnly(path: p, detail: "EROFS"), .invalidRecord(path: p, detail: "empty serial"), .unknownRun(path: p, run: 7),
             .runFinished(path: p, run: 7), .exportFailed(path: "/x.csv", detail: "ENOSPC"), .sqlite(path: p, sqliteCode: 10, detail: "I/O"),
             .duplicateRun(path: p, run: "20250115-120000-3fa2"), .noSuchRun(path: p, run: "20250115-120000-3fa2"),
+            .server(path: "postgresql://ledger@db/fleet", state: "08006", detail: "server closed the connection unexpectedly"),
         ]
         for sample in samples {
             switch sample {
             case .cannotOpen, .locked, .corrupt, .empty, .notSQLite, .notALedger, .newerSchema, .diskFull, .readOnly, .invalidRecord, .unknownRun,
-                .runFinished, .exportFailed, .sqlite, .duplicateRun, .noSuchRun: break
+                .runFinished, .exportFailed, .sqlite, .duplicateRun, .noSuchRun, .server: break
             }
         }
         Self.check(samples)

@@ -2,6 +2,7 @@ import Foundation
 import GrokFleet
 import GrokkerEmulator
 import GrokLedger
+import GrokProtocol
 import Testing
 
 @testable import GrokCLI
@@ -192,10 +193,22 @@ extension CLI {
             #expect(export.status == 1 && export.standardError.contains(unwritable), "\(export.standardError)")
         }
 
-        @Test("a report that cannot be written (a full disk, a directory nobody may write to) fails the run, says so, and the outcome is still in the ledger")
+        @Test("a report in a directory nobody may write to stops the run before it starts (preflight), naming the system's code")
+        func reportNotWritableIsAPreflightRefusal() throws {
+            let world = try FleetWorld(devices: 1)
+            let report = try Self.unwritableDirectory() + "/report.json"
+            let run = try world.provision(["--report", report, "--lang", "de"], devices: "sim:0")
+            #expect(run.status == 1, "\(run.standardOutput)\n\(run.standardError)")
+            let errno = getuid() == 0 ? "EPERM" : "EACCES"
+            #expect(run.standardError.contains(text(.errorFleetReportNotWritable, .de, report, errno)), "\(run.standardError)")
+            #expect(Self.runKey(in: run.standardOutput) == nil, "a run was started")
+            #expect(try world.device(0).firmwareVersion == FirmwareVersion(major: 1, minor: 7, build: 3), "the Grokker was changed")
+        }
+
+        @Test("a report that cannot be written at the end (a full disk) fails the run, says so, and the outcome is still in the ledger")
         func reportNotWritten() throws {
             let world = try FleetWorld(devices: 1)
-            for report in ["/dev/full", try Self.unwritableDirectory() + "/report.json"] {
+            for report in ["/dev/full"] {
                 let run = try world.provision(["--report", report, "--lang", "de"], devices: "alsa:grokctl_no_such_card")
                 #expect(run.status == 1, "\(run.standardOutput)\n\(run.standardError)")
                 #expect(!run.standardOutput.contains(text(.fleetReportWritten, .de, report)), "\(run.standardOutput)")

@@ -120,7 +120,7 @@ struct TerminalPromptTests {
         terminal.type("3\n")
         let status = terminal.finish()
         #expect(status == 2, "\(terminal.text)")
-        #expect(!terminal.text.contains(text(.fleetRunOutcomeSuccess, .en) + ";"), "\(terminal.text)")
+        #expect(!terminal.text.contains(text(.fleetRunOutcomeSucceeded, .en) + ";"), "\(terminal.text)")
         #expect(try world.device(0).firmwareVersion == outOfBox)
         let steps = try Ledger.open(path: world.ledger).steps()
         #expect(steps.contains { $0.step == "firmware" && $0.result == .postponed && $0.code == "fleet_update_declined" }, "\(steps)")

@@ -163,15 +163,18 @@ struct FleetRun {
     }
 
     /// Preflight: every emulated Grokker's scene holds the smoke test's reference tags (a unit
-    /// without a scene file has the standard bench, which holds none of them).
+    /// without a scene file has the default bench, `RFScene.defaultBench`, which holds the
+    /// shipped profiles' tags).
     private func checkScenes(_ specs: [DeviceSpec], profile: Profile) throws {
         guard let wanted = profile.smokeTest?.referenceTags, !wanted.isEmpty else { return }
         for spec in specs {
             guard case .emulated(let index) = spec else { continue }
             let path = DeviceStateStore.deviceDirectory(in: context.bench.directory, index: index) + "/scene.json"
             var present: Set<[UInt8]> = []
-            if FileManager.default.fileExists(atPath: path), let scene = try? RFScene.load(path: path) {
-                present = Set(scene.tags.map(\.epc))
+            if FileManager.default.fileExists(atPath: path) {
+                if let scene = try? RFScene.load(path: path) { present = Set(scene.tags.map(\.epc)) }
+            } else {
+                present = Set(RFScene.defaultBench(seed: UInt64(index)).tags.map(\.epc))
             }
             let missing = wanted.filter { !present.contains($0.bytes) }
             if !missing.isEmpty {
@@ -186,19 +189,23 @@ struct FleetRun {
         let environment = context.environment
         let path = options.reportFile ?? StateDirectory.join(StateDirectory.reports(environment: environment), "preflight.json")
         let directory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw FleetError.reportNotWritable(path: path, detail: "\(error.localizedDescription)")
+        // Made folder by folder with mkdir(2), so the refusal names the system's code (EACCES,
+        // EROFS, ...), the same in every language, not Foundation's English sentence.
+        var prefix = directory.hasPrefix("/") ? "/" : ""
+        for component in directory.split(separator: "/") {
+            prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + component
+            if mkdir(prefix, 0o755) != 0, errno != EEXIST {
+                throw FleetError.reportNotWritable(path: path, detail: OutputError.reasonCode(errno))
+            }
         }
         var isDirectory: ObjCBool = false
         if options.reportFile != nil, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            if isDirectory.boolValue { throw FleetError.reportNotWritable(path: path, detail: "it is a folder") }
-            if access(path, W_OK) != 0 { throw FleetError.reportNotWritable(path: path, detail: String(cString: strerror(errno))) }
+            if isDirectory.boolValue { throw FleetError.reportNotWritable(path: path, detail: OutputError.reasonCode(EISDIR)) }
+            if access(path, W_OK) != 0 { throw FleetError.reportNotWritable(path: path, detail: OutputError.reasonCode(errno)) }
         }
         let probe = directory + "/.grokctl-preflight-\(getpid())"
         let descriptor = open(probe, O_CREAT | O_EXCL | O_WRONLY, 0o600)
-        guard descriptor >= 0 else { throw FleetError.reportNotWritable(path: path, detail: String(cString: strerror(errno))) }
+        guard descriptor >= 0 else { throw FleetError.reportNotWritable(path: path, detail: OutputError.reasonCode(errno)) }
         close(descriptor)
         unlink(probe)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import Synchronization
 #if canImport(Glibc)
 import Glibc

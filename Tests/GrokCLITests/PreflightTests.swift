@@ -14,8 +14,12 @@ struct PreflightTests {
     @Test("a bench unit whose scene lacks the smoke test's reference tags stops the run before any unit is changed")
     func sceneWithoutReferenceTags() throws {
         let world = try FleetWorld(devices: 2)
-        // sim:1 has no scene file: the standard bench, without the reference tags.
-        try FileManager.default.removeItem(atPath: world.bench + "/sim-1/scene.json")
+        // sim:1's scene file lacks the reference tags (the demo scene without them).
+        let scenePath = world.bench + "/sim-1/scene.json"
+        var sceneJSON = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: scenePath))) as? [String: Any])
+        let references = Set(Self.referenceTags.split(separator: " ").map(String.init))
+        sceneJSON["tags"] = (sceneJSON["tags"] as? [[String: Any]] ?? []).filter { !references.contains($0["epc"] as? String ?? "") }
+        try JSONSerialization.data(withJSONObject: sceneJSON).write(to: URL(fileURLWithPath: scenePath))
         let before = world.deviceBytes(2)
         let result = try world.provision(devices: "sim:0-1")
         #expect(result.status == 1, "\(result.standardOutput)\n\(result.standardError)")

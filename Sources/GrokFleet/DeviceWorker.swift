@@ -349,6 +349,16 @@ final class DeviceWorker {
         } catch {
             return .failing(.failed, error)
         }
+        // The stations' shared ledger: no other station's run may work on it either.
+        do {
+            if let holder = try runner.recorder.lockFleetWide(serial: identified.serialNumberText, runID: runID) {
+                let error = FleetError.deviceLocked(device: device.name, serial: identified.serialNumberText, lockFile: holder)
+                lockedOut = error
+                return .failing(.refused, error)
+            }
+        } catch {
+            return .failing(.failed, .recorderFailed(operation: "locking \(identified.serialNumberText)", detail: "\(error)"))
+        }
         // A unit left in its loader by an interrupted update (GetVersion's software type 1)
         // has no application to go back to: the firmware step repairs it first (``run()``).
         inLoader = session.version?.software == .loader

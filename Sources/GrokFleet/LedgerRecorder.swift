@@ -91,6 +91,12 @@ public final class LedgerRecorder: RunRecorder {
         (try? ledger.run(run))??.key ?? String(run.rawValue)
     }
 
+    public func lockFleetWide(serial: String, runID: String) throws -> String? {
+        guard let shared = ledger as? PostgresLedger else { return nil }
+        guard let holder = try shared.lockDevice(serial, run: try ledgerRun(runID)) else { return nil }
+        return "station \(holder.station), run \(holder.runKey)"
+    }
+
     public func recordIntent(runID: String, serial: String, step: FleetStep, target: String, at time: Date) throws {
         try ledger.recordIntent(run: try ledgerRun(runID), serial: serial, step: step.rawValue, target: target, at: time)
     }

@@ -211,6 +211,9 @@ public protocol RunRecorder: Sendable {
     func openIntents(serial: String) throws -> [ChangeIntent]
     /// Resolves an open intent after asking the Grokker.
     func resolveIntent(_ intent: ChangeIntent, made: Bool, outcome: StepOutcome, by runID: String, at time: Date) throws
+    /// Takes the fleet-wide lock on `serial` (a ledger shared by stations); who holds it
+    /// when another station's live run does (see the extension's default: no such lock).
+    func lockFleetWide(serial: String, runID: String) throws -> String?
 }
 
 /// A change a run was about to make to a Grokker, as the recorder keeps it.
@@ -249,4 +252,8 @@ public extension RunRecorder {
     /// (the step as this run found it) as done by the intent's own run; otherwise the intent
     /// is closed as not done.
     func resolveIntent(_ intent: ChangeIntent, made: Bool, outcome: StepOutcome, by runID: String, at time: Date) throws {}
+    /// Takes the fleet-wide lock on `serial` for run `runID` (a ledger shared by stations);
+    /// returns who holds it (`station`, run key) when another station's live run does, nil
+    /// when taken. A station's own ledger has no fleet-wide lock (default: nil, taken).
+    func lockFleetWide(serial: String, runID: String) throws -> String? { nil }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import GrokLedger
+import GrokkerEmulator
+import GrokProtocol
 import PostgresTestSupport
 import Synchronization
 import Testing
@@ -71,5 +73,33 @@ struct SharedLedgerCommandTests {
         #expect(result.standardError.contains("nonexistent-grokctl-socket"), "\(result.standardError)")
         #expect(!result.standardError.contains("s3cret"), "\(result.standardError)")
         #expect(world.deviceBytes(1) == before, "a Grokker was changed although the ledger was unreachable")
+    }
+
+    @Test("a Grokker another station's live run holds: this station's run is refused, told which station; once that run ends, it goes ahead")
+    func grokkerHeldByAnotherStation() throws {
+        let cluster = PostgresCluster.shared
+        let uri = cluster.uri(try cluster.newDatabase("held"))
+        let world = try FleetWorld(devices: 1)
+        #expect(try world.run(["info", "--device", "sim:0", "--bench", world.bench]).status == 0)
+        let serial = String(format: "%08u", try world.device(0).serialNumber)
+        // Station A, mid-run on this Grokker (its session is alive: this test process).
+        let stationA = try PostgresLedger.open(uri, station: "bench-a")
+        let runA = try stationA.beginRun(RunStart(kind: .provision, profileName: "bench-us", profileSHA256: String(repeating: "ab", count: 32),
+                                                  station: "bench-a", operatorName: "Zoë", startedAt: Date()))
+        #expect(try stationA.lockDevice(serial, run: runA) == nil)
+        let keyA = try #require(try stationA.run(runA)?.key)
+        let job = ["provision", "--profile", FleetWorld.profile, "--device", "sim:0", "--unattended"] + world.common
+            + ["--ledger", uri, "--station", "bench-b"]
+        let refused = try world.run(job)
+        #expect(refused.status != 0, "\(refused.standardOutput)")
+        #expect((refused.standardOutput + refused.standardError).contains("station bench-a, run \(keyA)"),
+                "\(refused.standardOutput)\n\(refused.standardError)")
+        #expect(try world.device(0).firmwareVersion == FirmwareVersion(major: 1, minor: 7, build: 3), "a refused run changed the Grokker")
+        // Station A's run ends: its lock goes with it, and station B's run goes ahead.
+        try stationA.finishRun(runA, outcome: .succeeded, endedAt: Date(), reportPath: nil)
+        let done = try world.run(job)
+        #expect(done.status == 0, "\(done.standardOutput)\n\(done.standardError)")
+        #expect(try world.device(0).firmwareVersion == FirmwareVersion(major: 1, minor: 8, build: 0))
+        #expect(try stationA.deviceLocks().isEmpty, "a finished run's lock stayed")
     }
 }

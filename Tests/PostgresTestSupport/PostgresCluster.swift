@@ -129,6 +129,10 @@ public final class PostgresCluster: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of this process may reach the child: the server pg_ctl starts lives on,
+        // and an inherited end of the pipe Foundation's Process watches for another child's
+        // exit would keep that child's waitUntilExit() waiting for ever.
+        closeFrom3(&actions)
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
         var pid: pid_t = 0
@@ -145,6 +149,19 @@ public final class PostgresCluster: @unchecked Sendable {
             throw Failure(description: "\((path as NSString).lastPathComponent) \(arguments.joined(separator: " ")) failed (status \(status)): \(text)")
         }
         return text
+    }
+
+    /// posix_spawn_file_actions_addclosefrom_np (glibc 2.34 and later; Swift's Glibc module
+    /// does not show it, so it is looked up), else a close for each descriptor open now.
+    private static func closeFrom3(_ actions: inout posix_spawn_file_actions_t) {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+            return
+        }
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+            if let fd = Int32(entry), fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
+        }
     }
 
     private static func findBindir() throws -> String {

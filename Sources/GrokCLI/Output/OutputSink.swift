@@ -164,16 +164,9 @@ enum CheckedFile {
             unlink(temporary)
             return OutputError(path: path, errno: code)
         }
-        var done = 0
-        while done < bytes.count {
-            let wrote = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, bytes.count - done) }
-            if wrote < 0, errno == EINTR { continue }
-            guard wrote > 0 else {
-                let code = wrote < 0 ? errno : ENOSPC
-                close(fd)
-                throw fail(code)
-            }
-            done += wrote
+        if let code = writeAll(bytes, to: fd) {
+            close(fd)
+            throw fail(code)
         }
         if fsync(fd) != 0 {
             let code = errno
@@ -189,19 +182,25 @@ enum CheckedFile {
         }
     }
 
-    private static func writeInPlace(_ bytes: [UInt8], to path: String) throws(OutputError) {
-        let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
-        guard fd >= 0 else { throw OutputError(path: path, errno: errno) }
+    /// Writes all of `bytes` to `fd` (again after EINTR); the errno of a failure (ENOSPC
+    /// for a write that took nothing), nil when all went.
+    private static func writeAll(_ bytes: [UInt8], to fd: Int32) -> Int32? {
         var done = 0
         while done < bytes.count {
             let wrote = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, bytes.count - done) }
             if wrote < 0, errno == EINTR { continue }
-            guard wrote > 0 else {
-                let code = wrote < 0 ? errno : ENOSPC
-                close(fd)
-                throw OutputError(path: path, errno: code)
-            }
+            guard wrote > 0 else { return wrote < 0 ? errno : ENOSPC }
             done += wrote
+        }
+        return nil
+    }
+
+    private static func writeInPlace(_ bytes: [UInt8], to path: String) throws(OutputError) {
+        let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        guard fd >= 0 else { throw OutputError(path: path, errno: errno) }
+        if let code = writeAll(bytes, to: fd) {
+            close(fd)
+            throw OutputError(path: path, errno: code)
         }
         guard close(fd) == 0 else { throw OutputError(path: path, errno: errno) }
     }

@@ -106,6 +106,52 @@ enum PostgresSchema {
             expires_at  text NOT NULL
         );
         """,
+        // 5: rollout stages across runs and stations (Schema.swift's migration 5); a record a
+        // station writes carries a client-made `record_id`, as the other records do; a step may
+        // end `declined`.
+        """
+        CREATE TABLE rollout_stages (
+            rollout_id    text PRIMARY KEY CHECK (rollout_id <> ''),
+            release       text,
+            percentage    double precision NOT NULL CHECK (percentage >= 0 AND percentage <= 100),
+            state         text NOT NULL CHECK (state IN ('active', 'paused', 'halted')),
+            reason_code   text,
+            reason_detail text NOT NULL DEFAULT '',
+            tripped_by    text,
+            updated_at    text NOT NULL,
+            updated_by    text NOT NULL
+        );
+        CREATE TABLE stage_events (
+            id                bigserial PRIMARY KEY,
+            record_id         text UNIQUE,
+            rollout_id        text NOT NULL REFERENCES rollout_stages(rollout_id),
+            action            text NOT NULL CHECK (action IN ('created', 'paused', 'resumed', 'advanced', 'halted')),
+            percentage_before double precision,
+            percentage_after  double precision,
+            station           text,
+            actor             text NOT NULL,
+            note              text NOT NULL DEFAULT '',
+            at                text NOT NULL
+        );
+        CREATE INDEX stage_events_by_rollout ON stage_events(rollout_id, id);
+        CREATE TABLE rollout_results (
+            id                bigserial PRIMARY KEY,
+            record_id         text UNIQUE,
+            rollout_id        text NOT NULL CHECK (rollout_id <> ''),
+            run_id            bigint NOT NULL REFERENCES runs(id),
+            station           text NOT NULL,
+            serial            text NOT NULL CHECK (serial <> ''),
+            percentage        double precision NOT NULL,
+            outcome           text NOT NULL CHECK (outcome IN ('succeeded', 'incomplete', 'failed')),
+            hardware_revision text,
+            firmware_after    text,
+            finished_at       text NOT NULL
+        );
+        CREATE INDEX rollout_results_by_rollout ON rollout_results(rollout_id, id);
+        ALTER TABLE steps DROP CONSTRAINT steps_result_check;
+        ALTER TABLE steps ADD CONSTRAINT steps_result_check
+            CHECK (result IN ('done', 'skipped', 'failed', 'postponed', 'refused', 'declined'));
+        """,
     ]
 
     static var currentVersion: Int { firstVersion + migrations.count - 1 }

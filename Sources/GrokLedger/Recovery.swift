@@ -89,6 +89,14 @@ extension Ledger {
         guard version <= Schema.currentVersion else {
             throw .newerSchema(path: source, found: version, supported: Schema.currentVersion)
         }
+        // The table of tables spans page 1 and, as the schema grows, pages after it: without
+        // it no table can be found, so a damaged one is refused rather than reported as a
+        // ledger that lost nothing but a row or two.
+        do throws(LedgerError) {
+            _ = try reader.query("SELECT type, name, rootpage, sql FROM sqlite_schema") { $0.text(1) }
+        } catch {
+            throw .corrupt(path: source, detail: "its schema (the table of tables) is damaged, so no table can be read")
+        }
 
         var salvaged: [LedgerTable: [[SQLValue]]] = [:]
         var lost: [LedgerTable: [ClosedRange<Int64>]] = [:]

@@ -139,6 +139,72 @@ enum Schema {
         DROP TABLE runs;
         ALTER TABLE runs_4 RENAME TO runs;
         """,
+        // 5: rollout stages across runs and stations (docs/ledger.md, "Rollout stages").
+        // `rollout_stages` is a staged rollout's state as the fleet sees it (its percentage,
+        // whether it is active, paused or halted, and why); `stage_events` who changed it and
+        // when; `rollout_results` how each unit a rollout run started ended, which the halt
+        // rule counts over the window the profile sets. A step may end `declined` (the person
+        // at the terminal said no); `steps` is rebuilt for the new CHECK, as `runs` was in 2.
+        """
+        CREATE TABLE rollout_stages (
+            rollout_id    TEXT PRIMARY KEY NOT NULL CHECK (rollout_id <> ''),
+            release       TEXT,
+            percentage    REAL NOT NULL CHECK (percentage >= 0 AND percentage <= 100),
+            state         TEXT NOT NULL CHECK (state IN ('active', 'paused', 'halted')),
+            reason_code   TEXT,
+            reason_detail TEXT NOT NULL DEFAULT '',
+            tripped_by    TEXT,
+            updated_at    TEXT NOT NULL,
+            updated_by    TEXT NOT NULL
+        );
+        CREATE TABLE stage_events (
+            id                INTEGER PRIMARY KEY AUTOINCREMENT,
+            rollout_id        TEXT NOT NULL REFERENCES rollout_stages(rollout_id),
+            action            TEXT NOT NULL CHECK (action IN ('created', 'paused', 'resumed', 'advanced', 'halted')),
+            percentage_before REAL,
+            percentage_after  REAL,
+            station           TEXT,
+            actor             TEXT NOT NULL,
+            note              TEXT NOT NULL DEFAULT '',
+            at                TEXT NOT NULL
+        );
+        CREATE INDEX stage_events_by_rollout ON stage_events(rollout_id, id);
+        CREATE TABLE rollout_results (
+            id                INTEGER PRIMARY KEY AUTOINCREMENT,
+            rollout_id        TEXT NOT NULL CHECK (rollout_id <> ''),
+            run_id            INTEGER NOT NULL REFERENCES runs(id),
+            station           TEXT NOT NULL,
+            serial            TEXT NOT NULL CHECK (serial <> ''),
+            percentage        REAL NOT NULL,
+            outcome           TEXT NOT NULL CHECK (outcome IN ('succeeded', 'incomplete', 'failed')),
+            hardware_revision TEXT,
+            firmware_after    TEXT,
+            finished_at       TEXT NOT NULL
+        );
+        CREATE INDEX rollout_results_by_rollout ON rollout_results(rollout_id, id);
+        CREATE TABLE steps_5 (
+            id              INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id          INTEGER NOT NULL REFERENCES runs(id),
+            serial          TEXT NOT NULL CHECK (serial <> ''),
+            step            TEXT NOT NULL CHECK (step <> ''),
+            started_at      TEXT NOT NULL,
+            ended_at        TEXT NOT NULL,
+            duration_ms     INTEGER NOT NULL CHECK (duration_ms >= 0),
+            result          TEXT NOT NULL CHECK (result IN ('done', 'skipped', 'failed', 'postponed', 'refused', 'declined')),
+            firmware_before TEXT,
+            firmware_after  TEXT,
+            region_before   TEXT,
+            region_after    TEXT,
+            code            TEXT,
+            detail          TEXT NOT NULL DEFAULT ''
+        );
+        INSERT INTO steps_5 SELECT id, run_id, serial, step, started_at, ended_at, duration_ms, result, firmware_before,
+                                   firmware_after, region_before, region_after, code, detail FROM steps;
+        DROP TABLE steps;
+        ALTER TABLE steps_5 RENAME TO steps;
+        CREATE INDEX steps_by_serial ON steps(serial, id);
+        CREATE INDEX steps_by_run ON steps(run_id, id);
+        """,
     ]
 
     /// A run's outcome as schema version 4 names it, from a file older than that.

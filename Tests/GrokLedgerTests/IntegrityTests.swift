@@ -179,13 +179,26 @@ struct RecoveryTests {
         let allRuns = try reference.runs()
         let pages = original.count / 4096
         var random = SeededBytes(state: 0xC0DE_0002)
+        // The pages of the table of tables (page 1 and those the schema spilled into):
+        // without them nothing can be read, and recovery must refuse rather than salvage.
+        let schemaPages = Set(try SQLiteConnection(path: scratch.ledgerPath, busyTimeoutMilliseconds: 5000, readOnly: true)
+            .query("SELECT pageno FROM dbstat WHERE name = 'sqlite_schema'") { Int($0.integer(0) ?? 0) })
+        #expect(schemaPages.contains(1))
         var lostSomething = 0
-        for page in 1..<pages {    // page 1 holds the schema: without it nothing can be read
+        for page in 1..<pages {    // page 1 (index 0) holds the file header as well: the first-page case
             var damaged = original
             damaged.replaceSubrange(page * 4096..<(page + 1) * 4096, with: random.bytes(4096))
             let path = scratch.file("page-\(page)/ledger.sqlite")
             try write(damaged, path)
             let output = scratch.file("page-\(page)/recovered.sqlite")
+            if schemaPages.contains(page + 1) {
+                let error = #expect(throws: LedgerError.self, "page \(page + 1) holds the schema") {
+                    try Ledger.recover(from: path, to: output)
+                }
+                #expect(error?.code == "ledger_corrupt")
+                #expect(!FileManager.default.fileExists(atPath: output))
+                continue
+            }
             let report = try Ledger.recover(from: path, to: output)
             #expect(bytes(path) == damaged, "page \(page + 1): the damaged ledger was written to")
             #expect(report.problem != nil, "page \(page + 1): the damage was not noticed")

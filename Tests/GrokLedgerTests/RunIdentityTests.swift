@@ -90,7 +90,7 @@ struct RunIdentityTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.ledgerPath)) == before)
 
         let ledger = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
-        #expect(try ledger.withConnection { (db) throws(LedgerError) in try db.queryInteger("PRAGMA user_version") } == 4)
+        #expect(try ledger.withConnection { (db) throws(LedgerError) in try db.queryInteger("PRAGMA user_version") } == Int64(Schema.currentVersion))
         let runs = try ledger.runs().reversed() as [RunRecord]
         #expect(runs.map(\.key) == keys)
         #expect(runs.map(\.outcome) == expected)
@@ -103,7 +103,7 @@ struct RunIdentityTests {
         next.key = "20240502-080000-beef"
         #expect(try ledger.beginRun(next).rawValue == 7)
         #expect(try ledger.run(key: "20240502-080000-beef")?.id.rawValue == 7)
-        #expect(try Ledger.check(path: scratch.ledgerPath).schemaVersion == 4)
+        #expect(try Ledger.check(path: scratch.ledgerPath).schemaVersion == Schema.currentVersion)
     }
 
     @Test("a run's key is refused empty; outcomes outside the codes are refused by the schema")

@@ -167,7 +167,7 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .notInRollout(let device, let serial, let percentage, let source, let profilePercentage):
             [device, serial, Self.number(percentage), source, profilePercentage.map(Self.number) ?? ""]
         case .halted(let rollout, let failed, let finished, let threshold, let station, let stationFailures):
-            [rollout, String(failed), String(finished), Self.number(threshold * 100), station, String(stationFailures)]
+            [rollout, String(failed), String(finished), Self.number((threshold * 100_000).rounded() / 1000), station, String(stationFailures)]
         case .stagePaused(let rollout, let by): [rollout, by]
         case .updateDeclined(let device, let decision): [device, decision]
         case .recorderFailed(let operation, let detail): [operation, detail]

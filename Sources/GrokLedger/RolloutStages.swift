@@ -165,6 +165,7 @@ public struct StageEvent: Sendable, Hashable {
     public var station: String?
     /// Who: the operator of the run, or the person who paused, resumed or advanced it.
     public var actor: String
+    /// The person's note (`--note`); for the events a run causes, the run's key.
     public var note: String
     public var at: Date
 
@@ -309,7 +310,7 @@ enum RolloutStageDecisions {
                 if try tx.insertStage(stage) {
                     try tx.insertEvent(StageEvent(rolloutID: check.rolloutID, action: .created, percentageBefore: nil,
                                                   percentageAfter: check.profilePercentage, station: check.station,
-                                                  actor: check.actor, note: "run \(check.runKey)", at: check.now),
+                                                  actor: check.actor, note: check.runKey, at: check.now),
                                        recordID: recordIDs[0])
                 } else if let raced = try tx.stage(check.rolloutID) {
                     stage = raced
@@ -330,7 +331,7 @@ enum RolloutStageDecisions {
         if write {
             try tx.updateStage(stage)
             try tx.insertEvent(StageEvent(rolloutID: check.rolloutID, action: .halted, percentageBefore: before, percentageAfter: before,
-                                          station: check.station, actor: check.actor, note: "run \(check.runKey)", at: check.now),
+                                          station: check.station, actor: check.actor, note: check.runKey, at: check.now),
                                recordID: recordIDs[1])
         }
         return stage

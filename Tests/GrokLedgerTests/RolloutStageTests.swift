@@ -80,7 +80,7 @@ struct RolloutStageTests {
         let events = try a.stageEvents("fw-1.8")
         #expect(events.map(\.action) == [.created, .halted])
         #expect(events[0].station == "bench-a" && events[0].actor == "op-bench-a" && events[0].percentageAfter == 25)
-        #expect(events[1].station == "bench-b" && events[1].note == "run \(runB)")
+        #expect(events[1].station == "bench-b" && events[1].note == runB)
         let results = try a.rolloutResults("fw-1.8")
         #expect(results.map(\.station) == ["bench-a", "bench-a", "bench-b", "bench-b", "bench-b"])
         #expect(results.map(\.runKey) == [runA, runA, runB, runB, runB])

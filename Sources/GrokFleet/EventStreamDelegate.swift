@@ -61,7 +61,7 @@ public struct EventStreamDelegate: ConfigurationDelegate {
     }
 
     private func errorData(_ error: FleetError) -> [String: String] {
-        ["code": error.code, "detail": error.description]
+        ["code": error.code, "detail": error.description].merging(error.eventData) { kept, _ in kept }
     }
 
     public func requestMicrophonePermission(_ context: FleetDeviceContext) -> Bool {

@@ -64,10 +64,16 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     case outsideMaintenanceWindow(device: String, timeZone: String)
     /// The battery is below the profile's minimum.
     case batteryLow(device: String, percent: Int, minimum: Int)
-    /// The staged rollout does not select this serial number (yet).
-    case notInRollout(device: String, serial: String, percentage: Double)
-    /// The halt rule stopped new devices: `failed` of `finished` failed, above `threshold`.
-    case halted(failed: Int, finished: Int, threshold: Double)
+    /// The staged rollout does not select this serial number (yet). `source` says whose
+    /// percentage it was: `ledger` (the rollout stage's) or `profile` (no stage yet);
+    /// `profilePercentage` is the profile's when the stage's differs from it.
+    case notInRollout(device: String, serial: String, percentage: Double, source: String = "profile", profilePercentage: Double? = nil)
+    /// The halt rule stopped rollout `rollout` fleet-wide: `failed` of the `finished` units
+    /// in its window failed, above `threshold`; the station `trippedBy` had the most of them
+    /// (`stationFailures`).
+    case halted(rollout: String, failed: Int, finished: Int, threshold: Double, trippedBy: String, stationFailures: Int)
+    /// Someone paused the rollout's stage (`grokctl fleet stage pause`): no unit starts.
+    case stagePaused(rollout: String, by: String)
     /// The delegate postponed or cancelled the firmware update.
     case updateDeclined(device: String, decision: String)
     /// The run was cancelled before this device finished; re-run to finish it.
@@ -120,6 +126,7 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .batteryLow: "fleet_battery_low"
         case .notInRollout: "fleet_not_in_rollout"
         case .halted: "fleet_halted"
+        case .stagePaused: "fleet_stage_paused"
         case .updateDeclined: "fleet_update_declined"
         case .interrupted: "fleet_interrupted"
         case .readerFrozen: "fleet_reader_frozen"
@@ -157,8 +164,11 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .verifyMismatch(let device, let what, let expected, let found): [device, what, expected, found]
         case .outsideMaintenanceWindow(let device, let timeZone): [device, timeZone]
         case .batteryLow(let device, let percent, let minimum): [device, String(percent), String(minimum)]
-        case .notInRollout(let device, let serial, let percentage): [device, serial, Self.number(percentage)]
-        case .halted(let failed, let finished, let threshold): [String(failed), String(finished), Self.number(threshold * 100)]
+        case .notInRollout(let device, let serial, let percentage, let source, let profilePercentage):
+            [device, serial, Self.number(percentage), source, profilePercentage.map(Self.number) ?? ""]
+        case .halted(let rollout, let failed, let finished, let threshold, let station, let stationFailures):
+            [rollout, String(failed), String(finished), Self.number((threshold * 100_000).rounded() / 1000), station, String(stationFailures)]
+        case .stagePaused(let rollout, let by): [rollout, by]
         case .updateDeclined(let device, let decision): [device, decision]
         case .recorderFailed(let operation, let detail): [operation, detail]
         case .reportNotWritable(let path, let detail): [path, detail]

@@ -1,6 +1,7 @@
 import Foundation
 import GrokCrypto
 import GrokProtocol
+import GrokLedger
 import Synchronization
 
 /// What a run does (docs/fleet.md).
@@ -34,32 +35,101 @@ public enum RolloutSelection {
     }
 }
 
-/// Counts how the devices of a run ended, for the halt rule. Thread-safe: every device
-/// thread of a run reports to the one tracker.
-public final class RolloutTracker: Sendable {
-    private let counts = Mutex<(finished: Int, failed: Int)>((0, 0))
+/// A rollout's stage as the ledger keeps it (docs/fleet.md, "Rollout stages across
+/// stations"): what a rollout run's policy asks before each unit starts and before each
+/// firmware decision (the stage's state, the halt rule over the fleet's results, the
+/// stage's percentage), and where it records how each unit it started ended. Every call is
+/// one transaction of the ledger (``GrokLedger/RolloutStageStore``): SQLite, one station's
+/// runs; PostgreSQL, every station's. Thread-safe: every device thread of a run shares it.
+public final class RolloutStageTracker: Sendable {
+    public let store: any RolloutStageStore
+    public let rollout: RolloutPolicy
+    /// The profile's firmware target, recorded with the stage.
+    public let release: String?
+    public let station: String
+    public let operatorName: String
+    /// The run's key (``FleetRunOptions/runID``).
+    public let runKey: String
+    /// A dry run's view: the stage is read, never made or halted, and nothing is recorded.
+    public let readOnly: Bool
+    /// A result the ledger did not take: no further unit starts (the rule would miscount).
+    private let lost = Mutex<FleetError?>(nil)
 
-    public init() {}
+    public init(store: any RolloutStageStore, rollout: RolloutPolicy, release: String? = nil, station: String,
+                operatorName: String, runKey: String, readOnly: Bool = false) {
+        self.store = store
+        self.rollout = rollout
+        self.release = release
+        self.station = station
+        self.operatorName = operatorName
+        self.runKey = runKey
+        self.readOnly = readOnly
+    }
 
-    /// Notes how a started device ended (devices never started are not counted).
-    public func record(_ outcome: DeviceOutcome) {
-        guard outcome != .halted, outcome != .interrupted else { return }
-        counts.withLock {
-            $0.finished += 1
-            if outcome == .failed { $0.failed += 1 }
+    func check(at now: Date) -> StageCheck {
+        StageCheck(rolloutID: rollout.id, release: release, profilePercentage: rollout.percentage,
+                   rule: rollout.halt.map { RolloutHaltRule(afterDevices: $0.afterDevices, maxFailureRate: $0.maxFailureRate,
+                                                              windowDevices: $0.windowDevices, windowMinutes: $0.windowMinutes) },
+                   station: station, actor: operatorName, runKey: runKey, now: now)
+    }
+
+    /// The stage now: made when missing (not in a dry run), halted when the rule trips.
+    public func stage(at now: Date) -> Result<RolloutStage, FleetError> {
+        if let lost = lost.withLock({ $0 }) { return .failure(lost) }
+        do throws(LedgerError) {
+            return .success(readOnly ? try store.previewRolloutStage(check(at: now)) : try store.checkRolloutStage(check(at: now)))
+        } catch {
+            return .failure(.recorderFailed(operation: "checking the stage of rollout \(rollout.id)", detail: error.description))
         }
     }
 
-    /// Devices finished and failed so far.
-    public var tally: (finished: Int, failed: Int) { counts.withLock { $0 } }
+    /// Why no unit may start in `stage` (halted, paused), or nil.
+    public static func stop(_ stage: RolloutStage) -> FleetError? {
+        switch stage.state {
+        case .active: return nil
+        case .paused: return .stagePaused(rollout: stage.rolloutID, by: stage.updatedBy)
+        case .halted:
+            let halt = stage.halt
+            return .halted(rollout: stage.rolloutID, failed: halt?.failed ?? 0, finished: halt?.finished ?? 0,
+                           threshold: halt?.threshold ?? 0, trippedBy: halt?.trippedBy ?? stage.trippedBy ?? "",
+                           stationFailures: halt?.stationFailures ?? 0)
+        }
+    }
 
-    /// The halt, when `rule` says to stop starting devices: at least `afterDevices`
-    /// finished and more than `maxFailureRate` of them failed.
-    public func halt(_ rule: RolloutPolicy.HaltRule) -> FleetError? {
-        let (finished, failed) = tally
-        guard finished >= rule.afterDevices, finished > 0 else { return nil }
-        guard Double(failed) / Double(finished) > rule.maxFailureRate else { return nil }
-        return .halted(failed: failed, finished: finished, threshold: rule.maxFailureRate)
+    /// Records how a unit this run started ended (units never started, interrupted, not
+    /// identified or not selected by the stage are not counted), and judges the rule with it.
+    public func record(_ context: FleetDeviceContext, outcome: DeviceOutcome, steps: [StepOutcome], percentage: Double, at now: Date) {
+        guard !readOnly, let serial = context.serial else { return }
+        let counted: RolloutUnitOutcome
+        switch outcome {
+        case .done: counted = .succeeded
+        case .postponed, .refused: counted = .incomplete
+        case .failed: counted = .failed
+        case .halted, .interrupted: return
+        }
+        guard RolloutSelection.place(serial: serial, rolloutID: rollout.id) < percentage else { return }
+        let result = RolloutResult(rolloutID: rollout.id, runKey: runKey, station: station, serial: serial, percentage: percentage,
+                                   outcome: counted, hardwareRevision: context.info.map { String($0.hardwareRevision) },
+                                   firmwareAfter: steps.last(where: { $0.firmwareAfter != nil })?.firmwareAfter, finishedAt: now)
+        do throws(LedgerError) {
+            _ = try store.recordRolloutResult(result, check(at: now))
+        } catch {
+            lost.withLock { $0 = .recorderFailed(operation: "recording \(serial) in rollout \(rollout.id)", detail: error.description) }
+        }
+    }
+}
+
+extension FleetError {
+    /// What `--json` events add to an error's code and detail: the halt's rollout and the
+    /// station that tripped it, under stable keys.
+    public var eventData: [String: String] {
+        switch self {
+        case .halted(let rollout, let failed, let finished, let threshold, let station, let stationFailures):
+            ["rollout": rollout, "failed": String(failed), "finished": String(finished), "threshold": Self.number(threshold),
+             "tripped_by": station, "station_failures": String(stationFailures)]
+        case .stagePaused(let rollout, let by): ["rollout": rollout, "paused_by": by]
+        default: [:]
+        }
     }
 }
 
@@ -73,25 +143,50 @@ public struct PolicyDelegate: ConfigurationDelegate {
     public let mode: FleetMode
     /// The clock maintenance windows are judged by.
     public let now: @Sendable () -> Date
-    /// Shared by every device of the run (the halt rule).
-    public let tracker: RolloutTracker
+    /// The rollout's stage in the ledger (rollout mode): its state and halt rule stop units,
+    /// its percentage selects them. `nil`: no ledger to read (a dry run before any ledger
+    /// exists): the profile's percentage, and no halt.
+    public let stage: RolloutStageTracker?
 
-    public init(profile: Profile, mode: FleetMode, tracker: RolloutTracker = RolloutTracker(),
+    public init(profile: Profile, mode: FleetMode, stage: RolloutStageTracker? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }) {
         self.profile = profile
         self.mode = mode
-        self.tracker = tracker
+        self.stage = stage
         self.now = now
     }
 
+    /// The stage's answer now: what stops units (halted, paused, the ledger failing) and the
+    /// percentage that selects them (the stage's; the profile's before the stage exists).
+    private func stageNow(_ time: Date) -> (stop: FleetError?, percentage: Double, fromLedger: Bool)? {
+        guard mode == .rollout, let rollout = profile.rollout else { return nil }
+        guard let stage else { return (nil, rollout.percentage, false) }
+        switch stage.stage(at: time) {
+        case .success(let found): return (RolloutStageTracker.stop(found), found.percentage, found.inLedger)
+        case .failure(let error): return (error, rollout.percentage, false)
+        }
+    }
+
     /// The policy's answer for a firmware update of the device in `context`, first rule first:
-    /// halted, outside the windows, battery low, not selected by the rollout.
+    /// halted or paused, outside the windows, battery low, not selected by the rollout stage.
     public func firmwareDecision(_ context: FleetDeviceContext, offer: FirmwareOffer?) -> FirmwareUpdateDecision {
-        var halt: FleetError?
-        if mode == .rollout, let rule = profile.rollout?.halt { halt = tracker.halt(rule) }
-        return StepDecider(profile: profile).firmwarePolicy(mode: mode, device: context.device, serial: context.serial,
-                                                            batteryPercent: offer?.batteryPercent,
-                                                            externalPower: offer?.externalPower ?? false, now: now(), halt: halt)
+        let time = now()
+        var effective = profile
+        let stageNow = stageNow(time)
+        if let stageNow { effective.rollout?.percentage = stageNow.percentage }
+        let decision = StepDecider(profile: effective).firmwarePolicy(mode: mode, device: context.device, serial: context.serial,
+                                                                      batteryPercent: offer?.batteryPercent,
+                                                                      externalPower: offer?.externalPower ?? false, now: time,
+                                                                      halt: stageNow?.stop)
+        // Not selected: say whose percentage it was (the stage's rules once it exists).
+        if case .cancel(let reason, _) = decision, reason == "fleet_not_in_rollout", let stageNow, let serial = context.serial,
+           let profilePercentage = profile.rollout?.percentage {
+            let error = FleetError.notInRollout(device: context.device, serial: serial, percentage: stageNow.percentage,
+                                                source: stageNow.fromLedger ? "ledger" : "profile",
+                                                profilePercentage: stageNow.percentage != profilePercentage ? profilePercentage : nil)
+            return .cancel(reason: error.code, arguments: error.arguments)
+        }
+        return decision
     }
 
     public func firmwarePolicy(_ context: FleetDeviceContext, offer: FirmwareOffer) -> FirmwareUpdateDecision {
@@ -128,12 +223,17 @@ public struct PolicyDelegate: ConfigurationDelegate {
         return policy.allowed.contains { $0.name == name }
     }
 
+    /// A rollout's unit starts only while its stage is active (and the halt rule, judged
+    /// over the fleet's results, does not trip).
     public func shouldStartDevice(_ context: FleetDeviceContext) -> FleetError? {
-        guard mode == .rollout, let rule = profile.rollout?.halt else { return nil }
-        return tracker.halt(rule)
+        stageNow(now())?.stop
     }
 
+    /// A rollout's unit that ran is recorded in the stage's results (the halt rule counts them).
     public func deviceFinished(_ context: FleetDeviceContext, outcome: DeviceOutcome, steps: [StepOutcome]) {
-        tracker.record(outcome)
+        guard mode == .rollout, let stage, let rollout = profile.rollout else { return }
+        // Selected by the percentage the stage has now (the one its firmware decision used).
+        let percentage = (try? stage.store.rolloutStage(rollout.id))??.percentage ?? rollout.percentage
+        stage.record(context, outcome: outcome, steps: steps, percentage: percentage, at: now())
     }
 }

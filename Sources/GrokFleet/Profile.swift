@@ -351,10 +351,17 @@ public struct Profile: Sendable, Equatable {
         let id = try o.required("id", "a rollout id (any non-empty text)") { k throws(FleetError) in try o.string(k, expected: "a non-empty string") }
         let percentage = try o.required("percentage", "a number from 0 to 100") { k throws(FleetError) in try o.number(k, in: 0...100) }
         var halt: RolloutPolicy.HaltRule?
-        if let h = try o.object("halt", allowed: ["after_devices", "max_failure_rate"]) {
+        if let h = try o.object("halt", allowed: ["after_devices", "max_failure_rate", "window_devices", "window_minutes"]) {
             let after = try h.required("after_devices", "a whole number from 1") { k throws(FleetError) in try h.integer(k, in: 1...1_000_000) }
             let rate = try h.required("max_failure_rate", "a number from 0 to 1") { k throws(FleetError) in try h.number(k, in: 0...1) }
-            halt = RolloutPolicy.HaltRule(afterDevices: after, maxFailureRate: rate)
+            let window = try h.integer("window_devices", in: 1...1_000_000)
+            if let window, window < after {
+                // A window smaller than the count the rule waits for could never trip it.
+                throw .profileInvalid(file: h.file, keyPath: h.keyPath("window_devices"),
+                                      expected: "a whole number from after_devices (\(after)) to 1000000", found: String(window))
+            }
+            let minutes = try h.number("window_minutes", in: 1...525_600)
+            halt = RolloutPolicy.HaltRule(afterDevices: after, maxFailureRate: rate, windowDevices: window, windowMinutes: minutes)
         }
         return RolloutPolicy(id: id, percentage: percentage, halt: halt)
     }
@@ -464,15 +471,22 @@ public struct MaintenanceWindows: Sendable, Equatable {
 /// A staged rollout: which share of the fleet takes the firmware in this stage, chosen
 /// deterministically from each serial number, and when to stop starting devices.
 public struct RolloutPolicy: Sendable, Equatable {
-    /// Stop starting new devices once more than `maxFailureRate` of the devices finished
-    /// so far failed, counted from `afterDevices` finished devices on.
+    /// Halt the rollout's stage, fleet-wide, once more than `maxFailureRate` of the units in
+    /// the window failed, counted from `afterDevices` finished units on. The window is the
+    /// last `windowDevices` finished units of this rollout on every station that shares the
+    /// ledger (`nil`: every unit since the stage was made or last resumed), of the last
+    /// `windowMinutes` only when set (docs/profiles.md, `rollout.halt`).
     public struct HaltRule: Sendable, Equatable {
         public var afterDevices: Int
         public var maxFailureRate: Double
+        public var windowDevices: Int?
+        public var windowMinutes: Double?
 
-        public init(afterDevices: Int, maxFailureRate: Double) {
+        public init(afterDevices: Int, maxFailureRate: Double, windowDevices: Int? = nil, windowMinutes: Double? = nil) {
             self.afterDevices = afterDevices
             self.maxFailureRate = maxFailureRate
+            self.windowDevices = windowDevices
+            self.windowMinutes = windowMinutes
         }
     }
 

@@ -52,6 +52,13 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
     /// the connection string without its password; `state` the SQLSTATE, empty when the
     /// connection was lost).
     case server(path: String, state: String, detail: String)
+    /// No rollout run made a stage of this rollout id (`grokctl fleet stage`).
+    case noSuchStage(path: String, rollout: String)
+    /// The stage's state does not allow the change (`change`: `pause`, `resume`, `advance`):
+    /// a halted or paused stage is resumed before it is advanced.
+    case stageNotChangeable(path: String, rollout: String, state: String, change: String)
+    /// An advance must raise the stage's percentage (at most 100).
+    case stageNotUpward(path: String, rollout: String, percentage: Double, requested: Double)
 
     /// The stable machine code of the case.
     public var code: String {
@@ -73,6 +80,9 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
         case .duplicateRun: "ledger_duplicate_run"
         case .noSuchRun: "ledger_no_such_run"
         case .server: "ledger_server"
+        case .noSuchStage: "ledger_no_such_stage"
+        case .stageNotChangeable: "ledger_stage_not_changeable"
+        case .stageNotUpward: "ledger_stage_not_upward"
         }
     }
 
@@ -96,6 +106,9 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
         case .duplicateRun(let p, let r): [p, r]
         case .noSuchRun(let p, let r): [p, r]
         case .server(let p, let s, let d): [p, s, d]
+        case .noSuchStage(let p, let r): [p, r]
+        case .stageNotChangeable(let p, let r, let s, let c): [p, r, s, c]
+        case .stageNotUpward(let p, let r, let c, let n): [p, r, NumberText.plain(c), NumberText.plain(n)]
         }
     }
 
@@ -105,7 +118,8 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
         case .cannotOpen(let p, _), .locked(let p, _), .corrupt(let p, _), .empty(let p), .notSQLite(let p), .notALedger(let p, _),
             .newerSchema(let p, _, _), .diskFull(let p), .readOnly(let p, _), .invalidRecord(let p, _),
             .unknownRun(let p, _), .runFinished(let p, _), .exportFailed(let p, _), .sqlite(let p, _, _),
-            .duplicateRun(let p, _), .noSuchRun(let p, _), .server(let p, _, _):
+            .duplicateRun(let p, _), .noSuchRun(let p, _), .server(let p, _, _), .noSuchStage(let p, _),
+            .stageNotChangeable(let p, _, _, _), .stageNotUpward(let p, _, _, _):
             p
         }
     }

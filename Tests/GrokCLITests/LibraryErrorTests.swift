@@ -218,7 +218,10 @@ struct LibraryErrorTests {
             .smokeTestFailed(device: "sim:0", measurement: .regionNotSet()),
             .verifyMismatch(device: "sim:0", what: "firmware", expected: "1.8.0", found: "1.7.3"),
             .outsideMaintenanceWindow(device: "sim:0", timeZone: "Europe/Paris"), .batteryLow(device: "sim:0", percent: 10, minimum: 30),
-            .notInRollout(device: "sim:0", serial: "12345678", percentage: 25), .halted(failed: 3, finished: 5, threshold: 0.2),
+            .notInRollout(device: "sim:0", serial: "12345678", percentage: 25),
+            .notInRollout(device: "sim:0", serial: "12345678", percentage: 12.5, source: "ledger", profilePercentage: 10),
+            .halted(rollout: "fw-1.8", failed: 3, finished: 8, threshold: 0.2, trippedBy: "bench-3", stationFailures: 3),
+            .stagePaused(rollout: "fw-1.8", by: "Zoë"),
             .updateDeclined(device: "sim:0", decision: "postponed"), .interrupted(device: "sim:0"),
             .readerFrozen(device: "sim:0", step: "region", seconds: "8"),
             .timedOut(device: "sim:0", step: "firmware", what: "step firmware", seconds: "1200"),
@@ -231,7 +234,7 @@ struct LibraryErrorTests {
             case .profileUnreadable, .profileNotJSON, .profileInvalid, .profileMissingKey, .profileUnknownKey, .portUnavailable,
                 .deviceLocked, .portLocked, .lockFailed, .reader, .regionNotAllowed, .regionNotChosen, .regionUnsupported, .downgradeNotAllowed,
                 .sameVersionNotAllowed, .firmwareNotAvailable, .firmwareCache, .firmwareUpdateFailed, .firmwareNotRunning,
-                .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .updateDeclined,
+                .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .stagePaused, .updateDeclined,
                 .interrupted, .readerFrozen, .timedOut, .recorderFailed, .reportNotWritable, .sceneLacksReferenceTags: break
             }
         }
@@ -248,11 +251,16 @@ struct LibraryErrorTests {
             .runFinished(path: p, run: 7), .exportFailed(path: "/x.csv", detail: "ENOSPC"), .sqlite(path: p, sqliteCode: 10, detail: "I/O"),
             .duplicateRun(path: p, run: "20250115-120000-3fa2"), .noSuchRun(path: p, run: "20250115-120000-3fa2"),
             .server(path: "postgresql://ledger@db/fleet", state: "08006", detail: "server closed the connection unexpectedly"),
+            .noSuchStage(path: p, rollout: "fw-1.8"), .stageNotChangeable(path: p, rollout: "fw-1.8", state: "halted", change: "advance"),
+            .stageNotChangeable(path: p, rollout: "fw-1.8", state: "paused", change: "pause"),
+            .stageNotChangeable(path: p, rollout: "fw-1.8", state: "active", change: "resume"),
+            .stageNotUpward(path: p, rollout: "fw-1.8", percentage: 25, requested: 12.5),
         ]
         for sample in samples {
             switch sample {
             case .cannotOpen, .locked, .corrupt, .empty, .notSQLite, .notALedger, .newerSchema, .diskFull, .readOnly, .invalidRecord, .unknownRun,
-                .runFinished, .exportFailed, .sqlite, .duplicateRun, .noSuchRun, .server: break
+                .runFinished, .exportFailed, .sqlite, .duplicateRun, .noSuchRun, .server, .noSuchStage, .stageNotChangeable,
+                .stageNotUpward: break
             }
         }
         Self.check(samples)

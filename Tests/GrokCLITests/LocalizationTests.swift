@@ -71,6 +71,8 @@ extension CLI {
                     // (docs/glossary.md); a separator before nested figures.
                     .infoSummaryTotal, .infoColumnFirmware, .fleetColumnFirmware, .fleetStepFirmware, .fleetFirmwareChange,
                     .fleetSmokeFiguresClause,
+                    // A percentage; "Rollout" is the glossary's German term.
+                    .fleetStagePercent, .fleetStageColumnRollout,
                 ]
                 let same = MessageKey.allCases.filter {
                     !$0.rawValue.hasPrefix("region.") && !international.contains($0)

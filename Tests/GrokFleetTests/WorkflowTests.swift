@@ -3,6 +3,7 @@ import GrokAudio
 import GrokFirmware
 import GrokFleet
 import GrokkerEmulator
+import GrokLedger
 import GrokProtocol
 import GrokTUF
 import Synchronization
@@ -156,29 +157,43 @@ struct WorkflowTests {
         #expect(flashed == expected)
     }
 
-    @Test("the halt rule stops starting devices once too many failed")
+    @Test("the halt rule, over the ledger's results, stops starting devices once too many failed; the stage stays halted for the next run")
     func haltRule() async throws {
         let bench = FleetBench()
         for i in 0..<5 { try bench.prepare(i, serial: 50_000_000 + UInt32(i)) }
         let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
         var profile = try testProfile(rollout: RolloutPolicy(id: "halt", percentage: 100, halt: .init(afterDevices: 2, maxFailureRate: 0.4)))
         profile.timeouts.reconnect = 3
-        // Every unit loses its power 300 bytes into the update.
-        let units = UnitRegistry()
-        let delegate = EventStreamDelegate(decider: PolicyDelegate(profile: profile, mode: .rollout)) { event in
-            if event.event == "firmware_progress", let done = Int(event.data["done"] ?? ""), done >= 300 { units.cutPower(event.device, after: 0) }
+        let ledger = try Ledger.open(path: bench.path + "/ledger.sqlite")
+        func run(_ devices: [FleetDevice], units: UnitRegistry) async throws -> FleetReport {
+            let options = bench.options(.rollout, concurrency: 1)
+            let stage = RolloutStageTracker(store: ledger, rollout: profile.rollout!, station: options.station,
+                                            operatorName: options.operatorName, runKey: options.runID)
+            // Every unit loses its power 300 bytes into the update.
+            let delegate = EventStreamDelegate(decider: PolicyDelegate(profile: profile, mode: .rollout, stage: stage)) { event in
+                if event.event == "firmware_progress", let done = Int(event.data["done"] ?? ""), done >= 300 { units.cutPower(event.device, after: 0) }
+            }
+            return try await FleetRunner(profile: profile, firmware: firmware.fleet, delegate: delegate, recorder: LedgerRecorder(ledger: ledger),
+                                         options: options).run(devices)
         }
-        let report = try await runner(bench, profile, firmware, mode: .rollout, recorder: InMemoryRunRecorder(), delegate: delegate, concurrency: 1)
-            .run((0..<5).map { units.device(bench, $0) })
-        #expect(report.devices.map(\.outcome) == [.failed, .failed, .halted, .halted, .halted])
+        let units = UnitRegistry()
+        let report = try await run((0..<4).map { units.device(bench, $0) }, units: units)
+        #expect(report.devices.map(\.outcome) == [.failed, .failed, .halted, .halted])
         #expect(report.devices[0].step(.firmware)?.code == "fleet_firmware_update_failed")
         #expect(report.devices[2].code == "fleet_halted" && report.devices[2].steps.isEmpty)
+        #expect(report.devices[2].arguments == ["halt", "2", "2", "40", "test", "2"])
+        #expect(report.outcome == .failed)
+        let stage = try #require(try ledger.rolloutStage("halt"))
+        #expect(stage.state == .halted && stage.trippedBy == "test")
+        #expect(try ledger.rolloutResults("halt").map(\.outcome) == [.failed, .failed], "the halted units are not counted")
+        // Another run of the rollout starts nothing: the stage is halted in the ledger.
+        let again = try await run([units.device(bench, 4)], units: UnitRegistry())
+        #expect(again.devices.map(\.outcome) == [.halted])
         // The halted ones were never touched.
         for i in 2..<5 {
             #expect(try bench.state(i).region == nil)
             #expect(try bench.state(i).firmwareVersion == DeviceState.outOfBoxFirmware)
         }
-        #expect(report.outcome == .failed)
     }
 
     /// A person who is offered regions, remembers them, and answers with a choice that is

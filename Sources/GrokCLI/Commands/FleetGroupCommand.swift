@@ -8,6 +8,7 @@ struct FleetCommand: Command {
                 // Seeing the fleet: status, report.
 
                 // Rollout stages: stage show, pause, resume, advance.
+                FleetStageCommand.self,
 
             ])
     }

@@ -74,7 +74,6 @@ struct FleetRun {
                 if step.rawValue == chaos { kill(getpid(), SIGKILL) }
             }
         }
-        let policy = PolicyDelegate(profile: profile, mode: mode)
 
         let ledgerPath = StateDirectory.ledger(option: options.ledgerFile, environment: environment)
         let console = context.console
@@ -83,12 +82,14 @@ struct FleetRun {
             // The plan reads the ledger's history (whether a smoke test is owed) and writes nothing.
             let history = LedgerLocation.isShared(ledgerPath) || FileManager.default.fileExists(atPath: ledgerPath)
                 ? try LedgerRecorder(location: ledgerPath, station: runOptions.station) : nil
+            let policy = try Self.policy(profile, mode: mode, ledger: history?.ledger, options: runOptions, readOnly: true)
             let runner = FleetRunner(profile: profile, firmware: firmware, delegate: policy, recorder: PlanOnlyRecorder(history: history),
                                      options: runOptions)
             return FleetPlanPresenter(context: context).present(runner.plan(devices, policy: policy,
                                                                             interactive: mode == .provision && useTerminal))
         }
         let recorder = try LedgerRecorder(location: ledgerPath, station: runOptions.station)
+        let policy = try Self.policy(profile, mode: mode, ledger: recorder.ledger, options: runOptions, readOnly: false)
         let decider: any ConfigurationDelegate
         let gate = PromptGate()
         if mode == .provision, useTerminal {

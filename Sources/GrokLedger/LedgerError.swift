@@ -52,6 +52,9 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
     /// the connection string without its password; `state` the SQLSTATE, empty when the
     /// connection was lost).
     case server(path: String, state: String, detail: String)
+    /// `grokctl ledger sync` was given a ledger that is not a shared database: a spool is
+    /// sent to a `postgresql://` ledger only.
+    case syncNeedsShared(path: String)
 
     /// The stable machine code of the case.
     public var code: String {
@@ -73,6 +76,7 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
         case .duplicateRun: "ledger_duplicate_run"
         case .noSuchRun: "ledger_no_such_run"
         case .server: "ledger_server"
+        case .syncNeedsShared: "ledger_sync_not_shared"
         }
     }
 
@@ -96,6 +100,7 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
         case .duplicateRun(let p, let r): [p, r]
         case .noSuchRun(let p, let r): [p, r]
         case .server(let p, let s, let d): [p, s, d]
+        case .syncNeedsShared(let p): [p]
         }
     }
 
@@ -105,7 +110,7 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
         case .cannotOpen(let p, _), .locked(let p, _), .corrupt(let p, _), .empty(let p), .notSQLite(let p), .notALedger(let p, _),
             .newerSchema(let p, _, _), .diskFull(let p), .readOnly(let p, _), .invalidRecord(let p, _),
             .unknownRun(let p, _), .runFinished(let p, _), .exportFailed(let p, _), .sqlite(let p, _, _),
-            .duplicateRun(let p, _), .noSuchRun(let p, _), .server(let p, _, _):
+            .duplicateRun(let p, _), .noSuchRun(let p, _), .server(let p, _, _), .syncNeedsShared(let p):
             p
         }
     }

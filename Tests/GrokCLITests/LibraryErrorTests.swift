@@ -223,6 +223,8 @@ struct LibraryErrorTests {
             .readerFrozen(device: "sim:0", step: "region", seconds: "8"),
             .timedOut(device: "sim:0", step: "firmware", what: "step firmware", seconds: "1200"),
             .recorderFailed(operation: "beginning the run", detail: "locked"),
+            .ledgerOffline(database: "postgresql://grokstation:***@db/fleet", detail: "Connection refused"),
+            .ledgerOfflineRollout(database: "postgresql://grokstation:***@db/fleet", detail: "Connection refused"),
             .reportNotWritable(path: "/r/run.json", detail: "read-only"),
             .sceneLacksReferenceTags(device: "sim:0", scene: "/b/sim-0/scene.json", missing: ["3034257BF4789000000003E8"]),
         ]
@@ -232,7 +234,8 @@ struct LibraryErrorTests {
                 .deviceLocked, .portLocked, .lockFailed, .reader, .regionNotAllowed, .regionNotChosen, .regionUnsupported, .downgradeNotAllowed,
                 .sameVersionNotAllowed, .firmwareNotAvailable, .firmwareCache, .firmwareUpdateFailed, .firmwareNotRunning,
                 .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .updateDeclined,
-                .interrupted, .readerFrozen, .timedOut, .recorderFailed, .reportNotWritable, .sceneLacksReferenceTags: break
+                .interrupted, .readerFrozen, .timedOut, .recorderFailed, .ledgerOffline, .ledgerOfflineRollout, .reportNotWritable,
+                .sceneLacksReferenceTags: break
             }
         }
         Self.check(samples)
@@ -248,11 +251,12 @@ struct LibraryErrorTests {
             .runFinished(path: p, run: 7), .exportFailed(path: "/x.csv", detail: "ENOSPC"), .sqlite(path: p, sqliteCode: 10, detail: "I/O"),
             .duplicateRun(path: p, run: "20250115-120000-3fa2"), .noSuchRun(path: p, run: "20250115-120000-3fa2"),
             .server(path: "postgresql://ledger@db/fleet", state: "08006", detail: "server closed the connection unexpectedly"),
+            .syncNeedsShared(path: p),
         ]
         for sample in samples {
             switch sample {
             case .cannotOpen, .locked, .corrupt, .empty, .notSQLite, .notALedger, .newerSchema, .diskFull, .readOnly, .invalidRecord, .unknownRun,
-                .runFinished, .exportFailed, .sqlite, .duplicateRun, .noSuchRun, .server: break
+                .runFinished, .exportFailed, .sqlite, .duplicateRun, .noSuchRun, .server, .syncNeedsShared: break
             }
         }
         Self.check(samples)

@@ -129,4 +129,32 @@ struct OfflineStationTests {
         #expect(world.deviceBytes(1) == before, "a Grokker was touched")
         #expect(!FileManager.default.fileExists(atPath: Self.spoolPath(world, "bench-o")))
     }
+
+    @Test("the ledger is --ledger, else GROKCTL_LEDGER, else the profile's station.ledger; the station --station, else the profile's station.name")
+    func precedence() throws {
+        let world = try FleetWorld(devices: 1)
+        let fromProfile = world.root + "/profile-ledger.sqlite", fromEnvironment = world.root + "/environment-ledger.sqlite"
+        let fromOption = world.root + "/option-ledger.sqlite"
+        let profile = try Self.profile(world, station: ["name": "bench-p", "ledger": fromProfile])
+        func runs(_ path: String) throws -> [RunRecord] {
+            FileManager.default.fileExists(atPath: path) ? try Ledger.open(path: path, readOnly: true).runs() : []
+        }
+        let byProfile = try world.provision(devices: "sim:0", profile: profile)
+        #expect(byProfile.status == 0, "\(byProfile.standardOutput)\n\(byProfile.standardError)")
+        #expect(try runs(fromProfile).map(\.station) == ["bench-p"])
+        #expect(!FileManager.default.fileExists(atPath: world.ledger), "the default ledger was used")
+
+        let job = ["provision", "--profile", profile, "--device", "sim:0", "--unattended"] + world.common
+        var environment = world.environment
+        environment["GROKCTL_LEDGER"] = fromEnvironment
+        let byEnvironment = try runBinary(job + ["--station", "bench-o"], environment: environment, input: nil)
+        #expect(byEnvironment.status == 0, "\(byEnvironment.standardOutput)\n\(byEnvironment.standardError)")
+        #expect(try runs(fromEnvironment).map(\.station) == ["bench-o"])
+        #expect(try runs(fromProfile).count == 1)
+
+        let byOption = try runBinary(job + ["--ledger", fromOption], environment: environment, input: nil)
+        #expect(byOption.status == 0, "\(byOption.standardOutput)\n\(byOption.standardError)")
+        #expect(try runs(fromOption).map(\.station) == ["bench-p"])
+        #expect(try runs(fromEnvironment).count == 1 && runs(fromProfile).count == 1)
+    }
 }

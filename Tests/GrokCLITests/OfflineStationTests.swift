@@ -128,6 +128,26 @@ struct OfflineStationTests {
         #expect(result.standardError.contains("A rollout does not record into the spool"), "\(result.standardError)")
         #expect(world.deviceBytes(1) == before, "a Grokker was touched")
         #expect(!FileManager.default.fileExists(atPath: Self.spoolPath(world, "bench-o")))
+        // In the technician's language.
+        let german = try world.run(["rollout", "--profile", profile, "--device", "sim:0", "--lang", "de"] + world.common)
+        #expect(german.status == 1 && german.standardError.contains("Ein Rollout schreibt nie in das lokale Journal"), "\(german.standardError)")
+    }
+
+    @Test("'ledger sync' to a ledger that is not a shared database is refused naming it; with no spool it says so and sends nothing")
+    func syncRefusalsAndNoSpool() throws {
+        let state = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let environment = ["XDG_STATE_HOME": state, "HOME": state]
+        let file = runInProcess(["ledger", "sync", "--ledger", state + "/ledger.sqlite"], environment: environment)
+        #expect(file.status == 1 && file.standardError.contains("is not a shared ledger") && file.standardError.contains(state + "/ledger.sqlite"),
+                "\(file.standardError)")
+        let json = runInProcess(["ledger", "sync", "--ledger", state + "/ledger.sqlite", "--json"], environment: environment)
+        #expect(json.standardError.contains("\"ledger_sync_not_shared\""), "\(json.standardError)")
+        let cluster = PostgresCluster.shared
+        let uri = cluster.uri(try cluster.newDatabase("nospool"))
+        let none = runInProcess(["ledger", "sync", "--ledger", uri], environment: environment)
+        #expect(none.status == 0 && none.standardOutput.contains("There is no spool at '\(state)/grokctl/spool'"), "\(none.standardOutput)\(none.standardError)")
+        #expect(try PostgresLedger.open(uri, station: "auditor").runs().isEmpty)
     }
 
     @Test("the ledger is --ledger, else GROKCTL_LEDGER, else the profile's station.ledger; the station --station, else the profile's station.name")

@@ -92,8 +92,16 @@ public final class LedgerRecorder: RunRecorder {
     }
 
     public func lockFleetWide(serial: String, runID: String) throws -> String? {
-        guard let shared = ledger as? PostgresLedger else { return nil }
-        guard let holder = try shared.lockDevice(serial, run: try ledgerRun(runID)) else { return nil }
+        let holder: PostgresLedger.DeviceHolder?
+        if let shared = ledger as? PostgresLedger {
+            holder = try shared.lockDevice(serial, run: try ledgerRun(runID))
+        } else if let failover = ledger as? SpoolFailover {
+            // None once spooling (the run said so).
+            holder = try failover.lockDevice(serial, run: try ledgerRun(runID))
+        } else {
+            return nil
+        }
+        guard let holder else { return nil }
         return "station \(holder.station), run \(holder.runKey)"
     }
 
@@ -198,6 +206,9 @@ extension LedgerRecorder {
                 failure = error
             }
         }
-        return StationLedger(recorder: LedgerRecorder(ledger: shared), spool: nil, unreachable: nil, synced: synced, syncFailure: failure)
+        // With spool (not a rollout), a database lost for good mid-run hands the rest of the
+        // run to the spool (SpoolFailover).
+        let store: any LedgerStore = offline == .spool && mode != .rollout ? SpoolFailover(shared: shared, spoolPath: spoolPath) : shared
+        return StationLedger(recorder: LedgerRecorder(ledger: store), spool: nil, unreachable: nil, synced: synced, syncFailure: failure)
     }
 }

@@ -228,6 +228,17 @@ public final class Spool: Sendable {
                     sharedKey = key
                     wasThere = true
                     try query("UPDATE runs SET report_path = coalesce(report_path, $1) WHERE id = $2", [run.reportPath, String(sharedID!)])
+                    // A run that went on in the spool when the database was lost mid-run
+                    // (SpoolFailover): it ends as the spool says, not as the open run another
+                    // station's process closed as abandoned meanwhile.
+                    if let ended = run.endedAt {
+                        try query("""
+                            UPDATE runs SET ended_at = $1, outcome = $2, heartbeat_at = greatest(coalesce(heartbeat_at, ''), $3)
+                            WHERE id = $4 AND (ended_at IS NULL OR outcome = 'abandoned')
+                            """, [LedgerTime.format(ended), run.outcome?.rawValue, LedgerTime.format(run.lastSeenAt ?? ended),
+                                  String(sharedID!)])
+                        try query("DELETE FROM device_locks WHERE run_id = $1", [String(sharedID!)])
+                    }
                     break
                 }
                 // Another station's run has this key: never merged into it; the next key.
@@ -275,10 +286,14 @@ public final class Spool: Sendable {
             for step in batch.steps {
                 var values = step
                 values[1] = try mapped(step[1])
+                // A step the database committed just as it was lost (and the spool then kept
+                // too) is the same run, Grokker, step, start and result: kept once.
                 try query("""
                     INSERT INTO steps (record_id, run_id, station, serial, step, started_at, ended_at, duration_ms, result,
                                        firmware_before, firmware_after, region_before, region_after, code, detail)
-                    VALUES ($1, $2, $15, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, coalesce($14, ''))
+                    SELECT $1, $2::bigint, $15, $3, $4, $5, $6, $7::bigint, $8, $9, $10, $11, $12, $13, coalesce($14, '')
+                    WHERE NOT EXISTS (SELECT 1 FROM steps WHERE run_id = $2::bigint AND serial = $3 AND step = $4
+                                      AND started_at = $5 AND result = $8 AND record_id IS DISTINCT FROM $1)
                     ON CONFLICT (record_id) DO NOTHING
                     """, values + [run.station])
             }
@@ -304,6 +319,15 @@ public final class Spool: Sendable {
                                                           resolved_by = excluded.resolved_by
                     WHERE excluded.outcome IS NOT NULL AND (intents.outcome IS NULL OR intents.resolved_by IS NULL)
                     """, values + [run.station])
+            }
+            // An intent recorded in the database before it was lost mid-run, whose step the
+            // spool then recorded: closed as the step closes it (done, or not done).
+            for step in batch.steps where step[1].flatMap(Int64.init) == run.id.rawValue {
+                guard let result = step[7].flatMap(StepResult.init(rawValue:)), let outcome = IntentOutcome(closing: result) else { continue }
+                try query("""
+                    UPDATE intents SET outcome = $1, resolved_at = $2, resolved_by = $3
+                    WHERE run_id = $3 AND serial = $4 AND step = $5 AND outcome IS NULL AND record_id NOT LIKE 'spool:%'
+                    """, [outcome.rawValue, step[5], String(sharedID), step[2], step[3]])
             }
             for result in batch.rolloutResults {
                 var values = result

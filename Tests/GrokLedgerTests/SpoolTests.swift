@@ -176,4 +176,58 @@ struct SpoolTests {
         let sent = try #require(try shared.intents().first)
         #expect(sent.outcome == .done && sent.run == shared1.id && sent.resolvedBy == shared2.id)
     }
+
+    @Test("the database lost for good mid-run: the rest of the run goes to the spool, and the sync completes that same run, every record once")
+    func lostMidRun() throws {
+        // A cluster of its own: it is stopped under the run.
+        let cluster = try PostgresCluster()
+        let database = try cluster.newDatabase("midrun")
+        let scratch = Scratch()
+        let spoolPath = scratch.file("spool/bench-3.sqlite")
+        let failover = SpoolFailover(shared: try PostgresLedger.open(cluster.conninfo(database), station: "bench-3", reconnectSeconds: 0.5),
+                                     spoolPath: spoolPath)
+        var begin = start(at: 0)
+        begin.station = "bench-3"
+        begin.key = "20240501-104000-beef"
+        let run = try failover.beginRun(begin)
+        try failover.upsertDevice(DeviceSighting(serial: "GRK-1", firmware: "1.7.3", seenAt: at(1)))
+        try failover.recordStep(step(run, "GRK-1", "region", from: 1, to: 2))
+        let intent = try failover.recordIntent(run: run, serial: "GRK-1", step: "firmware", target: "1.8.0", at: at(2))
+        #expect(try failover.lockDevice("GRK-1", run: run) == nil)
+        #expect(failover.spool == nil)
+
+        // The firmware step's commit reaches the database just as it goes (written here on a
+        // second connection); the station never hears of it and keeps the step in the spool.
+        try PostgresLedger.open(cluster.conninfo(database), station: "bench-3").recordStep(step(run, "GRK-1", "firmware", from: 2, to: 4))
+        cluster.stop()
+        try failover.recordStep(step(run, "GRK-1", "firmware", from: 2, to: 4))
+        #expect(failover.spool != nil, "the lost database was not left for the spool")
+        #expect(failover.location == spoolPath)
+        #expect(try failover.lockDevice("GRK-1", run: run) == nil, "no fleet-wide lock while spooling")
+        try failover.recordSmokeTest(SmokeTestRecord(run: run, serial: "GRK-1", afterStep: "firmware", startedAt: at(4),
+                                                     durationMilliseconds: 2000, expectedTags: ["E200"], foundTags: ["E200"],
+                                                     readsPerSecond: 12.5, minRSSI: -50, passed: true))
+        try failover.upsertDevice(DeviceSighting(serial: "GRK-1", firmware: "1.8.0", seenAt: at(5)))
+        try failover.finishRun(run, outcome: .succeeded, endedAt: at(6), reportPath: "/reports/r.json")
+        #expect(intent > 0)
+
+        try cluster.start()
+        let shared = try PostgresLedger.open(cluster.conninfo(database), station: "sync")
+        let spool = try Spool.open(path: spoolPath)
+        let report = try spool.sync(to: shared)
+        #expect(report.sent.map(\.sharedKey) == ["20240501-104000-beef"], "the run was not completed under its own key")
+        let record = try #require(try shared.run(key: "20240501-104000-beef"))
+        #expect(try shared.runs().count == 1)
+        #expect(record.outcome == .succeeded && record.endedAt == at(6) && record.reportPath == "/reports/r.json")
+        #expect(try shared.steps(run: record.id).map(\.step) == ["region", "firmware"])
+        #expect(try shared.smokeTests(run: record.id).count == 1)
+        #expect(try shared.device(serial: "GRK-1")?.firmware == "1.8.0")
+        #expect(try shared.intents().map { $0.outcome } == [.done], "the intent recorded online stayed open")
+        #expect(try shared.deviceLocks().isEmpty)
+
+        let before = try ["runs", "steps", "smoke_tests", "intents", "devices"].map { try cluster.psql(database, "SELECT * FROM \($0) ORDER BY 1") }
+        try spool.ledger.write { (db) throws(LedgerError) in try db.execute("DELETE FROM spool_sent") }
+        try spool.sync(to: shared)
+        #expect(try ["runs", "steps", "smoke_tests", "intents", "devices"].map { try cluster.psql(database, "SELECT * FROM \($0) ORDER BY 1") } == before)
+    }
 }

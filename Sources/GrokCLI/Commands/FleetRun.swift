@@ -122,7 +122,13 @@ struct FleetRun {
         let presenter = FleetRunPresenter(devices: devices.map(\.name), context: context, liveBars: !useTerminal)
         var result: Result<FleetReport, FleetError>?
         var held: [FleetRunEvent] = []
+        var switchAnnounced = false
         while result == nil {
+            // The shared ledger lost for good mid-run: said once that the rest goes to the spool.
+            if !switchAnnounced, let failover = recorder.ledger as? SpoolFailover, failover.spool != nil {
+                SpoolNotices(console: console).switched(failover)
+                switchAnnounced = true
+            }
             // Woken at least every 100 ms, so a signal stops the devices even while none of
             // them has anything to say (a step blocked on a silent reader).
             if stop.requested { runOptions.cancellation.cancel() }
@@ -137,6 +143,9 @@ struct FleetRun {
             }
             held.removeAll()
             if stop.requested { runOptions.cancellation.cancel() }
+        }
+        if !switchAnnounced, let failover = recorder.ledger as? SpoolFailover, failover.spool != nil {
+            SpoolNotices(console: console).switched(failover)
         }
         // The devices are done: what is left (the report, the summary) must finish whatever
         // arrives now.

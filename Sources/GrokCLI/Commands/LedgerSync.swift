@@ -70,12 +70,20 @@ struct SpoolNotices {
         if let spool = opened.spool, let database = opened.unreachable {
             console.warn(.fleetSpoolSpooling, database, spool.path)
         }
-        if let synced = opened.synced, let shared = opened.recorder.ledger as? PostgresLedger {
-            self.synced(synced, spool: nil, database: shared.target, explicit: false)
+        if let synced = opened.synced {
+            let database = (opened.recorder.ledger as? SpoolFailover)?.shared.target ?? opened.location
+            self.synced(synced, spool: nil, database: database, explicit: false)
         }
         if let failure = opened.syncFailure {
             console.warn(.fleetSpoolSyncFailed, console.localizer.message(for: failure))
         }
+    }
+
+    /// Said once, by the run's own thread, when the shared ledger was lost mid-run and the
+    /// rest of the run went to the spool (`SpoolFailover`).
+    func switched(_ failover: SpoolFailover) {
+        guard let spool = failover.spool else { return }
+        console.warn(.fleetSpoolSpooling, failover.shared.target, spool.path)
     }
 
     func noSpool(_ path: String) {

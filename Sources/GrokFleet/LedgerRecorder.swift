@@ -212,3 +212,25 @@ extension LedgerRecorder {
         return StationLedger(recorder: LedgerRecorder(ledger: store), spool: nil, unreachable: nil, synced: synced, syncFailure: failure)
     }
 }
+
+extension LedgerRecorder {
+    /// The ledger a dry run reads its history from (it writes nothing): the file when it
+    /// exists, the shared database, or, when that cannot be reached, the same refusal a run
+    /// would meet (``openStation(location:station:mode:offline:spoolPath:)``), or with
+    /// `spool` the station's spool read-only (nil when there is none yet).
+    public static func openForPlan(location: String, station: String, mode: FleetMode,
+                                   offline: Profile.StationConfig.Offline, spoolPath: String) throws -> LedgerRecorder? {
+        guard LedgerLocation.isShared(location) else {
+            return FileManager.default.fileExists(atPath: location) ? try LedgerRecorder(location: location, station: station) : nil
+        }
+        do {
+            return LedgerRecorder(ledger: try PostgresLedger.open(location, station: station))
+        } catch {
+            guard case .cannotOpen(let database, let detail) = error else { throw error }
+            if mode == .rollout { throw FleetError.ledgerOfflineRollout(database: database, detail: detail) }
+            guard offline == .spool else { throw FleetError.ledgerOffline(database: database, detail: detail) }
+            guard FileManager.default.fileExists(atPath: spoolPath) else { return nil }
+            return LedgerRecorder(ledger: try Ledger.open(path: spoolPath, readOnly: true))
+        }
+    }
+}

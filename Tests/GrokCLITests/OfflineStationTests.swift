@@ -56,6 +56,9 @@ struct OfflineStationTests {
 
         let json = try world.provision(["--json"], devices: "sim:0", profile: profile)
         #expect(json.standardError.contains("\"fleet_ledger_offline\""), "\(json.standardError)")
+        // The dry run meets the same refusal.
+        let plan = try world.provision(["--dry-run", "--json"], devices: "sim:0", profile: profile)
+        #expect(plan.status == 1 && plan.standardError.contains("\"fleet_ledger_offline\""), "\(plan.standardError)")
     }
 
     @Test("spool: the run provisions into the station's spool, saying there is no fleet-wide lock; once the database is back 'ledger sync' sends every step once, and again sends nothing")
@@ -74,6 +77,13 @@ struct OfflineStationTests {
         #expect(spooledRun.station == "bench-s")
         let spooledSteps = try spool.steps()
         #expect(spooledSteps.filter { $0.step == "firmware" && $0.result == .done }.count == 2)
+
+        // A dry run while the database is still down plans from the spool and changes nothing.
+        let bytes = world.deviceBytes(2)
+        let plan = try world.provision(["--dry-run"], devices: "sim:0-1", profile: profile)
+        #expect(plan.status == 0, "\(plan.standardOutput)\n\(plan.standardError)")
+        let spooledRuns = try Ledger.open(path: spoolPath, readOnly: true).runs().count
+        #expect(world.deviceBytes(2) == bytes && spooledRuns == 1, "the dry run changed a Grokker or recorded a run")
 
         try down.cluster.start()
         let sync = try world.run(["ledger", "sync", "--ledger", down.uri])

@@ -82,8 +82,9 @@ struct FleetRun {
         let useTerminal = interactive ?? (isatty(STDIN_FILENO) == 1 && console.isTerminal(.standardOutput))
         if options.dryRun {
             // The plan reads the ledger's history (whether a smoke test is owed) and writes nothing.
-            let history = LedgerLocation.isShared(ledgerPath) || FileManager.default.fileExists(atPath: ledgerPath)
-                ? try LedgerRecorder(location: ledgerPath, station: runOptions.station) : nil
+            let history = try LedgerRecorder.openForPlan(
+                location: ledgerPath, station: runOptions.station, mode: mode, offline: profile.station?.offline ?? .refuse,
+                spoolPath: StateDirectory.spool(station: runOptions.station, environment: environment))
             let runner = FleetRunner(profile: profile, firmware: firmware, delegate: policy, recorder: PlanOnlyRecorder(history: history),
                                      options: runOptions)
             return FleetPlanPresenter(context: context).present(runner.plan(devices, policy: policy,

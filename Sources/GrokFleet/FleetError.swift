@@ -90,6 +90,12 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
 
     /// The run recorder failed while `operation`.
     case recorderFailed(operation: String, detail: String)
+    /// The shared ledger `database` (without its password) cannot be reached and the
+    /// profile's `station.offline` is `refuse` (the default): nothing was started.
+    case ledgerOffline(database: String, detail: String)
+    /// The shared ledger cannot be reached and this is a rollout, which never spools (its
+    /// halt rule counts every station's results): nothing was started.
+    case ledgerOfflineRollout(database: String, detail: String)
 
     // MARK: Preflight (before any unit is touched)
 
@@ -132,6 +138,8 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .readerFrozen: "fleet_reader_frozen"
         case .timedOut: "fleet_timed_out"
         case .recorderFailed: "fleet_recorder_failed"
+        case .ledgerOffline: "fleet_ledger_offline"
+        case .ledgerOfflineRollout: "fleet_ledger_offline_rollout"
         case .reportNotWritable: "fleet_report_not_writable"
         case .sceneLacksReferenceTags: "fleet_scene_lacks_reference_tags"
         }
@@ -171,6 +179,7 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .stagePaused(let rollout, let by): [rollout, by]
         case .updateDeclined(let device, let decision): [device, decision]
         case .recorderFailed(let operation, let detail): [operation, detail]
+        case .ledgerOffline(let database, let detail), .ledgerOfflineRollout(let database, let detail): [database, detail]
         case .reportNotWritable(let path, let detail): [path, detail]
         case .sceneLacksReferenceTags(let device, let scene, let missing): [device, scene, missing.joined(separator: " ")]
         }

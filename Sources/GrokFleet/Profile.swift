@@ -39,6 +39,9 @@ public struct Profile: Sendable, Equatable {
     public var timeouts: Timeouts
     /// The inventory that proves a Grokker reads tags; `nil`: no smoke test.
     public var smokeTest: SmokeTestPolicy?
+    /// The station this profile runs on: its name, its ledger, what to do when the shared
+    /// ledger cannot be reached; `nil`: the defaults (docs/profiles.md, `station`).
+    public var station: StationConfig? = nil
 
     /// Creates a profile (tests and tools; files go through ``load(path:)``).
     public init(file: String = "<memory>", name: String, description: String? = nil, locale: String = "en",
@@ -214,10 +217,39 @@ public struct Profile: Sendable, Equatable {
         }
     }
 
+    /// The station's configuration (the profile's `station` section): what `--station` and
+    /// `--ledger` (or `GROKCTL_LEDGER`) give when they are not given.
+    public struct StationConfig: Sendable, Equatable {
+        /// What a run does when the shared ledger cannot be reached (docs/ledger.md, "Offline
+        /// stations and the spool").
+        public enum Offline: String, Sendable, CaseIterable {
+            /// Stop before any Grokker is touched (the default).
+            case refuse
+            /// Record into the station's spool and send it when the database is back (not a rollout).
+            case spool
+        }
+
+        /// The station's name (recorded with each run); `nil`: the host name.
+        public var name: String?
+        /// The ledger: a `postgresql://` database shared by the stations, or an absolute SQLite
+        /// file path; `nil`: the station's default file.
+        public var ledger: String?
+        public var offline: Offline
+
+        public init(name: String? = nil, ledger: String? = nil, offline: Offline = .refuse) {
+            self.name = name
+            self.ledger = ledger
+            self.offline = offline
+        }
+
+        /// The longest station name accepted.
+        public static let maxNameLength = 64
+    }
+
     // MARK: Reading
 
     static let topKeys = ["format", "name", "description", "locale", "region", "firmware", "minimum_battery_percent",
-                          "maintenance_windows", "rollout", "provisioning", "retries", "timeouts", "smoke_test"]
+                          "maintenance_windows", "rollout", "provisioning", "retries", "timeouts", "smoke_test", "station"]
 
     /// Reads and checks the profile at `path`.
     public static func load(path: String) throws(FleetError) -> Profile {
@@ -287,7 +319,26 @@ public struct Profile: Sendable, Equatable {
             }
         }
         profile.smokeTest = try readSmokeTest(top)
+        profile.station = try readStation(top)
         return profile
+    }
+
+    private static func readStation(_ top: ProfileObject) throws(FleetError) -> StationConfig? {
+        guard let o = try top.object("station", allowed: ["name", "ledger", "offline"]) else { return nil }
+        let nameExpected = "a station name of 1 to \(StationConfig.maxNameLength) characters, no control characters, no spaces at either end"
+        let name = try o.string("name", expected: nameExpected, check: { name in
+            !name.isEmpty && name.count <= StationConfig.maxNameLength && name == name.trimmingCharacters(in: .whitespaces)
+                && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        })
+        let ledger = try o.string("ledger", expected: "a postgresql:// database address or an absolute path to a SQLite ledger file",
+                                  check: { text in
+            (text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") || (text.hasPrefix("/") && !text.hasSuffix("/")))
+                && !text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        })
+        let modes = StationConfig.Offline.allCases.map(\.rawValue)
+        let offline = try o.string("offline", expected: "one of " + modes.joined(separator: ", "), check: { modes.contains($0) })
+            .flatMap(StationConfig.Offline.init(rawValue:)) ?? .refuse
+        return StationConfig(name: name, ledger: ledger, offline: offline)
     }
 
     private static func readRegion(_ top: ProfileObject) throws(FleetError) -> RegionPolicy? {

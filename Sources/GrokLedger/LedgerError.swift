@@ -59,6 +59,9 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
     case stageNotChangeable(path: String, rollout: String, state: String, change: String)
     /// An advance must raise the stage's percentage (at most 100).
     case stageNotUpward(path: String, rollout: String, percentage: Double, requested: Double)
+    /// `grokctl ledger sync` was given a ledger that is not a shared database: a spool is
+    /// sent to a `postgresql://` ledger only.
+    case syncNeedsShared(path: String)
 
     /// The stable machine code of the case.
     public var code: String {
@@ -83,6 +86,7 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
         case .noSuchStage: "ledger_no_such_stage"
         case .stageNotChangeable: "ledger_stage_not_changeable"
         case .stageNotUpward: "ledger_stage_not_upward"
+        case .syncNeedsShared: "ledger_sync_not_shared"
         }
     }
 
@@ -109,6 +113,7 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
         case .noSuchStage(let p, let r): [p, r]
         case .stageNotChangeable(let p, let r, let s, let c): [p, r, s, c]
         case .stageNotUpward(let p, let r, let c, let n): [p, r, NumberText.plain(c), NumberText.plain(n)]
+        case .syncNeedsShared(let p): [p]
         }
     }
 
@@ -119,7 +124,7 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
             .newerSchema(let p, _, _), .diskFull(let p), .readOnly(let p, _), .invalidRecord(let p, _),
             .unknownRun(let p, _), .runFinished(let p, _), .exportFailed(let p, _), .sqlite(let p, _, _),
             .duplicateRun(let p, _), .noSuchRun(let p, _), .server(let p, _, _), .noSuchStage(let p, _),
-            .stageNotChangeable(let p, _, _, _), .stageNotUpward(let p, _, _, _):
+            .stageNotChangeable(let p, _, _, _), .stageNotUpward(let p, _, _, _), .syncNeedsShared(let p):
             p
         }
     }

@@ -226,6 +226,8 @@ struct LibraryErrorTests {
             .readerFrozen(device: "sim:0", step: "region", seconds: "8"),
             .timedOut(device: "sim:0", step: "firmware", what: "step firmware", seconds: "1200"),
             .recorderFailed(operation: "beginning the run", detail: "locked"),
+            .ledgerOffline(database: "postgresql://grokstation:***@db/fleet", detail: "Connection refused"),
+            .ledgerOfflineRollout(database: "postgresql://grokstation:***@db/fleet", detail: "Connection refused"),
             .reportNotWritable(path: "/r/run.json", detail: "read-only"),
             .sceneLacksReferenceTags(device: "sim:0", scene: "/b/sim-0/scene.json", missing: ["3034257BF4789000000003E8"]),
         ]
@@ -235,7 +237,8 @@ struct LibraryErrorTests {
                 .deviceLocked, .portLocked, .lockFailed, .reader, .regionNotAllowed, .regionNotChosen, .regionUnsupported, .downgradeNotAllowed,
                 .sameVersionNotAllowed, .firmwareNotAvailable, .firmwareCache, .firmwareUpdateFailed, .firmwareNotRunning,
                 .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .stagePaused, .updateDeclined,
-                .interrupted, .readerFrozen, .timedOut, .recorderFailed, .reportNotWritable, .sceneLacksReferenceTags: break
+                .interrupted, .readerFrozen, .timedOut, .recorderFailed, .ledgerOffline, .ledgerOfflineRollout, .reportNotWritable,
+                .sceneLacksReferenceTags: break
             }
         }
         Self.check(samples)
@@ -255,12 +258,13 @@ struct LibraryErrorTests {
             .stageNotChangeable(path: p, rollout: "fw-1.8", state: "paused", change: "pause"),
             .stageNotChangeable(path: p, rollout: "fw-1.8", state: "active", change: "resume"),
             .stageNotUpward(path: p, rollout: "fw-1.8", percentage: 25, requested: 12.5),
+            .syncNeedsShared(path: p),
         ]
         for sample in samples {
             switch sample {
             case .cannotOpen, .locked, .corrupt, .empty, .notSQLite, .notALedger, .newerSchema, .diskFull, .readOnly, .invalidRecord, .unknownRun,
                 .runFinished, .exportFailed, .sqlite, .duplicateRun, .noSuchRun, .server, .noSuchStage, .stageNotChangeable,
-                .stageNotUpward: break
+                .stageNotUpward, .syncNeedsShared: break
             }
         }
         Self.check(samples)

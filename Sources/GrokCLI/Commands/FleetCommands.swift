@@ -146,7 +146,7 @@ struct LedgerCommand: Command {
         CommandConfiguration(
             name: "ledger", abstract: .commandLedgerAbstract, discussion: .commandLedgerDiscussion,
             subcommands: [LedgerShowCommand.self, LedgerExportCommand.self, LedgerCheckCommand.self,
-                          LedgerRecoverCommand.self])
+                          LedgerRecoverCommand.self, LedgerSyncCommand.self])
     }
 
     init(_ values: ParsedValues) {}
@@ -281,11 +281,22 @@ enum StateDirectory {
         return join(home, ".local/state/grokctl")
     }
 
-    /// `--ledger`, else `$GROKCTL_LEDGER`, else `<state dir>/ledger.sqlite`.
-    static func ledger(option: String?, environment: [String: String]) -> String {
+    /// `--ledger`, else `$GROKCTL_LEDGER`, else the profile's `station.ledger` (`profile`),
+    /// else `<state dir>/ledger.sqlite`.
+    static func ledger(option: String?, environment: [String: String], profile: String? = nil) -> String {
         if let option { return option }
         if let value = environment["GROKCTL_LEDGER"], !value.isEmpty { return value }
+        if let profile { return profile }
         return join(path(environment: environment), "ledger.sqlite")
+    }
+
+    /// `<state dir>/spool`: the stations' spools, where a run records while the shared
+    /// ledger cannot be reached (docs/ledger.md, "Offline stations and the spool").
+    static func spoolDirectory(environment: [String: String]) -> String { join(path(environment: environment), "spool") }
+
+    /// The spool of `station`: `<state dir>/spool/<station>.sqlite`.
+    static func spool(station: String, environment: [String: String]) -> String {
+        join(spoolDirectory(environment: environment), Spool.fileName(station: station))
     }
 
     static func locks(environment: [String: String]) -> String { join(path(environment: environment), "locks") }

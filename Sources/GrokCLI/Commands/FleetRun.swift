@@ -65,7 +65,8 @@ struct FleetRun {
         let environment = context.environment
         var runOptions = FleetRunOptions(mode: mode, lockDirectory: StateDirectory.locks(environment: environment),
                                          runID: RunKey.make(), readerOptions: FirmwareDevices.readerOptions(context))
-        if let station = options.station { runOptions.station = station }
+        // --station, else the profile's station.name, else the host name (the default).
+        if let station = options.station ?? profile.station?.name { runOptions.station = station }
         runOptions.operatorName = options.operatorName ?? environment["USER"] ?? ""
         // The chaos suite's hook (scripts/chaos.sh, docs/fleet.md): die the hard way right
         // after a step changed a Grokker, before the change is recorded.
@@ -75,20 +76,26 @@ struct FleetRun {
             }
         }
 
-        let ledgerPath = StateDirectory.ledger(option: options.ledgerFile, environment: environment)
+        let ledgerPath = StateDirectory.ledger(option: options.ledgerFile, environment: environment, profile: profile.station?.ledger)
         let console = context.console
         let useTerminal = interactive ?? (isatty(STDIN_FILENO) == 1 && console.isTerminal(.standardOutput))
         if options.dryRun {
             // The plan reads the ledger's history (whether a smoke test is owed) and writes nothing.
-            let history = LedgerLocation.isShared(ledgerPath) || FileManager.default.fileExists(atPath: ledgerPath)
-                ? try LedgerRecorder(location: ledgerPath, station: runOptions.station) : nil
+            let history = try LedgerRecorder.openForPlan(
+                location: ledgerPath, station: runOptions.station, mode: mode, offline: profile.station?.offline ?? .refuse,
+                spoolPath: StateDirectory.spool(station: runOptions.station, environment: environment))
             let policy = try Self.policy(profile, mode: mode, ledger: history?.ledger, options: runOptions, readOnly: true)
             let runner = FleetRunner(profile: profile, firmware: firmware, delegate: policy, recorder: PlanOnlyRecorder(history: history),
                                      options: runOptions)
             return FleetPlanPresenter(context: context).present(runner.plan(devices, policy: policy,
                                                                             interactive: mode == .provision && useTerminal))
         }
-        let recorder = try LedgerRecorder(location: ledgerPath, station: runOptions.station)
+        // The shared ledger, or (unreachable) a refusal or this station's spool: before any unit is touched.
+        let opened = try LedgerRecorder.openStation(
+            location: ledgerPath, station: runOptions.station, mode: mode, offline: profile.station?.offline ?? .refuse,
+            spoolPath: StateDirectory.spool(station: runOptions.station, environment: environment))
+        SpoolNotices(console: console).announce(opened)
+        let recorder = opened.recorder
         let policy = try Self.policy(profile, mode: mode, ledger: recorder.ledger, options: runOptions, readOnly: false)
         let decider: any ConfigurationDelegate
         let gate = PromptGate()
@@ -117,7 +124,13 @@ struct FleetRun {
         let presenter = FleetRunPresenter(devices: devices.map(\.name), context: context, liveBars: !useTerminal)
         var result: Result<FleetReport, FleetError>?
         var held: [FleetRunEvent] = []
+        var switchAnnounced = false
         while result == nil {
+            // The shared ledger lost for good mid-run: said once that the rest goes to the spool.
+            if !switchAnnounced, let failover = recorder.ledger as? SpoolFailover, failover.spool != nil {
+                SpoolNotices(console: console).switched(failover)
+                switchAnnounced = true
+            }
             // Woken at least every 100 ms, so a signal stops the devices even while none of
             // them has anything to say (a step blocked on a silent reader).
             if stop.requested { runOptions.cancellation.cancel() }
@@ -133,6 +146,9 @@ struct FleetRun {
             held.removeAll()
             if stop.requested { runOptions.cancellation.cancel() }
         }
+        if !switchAnnounced, let failover = recorder.ledger as? SpoolFailover, failover.spool != nil {
+            SpoolNotices(console: console).switched(failover)
+        }
         // The devices are done: what is left (the report, the summary) must finish whatever
         // arrives now.
         StopSignals.absorbFromNowOn()
@@ -145,7 +161,7 @@ struct FleetRun {
             ?? StateDirectory.join(StateDirectory.reports(environment: environment), report.runID + ".json")
         // Written whatever the ledger did: when it failed, the report is the record of the run.
         // The run's outcome is already in the ledger; the ledger then points to the report.
-        let written = FleetReportFile(report: report, profile: profile, options: runOptions, ledger: ledgerPath)
+        let written = FleetReportFile(report: report, profile: profile, options: runOptions, ledger: opened.location)
         var reportFailure: OutputError?
         do throws(OutputError) {
             try written.write(to: reportPath)
@@ -156,7 +172,7 @@ struct FleetRun {
         if reportFailure == nil, ledgerFailure == nil {
             do { try recorder.recordReport(runID: report.runID, path: Self.absolute(reportPath)) } catch { ledgerFailure = error }
         }
-        presenter.summary(report, reportPath: reportFailure == nil ? reportPath : nil, ledgerPath: ledgerPath)
+        presenter.summary(report, reportPath: reportFailure == nil ? reportPath : nil, ledgerPath: opened.location)
         if let reportFailure { console.report(reportFailure) }
         if let ledgerFailure { console.report(ledgerFailure) }
         if reportFailure != nil || ledgerFailure != nil { return .failure }

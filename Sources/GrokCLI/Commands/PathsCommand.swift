@@ -31,7 +31,9 @@ struct PathsCommand: Command {
             ("system_config", paths.systemConfig), ("user_config", paths.userConfig),
             ("trusted_root", paths.trustedRoot),
             ("state", paths.state), ("bench", benchEntry), ("ledger", paths.ledger), ("locks", paths.locks),
-            ("reports", paths.reports), ("tuf_state", paths.tufState),
+            ("reports", paths.reports),
+            ("spool", InstallPaths.Entry(path: StateDirectory.spoolDirectory(environment: paths.environment), source: .derived)),
+            ("tuf_state", paths.tufState),
         ]
         return entries.map { name, entry in
             Line(name: name, path: entry.path, source: entry.source.rawValue,

@@ -199,21 +199,22 @@ struct FleetReportPage {
         guard let first = points.first, let last = points.last else { return empty("progress") }
         let (width, height, left, right, top, bottom) = (640.0, 240.0, 50.0, 20.0, 15.0, 35.0)
         let whole = max(rollout.totals.finished + rollout.totals.pending, points.map(\.finished).max() ?? 1, 1)
-        let span = max(last.at.timeIntervalSince(first.at), 1)
-        func x(_ date: Date) -> Double { left + (width - left - right) * date.timeIntervalSince(first.at) / span }
+        let (start, span) = Self.timeAxis(first.at, last.at)
+        func x(_ date: Date) -> Double { left + (width - left - right) * date.timeIntervalSince(start) / span }
         func y(_ count: Int) -> Double { height - bottom - (height - top - bottom) * Double(count) / Double(whole) }
         var out = svgOpen("progress", width: Int(width), height: Int(height), label: text(.reportProgress))
         out += axes(width: width, height: height, left: left, right: right, top: top, bottom: bottom)
         out += "<line class=\"whole\" x1=\"\(f(left))\" y1=\"\(f(y(whole)))\" x2=\"\(f(width - right))\" y2=\"\(f(y(whole)))\" stroke=\"\(Self.colors.pending)\" stroke-dasharray=\"4 3\"/>\n"
         for (name, color, value) in [("done", Self.colors.done, { (p: FleetView.ProgressPoint) in p.done }),
                                      ("failed", Self.colors.failed, { (p: FleetView.ProgressPoint) in p.failed })] {
-            var path = "M\(f(x(first.at))) \(f(y(0)))"
+            var path = "M\(f(left)) \(f(y(0)))"
             for point in points { path += " H\(f(x(point.at))) V\(f(y(value(point))))" }
+            path += " H\(f(width - right))"
             out += "<path class=\"series-\(name)\" d=\"\(path)\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"/>\n"
         }
         out += label(left - 5, y(whole) + 4, String(whole), anchor: "end") + label(left - 5, y(0) + 4, "0", anchor: "end")
-        out += label(left, height - 12, LocaleFormat.dateTime(first.at, language))
-        out += label(width - right, height - 12, LocaleFormat.dateTime(last.at, language), anchor: "end")
+        out += label(x(first.at), height - 12, LocaleFormat.dateTime(first.at, language))
+        out += label(x(last.at), height - 12, LocaleFormat.dateTime(last.at, language), anchor: "end")
         out += legend([(text(.fleetColumnDone), Self.colors.done), (text(.fleetColumnFailed), Self.colors.failed),
                        (text(.fleetColumnPending), Self.colors.pending)], x: left + 10, y: top + 5)
         return out + "</svg>\n"
@@ -226,13 +227,17 @@ struct FleetReportPage {
         let (width, height, left, right, top, bottom) = (640.0, 200.0, 50.0, 20.0, 15.0, 35.0)
         let threshold = rollout.halt?.maxFailureRate
         let top100 = min(1, max(points.map(\.failureRate).max() ?? 0, threshold ?? 0) * 1.25 + 0.05)
-        let span = max(last.at.timeIntervalSince(first.at), 1)
-        func x(_ date: Date) -> Double { left + (width - left - right) * date.timeIntervalSince(first.at) / span }
+        let (start, span) = Self.timeAxis(first.at, last.at)
+        func x(_ date: Date) -> Double { left + (width - left - right) * date.timeIntervalSince(start) / span }
         func y(_ rate: Double) -> Double { height - bottom - (height - top - bottom) * rate / top100 }
         var out = svgOpen("failure-rate", width: Int(width), height: Int(height), label: text(.reportFailureRate))
         out += axes(width: width, height: height, left: left, right: right, top: top, bottom: bottom)
+        // A step after each unit: the rate holds until the next one finishes.
         var path = ""
-        for (index, point) in points.enumerated() { path += (index == 0 ? "M" : " L") + "\(f(x(point.at))) \(f(y(point.failureRate)))" }
+        for (index, point) in points.enumerated() {
+            path += index == 0 ? "M\(f(x(point.at))) \(f(y(point.failureRate)))" : " H\(f(x(point.at))) V\(f(y(point.failureRate)))"
+        }
+        path += " H\(f(width - right))"
         out += "<path class=\"series-failure-rate\" d=\"\(path)\" fill=\"none\" stroke=\"\(Self.colors.line)\" stroke-width=\"2\"/>\n"
         if let threshold {
             out += "<line class=\"threshold\" x1=\"\(f(left))\" y1=\"\(f(y(threshold)))\" x2=\"\(f(width - right))\" y2=\"\(f(y(threshold)))\" stroke=\"\(Self.colors.threshold)\" stroke-dasharray=\"6 4\"/>\n"
@@ -240,9 +245,16 @@ struct FleetReportPage {
         }
         out += label(left - 5, y(top100) + 4, decimal(top100 * 100, digits: 0) + " %", anchor: "end")
         out += label(left - 5, y(0) + 4, "0 %", anchor: "end")
-        out += label(left, height - 12, LocaleFormat.dateTime(first.at, language))
-        out += label(width - right, height - 12, LocaleFormat.dateTime(last.at, language), anchor: "end")
+        out += label(x(first.at), height - 12, LocaleFormat.dateTime(first.at, language))
+        out += label(x(last.at), height - 12, LocaleFormat.dateTime(last.at, language), anchor: "end")
         return out + "</svg>\n"
+    }
+
+    /// The time axis from a little before the first unit finished to a little after the last:
+    /// its start and its length in seconds.
+    static func timeAxis(_ first: Date, _ last: Date) -> (start: Date, span: Double) {
+        let margin = max(last.timeIntervalSince(first) * 0.05, 30)
+        return (first.addingTimeInterval(-margin), last.timeIntervalSince(first) + 2 * margin)
     }
 
     /// One bar per name, split into done, failed, incomplete and pending.

@@ -184,10 +184,11 @@ struct FleetStatusText {
                 console.print("")
                 console.print("  " + localizer.text(.fleetStatusEvents))
                 console.table(Table(
-                    headers: [localizer.text(.ledgerColumnWhen), localizer.text(.fleetColumnAction), localizer.text(.fleetColumnStage),
+                    headers: [localizer.text(.ledgerColumnWhen), localizer.text(.fleetColumnChange), localizer.text(.fleetColumnStage),
                               localizer.text(.fleetColumnStation), localizer.text(.fleetColumnWho), localizer.text(.fleetColumnNote)],
                     rows: rollout.events.map { event in
-                        let stage = [event.percentageBefore, event.percentageAfter].compactMap { $0 }.map { percent($0) + " %" }
+                        var stage = [event.percentageBefore, event.percentageAfter].compactMap { $0 }.map { percent($0) + " %" }
+                        if stage.count == 2, stage[0] == stage[1] { stage.removeFirst() }
                         return [date(event.at), action(event.action), stage.joined(separator: " → "), event.station ?? "–", event.actor,
                                 event.note]
                     }))

@@ -71,6 +71,8 @@ extension CLI {
                     // (docs/glossary.md); a separator before nested figures.
                     .infoSummaryTotal, .infoColumnFirmware, .fleetColumnFirmware, .fleetStepFirmware, .fleetFirmwareChange,
                     .fleetSmokeFiguresClause,
+                    // Punctuation joining three figures (French adds a space before the semicolon).
+                    .fleetStatusSummary,
                 ]
                 let same = MessageKey.allCases.filter {
                     !$0.rawValue.hasPrefix("region.") && !international.contains($0)

@@ -114,9 +114,7 @@ struct FleetReportPage {
                 if !why.isEmpty { out += "<p class=\"why\">\(escape(text(.fleetStatusWhy, why.joined(separator: ": "))))</p>\n" }
                 if let tripped = rollout.trippedBy { out += "<p class=\"why\">\(escape(text(.fleetStatusTrippedBy, tripped)))</p>\n" }
             }
-            out += "<p>" + escape(text(.fleetStatusFinished, String(rollout.totals.finished),
-                                       status.rate(rollout.totals.failureRate).replacingOccurrences(of: " %", with: ""))
-                                  + "; " + status.threshold(rollout) + ". " + text(.fleetStatusPending, String(rollout.totals.pending))) + "</p>\n"
+            out += "<p>" + escape(status.summary(rollout)) + "</p>\n"
             out += figure(text(.reportProgress), progressChart(rollout))
             out += figure(text(.reportFailureRate), failureRateChart(rollout))
             out += figure(text(.reportByStation), stackedBars("by-station", rollout.byStation.map { (status.station($0.name), $0.counts) }))

@@ -135,6 +135,14 @@ struct FleetStatusText {
                               percent(halt.maxFailureRate * 100), String(halt.afterDevices))
     }
 
+    /// Units finished and the failure rate; against the threshold; units pending.
+    func summary(_ rollout: FleetView.Rollout) -> String {
+        localizer.text(.fleetStatusSummary,
+                       localizer.text(.fleetStatusFinished, String(rollout.totals.finished),
+                                      rate(rollout.totals.failureRate).replacingOccurrences(of: " %", with: "")),
+                       threshold(rollout), localizer.text(.fleetStatusPending, String(rollout.totals.pending)))
+    }
+
     func countsTable(_ title: String, _ groups: [FleetView.Group], total: FleetView.Counts?) -> Table {
         var rows = groups.map { group in
             [group.name, String(group.counts.done), String(group.counts.failed), String(group.counts.incomplete),
@@ -163,10 +171,7 @@ struct FleetStatusText {
                 if let tripped = rollout.trippedBy { console.print("  " + localizer.text(.fleetStatusTrippedBy, tripped)) }
             }
             if let by = rollout.updatedBy { console.print("  " + localizer.text(.fleetStatusChanged, date(rollout.updatedAt), by)) }
-            console.print("  " + localizer.text(.fleetStatusFinished, String(rollout.totals.finished),
-                                                rate(rollout.totals.failureRate).replacingOccurrences(of: " %", with: ""))
-                          + "; " + threshold(rollout) + ". "
-                          + localizer.text(.fleetStatusPending, String(rollout.totals.pending)))
+            console.print("  " + summary(rollout))
             console.table(countsTable(localizer.text(.fleetColumnStation),
                                       rollout.byStation.map { FleetView.Group(name: station($0.name), counts: $0.counts) },
                                       total: rollout.totals))

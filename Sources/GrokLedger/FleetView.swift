@@ -20,7 +20,9 @@ public struct FleetSnapshot: Sendable {
         public var updatedAt: Date?
         public var updatedBy: String
 
-        public init(rolloutID: String, release: String? = nil, percentage: Double, state: String, reasonCode: String? = nil, reasonDetail: String, trippedBy: String? = nil, updatedAt: Date? = nil, updatedBy: String) {
+        public init(rolloutID: String, release: String? = nil, percentage: Double, state: String,
+                    reasonCode: String? = nil, reasonDetail: String, trippedBy: String? = nil, updatedAt: Date? = nil,
+                    updatedBy: String) {
             self.rolloutID = rolloutID
             self.release = release
             self.percentage = percentage
@@ -44,7 +46,8 @@ public struct FleetSnapshot: Sendable {
         public var note: String
         public var at: Date?
 
-        public init(rolloutID: String, action: String, percentageBefore: Double? = nil, percentageAfter: Double? = nil, station: String? = nil, actor: String, note: String, at: Date? = nil) {
+        public init(rolloutID: String, action: String, percentageBefore: Double? = nil, percentageAfter: Double? = nil,
+                    station: String? = nil, actor: String, note: String, at: Date? = nil) {
             self.rolloutID = rolloutID
             self.action = action
             self.percentageBefore = percentageBefore
@@ -69,7 +72,8 @@ public struct FleetSnapshot: Sendable {
         public var firmwareAfter: String?
         public var finishedAt: Date?
 
-        public init(rolloutID: String, station: String, serial: String, percentage: Double, outcome: String, hardwareRevision: String? = nil, firmwareAfter: String? = nil, finishedAt: Date? = nil) {
+        public init(rolloutID: String, station: String, serial: String, percentage: Double, outcome: String,
+                    hardwareRevision: String? = nil, firmwareAfter: String? = nil, finishedAt: Date? = nil) {
             self.rolloutID = rolloutID
             self.station = station
             self.serial = serial
@@ -317,6 +321,11 @@ public struct FleetView: Sendable {
         (version ?? "").split(separator: ".").map { Int($0) ?? 0 }
     }
 
+    /// Hardware revisions in numeric order (`3` before `10`), then by name.
+    static func revisionOrder(_ a: String, _ b: String) -> Bool {
+        versionKey(a) == versionKey(b) ? a < b : versionKey(a).lexicographicallyPrecedes(versionKey(b))
+    }
+
     /// The name pending units without a known station are counted under.
     public static let unknownStation = ""
 
@@ -365,8 +374,7 @@ public struct FleetView: Sendable {
             reasonCode: stage?.reasonCode, reasonDetail: stage?.reasonDetail ?? "", trippedBy: stage?.trippedBy,
             updatedAt: stage?.updatedAt, updatedBy: stage?.updatedBy, totals: totals,
             byStation: stations.keys.sorted().map { Group(name: $0, counts: stations[$0]!) },
-            byHardwareRevision: revisions.keys.sorted { versionKey($0) == versionKey($1) ? $0 < $1 : versionKey($0).lexicographicallyPrecedes(versionKey($1)) }
-                .map { Group(name: $0, counts: revisions[$0]!) },
+            byHardwareRevision: revisions.keys.sorted(by: revisionOrder).map { Group(name: $0, counts: revisions[$0]!) },
             byStage: stages.keys.sorted().map { Group(name: JSONText.number($0), counts: stages[$0]!) },
             progress: progress, events: snapshot.events.filter { $0.rolloutID == id }, halt: halt)
     }

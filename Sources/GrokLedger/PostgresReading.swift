@@ -110,7 +110,8 @@ extension PostgresLedger {
             return try tables.map { (table) throws(LedgerError) -> ExportTable in
                 let columns = ExportTable.columns(table) + Self.stationColumns(table)
                 guard table.exists(inVersion: version) else { return ExportTable(table: table, columns: columns, rows: []) }
-                let rows = try Self.query(db, target, "SELECT \(columns.joined(separator: ", ")) FROM \(table.rawValue) ORDER BY \(table.exportOrder)")
+                let sql = "SELECT \(columns.joined(separator: ", ")) FROM \(table.rawValue) ORDER BY \(table.exportOrder)"
+                let rows = try Self.query(db, target, sql)
                     .map { (row) throws(LedgerError) -> [SQLValue] in
                         try columns.indices.map { (index) throws(LedgerError) -> SQLValue in
                             try Self.exportValue(row, index, column: columns[index], table: table, target)

@@ -108,7 +108,9 @@ struct FleetReportPage {
         let status = FleetStatusText(localizer: localizer)
         for rollout in view.rollouts {
             out += "<article class=\"rollout\" data-rollout=\"\(escape(rollout.id))\">\n"
-            out += "<h3>\(escape(text(.fleetStatusRollout, rollout.id, rollout.release ?? "–", status.percent(rollout.percentage), status.state(rollout.state))))</h3>\n"
+            let heading = text(.fleetStatusRollout, rollout.id, rollout.release ?? "–", status.percent(rollout.percentage),
+                               status.state(rollout.state))
+            out += "<h3>\(escape(heading))</h3>\n"
             if rollout.state == "halted" || rollout.state == "paused" {
                 let why = [rollout.reasonCode, rollout.reasonDetail.isEmpty ? nil : rollout.reasonDetail].compactMap { $0 }
                 if !why.isEmpty { out += "<p class=\"why\">\(escape(text(.fleetStatusWhy, why.joined(separator: ": "))))</p>\n" }
@@ -118,7 +120,8 @@ struct FleetReportPage {
             out += figure(text(.reportProgress), progressChart(rollout))
             out += figure(text(.reportFailureRate), failureRateChart(rollout))
             out += figure(text(.reportByStation), stackedBars("by-station", rollout.byStation.map { (status.station($0.name), $0.counts) }))
-            out += figure(text(.reportByHardware), stackedBars("by-hardware", rollout.byHardwareRevision.map { ($0.name.isEmpty ? "–" : $0.name, $0.counts) }))
+            let revisions = rollout.byHardwareRevision.map { ($0.name.isEmpty ? "–" : $0.name, $0.counts) }
+            out += figure(text(.reportByHardware), stackedBars("by-hardware", revisions))
             out += table([text(.fleetColumnStation), text(.fleetColumnDone), text(.fleetColumnFailed), text(.fleetColumnIncomplete),
                           text(.fleetColumnPending), text(.fleetColumnFailureRate)],
                          rollout.byStation.map { [status.station($0.name), String($0.counts.done), String($0.counts.failed),
@@ -202,7 +205,7 @@ struct FleetReportPage {
         func y(_ count: Int) -> Double { height - bottom - (height - top - bottom) * Double(count) / Double(whole) }
         var out = svgOpen("progress", width: Int(width), height: Int(height), label: text(.reportProgress))
         out += axes(width: width, height: height, left: left, right: right, top: top, bottom: bottom)
-        out += "<line class=\"whole\" x1=\"\(f(left))\" y1=\"\(f(y(whole)))\" x2=\"\(f(width - right))\" y2=\"\(f(y(whole)))\" stroke=\"\(Self.colors.pending)\" stroke-dasharray=\"4 3\"/>\n"
+        out += line("whole", left, y(whole), width - right, y(whole), stroke: Self.colors.pending, extra: "stroke-dasharray=\"4 3\"")
         for (name, color, value) in [("done", Self.colors.done, { (p: FleetView.ProgressPoint) in p.done }),
                                      ("failed", Self.colors.failed, { (p: FleetView.ProgressPoint) in p.failed })] {
             var path = "M\(f(left)) \(f(y(0)))"
@@ -238,8 +241,10 @@ struct FleetReportPage {
         path += " H\(f(width - right))"
         out += "<path class=\"series-failure-rate\" d=\"\(path)\" fill=\"none\" stroke=\"\(Self.colors.line)\" stroke-width=\"2\"/>\n"
         if let threshold {
-            out += "<line class=\"threshold\" x1=\"\(f(left))\" y1=\"\(f(y(threshold)))\" x2=\"\(f(width - right))\" y2=\"\(f(y(threshold)))\" stroke=\"\(Self.colors.threshold)\" stroke-dasharray=\"6 4\"/>\n"
-            out += label(width - right, y(threshold) - 4, text(.reportThreshold, FleetStatusText(localizer: localizer).percent(threshold * 100)), anchor: "end")
+            out += line("threshold", left, y(threshold), width - right, y(threshold), stroke: Self.colors.threshold,
+                        extra: "stroke-dasharray=\"6 4\"")
+            let percent = FleetStatusText(localizer: localizer).percent(threshold * 100)
+            out += label(width - right, y(threshold) - 4, text(.reportThreshold, percent), anchor: "end")
         }
         out += label(left - 5, y(top100) + 4, decimal(top100 * 100, digits: 0) + " %", anchor: "end")
         out += label(left - 5, y(0) + 4, "0 %", anchor: "end")
@@ -270,7 +275,8 @@ struct FleetReportPage {
                                          ("incomplete", group.1.incomplete, Self.colors.incomplete),
                                          ("pending", group.1.pending, Self.colors.pending)] where value > 0 {
                 let w = barWidth * Double(value) / Double(most)
-                out += "<rect class=\"bar-\(part)\" x=\"\(f(x))\" y=\"\(f(y))\" width=\"\(f(w))\" height=\"16\" fill=\"\(color)\"><title>\(value)</title></rect>\n"
+                out += "<rect class=\"bar-\(part)\" x=\"\(f(x))\" y=\"\(f(y))\" width=\"\(f(w))\" height=\"16\" fill=\"\(color)\">"
+                    + "<title>\(value)</title></rect>\n"
                 x += w
             }
             out += label(x + 5, y + 13, [group.1.done, group.1.failed, group.1.incomplete, group.1.pending].map(String.init).joined(separator: " / "))
@@ -308,12 +314,17 @@ struct FleetReportPage {
         for (index, station) in rates.enumerated() {
             let y = 10 + Double(index) * row
             out += label(left - 6, y + 13, FleetStatusText(localizer: localizer).station(station.station), anchor: "end")
-            out += "<rect class=\"bar-median\" x=\"\(f(left))\" y=\"\(f(y))\" width=\"\(f(x(station.median) - left))\" height=\"16\" fill=\"\(Self.colors.line)\"/>\n"
-            out += "<line class=\"range\" x1=\"\(f(x(station.minimum)))\" y1=\"\(f(y + 8))\" x2=\"\(f(x(station.maximum)))\" y2=\"\(f(y + 8))\" stroke=\"#222\" stroke-width=\"2\"/>\n"
+            out += "<rect class=\"bar-median\" x=\"\(f(left))\" y=\"\(f(y))\" width=\"\(f(x(station.median) - left))\" height=\"16\" "
+                + "fill=\"\(Self.colors.line)\"/>\n"
+            out += line("range", x(station.minimum), y + 8, x(station.maximum), y + 8, stroke: "#222", extra: "stroke-width=\"2\"")
             out += label(x(station.maximum) + 5, y + 13, decimal(station.median))
         }
         out += label(left, height - 12, "0") + label(left + barWidth, height - 12, decimal(most) + " " + text(.reportReadsPerSecond), anchor: "end")
         return out + "</svg>\n"
+    }
+
+    func line(_ name: String, _ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double, stroke: String, extra: String) -> String {
+        "<line class=\"\(name)\" x1=\"\(f(x1))\" y1=\"\(f(y1))\" x2=\"\(f(x2))\" y2=\"\(f(y2))\" stroke=\"\(stroke)\" \(extra)/>\n"
     }
 
     func axes(width: Double, height: Double, left: Double, right: Double, top: Double, bottom: Double) -> String {

@@ -24,8 +24,10 @@ build_pkgs=(pkg-config libasound2-dev libcurl4-openssl-dev zlib1g-dev libssl-dev
 # postgresql is the real server the shared-ledger tests start a throwaway cluster of
 # (initdb and pg_ctl in a temporary directory, on a Unix socket: Tests/PostgresTestSupport);
 # zsh and fish check the generated completion scripts (zsh -n, fish -n), groff and man-db
-# render the generated man pages; time (/usr/bin/time) measures a grokctl run's peak memory.
-test_pkgs=(sox openssl nginx-light sqlite3 python3 python3-venv minimodem gcc postgresql zsh fish groff-base man-db time)
+# render the generated man pages; time (/usr/bin/time) measures a grokctl run's peak memory;
+# chromium renders the HTML fleet report headless (FleetReportChromiumTests: the DOM after
+# load, a screenshot, and that nothing was fetched from outside).
+test_pkgs=(sox openssl nginx-light sqlite3 python3 python3-venv minimodem gcc postgresql zsh fish groff-base man-db time chromium)
 # Installing: man pages are read with man-db (groff-base renders them).
 install_pkgs=(man-db groff-base)
 

@@ -79,6 +79,8 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     case ledgerMissing(path: String)
     /// `ledger show --serial` names a Grokker the ledger has never seen.
     case ledgerNoDevice(serial: String, path: String)
+    /// `fleet status --rollout` or `fleet report --rollout` names a rollout the ledger does not hold.
+    case noSuchRollout(ledger: String, rollout: String)
 
     /// A stable identifier for `--json` output; the catalog key is `error.<code>`.
     public var code: String {
@@ -111,6 +113,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noDevices: "fleet_no_devices"
         case .ledgerMissing: "ledger_missing"
         case .ledgerNoDevice: "ledger_no_device"
+        case .noSuchRollout: "fleet_no_such_rollout"
         }
     }
 
@@ -118,7 +121,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isUsageError: Bool {
         switch self {
         case .benchUnreadable, .benchNotDirectory, .versionNotListed, .packageNotListed, .noDevices, .ledgerMissing,
-            .ledgerNoDevice: false
+            .ledgerNoDevice, .noSuchRollout: false
         default: true
         }
     }
@@ -173,6 +176,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noDevices(let bench): [bench]
         case .ledgerMissing(let path): [path]
         case .ledgerNoDevice(let serial, let path): [serial, path]
+        case .noSuchRollout(let ledger, let rollout): [ledger, rollout]
         }
     }
 }

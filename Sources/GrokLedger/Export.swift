@@ -28,6 +28,17 @@ extension Ledger {
     }
 }
 
+extension LedgerTable {
+    /// The column rows are exported in the order of: the key, or the order they were recorded.
+    var exportOrder: String {
+        switch self {
+        case .devices: "serial"
+        case .rolloutStages: "rollout_id"
+        default: "id"
+        }
+    }
+}
+
 /// One table's rows as exported.
 struct ExportTable: Sendable {
     let table: LedgerTable
@@ -44,6 +55,9 @@ struct ExportTable: Sendable {
         case .steps: list = "id, " + Ledger.Columns.steps
         case .smokeTests: list = "id, " + Ledger.Columns.smokeTests
         case .intents: list = Ledger.intentColumns
+        case .rolloutStages: list = FleetSQL.stageColumns
+        case .stageEvents: list = "id, " + FleetSQL.eventColumns
+        case .rolloutResults: list = "id, rollout_id, run_id, station, serial, percentage, outcome, hardware_revision, firmware_after, finished_at"
         }
         return list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
     }
@@ -59,7 +73,7 @@ struct ExportTable: Sendable {
     static func read(_ table: LedgerTable, _ db: SQLiteConnection, version: Int = Schema.currentVersion) throws(LedgerError) -> ExportTable {
         let columns = columns(table)
         guard table.exists(inVersion: version) else { return ExportTable(table: table, columns: columns, rows: []) }
-        let order = table == .devices ? "serial" : "id"
+        let order = table.exportOrder
         let rows = try db.query("SELECT \(selections(table, version: version).joined(separator: ", ")) FROM \(table.rawValue) ORDER BY \(order)") {
             (row) throws(LedgerError) in
             try (0..<Int32(columns.count)).map { (index) throws(LedgerError) -> SQLValue in

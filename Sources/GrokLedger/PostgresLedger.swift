@@ -45,7 +45,11 @@ public final class PostgresLedger: RunRecorder {
     /// - Throws: ``LedgerError/cannotOpen(path:detail:)`` when the server cannot be reached,
     ///   ``LedgerError/notALedger(path:applicationID:)`` for a database with other tables,
     ///   ``LedgerError/newerSchema(path:found:supported:)``, ``LedgerError/server(path:state:detail:)``.
-    public static func open(_ conninfo: String, station: String, reconnectSeconds: Double = 30) throws(LedgerError) -> PostgresLedger {
+    /// - Parameter readOnly: for the commands that only read (`ledger show`, `export`, `check`,
+    ///   `fleet status`, `fleet report`): nothing is created, migrated or closed, and a database
+    ///   that holds no ledger is refused (``LedgerError/notALedger(path:applicationID:)``).
+    public static func open(_ conninfo: String, station: String, reconnectSeconds: Double = 30,
+                            readOnly: Bool = false) throws(LedgerError) -> PostgresLedger {
         guard !station.isEmpty else { throw .invalidRecord(path: conninfo, detail: "a shared ledger needs the station's name") }
         let db: PostgresConnection
         do throws(PostgresError) {
@@ -54,6 +58,11 @@ public final class PostgresLedger: RunRecorder {
             throw .cannotOpen(path: PostgresConnection.redacted(conninfo), detail: error.arguments.last ?? error.description)
         }
         let target = db.target
+        if readOnly {
+            _ = try PostgresSchema.version(db, target: target)
+            return PostgresLedger(conninfo: conninfo, target: target, station: station, connection: db,
+                                  reconnectSeconds: reconnectSeconds, abandoned: [])
+        }
         try PostgresSchema.migrate(db, target: target)
         let abandoned = try closeAbandonedRuns(db, target: target)
         return PostgresLedger(conninfo: conninfo, target: target, station: station, connection: db,

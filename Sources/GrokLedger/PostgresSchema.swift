@@ -159,6 +159,29 @@ enum PostgresSchema {
     /// A key for the whole database's migration lock (`pg_advisory_xact_lock`): 'GRKL'.
     static let migrationLock: Int64 = 0x4752_4B4C
 
+    /// The version of the ledger in the database, reading only: refuses a database without
+    /// one (empty, or another application's) and one of a newer grokctl.
+    static func version(_ db: PostgresConnection, target: String) throws(LedgerError) -> Int {
+        let version: Int
+        do {
+            guard try db.execute("SELECT to_regclass('grokctl_schema') IS NOT NULL").rows.first?.bool(0) ?? false else {
+                let tables = try db.execute("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()").rows.first?.int(0) ?? 0
+                // An empty database: no station has recorded there yet (the CLI says so).
+                if tables == 0 { throw LedgerError.cannotOpen(path: target, detail: "no_ledger") }
+                throw LedgerError.notALedger(path: target, applicationID: 0)
+            }
+            version = Int(try db.execute("SELECT version FROM grokctl_schema").rows.first?.int(0) ?? 0)
+        } catch let error as LedgerError {
+            throw error
+        } catch let error as PostgresError {
+            throw PostgresLedger.ledgerError(error, target: target)
+        } catch {
+            throw .server(path: target, state: "", detail: "\(error)")
+        }
+        if version > currentVersion { throw .newerSchema(path: target, found: version, supported: currentVersion) }
+        return version
+    }
+
     /// Brings the database to the newest version in one transaction; two stations starting
     /// on a new database at once migrate it once (the second waits on the migration lock).
     /// Refuses a database of a newer grokctl, and one that has tables but no version (not ours).

@@ -283,7 +283,17 @@ public enum LedgerTable: String, Sendable, CaseIterable {
     case smokeTests = "smoke_tests"
     /// Changes runs were about to make (schema 3 and later; empty in older files).
     case intents
+    /// Rollout stages, their changes and each rollout unit's result (schema 5 and later).
+    case rolloutStages = "rollout_stages"
+    case stageEvents = "stage_events"
+    case rolloutResults = "rollout_results"
 
     /// Whether a file of schema `version` has this table.
-    func exists(inVersion version: Int) -> Bool { self != .intents || version >= 3 }
+    func exists(inVersion version: Int) -> Bool {
+        switch self {
+        case .intents: version >= 3
+        case .rolloutStages, .stageEvents, .rolloutResults: version >= 5
+        default: true
+        }
+    }
 }

@@ -73,6 +73,8 @@ extension CLI {
                     .fleetSmokeFiguresClause,
                     // A percentage; "Rollout" is the glossary's German term.
                     .fleetStagePercent, .fleetStageColumnRollout,
+                    // Punctuation joining three figures (French adds a space before the semicolon).
+                    .fleetStatusSummary,
                 ]
                 let same = MessageKey.allCases.filter {
                     !$0.rawValue.hasPrefix("region.") && !international.contains($0)
@@ -247,6 +249,7 @@ extension CLI {
                 .invalidFirmwareVersion("1.x"), .versionNotListed(channel: "release", version: "1.9.0"),
                 .packageNotListed(file: "a.ugif", channel: "release"), .noDevices(bench: "/b"),
                 .ledgerMissing(path: "/l.sqlite"), .ledgerNoDevice(serial: "12345678", path: "/l.sqlite"),
+                .noSuchRollout(ledger: "/l.sqlite", rollout: "fw-1.8"),
             ]
             for sample in samples {
                 switch sample {
@@ -255,7 +258,7 @@ extension CLI {
                     .invalidDevice, .deviceOutOfRange, .duplicateDevice, .invalidRegion, .benchUnreadable,
                     .benchNotDirectory, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
                     .invalidPercent, .invalidFirmwareVersion, .versionNotListed, .packageNotListed, .noDevices,
-                    .ledgerMissing, .ledgerNoDevice:
+                    .ledgerMissing, .ledgerNoDevice, .noSuchRollout:
                     break
                 }
                 #expect(MessageKey(errorCode: sample.code) != nil, "\(sample.code)")

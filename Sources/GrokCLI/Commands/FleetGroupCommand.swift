@@ -6,6 +6,7 @@ struct FleetCommand: Command {
             name: "fleet", abstract: .commandFleetAbstract, discussion: .commandFleetDiscussion,
             subcommands: [
                 // Seeing the fleet: status, report.
+                FleetStatusCommand.self, FleetReportCommand.self,
 
                 // Rollout stages: stage show, pause, resume, advance.
                 FleetStageCommand.self,

@@ -4,10 +4,11 @@ import GrokLedger
 /// `grokctl ledger show`: the latest runs and every device, or (`--serial`) one device and
 /// its history, oldest first. Dates in the user's language and local time.
 func runLedgerShow(_ command: LedgerShowCommand, _ context: CommandContext) throws -> ExitCode {
-    let path = StateDirectory.ledger(option: command.ledgerFile, environment: context.environment)
-    guard FileManager.default.fileExists(atPath: path) else { throw CLIError.ledgerMissing(path: path) }
-    // Read-only: showing never creates, migrates or repairs anything, and a damaged ledger is refused.
-    let ledger = try Ledger.open(path: path, readOnly: true)
+    // Read-only: showing never creates, migrates or repairs anything, and a damaged ledger is
+    // refused. A shared ledger on PostgreSQL shows every station's runs.
+    let opened = try LedgerReader.open(option: command.ledgerFile, environment: context.environment)
+    let ledger = opened.store
+    let path = opened.location
     let console = context.console
     let localizer = context.localizer
     let language = localizer.language
@@ -25,7 +26,7 @@ func runLedgerShow(_ command: LedgerShowCommand, _ context: CommandContext) thro
 
     if let key = command.runKey {
         guard let run = try ledger.run(key: key) else { throw LedgerError.noSuchRun(path: path, run: key) }
-        let steps = try ledger.steps(run: run.id)
+        let steps = try ledger.steps(run: run.id, serial: nil)
         if console.isJSON {
             console.json(LedgerRunObject(run))
             for step in steps { console.json(LedgerHistoryObject(HistoryEntry(run: run, event: .step(step)))) }
@@ -52,8 +53,9 @@ func runLedgerShow(_ command: LedgerShowCommand, _ context: CommandContext) thro
     }
 
     if let serial = command.serialNumber {
-        guard let device = try ledger.device(serial: serial) else { throw CLIError.ledgerNoDevice(serial: serial, path: path) }
-        let history = try ledger.history(serial: serial)
+        let found = try opened.file?.device(serial: serial) ?? opened.shared?.device(serial: serial)
+        guard let device = found else { throw CLIError.ledgerNoDevice(serial: serial, path: path) }
+        let history = try opened.file?.history(serial: serial) ?? opened.shared?.history(serial: serial) ?? []
         if console.isJSON {
             console.json(LedgerDeviceObject(device))
             for entry in history { console.json(LedgerHistoryObject(entry)) }
@@ -120,11 +122,16 @@ func runLedgerShow(_ command: LedgerShowCommand, _ context: CommandContext) thro
 /// `grokctl ledger export --csv|--json`: one table as CSV (default `steps`), or JSON (every
 /// table, or one), to `--output` or standard output.
 func runLedgerExport(_ command: LedgerExportCommand, _ context: CommandContext) throws -> ExitCode {
-    let path = StateDirectory.ledger(option: command.ledgerFile, environment: context.environment)
-    guard FileManager.default.fileExists(atPath: path) else { throw CLIError.ledgerMissing(path: path) }
-    let ledger = try Ledger.open(path: path, readOnly: true)
+    let opened = try LedgerReader.open(option: command.ledgerFile, environment: context.environment)
+    func export(to file: String) throws(LedgerError) {
+        if let shared = opened.shared {
+            try shared.export(format: command.format, to: file, table: command.table)
+        } else if let ledger = opened.file {
+            try ledger.export(format: command.format, to: file, table: command.table)
+        }
+    }
     if let output = command.outputFile {
-        try ledger.export(format: command.format, to: output, table: command.table)
+        try export(to: output)
         context.console.say(.ledgerExported, output, to: .standardError)
         return .success
     }
@@ -132,7 +139,7 @@ func runLedgerExport(_ command: LedgerExportCommand, _ context: CommandContext) 
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grokctl-export-\(UUID().uuidString)").path
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let file = directory + "/export." + command.format.rawValue
-    try ledger.export(format: command.format, to: file, table: command.table)
+    try export(to: file)
     guard let data = FileManager.default.contents(atPath: file) else {
         throw LedgerError.exportFailed(path: file, detail: "the export could not be read back")
     }
@@ -144,6 +151,7 @@ func runLedgerExport(_ command: LedgerExportCommand, _ context: CommandContext) 
 /// names the problem and the way to recover.
 func runLedgerCheck(_ command: LedgerCheckCommand, _ context: CommandContext) throws -> ExitCode {
     let path = StateDirectory.ledger(option: command.ledgerFile, environment: context.environment)
+    if LedgerLocation.isShared(path) { return try runSharedLedgerCheck(command, context) }
     guard FileManager.default.fileExists(atPath: path) else { throw CLIError.ledgerMissing(path: path) }
     let report = try Ledger.check(path: path)
     let rows = { (table: LedgerTable) in String(report.rows[table] ?? 0) }
@@ -155,6 +163,66 @@ func runLedgerCheck(_ command: LedgerCheckCommand, _ context: CommandContext) th
         .ledgerCheckSound, path, String(report.schemaVersion), String(report.pages), rows(.runs), String(report.openRuns),
         rows(.steps), rows(.smokeTests), rows(.devices), String(report.walCommits)))
     return .success
+}
+
+/// `grokctl ledger check --ledger postgresql://...`: what makes sense to check on a server
+/// (PostgreSQL keeps its pages and its log sound itself): the schema version, the runs left
+/// open (by a live station, by one that is gone, or not seen for over ten minutes) and rows
+/// naming what does not exist. Exit 0 when nothing calls for action, else 1.
+func runSharedLedgerCheck(_ command: LedgerCheckCommand, _ context: CommandContext) throws -> ExitCode {
+    let opened = try LedgerReader.open(option: command.ledgerFile, environment: context.environment)
+    guard let shared = opened.shared else { return .failure }
+    let report = try shared.check()
+    let console = context.console
+    let localizer = context.localizer
+    if console.isJSON {
+        console.json(SharedLedgerCheckObject(report))
+        return report.isSound ? .success : .failure
+    }
+    let rows = { (table: LedgerTable) in String(report.rows[table] ?? 0) }
+    console.print(localizer.text(
+        .ledgerCheckShared, report.target, String(report.schemaVersion), rows(.runs), String(report.openRunsAlive), rows(.steps),
+        rows(.smokeTests), rows(.devices), rows(.rolloutResults)))
+    if !report.openRunsDead.isEmpty {
+        console.print(localizer.text(.ledgerCheckDeadRuns, String(report.openRunsDead.count), report.openRunsDead.joined(separator: ", ")))
+    }
+    if !report.staleRuns.isEmpty {
+        console.print(localizer.text(.ledgerCheckStaleRuns, String(report.staleRuns.count), report.staleRuns.joined(separator: ", ")))
+    }
+    for (table, count) in report.foreignRows.sorted(by: { $0.key < $1.key }) where count > 0 {
+        console.print(localizer.text(.ledgerCheckForeignRows, String(count), table))
+    }
+    if report.isSound { console.print(localizer.text(.ledgerCheckSharedSound)) }
+    return report.isSound ? .success : .failure
+}
+
+struct SharedLedgerCheckObject: Encodable {
+    let record = "check"
+    let target: String
+    let schemaVersion: Int
+    let rows: [String: Int]
+    let openRunsAlive: Int
+    let openRunsDead: [String]
+    let staleRuns: [String]
+    let foreignRows: [String: Int]
+    let sound: Bool
+
+    init(_ report: SharedLedgerCheckReport) {
+        target = report.target
+        schemaVersion = report.schemaVersion
+        rows = Dictionary(uniqueKeysWithValues: report.rows.map { ($0.key.rawValue, $0.value) })
+        openRunsAlive = report.openRunsAlive
+        openRunsDead = report.openRunsDead
+        staleRuns = report.staleRuns
+        foreignRows = report.foreignRows
+        sound = report.isSound
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case record, target, rows, sound
+        case schemaVersion = "schema_version", openRunsAlive = "open_runs_alive", openRunsDead = "open_runs_dead"
+        case staleRuns = "stale_runs", foreignRows = "foreign_rows"
+    }
 }
 
 /// `grokctl ledger recover`: salvages what is readable into `--output` (default

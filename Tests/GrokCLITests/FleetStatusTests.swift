@@ -1,0 +1,141 @@
+import Foundation
+import GrokFleet
+import GrokLedger
+import GrokkerEmulator
+import Testing
+
+@testable import GrokCLI
+
+extension CLI {
+    /// `grokctl fleet status`: the read model (``FleetView``) from snapshots made by hand,
+    /// then the command on a real shared ledger (two stations' real provision runs plus the
+    /// rollout rows the rollout code writes) and on a station's SQLite file.
+    @Suite("Fleet status", .serialized)
+    struct FleetStatusTests {
+        static func result(_ serial: String, _ outcome: String, station: String, at minute: Double, revision: String = "3",
+                           percentage: Double = 50) -> FleetSnapshot.UnitResult {
+            FleetSnapshot.UnitResult(rolloutID: "r1", station: station, serial: serial, percentage: percentage, outcome: outcome,
+                                     hardwareRevision: revision, firmwareAfter: nil,
+                                     finishedAt: Date(timeIntervalSince1970: 1_796_000_000 + minute * 60))
+        }
+
+        @Test("a unit counts once, by its latest result; pending is what the selection picks among the Grokkers without one")
+        func viewCountsUnitsByTheirLatestResult() {
+            var snapshot = FleetSnapshot()
+            snapshot.stages = [FleetSnapshot.Stage(rolloutID: "r1", release: "1.8.0", percentage: 50, state: "active", reasonCode: nil,
+                                                   reasonDetail: "", trippedBy: nil, updatedAt: nil, updatedBy: "ops")]
+            // Recorded out of time order: the view orders by when each unit finished.
+            snapshot.results = [
+                Self.result("A", "succeeded", station: "s1", at: 3),
+                Self.result("B", "failed", station: "s2", at: 1, revision: "5"),
+                Self.result("B", "succeeded", station: "s2", at: 4, revision: "5"),
+                Self.result("C", "failed", station: "s2", at: 2, percentage: 25),
+                Self.result("D", "incomplete", station: "s1", at: 5),
+            ]
+            snapshot.devices = ["A", "B", "C", "D", "E", "F", "G"].map {
+                FleetSnapshot.Device(serial: $0, hardwareRevision: "3", firmware: $0 < "D" ? "1.8.0" : "1.7.3", station: $0 == "G" ? nil : "s1")
+            }
+            // The selection picks E and G (not F): G's station is not known.
+            let view = FleetView(snapshot, selects: { id, serial, percentage in id == "r1" && percentage == 50 && serial != "F" },
+                                 haltRules: ["r1": FleetView.HaltRule(afterDevices: 2, maxFailureRate: 0.2)])
+            let rollout = try! #require(view.rollouts.first)
+            #expect(view.rollouts.count == 1)
+            #expect(rollout.totals == FleetView.Counts(done: 2, failed: 1, incomplete: 1, pending: 2))
+            #expect(rollout.byStation.map(\.name) == ["", "s1", "s2"])
+            #expect(rollout.byStation[0].counts == FleetView.Counts(pending: 1))
+            #expect(rollout.byStation[1].counts == FleetView.Counts(done: 1, incomplete: 1, pending: 1))
+            #expect(rollout.byStation[2].counts == FleetView.Counts(done: 1, failed: 1))
+            #expect(rollout.byHardwareRevision.map(\.name) == ["3", "5"])
+            #expect(rollout.byStage.map(\.name) == ["25", "50"])
+            #expect(rollout.byStage[0].counts == FleetView.Counts(failed: 1))
+            // After B failed, C failed, A succeeded, B succeeded, D incomplete.
+            #expect(rollout.progress.map(\.failed) == [1, 2, 2, 1, 1])
+            #expect(rollout.progress.map(\.done) == [0, 0, 1, 2, 2])
+            #expect(rollout.progress.map(\.finished) == [1, 2, 3, 3, 4])
+            #expect(rollout.aboveThreshold == true)
+            #expect(view.firmware == [FleetView.Tally(name: "1.7.3", count: 4), FleetView.Tally(name: "1.8.0", count: 3)])
+        }
+
+        @Test("the shared ledger: every station's units done, failed and pending, the halt and who tripped it, against the profile's threshold")
+        func statusOfTheSharedLedger() throws {
+            let fixture = try SharedFleetFixture.get()
+            let result = try fixture.run(["fleet", "status", "--ledger", fixture.uri, "--profile", fixture.haltProfile, "--json"])
+            #expect(result.status == 0, "\(result.standardOutput)\n\(result.standardError)")
+            let rollouts = jsonRecords(result.standardOutput, "rollout")
+            #expect(rollouts.count == 1)
+            let rollout = try #require(rollouts.first)
+            #expect(rollout["id"] as? String == "fw-1.8")
+            #expect(rollout["state"] as? String == "halted")
+            #expect(rollout["reason_code"] as? String == "fleet_halted")
+            #expect(rollout["tripped_by"] as? String == "bench-1")
+            let totals = try #require(rollout["totals"] as? [String: Any])
+            #expect(totals["done"] as? Int == 2 && totals["failed"] as? Int == 1 && totals["pending"] as? Int == 1, "\(totals)")
+            #expect(rollout["above_threshold"] as? Bool == true)
+            let stations = try #require(rollout["stations"] as? [[String: Any]])
+            #expect(stations.map { $0["name"] as? String } == ["bench-0", "bench-1"])
+            let counts = stations.map { $0["counts"] as? [String: Any] ?? [:] }
+            #expect(counts[0]["done"] as? Int == 1 && counts[0]["pending"] as? Int == 1, "\(counts[0])")
+            #expect(counts[1]["done"] as? Int == 1 && counts[1]["failed"] as? Int == 1, "\(counts[1])")
+            let events = try #require(rollout["events"] as? [[String: Any]])
+            #expect(events.map { $0["action"] as? String } == ["created", "halted"])
+            let firmware = jsonRecords(result.standardOutput, "firmware")
+            #expect(firmware.count == 1 && firmware.first?["version"] as? String == "1.8.0" && firmware.first?["devices"] as? Int == 4,
+                    "\(firmware)")
+            let rates = jsonRecords(result.standardOutput, "smoke_tests")
+            #expect(rates.map { $0["station"] as? String } == ["bench-0", "bench-1"], "\(rates)")
+            #expect(rates.allSatisfy { ($0["tests"] as? Int ?? 0) >= 2 && $0["passed"] as? Int == $0["tests"] as? Int })
+            #expect(rates.allSatisfy { ($0["reads_per_second_median"] as? Double ?? 0) > 0 })
+        }
+
+        @Test("the table is in the user's language: its words, plural forms and decimal commas, no English", arguments: Language.allCases)
+        func statusTableInEveryLanguage(_ language: Language) throws {
+            let fixture = try SharedFleetFixture.get()
+            let result = try fixture.run(["--lang", language.rawValue, "fleet", "status", "--ledger", fixture.uri, "--profile", fixture.haltProfile])
+            #expect(result.status == 0, "\(result.standardOutput)\n\(result.standardError)")
+            let output = result.standardOutput
+            let localizer = Localizer(language: language)
+            #expect(output.contains(localizer.text(.fleetStatusRollout, "fw-1.8", "1.8.0", "100", localizer.text(.fleetStateHalted))), "\(output)")
+            #expect(output.contains(localizer.text(.fleetStatusTrippedBy, "bench-1")), "\(output)")
+            // 3 finished, failure rate 33.3 %: a plural form and the language's decimal separator.
+            #expect(output.contains(localizer.text(.fleetStatusFinished, "3", LocaleFormat.decimal(100.0 / 3, digits: 1, language))), "\(output)")
+            #expect(output.contains(localizer.text(.fleetStatusPending, "1")), "\(output)")
+            #expect(output.contains(localizer.text(.fleetStatusFirmware, "4")), "\(output)")
+            if language != .en {
+                let words = LanguageAcceptanceTests.englishWordsIn(output)
+                #expect(words.isEmpty, "\(language) prints English words \(words):\n\(output)")
+                #expect(LanguageAcceptanceTests.decimalPoints(output).isEmpty, "\(language) writes decimal points:\n\(output)")
+            }
+        }
+
+        @Test("a station's SQLite ledger shows that station's part; an unknown rollout is an error naming it")
+        func statusOfASQLiteLedger() throws {
+            let world = try FleetWorld(devices: 2)
+            let provision = try world.provision([], devices: "sim:0-1")
+            #expect(provision.status == 0, "\(provision.standardOutput)\n\(provision.standardError)")
+            let serial = String(format: "%08u", try world.device(0).serialNumber)
+            let insert = Process()
+            insert.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+            insert.arguments = [world.ledger, """
+                INSERT INTO rollout_stages (rollout_id, release, percentage, state, reason_code, reason_detail, tripped_by, updated_at, updated_by)
+                VALUES ('eu-night', '1.8.0', 100, 'paused', 'fleet_stage_paused', '', NULL, '2026-12-01T10:00:00.000Z', 'ops');
+                INSERT INTO rollout_results (rollout_id, run_id, station, serial, percentage, outcome, hardware_revision, firmware_after, finished_at)
+                VALUES ('eu-night', (SELECT min(id) FROM runs), 'bench-a', '\(serial)', 100, 'failed', '3', '1.7.3', '2026-12-01T10:05:00.000Z');
+                """]
+            try insert.run()
+            insert.waitUntilExit()
+            #expect(insert.terminationStatus == 0)
+            let result = try world.run(["fleet", "status", "--json"])
+            #expect(result.status == 0, "\(result.standardOutput)\n\(result.standardError)")
+            let rollout = try #require(jsonRecords(result.standardOutput, "rollout").first)
+            #expect(rollout["state"] as? String == "paused")
+            let totals = try #require(rollout["totals"] as? [String: Any])
+            #expect(totals["failed"] as? Int == 1 && totals["pending"] as? Int == 1, "\(totals)")
+            #expect(rollout["halt"] == nil && rollout["above_threshold"] == nil, "no profile given: no threshold")
+            let unknown = try world.run(["fleet", "status", "--rollout", "nope"])
+            #expect(unknown.status == 1)
+            #expect(unknown.standardError.contains("'nope'") && unknown.standardError.contains(world.ledger), "\(unknown.standardError)")
+            let none = try FleetWorld(devices: 1).run(["fleet", "status"])
+            #expect(none.status == 1 && none.standardError.contains("ledger"), "\(none.standardError)")
+        }
+    }
+}

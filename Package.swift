@@ -94,7 +94,8 @@ let package = Package(
         /// Benchmarks; run in release builds, print JSON.
         .executableTarget(
             name: "grokbench",
-            dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto", "GrokFirmware"]
+            dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto", "GrokFirmware",
+                           "GrokLedger", "PostgresTestSupport"]
         ),
         // MARK: Examples (the vendor guide's snippets, on Linux)
 

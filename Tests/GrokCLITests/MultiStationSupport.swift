@@ -207,33 +207,44 @@ let changingStepNames: Set<String> = ["provision", "region", "firmware"]
 ///   station's session is gone, and a live one has ended its runs).
 func checkFleetInvariants(cluster: PostgresCluster, database: String, runs: [StationRun],
                           sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let violations = try fleetInvariantViolations(cluster: cluster, database: database, runs: runs)
+    #expect(violations.isEmpty, "\(violations.joined(separator: "\n"))", sourceLocation: sourceLocation)
+}
+
+/// What ``checkFleetInvariants(cluster:database:runs:sourceLocation:)`` found wrong, one
+/// sentence each (empty: everything held).
+/// `lockWait`: how long a lock of a session that is going away may take to go.
+func fleetInvariantViolations(cluster: PostgresCluster, database: String, runs: [StationRun], lockWait: Double = 10) throws -> [String] {
+    var violations: [String] = []
+    func expect(_ holds: Bool, _ what: @autoclosure () -> String) { if !holds { violations.append(what()) } }
     let sql = { (query: String) throws -> [[String]] in
         try cluster.psql(database, query).split(separator: "\n").map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
     }
     let twice = try sql("""
         SELECT run_id, serial, step, started_at, count(*) FROM steps GROUP BY run_id, serial, step, started_at HAVING count(*) > 1
         """)
-    #expect(twice.isEmpty, "steps recorded twice: \(twice)", sourceLocation: sourceLocation)
+    expect(twice.isEmpty, "steps recorded twice: \(twice)")
     let changes = try sql("""
         SELECT station, serial, step, count(*) FROM steps WHERE result = 'done' AND step IN ('provision', 'region', 'firmware')
         GROUP BY station, serial, step HAVING count(*) > 1
         """)
-    #expect(changes.isEmpty, "changes made twice to one Grokker: \(changes)", sourceLocation: sourceLocation)
+    expect(changes.isEmpty, "changes made twice to one Grokker: \(changes)")
     let open = try sql("SELECT run_key, station FROM runs WHERE ended_at IS NULL")
-    #expect(open.isEmpty, "runs left open: \(open)", sourceLocation: sourceLocation)
+    expect(open.isEmpty, "runs left open: \(open)")
     let locks = try sql("SELECT serial, station FROM device_locks")
-    #expect(locks.isEmpty, "fleet-wide device locks left: \(locks)", sourceLocation: sourceLocation)
+    expect(locks.isEmpty, "fleet-wide device locks left: \(locks)")
     // A killed station's server process ends when it sees the socket closed; a bounded wait.
     var advisory: [[String]] = []
-    for _ in 0..<200 {
+    let deadline = Date().addingTimeInterval(lockWait)
+    repeat {
         advisory = try sql("""
             SELECT l.pid, l.objid, a.application_name FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
             WHERE l.locktype = 'advisory' AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
             """)
         if advisory.isEmpty { break }
         usleep(50_000)
-    }
-    #expect(advisory.isEmpty, "advisory locks still held: \(advisory)", sourceLocation: sourceLocation)
+    } while Date() < deadline
+    expect(advisory.isEmpty, "advisory locks still held: \(advisory)")
 
     // Nothing missing that a station reported done. Read without PostgresLedger.open, which
     // would close abandoned runs itself and hide a run left open.
@@ -245,8 +256,8 @@ func checkFleetInvariants(cluster: PostgresCluster, database: String, runs: [Sta
         let done = run.doneSteps
         if let key = run.runKey {
             let row = ledgerRuns.first { $0.count == 5 && $0[1] == key }
-            #expect(row?[2] == run.station, "run \(key) of \(run.station) is not in the ledger as its", sourceLocation: sourceLocation)
-            if let outcome = run.outcome { #expect(row?[4] == outcome, "run \(key): reported \(outcome), ledger \(row?[4] ?? "-")", sourceLocation: sourceLocation) }
+            expect(row?[2] == run.station, "run \(key) of \(run.station) is not in the ledger as its")
+            if let outcome = run.outcome { expect(row?[4] == outcome, "run \(key): reported \(outcome), ledger \(row?[4] ?? "-")") }
         }
         guard !done.isEmpty else { continue }
         // The run this process began: the station's run that started while it lived.
@@ -255,15 +266,16 @@ func checkFleetInvariants(cluster: PostgresCluster, database: String, runs: [Sta
             guard row.count == 5, row[2] == run.station, let started = ledgerDate(row[3]) else { return false }
             return started.timeIntervalSince(run.launched) >= -slack && started.timeIntervalSince(run.exited) <= slack
         }
-        #expect(candidates.count == 1, "\(run.station): \(candidates.count) runs began while one process lived", sourceLocation: sourceLocation)
+        expect(candidates.count == 1, "\(run.station): \(candidates.count) runs began while one process lived")
         guard let ledgerRun = candidates.first else { continue }
-        if let key = run.runKey { #expect(ledgerRun[1] == key, sourceLocation: sourceLocation) }
+        if let key = run.runKey { expect(ledgerRun[1] == key, "\(run.station): its run \(key) is not the run that began while it lived") }
         let recorded = doneByRun[ledgerRun[0]] ?? []
         for step in done {
-            #expect(recorded.contains(step.serial + " " + step.step),
-                    "\(run.station) reported \(step.serial) \(step.step) done; run \(ledgerRun[1]) does not have it", sourceLocation: sourceLocation)
+            expect(recorded.contains(step.serial + " " + step.step),
+                    "\(run.station) reported \(step.serial) \(step.step) done; run \(ledgerRun[1]) does not have it")
         }
     }
+    return violations
 }
 
 /// A ledger timestamp (`2026-12-01T17:44:44.123Z`).

@@ -297,6 +297,54 @@ struct MultiStationTests {
         try checkFleetInvariants(cluster: cluster, database: database, runs: all)
     }
 
+    @Test("the invariant checker finds what it is there to find: a step recorded twice, a reported step missing, a run left open, a lock left, an advisory lock held")
+    func checkerFindsEachViolation() throws {
+        let cluster = PostgresCluster.shared
+        let database = try cluster.newDatabase("checker")
+        let uri = cluster.uri(database)
+        let station = try Station(name: "bench-c", devices: 2)
+        let run = try runStation(station, station.provisionArguments(uri: uri, profile: try Self.profile(for: station, firmware: false)))
+        #expect(run.status == 0, "\(run.text)")
+        #expect(try fleetInvariantViolations(cluster: cluster, database: database, runs: [run]).isEmpty)
+        // Each damage in turn, found, then undone.
+        let damages: [(found: String, damage: String, undo: String)] = [
+            ("steps recorded twice", """
+                INSERT INTO steps (run_id, station, serial, step, started_at, ended_at, duration_ms, result, detail)
+                SELECT run_id, station, serial, step, started_at, ended_at, duration_ms, result, detail FROM steps WHERE step = 'identify'
+                """, "DELETE FROM steps WHERE record_id IS NULL"),
+            ("changes made twice", """
+                INSERT INTO steps (run_id, station, serial, step, started_at, ended_at, duration_ms, result, detail)
+                SELECT run_id, station, serial, step, ended_at, ended_at, 0, result, detail FROM steps WHERE step = 'region'
+                """, "DELETE FROM steps WHERE record_id IS NULL"),
+            ("reported \(try station.serials()[1]) region done", """
+                CREATE TABLE saved AS SELECT * FROM steps WHERE step = 'region'; DELETE FROM steps WHERE step = 'region'
+                """, "INSERT INTO steps SELECT * FROM saved; DROP TABLE saved"),
+            ("runs left open", """
+                CREATE TABLE saved AS SELECT id, ended_at, outcome FROM runs; UPDATE runs SET ended_at = NULL, outcome = NULL
+                """, "UPDATE runs SET ended_at = saved.ended_at, outcome = saved.outcome FROM saved WHERE saved.id = runs.id; DROP TABLE saved"),
+            ("fleet-wide device locks left", """
+                INSERT INTO device_locks (serial, station, run_id, taken_at, expires_at) SELECT 'S1', station, id, started_at, started_at FROM runs
+                """, "DELETE FROM device_locks"),
+        ]
+        for (found, damage, undo) in damages {
+            try cluster.psql(database, damage)
+            let violations = try fleetInvariantViolations(cluster: cluster, database: database, runs: [run])
+            #expect(violations.contains { $0.contains(found) }, "'\(found)' not found: \(violations)")
+            try cluster.psql(database, undo)
+            #expect(try fleetInvariantViolations(cluster: cluster, database: database, runs: [run]).isEmpty, "after undoing '\(found)'")
+        }
+        // A live session holding a run's advisory lock (and its run open).
+        let holder = try PostgresLedger.open(uri, station: "holder")
+        let open = try holder.beginRun(RunStart(kind: .provision, profileName: "bench-us", profileSHA256: String(repeating: "ab", count: 32),
+                                                station: "holder", operatorName: "", startedAt: Date()))
+        let violations = try fleetInvariantViolations(cluster: cluster, database: database, runs: [run], lockWait: 0.5)
+        #expect(violations.contains { $0.contains("advisory locks still held") } && violations.contains { $0.contains("runs left open") },
+                "\(violations)")
+        try holder.finishRun(open, outcome: .succeeded, endedAt: Date(), reportPath: nil)
+        holder.close()
+        #expect(try fleetInvariantViolations(cluster: cluster, database: database, runs: [run]).isEmpty)
+    }
+
     // MARK: Extension points (issue 14, items 3 and 4; other branches add them)
     //
     // haltScenario: a rollout whose stage halts on injected failures, and every station

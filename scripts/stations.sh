@@ -31,9 +31,9 @@ start=$(date +%s)
     swift test "${config[@]}" --skip-build --filter MultiStationTests ) >/tmp/grokstations.log 2>&1
 status=$?
 end=$(date +%s)
-passed=$(grep -c '✔ Test .* passed\|Test .* passed after' /tmp/grokstations.log)
-failed=$(grep -c '✘ Test .* failed\|Test .* failed after' /tmp/grokstations.log)
+passed=$(grep -cE '^✔ Test "' /tmp/grokstations.log)
+failed=$(grep -cE '^✘ Test ".*failed after' /tmp/grokstations.log)
 issues=$(grep -c 'recorded an issue' /tmp/grokstations.log)
 echo "time: $((end - start)) s; tests passed: $passed, failed: $failed; issues recorded: $issues (exit $status)"
-grep -E 'Test .*(passed|failed) after' /tmp/grokstations.log | sed 's/^/  /'
+grep -E '^(✔|✘) Test ".*(passed|failed) after' /tmp/grokstations.log | sed 's/^/  /'
 exit $status

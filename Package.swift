@@ -94,7 +94,8 @@ let package = Package(
         /// Benchmarks; run in release builds, print JSON.
         .executableTarget(
             name: "grokbench",
-            dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto", "GrokFirmware"]
+            dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto", "GrokFirmware",
+                           "GrokLedger", "PostgresTestSupport"]
         ),
         // MARK: Examples (the vendor guide's snippets, on Linux)
 
@@ -128,7 +129,8 @@ let package = Package(
         .testTarget(name: "GrokCLITests", dependencies: ["GrokBasics", "GrokCLI", "GrokTUF", "GrokAudio", "GrokLink", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
                                                          "GrokFleet", "GrokLedger", "GrokkerEmulator", "PostgresTestSupport"]),
         .testTarget(name: "GrokLedgerTests", dependencies: ["GrokLedger", "GrokPostgres", "PostgresTestSupport"]),
-        /// A throwaway PostgreSQL cluster (initdb in a temp dir, pg_ctl on a Unix socket) for the tests.
+        /// A throwaway PostgreSQL cluster (initdb in a temp dir, pg_ctl on a Unix socket) for the tests
+        /// and for `grokbench ledger` (which starts its own server).
         .target(name: "PostgresTestSupport", path: "Tests/PostgresTestSupport"),
         .testTarget(name: "GrokPostgresTests", dependencies: ["GrokPostgres", "PostgresTestSupport"]),
         .testTarget(name: "GrokFleetTests", dependencies: ["GrokFleet", "GrokLedger", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto", "GrokTUF"]),

@@ -240,6 +240,17 @@ public final class PostgresLedger: RunRecorder {
     /// whose lease expired is taken over.
     public func lockDevice(_ serial: String, run: RunID, leaseSeconds: Double = 3600, now: Date = Date()) throws(LedgerError) -> DeviceHolder? {
         try write { (db) throws(LedgerError) -> DeviceHolder? in
+            try requireOpenRun(run, db)
+            let lease = [serial, station, String(run.rawValue), LedgerTime.format(now), LedgerTime.format(now.addingTimeInterval(leaseSeconds))]
+            // A serial nobody holds: the insert takes it. Of two stations taking the same new
+            // serial at once, the second's insert waits for the first's commit and then finds
+            // the row (DO NOTHING), and judges the holder below like any other: an
+            // unconditional upsert here gave both of them the lock.
+            let inserted = try Self.query(db, target, """
+                INSERT INTO device_locks (serial, station, run_id, taken_at, expires_at) VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (serial) DO NOTHING RETURNING serial
+                """, lease)
+            if !inserted.isEmpty { return nil }
             let rows = try Self.query(db, target, """
                 SELECT l.station, l.run_id, l.taken_at, l.expires_at, r.run_key, r.ended_at
                 FROM device_locks l JOIN runs r ON r.id = l.run_id WHERE l.serial = $1 FOR UPDATE OF l
@@ -266,12 +277,13 @@ public final class PostgresLedger: RunRecorder {
                                         since: row.text(2).flatMap(LedgerTime.parse) ?? now)
                 }
             }
-            try requireOpenRun(run, db)
-            try Self.query(db, target, """
-                INSERT INTO device_locks (serial, station, run_id, taken_at, expires_at) VALUES ($1, $2, $3, $4, $5)
-                ON CONFLICT (serial) DO UPDATE SET station = $2, run_id = $3, taken_at = $4, expires_at = $5
-                """, [serial, station, String(run.rawValue), LedgerTime.format(now),
-                      LedgerTime.format(now.addingTimeInterval(leaseSeconds))])
+            // The row is locked (FOR UPDATE): ours again, or taken over from a holder that is gone.
+            let updated = try Self.query(db, target, """
+                UPDATE device_locks SET station = $2, run_id = $3, taken_at = $4, expires_at = $5 WHERE serial = $1 RETURNING serial
+                """, lease)
+            // The holder let go between the insert and the read (its run ended): the whole
+            // transaction again, as after a serialization failure.
+            if updated.isEmpty { throw .server(path: target, state: "40001", detail: "the lock on \(serial) changed hands while it was taken") }
             return nil
         }
     }

@@ -4,6 +4,7 @@
 //   swift run -c release grokbench flash --json
 //   swift run -c release grokbench fleet --json [--devices N]   (grokctl provision, built beside it)
 //   swift run -c release grokbench sessions --json
+//   swift run -c release grokbench ledger --json [--stations N] [--runs R]   (= fleet --stations N; starts its own PostgreSQL)
 // Link figures but the CPU ones (`*_us_per_audio_s`, `demod_cpu_vs_*`) are counted in
 // samples (audio time), so they repeat exactly on any machine; CPU figures and realtime
 // factors depend on the machine.
@@ -12,12 +13,13 @@ import Foundation
 let arguments = Array(CommandLine.arguments.dropFirst())
 let suites: [String: () -> Figures] = ["link": LinkBenchmark.run, "cable": CableBenchmark.run, "inventory": InventoryBenchmark.run,
                                              "flash": FlashBenchmark.run, "fleet": ProvisionBenchmark.run,
-                                             "sessions": FleetBenchmark.run]
+                                             "sessions": FleetBenchmark.run, "ledger": LedgerBenchmark.run]
 guard let name = arguments.first, let suite = suites[name] else {
-    FileHandle.standardError.write(Data("usage: grokbench link|cable|inventory|flash|fleet|sessions [--json] (fleet: [--devices N])\n".utf8))
+    FileHandle.standardError.write(Data("usage: grokbench link|cable|inventory|flash|fleet|sessions|ledger [--json] (fleet: [--devices N] | [--stations N]; ledger: [--stations N] [--runs R])\n".utf8))
     exit(64)
 }
-let figures = suite()
+// `fleet --stations N`: many stations on one shared ledger (issue 14's name for it).
+let figures = name == "fleet" && arguments.contains("--stations") ? LedgerBenchmark.run() : suite()
 if arguments.contains("--json") {
     print(figures.json)
 } else {

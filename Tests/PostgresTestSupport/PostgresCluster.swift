@@ -17,6 +17,10 @@ public final class PostgresCluster: @unchecked Sendable {
     public let bindir: String
     /// The superuser the tests connect as.
     public let user = "grok"
+    /// Whether commits reach the disk (`fsync` on, as a real server runs; a benchmark's
+    /// choice). The tests' clusters run with `fsync=off`: nothing of theirs must survive a
+    /// power cut, and they are faster.
+    public let durable: Bool
     private let lock = NSLock()
     private var running = false
 
@@ -45,7 +49,8 @@ public final class PostgresCluster: @unchecked Sendable {
         public let description: String
     }
 
-    public init() throws {
+    public init(durable: Bool = false) throws {
+        self.durable = durable
         bindir = try Self.findBindir()
         directory = NSTemporaryDirectory() + "grokpg-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         socketDirectory = directory + "/socket"
@@ -53,7 +58,7 @@ public final class PostgresCluster: @unchecked Sendable {
         if getuid() == 0 {
             try Self.run("/bin/chown", ["-R", "postgres:postgres", directory], asPostgres: false)
         }
-        try run("initdb", ["-D", directory + "/data", "-U", user, "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
+        try run("initdb", ["-D", directory + "/data", "-U", user, "-A", "trust", "-E", "UTF8", "--locale=C"] + (durable ? [] : ["--no-sync"]))
         try start()
     }
 
@@ -92,7 +97,7 @@ public final class PostgresCluster: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         guard !running else { return }
         try run("pg_ctl", ["-D", directory + "/data", "-l", directory + "/server.log", "-w", "-t", "60",
-                           "-o", "-k \(socketDirectory) -c listen_addresses='' -c fsync=off -c max_connections=200", "start"])
+                           "-o", "-k \(socketDirectory) -c listen_addresses=''\(durable ? "" : " -c fsync=off") -c max_connections=200", "start"])
         running = true
     }
 

@@ -79,6 +79,9 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     case ledgerMissing(path: String)
     /// `ledger show --serial` names a Grokker the ledger has never seen.
     case ledgerNoDevice(serial: String, path: String)
+    /// Another grokctl (process `pid`, running `command`) holds the device's port lock and
+    /// kept it past the wait: nothing was sent to the Grokker.
+    case deviceBusy(device: String, pid: String, command: String, lockFile: String)
 
     /// A stable identifier for `--json` output; the catalog key is `error.<code>`.
     public var code: String {
@@ -111,6 +114,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noDevices: "fleet_no_devices"
         case .ledgerMissing: "ledger_missing"
         case .ledgerNoDevice: "ledger_no_device"
+        case .deviceBusy: "device_busy"
         }
     }
 
@@ -118,7 +122,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isUsageError: Bool {
         switch self {
         case .benchUnreadable, .benchNotDirectory, .versionNotListed, .packageNotListed, .noDevices, .ledgerMissing,
-            .ledgerNoDevice: false
+            .ledgerNoDevice, .deviceBusy: false
         default: true
         }
     }
@@ -173,6 +177,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noDevices(let bench): [bench]
         case .ledgerMissing(let path): [path]
         case .ledgerNoDevice(let serial, let path): [serial, path]
+        case .deviceBusy(let device, let pid, let command, let lockFile): [device, pid, command, lockFile]
         }
     }
 }

@@ -30,6 +30,28 @@ public final class DeviceLock: Sendable {
         try acquire(directory: directory, fileName: portLockName(key))
     }
 
+    /// Who holds (or last held) the lock file at `path`, as its holder wrote it: the process
+    /// id and the command (`grokctl provision`); `nil` when the file says nothing readable.
+    public static func holder(path: String) -> (pid: String, command: String)? {
+        guard let data = FileManager.default.contents(atPath: path), data.count < 4096,
+              let text = String(data: data, encoding: .utf8) else { return nil }
+        var pid: String?
+        var command = ""
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("pid ") { pid = String(line.dropFirst(4)) }
+            if line.hasPrefix("command ") { command = String(line.dropFirst(8)) }
+        }
+        return pid.map { ($0, command) }
+    }
+
+    /// The command this process runs, for the lock file: the program's name and its first
+    /// argument (`grokctl provision`, `grokctl info`).
+    static var commandNote: String {
+        let arguments = CommandLine.arguments
+        let program = arguments.first.map { ($0 as NSString).lastPathComponent } ?? "?"
+        return ([program] + arguments.dropFirst().prefix(1)).joined(separator: " ")
+    }
+
     /// The lock file's name for a port key: `port-` and the key with every character but
     /// letters, digits, `.` and `-` made `_`, then the key's FNV-1a hash (so keys that differ
     /// only in those characters do not share a lock), `.lock`.
@@ -65,8 +87,8 @@ public final class DeviceLock: Sendable {
             if error == EWOULDBLOCK { return nil }
             throw .lockFailed(path: path, detail: String(cString: strerror(error)))
         }
-        // Who holds it, for people looking at the directory.
-        let note = Array("pid \(getpid())\n".utf8)
+        // Who holds it, for people looking at the directory and for a refusal to name.
+        let note = Array("pid \(getpid())\ncommand \(commandNote)\n".utf8)
         _ = ftruncate(fd, 0)
         _ = note.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         return DeviceLock(path: path, descriptor: fd)

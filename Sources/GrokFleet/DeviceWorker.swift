@@ -115,7 +115,8 @@ final class DeviceWorker {
     static func outcome(of steps: [StepOutcome]) -> DeviceOutcome {
         if steps.contains(where: { $0.result == .failed }) { return .failed }
         if steps.contains(where: { $0.result == .refused }) { return .refused }
-        if steps.contains(where: { $0.result == .postponed }) { return .postponed }
+        // Declined by the person asked: not done, not failed; like a postponement the next run asks again.
+        if steps.contains(where: { $0.result == .postponed || $0.result == .declined }) { return .postponed }
         return .done
     }
 
@@ -487,10 +488,16 @@ final class DeviceWorker {
             delegate.finishBackgroundAction(context, cause: .loadingRegions)
             let index = delegate.chooseRegionFromRegions(context, names: choices, selected: nil)
             if let stopped = stoppedAtQuestion() { return stopped }
-            guard let index, choices.indices.contains(index), delegate.confirmRegion(context, name: choices[index]) else {
+            guard let index, choices.indices.contains(index) else {
                 if let stopped = stoppedAtQuestion() { return stopped }
                 delegate.setRegionCancelled(context)
                 return .failing(.refused, .regionNotChosen(device: device.name))
+            }
+            guard delegate.confirmRegion(context, name: choices[index]) else {
+                if let stopped = stoppedAtQuestion() { return stopped }
+                // The person said no to the region they were shown: declined, nothing set.
+                delegate.setRegionCancelled(context)
+                return .failing(.declined, .regionDeclined(device: device.name))
             }
             name = choices[index]
         } else {
@@ -652,8 +659,9 @@ final class DeviceWorker {
             return Result(result: .postponed, code: reason, arguments: arguments, detail: "update to \(offer.version) postponed")
         case .cancel(let reason, let arguments):
             delegate.afterFirmwareUpdate(context, updated: false)
-            // Declined by whoever was asked: the device is not as the profile wants (the run is incomplete).
-            return Result(result: .postponed, code: reason, arguments: arguments, detail: "update to \(offer.version) declined")
+            // Declined by whoever was asked: its own result, not a postponement by policy (the
+            // device is not as the profile wants: the run is incomplete).
+            return Result(result: .declined, code: reason, arguments: arguments, detail: "update to \(offer.version) declined")
         }
 
         if let failure = intend(.firmware, target: "\(target)") {

@@ -37,6 +37,8 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     case regionNotAllowed(device: String, region: String, allowed: [String])
     /// No region was chosen (the delegate cancelled, or the policy cannot pick one).
     case regionNotChosen(device: String)
+    /// The person asked answered "no" to the region's confirmation: declined, nothing set.
+    case regionDeclined(device: String)
     /// The reader's firmware does not support setting the region.
     case regionUnsupported(device: String, firmware: String)
     /// The target firmware is older than what runs and the profile does not allow downgrades.
@@ -68,7 +70,8 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     case notInRollout(device: String, serial: String, percentage: Double)
     /// The halt rule stopped new devices: `failed` of `finished` failed, above `threshold`.
     case halted(failed: Int, finished: Int, threshold: Double)
-    /// The delegate postponed or cancelled the firmware update.
+    /// The delegate postponed or cancelled the firmware update; `decision` is a code
+    /// (`postponed`, `cancelled`), shown through `fleet.decision.<code>`.
     case updateDeclined(device: String, decision: String)
     /// The run was cancelled before this device finished; re-run to finish it.
     case interrupted(device: String)
@@ -107,6 +110,7 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .reader: "fleet_reader_failed"
         case .regionNotAllowed: "fleet_region_not_allowed"
         case .regionNotChosen: "fleet_region_not_chosen"
+        case .regionDeclined: "fleet_region_declined"
         case .regionUnsupported: "fleet_region_unsupported"
         case .downgradeNotAllowed: "fleet_downgrade_not_allowed"
         case .sameVersionNotAllowed: "fleet_same_version_not_allowed"
@@ -143,7 +147,7 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .lockFailed(let path, let detail): [path, detail]
         case .reader(let device, let step, let cause): [device, step, cause.code] + cause.arguments
         case .regionNotAllowed(let device, let region, let allowed): [device, region, allowed.joined(separator: ", ")]
-        case .regionNotChosen(let device), .interrupted(let device): [device]
+        case .regionNotChosen(let device), .regionDeclined(let device), .interrupted(let device): [device]
         case .readerFrozen(let device, let step, let seconds): [device, step, seconds]
         case .timedOut(let device, let step, let what, let seconds): [device, step, what, seconds]
         case .regionUnsupported(let device, let firmware): [device, firmware]

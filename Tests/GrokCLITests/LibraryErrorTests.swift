@@ -206,7 +206,7 @@ struct LibraryErrorTests {
             .portUnavailable(device: "sim:0", detail: "busy"), .deviceLocked(device: "sim:0", serial: "12345678", lockFile: "/l/12345678.lock"),
             .portLocked(device: "sim:0", lockFile: "/l/port-sim-0.lock"),
             .lockFailed(path: "/l", detail: "read-only"), .reader(device: "sim:0", step: "region", cause: ErrorCause(ReaderError.timeout(port: "sim:0", command: "identify", seconds: 5))),
-            .regionNotAllowed(device: "sim:0", region: "ETSI", allowed: ["FCC"]), .regionNotChosen(device: "sim:0"),
+            .regionNotAllowed(device: "sim:0", region: "ETSI", allowed: ["FCC"]), .regionNotChosen(device: "sim:0"), .regionDeclined(device: "sim:0"),
             .regionUnsupported(device: "sim:0", firmware: "1.4.2"), .downgradeNotAllowed(device: "sim:0", running: "1.8.0", target: "1.7.3"),
             .sameVersionNotAllowed(device: "sim:0", version: "1.8.0"), .firmwareNotAvailable(device: "sim:0", channel: "release", version: "1.9.0"),
             .firmwareCache(channel: "release", cause: ErrorCause(code: "fleet_no_channel")),
@@ -229,7 +229,7 @@ struct LibraryErrorTests {
         for sample in samples {
             switch sample {
             case .profileUnreadable, .profileNotJSON, .profileInvalid, .profileMissingKey, .profileUnknownKey, .portUnavailable,
-                .deviceLocked, .portLocked, .lockFailed, .reader, .regionNotAllowed, .regionNotChosen, .regionUnsupported, .downgradeNotAllowed,
+                .deviceLocked, .portLocked, .lockFailed, .reader, .regionNotAllowed, .regionNotChosen, .regionDeclined, .regionUnsupported, .downgradeNotAllowed,
                 .sameVersionNotAllowed, .firmwareNotAvailable, .firmwareCache, .firmwareUpdateFailed, .firmwareNotRunning,
                 .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .updateDeclined,
                 .interrupted, .readerFrozen, .timedOut, .recorderFailed, .reportNotWritable, .sceneLacksReferenceTags: break

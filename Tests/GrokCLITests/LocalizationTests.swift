@@ -245,6 +245,7 @@ extension CLI {
                 .invalidFirmwareVersion("1.x"), .versionNotListed(channel: "release", version: "1.9.0"),
                 .packageNotListed(file: "a.ugif", channel: "release"), .noDevices(bench: "/b"),
                 .ledgerMissing(path: "/l.sqlite"), .ledgerNoDevice(serial: "12345678", path: "/l.sqlite"),
+                .deviceBusy(device: "sim:0", pid: "4242", command: "grokctl provision", lockFile: "/l/port-sim.lock"),
             ]
             for sample in samples {
                 switch sample {
@@ -253,7 +254,7 @@ extension CLI {
                     .invalidDevice, .deviceOutOfRange, .duplicateDevice, .invalidRegion, .benchUnreadable,
                     .benchNotDirectory, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
                     .invalidPercent, .invalidFirmwareVersion, .versionNotListed, .packageNotListed, .noDevices,
-                    .ledgerMissing, .ledgerNoDevice:
+                    .ledgerMissing, .ledgerNoDevice, .deviceBusy:
                     break
                 }
                 #expect(MessageKey(errorCode: sample.code) != nil, "\(sample.code)")

@@ -125,7 +125,13 @@ struct TerminalPromptTests {
         #expect(!terminal.text.contains(text(.fleetRunOutcomeSucceeded, .en) + ";"), "\(terminal.text)")
         #expect(try world.device(0).firmwareVersion == outOfBox)
         let steps = try Ledger.open(path: world.ledger).steps()
-        #expect(steps.contains { $0.step == "firmware" && $0.result == .postponed && $0.code == "fleet_update_declined" }, "\(steps)")
+        // Its own result, not a postponement by policy; the decision is kept as a code, not as words.
+        let firmware = try #require(steps.first { $0.step == "firmware" }, "\(steps)")
+        #expect(firmware.result == .declined && firmware.code == "fleet_update_declined", "\(steps)")
+        // `ledger show RUN` names it in the user's language.
+        let run = try #require(try Ledger.open(path: world.ledger).runs().first)
+        let shown = try world.run(["ledger", "show", run.key, "--ledger", world.ledger, "--lang", "de"])
+        #expect(shown.standardOutput.contains(text(.fleetResultDeclined, .de)), "\(shown.standardOutput)")
     }
 
     @Test("an update the policy overrules (low battery) is not offered: no question, postponed, exit 2")

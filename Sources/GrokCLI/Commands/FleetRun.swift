@@ -51,6 +51,8 @@ struct FleetRun {
             context.console.report(error)
             return .usageError
         }
+        // The profile's language, unless --lang says otherwise (CommandContext.adoptProfileLocale).
+        context.adoptProfileLocale(profile.locale)
         let specs = try deviceSpecs()
         // Preflight: what can be known to fail is found before the first unit is touched.
         try checkScenes(specs, profile: profile)
@@ -59,7 +61,8 @@ struct FleetRun {
         let ports = FirmwareDevices.portContext(context)
         let devices = specs.map { spec in
             FleetDevice(name: spec.description, portKey: DevicePorts.portKey(spec, context: ports)) {
-                try DevicePorts.open(spec, context: ports)
+                // The engine takes the port's lock itself (DeviceWorker), before it opens the port.
+                try DevicePorts.openUnlocked(spec, context: ports)
             }
         }
         let environment = context.environment

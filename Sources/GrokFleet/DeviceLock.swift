@@ -1,4 +1,5 @@
 import Foundation
+import GrokLedger
 import Synchronization
 
 #if canImport(Glibc)
@@ -71,27 +72,42 @@ public final class DeviceLock: Sendable {
     }
 
     static func acquire(directory: String, fileName: String) throws(FleetError) -> DeviceLock? {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw .lockFailed(path: directory, detail: "\(error)")
-        }
+        if let failure = makeDirectories(directory) { throw .lockFailed(path: directory, detail: failure) }
         let path = Self.path(directory: directory, fileName: fileName)
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .lockFailed(path: path, detail: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw .lockFailed(path: path, detail: SystemCodes.errnoName(errno)) }
         while true {
             if flock(fd, LOCK_EX | LOCK_NB) == 0 { break }
             let error = errno
             if error == EINTR { continue }
             close(fd)
             if error == EWOULDBLOCK { return nil }
-            throw .lockFailed(path: path, detail: String(cString: strerror(error)))
+            throw .lockFailed(path: path, detail: SystemCodes.errnoName(error))
         }
         // Who holds it, for people looking at the directory and for a refusal to name.
         let note = Array("pid \(getpid())\ncommand \(commandNote)\n".utf8)
         _ = ftruncate(fd, 0)
         _ = note.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         return DeviceLock(path: path, descriptor: fd)
+    }
+
+    /// `mkdir -p` of `directory`: `nil` when it exists (or was made), else the system's
+    /// error name of the first component that could not be made (`EACCES`, `ENOTDIR`).
+    static func makeDirectories(_ directory: String) -> String? {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            return isDirectory.boolValue ? nil : SystemCodes.errnoName(ENOTDIR)
+        }
+        var path = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            path += "/" + component
+            if mkdir(path, 0o755) != 0, errno != EEXIST { return SystemCodes.errnoName(errno) }
+        }
+        var made: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &made), made.boolValue else {
+            return SystemCodes.errnoName(ENOTDIR)
+        }
+        return nil
     }
 
     private init(path: String, descriptor: Int32) {

@@ -152,7 +152,10 @@ final class DeviceWorker {
         static func done(_ code: String, _ detail: String = "") -> Result { Result(result: .done, code: code, detail: detail) }
         static func skipped(_ code: String, _ detail: String = "") -> Result { Result(result: .skipped, code: code, detail: detail) }
         static func failing(_ result: StepResult, _ error: FleetError) -> Result {
-            Result(result: result, code: error.code, arguments: error.arguments, detail: error.description, error: error)
+            var detail = error.description
+            // The updater's own words stay in the log's detail (never in a message's arguments).
+            if case .firmwareUpdateFailed(_, _, let extra) = error, !extra.isEmpty { detail += " [" + extra + "]" }
+            return Result(result: result, code: error.code, arguments: error.arguments, detail: detail, error: error)
         }
     }
 
@@ -194,7 +197,7 @@ final class DeviceWorker {
                 try runner.recorder.recordStep(StepRecord(runID: runID, serial: serial, device: device.name, outcome: outcome))
                 try resolveOpenIntents(of: step, outcome: outcome)
             } catch {
-                let failure = FleetError.recorderFailed(operation: "recording step \(step.rawValue) of \(device.name)", detail: "\(error)")
+                let failure = FleetError.recorderFailed(operation: "record_step", subject: "\(device.name), \(step.rawValue)", error: error)
                 steps[steps.count - 1].result = .failed
                 steps[steps.count - 1].code = failure.code
                 steps[steps.count - 1].arguments = failure.arguments
@@ -206,6 +209,9 @@ final class DeviceWorker {
         // Verify changes nothing: a mismatch is reported and the next step is still checked.
         if mode == .verify, last.result == .failed, StepDecision.verifyGoesOn.contains(last.code) { return }
         if last.result == .failed || last.result == .refused { throw Stop() }
+        // A declined region ends the device too (a smoke test cannot pass on a unit without
+        // one); after a declined update the later steps are simply not needed.
+        if last.result == .declined, step == .region { throw Stop() }
     }
 
     /// p4-bounds hook: what a step ended by ``bound`` reports.
@@ -235,7 +241,7 @@ final class DeviceWorker {
             try runner.recorder.recordIntent(runID: runID, serial: serial, step: step, target: target, at: runner.options.clock())
             return nil
         } catch {
-            return .failing(.failed, .recorderFailed(operation: "recording the intent of \(step.rawValue) on \(serial)", detail: "\(error)"))
+            return .failing(.failed, .recorderFailed(operation: "record_intent", subject: "\(serial), \(step.rawValue)", error: error))
         }
     }
 
@@ -276,7 +282,7 @@ final class DeviceWorker {
 
     func connect() throws(Stop) -> Result {
         guard delegate.requestMicrophonePermission(context) else {
-            return .failing(.refused, .portUnavailable(device: device.name, detail: "the delegate did not allow the audio port"))
+            return .failing(.refused, .portUnavailable(device: device.name, cause: ErrorCause(code: "fleet_port_not_allowed")))
         }
         if session == nil {
             // Lock before you look: the port is this run's before anything is read from it.
@@ -300,7 +306,7 @@ final class DeviceWorker {
                 session = try ReaderSession(port: try bound.guarding(port: device.name) { try open() }, options: runner.readerOptions)
                 session?.driver.bound = bound
             } catch {
-                return .failing(.failed, .portUnavailable(device: device.name, detail: "\(error)"))
+                return .failing(.failed, .portUnavailable(device: device.name, error: error))
             }
         }
         do {
@@ -358,7 +364,7 @@ final class DeviceWorker {
                 return .failing(.refused, error)
             }
         } catch {
-            return .failing(.failed, .recorderFailed(operation: "locking \(identified.serialNumberText)", detail: "\(error)"))
+            return .failing(.failed, .recorderFailed(operation: "lock_device", subject: identified.serialNumberText, error: error))
         }
         // A unit left in its loader by an interrupted update (GetVersion's software type 1)
         // has no application to go back to: the firmware step repairs it first (``run()``).
@@ -368,7 +374,7 @@ final class DeviceWorker {
             history = try runner.recorder.completedSteps(serial: identified.serialNumberText)
             if mode != .verify { openIntents = try runner.recorder.openIntents(serial: identified.serialNumberText) }
         } catch {
-            return .failing(.failed, .recorderFailed(operation: "reading the history of \(identified.serialNumberText)", detail: "\(error)"))
+            return .failing(.failed, .recorderFailed(operation: "read_history", subject: identified.serialNumberText, error: error))
         }
         return .done("step_identified", identified.description)
     }
@@ -582,7 +588,7 @@ final class DeviceWorker {
             do {
                 try runner.recorder.recordSmokeTest(record)
             } catch {
-                return .failing(.failed, .recorderFailed(operation: "recording the smoke test of \(serial)", detail: "\(error)"))
+                return .failing(.failed, .recorderFailed(operation: "record_smoke_test", subject: serial, error: error))
             }
             if measurement.passed { return .done(mode == .verify ? "step_verified" : "step_smoke_test_passed", measurement.detail) }
             if attempt > profile.retries.smokeTest {
@@ -762,7 +768,7 @@ final class DeviceWorker {
         do {
             try runner.recorder.upsertDevice(deviceRecord(outcome: outcome, provisioning: provisioning))
         } catch {
-            return .failing(.failed, .recorderFailed(operation: "recording Grokker \(serial)", detail: "\(error)"))
+            return .failing(.failed, .recorderFailed(operation: "record_device", subject: serial, error: error))
         }
         return .done("step_recorded", "\(outcome.rawValue)")
     }
@@ -798,13 +804,13 @@ final class DeviceWorker {
         bound.setLimit("device run", seconds: profile.timeouts.deviceRunBound)
         var planned: [PlannedStep] = []
         func unreachable(_ step: FleetStep, _ result: Result) -> DevicePlan {
-            let error = result.error ?? .portUnavailable(device: device.name, detail: result.detail)
+            let error = result.error ?? .portUnavailable(device: device.name, cause: ErrorCause(code: "fleet_port_not_connected"))
             planned.append(PlannedStep(step: step, action: result.result == .refused ? .refuse : .fail, code: result.code,
                                        arguments: result.arguments, detail: result.detail))
             return DevicePlan(device: device.name, serial: self.context.serial, error: error, steps: planned)
         }
         bound.setLimit("step connect", seconds: profile.timeouts.bound(of: .connect))
-        let connected = (try? connect()) ?? .failing(.failed, .portUnavailable(device: device.name, detail: "not connected"))
+        let connected = (try? connect()) ?? .failing(.failed, .portUnavailable(device: device.name, cause: ErrorCause(code: "fleet_port_not_connected")))
         guard connected.result == .done, let session, let info else { return unreachable(.connect, connected) }
         planned.append(decider.decide(.connect, facts(info)).planned)
         bound.setLimit("step connect", seconds: nil)

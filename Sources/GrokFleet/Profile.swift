@@ -224,17 +224,17 @@ public struct Profile: Sendable, Equatable {
     public static func load(path: String) throws(FleetError) -> Profile {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             let exists = FileManager.default.fileExists(atPath: path)
-            throw .profileUnreadable(file: path, detail: exists ? "permission denied" : "no such file")
+            throw .profileUnreadable(file: path, detail: exists ? "permission_denied" : "no_such_file")
         }
         defer { try? handle.close() }
         let data: Data
         do {
             data = try handle.read(upToCount: maxFileBytes + 1) ?? Data()
         } catch {
-            throw .profileUnreadable(file: path, detail: "\(error)")
+            throw .profileUnreadable(file: path, detail: "read_error")
         }
         guard data.count <= maxFileBytes else {
-            throw .profileUnreadable(file: path, detail: "larger than \(maxFileBytes) bytes")
+            throw .profileUnreadable(file: path, detail: "too_large")
         }
         return try parse(Array(data), file: path)
     }

@@ -71,6 +71,8 @@ extension CLI {
                     // (docs/glossary.md); a separator before nested figures.
                     .infoSummaryTotal, .infoColumnFirmware, .fleetColumnFirmware, .fleetStepFirmware, .fleetFirmwareChange,
                     .fleetSmokeFiguresClause,
+                    // A detail shown as it is (a caller that still passes prose, or a non-coded error).
+                    .errorFleetUntypedCause, .ledgerDamageText,
                 ]
                 let same = MessageKey.allCases.filter {
                     !$0.rawValue.hasPrefix("region.") && !international.contains($0)

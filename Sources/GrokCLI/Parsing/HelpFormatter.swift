@@ -103,6 +103,7 @@ struct HelpFormatter {
         if let short = option.short { label = "-\(short), " + label }
         if case .value(let name) = option.kind { label += " " + valueName(name) }
         var help = localizer.text(option.help)
+        if let dash = option.valueType.dashNote { help += " " + localizer.text(dash) }
         if let defaultValue = option.defaultValue {
             help += " " + localizer.text(.helpDefault, defaultValue)
         }

@@ -81,6 +81,9 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     case ledgerNoDevice(serial: String, path: String)
     /// `fleet status --rollout` or `fleet report --rollout` names a rollout the ledger does not hold.
     case noSuchRollout(ledger: String, rollout: String)
+    /// Another grokctl (process `pid`, running `command`) holds the device's port lock and
+    /// kept it past the wait: nothing was sent to the Grokker.
+    case deviceBusy(device: String, pid: String, command: String, lockFile: String)
 
     /// A stable identifier for `--json` output; the catalog key is `error.<code>`.
     public var code: String {
@@ -114,6 +117,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .ledgerMissing: "ledger_missing"
         case .ledgerNoDevice: "ledger_no_device"
         case .noSuchRollout: "fleet_no_such_rollout"
+        case .deviceBusy: "device_busy"
         }
     }
 
@@ -121,7 +125,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isUsageError: Bool {
         switch self {
         case .benchUnreadable, .benchNotDirectory, .versionNotListed, .packageNotListed, .noDevices, .ledgerMissing,
-            .ledgerNoDevice, .noSuchRollout: false
+            .ledgerNoDevice, .noSuchRollout, .deviceBusy: false
         default: true
         }
     }
@@ -177,6 +181,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .ledgerMissing(let path): [path]
         case .ledgerNoDevice(let serial, let path): [serial, path]
         case .noSuchRollout(let ledger, let rollout): [ledger, rollout]
+        case .deviceBusy(let device, let pid, let command, let lockFile): [device, pid, command, lockFile]
         }
     }
 }

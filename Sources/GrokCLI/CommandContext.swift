@@ -26,6 +26,15 @@ public final class CommandContext {
     /// The language of messages.
     public var localizer: Localizer { console.localizer }
 
+    /// A fleet profile's `locale` (`en`, `es`, `fr`, `de`) becomes the language of the rest of
+    /// the command, unless `--lang` was given: `--lang` > the profile's `locale` > the
+    /// environment (`LANGUAGE`, `LC_ALL`, `LC_MESSAGES`, `LANG`). A profile names its
+    /// station's language on purpose; the environment is only the shell's default.
+    public func adoptProfileLocale(_ locale: String?) {
+        guard globals.languageOption == nil, let locale, let language = Language(rawValue: locale) else { return }
+        console.speak(language)
+    }
+
     /// The bench of emulated Grokkers (`--bench`).
     public var bench: Bench { Bench(directory: globals.bench) }
 

@@ -121,6 +121,10 @@ public enum StepResult: String, Sendable, Hashable, Codable, CaseIterable {
     case postponed
     /// Not allowed (region outside the allowed list, downgrade not allowed, lock held).
     case refused
+    /// The person asked said no ("3) cancel" at the firmware question, "no" at the region's
+    /// confirmation): nothing was changed, the device is not as the profile wants (the run
+    /// is incomplete), and the next run asks again.
+    case declined
 }
 
 /// The per-device steps of the workflow, in order (docs/fleet.md).

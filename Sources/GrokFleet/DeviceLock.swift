@@ -1,4 +1,5 @@
 import Foundation
+import GrokLedger
 import Synchronization
 
 #if canImport(Glibc)
@@ -30,6 +31,28 @@ public final class DeviceLock: Sendable {
         try acquire(directory: directory, fileName: portLockName(key))
     }
 
+    /// Who holds (or last held) the lock file at `path`, as its holder wrote it: the process
+    /// id and the command (`grokctl provision`); `nil` when the file says nothing readable.
+    public static func holder(path: String) -> (pid: String, command: String)? {
+        guard let data = FileManager.default.contents(atPath: path), data.count < 4096,
+              let text = String(data: data, encoding: .utf8) else { return nil }
+        var pid: String?
+        var command = ""
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("pid ") { pid = String(line.dropFirst(4)) }
+            if line.hasPrefix("command ") { command = String(line.dropFirst(8)) }
+        }
+        return pid.map { ($0, command) }
+    }
+
+    /// The command this process runs, for the lock file: the program's name and its first
+    /// argument (`grokctl provision`, `grokctl info`).
+    static var commandNote: String {
+        let arguments = CommandLine.arguments
+        let program = arguments.first.map { ($0 as NSString).lastPathComponent } ?? "?"
+        return ([program] + arguments.dropFirst().prefix(1)).joined(separator: " ")
+    }
+
     /// The lock file's name for a port key: `port-` and the key with every character but
     /// letters, digits, `.` and `-` made `_`, then the key's FNV-1a hash (so keys that differ
     /// only in those characters do not share a lock), `.lock`.
@@ -49,27 +72,42 @@ public final class DeviceLock: Sendable {
     }
 
     static func acquire(directory: String, fileName: String) throws(FleetError) -> DeviceLock? {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw .lockFailed(path: directory, detail: "\(error)")
-        }
+        if let failure = makeDirectories(directory) { throw .lockFailed(path: directory, detail: failure) }
         let path = Self.path(directory: directory, fileName: fileName)
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .lockFailed(path: path, detail: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw .lockFailed(path: path, detail: SystemCodes.errnoName(errno)) }
         while true {
             if flock(fd, LOCK_EX | LOCK_NB) == 0 { break }
             let error = errno
             if error == EINTR { continue }
             close(fd)
             if error == EWOULDBLOCK { return nil }
-            throw .lockFailed(path: path, detail: String(cString: strerror(error)))
+            throw .lockFailed(path: path, detail: SystemCodes.errnoName(error))
         }
-        // Who holds it, for people looking at the directory.
-        let note = Array("pid \(getpid())\n".utf8)
+        // Who holds it, for people looking at the directory and for a refusal to name.
+        let note = Array("pid \(getpid())\ncommand \(commandNote)\n".utf8)
         _ = ftruncate(fd, 0)
         _ = note.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         return DeviceLock(path: path, descriptor: fd)
+    }
+
+    /// `mkdir -p` of `directory`: `nil` when it exists (or was made), else the system's
+    /// error name of the first component that could not be made (`EACCES`, `ENOTDIR`).
+    static func makeDirectories(_ directory: String) -> String? {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            return isDirectory.boolValue ? nil : SystemCodes.errnoName(ENOTDIR)
+        }
+        var path = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            path += "/" + component
+            if mkdir(path, 0o755) != 0, errno != EEXIST { return SystemCodes.errnoName(errno) }
+        }
+        var made: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &made), made.boolValue else {
+            return SystemCodes.errnoName(ENOTDIR)
+        }
+        return nil
     }
 
     private init(path: String, descriptor: Int32) {

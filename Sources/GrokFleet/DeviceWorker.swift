@@ -115,7 +115,8 @@ final class DeviceWorker {
     static func outcome(of steps: [StepOutcome]) -> DeviceOutcome {
         if steps.contains(where: { $0.result == .failed }) { return .failed }
         if steps.contains(where: { $0.result == .refused }) { return .refused }
-        if steps.contains(where: { $0.result == .postponed }) { return .postponed }
+        // Declined by the person asked: not done, not failed; like a postponement the next run asks again.
+        if steps.contains(where: { $0.result == .postponed || $0.result == .declined }) { return .postponed }
         return .done
     }
 
@@ -151,7 +152,10 @@ final class DeviceWorker {
         static func done(_ code: String, _ detail: String = "") -> Result { Result(result: .done, code: code, detail: detail) }
         static func skipped(_ code: String, _ detail: String = "") -> Result { Result(result: .skipped, code: code, detail: detail) }
         static func failing(_ result: StepResult, _ error: FleetError) -> Result {
-            Result(result: result, code: error.code, arguments: error.arguments, detail: error.description, error: error)
+            var detail = error.description
+            // The updater's own words stay in the log's detail (never in a message's arguments).
+            if case .firmwareUpdateFailed(_, _, let extra) = error, !extra.isEmpty { detail += " [" + extra + "]" }
+            return Result(result: result, code: error.code, arguments: error.arguments, detail: detail, error: error)
         }
     }
 
@@ -193,7 +197,7 @@ final class DeviceWorker {
                 try runner.recorder.recordStep(StepRecord(runID: runID, serial: serial, device: device.name, outcome: outcome))
                 try resolveOpenIntents(of: step, outcome: outcome)
             } catch {
-                let failure = FleetError.recorderFailed(operation: "recording step \(step.rawValue) of \(device.name)", detail: "\(error)")
+                let failure = FleetError.recorderFailed(operation: "record_step", subject: "\(device.name), \(step.rawValue)", error: error)
                 steps[steps.count - 1].result = .failed
                 steps[steps.count - 1].code = failure.code
                 steps[steps.count - 1].arguments = failure.arguments
@@ -205,6 +209,9 @@ final class DeviceWorker {
         // Verify changes nothing: a mismatch is reported and the next step is still checked.
         if mode == .verify, last.result == .failed, StepDecision.verifyGoesOn.contains(last.code) { return }
         if last.result == .failed || last.result == .refused { throw Stop() }
+        // A declined region ends the device too (a smoke test cannot pass on a unit without
+        // one); after a declined update the later steps are simply not needed.
+        if last.result == .declined, step == .region { throw Stop() }
     }
 
     /// p4-bounds hook: what a step ended by ``bound`` reports.
@@ -234,7 +241,7 @@ final class DeviceWorker {
             try runner.recorder.recordIntent(runID: runID, serial: serial, step: step, target: target, at: runner.options.clock())
             return nil
         } catch {
-            return .failing(.failed, .recorderFailed(operation: "recording the intent of \(step.rawValue) on \(serial)", detail: "\(error)"))
+            return .failing(.failed, .recorderFailed(operation: "record_intent", subject: "\(serial), \(step.rawValue)", error: error))
         }
     }
 
@@ -275,7 +282,7 @@ final class DeviceWorker {
 
     func connect() throws(Stop) -> Result {
         guard delegate.requestMicrophonePermission(context) else {
-            return .failing(.refused, .portUnavailable(device: device.name, detail: "the delegate did not allow the audio port"))
+            return .failing(.refused, .portUnavailable(device: device.name, cause: ErrorCause(code: "fleet_port_not_allowed")))
         }
         if session == nil {
             // Lock before you look: the port is this run's before anything is read from it.
@@ -299,7 +306,7 @@ final class DeviceWorker {
                 session = try ReaderSession(port: try bound.guarding(port: device.name) { try open() }, options: runner.readerOptions)
                 session?.driver.bound = bound
             } catch {
-                return .failing(.failed, .portUnavailable(device: device.name, detail: "\(error)"))
+                return .failing(.failed, .portUnavailable(device: device.name, error: error))
             }
         }
         do {
@@ -357,7 +364,7 @@ final class DeviceWorker {
                 return .failing(.refused, error)
             }
         } catch {
-            return .failing(.failed, .recorderFailed(operation: "locking \(identified.serialNumberText)", detail: "\(error)"))
+            return .failing(.failed, .recorderFailed(operation: "lock_device", subject: identified.serialNumberText, error: error))
         }
         // A unit left in its loader by an interrupted update (GetVersion's software type 1)
         // has no application to go back to: the firmware step repairs it first (``run()``).
@@ -367,7 +374,7 @@ final class DeviceWorker {
             history = try runner.recorder.completedSteps(serial: identified.serialNumberText)
             if mode != .verify { openIntents = try runner.recorder.openIntents(serial: identified.serialNumberText) }
         } catch {
-            return .failing(.failed, .recorderFailed(operation: "reading the history of \(identified.serialNumberText)", detail: "\(error)"))
+            return .failing(.failed, .recorderFailed(operation: "read_history", subject: identified.serialNumberText, error: error))
         }
         return .done("step_identified", identified.description)
     }
@@ -487,10 +494,16 @@ final class DeviceWorker {
             delegate.finishBackgroundAction(context, cause: .loadingRegions)
             let index = delegate.chooseRegionFromRegions(context, names: choices, selected: nil)
             if let stopped = stoppedAtQuestion() { return stopped }
-            guard let index, choices.indices.contains(index), delegate.confirmRegion(context, name: choices[index]) else {
+            guard let index, choices.indices.contains(index) else {
                 if let stopped = stoppedAtQuestion() { return stopped }
                 delegate.setRegionCancelled(context)
                 return .failing(.refused, .regionNotChosen(device: device.name))
+            }
+            guard delegate.confirmRegion(context, name: choices[index]) else {
+                if let stopped = stoppedAtQuestion() { return stopped }
+                // The person said no to the region they were shown: declined, nothing set.
+                delegate.setRegionCancelled(context)
+                return .failing(.declined, .regionDeclined(device: device.name))
             }
             name = choices[index]
         } else {
@@ -575,7 +588,7 @@ final class DeviceWorker {
             do {
                 try runner.recorder.recordSmokeTest(record)
             } catch {
-                return .failing(.failed, .recorderFailed(operation: "recording the smoke test of \(serial)", detail: "\(error)"))
+                return .failing(.failed, .recorderFailed(operation: "record_smoke_test", subject: serial, error: error))
             }
             if measurement.passed { return .done(mode == .verify ? "step_verified" : "step_smoke_test_passed", measurement.detail) }
             if attempt > profile.retries.smokeTest {
@@ -652,8 +665,9 @@ final class DeviceWorker {
             return Result(result: .postponed, code: reason, arguments: arguments, detail: "update to \(offer.version) postponed")
         case .cancel(let reason, let arguments):
             delegate.afterFirmwareUpdate(context, updated: false)
-            // Declined by whoever was asked: the device is not as the profile wants (the run is incomplete).
-            return Result(result: .postponed, code: reason, arguments: arguments, detail: "update to \(offer.version) declined")
+            // Declined by whoever was asked: its own result, not a postponement by policy (the
+            // device is not as the profile wants: the run is incomplete).
+            return Result(result: .declined, code: reason, arguments: arguments, detail: "update to \(offer.version) declined")
         }
 
         if let failure = intend(.firmware, target: "\(target)") {
@@ -754,7 +768,7 @@ final class DeviceWorker {
         do {
             try runner.recorder.upsertDevice(deviceRecord(outcome: outcome, provisioning: provisioning))
         } catch {
-            return .failing(.failed, .recorderFailed(operation: "recording Grokker \(serial)", detail: "\(error)"))
+            return .failing(.failed, .recorderFailed(operation: "record_device", subject: serial, error: error))
         }
         return .done("step_recorded", "\(outcome.rawValue)")
     }
@@ -790,13 +804,13 @@ final class DeviceWorker {
         bound.setLimit("device run", seconds: profile.timeouts.deviceRunBound)
         var planned: [PlannedStep] = []
         func unreachable(_ step: FleetStep, _ result: Result) -> DevicePlan {
-            let error = result.error ?? .portUnavailable(device: device.name, detail: result.detail)
+            let error = result.error ?? .portUnavailable(device: device.name, cause: ErrorCause(code: "fleet_port_not_connected"))
             planned.append(PlannedStep(step: step, action: result.result == .refused ? .refuse : .fail, code: result.code,
                                        arguments: result.arguments, detail: result.detail))
             return DevicePlan(device: device.name, serial: self.context.serial, error: error, steps: planned)
         }
         bound.setLimit("step connect", seconds: profile.timeouts.bound(of: .connect))
-        let connected = (try? connect()) ?? .failing(.failed, .portUnavailable(device: device.name, detail: "not connected"))
+        let connected = (try? connect()) ?? .failing(.failed, .portUnavailable(device: device.name, cause: ErrorCause(code: "fleet_port_not_connected")))
         guard connected.result == .done, let session, let info else { return unreachable(.connect, connected) }
         planned.append(decider.decide(.connect, facts(info)).planned)
         bound.setLimit("step connect", seconds: nil)

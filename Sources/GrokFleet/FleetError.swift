@@ -9,7 +9,8 @@ import GrokBasics
 public enum FleetError: Error, Sendable, Hashable, CodedError {
     // MARK: Profiles
 
-    /// The profile file cannot be read (`detail`: missing, unreadable, too large).
+    /// The profile file cannot be read; `detail` is a code (`no_such_file`,
+    /// `permission_denied`, `read_error`, `too_large`), shown through `fleet.profile_unreadable.<code>`.
     case profileUnreadable(file: String, detail: String)
     /// The profile is not JSON (`detail` from the parser).
     case profileNotJSON(file: String, detail: String)
@@ -22,14 +23,16 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
 
     // MARK: Devices and steps
 
-    /// The device's audio port could not be opened.
-    case portUnavailable(device: String, detail: String)
+    /// The device's audio port could not be opened; `cause` is the port's error (its code
+    /// and arguments: `audio_*`, `emulator_*`, or `fleet_port_not_allowed` / `fleet_port_not_connected`).
+    case portUnavailable(device: String, cause: ErrorCause)
     /// Another run holds the lock of the Grokker with this serial number.
     case deviceLocked(device: String, serial: String, lockFile: String)
     /// Another run holds the device's port (the sound card, the emulated unit's directory),
     /// so this run did not open it: nothing was read from or sent to the Grokker.
     case portLocked(device: String, lockFile: String)
-    /// The lock directory or a lock file could not be used.
+    /// The lock directory or a lock file could not be used; `detail` is the system's error
+    /// name (`EACCES`, `ENOTDIR`), the same in every language.
     case lockFailed(path: String, detail: String)
     /// The reader failed or refused during `step`; `cause` is the reader's error.
     case reader(device: String, step: String, cause: ErrorCause)
@@ -37,6 +40,8 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     case regionNotAllowed(device: String, region: String, allowed: [String])
     /// No region was chosen (the delegate cancelled, or the policy cannot pick one).
     case regionNotChosen(device: String)
+    /// The person asked answered "no" to the region's confirmation: declined, nothing set.
+    case regionDeclined(device: String)
     /// The reader's firmware does not support setting the region.
     case regionUnsupported(device: String, firmware: String)
     /// The target firmware is older than what runs and the profile does not allow downgrades.
@@ -47,7 +52,9 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     case firmwareNotAvailable(device: String, channel: String, version: String)
     /// The firmware cache could not give the channel or image; `cause` is the cache's error.
     case firmwareCache(channel: String, cause: ErrorCause)
-    /// The firmware update failed (`code` and `detail`: the updater's error).
+    /// The firmware update failed: `code` is the updater's result (`firmware_update_<vendor
+    /// name>`, shown through `fleet.update_result.<code>`); `detail` is the updater's English
+    /// detail, for logs only (it is not one of the message's arguments).
     case firmwareUpdateFailed(device: String, code: String, detail: String)
     /// After the update and a reconnect the reader runs `found`, not `expected`.
     case firmwareNotRunning(device: String, expected: String, found: String)
@@ -74,7 +81,8 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     case halted(rollout: String, failed: Int, finished: Int, threshold: Double, trippedBy: String, stationFailures: Int)
     /// Someone paused the rollout's stage (`grokctl fleet stage pause`): no unit starts.
     case stagePaused(rollout: String, by: String)
-    /// The delegate postponed or cancelled the firmware update.
+    /// The delegate postponed or cancelled the firmware update; `decision` is a code
+    /// (`postponed`, `cancelled`), shown through `fleet.decision.<code>`.
     case updateDeclined(device: String, decision: String)
     /// The run was cancelled before this device finished; re-run to finish it.
     case interrupted(device: String)
@@ -88,8 +96,11 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
 
     // MARK: The ledger
 
-    /// The run recorder failed while `operation`.
-    case recorderFailed(operation: String, detail: String)
+    /// The run recorder failed while `operation` (a code: `begin_run`, `finish_run`,
+    /// `record_step`, `record_intent`, `lock_device`, `read_history`, `record_smoke_test`,
+    /// `record_device`, `dry_run`; shown through `fleet.recorder_operation.<code>`) on
+    /// `subject` (a device, a serial, a step); `cause` is the ledger's error.
+    case recorderFailed(operation: String, subject: String, cause: ErrorCause)
     /// The shared ledger `database` (without its password) cannot be reached and the
     /// profile's `station.offline` is `refuse` (the default): nothing was started.
     case ledgerOffline(database: String, detail: String)
@@ -119,6 +130,7 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .reader: "fleet_reader_failed"
         case .regionNotAllowed: "fleet_region_not_allowed"
         case .regionNotChosen: "fleet_region_not_chosen"
+        case .regionDeclined: "fleet_region_declined"
         case .regionUnsupported: "fleet_region_unsupported"
         case .downgradeNotAllowed: "fleet_downgrade_not_allowed"
         case .sameVersionNotAllowed: "fleet_same_version_not_allowed"
@@ -152,13 +164,13 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .profileInvalid(let file, let keyPath, let expected, let found): [file, keyPath, expected, found]
         case .profileMissingKey(let file, let keyPath, let expected): [file, keyPath, expected]
         case .profileUnknownKey(let file, let keyPath, let known): [file, keyPath, known.joined(separator: ", ")]
-        case .portUnavailable(let device, let detail): [device, detail]
+        case .portUnavailable(let device, let cause): [device, cause.code] + cause.arguments
         case .deviceLocked(let device, let serial, let lockFile): [device, serial, lockFile]
         case .portLocked(let device, let lockFile): [device, lockFile]
         case .lockFailed(let path, let detail): [path, detail]
         case .reader(let device, let step, let cause): [device, step, cause.code] + cause.arguments
         case .regionNotAllowed(let device, let region, let allowed): [device, region, allowed.joined(separator: ", ")]
-        case .regionNotChosen(let device), .interrupted(let device): [device]
+        case .regionNotChosen(let device), .regionDeclined(let device), .interrupted(let device): [device]
         case .readerFrozen(let device, let step, let seconds): [device, step, seconds]
         case .timedOut(let device, let step, let what, let seconds): [device, step, what, seconds]
         case .regionUnsupported(let device, let firmware): [device, firmware]
@@ -166,7 +178,7 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .sameVersionNotAllowed(let device, let version): [device, version]
         case .firmwareNotAvailable(let device, let channel, let version): [device, channel, version]
         case .firmwareCache(let channel, let cause): [channel, cause.code] + cause.arguments
-        case .firmwareUpdateFailed(let device, let code, let detail): [device, code, detail]
+        case .firmwareUpdateFailed(let device, let code, _): [device, code]
         case .firmwareNotRunning(let device, let expected, let found): [device, expected, found]
         case .smokeTestFailed(let device, let measurement): [device] + measurement.messageArguments
         case .verifyMismatch(let device, let what, let expected, let found): [device, what, expected, found]
@@ -178,7 +190,7 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
             [rollout, String(failed), String(finished), Self.number((threshold * 100_000).rounded() / 1000), station, String(stationFailures)]
         case .stagePaused(let rollout, let by): [rollout, by]
         case .updateDeclined(let device, let decision): [device, decision]
-        case .recorderFailed(let operation, let detail): [operation, detail]
+        case .recorderFailed(let operation, let subject, let cause): [operation, subject, cause.code] + cause.arguments
         case .ledgerOffline(let database, let detail), .ledgerOfflineRollout(let database, let detail): [database, detail]
         case .reportNotWritable(let path, let detail): [path, detail]
         case .sceneLacksReferenceTags(let device, let scene, let missing): [device, scene, missing.joined(separator: " ")]
@@ -187,6 +199,37 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
 
     /// The English message, from the catalog (`error.<code>` in en.json).
     public var description: String { englishMessage }
+
+    // MARK: Typed causes
+
+    /// `error` as a cause kept inside a ``FleetError``: its code and arguments when it is a
+    /// ``CodedError`` (every library's error is), else `fleet_untyped_cause` with its text.
+    public static func cause(_ error: any Error) -> ErrorCause {
+        if let coded = error as? any CodedError { return ErrorCause(coded) }
+        return ErrorCause(code: "fleet_untyped_cause", arguments: [String(describing: error)])
+    }
+
+    /// The port failure `error` (from opening the port) of `device`.
+    public static func portUnavailable(device: String, error: any Error) -> FleetError {
+        .portUnavailable(device: device, cause: cause(error))
+    }
+
+    /// For callers that still pass English prose: the detail becomes an untyped cause.
+    /// Prefer ``portUnavailable(device:cause:)``: prose is not translated.
+    public static func portUnavailable(device: String, detail: String) -> FleetError {
+        .portUnavailable(device: device, cause: ErrorCause(code: "fleet_untyped_cause", arguments: [detail]))
+    }
+
+    /// The recorder failure `error` while `operation` on `subject`.
+    public static func recorderFailed(operation: String, subject: String, error: any Error) -> FleetError {
+        .recorderFailed(operation: operation, subject: subject, cause: cause(error))
+    }
+
+    /// For callers that still pass English prose (the operation as words, the detail as
+    /// text). Prefer ``recorderFailed(operation:subject:cause:)``: prose is not translated.
+    public static func recorderFailed(operation: String, detail: String) -> FleetError {
+        .recorderFailed(operation: operation, subject: "", cause: ErrorCause(code: "fleet_untyped_cause", arguments: [detail]))
+    }
 
     /// A number without a needless fraction: `25`, `12.5`.
     static func number(_ value: Double) -> String { NumberText.plain(value) }

@@ -168,7 +168,7 @@ public final class FleetRunner: Sendable {
 
     /// Runs every device (blocking the calling thread; see ``run(_:)-async`` for async
     /// callers) and returns the report.
-    /// - Throws: ``FleetError/recorderFailed(operation:detail:)`` when the run cannot be
+    /// - Throws: ``FleetError/recorderFailed(operation:subject:cause:)`` when the run cannot be
     ///   begun in the ledger (nothing was done). A run that cannot be finished there is
     ///   still reported, with ``FleetReport/ledgerFailure`` set. Per-device problems are in
     ///   the report.
@@ -179,7 +179,7 @@ public final class FleetRunner: Sendable {
                                           profileFile: profile.file, station: options.station,
                                           operatorName: options.operatorName, started: started))
         } catch {
-            throw .recorderFailed(operation: "beginning the run", detail: "\(error)")
+            throw .recorderFailed(operation: "begin_run", subject: options.runID, error: error)
         }
         let reports = Self.each(devices, concurrency: options.maxConcurrentDevices) { device in
             DeviceWorker(runner: self, device: device).run()
@@ -192,7 +192,7 @@ public final class FleetRunner: Sendable {
         do {
             try recorder.finishRun(RunSummary(runID: options.runID, ended: ended, outcome: outcome, devices: counts))
         } catch {
-            failure = .recorderFailed(operation: "finishing the run", detail: "\(error)")
+            failure = .recorderFailed(operation: "finish_run", subject: options.runID, error: error)
         }
         return FleetReport(runID: options.runID, mode: options.mode, outcome: outcome, started: started, ended: ended,
                            devices: reports, ledgerFailure: failure)

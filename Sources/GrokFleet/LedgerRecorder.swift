@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokCrypto
 import GrokLedger
@@ -40,7 +41,7 @@ public final class LedgerRecorder: RunRecorder {
     }
 
     private func ledgerRun(_ id: String) throws -> RunID {
-        guard let run = runs.withLock({ $0[id] }) else { throw FleetError.recorderFailed(operation: "recording", detail: "run \(id) was not begun") }
+        guard let run = runs.withLock({ $0[id] }) else { throw FleetError.recorderFailed(operation: "record_step", subject: id, cause: ErrorCause(code: "fleet_run_not_begun", arguments: [id])) }
         return run
     }
 

@@ -19,8 +19,9 @@ public struct Profile: Sendable, Equatable {
     public var name: String
     /// Free text for people.
     public var description: String?
-    /// The language for what people read (`en`, `es`, `fr`, `de`).
-    public var locale: String
+    /// The language for what people read (`en`, `es`, `fr`, `de`); `nil`: not set, the
+    /// environment's. grokctl ranks it between `--lang` (above) and the environment.
+    public var locale: String?
     /// The region to set and the regions allowed; `nil`: regions are left alone.
     public var region: RegionPolicy?
     /// The firmware to run; `nil`: firmware is left alone.
@@ -44,7 +45,7 @@ public struct Profile: Sendable, Equatable {
     public var station: StationConfig? = nil
 
     /// Creates a profile (tests and tools; files go through ``load(path:)``).
-    public init(file: String = "<memory>", name: String, description: String? = nil, locale: String = "en",
+    public init(file: String = "<memory>", name: String, description: String? = nil, locale: String? = nil,
                 region: RegionPolicy? = nil, firmware: FirmwarePolicy? = nil, minimumBatteryPercent: Int = 20,
                 maintenanceWindows: MaintenanceWindows? = nil, rollout: RolloutPolicy? = nil,
                 provisioning: ProvisioningPolicy? = nil, retries: Retries = Retries(), timeouts: Timeouts = Timeouts(),
@@ -255,17 +256,17 @@ public struct Profile: Sendable, Equatable {
     public static func load(path: String) throws(FleetError) -> Profile {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             let exists = FileManager.default.fileExists(atPath: path)
-            throw .profileUnreadable(file: path, detail: exists ? "permission denied" : "no such file")
+            throw .profileUnreadable(file: path, detail: exists ? "permission_denied" : "no_such_file")
         }
         defer { try? handle.close() }
         let data: Data
         do {
             data = try handle.read(upToCount: maxFileBytes + 1) ?? Data()
         } catch {
-            throw .profileUnreadable(file: path, detail: "\(error)")
+            throw .profileUnreadable(file: path, detail: "read_error")
         }
         guard data.count <= maxFileBytes else {
-            throw .profileUnreadable(file: path, detail: "larger than \(maxFileBytes) bytes")
+            throw .profileUnreadable(file: path, detail: "too_large")
         }
         return try parse(Array(data), file: path)
     }
@@ -285,7 +286,7 @@ public struct Profile: Sendable, Equatable {
         }
         var profile = Profile(file: file, name: try top.required("name", "a short name") { k throws(FleetError) in try top.string(k, expected: "a non-empty string") })
         profile.description = try top.string("description", check: { _ in true })
-        profile.locale = try top.string("locale", expected: "one of " + locales.joined(separator: ", "), check: { locales.contains($0) }) ?? "en"
+        profile.locale = try top.string("locale", expected: "one of " + locales.joined(separator: ", "), check: { locales.contains($0) })
         profile.minimumBatteryPercent = try top.integer("minimum_battery_percent", in: 0...100) ?? 20
         profile.region = try readRegion(top)
         profile.firmware = try readFirmware(top)

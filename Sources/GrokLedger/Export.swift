@@ -81,7 +81,7 @@ struct ExportTable: Sendable {
                 // Tag lists are stored as JSON text; check them here so both formats can rely on them.
                 if tagColumns.contains(columns[Int(index)]), case .text(let text) = value,
                    JSONText.parseStringArray(text) == nil {
-                    throw .corrupt(path: db.path, detail: "\(table.rawValue).\(columns[Int(index)]) '\(text)' is not a JSON array of strings")
+                    throw .corrupt(path: db.path, damage: LedgerDamage("bad_json_array", ["\(table.rawValue).\(columns[Int(index)])", text]))
                 }
                 return value
             }

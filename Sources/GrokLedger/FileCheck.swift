@@ -39,14 +39,14 @@ struct DatabaseHeader: Equatable, Sendable {
         let raw = Int(bytes[16]) << 8 | Int(bytes[17])
         let pageSize = raw == 1 ? 65536 : raw
         guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else {
-            return .failure(.invalid("page size \(raw)"))
+            return .failure(.invalid("page_size=\(raw)"))
         }
         guard (1...2).contains(bytes[18]), (1...2).contains(bytes[19]) else {
-            return .failure(.invalid("file format versions \(bytes[18]) and \(bytes[19])"))
+            return .failure(.invalid("format_versions=\(bytes[18]),\(bytes[19])"))
         }
         // Bytes 21...23 are fixed by the format: payload fractions 64, 32 and 32.
         guard bytes[21] == 64, bytes[22] == 32, bytes[23] == 32 else {
-            return .failure(.invalid("payload fractions \(bytes[21]), \(bytes[22]), \(bytes[23])"))
+            return .failure(.invalid("payload_fractions=\(bytes[21]),\(bytes[22]),\(bytes[23])"))
         }
         return .success(DatabaseHeader(pageSize: pageSize, walMode: bytes[18] == 2 && bytes[19] == 2,
                                        userVersion: Int32(bitPattern: bigEndian32(bytes, 60)),
@@ -158,12 +158,11 @@ struct WALScan: Equatable, Sendable {
         return (s0, s1)
     }
 
-    /// The problem in words, for ``LedgerError/corrupt(path:detail:)``; nil when the WAL is sound.
-    var problem: String? {
-        if !headerValid { return "the write-ahead log's header is damaged, so SQLite would ignore all of it" }
+    /// The damage, for ``LedgerError/corrupt(path:damage:)``; nil when the WAL is sound.
+    var damage: LedgerDamage? {
+        if !headerValid { return LedgerDamage("wal_header") }
         guard isDamaged, let bad = firstBadFrame else { return nil }
-        return "frame \(bad + 1) of the write-ahead log fails its checksum; SQLite would silently drop it and the "
-            + "\(framesLostAfterDamage) frames after it (\(commitsLostAfterDamage) committed transactions)"
+        return LedgerDamage("wal_frame", [String(bad + 1), String(framesLostAfterDamage), String(commitsLostAfterDamage)])
     }
 }
 
@@ -179,20 +178,20 @@ enum FileCheck {
         switch DatabaseHeader.parse(bytes) {
         case .success(let parsed): header = parsed
         case .failure(.notSQLite): throw .notSQLite(path: path)
-        case .failure(.short(let count)): throw .corrupt(path: path, detail: "the file is only \(count) bytes long, shorter than a SQLite header")
-        case .failure(.invalid(let what)): throw .corrupt(path: path, detail: "the SQLite header is damaged (\(what))")
+        case .failure(.short(let count)): throw .corrupt(path: path, damage: LedgerDamage("short_file", [String(count)]))
+        case .failure(.invalid(let what)): throw .corrupt(path: path, damage: LedgerDamage("bad_header", [what]))
         }
         if header.applicationID != 0 && header.applicationID != Schema.applicationID {
             throw .notALedger(path: path, applicationID: header.applicationID)
         }
         var info = stat()
         if stat(path, &info) == 0, Int(info.st_size) % header.pageSize != 0 {
-            throw .corrupt(path: path, detail: "its size, \(info.st_size) bytes, is not a whole number of \(header.pageSize)-byte pages")
+            throw .corrupt(path: path, damage: LedgerDamage("partial_page", [String(info.st_size), String(header.pageSize)]))
         }
         return header
     }
 
-    /// Scans `<path>-wal`, if there is one; throws ``LedgerError/corrupt(path:detail:)`` when
+    /// Scans `<path>-wal`, if there is one; throws ``LedgerError/corrupt(path:damage:)`` when
     /// SQLite would drop committed transactions. `attempts` above 1 re-reads a WAL found
     /// damaged (a reader without the write lock may catch a frame half-written by another
     /// process); only damage seen at the same frame every time is reported.
@@ -201,14 +200,14 @@ enum FileCheck {
         var last: WALScan?
         for attempt in 0..<max(1, attempts) {
             let scan = WALScan.scan(try readAll(path + "-wal"))
-            guard scan.problem != nil else { return scan }
+            guard scan.damage != nil else { return scan }
             if let last, last.firstBadFrame != scan.firstBadFrame || last.headerValid != scan.headerValid {
                 return scan
             }
             last = scan
             if attempt + 1 < attempts { usleep(20_000) }
         }
-        throw .corrupt(path: path, detail: last?.problem ?? "the write-ahead log is damaged")
+        throw .corrupt(path: path, damage: last?.damage ?? LedgerDamage("wal_header"))
     }
 
     /// Up to `count` bytes from the start of the file.

@@ -2,7 +2,7 @@
 enum Integrity {
     /// `PRAGMA quick_check`: every b-tree page well formed, every record within its page,
     /// the free list sound (O(N), without matching indexes to tables). Throws
-    /// ``LedgerError/corrupt(path:detail:)`` with SQLite's first findings.
+    /// ``LedgerError/corrupt(path:damage:)`` with the number of SQLite's findings.
     static func quickCheck(_ connection: SQLiteConnection) throws(LedgerError) {
         try run("quick_check", connection)
     }
@@ -16,8 +16,7 @@ enum Integrity {
     private static func run(_ pragma: String, _ connection: SQLiteConnection) throws(LedgerError) {
         let findings = try connection.query("PRAGMA \(pragma)(20)") { $0.text(0) ?? "" }
         guard findings != ["ok"] else { return }
-        let shown = findings.prefix(3).joined(separator: "; ")
-        throw .corrupt(path: connection.path,
-                       detail: "\(pragma) found \(findings.count == 20 ? "20 or more" : String(findings.count)) problems: \(shown)")
+        // SQLite's findings are English; the message counts them (`ledger check` runs the pragma).
+        throw .corrupt(path: connection.path, damage: LedgerDamage("check_failed", [pragma, findings.count == 20 ? "20+" : String(findings.count)]))
     }
 }

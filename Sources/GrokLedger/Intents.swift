@@ -12,7 +12,7 @@ public enum IntentOutcome: String, Sendable, CaseIterable {
     init?(closing result: StepResult) {
         switch result {
         case .done: self = .done
-        case .skipped, .refused, .postponed: self = .notDone
+        case .skipped, .refused, .postponed, .declined: self = .notDone
         case .failed: return nil
         }
     }

@@ -540,14 +540,14 @@ private func isHexDigit(_ byte: UInt8) -> Bool {
 extension PreparedStatement {
     /// A NOT NULL text column; a NULL means the file was edited by hand or damaged.
     func required(_ column: Int32, _ name: String, _ path: String) throws(LedgerError) -> String {
-        guard let value = text(column) else { throw .corrupt(path: path, detail: "\(name) is NULL") }
+        guard let value = text(column) else { throw .corrupt(path: path, damage: LedgerDamage("null_column", [name])) }
         return value
     }
 
     func date(_ column: Int32, _ name: String, _ path: String) throws(LedgerError) -> Date {
         let value = try required(column, name, path)
         guard let date = LedgerTime.parse(value) else {
-            throw .corrupt(path: path, detail: "\(name) '\(value)' is not an ISO 8601 UTC time")
+            throw .corrupt(path: path, damage: LedgerDamage("bad_time", [name, value]))
         }
         return date
     }
@@ -555,14 +555,14 @@ extension PreparedStatement {
     func enumeration<E: RawRepresentable>(_ column: Int32, _ name: String, _ path: String) throws(LedgerError) -> E
     where E.RawValue == String {
         let value = try required(column, name, path)
-        guard let parsed = E(rawValue: value) else { throw .corrupt(path: path, detail: "\(name) '\(value)' is unknown") }
+        guard let parsed = E(rawValue: value) else { throw .corrupt(path: path, damage: LedgerDamage("unknown_value", [name, value])) }
         return parsed
     }
 
     func tags(_ column: Int32, _ name: String, _ path: String) throws(LedgerError) -> [String] {
         let value = try required(column, name, path)
         guard let tags = JSONText.parseStringArray(value) else {
-            throw .corrupt(path: path, detail: "\(name) '\(value)' is not a JSON array of strings")
+            throw .corrupt(path: path, damage: LedgerDamage("bad_json_array", [name, value]))
         }
         return tags
     }

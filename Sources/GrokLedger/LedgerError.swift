@@ -14,8 +14,9 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
     case locked(path: String, waitedMilliseconds: Int)
     /// The ledger's pages or its write-ahead log (`-wal`) are damaged. It is never written to:
     /// `grokctl ledger check` says what is wrong and `grokctl ledger recover` salvages what is
-    /// readable into a new file.
-    case corrupt(path: String, detail: String)
+    /// readable into a new file. `damage` says what, as a code and its values (shown through
+    /// `ledger.damage.<code>` in the reader's language), never as English prose.
+    case corrupt(path: String, damage: LedgerDamage)
     /// The file exists but is empty (0 bytes): grokctl never leaves a ledger empty (a new one
     /// is built aside and moved into place whole), so this file is someone else's; it is left
     /// untouched.
@@ -95,7 +96,7 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
         switch self {
         case .cannotOpen(let p, let d): [p, d]
         case .locked(let p, let t): [p, String(t)]
-        case .corrupt(let p, let d): [p, d]
+        case .corrupt(let p, let d): [p, d.code] + d.arguments
         case .empty(let p): [p]
         case .notSQLite(let p): [p]
         case .notALedger(let p, let a): [p, String(a)]
@@ -131,4 +132,28 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
 
     /// The English message, from the catalog (`error.<code>` in en.json).
     public var description: String { englishMessage }
+}
+
+/// What is damaged in a ledger (``LedgerError/corrupt(path:damage:)``): a stable code and
+/// its values, in English form; the catalog's `ledger.damage.<code>` says it in words.
+public struct LedgerDamage: Sendable, Hashable {
+    /// `null_column`, `null_number`, `bad_time`, `unknown_value`, `bad_json_array`,
+    /// `orphan_rows`, `missing_tables`, `schema_damaged`, `short_file`, `bad_header`,
+    /// `partial_page`, `wal_header`, `wal_frame`, `check_failed`, `sqlite`; `text` for a
+    /// caller that still passes prose (``LedgerError/corrupt(path:detail:)``).
+    public let code: String
+    public let arguments: [String]
+
+    public init(_ code: String, _ arguments: [String] = []) {
+        self.code = code
+        self.arguments = arguments
+    }
+}
+
+extension LedgerError {
+    /// For callers that still describe the damage in English prose: it becomes
+    /// ``LedgerDamage`` `text`, shown as it is. Prefer ``corrupt(path:damage:)``.
+    public static func corrupt(path: String, detail: String) -> LedgerError {
+        .corrupt(path: path, damage: LedgerDamage("text", [detail]))
+    }
 }

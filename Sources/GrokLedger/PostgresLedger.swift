@@ -565,7 +565,7 @@ public final class PostgresLedger: RunRecorder {
         """
 
     static func int(_ row: PostgresRow, _ index: Int, _ target: String) throws(LedgerError) -> Int64 {
-        guard let value = try optionalInt(row, index, target) else { throw .corrupt(path: target, detail: "a NULL where a number belongs") }
+        guard let value = try optionalInt(row, index, target) else { throw .corrupt(path: target, damage: LedgerDamage("null_number")) }
         return value
     }
 
@@ -574,20 +574,20 @@ public final class PostgresLedger: RunRecorder {
     }
 
     static func required(_ row: PostgresRow, _ index: Int, _ name: String, _ target: String) throws(LedgerError) -> String {
-        guard let value = row.text(index) else { throw .corrupt(path: target, detail: "\(name) is NULL") }
+        guard let value = row.text(index) else { throw .corrupt(path: target, damage: LedgerDamage("null_column", [name])) }
         return value
     }
 
     static func date(_ row: PostgresRow, _ index: Int, _ name: String, _ target: String) throws(LedgerError) -> Date {
         let value = try required(row, index, name, target)
-        guard let date = LedgerTime.parse(value) else { throw .corrupt(path: target, detail: "\(name) '\(value)' is not an ISO 8601 UTC time") }
+        guard let date = LedgerTime.parse(value) else { throw .corrupt(path: target, damage: LedgerDamage("bad_time", [name, value])) }
         return date
     }
 
     static func enumeration<E: RawRepresentable>(_ row: PostgresRow, _ index: Int, _ name: String, _ target: String) throws(LedgerError) -> E
     where E.RawValue == String {
         let value = try required(row, index, name, target)
-        guard let parsed = E(rawValue: value) else { throw .corrupt(path: target, detail: "\(name) '\(value)' is unknown") }
+        guard let parsed = E(rawValue: value) else { throw .corrupt(path: target, damage: LedgerDamage("unknown_value", [name, value])) }
         return parsed
     }
 

@@ -72,6 +72,9 @@ public enum StepResult: String, Sendable, CaseIterable {
     case postponed
     /// Policy forbade the step (a downgrade not allowed, a region outside the allowed list, ...).
     case refused
+    /// The person at the terminal said no ("cancel" at the firmware question, "no" at the
+    /// region's confirmation): not done, and not a failure; a later run asks again.
+    case declined
 }
 
 /// The start of a run, given to ``RunRecorder/beginRun(_:)``.

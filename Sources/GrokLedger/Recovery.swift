@@ -95,7 +95,7 @@ extension Ledger {
         do throws(LedgerError) {
             _ = try reader.query("SELECT type, name, rootpage, sql FROM sqlite_schema") { $0.text(1) }
         } catch {
-            throw .corrupt(path: source, detail: "its schema (the table of tables) is damaged, so no table can be read")
+            throw .corrupt(path: source, damage: LedgerDamage("schema_damaged"))
         }
 
         var salvaged: [LedgerTable: [[SQLValue]]] = [:]

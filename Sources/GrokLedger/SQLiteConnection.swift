@@ -99,7 +99,7 @@ final class SQLiteConnection {
         let detail = "\(SystemCodes.sqliteName(code)) (\(what))"
         switch code & 0xFF {
         case SQLITE_BUSY, SQLITE_LOCKED: return .locked(path: path, waitedMilliseconds: waitedMilliseconds)
-        case SQLITE_CORRUPT, SQLITE_NOTADB: return .corrupt(path: path, detail: detail)
+        case SQLITE_CORRUPT, SQLITE_NOTADB: return .corrupt(path: path, damage: LedgerDamage("sqlite", [SystemCodes.sqliteName(code)]))
         case SQLITE_FULL: return .diskFull(path: path)
         case SQLITE_READONLY, SQLITE_PERM: return .readOnly(path: path, detail: detail)
         case SQLITE_CANTOPEN: return .cannotOpen(path: path, detail: detail)

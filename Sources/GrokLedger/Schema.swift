@@ -237,7 +237,7 @@ enum Schema {
             for migration in migrations[start...] { try db.executeScript(migration) }
             let violations = try db.query("PRAGMA foreign_key_check") { $0.text(0) ?? "" }
             guard violations.isEmpty else {
-                throw .corrupt(path: db.path, detail: "rows of \(Set(violations).sorted().joined(separator: ", ")) name runs that do not exist")
+                throw .corrupt(path: db.path, damage: LedgerDamage("orphan_rows", [Set(violations).sorted().joined(separator: ", ")]))
             }
             // PRAGMA takes no bound parameters; both values are integers from this file.
             try db.execute("PRAGMA user_version = \(known)")
@@ -270,7 +270,7 @@ enum Schema {
         }
         let missing = ["devices", "runs", "steps", "smoke_tests"].filter { !tables.contains($0) }
         if !missing.isEmpty {
-            throw .corrupt(path: connection.path, detail: "schema version \(version) but no table \(missing.joined(separator: ", "))")
+            throw .corrupt(path: connection.path, damage: LedgerDamage("missing_tables", [String(version), missing.joined(separator: ", ")]))
         }
         return version
     }

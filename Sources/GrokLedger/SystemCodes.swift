@@ -7,9 +7,9 @@ import Glibc
 /// ``LedgerError``: `ENOSPC`, `SQLITE_IOERR_WRITE`. They read the same in every language,
 /// so no English text of the C library (`strerror`, `sqlite3_errmsg`) reaches a person
 /// reading a translated message; the catalog's words around them say what to do.
-enum SystemCodes {
+public enum SystemCodes {
     /// `ENOSPC`; `errno <n>` for one not listed.
-    static func errnoName(_ number: Int32) -> String {
+    public static func errnoName(_ number: Int32) -> String {
         switch number {
         case EPERM: "EPERM"
         case ENOENT: "ENOENT"

@@ -122,8 +122,9 @@ extension CLI {
             try run("firmware list", ["firmware", "list", "--device", "sim:0", "--bench", world.bench] + world.repository)
             try run("region list", ["region", "list"])
             try run("info", ["info", "--device", "sim:0-1", "--bench", world.bench])
+            // A profile file that is not there is a usage error (64).
             try run("a bad profile", ["verify", "--profile", world.root + "/missing.json", "--device", "sim:0"] + world.common,
-                    expect: 1)
+                    expect: 64)
 
             let sentences = try Self.englishSentences(for: language)
             #expect(sentences.count > 200)

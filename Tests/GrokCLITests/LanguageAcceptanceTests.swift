@@ -1,6 +1,8 @@
 import Foundation
+import GrokAudio
 import GrokBasics
 import GrokFleet
+import GrokLedger
 import Testing
 
 @testable import GrokCLI
@@ -149,6 +151,78 @@ extension CLI {
                 let points = Self.decimalPoints(output)
                 #expect(points.isEmpty, "\(language) \(name) writes decimal points \(points):\n\(output)")
             }
+        }
+    }
+}
+
+extension CLI.LanguageAcceptanceTests {
+    /// What a message shows of `output`'s faults: English words or sentences, decimal points.
+    static func faults(_ output: String, _ language: Language, sentences: [String]) -> [String] {
+        // "was" is German too ("sagt, was nicht stimmt").
+        sentences.filter { output.contains($0) } + englishWordsIn(output).filter { !(language == .de && $0 == "was") }
+            + decimalPoints(output)
+    }
+
+    @Test("nested details (a port, a lock, the ledger, the updater) read in the user's language, from real failures",
+          arguments: [Language.es, .fr, .de])
+    func nestedDetails(_ language: Language) throws {
+        let world = try FleetWorld(devices: 1)
+        let sentences = try CLI.FleetLocalizationTests.englishSentences(for: language)
+        let localizer = Localizer(language: language)
+        // A state directory under a regular file: the lock directory cannot be made (ENOTDIR).
+        let blocker = world.root + "/not-a-directory"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))
+        var environment = world.environment
+        environment["XDG_STATE_HOME"] = blocker + "/state"
+        let lang = ["--lang", language.rawValue]
+        var outputs: [String: String] = [:]
+        let provision = try runBinary(["provision", "--profile", FleetWorld.profile, "--device", "sim:0", "--unattended",
+                                       "--ledger", world.root + "/ledger.sqlite", "--report", world.root + "/report.json"]
+                                      + world.common + lang, environment: environment, input: nil)
+        #expect(provision.status == 1, "\(provision.standardOutput)\(provision.standardError)")
+        outputs["provision, lock directory unusable"] = provision.standardOutput + provision.standardError
+        #expect(outputs["provision, lock directory unusable"]?.contains("ENOTDIR") == true, "\(outputs)")
+        let info = try runBinary(["info", "--device", "sim:0", "--bench", world.bench] + lang, environment: environment, input: nil)
+        #expect(info.status == 1)
+        outputs["info, lock directory unusable"] = info.standardOutput + info.standardError
+
+        // Real library errors, nested in the fleet's: a FIFO that is not there, a ledger that is not SQLite.
+        var portError: (any Error)?
+        do { _ = try RawPipePort(inputPath: world.root + "/no-fifo-in", outputPath: world.root + "/no-fifo-out") } catch { portError = error }
+        let notALedger = world.root + "/garbage.sqlite"
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: notALedger))
+        var ledgerError: (any Error)?
+        do { _ = try Ledger.open(path: notALedger) } catch { ledgerError = error }
+        // A ledger whose size is no whole number of pages: refused as damaged, in words, by `ledger show` too.
+        let damaged = world.root + "/damaged.sqlite"
+        do { _ = try Ledger.open(path: damaged) }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: damaged))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(repeating: 0, count: 100))
+        try handle.close()
+        var corrupt: (any Error)?
+        do { _ = try Ledger.open(path: damaged) } catch { corrupt = error }
+        #expect((corrupt as? LedgerError)?.code == "ledger_corrupt", "\(String(describing: corrupt))")
+        outputs["ledger_corrupt"] = localizer.message(for: try #require(corrupt))
+        let show = try world.run(["ledger", "show", "--ledger", damaged] + lang)
+        #expect(show.status == 1)
+        outputs["ledger show, damaged"] = show.standardOutput + show.standardError
+        outputs["ledger_corrupt, integrity"] = localizer.message(for: LedgerError.corrupt(path: damaged, damage: LedgerDamage("check_failed", ["integrity_check", "1"])))
+        outputs["ledger_corrupt, wal"] = localizer.message(for: LedgerError.corrupt(path: damaged, damage: LedgerDamage("wal_frame", ["3", "12", "2"])))
+        let errors: [FleetError] = [
+            .portUnavailable(device: "sim:0", error: try #require(portError)),
+            .recorderFailed(operation: "record_step", subject: "sim:0, region", error: try #require(ledgerError)),
+            .recorderFailed(operation: "begin_run", subject: "20261201-120000-3fa2", error: LedgerError.diskFull(path: notALedger)),
+            .profileUnreadable(file: "/p.json", detail: "no_such_file"),
+            .updateDeclined(device: "sim:0", decision: "cancelled"),
+        ] + ["crc_mismatch", "no_file", "bad_file", "incompatible_hardware", "incompatible_version", "protocol_failure",
+             "cant_reconnect", "cancelled", "battery_too_low"].map {
+            .firmwareUpdateFailed(device: "sim:0", code: "firmware_update_" + $0, detail: "the unit refused the loader image's CRCs")
+        }
+        for error in errors { outputs[error.code + " " + error.arguments.joined(separator: " ")] = localizer.message(for: error) }
+        for (name, output) in outputs.sorted(by: { $0.key < $1.key }) {
+            let found = Self.faults(output, language, sentences: sentences)
+            #expect(found.isEmpty, "\(language) \(name): \(found)\n\(output)")
         }
     }
 }

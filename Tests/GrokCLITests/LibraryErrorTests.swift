@@ -199,18 +199,18 @@ struct LibraryErrorTests {
 
     @Test func fleetErrors() {
         let samples: [FleetError] = [
-            .profileUnreadable(file: "p.json", detail: "no such file"), .profileNotJSON(file: "p.json", detail: "line 3"),
+            .profileUnreadable(file: "p.json", detail: "no_such_file"), .profileNotJSON(file: "p.json", detail: "line 3"),
             .profileInvalid(file: "p.json", keyPath: "region.set", expected: "a region", found: "\"mars\""),
             .profileMissingKey(file: "p.json", keyPath: "name", expected: "a name"),
             .profileUnknownKey(file: "p.json", keyPath: "regoin", known: ["region", "firmware"]),
-            .portUnavailable(device: "sim:0", detail: "busy"), .deviceLocked(device: "sim:0", serial: "12345678", lockFile: "/l/12345678.lock"),
+            .portUnavailable(device: "sim:0", cause: ErrorCause(code: "audio_device_busy", arguments: ["hw:1,0"])), .deviceLocked(device: "sim:0", serial: "12345678", lockFile: "/l/12345678.lock"),
             .portLocked(device: "sim:0", lockFile: "/l/port-sim-0.lock"),
-            .lockFailed(path: "/l", detail: "read-only"), .reader(device: "sim:0", step: "region", cause: ErrorCause(ReaderError.timeout(port: "sim:0", command: "identify", seconds: 5))),
-            .regionNotAllowed(device: "sim:0", region: "ETSI", allowed: ["FCC"]), .regionNotChosen(device: "sim:0"),
+            .lockFailed(path: "/l", detail: "EROFS"), .reader(device: "sim:0", step: "region", cause: ErrorCause(ReaderError.timeout(port: "sim:0", command: "identify", seconds: 5))),
+            .regionNotAllowed(device: "sim:0", region: "ETSI", allowed: ["FCC"]), .regionNotChosen(device: "sim:0"), .regionDeclined(device: "sim:0"),
             .regionUnsupported(device: "sim:0", firmware: "1.4.2"), .downgradeNotAllowed(device: "sim:0", running: "1.8.0", target: "1.7.3"),
             .sameVersionNotAllowed(device: "sim:0", version: "1.8.0"), .firmwareNotAvailable(device: "sim:0", channel: "release", version: "1.9.0"),
             .firmwareCache(channel: "release", cause: ErrorCause(code: "fleet_no_channel")),
-            .firmwareUpdateFailed(device: "sim:0", code: "flash_cancelled", detail: "y"),
+            .firmwareUpdateFailed(device: "sim:0", code: "firmware_update_crc_mismatch", detail: "y"),
             .firmwareNotRunning(device: "sim:0", expected: "1.8.0", found: "1.7.3"),
             .smokeTestFailed(device: "sim:0", measurement: SmokeTestMeasurement(
                 passed: false, reasons: ["missing_tags", "rssi"], reads: 123, duration: 3.013, readsPerSecond: 40.826, uniqueTags: 13,
@@ -225,7 +225,7 @@ struct LibraryErrorTests {
             .updateDeclined(device: "sim:0", decision: "postponed"), .interrupted(device: "sim:0"),
             .readerFrozen(device: "sim:0", step: "region", seconds: "8"),
             .timedOut(device: "sim:0", step: "firmware", what: "step firmware", seconds: "1200"),
-            .recorderFailed(operation: "beginning the run", detail: "locked"),
+            .recorderFailed(operation: "begin_run", subject: "20250115-120000-3fa2", cause: ErrorCause(code: "ledger_disk_full", arguments: ["/l.sqlite"])),
             .ledgerOffline(database: "postgresql://grokstation:***@db/fleet", detail: "Connection refused"),
             .ledgerOfflineRollout(database: "postgresql://grokstation:***@db/fleet", detail: "Connection refused"),
             .reportNotWritable(path: "/r/run.json", detail: "read-only"),
@@ -234,7 +234,7 @@ struct LibraryErrorTests {
         for sample in samples {
             switch sample {
             case .profileUnreadable, .profileNotJSON, .profileInvalid, .profileMissingKey, .profileUnknownKey, .portUnavailable,
-                .deviceLocked, .portLocked, .lockFailed, .reader, .regionNotAllowed, .regionNotChosen, .regionUnsupported, .downgradeNotAllowed,
+                .deviceLocked, .portLocked, .lockFailed, .reader, .regionNotAllowed, .regionNotChosen, .regionDeclined, .regionUnsupported, .downgradeNotAllowed,
                 .sameVersionNotAllowed, .firmwareNotAvailable, .firmwareCache, .firmwareUpdateFailed, .firmwareNotRunning,
                 .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .stagePaused, .updateDeclined,
                 .interrupted, .readerFrozen, .timedOut, .recorderFailed, .ledgerOffline, .ledgerOfflineRollout, .reportNotWritable,
@@ -247,7 +247,7 @@ struct LibraryErrorTests {
     @Test func ledgerErrors() {
         let p = "/var/lib/grokctl/ledger.sqlite"
         let samples: [LedgerError] = [
-            .cannotOpen(path: p, detail: "denied"), .locked(path: p, waitedMilliseconds: 5000), .corrupt(path: p, detail: "malformed"),
+            .cannotOpen(path: p, detail: "denied"), .locked(path: p, waitedMilliseconds: 5000), .corrupt(path: p, damage: LedgerDamage("wal_frame", ["3", "12", "2"])),
             .empty(path: p), .notSQLite(path: p),
             .notALedger(path: p, applicationID: 42), .newerSchema(path: p, found: 9, supported: 1), .diskFull(path: p),
             .readOnly(path: p, detail: "EROFS"), .invalidRecord(path: p, detail: "empty serial"), .unknownRun(path: p, run: 7),

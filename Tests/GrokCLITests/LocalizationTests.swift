@@ -75,6 +75,8 @@ extension CLI {
                     .fleetStagePercent, .fleetStageColumnRollout,
                     // Punctuation joining three figures (French adds a space before the semicolon).
                     .fleetStatusSummary,
+                    // A detail shown as it is (a caller that still passes prose, or a non-coded error).
+                    .errorFleetUntypedCause, .ledgerDamageText,
                 ]
                 let same = MessageKey.allCases.filter {
                     !$0.rawValue.hasPrefix("region.") && !international.contains($0)
@@ -250,6 +252,7 @@ extension CLI {
                 .packageNotListed(file: "a.ugif", channel: "release"), .noDevices(bench: "/b"),
                 .ledgerMissing(path: "/l.sqlite"), .ledgerNoDevice(serial: "12345678", path: "/l.sqlite"),
                 .noSuchRollout(ledger: "/l.sqlite", rollout: "fw-1.8"),
+                .deviceBusy(device: "sim:0", pid: "4242", command: "grokctl provision", lockFile: "/l/port-sim.lock"),
             ]
             for sample in samples {
                 switch sample {
@@ -258,7 +261,7 @@ extension CLI {
                     .invalidDevice, .deviceOutOfRange, .duplicateDevice, .invalidRegion, .benchUnreadable,
                     .benchNotDirectory, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
                     .invalidPercent, .invalidFirmwareVersion, .versionNotListed, .packageNotListed, .noDevices,
-                    .ledgerMissing, .ledgerNoDevice, .noSuchRollout:
+                    .ledgerMissing, .ledgerNoDevice, .noSuchRollout, .deviceBusy:
                     break
                 }
                 #expect(MessageKey(errorCode: sample.code) != nil, "\(sample.code)")

@@ -125,7 +125,34 @@ struct TerminalPromptTests {
         #expect(!terminal.text.contains(text(.fleetRunOutcomeSucceeded, .en) + ";"), "\(terminal.text)")
         #expect(try world.device(0).firmwareVersion == outOfBox)
         let steps = try Ledger.open(path: world.ledger).steps()
-        #expect(steps.contains { $0.step == "firmware" && $0.result == .postponed && $0.code == "fleet_update_declined" }, "\(steps)")
+        // Its own result, not a postponement by policy; the decision is kept as a code, not as words.
+        let firmware = try #require(steps.first { $0.step == "firmware" }, "\(steps)")
+        #expect(firmware.result == .declined && firmware.code == "fleet_update_declined", "\(steps)")
+        // `ledger show RUN` names it in the user's language.
+        let run = try #require(try Ledger.open(path: world.ledger).runs().first)
+        let shown = try world.run(["ledger", "show", run.key, "--ledger", world.ledger, "--lang", "de"])
+        #expect(shown.standardOutput.contains(text(.fleetResultDeclined, .de)), "\(shown.standardOutput)")
+    }
+
+    @Test("'no' at the region's confirmation is declined: nothing set, nothing after it tried, the run incomplete (exit 2)")
+    func regionNoIsDeclined() throws {
+        let world = try FleetWorld(devices: 1)
+        var profile = try String(contentsOfFile: FleetWorld.profile, encoding: .utf8)
+        profile = profile.replacingOccurrences(of: #""region": { "set": "fcc", "allowed": ["fcc"] }"#,
+                                               with: #""region": { "allowed": ["fcc", "australia"] }"#)
+        let file = world.root + "/two-regions.json"
+        try profile.write(toFile: file, atomically: true, encoding: .utf8)
+        let terminal = try session(world, devices: "sim:0", profile: file)
+        #expect(terminal.waitFor(text(.promptChoiceNoDefault, .en)))
+        terminal.type("2\n")
+        #expect(terminal.waitFor("[Y/n]"))
+        terminal.type("n\n")
+        let status = terminal.finish()
+        #expect(status == 2, "\(terminal.text)")
+        #expect(try world.device(0).region == nil, "\(terminal.text)")
+        let steps = try Ledger.open(path: world.ledger).steps()
+        #expect(steps.contains { $0.step == "region" && $0.result == .declined && $0.code == "fleet_region_declined" }, "\(steps)")
+        #expect(!steps.contains { $0.step == "smoke_test" || $0.step == "firmware" }, "\(steps)")
     }
 
     @Test("an update the policy overrules (low battery) is not offered: no question, postponed, exit 2")

@@ -85,7 +85,7 @@ struct ProfileTests {
 
     @Test("a missing file is refused naming it")
     func missing() {
-        #expect(throws: FleetError.profileUnreadable(file: "/nonexistent/p.json", detail: "no such file")) {
+        #expect(throws: FleetError.profileUnreadable(file: "/nonexistent/p.json", detail: "no_such_file")) {
             try Profile.load(path: "/nonexistent/p.json")
         }
     }

@@ -247,7 +247,7 @@ struct ExportTests {
 struct ErrorAndTimeTests {
     static let samples: [LedgerError] = [
         .cannotOpen(path: "/l.sqlite", detail: "d"), .locked(path: "/l.sqlite", waitedMilliseconds: 5000),
-        .corrupt(path: "/l.sqlite", detail: "d"), .empty(path: "/l.sqlite"), .notSQLite(path: "/l.sqlite"), .notALedger(path: "/l.sqlite", applicationID: 7),
+        .corrupt(path: "/l.sqlite", damage: LedgerDamage("sqlite", ["SQLITE_CORRUPT"])), .empty(path: "/l.sqlite"), .notSQLite(path: "/l.sqlite"), .notALedger(path: "/l.sqlite", applicationID: 7),
         .newerSchema(path: "/l.sqlite", found: 3, supported: 1), .diskFull(path: "/l.sqlite"),
         .readOnly(path: "/l.sqlite", detail: "d"), .invalidRecord(path: "/l.sqlite", detail: "d"),
         .unknownRun(path: "/l.sqlite", run: 4), .runFinished(path: "/l.sqlite", run: 4),

@@ -1,5 +1,6 @@
 import Foundation
 import GrokAudio
+import GrokFleet
 import GrokkerEmulator
 import GrokLink
 
@@ -22,8 +23,43 @@ enum DevicePorts {
         }
     }
 
-    /// Per-device failures that are not library errors.
-    static func open(_ spec: DeviceSpec, context: DevicePortContext) throws -> any AudioPort {
+    /// How long a command waits for a port another grokctl holds before it gives up.
+    static let lockWaitSeconds = 3.0
+
+    /// Opens the port of `spec` under its lock (the same lock a fleet run takes, in
+    /// `context.lockDirectory`), so two commands never talk to one Grokker at once: when
+    /// another grokctl holds it, waits up to `wait` seconds for it, then refuses with
+    /// ``CLIError/deviceBusy(device:pid:command:lockFile:)`` naming the holder. The lock is
+    /// released when the port is closed (or freed). Without a lock directory: unlocked.
+    static func open(_ spec: DeviceSpec, context: DevicePortContext, wait: Double = lockWaitSeconds) throws -> any AudioPort {
+        guard let directory = context.lockDirectory else { return try openUnlocked(spec, context: context) }
+        let key = portKey(spec, context: context)
+        let lock = try acquire(directory: directory, key: key, device: spec.description, wait: wait)
+        do {
+            return LockedPort(try openUnlocked(spec, context: context), lock: lock)
+        } catch {
+            lock.unlock()
+            throw error
+        }
+    }
+
+    /// Takes the port lock of `key`, polling every 50 ms for at most `wait` seconds.
+    static func acquire(directory: String, key: String, device: String, wait: Double) throws -> DeviceLock {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, wait) * 1000))
+        while true {
+            if let lock = try DeviceLock.acquire(directory: directory, port: key) { return lock }
+            if ContinuousClock.now >= deadline {
+                let path = DeviceLock.path(directory: directory, fileName: DeviceLock.portLockName(key))
+                let holder = DeviceLock.holder(path: path)
+                throw CLIError.deviceBusy(device: device, pid: holder?.pid ?? "?", command: holder?.command ?? "?", lockFile: path)
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// Opens the port of `spec` without its lock: for the fleet engine, which takes the
+    /// lock itself before it opens the port (DeviceWorker). Per-device failures that are not library errors.
+    static func openUnlocked(_ spec: DeviceSpec, context: DevicePortContext) throws -> any AudioPort {
         let port: any AudioPort
         switch spec {
         case .emulated(let index):
@@ -54,4 +90,47 @@ struct DevicePortContext: Sendable {
     var recordAudio: String?
     var sampleRate = 44_100
     var cable = CableConfiguration.clean
+    /// Where the ports' locks are (the state directory's `locks`); `nil`: ports are not locked.
+    var lockDirectory: String? = nil
+
+    init(bench: Bench, alsaConfig: String? = nil, recordAudio: String? = nil, lockDirectory: String? = nil) {
+        self.bench = bench
+        self.alsaConfig = alsaConfig
+        self.recordAudio = recordAudio
+        self.lockDirectory = lockDirectory
+    }
+
+    /// The command line's: its bench, ALSA configuration, audio recording and the state
+    /// directory's locks (the fleet runs' too).
+    init(_ context: CommandContext) {
+        self.init(bench: context.bench, alsaConfig: context.globals.alsaConfig, recordAudio: context.globals.recordAudio,
+                  lockDirectory: StateDirectory.locks(environment: context.environment))
+    }
+}
+
+/// A port opened under its lock: everything goes to the port; closing it (or freeing it)
+/// releases the lock, so the next command may open the Grokker.
+final class LockedPort: AudioPort {
+    let port: any AudioPort
+    private let lock: DeviceLock
+
+    init(_ port: any AudioPort, lock: DeviceLock) {
+        self.port = port
+        self.lock = lock
+    }
+
+    var name: String { port.name }
+    var sampleRate: Int { port.sampleRate }
+    var jackPlugged: Bool? { port.jackPlugged }
+
+    func transfer(output: UnsafeBufferPointer<Float>, input: UnsafeMutableBufferPointer<Float>) throws(AudioError) {
+        try port.transfer(output: output, input: input)
+    }
+
+    func close() {
+        port.close()
+        lock.unlock()
+    }
+
+    deinit { lock.unlock() }
 }

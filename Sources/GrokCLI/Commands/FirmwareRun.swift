@@ -35,8 +35,7 @@ enum FirmwareDevices {
     }
 
     static func portContext(_ context: CommandContext) -> DevicePortContext {
-        DevicePortContext(bench: context.bench, alsaConfig: context.globals.alsaConfig,
-                          recordAudio: context.globals.recordAudio)
+        DevicePortContext(context)
     }
 
     static func readerOptions(_ context: CommandContext) -> ReaderOptions {

@@ -18,7 +18,7 @@ struct FleetOptions: Sendable {
     static let station = OptionDeclaration.option("station", value: .valueName, help: .optionStation)
     static let operatorName = OptionDeclaration.option("operator", value: .valueName, help: .optionOperator)
     static let ledger = OptionDeclaration.option("ledger", value: .valueFile, help: .optionLedger, type: .file)
-    static let report = OptionDeclaration.option("report", value: .valueFile, help: .optionReport, type: .file)
+    static let report = OptionDeclaration.option("report", value: .valueFile, help: .optionReport, type: .outputFile)
 
     /// The firmware options a fleet command takes (the channel comes from the profile).
     static let firmwareDeclarations = [FirmwareOptions.repository, FirmwareOptions.trustedRoot, FirmwareOptions.state,

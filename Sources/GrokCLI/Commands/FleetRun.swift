@@ -51,6 +51,8 @@ struct FleetRun {
             context.console.report(error)
             return .usageError
         }
+        // The profile's language, unless --lang says otherwise (CommandContext.adoptProfileLocale).
+        context.adoptProfileLocale(profile.locale)
         let specs = try deviceSpecs()
         // Preflight: what can be known to fail is found before the first unit is touched.
         try checkScenes(specs, profile: profile)
@@ -59,7 +61,8 @@ struct FleetRun {
         let ports = FirmwareDevices.portContext(context)
         let devices = specs.map { spec in
             FleetDevice(name: spec.description, portKey: DevicePorts.portKey(spec, context: ports)) {
-                try DevicePorts.open(spec, context: ports)
+                // The engine takes the port's lock itself (DeviceWorker), before it opens the port.
+                try DevicePorts.openUnlocked(spec, context: ports)
             }
         }
         let environment = context.environment
@@ -163,16 +166,22 @@ struct FleetRun {
         // The run's outcome is already in the ledger; the ledger then points to the report.
         let written = FleetReportFile(report: report, profile: profile, options: runOptions, ledger: opened.location)
         var reportFailure: OutputError?
-        do throws(OutputError) {
-            try written.write(to: reportPath)
-        } catch {
-            reportFailure = error.asReport()
+        // `--report -`: the report goes to standard output, after everything else (no file, so
+        // the ledger's report_path stays NULL and no "Report:" line is printed).
+        let toStandardOutput = reportPath == "-"
+        if !toStandardOutput {
+            do throws(OutputError) {
+                try written.write(to: reportPath)
+            } catch {
+                reportFailure = error.asReport()
+            }
         }
         var ledgerFailure: (any Error)? = report.ledgerFailure
-        if reportFailure == nil, ledgerFailure == nil {
+        if reportFailure == nil, ledgerFailure == nil, !toStandardOutput {
             do { try recorder.recordReport(runID: report.runID, path: Self.absolute(reportPath)) } catch { ledgerFailure = error }
         }
-        presenter.summary(report, reportPath: reportFailure == nil ? reportPath : nil, ledgerPath: opened.location)
+        presenter.summary(report, reportPath: reportFailure == nil && !toStandardOutput ? reportPath : nil, ledgerPath: opened.location)
+        if toStandardOutput, let text = written.text() { console.write(text) }
         if let reportFailure { console.report(reportFailure) }
         if let ledgerFailure { console.report(ledgerFailure) }
         if reportFailure != nil || ledgerFailure != nil { return .failure }
@@ -204,6 +213,7 @@ struct FleetRun {
     /// it is there) written over.
     private func checkReportWritable() throws {
         let environment = context.environment
+        if options.reportFile == "-" { return }  // standard output: checked as every write to it is
         let path = options.reportFile ?? StateDirectory.join(StateDirectory.reports(environment: environment), "preflight.json")
         let directory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
         // Made folder by folder with mkdir(2), so the refusal names the system's code (EACCES,
@@ -261,6 +271,8 @@ extension Error {
     var isBadProfileContent: Bool {
         switch self as? FleetError {
         case .profileNotJSON?, .profileInvalid?, .profileMissingKey?, .profileUnknownKey?: true
+        // A profile file that is not there was named wrong on the command line.
+        case .profileUnreadable(_, let detail)?: detail == "no_such_file"
         default: false
         }
     }
@@ -272,14 +284,15 @@ struct PlanOnlyRecorder: GrokFleet.RunRecorder {
     /// The ledger the plan reads the history from (`nil`: none yet).
     var history: (any GrokFleet.RunRecorder)? = nil
 
+    /// `operation` is the recorder call's code (`begin_run`, ...), as the engine's are.
     private func refuse(_ operation: String) -> FleetError {
-        .recorderFailed(operation: operation, detail: "a dry run records nothing")
+        .recorderFailed(operation: operation, subject: "--dry-run", cause: ErrorCause(code: "fleet_dry_run_records_nothing"))
     }
-    func beginRun(_ run: RunInfo) throws { throw refuse("beginning the run") }
-    func recordStep(_ step: GrokFleet.StepRecord) throws { throw refuse("recording a step") }
-    func recordSmokeTest(_ result: GrokFleet.SmokeTestRecord) throws { throw refuse("recording a smoke test") }
-    func upsertDevice(_ device: GrokFleet.DeviceRecord) throws { throw refuse("recording a device") }
-    func finishRun(_ summary: RunSummary) throws { throw refuse("finishing the run") }
+    func beginRun(_ run: RunInfo) throws { throw refuse("begin_run") }
+    func recordStep(_ step: GrokFleet.StepRecord) throws { throw refuse("record_step") }
+    func recordSmokeTest(_ result: GrokFleet.SmokeTestRecord) throws { throw refuse("record_smoke_test") }
+    func upsertDevice(_ device: GrokFleet.DeviceRecord) throws { throw refuse("record_device") }
+    func finishRun(_ summary: RunSummary) throws { throw refuse("finish_run") }
     func completedSteps(serial: String) throws -> [GrokFleet.StepRecord] { try history?.completedSteps(serial: serial) ?? [] }
 }
 
@@ -675,11 +688,18 @@ struct FleetReportFile: Encodable {
     /// Writes the report (pretty, keys sorted), creating the directory; every system call is
     /// checked (``CheckedFile``), so a report that is not on disk is an error naming `path`.
     func write(to path: String) throws(OutputError) {
+        // Only a non-finite number cannot be encoded.
+        guard let data = encoded() else { throw OutputError(path: path, errno: EINVAL) }
+        try CheckedFile.write(Array(data) + [0x0A], to: path)
+    }
+
+    /// The report as its file holds it (for `--report -`), with its final newline.
+    func text() -> String? { encoded().map { String(decoding: $0, as: UTF8.self) + "\n" } }
+
+    private func encoded() -> Data? {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Only a non-finite number cannot be encoded.
-        guard let data = try? encoder.encode(self) else { throw OutputError(path: path, errno: EINVAL) }
-        try CheckedFile.write(Array(data) + [0x0A], to: path)
+        return try? encoder.encode(self)
     }
 }
 

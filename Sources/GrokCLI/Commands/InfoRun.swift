@@ -97,8 +97,7 @@ struct InfoReport: Encodable, Sendable {
 /// `grokctl info`: connect to each Grokker at once (one thread per audio port), print what
 /// each one is. Exit 1 when any of them could not be reached.
 func runInfo(_ command: InfoCommand, _ context: CommandContext) throws -> ExitCode {
-    let ports = DevicePortContext(bench: context.bench, alsaConfig: context.globals.alsaConfig,
-                                  recordAudio: context.globals.recordAudio)
+    let ports = DevicePortContext(context)
     var options = ReaderOptions()
     options.realtime = context.globals.realtime
     let localizer = context.localizer

@@ -50,8 +50,7 @@ struct LocateCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let ports = DevicePortContext(bench: context.bench, alsaConfig: context.globals.alsaConfig,
-                                      recordAudio: context.globals.recordAudio)
+        let ports = DevicePortContext(context)
         var options = ReaderOptions()
         options.realtime = context.globals.realtime
         let session = try ReaderSession(port: try DevicePorts.open(device, context: ports), options: options)

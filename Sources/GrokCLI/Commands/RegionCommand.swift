@@ -85,8 +85,7 @@ struct RegionSetCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let ports = DevicePortContext(bench: context.bench, alsaConfig: context.globals.alsaConfig,
-                                      recordAudio: context.globals.recordAudio)
+        let ports = DevicePortContext(context)
         var readerOptions = ReaderOptions()
         readerOptions.realtime = context.globals.realtime
         let options = readerOptions

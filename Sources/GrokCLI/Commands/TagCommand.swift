@@ -100,8 +100,7 @@ struct TagCommand: Command {
     /// unless it is OK.
     static func perform(_ target: Target, name: String, _ context: CommandContext,
                         _ operation: (ReaderSession) throws(ReaderError) -> (TagAccessStatus, [UInt8]?)) throws -> ExitCode {
-        let ports = DevicePortContext(bench: context.bench, alsaConfig: context.globals.alsaConfig,
-                                      recordAudio: context.globals.recordAudio)
+        let ports = DevicePortContext(context)
         var options = ReaderOptions()
         options.realtime = context.globals.realtime
         let session = try ReaderSession(port: try DevicePorts.open(target.device, context: ports), options: options)

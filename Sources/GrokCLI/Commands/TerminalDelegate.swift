@@ -131,8 +131,10 @@ final class TerminalDelegate: ConfigurationDelegate {
         }
         switch choice {
         case 1?: return .update
-        case 3?: return .cancel(reason: "fleet_update_declined", arguments: [context.device, localizer.text(.promptDecisionCancelled)])
-        default: return .postpone(reason: "fleet_update_declined", arguments: [context.device, localizer.text(.promptDecisionPostponed)])
+        // The decision as a code (shown through `fleet.decision.<code>`), never as words of
+        // this terminal's language: the ledger keeps it, and a report may be read in another.
+        case 3?: return .cancel(reason: "fleet_update_declined", arguments: [context.device, "cancelled"])
+        default: return .postpone(reason: "fleet_update_declined", arguments: [context.device, "postponed"])
         }
     }
 

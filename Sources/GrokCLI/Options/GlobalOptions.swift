@@ -4,6 +4,9 @@ import Foundation
 public struct GlobalOptions: Sendable, Equatable {
     /// The language of messages (`--lang`, else the environment).
     public var language: Language
+    /// `--lang` itself, when given: it outranks a profile's `locale`, which outranks the
+    /// environment (``CommandContext/adoptProfileLocale(_:)``).
+    public var languageOption: Language?
     /// Machine output (`--json`).
     public var json: Bool
     /// Informational prose silenced (`--quiet`).
@@ -44,8 +47,8 @@ public struct GlobalOptions: Sendable, Equatable {
     ///   - values: The parsed command line.
     ///   - environment: For the language and the default bench directory.
     public init(_ values: ParsedValues, environment: [String: String]) {
-        language = Language.resolve(
-            option: values.value(Self.lang).flatMap(Language.init(localeName:)), environment: environment)
+        languageOption = values.value(Self.lang).flatMap(Language.init(localeName:))
+        language = Language.resolve(option: languageOption, environment: environment)
         json = values.flag(Self.json)
         quiet = values.flag(Self.quiet)
         bench = values.value(Self.bench) ?? Self.defaultBench(environment: environment)

@@ -17,8 +17,9 @@ public final class Console {
         case standardOutput, standardError
     }
 
-    /// The language of prose and errors.
-    public let localizer: Localizer
+    /// The language of prose and errors. A command may change it once it knows better than
+    /// the environment (a fleet profile's `locale`: ``speak(_:)``), before it prints its result.
+    public private(set) var localizer: Localizer
     /// Whether output is JSON (`--json`).
     public let isJSON: Bool
     /// Whether informational prose is silenced (`--quiet`).
@@ -42,6 +43,12 @@ public final class Console {
         self.isQuiet = quiet
         self.standardOutput = standardOutput
         self.standardError = standardError
+    }
+
+    /// Speaks `language` from now on (prose, tables and errors; `--json` stays English codes).
+    public func speak(_ language: Language) {
+        guard language != localizer.language else { return }
+        localizer = Localizer(language: language)
     }
 
     /// A localized informational line; silent under `--quiet` and `--json`.

@@ -20,11 +20,18 @@ struct HelpFormatter {
     func usage(_ path: [any Command.Type]) -> String {
         let configuration = path.last!.configuration
         var parts = [commandName(path)]
-        for option in configuration.options {
-            var part = option.spelling
-            if case .value(let name) = option.kind { part += " " + valueName(name) }
-            if option.isRepeatable, option.takesValue { part += " ..." }
-            parts.append(option.isRequired ? part : "[\(part)]")
+        // An exclusive set is shown once, where its first member is declared: `[--csv | --json]`.
+        var shown: Set<String> = []
+        for option in configuration.options where !shown.contains(option.spelling) {
+            let set = configuration.exclusive.first { $0.contains { $0.spelling == option.spelling } } ?? [option]
+            let members = set.map(usagePart)
+            shown.formUnion(set.map(\.spelling))
+            if members.count > 1 {
+                let required = set.allSatisfy(\.isRequired)
+                parts.append((required ? "(" : "[") + members.joined(separator: " | ") + (required ? ")" : "]"))
+            } else {
+                parts.append(option.isRequired ? members[0] : "[\(members[0])]")
+            }
         }
         parts.append("[\(valueName(.valueOptions))]")
         for argument in configuration.arguments {
@@ -34,6 +41,21 @@ struct HelpFormatter {
         }
         if !configuration.subcommands.isEmpty { parts.append(valueName(.valueSubcommand)) }
         return parts.joined(separator: " ")
+    }
+
+    /// One option in a usage line: its spelling, its value (a whole number's range instead
+    /// of its name: `--limit <1-1000000>`), `...` when it repeats.
+    private func usagePart(_ option: OptionDeclaration) -> String {
+        var part = option.spelling
+        if case .value(let name) = option.kind {
+            if case .integer(let range, _) = option.valueType, range.upperBound < Int(Int32.max) {
+                part += " <\(range.lowerBound)-\(range.upperBound)>"
+            } else {
+                part += " " + valueName(name)
+            }
+        }
+        if option.isRepeatable, option.takesValue { part += " ..." }
+        return part
     }
 
     /// The command that shows help for the command at the end of `path`.
@@ -103,6 +125,7 @@ struct HelpFormatter {
         if let short = option.short { label = "-\(short), " + label }
         if case .value(let name) = option.kind { label += " " + valueName(name) }
         var help = localizer.text(option.help)
+        if let dash = option.valueType.dashNote { help += " " + localizer.text(dash) }
         if let defaultValue = option.defaultValue {
             help += " " + localizer.text(.helpDefault, defaultValue)
         }

@@ -100,6 +100,7 @@ struct ManPages {
         {
             text += " " + localizer.text(.manChoices, choices.joined(separator: ", "))
         }
+        if let dash = option.valueType.dashNote { text += " " + localizer.text(dash) }
         if let defaultValue = option.defaultValue { text += " " + localizer.text(.helpDefault, defaultValue) }
         return [".TP", label, Self.escape(text)]
     }

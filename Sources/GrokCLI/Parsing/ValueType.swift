@@ -96,6 +96,14 @@ public enum ValueType: Sendable, Hashable {
         }
     }
 
+    /// What `-` means for this value, said in help and man pages (`nil`: nothing special).
+    var dashNote: MessageKey? {
+        switch self {
+        case .outputFile: .helpDashStandardOutput
+        default: nil
+        }
+    }
+
     /// Whether the value names a file or directory (completions offer paths).
     var completesAsPath: Bool {
         switch self {

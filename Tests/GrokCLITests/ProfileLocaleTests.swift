@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+
+@testable import GrokCLI
+
+/// A fleet profile's `"locale"` is the language of its run's output: `--lang` outranks it,
+/// and it outranks the environment (docs/profiles.md, "The language of a run").
+@Suite("The profile's locale")
+struct ProfileLocaleTests {
+    /// The shipped bench profile with `"locale": locale` (or none), written into the world.
+    func profile(_ world: FleetWorld, locale: String?) throws -> String {
+        var json = try String(contentsOfFile: FleetWorld.profile, encoding: .utf8)
+        if let locale {
+            json = json.replacingOccurrences(of: #""format": 1,"#, with: #""format": 1, "locale": "\#(locale)","#)
+            #expect(json.contains(#""locale": "\#(locale)""#))
+        }
+        let file = world.root + "/locale-\(locale ?? "none").json"
+        try json.write(toFile: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    /// A dry run (nothing changed) with `environment` added and `extra` options; its output.
+    func dryRun(_ world: FleetWorld, profile: String, environment: [String: String], extra: [String] = []) throws -> RunResult {
+        try runBinary(["provision", "--profile", profile, "--device", "sim:0", "--dry-run"] + world.common + extra,
+                      environment: world.environment.merging(environment) { $1 }, input: nil)
+    }
+
+    @Test("a profile's locale is the run's language, over LANG; --lang outranks it; without one LANG decides")
+    func precedence() throws {
+        let world = try FleetWorld(devices: 1)
+        let german = try profile(world, locale: "de")
+        let plain = try profile(world, locale: nil)
+
+        let byProfile = try dryRun(world, profile: german, environment: ["LANG": "fr_FR.UTF-8"])
+        #expect(byProfile.status == 0, "\(byProfile.standardError)")
+        #expect(byProfile.standardOutput.contains(text(.fleetPlanNothingDone, .de)), "\(byProfile.standardOutput)")
+        #expect(!byProfile.standardOutput.contains(text(.fleetPlanNothingDone, .fr)), "\(byProfile.standardOutput)")
+
+        let byOption = try dryRun(world, profile: german, environment: ["LANG": "fr_FR.UTF-8"], extra: ["--lang", "es"])
+        #expect(byOption.standardOutput.contains(text(.fleetPlanNothingDone, .es)), "\(byOption.standardOutput)")
+
+        let byEnvironment = try dryRun(world, profile: plain, environment: ["LANG": "fr_FR.UTF-8"])
+        #expect(byEnvironment.standardOutput.contains(text(.fleetPlanNothingDone, .fr)), "\(byEnvironment.standardOutput)")
+    }
+}

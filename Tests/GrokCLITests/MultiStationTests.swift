@@ -14,9 +14,9 @@ import Testing
 /// suite's time. `scripts/stations.sh` runs the longer campaign (more seeds, more kills,
 /// more restarts) through the same tests: `GROKCTL_STATIONS_SEEDS`, `GROKCTL_STATIONS_ROUNDS`.
 ///
-/// Extension points for what other parts of issue 14 add (a rollout whose stage halts on
-/// injected failures, an offline station that spools) are marked at the end: they run the
-/// same way and end with the same checker.
+/// The last two scenarios are a rollout whose stage halts on one bench's failures (every
+/// station stops) and an offline station that spools and syncs: they run the same way and
+/// end with the same checker.
 @Suite("Many stations, one database", .serialized)
 struct MultiStationTests {
     /// The campaign's seeds: one in the suite, more from `GROKCTL_STATIONS_SEEDS` (comma-separated).
@@ -393,18 +393,133 @@ struct MultiStationTests {
         #expect(try fleetInvariantViolations(cluster: cluster, database: database, runs: [run]).isEmpty)
     }
 
-    // MARK: Extension points (issue 14, items 3 and 4; other branches add them)
-    //
-    // haltScenario: a rollout whose stage halts on injected failures, and every station
-    // stops. When `grokctl rollout` reads the fleet's halt rule: a @Test here that starts the
-    // stations with a rollout profile through `runStation` (at once, `atOnce`), injects
-    // failures on one station's bench, requires every station to end with the stage halted
-    // (naming the station whose failures tripped it), then `checkFleetInvariants`.
-    //
-    // spoolScenario: an offline station spools to its local journal and syncs exactly once.
-    // When the profile's offline `spool` exists: a private `PostgresCluster()` stopped before
-    // one station starts, started again, the station run again to send its journal; then
-    // `checkFleetInvariants` plus "every spooled record once".
+    // MARK: Rollout halts and offline stations (issue 14, items 3 and 4)
+
+    /// `station`'s rollout: the bench profile with a rollout of every unit and a halt rule
+    /// over the whole fleet's last 64 units (FleetStageCommandTests.profile).
+    static func rolloutArguments(_ station: Station, uri: String, profile: String) -> [String] {
+        ["rollout", "--profile", profile, "--device", station.deviceRange, "--json"] + station.world.common
+            + ["--ledger", uri, "--station", station.name]
+    }
+
+    @Test("eight stations of eight Grokkers roll a release out together; one bench's failures halt the stage and every station stops, naming it; after a resume every Grokker is updated once")
+    func haltStopsEveryStation() throws {
+        let cluster = PostgresCluster.shared
+        let database = try cluster.newDatabase("halt")
+        let uri = cluster.uri(database)
+        let stations = try (0..<8).map { try Station(name: "bench-\($0)", devices: 8) }
+        // bench-0's reference tag is out of reach: its units fail their smoke test, before any
+        // update, while the other benches' units are still on their way to theirs.
+        try FleetStageCommandTests.breakBench(stations[0].world, devices: 8)
+        let halt = #"{"after_devices": 4, "max_failure_rate": 0.25, "window_devices": 64}"#
+        let profiles = try stations.map { try FleetStageCommandTests.profile($0.world, percentage: 100, halt: halt) }
+        let jobs: [@Sendable () throws -> StationRun] = zip(stations, profiles).map { station, profile in
+            let arguments = Self.rolloutArguments(station, uri: uri, profile: profile)
+            let box = UncheckedStation(station)
+            return { try runStation(box.station, arguments) }
+        }
+        let first = atOnce(jobs)
+        let ledger = try PostgresLedger.open(uri, station: "auditor")
+        defer { ledger.close() }
+        let stage = try #require(try ledger.rolloutStage(FleetStageCommandTests.rolloutID), "no stage was made")
+        #expect(stage.state == .halted && stage.trippedBy == "bench-0", "\(stage)")
+
+        func updated(_ station: Station) throws -> Set<String> {
+            let serials = Set(try station.serials())
+            return Set(try ledger.steps(run: nil, serial: nil)
+                .filter { serials.contains($0.serial) && $0.step == "firmware" && $0.result == .done }.map(\.serial))
+        }
+        var notUpdated = 0
+        for (station, run) in zip(stations, first) {
+            let run = try #require(run, "\(station.name) did not finish")
+            if station.name == "bench-0" {
+                #expect(run.status == 1 && run.outcome == "failed", "\(station.name): \(run.text)")
+                continue
+            }
+            // Nothing failed on the good benches: each unit was updated before the halt
+            // reached its firmware decision, or stopped by it (halted, or its update postponed).
+            #expect(run.status == 0 || run.status == 2, "\(station.name): \(run.text)")
+            let left = station.devices - (try updated(station)).count
+            notUpdated += left
+            if left > 0 { #expect(run.text.contains("\"fleet_halted\""), "\(station.name) left \(left) units without saying why") }
+        }
+        #expect(notUpdated > 0, "every good unit was updated before the halt: the halt reached no station")
+
+        // Every station stops: run again while halted, none touches a Grokker.
+        let before = stations.map { $0.world.deviceBytes(8) }
+        let stopped = atOnce(jobs)
+        for (index, (station, run)) in zip(stations, stopped).enumerated() {
+            let run = try #require(run, "\(station.name) did not finish")
+            #expect(run.status == 2 || (station.name == "bench-0" && run.status == 1), "\(station.name): \(run.text)")
+            #expect(run.text.contains("\"tripped_by\":\"bench-0\""), "\(station.name) does not name the tripping station")
+            #expect(station.world.deviceBytes(8) == before[index], "\(station.name) touched a Grokker while the stage was halted")
+        }
+
+        // The owner pulls the bad bench and resumes; the good stations finish, each unit updated once.
+        let resume = try stations[1].world.run(["fleet", "stage", "resume", FleetStageCommandTests.rolloutID, "--ledger", uri,
+                                                "--operator", "owner", "--note", "bench-0 antenna replaced"])
+        #expect(resume.status == 0, "\(resume.standardOutput)\n\(resume.standardError)")
+        let last = atOnce(Array(jobs.dropFirst()))
+        for (station, run) in zip(stations.dropFirst(), last) {
+            let run = try #require(run, "\(station.name) did not finish")
+            #expect(run.status == 0, "\(station.name): \(run.text)")
+            #expect(try updated(station).count == station.devices, "\(station.name)")
+        }
+        let firmware = try ledger.steps(run: nil, serial: nil).filter { $0.step == "firmware" && $0.result == .done }
+        #expect(firmware.count == Set(firmware.map(\.serial)).count && firmware.count == 56, "an update recorded twice or missing")
+        #expect(try ledger.stageEvents(FleetStageCommandTests.rolloutID).map(\.action.rawValue).suffix(2) == ["halted", "resumed"])
+        try checkFleetInvariants(cluster: cluster, database: database, runs: (first + stopped + last).compactMap { $0 })
+    }
+
+    @Test("seven stations online and one whose network is down: it spools, then sends its journal once; every station's work is in the database once")
+    func offlineStationSpoolsAndSyncs() throws {
+        let cluster = PostgresCluster.shared
+        let database = try cluster.newDatabase("spool")
+        let uri = cluster.uri(database)
+        let stations = try (0..<8).map { try Station(name: "bench-\($0)", devices: 8) }
+        let profiles = try stations.map { try Self.profile(for: $0, firmware: false) }
+        // bench-7 cannot reach the server (its socket directory does not exist for it) and its
+        // profile says to spool.
+        let offline = stations[7]
+        let unreachable = "postgresql://grok@/\(database)?host=%2Fnonexistent-\(UUID().uuidString)&port=5432"
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: profiles[7]))) as? [String: Any])
+        object["station"] = ["name": offline.name, "ledger": unreachable, "offline": "spool"]
+        try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted]).write(to: URL(fileURLWithPath: profiles[7]))
+        let jobs: [@Sendable () throws -> StationRun] = zip(stations, profiles).map { station, profile in
+            var given = station.provisionArguments(uri: uri, profile: profile)
+            if station.name == "bench-7", let at = given.firstIndex(of: "--ledger") { given.removeSubrange(at...(at + 1)) }
+            let arguments = given
+            let box = UncheckedStation(station)
+            return { try runStation(box.station, arguments) }
+        }
+        let runs = atOnce(jobs)
+        for (station, run) in zip(stations, runs) {
+            let run = try #require(run, "\(station.name) did not finish")
+            #expect(run.status == 0 && run.outcome == "succeeded", "\(station.name): \(run.text)")
+        }
+        let spoolPath = offline.world.state + "/grokctl/spool/\(offline.name).sqlite"
+        let spooled = try Ledger.open(path: spoolPath, readOnly: true)
+        let spooledSteps = try spooled.steps()
+        #expect(spooledSteps.count >= 8 * 8, "\(spooledSteps.count) steps spooled")
+        let ledger = try PostgresLedger.open(uri, station: "auditor")
+        defer { ledger.close() }
+        #expect(try ledger.runs().count == 7 && !ledger.runs().contains { $0.station == offline.name })
+
+        // The network is back: the journal goes once, and again nothing.
+        for attempt in 0..<2 {
+            let sync = try offline.world.run(["ledger", "sync", "--ledger", uri, "--station", offline.name, "--json"])
+            #expect(sync.status == 0, "sync \(attempt): \(sync.standardOutput)\n\(sync.standardError)")
+            #expect(sync.standardOutput.contains(attempt == 0 ? "\"already_sent\":0" : "\"sent\":[]"), "sync \(attempt): \(sync.standardOutput)")
+        }
+        let runsNow = try ledger.runs()
+        #expect(runsNow.count == 8 && runsNow.filter { $0.station == offline.name }.count == 1)
+        let sent = try ledger.steps(run: try #require(runsNow.first { $0.station == offline.name }).id, serial: nil)
+        #expect(sent.map { "\($0.serial) \($0.step) \($0.startedAt.timeIntervalSince1970)" }.sorted()
+                == spooledSteps.map { "\($0.serial) \($0.step) \($0.startedAt.timeIntervalSince1970)" }.sorted(),
+                "the spooled steps are not in the database exactly once")
+        #expect(Set(try ledger.devices().map(\.serial)).isSuperset(of: Set(try offline.serials())))
+        try checkFleetInvariants(cluster: cluster, database: database, runs: runs.compactMap { $0 })
+    }
 }
 
 /// A station handed to the one thread that runs its grokctl (the test thread waits for it).

@@ -11,8 +11,9 @@ import Synchronization
 /// directory, a Unix socket, removed afterwards). Beside it the same runs from one station
 /// into PostgreSQL and into a SQLite file on the same disk: the anchor for the time a step's
 /// record adds. Then how soon one station's write is seen by another station's next read
-/// (the halt's path until rollout stages read the fleet: a row written by one, read by the
-/// other reading back to back).
+/// (a row written by one, read by the other reading back to back), and how soon a halt
+/// does: one station's failing unit trips the rollout stage, every other station checking
+/// its stage finds it halted.
 enum LedgerBenchmark {
     static let steps = ["connect", "identify", "provision", "region", "smoke_test", "firmware", "reconnect", "final_smoke_test", "record"]
     static let changes: Set<String> = ["provision", "region", "firmware"]
@@ -68,6 +69,15 @@ enum LedgerBenchmark {
         figures.set("write_to_other_station_read_ms_p50", percentile(seen, 0.50), digits: 2)
         figures.set("write_to_other_station_read_ms_p95", percentile(seen, 0.95), digits: 2)
         figures.set("write_to_other_station_read_ms_max", seen.max() ?? .nan, digits: 2)
+
+        // A halt, through the rollout stage itself: one station's failing unit trips the
+        // rule; the other stations, checking their stage as before each unit, see it halted.
+        let halt = haltPropagation(cluster: cluster, watchers: stations - 1, trials: 20)
+        figures.set("halt_to_other_station_ms_p50", percentile(halt.seen, 0.50), digits: 2)
+        figures.set("halt_to_other_station_ms_p95", percentile(halt.seen, 0.95), digits: 2)
+        figures.set("halt_to_other_station_ms_max", halt.seen.max() ?? .nan, digits: 2)
+        figures.set("stage_check_ms_p50", percentile(halt.checks, 0.50), digits: 2)
+        figures.set("stage_check_ms_p95", percentile(halt.checks, 0.95), digits: 2)
         return figures
     }
 
@@ -221,6 +231,76 @@ enum LedgerBenchmark {
         writer.close()
         reader.close()
         return seen
+    }
+
+    /// Milliseconds from the moment one station's failing unit result returns having halted
+    /// the stage (its commit) to the first stage check of each of `watchers` other stations
+    /// (each its own connection, checking back to back as a station does before each unit
+    /// and firmware decision) that finds the stage halted; and the time of one check. One new
+    /// rollout per trial; the rule halts on the third failure.
+    static func haltPropagation(cluster: PostgresCluster, watchers: Int, trials: Int) -> (seen: [Double], checks: [Double]) {
+        let database = database(cluster, "halt")
+        let digest = String(repeating: "4a", count: 32)
+        let rule = RolloutHaltRule(afterDevices: 3, maxFailureRate: 0.5)
+        func open(_ station: String) -> (PostgresLedger, String) {
+            do {
+                let ledger = try PostgresLedger.open(cluster.conninfo(database), station: station)
+                let key = "\(station)-\(UUID().uuidString.prefix(8))"
+                _ = try ledger.beginRun(RunStart(kind: .rollout, profileName: "halt", profileSHA256: digest, station: station,
+                                                 operatorName: "grokbench", startedAt: Date(), key: key))
+                return (ledger, key)
+            } catch {
+                fail("cannot open the ledger: \(error)")
+            }
+        }
+        let (writer, writerKey) = open("tripper")
+        let others = (0..<max(1, watchers)).map { open("watcher-\($0)") }
+        let seen = Mutex<[Double]>([])
+        let checks = Mutex<[Double]>([])
+        for trial in 0..<trials {
+            let rollout = "bench-halt-\(trial)-\(UUID().uuidString.prefix(6))"
+            @Sendable func check(_ station: String, _ key: String) -> StageCheck {
+                StageCheck(rolloutID: rollout, release: "1.8.0", profilePercentage: 100, rule: rule, station: station,
+                           actor: "grokbench", runKey: key, now: Date())
+            }
+            do { _ = try writer.checkRolloutStage(check("tripper", writerKey)) } catch { fail("tripper: \(error)") }
+            let tripped = Mutex<Double?>(nil)
+            let threads = others.enumerated().map { index, other in
+                Thread {
+                    var local: [Double] = []
+                    while true {
+                        let start = monotonic()
+                        let stage: RolloutStage
+                        do { stage = try other.0.checkRolloutStage(check("watcher-\(index)", other.1)) } catch { fail("watcher: \(error)") }
+                        let now = monotonic()
+                        local.append((now - start) * 1000)
+                        if stage.state == .halted {
+                            // The watcher can see the halt before the tripper's COMMIT has returned to it.
+                            let at = tripped.withLock { $0 } ?? now
+                            seen.withLock { $0.append(max(0, (now - at) * 1000)) }
+                            break
+                        }
+                    }
+                    checks.withLock { $0 += local.suffix(50) }
+                }
+            }
+            threads.forEach { $0.start() }
+            for unit in 0..<3 {
+                usleep(UInt32.random(in: 2000...10_000))
+                let result = RolloutResult(rolloutID: rollout, runKey: writerKey, station: "tripper", serial: String(format: "%08d", trial * 10 + unit),
+                                           percentage: 100, outcome: .failed, hardwareRevision: "3", firmwareAfter: "1.7.3", finishedAt: Date())
+                do {
+                    let stage = try writer.recordRolloutResult(result, check("tripper", writerKey))
+                    if stage.state == .halted { tripped.withLock { $0 = monotonic() } }
+                } catch {
+                    fail("tripper: \(error)")
+                }
+            }
+            while threads.contains(where: { !$0.isFinished }) { usleep(1000) }
+        }
+        writer.close()
+        others.forEach { $0.0.close() }
+        return (seen.withLock { $0 }, checks.withLock { $0 })
     }
 
     static func percentile(_ values: [Double], _ p: Double) -> Double {

@@ -1,3 +1,4 @@
+import Foundation
 /// What a running command gets: where to print, the global options, the environment.
 ///
 /// Not thread-safe (it holds the ``Console``): use it from the thread running the command.
@@ -33,6 +34,15 @@ public final class CommandContext {
     public func adoptProfileLocale(_ locale: String?) {
         guard globals.languageOption == nil, let locale, let language = Language(rawValue: locale) else { return }
         console.speak(language)
+    }
+
+    /// Who is running the command when `--operator` does not say: `$USER`, else `$LOGNAME`,
+    /// else the login name of the process's user (a root shell or a service often has
+    /// neither variable), else empty.
+    public var defaultOperator: String {
+        for name in ["USER", "LOGNAME"] { if let value = environment[name], !value.isEmpty { return value } }
+        if let entry = getpwuid(getuid()), let name = entry.pointee.pw_name { return String(cString: name) }
+        return ""
     }
 
     /// The bench of emulated Grokkers (`--bench`).

@@ -96,6 +96,13 @@ extension CLI {
             let localizer = Localizer(language: language)
             #expect(output.contains(localizer.text(.fleetStatusRollout, "fw-1.8", "1.8.0", "100", localizer.text(.fleetStateHalted))), "\(output)")
             #expect(output.contains(localizer.text(.fleetStatusTrippedBy, "bench-1")), "\(output)")
+            // Why it halted, as the run said it in this language, not the ledger's stored figures.
+            let halt = SharedFleetFixture.halt
+            #expect(RolloutHalt(json: SharedFleetFixture.haltDetail) == halt)
+            #expect(output.contains(localizer.message(for: FleetError.halted(rollout: "fw-1.8", failed: halt.failed, finished: halt.finished,
+                                                                              threshold: halt.threshold, trippedBy: halt.trippedBy,
+                                                                              stationFailures: halt.stationFailures))), "\(output)")
+            #expect(!output.contains(SharedFleetFixture.haltDetail), "the stored figures are printed as they are: \(output)")
             // 3 finished, failure rate 33.3 %: a plural form and the language's decimal separator.
             #expect(output.contains(localizer.text(.fleetStatusFinished, "3", LocaleFormat.decimal(100.0 / 3, digits: 1, language))), "\(output)")
             #expect(output.contains(localizer.text(.fleetStatusPending, "1")), "\(output)")

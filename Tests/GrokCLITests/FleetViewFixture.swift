@@ -27,6 +27,10 @@ final class SharedFleetFixture: @unchecked Sendable {
 
     static func get() throws -> SharedFleetFixture { try shared.get() }
 
+    /// The halt as a rollout run records it in `reason_detail` (``RolloutHalt``'s JSON).
+    static let halt = RolloutHalt(failed: 1, finished: 3, threshold: 0.3, trippedBy: "bench-1", stationFailures: 1)
+    static let haltDetail = #"{"failed":1,"finished":3,"station_failures":1,"threshold":0.3,"tripped_by":"bench-1"}"#
+
     private init() throws {
         let cluster = PostgresCluster.shared
         database = try cluster.newDatabase("view")
@@ -49,7 +53,7 @@ final class SharedFleetFixture: @unchecked Sendable {
         let run1 = try Self.runID(cluster, database, station: "bench-1")
         _ = try cluster.psql(database, """
             INSERT INTO rollout_stages (rollout_id, release, percentage, state, reason_code, reason_detail, tripped_by, updated_at, updated_by)
-            VALUES ('fw-1.8', '1.8.0', 100, 'halted', 'fleet_halted', '2/3', 'bench-1', '\(t(4))', 'bench-1');
+            VALUES ('fw-1.8', '1.8.0', 100, 'halted', 'fleet_halted', '\(Self.haltDetail)', 'bench-1', '\(t(4))', 'bench-1');
             INSERT INTO stage_events (record_id, rollout_id, action, percentage_before, percentage_after, station, actor, note, at) VALUES
               ('e1', 'fw-1.8', 'created', NULL, 100, 'bench-0', 'Zoë', '', '\(t(0))'),
               ('e2', 'fw-1.8', 'halted', 100, 100, 'bench-1', 'bench-1', '2/3', '\(t(4))');

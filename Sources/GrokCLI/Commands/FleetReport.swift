@@ -111,10 +111,9 @@ struct FleetReportPage {
             let heading = text(.fleetStatusRollout, rollout.id, rollout.release ?? "–", status.percent(rollout.percentage),
                                status.state(rollout.state))
             out += "<h3>\(escape(heading))</h3>\n"
-            if rollout.state == "halted" || rollout.state == "paused" {
-                let why = [rollout.reasonCode, rollout.reasonDetail.isEmpty ? nil : rollout.reasonDetail].compactMap { $0 }
-                if !why.isEmpty { out += "<p class=\"why\">\(escape(text(.fleetStatusWhy, why.joined(separator: ": "))))</p>\n" }
-                if let tripped = rollout.trippedBy { out += "<p class=\"why\">\(escape(text(.fleetStatusTrippedBy, tripped)))</p>\n" }
+            if let why = status.why(rollout) { out += "<p class=\"why\">\(escape(why))</p>\n" }
+            if rollout.state == "halted", let tripped = rollout.trippedBy {
+                out += "<p class=\"why\">\(escape(text(.fleetStatusTrippedBy, tripped)))</p>\n"
             }
             out += "<p>" + escape(status.summary(rollout)) + "</p>\n"
             out += figure(text(.reportProgress), progressChart(rollout))

@@ -70,7 +70,7 @@ struct FleetRun {
                                          runID: RunKey.make(), readerOptions: FirmwareDevices.readerOptions(context))
         // --station, else the profile's station.name, else the host name (the default).
         if let station = options.station ?? profile.station?.name { runOptions.station = station }
-        runOptions.operatorName = options.operatorName ?? environment["USER"] ?? ""
+        runOptions.operatorName = options.operatorName ?? context.defaultOperator
         // The chaos suite's hook (scripts/chaos.sh, docs/fleet.md): die the hard way right
         // after a step changed a Grokker, before the change is recorded.
         if let chaos = environment["GROKCTL_CHAOS_KILL_AFTER_CHANGE"], !chaos.isEmpty {

@@ -89,7 +89,7 @@ struct FleetStageRun {
 
     func change(_ rolloutID: String, _ change: StageChange, operatorName: String?, note: String) throws -> ExitCode {
         let store = try open(write: true)
-        let actor = operatorName ?? context.environment["USER"] ?? ""
+        let actor = operatorName ?? context.defaultOperator
         let before = try store.rolloutStage(rolloutID)
         let stage = try store.changeRolloutStage(rolloutID, change, by: actor, note: note, at: Date())
         let console = context.console

@@ -136,6 +136,25 @@ struct FleetStatusText {
     }
 
     /// Units finished and the failure rate; against the threshold; units pending.
+    /// Why a stage is halted or paused, in the reader's language: a halt as the runs that met
+    /// it said it (the ledger keeps its figures, not a sentence), a pause with who made it.
+    func why(_ rollout: FleetView.Rollout) -> String? {
+        if rollout.state == "halted", let halt = RolloutHalt(json: rollout.reasonDetail) {
+            return localizer.message(for: FleetError.halted(rollout: rollout.id, failed: halt.failed, finished: halt.finished,
+                                                            threshold: halt.threshold, trippedBy: halt.trippedBy,
+                                                            stationFailures: halt.stationFailures))
+        }
+        if rollout.state == "paused" {
+            return localizer.message(for: FleetError.stagePaused(rollout: rollout.id, by: person(rollout.updatedBy)))
+        }
+        guard rollout.state == "halted" else { return nil }
+        let why = [rollout.reasonCode, rollout.reasonDetail.isEmpty ? nil : rollout.reasonDetail].compactMap { $0 }
+        return why.isEmpty ? nil : localizer.text(.fleetStatusWhy, why.joined(separator: ": "))
+    }
+
+    /// Who changed a stage; a dash when nobody was named (no `--operator` and no `$USER`).
+    func person(_ name: String?) -> String { (name ?? "").isEmpty ? "–" : name! }
+
     func summary(_ rollout: FleetView.Rollout) -> String {
         localizer.text(.fleetStatusSummary,
                        localizer.text(.fleetStatusFinished, String(rollout.totals.finished),
@@ -165,12 +184,11 @@ struct FleetStatusText {
         for rollout in view.rollouts {
             console.print(localizer.text(.fleetStatusRollout, rollout.id, rollout.release ?? "–", percent(rollout.percentage),
                                          state(rollout.state)))
-            if rollout.state == "halted" || rollout.state == "paused" {
-                let why = [rollout.reasonCode, rollout.reasonDetail.isEmpty ? nil : rollout.reasonDetail].compactMap { $0 }
-                if !why.isEmpty { console.print("  " + localizer.text(.fleetStatusWhy, why.joined(separator: ": "))) }
-                if let tripped = rollout.trippedBy { console.print("  " + localizer.text(.fleetStatusTrippedBy, tripped)) }
+            if let why = why(rollout) { console.print("  " + why) }
+            if rollout.state == "halted", let tripped = rollout.trippedBy {
+                console.print("  " + localizer.text(.fleetStatusTrippedBy, tripped))
             }
-            if let by = rollout.updatedBy { console.print("  " + localizer.text(.fleetStatusChanged, date(rollout.updatedAt), by)) }
+            if let by = rollout.updatedBy { console.print("  " + localizer.text(.fleetStatusChanged, date(rollout.updatedAt), person(by))) }
             console.print("  " + summary(rollout))
             console.table(countsTable(localizer.text(.fleetColumnStation),
                                       rollout.byStation.map { FleetView.Group(name: station($0.name), counts: $0.counts) },

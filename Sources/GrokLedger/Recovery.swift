@@ -120,16 +120,19 @@ extension Ledger {
             try writer.transaction { (db) throws(LedgerError) in
                 // Intents too: a recovered ledger keeps the changes made without an outcome
                 // recorded, so the next run still resolves them.
-                for table in [LedgerTable.devices, .runs, .steps, .smokeTests, .intents] {
+                // The rollout stages too (schema 5), a stage before its events: a halt or a
+                // pause must survive a recovery, or the fleet would start units it had stopped.
+                for table in [LedgerTable.devices, .runs, .steps, .smokeTests, .intents, .rolloutStages, .stageEvents, .rolloutResults] {
                     let columns = ExportTable.columns(table)
                     // Tables numbered by `id` keep it (the row id is the same column); devices keep their row id.
                     let keepsRowID = columns.first != "id"
                     let names = (keepsRowID ? ["rowid"] : []) + columns
                     let values = Array(repeating: "?", count: names.count).joined(separator: ", ")
                     let sql = "INSERT INTO \(table.rawValue) (\(names.joined(separator: ", "))) VALUES (\(values))"
-                    if table == .steps || table == .smokeTests || table == .intents {
-                        // Steps, smoke tests and intents whose run was lost keep a placeholder run.
-                        let time = columns.firstIndex(of: table == .intents ? "recorded_at" : "started_at")! + 1
+                    if table == .steps || table == .smokeTests || table == .intents || table == .rolloutResults {
+                        // Steps, smoke tests, intents and rollout results whose run was lost keep a placeholder run.
+                        let timeColumn = switch table { case .intents: "recorded_at"; case .rolloutResults: "finished_at"; default: "started_at" }
+                        let time = columns.firstIndex(of: timeColumn)! + 1
                         for column in ["run_id", "resolved_by"] {
                             guard let runIndex = columns.firstIndex(of: column).map({ $0 + 1 }) else { continue }
                             for row in salvaged[table] ?? [] {

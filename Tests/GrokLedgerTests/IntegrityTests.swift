@@ -218,6 +218,38 @@ struct RecoveryTests {
         #expect(lostSomething > 0, "no page held rows")
     }
 
+    @Test("recover keeps the rollout stages: a halted stage, its events and its units' results come back as they were")
+    func recoverKeepsRolloutStages() throws {
+        let scratch = Scratch()
+        let ledger = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
+        var rollout = start(.rollout)
+        rollout.key = "20250115-120000-aa01"
+        let run = try ledger.beginRun(rollout)
+        let check = StageCheck(rolloutID: "fw-1.8", release: "1.8.0", profilePercentage: 25,
+                               rule: RolloutHaltRule(afterDevices: 2, maxFailureRate: 0.4), station: "bench-1", actor: "op",
+                               runKey: "20250115-120000-aa01", now: at(1))
+        _ = try ledger.checkRolloutStage(check)
+        for unit in 0..<2 {
+            _ = try ledger.recordRolloutResult(RolloutResult(rolloutID: "fw-1.8", runKey: "20250115-120000-aa01", station: "bench-1",
+                                                             serial: "GK-\(unit)", percentage: 25, outcome: .failed, hardwareRevision: "3",
+                                                             firmwareAfter: "1.7.3", finishedAt: at(Double(2 + unit))), check)
+        }
+        try ledger.finishRun(run, outcome: .failed, endedAt: at(5), reportPath: nil)
+        let stage = try #require(try ledger.rolloutStage("fw-1.8"))
+        #expect(stage.state == .halted)
+        let events = try ledger.stageEvents("fw-1.8"), results = try ledger.rolloutResults("fw-1.8")
+        #expect(events.count == 2 && results.count == 2)
+
+        let output = scratch.file("recovered.sqlite")
+        let report = try Ledger.recover(from: scratch.ledgerPath, to: output)
+        #expect(report.isComplete && report.recovered[.rolloutStages] == 1 && report.recovered[.stageEvents] == 2
+                && report.recovered[.rolloutResults] == 2, "\(report)")
+        let recovered = try Ledger.open(path: output, readOnly: true)
+        #expect(try recovered.rolloutStage("fw-1.8") == stage)
+        #expect(try recovered.stageEvents("fw-1.8") == events)
+        #expect(try recovered.rolloutResults("fw-1.8") == results)
+    }
+
     @Test("recover reports the transactions a damaged -wal lost and keeps the rest")
     func recoverDamagedWAL() throws {
         let scratch = Scratch()

@@ -214,21 +214,9 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         .portUnavailable(device: device, cause: cause(error))
     }
 
-    /// For callers that still pass English prose: the detail becomes an untyped cause.
-    /// Prefer ``portUnavailable(device:cause:)``: prose is not translated.
-    public static func portUnavailable(device: String, detail: String) -> FleetError {
-        .portUnavailable(device: device, cause: ErrorCause(code: "fleet_untyped_cause", arguments: [detail]))
-    }
-
     /// The recorder failure `error` while `operation` on `subject`.
     public static func recorderFailed(operation: String, subject: String, error: any Error) -> FleetError {
         .recorderFailed(operation: operation, subject: subject, cause: cause(error))
-    }
-
-    /// For callers that still pass English prose (the operation as words, the detail as
-    /// text). Prefer ``recorderFailed(operation:subject:cause:)``: prose is not translated.
-    public static func recorderFailed(operation: String, detail: String) -> FleetError {
-        .recorderFailed(operation: operation, subject: "", cause: ErrorCause(code: "fleet_untyped_cause", arguments: [detail]))
     }
 
     /// A number without a needless fraction: `25`, `12.5`.

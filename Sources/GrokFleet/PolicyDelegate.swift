@@ -79,7 +79,7 @@ public final class RolloutStageTracker: Sendable {
         do throws(LedgerError) {
             return .success(readOnly ? try store.previewRolloutStage(check(at: now)) : try store.checkRolloutStage(check(at: now)))
         } catch {
-            return .failure(.recorderFailed(operation: "checking the stage of rollout \(rollout.id)", detail: error.description))
+            return .failure(.recorderFailed(operation: "check_stage", subject: rollout.id, error: error))
         }
     }
 
@@ -114,7 +114,7 @@ public final class RolloutStageTracker: Sendable {
         do throws(LedgerError) {
             _ = try store.recordRolloutResult(result, check(at: now))
         } catch {
-            lost.withLock { $0 = .recorderFailed(operation: "recording \(serial) in rollout \(rollout.id)", detail: error.description) }
+            lost.withLock { $0 = .recorderFailed(operation: "record_rollout_result", subject: serial, error: error) }
         }
     }
 }

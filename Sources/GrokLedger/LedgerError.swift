@@ -139,8 +139,7 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
 public struct LedgerDamage: Sendable, Hashable {
     /// `null_column`, `null_number`, `bad_time`, `unknown_value`, `bad_json_array`,
     /// `orphan_rows`, `missing_tables`, `schema_damaged`, `short_file`, `bad_header`,
-    /// `partial_page`, `wal_header`, `wal_frame`, `check_failed`, `sqlite`; `text` for a
-    /// caller that still passes prose (``LedgerError/corrupt(path:detail:)``).
+    /// `partial_page`, `wal_header`, `wal_frame`, `check_failed`, `sqlite`, `bad_number`.
     public let code: String
     public let arguments: [String]
 
@@ -150,10 +149,3 @@ public struct LedgerDamage: Sendable, Hashable {
     }
 }
 
-extension LedgerError {
-    /// For callers that still describe the damage in English prose: it becomes
-    /// ``LedgerDamage`` `text`, shown as it is. Prefer ``corrupt(path:damage:)``.
-    public static func corrupt(path: String, detail: String) -> LedgerError {
-        .corrupt(path: path, damage: LedgerDamage("text", [detail]))
-    }
-}

@@ -88,7 +88,9 @@ public final class PostgresLedger: RunRecorder {
             // A retry of this very insert finds its own row (same key, same station and start).
             if let row = try Self.query(db, target, "SELECT id, station, started_at FROM runs WHERE run_key = $1", [key]).first {
                 if row.text(1) == station, row.text(2) == LedgerTime.format(start.startedAt) {
-                    return try Self.int(row, 0, target)
+                    let id = try Self.int(row, 0, target)
+                    try Self.holdRunLock(db, id, target)
+                    return id
                 }
                 if given != nil { throw .duplicateRun(path: target, run: key) }
                 key = RunKey.make(at: start.startedAt)
@@ -98,11 +100,11 @@ public final class PostgresLedger: RunRecorder {
                 INSERT INTO runs (run_key, kind, profile_name, profile_sha256, station, operator, started_at, heartbeat_at)
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id
                 """, [key, start.kind.rawValue, start.profileName, digest, start.station, start.operatorName, time])
-            return try Self.int(rows[0], 0, target)
-        }
-        // Held for as long as the run is open: the sign that its station still works on it.
-        try withConnection { (db) throws(LedgerError) in
-            _ = try Self.run(target) { () throws(PostgresError) in try db.tryLock(space: Self.runLockSpace, key: Int32(truncatingIfNeeded: id)) }
+            let id = try Self.int(rows[0], 0, target)
+            // Taken before the insert commits: another station's open never sees this run
+            // open without its lock held, and so never closes it as abandoned.
+            try Self.holdRunLock(db, id, target)
+            return id
         }
         ownRuns.withLock { _ = $0.insert(id) }
         return RunID(rawValue: id)
@@ -530,6 +532,12 @@ public final class PostgresLedger: RunRecorder {
 
     /// Closes the open runs whose station process is gone (nobody holds their run lock) as
     /// abandoned, at their last heartbeat.
+    /// The session lock held for as long as run `id` is open: the sign that its station
+    /// still works on it (a session lock outlives the transaction it is taken in).
+    static func holdRunLock(_ db: PostgresConnection, _ id: Int64, _ target: String) throws(LedgerError) {
+        _ = try run(target) { () throws(PostgresError) in try db.tryLock(space: runLockSpace, key: Int32(truncatingIfNeeded: id)) }
+    }
+
     static func closeAbandonedRuns(_ db: PostgresConnection, target: String) throws(LedgerError) -> [RunRecord] {
         let open = try query(db, target, "SELECT \(runColumns) FROM runs WHERE ended_at IS NULL ORDER BY id").map { (row) throws(LedgerError) in try run(row, target) }
         var closed: [RunRecord] = []
@@ -593,7 +601,7 @@ public final class PostgresLedger: RunRecorder {
 
     static func tags(_ row: PostgresRow, _ index: Int, _ name: String, _ target: String) throws(LedgerError) -> [String] {
         let value = try required(row, index, name, target)
-        guard let tags = JSONText.parseStringArray(value) else { throw .corrupt(path: target, detail: "\(name) is not a JSON array of strings") }
+        guard let tags = JSONText.parseStringArray(value) else { throw .corrupt(path: target, damage: LedgerDamage("bad_json_array", [name, value])) }
         return tags
     }
 

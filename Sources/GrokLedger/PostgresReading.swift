@@ -144,15 +144,15 @@ extension PostgresLedger {
         guard let text = row.text(index) else { return .null }
         if ExportTable.booleanColumns.contains(column) { return .integer(row.bool(index) == true ? 1 : 0) }
         if integerColumns.contains(column) {
-            guard let value = Int64(text) else { throw .corrupt(path: target, detail: "\(table.rawValue).\(column) '\(text)' is not a whole number") }
+            guard let value = Int64(text) else { throw .corrupt(path: target, damage: LedgerDamage("bad_number", ["\(table.rawValue).\(column)", text])) }
             return .integer(value)
         }
         if realColumns.contains(column) {
-            guard let value = Double(text) else { throw .corrupt(path: target, detail: "\(table.rawValue).\(column) '\(text)' is not a number") }
+            guard let value = Double(text) else { throw .corrupt(path: target, damage: LedgerDamage("bad_number", ["\(table.rawValue).\(column)", text])) }
             return .real(value)
         }
         if ExportTable.tagColumns.contains(column), JSONText.parseStringArray(text) == nil {
-            throw .corrupt(path: target, detail: "\(table.rawValue).\(column) '\(text)' is not a JSON array of strings")
+            throw .corrupt(path: target, damage: LedgerDamage("bad_json_array", ["\(table.rawValue).\(column)", text]))
         }
         return .text(text)
     }

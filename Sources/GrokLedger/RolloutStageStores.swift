@@ -13,13 +13,13 @@ enum StageRows {
         """
 
     static func text(_ row: [String?], _ index: Int, _ name: String, _ location: String) throws(LedgerError) -> String {
-        guard index < row.count, let value = row[index] else { throw .corrupt(path: location, detail: "\(name) is NULL") }
+        guard index < row.count, let value = row[index] else { throw .corrupt(path: location, damage: LedgerDamage("null_column", [name])) }
         return value
     }
 
     static func number(_ row: [String?], _ index: Int, _ name: String, _ location: String) throws(LedgerError) -> Double {
         let value = try text(row, index, name, location)
-        guard let number = Double(value) else { throw .corrupt(path: location, detail: "\(name) '\(value)' is not a number") }
+        guard let number = Double(value) else { throw .corrupt(path: location, damage: LedgerDamage("bad_number", [name, value])) }
         return number
     }
 
@@ -29,14 +29,14 @@ enum StageRows {
 
     static func date(_ row: [String?], _ index: Int, _ name: String, _ location: String) throws(LedgerError) -> Date {
         let value = try text(row, index, name, location)
-        guard let date = LedgerTime.parse(value) else { throw .corrupt(path: location, detail: "\(name) '\(value)' is not an ISO 8601 UTC time") }
+        guard let date = LedgerTime.parse(value) else { throw .corrupt(path: location, damage: LedgerDamage("bad_time", [name, value])) }
         return date
     }
 
     static func code<E: RawRepresentable>(_ row: [String?], _ index: Int, _ name: String, _ location: String) throws(LedgerError) -> E
     where E.RawValue == String {
         let value = try text(row, index, name, location)
-        guard let parsed = E(rawValue: value) else { throw .corrupt(path: location, detail: "\(name) '\(value)' is unknown") }
+        guard let parsed = E(rawValue: value) else { throw .corrupt(path: location, damage: LedgerDamage("unknown_value", [name, value])) }
         return parsed
     }
 

@@ -76,7 +76,7 @@ extension CLI {
                     // Punctuation joining three figures (French adds a space before the semicolon).
                     .fleetStatusSummary,
                     // A detail shown as it is (a caller that still passes prose, or a non-coded error).
-                    .errorFleetUntypedCause, .ledgerDamageText,
+                    .errorFleetUntypedCause,
                 ]
                 let same = MessageKey.allCases.filter {
                     !$0.rawValue.hasPrefix("region.") && !international.contains($0)

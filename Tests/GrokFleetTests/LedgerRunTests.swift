@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokAudio
 import GrokFleet
 import GrokkerEmulator
@@ -97,7 +98,7 @@ final class FailingStepRecorder: GrokFleet.RunRecorder {
 
     func beginRun(_ run: GrokFleet.RunInfo) throws { try inner.beginRun(run) }
     func recordStep(_ step: GrokFleet.StepRecord) throws {
-        if step.step == failing, step.result == .done { throw FleetError.recorderFailed(operation: "test", detail: "disk full") }
+        if step.step == failing, step.result == .done { throw FleetError.recorderFailed(operation: "record_step", subject: step.serial, cause: ErrorCause(code: "ledger_disk_full", arguments: ["/l.sqlite"])) }
         try inner.recordStep(step)
     }
     func recordSmokeTest(_ result: GrokFleet.SmokeTestRecord) throws { try inner.recordSmokeTest(result) }

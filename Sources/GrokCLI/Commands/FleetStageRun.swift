@@ -223,9 +223,10 @@ extension FleetRun {
     static func policy(_ profile: Profile, mode: FleetMode, ledger: (any LedgerStore)?, options: FleetRunOptions,
                        readOnly: Bool) throws -> PolicyDelegate {
         guard mode == .rollout, let rollout = profile.rollout, let ledger else { return PolicyDelegate(profile: profile, mode: mode) }
+        // Only a station's spool keeps no stages, and a rollout never spools (its halt rule
+        // needs the fleet): the same refusal as an unreachable shared ledger.
         guard let stages = ledger as? any RolloutStageStore else {
-            throw FleetError.recorderFailed(operation: "opening the stage of rollout \(rollout.id)",
-                                            detail: "the ledger at \(ledger.location) keeps no rollout stages")
+            throw FleetError.ledgerOfflineRollout(database: ledger.location, detail: "")
         }
         let tracker = RolloutStageTracker(store: stages, rollout: rollout, release: profile.firmware.map { "\($0.target)" },
                                           station: options.station, operatorName: options.operatorName, runKey: options.runID,

@@ -227,7 +227,7 @@ enum FileCheck {
     static func readAll(_ path: String) throws(LedgerError) -> [UInt8] {
         guard FileManager.default.fileExists(atPath: path) else { return [] }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw .cannotOpen(path: path, detail: "it cannot be read")
+            throw .cannotOpen(path: path, detail: "unreadable")
         }
         return [UInt8](data)
     }

@@ -58,11 +58,11 @@ public final class Ledger: RunRecorder {
     ///   `newerSchema`, `cannotOpen`, `readOnly`, `locked`.
     public static func open(path: String, busyTimeout: Duration = .seconds(5), readOnly: Bool = false,
                             heartbeatInterval: Duration? = .seconds(10)) throws(LedgerError) -> Ledger {
-        guard !path.isEmpty else { throw .cannotOpen(path: path, detail: "the path is empty") }
+        guard !path.isEmpty else { throw .cannotOpen(path: path, detail: "empty_path") }
         let milliseconds = max(0, Self.milliseconds(busyTimeout))
         if readOnly {
             guard FileManager.default.fileExists(atPath: path) else {
-                throw .cannotOpen(path: path, detail: "there is no such file")
+                throw .cannotOpen(path: path, detail: "no_such_file")
             }
         } else {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()

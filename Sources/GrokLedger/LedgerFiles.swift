@@ -36,7 +36,7 @@ enum LedgerFiles {
             try connection.executeScript("VACUUM")
             let mode = try connection.queryText("PRAGMA journal_mode = WAL")
             guard mode?.lowercased() == "wal" else {
-                throw LedgerError.cannotOpen(path: path, detail: "the WAL journal could not be enabled (journal_mode is \(mode ?? "unknown"))")
+                throw LedgerError.cannotOpen(path: path, detail: "wal_unavailable")
             }
         } catch {
             throw error.moved(from: temporary, to: path)

@@ -48,15 +48,71 @@ public final class PostgresLedger: RunRecorder {
     /// - Parameter readOnly: for the commands that only read (`ledger show`, `export`, `check`,
     ///   `fleet status`, `fleet report`): nothing is created, migrated or closed, and a database
     ///   that holds no ledger is refused (``LedgerError/notALedger(path:applicationID:)``).
+    ///
+    /// A server restarting (not answering, or rejecting connections while it starts, or the
+    /// session cut while the schema is checked) is not an outage: the whole open is tried
+    /// again every 0.2 s for up to `startupGraceSeconds` (at most `reconnectSeconds`) before
+    /// the failure is thrown, so a station that starts during a restart goes ahead instead of
+    /// counting as offline. A server that accepts connections but refused this one (no such
+    /// database, a wrong password) fails at once.
     public static func open(_ conninfo: String, station: String, reconnectSeconds: Double = 30,
-                            readOnly: Bool = false) throws(LedgerError) -> PostgresLedger {
+                            startupGraceSeconds: Double = 5, readOnly: Bool = false) throws(LedgerError) -> PostgresLedger {
         guard !station.isEmpty else { throw .invalidRecord(path: conninfo, detail: "a shared ledger needs the station's name") }
-        let db: PostgresConnection
-        do throws(PostgresError) {
-            db = try PostgresConnection(conninfo, applicationName: "grokctl " + station)
-        } catch {
-            throw .cannotOpen(path: PostgresConnection.redacted(conninfo), detail: error.arguments.last ?? error.description)
+        let deadline = ContinuousClock.now + .milliseconds(Int(1000 * max(0, min(reconnectSeconds, startupGraceSeconds))))
+        while true {
+            let db: PostgresConnection
+            do throws(PostgresError) {
+                db = try PostgresConnection(conninfo, applicationName: "grokctl " + station)
+            } catch {
+                let reason = connectFailure(state: PostgresConnection.ping(conninfo, connectTimeoutSeconds: 2),
+                                            message: error.arguments.last ?? error.description)
+                if ConnectFailure.transient.contains(reason.code), ContinuousClock.now < deadline {
+                    usleep(200_000)
+                    continue
+                }
+                throw .cannotOpen(path: PostgresConnection.redacted(conninfo), detail: reason.text)
+            }
+            do throws(LedgerError) {
+                return try finishOpen(db, conninfo: conninfo, station: station, reconnectSeconds: reconnectSeconds, readOnly: readOnly)
+            } catch {
+                guard retryable(error), ContinuousClock.now < deadline else { throw error }
+                usleep(200_000)
+            }
         }
+    }
+
+    /// Why a connection could not be made, as a stable code (`ledger.open.<code>` in the
+    /// catalogs) rather than libpq's or the server's English: from what the server answers
+    /// to a ping and, for a server that accepts connections but refused this one, the few
+    /// refusals a station meets (English servers' wording; another language's is kept as
+    /// it came, the only text a station has then).
+    enum ConnectFailure {
+        /// The codes worth waiting out: a server restarting or full for a moment.
+        static let transient: Set<String> = ["server_not_answering", "server_rejecting", "server_busy"]
+    }
+
+    static func connectFailure(state: PostgresConnection.ServerState, message: String) -> (code: String, text: String) {
+        func coded(_ code: String) -> (code: String, text: String) { (code, code) }
+        switch state {
+        case .noResponse: return coded("server_not_answering")
+        case .rejecting: return coded("server_rejecting")
+        case .badParameters: return coded("bad_connection_string")
+        case .accepting:
+            let lower = message.lowercased()
+            // The ping came just after the server finished starting; the refusal is what counts.
+            if lower.contains("starting up") || lower.contains("shutting down") || lower.contains("recovery mode")
+                || lower.contains("not yet accepting connections") { return coded("server_rejecting") }
+            if lower.contains("too many clients") || lower.contains("remaining connection slots") { return coded("server_busy") }
+            if lower.contains("database") && lower.contains("does not exist") { return coded("database_missing") }
+            if lower.contains("role") && lower.contains("does not exist") { return coded("role_missing") }
+            if lower.contains("authentication failed") || lower.contains("no password supplied") { return coded("authentication_failed") }
+            if lower.contains("pg_hba.conf") { return coded("not_permitted") }
+            return ("server_refused", message)
+        }
+    }
+
+    private static func finishOpen(_ db: sending PostgresConnection, conninfo: String, station: String, reconnectSeconds: Double,
+                                   readOnly: Bool) throws(LedgerError) -> PostgresLedger {
         let target = db.target
         if readOnly {
             _ = try PostgresSchema.version(db, target: target)

@@ -52,7 +52,7 @@ extension Ledger {
     /// `PRAGMA integrity_check` (indexes matched to tables too), and the `-wal`'s frames.
     /// - Throws: the first problem found, as ``LedgerError``.
     public static func check(path: String) throws(LedgerError) -> LedgerCheckReport {
-        guard FileManager.default.fileExists(atPath: path) else { throw .cannotOpen(path: path, detail: "there is no such file") }
+        guard FileManager.default.fileExists(atPath: path) else { throw .cannotOpen(path: path, detail: "no_such_file") }
         let header = try FileCheck.verifyHeader(path)
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5000, readOnly: true)
         let version = try Schema.checkIdentity(connection)
@@ -79,7 +79,7 @@ extension Ledger {
     ///   gone) or `output` cannot be made.
     public static func recover(from source: String, to output: String) throws(LedgerError) -> LedgerRecoveryReport {
         guard !FileManager.default.fileExists(atPath: output) else {
-            throw .cannotOpen(path: output, detail: "it already exists; give another output file")
+            throw .cannotOpen(path: output, detail: "output_exists")
         }
         var problem: LedgerError?
         do { _ = try check(path: source) } catch { problem = error }

@@ -67,7 +67,7 @@ final class SQLiteConnection {
     func configureForWriting() throws(LedgerError) {
         let mode = try queryText("PRAGMA journal_mode = WAL")
         guard mode?.lowercased() == "wal" else {
-            throw .cannotOpen(path: path, detail: "the WAL journal could not be enabled (journal_mode is \(mode ?? "unknown"))")
+            throw .cannotOpen(path: path, detail: "wal_unavailable")
         }
         try execute("PRAGMA synchronous = FULL")
         try execute("PRAGMA foreign_keys = ON")

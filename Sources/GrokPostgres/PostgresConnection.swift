@@ -20,27 +20,8 @@ public final class PostgresConnection {
     ///   - applicationName: shown in `pg_stat_activity` (the station's name).
     public init(_ conninfo: String, connectTimeoutSeconds: Int = 10, applicationName: String = "grokctl") throws(PostgresError) {
         target = Self.redacted(conninfo)
-        // Keys are applied in order and a later one wins; the caller's string (expanded,
-        // expand_dbname = 1) comes last, so it overrides these defaults where it sets them.
-        let keys = ["connect_timeout", "application_name", "dbname"]
-        let values = [String(connectTimeoutSeconds), applicationName, conninfo]
-        var cKeys = keys.map { strdup($0) }
-        var cValues = values.map { strdup($0) }
-        defer {
-            cKeys.forEach { free($0) }
-            cValues.forEach { free($0) }
-        }
-        cKeys.append(nil)
-        cValues.append(nil)
-        let conn = cKeys.withUnsafeBufferPointer { k in
-            cValues.withUnsafeBufferPointer { v in
-                k.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: k.count) { kp in
-                    v.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: v.count) { vp in
-                        PQconnectdbParams(kp, vp, 1)
-                    }
-                }
-            }
-        }
+        let conn = Self.withParameters(conninfo, connectTimeoutSeconds: connectTimeoutSeconds,
+                                       applicationName: applicationName) { keys, values in PQconnectdbParams(keys, values, 1) }
         guard let conn else { throw .connectFailed(target: target, detail: "out of memory") }
         guard PQstatus(conn) == CONNECTION_OK else {
             let detail = Self.message(PQerrorMessage(conn))
@@ -54,6 +35,60 @@ public final class PostgresConnection {
     }
 
     deinit { close() }
+
+    /// What the server at `conninfo` says of new connections, without logging in (libpq's
+    /// `PQpingParams`): a failed connect to a server that is ``ServerState/accepting``
+    /// failed for good (no such database, a wrong password); one that is rejecting or not
+    /// answering may be restarting.
+    public enum ServerState: Sendable, Hashable {
+        /// Running and accepting connections.
+        case accepting
+        /// Running but refusing connections (starting up, shutting down, in recovery).
+        case rejecting
+        /// Not reached (down, restarting, or the wrong host or port).
+        case noResponse
+        /// The connection string itself is unusable; no attempt was made.
+        case badParameters
+    }
+
+    /// Asks the server at `conninfo` whether it accepts connections (see ``ServerState``).
+    public static func ping(_ conninfo: String, connectTimeoutSeconds: Int = 10) -> ServerState {
+        let answer = withParameters(conninfo, connectTimeoutSeconds: connectTimeoutSeconds,
+                                    applicationName: "grokctl") { keys, values in PQpingParams(keys, values, 1) }
+        switch answer {
+        case PQPING_OK: return .accepting
+        case PQPING_REJECT: return .rejecting
+        case PQPING_NO_ATTEMPT: return .badParameters
+        default: return .noResponse
+        }
+    }
+
+    /// Calls `body` with libpq's keyword and value arrays for `conninfo`. Keys are applied in
+    /// order and a later one wins; the caller's string (expanded, expand_dbname = 1) comes
+    /// last, so it overrides these defaults where it sets them.
+    private static func withParameters<T>(_ conninfo: String, connectTimeoutSeconds: Int, applicationName: String,
+                                          _ body: (UnsafePointer<UnsafePointer<CChar>?>, UnsafePointer<UnsafePointer<CChar>?>) -> T) -> T {
+        let keys = ["connect_timeout", "application_name", "dbname"]
+        let values = [String(connectTimeoutSeconds), applicationName, conninfo]
+        var cKeys = keys.map { strdup($0) }
+        var cValues = values.map { strdup($0) }
+        defer {
+            cKeys.forEach { free($0) }
+            cValues.forEach { free($0) }
+        }
+        cKeys.append(nil)
+        cValues.append(nil)
+        return cKeys.withUnsafeBufferPointer { k in
+            cValues.withUnsafeBufferPointer { v in
+                k.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: k.count) { kp in
+                    v.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: v.count) { vp in
+                        body(kp, vp)
+                    }
+                }
+            }
+        }
+    }
+
 
     /// Closes the connection (idempotent). A session-level advisory lock is released by the
     /// server when its connection ends.

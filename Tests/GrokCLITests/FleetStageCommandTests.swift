@@ -61,7 +61,7 @@ struct FleetStageCommandTests {
         let first = try rollout(bad, badProfile, station: "bench-bad")
         #expect(first.status == 1, "\(first.standardOutput)\n\(first.standardError)")
         let shared = try PostgresLedger.open(uri, station: "auditor")
-        var stage = try #require(try shared.rolloutStage(Self.rolloutID))
+        let stage = try #require(try shared.rolloutStage(Self.rolloutID))
         #expect(stage.state == .halted && stage.trippedBy == "bench-bad")
         #expect(stage.halt == RolloutHalt(failed: 2, finished: 2, threshold: 0.3, trippedBy: "bench-bad", stationFailures: 2))
 

@@ -269,4 +269,26 @@ struct LibraryErrorTests {
         }
         Self.check(samples)
     }
+
+    @Test("why a ledger cannot be opened or reached reads in the reader's language, not as a code or libpq's English")
+    func openFailuresInEveryLanguage() {
+        let missing = LedgerError.cannotOpen(path: "postgresql:///grok", detail: "database_missing")
+        let down = FleetError.ledgerOffline(database: "postgresql:///grok", detail: "server_not_answering")
+        let spool = FleetError.ledgerOfflineRollout(database: "/var/spool/bench.sqlite", detail: "no_stages")
+        let expected: [Language: [String]] = [
+            .en: ["no such database", "does not answer", "keeps no rollout stages"],
+            .es: ["no tiene esa base de datos", "no responde", "no guarda etapas de despliegue"],
+            .fr: ["n’a pas cette base de données", "ne répond pas", "ne garde pas d’étapes de déploiement"],
+            .de: ["keine solche Datenbank", "antwortet nicht", "keine Rollout-Stufen"],
+        ]
+        for language in Language.allCases {
+            let localizer = Localizer(language: language)
+            let messages = [missing as any Error, down, spool].map { localizer.message(for: $0) }
+            for (message, words) in zip(messages, expected[language] ?? []) {
+                #expect(message.contains(words), "\(language): \(message)")
+                #expect(!message.contains("_missing") && !message.contains("_answering") && !message.contains("no_stages")
+                        && !message.contains("()"), "\(language): \(message)")
+            }
+        }
+    }
 }

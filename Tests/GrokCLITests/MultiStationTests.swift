@@ -129,19 +129,11 @@ struct MultiStationTests {
             let total = scale.stations * scale.devices * 9
             let at = try #require(restartedAt, "the stations ended before the restart")
             #expect(at < total, "the restart came after every step")
-            // Known, intermittent: a station that opens the ledger while the server restarts
-            // counts it as offline (fleet_ledger_offline) instead of waiting the restart out;
-            // and a station's open can close another's just-begun run as abandoned
-            // (ledger_run_finished: beginRun took the run's lock only after its insert had
-            // committed; it now takes it before, at the end of this stop, and this wrapper
-            // stays until more runs confirm it). Both are in the note on issue 14.
-            try withKnownIssue("a station opening during the restart refuses; a just-begun run closed by another's open", isIntermittent: true) {
-                for (station, run) in zip(stations, runs) {
-                    let run = try #require(run, "\(station.name) did not finish")
-                    #expect(run.status == 0 && run.outcome == "succeeded", "\(station.name) after a restart at step \(at): \(run.text)\n\(cluster.log.suffix(2000))")
-                }
-                try checkFleetInvariants(cluster: cluster, database: database, runs: runs.compactMap { $0 })
+            for (station, run) in zip(stations, runs) {
+                let run = try #require(run, "\(station.name) did not finish")
+                #expect(run.status == 0 && run.outcome == "succeeded", "\(station.name) after a restart at step \(at): \(run.text)\n\(cluster.log.suffix(2000))")
             }
+            try checkFleetInvariants(cluster: cluster, database: database, runs: runs.compactMap { $0 })
         }
     }
 
@@ -484,20 +476,14 @@ struct MultiStationTests {
         #expect(resume.status == 0, "\(resume.standardOutput)\n\(resume.standardError)")
         let last = atOnce(Array(jobs.dropFirst()))
         #expect(try ledger.stageEvents(FleetStageCommandTests.rolloutID).map(\.action.rawValue).suffix(2) == ["halted", "resumed"])
-        // Known, intermittent: seven stations opening the ledger at once, one's open can close
-        // another's just-begun run as abandoned (ledger_run_finished; beginRun now takes the
-        // run's lock before its insert commits, and this wrapper stays until more runs
-        // confirm the fix); in the note on issue 14.
-        try withKnownIssue("a just-begun run closed as abandoned by another station's open", isIntermittent: true) {
-            for (station, run) in zip(stations.dropFirst(), last) {
-                let run = try #require(run, "\(station.name) did not finish")
-                #expect(run.status == 0, "\(station.name): \(run.text)")
-                #expect(try updated(station).count == station.devices, "\(station.name)")
-            }
-            let firmware = try ledger.steps(run: nil, serial: nil).filter { $0.step == "firmware" && $0.result == .done }
-            #expect(firmware.count == Set(firmware.map(\.serial)).count && firmware.count == 56, "an update recorded twice or missing")
-            try checkFleetInvariants(cluster: cluster, database: database, runs: (first + stopped + last).compactMap { $0 })
+        for (station, run) in zip(stations.dropFirst(), last) {
+            let run = try #require(run, "\(station.name) did not finish")
+            #expect(run.status == 0, "\(station.name): \(run.text)")
+            #expect(try updated(station).count == station.devices, "\(station.name)")
         }
+        let firmware = try ledger.steps(run: nil, serial: nil).filter { $0.step == "firmware" && $0.result == .done }
+        #expect(firmware.count == Set(firmware.map(\.serial)).count && firmware.count == 56, "an update recorded twice or missing")
+        try checkFleetInvariants(cluster: cluster, database: database, runs: (first + stopped + last).compactMap { $0 })
     }
 
     @Test("seven stations online and one whose network is down: it spools, then sends its journal once; every station's work is in the database once")

@@ -1,4 +1,5 @@
 import Foundation
+import GrokPostgres
 import PostgresTestSupport
 import Synchronization
 import Testing
@@ -131,6 +132,57 @@ struct PostgresLedgerTests {
         #expect(try shared.run(run)?.outcome == .succeeded)
     }
 
+    @Test("a station opening while the server restarts waits for it instead of counting as offline")
+    func openDuringRestart() throws {
+        let cluster = try PostgresCluster()
+        let conninfo = cluster.conninfo(try cluster.newDatabase("grace"))
+        cluster.stop(mode: "fast")
+        let restarter = Thread {
+            usleep(700_000)
+            try? cluster.start()
+        }
+        restarter.start()
+        // Without the grace this open failed at once with cannotOpen (the server was down).
+        let ledger = try PostgresLedger.open(conninfo, station: "bench-1", startupGraceSeconds: 60)
+        let run = try ledger.beginRun(start())
+        #expect(try ledger.run(run) != nil)
+        #expect(PostgresConnection.ping(conninfo) == .accepting)
+    }
+
+    @Test("a running server that refuses the station (no such database) fails at once, not after the grace")
+    func openRefusedForGood() throws {
+        let missing = cluster.conninfo("no_such_database_\(getpid())")
+        #expect(PostgresConnection.ping(missing) == .accepting)
+        let started = ContinuousClock.now
+        // Said as a code (the catalogs' `ledger.open.database_missing`), not in libpq's English.
+        #expect(throws: LedgerError.cannotOpen(path: missing, detail: "database_missing")) {
+            _ = try PostgresLedger.open(missing, station: "bench-1", startupGraceSeconds: 120)
+        }
+        // Retrying would have taken the whole 120 s grace.
+        #expect(ContinuousClock.now - started < .seconds(60))
+        #expect(PostgresConnection.ping("host=/nonexistent-socket-dir dbname=x connect_timeout=1") == .noResponse)
+        #expect(PostgresConnection.ping("no_such_keyword=1") == .badParameters)
+        #expect(throws: LedgerError.cannotOpen(path: "no_such_keyword=1", detail: "bad_connection_string")) {
+            _ = try PostgresLedger.open("no_such_keyword=1", station: "bench-1", startupGraceSeconds: 120)
+        }
+    }
+
+    @Test("a refused connection is named by a code; a refusal it does not know keeps the server's words")
+    func connectFailureCodes() {
+        let accepting = PostgresConnection.ServerState.accepting
+        #expect(PostgresLedger.connectFailure(state: .noResponse, message: "connection to server on socket failed").text == "server_not_answering")
+        #expect(PostgresLedger.connectFailure(state: .rejecting, message: "the database system is starting up").text == "server_rejecting")
+        // A ping made just after the server came up says accepting; the refusal still was a start-up.
+        #expect(PostgresLedger.connectFailure(state: accepting, message: "FATAL:  the database system is starting up").text == "server_rejecting")
+        #expect(PostgresLedger.connectFailure(state: accepting, message: "FATAL:  sorry, too many clients already").code == "server_busy")
+        #expect(PostgresLedger.connectFailure(state: accepting, message: "FATAL:  role \"grok\" does not exist").text == "role_missing")
+        #expect(PostgresLedger.connectFailure(state: accepting, message: "FATAL:  password authentication failed for user \"grok\"").text
+                == "authentication_failed")
+        #expect(PostgresLedger.connectFailure(state: accepting, message: "FATAL:  no pg_hba.conf entry for host").text == "not_permitted")
+        let other = PostgresLedger.connectFailure(state: accepting, message: "FATAL:  la base está en modo de solo lectura")
+        #expect(other.code == "server_refused" && other.text == "FATAL:  la base está en modo de solo lectura")
+    }
+
     @Test("stations opening a new shared ledger at once create it once")
     func concurrentCreation() throws {
         let conninfo = try fresh("create")
@@ -165,7 +217,8 @@ struct PostgresLedgerTests {
             _ = try PostgresLedger.open(cluster.conninfo(newer), station: "bench-1")
         }
         do {
-            _ = try PostgresLedger.open("host=/nonexistent-socket-dir user=grok password=hunter2 dbname=x connect_timeout=2", station: "bench-1")
+            _ = try PostgresLedger.open("host=/nonexistent-socket-dir user=grok password=hunter2 dbname=x connect_timeout=2", station: "bench-1",
+                                        startupGraceSeconds: 0)
             Issue.record("opened a ledger on no server")
         } catch {
             guard case .cannotOpen(let path, _) = error else { Issue.record("\(error)"); return }

@@ -226,7 +226,7 @@ extension FleetRun {
         // Only a station's spool keeps no stages, and a rollout never spools (its halt rule
         // needs the fleet): the same refusal as an unreachable shared ledger.
         guard let stages = ledger as? any RolloutStageStore else {
-            throw FleetError.ledgerOfflineRollout(database: ledger.location, detail: "")
+            throw FleetError.ledgerOfflineRollout(database: ledger.location, detail: "no_stages")
         }
         let tracker = RolloutStageTracker(store: stages, rollout: rollout, release: profile.firmware.map { "\($0.target)" },
                                           station: options.station, operatorName: options.operatorName, runKey: options.runID,

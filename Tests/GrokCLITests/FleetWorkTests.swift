@@ -120,7 +120,7 @@ struct FleetWorkTests {
         #expect(work.doneMilliseconds == work.totalMilliseconds)
     }
 
-    @Test("an update costs its bytes over the link's rate and a reset per image; sent bytes count as done")
+    @Test("an update costs its bytes over the link's rate, the reset into the loader and its completion; sent bytes count as done")
     func updateBytes() {
         var work = FleetWork(smokeTestSeconds: 2)
         for (name, seconds) in [(FleetStep.connect, 1.0), (.identify, 0.5), (.provision, 1.5), (.region, 1.0), (.smokeTest, 2.5)] {
@@ -164,7 +164,8 @@ struct FleetWorkTests {
         var steps = StepsModel()
         let judged = run.judge { steps.apply($0) }
         #expect(judged.checked > 100)
-        #expect(!judged.misses.isEmpty, "the steps model held the 20 % bound (worst \(judged.worst))")
+        // Off by more than 20 % at most redraws (on this capture: all 206, 3 to 27 times the time left).
+        #expect(judged.misses.count * 2 > judged.checked, "the steps model missed only \(judged.misses.count) of \(judged.checked)")
     }
 
     @Test("a captured provision without an update: the bar counts the steps alone, and ends full")

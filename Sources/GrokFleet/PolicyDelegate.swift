@@ -122,12 +122,12 @@ public final class RolloutStageTracker: Sendable {
 extension FleetError {
     /// What `--json` events add to an error's code and detail: the halt's rollout and the
     /// station that tripped it, under stable keys.
-    public var eventData: [String: String] {
+    public var eventData: [String: EventValue] {
         switch self {
         case .halted(let rollout, let failed, let finished, let threshold, let station, let stationFailures):
-            ["rollout": rollout, "failed": String(failed), "finished": String(finished), "threshold": Self.number(threshold),
-             "tripped_by": station, "station_failures": String(stationFailures)]
-        case .stagePaused(let rollout, let by): ["rollout": rollout, "paused_by": by]
+            ["rollout": .string(rollout), "failed": .integer(failed), "finished": .integer(finished), "threshold": .number(threshold),
+             "tripped_by": .string(station), "station_failures": .integer(stationFailures)]
+        case .stagePaused(let rollout, let by): ["rollout": .string(rollout), "paused_by": .string(by)]
         default: [:]
         }
     }

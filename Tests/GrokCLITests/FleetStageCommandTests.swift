@@ -78,7 +78,7 @@ struct FleetStageCommandTests {
         #expect(halted.count == 2, "\(stoppedJSON.standardOutput)")
         let data = try #require(halted.first?["data"] as? [String: Any])
         #expect(data["code"] as? String == "fleet_halted" && data["tripped_by"] as? String == "bench-bad")
-        #expect(data["station_failures"] as? String == "2" && data["rollout"] as? String == Self.rolloutID)
+        #expect(data["station_failures"] as? Int == 2 && data["rollout"] as? String == Self.rolloutID)
 
         // fleet stage show: the state, who tripped it, the history.
         let show = try good.run(["fleet", "stage", "show", Self.rolloutID, "--ledger", uri])

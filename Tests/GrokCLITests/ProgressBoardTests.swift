@@ -93,6 +93,30 @@ struct ProgressBoardTests {
         #expect(board.eta(row: 0, at: start + .seconds(20)) == "0:40")
     }
 
+    @Test("a fleet bar fills by its work but reads as steps, or as KiB during the update")
+    func fleetAmounts() throws {
+        let capture = try CaptureFile()
+        let board = ProgressBoard(labels: ["sim:0"], phase: "connecting", localizer: Localizer(language: .en),
+                                  sink: capture.sink, columns: 120)
+        let start = ContinuousClock.now
+        // Link milliseconds: 5.3 s of 215 done, five steps of nine finished.
+        board.update(row: 0, phase: "smoke test", done: 5_300, total: 215_000, amounts: .steps(done: 5, total: 9), at: start)
+        board.update(row: 0, phase: "firmware", done: 100_000, total: 215_000, amounts: .bytes(done: 30_720, total: 62_464),
+                     at: start + .seconds(1))
+        let lines = Self.drawnLines(try capture.contents()).filter { !$0.isEmpty }
+        #expect(lines.contains { $0.contains(" 2%") && $0.contains("step 5/9") }, "\(lines)")
+        #expect(lines.contains { $0.contains("46%") && $0.contains("30.0/61.0 KiB") }, "\(lines)")
+    }
+
+    @Test("a total that grows keeps the measured rate (the fleet learning its update's size)")
+    func totalGrowsKeepsRate() {
+        var estimate = ETAEstimate()
+        for second in 0...20 { estimate.record(time: Double(second), done: second * 1000, total: 30_000) }
+        #expect(estimate.remaining(at: 20) == 10)
+        estimate.record(time: 21, done: 21_000, total: 221_000)
+        #expect(estimate.remaining(at: 21) == 200)
+    }
+
     /// Every line the board drew, escapes removed, split where the terminal would break it.
     static func drawnLines(_ bytes: [UInt8]) -> [String] {
         let text = String(decoding: bytes, as: UTF8.self)

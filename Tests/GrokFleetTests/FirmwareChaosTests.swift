@@ -69,7 +69,7 @@ struct FirmwareChaosTests {
         let delegate = EventStreamDelegate(decider: PolicyDelegate(profile: profile, mode: .provision)) { event in
             guard event.event == "firmware_progress", !faulted.value else { return }
             // `done` counts both images' bytes.
-            guard Int(event.data["done"] ?? "") ?? 0 >= fault.byte else { return }
+            guard event.data["done"]?.integer ?? 0 >= fault.byte else { return }
             faulted.value = true
             if fault.unplug {
                 units.unplug(event.device)

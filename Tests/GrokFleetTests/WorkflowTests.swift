@@ -171,7 +171,7 @@ struct WorkflowTests {
                                             operatorName: options.operatorName, runKey: options.runID)
             // Every unit loses its power 300 bytes into the update.
             let delegate = EventStreamDelegate(decider: PolicyDelegate(profile: profile, mode: .rollout, stage: stage)) { event in
-                if event.event == "firmware_progress", let done = Int(event.data["done"] ?? ""), done >= 300 { units.cutPower(event.device, after: 0) }
+                if event.event == "firmware_progress", let done = event.data["done"]?.integer, done >= 300 { units.cutPower(event.device, after: 0) }
             }
             return try await FleetRunner(profile: profile, firmware: firmware.fleet, delegate: delegate, recorder: LedgerRecorder(ledger: ledger),
                                          options: options).run(devices)
@@ -412,9 +412,13 @@ struct WorkflowTests {
         _ = try await runner(bench, profile, firmware, recorder: InMemoryRunRecorder(), delegate: delegate).run([bench.device(0)])
         let events = try lines.withLock { $0 }.map { try JSONDecoder().decode(FleetEvent.self, from: Data($0.utf8)) }
         #expect(events.first?.event == "device_started" && events.last?.event == "device_finished")
-        #expect(events.filter { $0.event == "step_finished" }.map { $0.data["step"] ?? "" } == FleetStep.allCases.map(\.rawValue))
+        #expect(events.filter { $0.event == "step_finished" }.map { $0.data["step"]?.string ?? "" } == FleetStep.allCases.map(\.rawValue))
         let offered = try #require(events.first { $0.event == "firmware_update_offered" })
         #expect(offered.data["decision"] == "postpone" && offered.data["reason"] == "fleet_battery_low")
+        // Counts and yes/no keep their JSON types through the line and back.
+        #expect(offered.data["battery_percent"] == 10)
+        #expect(events.first { $0.event == "microphone_permission" }?.data["granted"] == true)
+        #expect(events.filter { $0.event == "step_finished" }.allSatisfy { $0.data["duration_s"]?.number != nil })
         #expect(offered.arguments == ["sim:0", "10", "30"])
         // The profile names the region: it is set without a question.
         #expect(events.contains { $0.event == "region_set" && $0.data["region"] == "FCC (US), IC (Canada)" })

@@ -124,7 +124,8 @@ struct FleetRun {
         worker.stackSize = 1 << 20
         worker.start()
 
-        let presenter = FleetRunPresenter(devices: devices.map(\.name), context: context, liveBars: !useTerminal)
+        let presenter = FleetRunPresenter(devices: devices.map(\.name), context: context, liveBars: !useTerminal,
+                                          smokeTestSeconds: profile.smokeTest?.duration ?? 0)
         var result: Result<FleetReport, FleetError>?
         var held: [FleetRunEvent] = []
         var switchAnnounced = false
@@ -329,28 +330,45 @@ struct StandardInputLines: LineSource {
 
 /// Prints a run as it goes, on the command's thread: live bars with ETA on a terminal, plain
 /// lines otherwise, the engine's events under `--json`, nothing but errors under `--quiet`.
+/// A bar fills with the Grokker's work in link time (``FleetWork``: the update's bytes over
+/// the link's rate, the smoke tests' length, the other steps as measured), so its ETA, the
+/// rate ``ETAEstimate`` measures on it, follows the long firmware upload.
 final class FleetRunPresenter {
     private let devices: [String]
     private let rows: [String: Int]
     private let console: Console
     private let localizer: Localizer
     private let board: ProgressBoard?
-    private static let stepScale = 100
     private var serials: [String: String] = [:]
+    /// Each Grokker's work so far (by row).
+    private var work: [FleetWork]
 
-    init(devices: [String], context: CommandContext, liveBars: Bool) {
+    /// - Parameter smokeTestSeconds: the profile's smoke test length (`smoke_test.duration_s`;
+    ///   0 without a smoke test), what a smoke test is expected to take.
+    init(devices: [String], context: CommandContext, liveBars: Bool, smokeTestSeconds: Double) {
         self.devices = devices
         rows = Dictionary(devices.enumerated().map { ($1, $0) }) { first, _ in first }
         console = context.console
         localizer = context.localizer
+        work = devices.map { _ in FleetWork(smokeTestSeconds: smokeTestSeconds) }
         let bars = liveBars && !console.isJSON && !console.isQuiet && console.isTerminal(.standardError)
         board = bars ? ProgressBoard(labels: devices, phase: context.localizer.text(.phaseConnecting),
-                                     localizer: context.localizer, unit: .steps(scale: Self.stepScale)) : nil
+                                     localizer: context.localizer) : nil
     }
 
-    private var total: Int { FleetStep.allCases.count * Self.stepScale }
-
-    private func stepIndex(_ step: FleetStep) -> Int { FleetStep.allCases.firstIndex(of: step) ?? 0 }
+    /// Row `row`'s bar from its work: steps finished, or KiB during the update.
+    private func show(row: Int, step: FleetStep) {
+        guard let board else { return }
+        let model = work[row]
+        let amounts: ProgressBoard.Amounts
+        if step == .firmware, let bytes = model.firmwareBytes {
+            amounts = .bytes(done: bytes.done, total: bytes.total)
+        } else {
+            amounts = .steps(done: model.stepsDone, total: FleetWork.stepCount)
+        }
+        board.update(row: row, phase: localizer.stepName(step), done: model.doneMilliseconds, total: model.totalMilliseconds,
+                     amounts: amounts)
+    }
 
     func handle(_ event: FleetEvent) {
         if console.isJSON {
@@ -359,22 +377,20 @@ final class FleetRunPresenter {
         }
         if let serial = event.serial { serials[event.device] = serial }
         guard let row = rows[event.device] else { return }
+        work[row].apply(event)
         switch event.event {
         case "step_started":
-            guard let step = event.data["step"].flatMap(FleetStep.init(rawValue:)) else { return }
-            board?.update(row: row, phase: localizer.stepName(step), done: stepIndex(step) * Self.stepScale, total: total)
+            guard let step = event.data["step"]?.string.flatMap(FleetStep.init(rawValue:)) else { return }
+            show(row: row, step: step)
         case "firmware_progress":
-            guard let board, let done = event.data["done"].flatMap(Int.init), let all = event.data["total"].flatMap(Int.init),
-                  all > 0 else { return }
-            let base = stepIndex(.firmware) * Self.stepScale
-            board.update(row: row, phase: localizer.stepName(.firmware), done: base + done * Self.stepScale / all, total: total)
+            show(row: row, step: .firmware)
         case "step_finished":
             stepFinished(event, row: row)
         case "device_finished":
-            let outcome = event.data["outcome"].flatMap(DeviceOutcome.init(rawValue:)) ?? .failed
+            let outcome = event.data["outcome"]?.string.flatMap(DeviceOutcome.init(rawValue:)) ?? .failed
             board?.finish(row: row, message: localizer.deviceOutcome(outcome))
         case "device_halted":
-            let code = event.data["code"] ?? "fleet_halted"
+            let code = event.data["code"]?.string ?? "fleet_halted"
             if board == nil, !console.isQuiet {
                 console.print(localizer.text(.infoDeviceFailed, event.device, localizer.fleetMessage(code: code, arguments: event.arguments)))
             }
@@ -384,11 +400,11 @@ final class FleetRunPresenter {
     }
 
     private func stepFinished(_ event: FleetEvent, row: Int) {
-        guard let step = event.data["step"].flatMap(FleetStep.init(rawValue:)),
-              let result = event.data["result"].flatMap(GrokFleet.StepResult.init(rawValue:)) else { return }
-        let code = event.data["code"] ?? ""
-        if let board {
-            board.update(row: row, phase: localizer.stepName(step), done: (stepIndex(step) + 1) * Self.stepScale, total: total)
+        guard let step = event.data["step"]?.string.flatMap(FleetStep.init(rawValue:)),
+              let result = event.data["result"]?.string.flatMap(GrokFleet.StepResult.init(rawValue:)) else { return }
+        let code = event.data["code"]?.string ?? ""
+        if board != nil {
+            show(row: row, step: step)
             return
         }
         // Plain lines: what changed, what was checked, and anything not done.
@@ -400,17 +416,17 @@ final class FleetRunPresenter {
         }
         let device = event.device
         if step == .identify {
-            let firmware = event.data["firmware_before"] ?? event.data["firmware_after"] ?? "?"
-            let region = localizer.regionDisplay(event.data["region_before"] ?? event.data["region_after"])
+            let firmware = event.data["firmware_before"]?.string ?? event.data["firmware_after"]?.string ?? "?"
+            let region = localizer.regionDisplay(event.data["region_before"]?.string ?? event.data["region_after"]?.string)
             console.print(localizer.text(.fleetIdentified, device, event.serial ?? "?", firmware, region))
             return
         }
         var message = localizer.fleetMessage(code: code, arguments: event.arguments)
         if step == .region, result == .done, code == "step_region_set" {
-            message = localizer.text(.fleetRegionChange, localizer.regionDisplay(event.data["region_before"]),
-                                     localizer.regionDisplay(event.data["region_after"]))
+            message = localizer.text(.fleetRegionChange, localizer.regionDisplay(event.data["region_before"]?.string),
+                                     localizer.regionDisplay(event.data["region_after"]?.string))
         } else if step == .firmware, result == .done, code == "step_firmware_updated",
-                  let before = event.data["firmware_before"], let after = event.data["firmware_after"] {
+                  let before = event.data["firmware_before"]?.string, let after = event.data["firmware_after"]?.string {
             message = localizer.text(.fleetFirmwareChange, before, after)
         }
         console.print(localizer.text(.fleetStepLine, device, localizer.stepName(step), localizer.stepResult(result), message))

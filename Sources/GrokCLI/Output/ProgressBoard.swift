@@ -6,6 +6,8 @@ import Synchronization
 /// so waiting before the first byte (connecting, erasing) does not count and a rate that
 /// changes is followed. Pure: the caller gives the time of each sample (the wall clock on a
 /// terminal, the link's sample clock in tests), so the same series gives the same ETA.
+/// A total that changes (a fleet run learning its update's size) keeps the measurement:
+/// `done` is still counted in the same unit, only what is left changed.
 struct ETAEstimate: Sendable {
     /// The shortest window the rate is measured over, seconds.
     static let minimumWindow = 10.0
@@ -16,12 +18,10 @@ struct ETAEstimate: Sendable {
     private var total = 0
 
     /// Takes a sample: `done` of `total` at `time` seconds. A job that went back (a restart)
-    /// or whose total changed starts its measurement over.
+    /// starts its measurement over.
     mutating func record(time: Double, done: Int, total: Int) {
-        if total != self.total || (samples.last.map { done < $0.done } ?? false) {
-            samples.removeAll()
-            self.total = total
-        }
+        if samples.last.map({ done < $0.done }) ?? false { samples.removeAll() }
+        self.total = total
         if let last = samples.last, last.done == done {
             // Nothing moved: until the first move, the newest such sample is the origin.
             if samples.count == 1 { samples[0] = (time, done) }
@@ -63,12 +63,22 @@ final class ProgressBoard: Sendable {
         case steps(scale: Int)
     }
 
+    /// What a row's amounts read when its `done` and `total` count something else (a fleet
+    /// run's link milliseconds, ``FleetWork``).
+    enum Amounts: Sendable, Hashable {
+        /// Steps finished of all the steps.
+        case steps(done: Int, total: Int)
+        /// Bytes sent of bytes to send, shown in KiB.
+        case bytes(done: Int, total: Int)
+    }
+
     private struct Row {
         var label: String
         var phase: String
         var done = 0
         var total = 0
         var estimate = ETAEstimate()
+        var amounts: Amounts?
         var finished: String?
     }
 
@@ -102,8 +112,9 @@ final class ProgressBoard: Sendable {
         self.columns = max(1, columns ?? LiveTable.terminalSize(fileDescriptor: sink.fileDescriptor).width)
     }
 
-    /// Row `row` is now in `phase` with `done` of `total` (bytes, or steps × scale).
-    func update(row: Int, phase: String, done: Int, total: Int, at now: ContinuousClock.Instant = .now) {
+    /// Row `row` is now in `phase` with `done` of `total` (bytes, or steps × scale, or what
+    /// `amounts` says they stand for, which the row then reads).
+    func update(row: Int, phase: String, done: Int, total: Int, amounts: Amounts? = nil, at now: ContinuousClock.Instant = .now) {
         let text: String? = state.withLock { state in
             var item = state.rows[row]
             let phaseChanged = item.phase != phase
@@ -111,6 +122,7 @@ final class ProgressBoard: Sendable {
             item.phase = phase
             item.done = done
             item.total = total
+            item.amounts = amounts
             state.rows[row] = item
             if !phaseChanged, let last = state.lastDraw, now - last < .milliseconds(100) { return nil }
             state.lastDraw = now
@@ -167,6 +179,13 @@ final class ProgressBoard: Sendable {
         }
         func full(_ width: Int) -> String {
             let phase = TextWidth.padded(row.phase, to: 12)
+            switch row.amounts {
+            case .steps(let done, let total)?:
+                return localizer.text(.progressStepsLine, phase, bar(width), percent, String(done), String(total), eta)
+            case .bytes(let done, let total)?:
+                return localizer.text(.progressLine, phase, bar(width), percent, Self.kibibytes(done), Self.kibibytes(total), eta)
+            case nil: break
+            }
             switch unit {
             case .kibibytes:
                 return localizer.text(.progressLine, phase, bar(width), percent, Self.kibibytes(row.done), Self.kibibytes(row.total), eta)

@@ -40,8 +40,17 @@ public enum WAVFile {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw AudioError.file(path: path, detail: "not a regular file")
         }
-        let reader = Reader(fd: fd, path: path, size: Int(info.st_size))
+        let reader = Reader(fd: fd, memory: nil, path: path, size: Int(info.st_size))
         return try reader.decode()
+    }
+
+    /// Decodes a whole file already in memory (read from a pipe, such as standard input).
+    /// - Parameters:
+    ///   - bytes: The file's bytes.
+    ///   - name: What errors call the file (`standard input`).
+    /// - Throws: ``AudioError/badWAV(path:detail:)`` saying what is wrong.
+    public static func decode(_ bytes: [UInt8], name: String) throws(AudioError) -> WAVAudio {
+        try Reader(fd: -1, memory: bytes, path: name, size: bytes.count).decode()
     }
 
     private struct Format {
@@ -54,6 +63,8 @@ public enum WAVFile {
 
     private struct Reader {
         let fd: Int32
+        /// The whole file, when it was read from a pipe; `nil`: read `fd` at offsets.
+        let memory: [UInt8]?
         let path: String
         let size: Int
 
@@ -63,6 +74,7 @@ public enum WAVFile {
             guard offset >= 0, count >= 0, offset + count <= size else {
                 throw bad("the file ends early (needs \(offset + count) bytes, has \(size))")
             }
+            if let memory { return Array(memory[offset..<(offset + count)]) }
             var buffer = [UInt8](repeating: 0, count: count)
             let got = try buffer.withUnsafeMutableBytes { raw in
                 POSIXCall.readAll(fd, path: path, "read", raw, at: offset)

@@ -53,6 +53,18 @@ public enum WAVFile {
         try Reader(fd: -1, memory: bytes, path: name, size: bytes.count).decode()
     }
 
+    /// How many bytes ``checkStart(_:name:)`` looks at: the RIFF header.
+    public static let startBytes = 12
+
+    /// Checks the first ``startBytes`` bytes of a stream (fewer: it ended there) as
+    /// ``decode(_:name:)`` would, so a pipe that carries no WAV is refused before the rest of
+    /// it is read.
+    /// - Throws: ``AudioError/badWAV(path:detail:)``, the same error decoding would give.
+    public static func checkStart(_ start: [UInt8], name: String) throws(AudioError) {
+        let reader = Reader(fd: -1, memory: start, path: name, size: start.count)
+        _ = try reader.header()
+    }
+
     private struct Format {
         var isFloat: Bool
         var channels: Int
@@ -83,7 +95,8 @@ public enum WAVFile {
             return buffer
         }
 
-        func decode() throws(AudioError) -> WAVAudio {
+        /// The RIFF header, checked.
+        func header() throws(AudioError) -> [UInt8] {
             let header = try bytes(at: 0, count: 12)
             let magic = String(decoding: header[0..<4], as: UTF8.self)
             switch magic {
@@ -95,6 +108,11 @@ public enum WAVFile {
             guard header[8..<12].elementsEqual("WAVE".utf8) else {
                 throw bad("the RIFF form is not 'WAVE' (found \(describe(header[8..<12])))")
             }
+            return header
+        }
+
+        func decode() throws(AudioError) -> WAVAudio {
+            _ = try header()
             // The RIFF size is often wrong in streamed files; chunks are bounded by the file.
             var offset = 12
             var format: Format?

@@ -133,14 +133,17 @@ enum AudioDecoding {
     static let standardInputLimit = WAVFile.maximumDataBytes + 64 * 1024
 
     /// The recording in `input`: a file is read in place (its chunks at their offsets); standard
-    /// input is read whole, at most ``standardInputLimit`` bytes, then decoded, its errors
-    /// naming it as standard input in `localizer`'s language.
+    /// input is checked by its RIFF header, then read whole, at most ``standardInputLimit``
+    /// bytes, and decoded, its errors naming it as standard input in `localizer`'s language.
     static func read(_ input: InputFile, _ localizer: Localizer) throws -> WAVAudio {
         switch input {
         case .path(let path):
             return try WAVFile.read(path: path)
         case .standardInput:
-            let bytes = try input.readAll(limit: standardInputLimit, localizer: localizer)
+            // What is no WAV is refused by its first bytes, before the rest is read.
+            let start = try input.readStart(WAVFile.startBytes, localizer: localizer)
+            try WAVFile.checkStart(start, name: input.name(localizer))
+            let bytes = try input.readAll(limit: standardInputLimit, localizer: localizer, after: start)
             return try WAVFile.decode(bytes, name: input.name(localizer))
         }
     }

@@ -51,40 +51,63 @@ public enum InputFile: Sendable, Hashable {
     ///   - limit: The most bytes the caller takes; more is ``InputFileError/tooLarge(name:limit:)``.
     ///   - localizer: For the name errors give the file (standard input in the reader's language).
     /// - Throws: ``InputFileError`` naming the file and what is wrong.
-    public func readAll(limit: Int, localizer: Localizer) throws(InputFileError) -> [UInt8] {
+    ///   - start: What ``readStart(_:localizer:)`` already took from standard input; it
+    ///     counts against `limit` and begins the result.
+    /// - Throws: ``InputFileError`` naming the file and what is wrong.
+    public func readAll(limit: Int, localizer: Localizer, after start: [UInt8] = []) throws(InputFileError) -> [UInt8] {
         let name = self.name(localizer)
         switch self {
         case .standardInput:
-            return try Self.read(STDIN_FILENO, name: name, limit: limit)
+            return try Self.read(STDIN_FILENO, name: name, limit: limit, start: start)
         case .path(let path):
             let fd = try Self.check(name) { open(path, O_RDONLY | O_CLOEXEC) }
             defer { close(fd) }
-            return try Self.read(fd, name: name, limit: limit)
+            return try Self.read(fd, name: name, limit: limit, start: start)
         }
     }
 
-    /// Reads `fd` to its end: sized by `fstat` for a regular file (one byte more, so a file
-    /// that grew is noticed), growing by doubling for a pipe, never past `limit + 1` bytes.
-    static func read(_ fd: Int32, name: String, limit: Int) throws(InputFileError) -> [UInt8] {
+    /// The first `count` bytes of standard input (fewer when it ends sooner), so a command
+    /// can refuse a stream by its start before reading the rest (`audio decode -` and a
+    /// pipe that carries no WAV); ``readAll(limit:localizer:after:)`` goes on from there.
+    /// A path is not read: the command reads it in place.
+    public func readStart(_ count: Int, localizer: Localizer) throws(InputFileError) -> [UInt8] {
+        guard case .standardInput = self else { return [] }
+        let name = self.name(localizer)
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let n = try Self.check(name) { bytes.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress! + filled, count - filled) } }
+            if n == 0 { break }
+            filled += n
+        }
+        return Array(bytes[0..<filled])
+    }
+
+    /// Reads `fd` to its end, at most `limit + 1` bytes: a regular file into a buffer of its
+    /// `fstat` size (plus one byte, so a file that grew is noticed), a pipe in 64 KiB pieces
+    /// appended as they come.
+    static func read(_ fd: Int32, name: String, limit: Int, start: [UInt8] = []) throws(InputFileError) -> [UInt8] {
         var info = stat()
         try check(name) { fstat(fd, &info) }
         let kind = info.st_mode & S_IFMT
         if kind == S_IFDIR { throw .unreadable(name: name, problem: .isDirectory) }
-        let size = kind == S_IFREG ? Int(info.st_size) : 0
-        guard size <= limit else { throw .tooLarge(name: name, limit: limit) }
-        var bytes = [UInt8](repeating: 0, count: kind == S_IFREG ? size + 1 : min(limit + 1, 64 * 1024))
-        var filled = 0
-        while true {
-            if filled == bytes.count {
-                guard filled <= limit else { throw .tooLarge(name: name, limit: limit) }
-                bytes.append(contentsOf: repeatElement(0, count: min(bytes.count, limit + 1 - bytes.count)))
-            }
-            let n = try check(name) { bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) } }
-            if n == 0 { break }
-            filled += n
+        var bytes = start
+        guard bytes.count <= limit else { throw .tooLarge(name: name, limit: limit) }
+        if kind == S_IFREG {
+            // What is left of the file (standard input may be a file, partly read already).
+            let left = Int(info.st_size) - Int(lseek(fd, 0, SEEK_CUR))
+            guard bytes.count + left <= limit else { throw .tooLarge(name: name, limit: limit) }
+            bytes.reserveCapacity(bytes.count + left + 1)
         }
-        guard filled <= limit else { throw .tooLarge(name: name, limit: limit) }
-        bytes.removeSubrange(filled...)
+        var piece = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            // Never more than one byte past the limit: that byte is what says "too large".
+            let wanted = min(piece.count, limit + 1 - bytes.count)
+            let n = try check(name) { piece.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, wanted) } }
+            if n == 0 { break }
+            piece.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[0..<n])) }
+            guard bytes.count <= limit else { throw .tooLarge(name: name, limit: limit) }
+        }
         return bytes
     }
 

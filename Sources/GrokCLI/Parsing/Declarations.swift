@@ -214,7 +214,7 @@ public struct ParsedValues: Sendable {
         arguments[declaration] ?? []
     }
 
-    /// The file an ``ValueType/inputFile`` argument names (`-`: standard input).
+    /// The file a ``ValueType/inputFile`` argument names (`-`: standard input).
     public func input(_ declaration: ArgumentDeclaration) -> InputFile? {
         argument(declaration).map(InputFile.init)
     }

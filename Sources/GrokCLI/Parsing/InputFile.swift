@@ -8,7 +8,7 @@ import GrokBasics
 /// A file a command reads once, from start to end: a path, or standard input (`-`), as an
 /// ``ValueType/inputFile`` argument names it (`audio decode -`, `firmware verify -`).
 ///
-/// Read it whole with ``readAll(limit:localizer:)``: at its size (a regular file's, or what
+/// Read it whole with ``readAll(limit:localizer:after:)``: at its size (a regular file's, or what
 /// a pipe delivers), never past the caller's limit, so a too-large input is a clear error
 /// rather than a memory blow-up. Messages name standard input as such, in the reader's
 /// language (``name(_:)``), never as `-`.

@@ -40,8 +40,29 @@ public enum WAVFile {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw AudioError.file(path: path, detail: "not a regular file")
         }
-        let reader = Reader(fd: fd, path: path, size: Int(info.st_size))
+        let reader = Reader(fd: fd, memory: nil, path: path, size: Int(info.st_size))
         return try reader.decode()
+    }
+
+    /// Decodes a whole file already in memory (read from a pipe, such as standard input).
+    /// - Parameters:
+    ///   - bytes: The file's bytes.
+    ///   - name: What errors call the file (`standard input`).
+    /// - Throws: ``AudioError/badWAV(path:detail:)`` saying what is wrong.
+    public static func decode(_ bytes: [UInt8], name: String) throws(AudioError) -> WAVAudio {
+        try Reader(fd: -1, memory: bytes, path: name, size: bytes.count).decode()
+    }
+
+    /// How many bytes ``checkStart(_:name:)`` looks at: the RIFF header.
+    public static let startBytes = 12
+
+    /// Checks the first ``startBytes`` bytes of a stream (fewer: it ended there) as
+    /// ``decode(_:name:)`` would, so a pipe that carries no WAV is refused before the rest of
+    /// it is read.
+    /// - Throws: ``AudioError/badWAV(path:detail:)``, the same error decoding would give.
+    public static func checkStart(_ start: [UInt8], name: String) throws(AudioError) {
+        let reader = Reader(fd: -1, memory: start, path: name, size: start.count)
+        _ = try reader.header()
     }
 
     private struct Format {
@@ -54,6 +75,8 @@ public enum WAVFile {
 
     private struct Reader {
         let fd: Int32
+        /// The whole file, when it was read from a pipe; `nil`: read `fd` at offsets.
+        let memory: [UInt8]?
         let path: String
         let size: Int
 
@@ -63,6 +86,7 @@ public enum WAVFile {
             guard offset >= 0, count >= 0, offset + count <= size else {
                 throw bad("the file ends early (needs \(offset + count) bytes, has \(size))")
             }
+            if let memory { return Array(memory[offset..<(offset + count)]) }
             var buffer = [UInt8](repeating: 0, count: count)
             let got = try buffer.withUnsafeMutableBytes { raw in
                 POSIXCall.readAll(fd, path: path, "read", raw, at: offset)
@@ -71,7 +95,8 @@ public enum WAVFile {
             return buffer
         }
 
-        func decode() throws(AudioError) -> WAVAudio {
+        /// The RIFF header, checked.
+        func header() throws(AudioError) -> [UInt8] {
             let header = try bytes(at: 0, count: 12)
             let magic = String(decoding: header[0..<4], as: UTF8.self)
             switch magic {
@@ -83,6 +108,11 @@ public enum WAVFile {
             guard header[8..<12].elementsEqual("WAVE".utf8) else {
                 throw bad("the RIFF form is not 'WAVE' (found \(describe(header[8..<12])))")
             }
+            return header
+        }
+
+        func decode() throws(AudioError) -> WAVAudio {
+            _ = try header()
             // The RIFF size is often wrong in streamed files; chunks are bounded by the file.
             var offset = 12
             var format: Format?

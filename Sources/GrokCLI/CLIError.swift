@@ -42,6 +42,9 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A value its option's ``ValueType`` does not allow, with the rule it breaks
     /// (`--epc ZZZZ`: an EPC is 8 to 54 hex digits).
     case badValue(value: String, option: String, rule: ValueRule)
+    /// A value a positional argument's ``ValueType`` does not allow, named by the
+    /// argument's value name (`'fsh' is not valid for '<shell>': use one of ...`).
+    case badArgument(value: String, name: MessageKey, rule: ValueRule)
     /// A value outside an option's fixed set (`--lang it`).
     case invalidChoice(value: String, option: String, choices: [String])
     /// A device spec that is not `sim:N`, `sim:A-B` or `alsa:NAME`.
@@ -98,6 +101,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .flagWithValue: "usage_flag_with_value"
         case .invalidValue: "usage_invalid_value"
         case .badValue: "usage_bad_value"
+        case .badArgument: "usage_bad_argument"
         case .invalidChoice: "usage_invalid_choice"
         case .invalidDevice: "usage_invalid_device"
         case .deviceOutOfRange: "usage_device_out_of_range"
@@ -165,6 +169,8 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidValue(let value, let option): [value, option]
         case .badValue(let value, let option, let rule):
             [value, option, localizer.text(rule.messageKey, arguments: rule.arguments)]
+        case .badArgument(let value, let name, let rule):
+            [value, "<\(localizer.text(name))>", localizer.text(rule.messageKey, arguments: rule.arguments)]
         case .invalidChoice(let value, let option, let choices):
             [value, option, choices.joined(separator: ", ")]
         case .invalidDevice(let spec), .duplicateDevice(let spec), .invalidRegion(let spec): [spec]

@@ -143,9 +143,19 @@ public struct UgifImage: Sendable, Hashable {
     /// Parses the file `fileName` (its last path component is checked against the header)
     /// with the text `text`. Bounded: at most ``maxFileBytes``; every error names its line.
     public static func parse(_ text: String, fileName: String) throws(UgifError) -> UgifImage {
+        try parse(text, checkingName: fileName)
+    }
+
+    /// Parses an image that came without a file name (`grokctl firmware verify -` reads it
+    /// from standard input): everything but the name is checked, the header as it stands.
+    public static func parseUnnamed(_ text: String) throws(UgifError) -> UgifImage {
+        try parse(text, checkingName: nil)
+    }
+
+    private static func parse(_ text: String, checkingName fileName: String?) throws(UgifError) -> UgifImage {
         guard text.utf8.count <= maxFileBytes else { throw .fileTooLarge(bytes: text.utf8.count, limit: maxFileBytes) }
-        let base = fileName.split(separator: "/").last.map(String.init) ?? fileName
-        let named = try parseFileName(base)
+        let base = fileName.map { name in name.split(separator: "/").last.map(String.init) ?? name }
+        let named = try base.map(parseFileName)
 
         var header: [String: (String, Int)] = [:]
         enum Where { case header, loaderStart, loaderData, readerStart, readerData }
@@ -253,11 +263,13 @@ public struct UgifImage: Sendable, Hashable {
         let version = UgifVersion(major: try number16("SOFTWARE_VERSION_MAJOR"), minor: try number16("SOFTWARE_VERSION_MINOR"),
                                   build: try number16("SOFTWARE_VERSION_BUILD"))
         let date = try value("SOFTWARE_VERSION_DATE").0
-        guard hardware.0 == named.hardwareTypeName else {
-            throw .nameMismatch(fileName: base, field: "hardware type", inName: named.hardwareTypeName, inFile: hardware.0)
-        }
-        guard version == named.version else {
-            throw .nameMismatch(fileName: base, field: "version", inName: named.version.description, inFile: version.description)
+        if let named, let base {
+            guard hardware.0 == named.hardwareTypeName else {
+                throw .nameMismatch(fileName: base, field: "hardware type", inName: named.hardwareTypeName, inFile: hardware.0)
+            }
+            guard version == named.version else {
+                throw .nameMismatch(fileName: base, field: "version", inName: named.version.description, inFile: version.description)
+            }
         }
         guard let reader = sections["READER"] else { throw .missingSection(section: "READER") }
         let loader = sections["LOADER"]

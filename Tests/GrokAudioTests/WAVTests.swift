@@ -241,6 +241,26 @@ struct WAVTests {
         }
     }
 
+    @Test("a WAV held in memory (read from a pipe) decodes as the same file on disk; a bad one names what the caller calls it",
+          arguments: badFiles)
+    func inMemoryDecodeAgreesWithTheFile(name: String, bytes: [UInt8], problem: String) throws {
+        let good = WAVBytes.riff(WAVBytes.fmt(tag: 1, channels: 2, rate: 48000, bits: 24),
+                                 WAVBytes.chunk("LIST", [1, 2, 3]), WAVBytes.chunk("data", [0, 0, 0x80, 0xFF, 0xFF, 0x7F, 1, 2]))
+        #expect(try WAVFile.decode(good, name: "standard input") == WAVFile.read(path: try write(good)))
+        try WAVFile.checkStart(Array(good.prefix(WAVFile.startBytes)), name: "standard input")
+        var decodeError: AudioError?
+        do { _ = try WAVFile.decode(bytes, name: "standard input") } catch { decodeError = error }
+        guard case .badWAV(let named, let detail)? = decodeError else {
+            Issue.record("\(name): decoded, or \(String(describing: decodeError))")
+            return
+        }
+        #expect(named == "standard input" && detail.contains(problem), "\(detail)")
+        // Its start alone refuses it the same way, or passes when the fault lies further on.
+        do { try WAVFile.checkStart(Array(bytes.prefix(WAVFile.startBytes)), name: "standard input") } catch {
+            #expect(error == decodeError, "\(name)")
+        }
+    }
+
     @Test func missingFileIsAFileError() {
         let path = scratch.file("nothing.wav")
         #expect(throws: AudioError.file(path: path, detail: "open for reading failed: No such file or directory")) {

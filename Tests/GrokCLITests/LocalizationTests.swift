@@ -243,6 +243,7 @@ extension CLI {
                 .missingArgument(name: .valueFile), .unexpectedArgument("x"), .duplicateOption("--lang"),
                 .flagWithValue("--json"), .invalidValue(value: "x", option: "--bench"),
                 .badValue(value: "ZZZZ", option: "--epc", rule: .epc(minDigits: 8, maxDigits: 54)),
+                .badArgument(value: "tcsh", name: .valueShell, rule: .choice(["bash", "zsh", "fish"])),
                 .invalidChoice(value: "it", option: "--lang", choices: ["en"]), .invalidDevice("x"),
                 .deviceOutOfRange(index: "64", spec: "sim:64"), .duplicateDevice("sim:1"), .invalidRegion("mars"),
                 .benchUnreadable(path: "/x", detail: "y"), .benchNotDirectory(path: "/x"),
@@ -257,7 +258,7 @@ extension CLI {
             for sample in samples {
                 switch sample {
                 case .unknownOption, .unknownSubcommand, .missingValue, .missingOption, .missingArgument,
-                    .unexpectedArgument, .duplicateOption, .flagWithValue, .invalidValue, .badValue, .invalidChoice,
+                    .unexpectedArgument, .duplicateOption, .flagWithValue, .invalidValue, .badValue, .badArgument, .invalidChoice,
                     .invalidDevice, .deviceOutOfRange, .duplicateDevice, .invalidRegion, .benchUnreadable,
                     .benchNotDirectory, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
                     .invalidPercent, .invalidFirmwareVersion, .versionNotListed, .packageNotListed, .noDevices,

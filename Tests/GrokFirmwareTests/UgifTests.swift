@@ -147,6 +147,16 @@ struct UgifTests {
         #expect(throws: UgifError.self) { try UgifImage.parse(text, fileName: "GR-1_1-9-0_x.hex") }
     }
 
+    @Test("an image without a file name (standard input) parses to the named file's image; everything but the name is still checked")
+    func unnamedImage() throws {
+        let image = try harnessImage()
+        let text = image.encoded()
+        #expect(try UgifImage.parseUnnamed(text) == UgifImage.parse(text, fileName: "GR-1_1-9-0_demo.ugif"))
+        let short = replacingLine(text, text.split(separator: "\n").count - 1, with: "00")
+        #expect(throws: UgifError.self) { try UgifImage.parseUnnamed(short) }
+        #expect(throws: UgifError.self) { try UgifImage.parseUnnamed("READER_HARDWARE_TYPE = GR-1\n") }
+    }
+
     @Test("a file without READER, with two READERs or with overlapping sections is refused")
     func structure() throws {
         let text = try harnessImage().encoded()

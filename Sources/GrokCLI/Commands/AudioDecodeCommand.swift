@@ -1,7 +1,8 @@
-/// `grokctl audio decode FILE.wav`: the packets in a recording of the audio link.
+/// `grokctl audio decode FILE.wav...`: the packets in recordings of the audio link, one
+/// file after the other (`-`: a recording on standard input, at most once).
 struct AudioDecodeCommand: Command {
-    /// `<file>`: the WAV recording.
-    static let file = ArgumentDeclaration(name: .valueFile, help: .argumentWAVFile)
+    /// `<file> ...`: the WAV recordings; `-` reads one from standard input.
+    static let file = ArgumentDeclaration(name: .valueFile, help: .argumentWAVFile, repeating: true, type: .inputFile)
 
     static var configuration: CommandConfiguration {
         CommandConfiguration(
@@ -9,12 +10,12 @@ struct AudioDecodeCommand: Command {
             arguments: [file])
     }
 
-    /// The WAV file to decode, as given.
-    let file: String
+    /// The WAV files to decode, in order (standard input among them at most once).
+    let files: [InputFile]
 
     init(_ values: ParsedValues) throws(CLIError) {
-        guard let file = values.argument(Self.file) else { throw .missingArgument(name: Self.file.name) }
-        self.file = file
+        files = values.inputs(Self.file)
+        guard !files.isEmpty else { throw .missingArgument(name: Self.file.name) }
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {

@@ -34,13 +34,16 @@ enum LinkDirection: Sendable, Equatable {
 
 /// One packet found in a recording: a line of `grokctl audio decode --json`.
 ///
-/// `time_s` is when the packet's last stop bit ended, in seconds from the start of the file.
+/// `file` is the recording as given (`-`: standard input). `time_s` is when the packet's
+/// last stop bit ended, in seconds from the start of the file.
 /// `kind` is `request` or `response` (for a damaged packet: what its crc8 was computed as, or
 /// absent when the bytes are no packet of either kind); `name` the request's opcode (the
 /// vendor's command name; a reader's slave-mode request is named from the reader's command
 /// set) or the response's `ACK_n` / `NACK`; `length` the payload or data length. `bytes` are
 /// the packet's bytes in hex, as they came off the line.
 struct DecodedPacket: Encodable, Sendable, Equatable {
+    /// The recording it was found in, as given (`-`: standard input).
+    var file: String?
     var timeSeconds: Double
     var endSample: Int64
     var channel: Int
@@ -57,7 +60,7 @@ struct DecodedPacket: Encodable, Sendable, Equatable {
     var status: String
 
     enum CodingKeys: String, CodingKey {
-        case channel, direction, kind, opcode, name, retry, length, bytes, status
+        case file, channel, direction, kind, opcode, name, retry, length, bytes, status
         case timeSeconds = "time_s"
         case endSample = "end_sample"
         case bitRate = "bit_rate"
@@ -125,6 +128,26 @@ struct AudioDecodeFailure: CodedError, Sendable, Equatable {
 
 /// The offline packet finder behind `grokctl audio decode`, apart from printing.
 enum AudioDecoding {
+    /// The most bytes read from standard input: the largest data chunk a WAV file may hold
+    /// (``WAVFile/maximumDataBytes``) and 64 KiB of headers and other chunks.
+    static let standardInputLimit = WAVFile.maximumDataBytes + 64 * 1024
+
+    /// The recording in `input`: a file is read in place (its chunks at their offsets); standard
+    /// input is checked by its RIFF header, then read whole, at most ``standardInputLimit``
+    /// bytes, and decoded, its errors naming it as standard input in `localizer`'s language.
+    static func read(_ input: InputFile, _ localizer: Localizer) throws -> WAVAudio {
+        switch input {
+        case .path(let path):
+            return try WAVFile.read(path: path)
+        case .standardInput:
+            // What is no WAV is refused by its first bytes, before the rest is read.
+            let start = try input.readStart(WAVFile.startBytes, localizer: localizer)
+            try WAVFile.checkStart(start, name: input.name(localizer))
+            let bytes = try input.readAll(limit: standardInputLimit, localizer: localizer, after: start)
+            return try WAVFile.decode(bytes, name: input.name(localizer))
+        }
+    }
+
     /// Every vendor-protocol packet in `audio`, found by one ``VendorPacketScanner`` per
     /// channel (every samples-per-bit setting at the file's rate; none at a rate the modem
     /// does not run), sorted by time then channel, and what each channel carried (see
@@ -224,11 +247,27 @@ enum AudioDecoding {
     }
 }
 
-/// `grokctl audio decode FILE.wav`: the vendor-protocol packets in a recording, per channel
-/// and setting. Exit 0 when at least one packet decoded whole, 1 otherwise.
+/// `grokctl audio decode FILE.wav...`: the vendor-protocol packets in each recording, per
+/// channel and setting, one file after the other (with more than one, each file's table
+/// under its name; under `--json`, each file's packets then its summary). Exit 0 when every
+/// file had at least one packet decoded whole; the first file that cannot be read or has
+/// none ends the command (exit 1), naming it.
 func runAudioDecode(_ command: AudioDecodeCommand, _ context: CommandContext) throws -> ExitCode {
-    let audio = try WAVFile.read(path: command.file)
-    let (packets, directions) = AudioDecoding.decode(audio)
+    for (index, file) in command.files.enumerated() {
+        if command.files.count > 1, !context.console.isJSON {
+            if index > 0 { context.console.print("") }
+            context.console.say(.decodeFileHeading, file.name(context.localizer))
+        }
+        try decodeRecording(file, context)
+    }
+    return .success
+}
+
+/// Decodes and prints one recording; throws when it has no whole packet.
+private func decodeRecording(_ file: InputFile, _ context: CommandContext) throws {
+    let audio = try AudioDecoding.read(file, context.localizer)
+    var (packets, directions) = AudioDecoding.decode(audio)
+    for index in packets.indices { packets[index].file = file.argument }
     let seconds = audio.sampleRate > 0 ? Double(audio.frameCount) / Double(audio.sampleRate) : 0
     let channels = directions.enumerated().map { index, direction in
         let mine = packets.filter { $0.channel == index }
@@ -238,7 +277,7 @@ func runAudioDecode(_ command: AudioDecodeCommand, _ context: CommandContext) th
             samplesPerBit: Array(Set(mine.filter(\.isWhole).map(\.samplesPerBit))).sorted())
     }
     let summary = DecodeSummary(
-        file: command.file, sampleRate: audio.sampleRate, audioSeconds: AudioDecoding.rounded(seconds, places: 6),
+        file: file.argument, sampleRate: audio.sampleRate, audioSeconds: AudioDecoding.rounded(seconds, places: 6),
         packetsOK: channels.reduce(0) { $0 + $1.packetsOK }, packetsDamaged: channels.reduce(0) { $0 + $1.packetsDamaged },
         channels: channels)
 
@@ -276,9 +315,8 @@ func runAudioDecode(_ command: AudioDecodeCommand, _ context: CommandContext) th
         console.say(.decodeSummaryAudio, AudioDecoding.seconds(seconds), String(audio.sampleRate))
     }
     guard summary.packetsOK > 0 else {
-        throw AudioDecodeFailure(path: command.file, seconds: seconds, damagedPackets: summary.packetsDamaged)
+        throw AudioDecodeFailure(path: file.name(localizer), seconds: seconds, damagedPackets: summary.packetsDamaged)
     }
-    return .success
 }
 
 private func formatBitRate(_ value: Double) -> String {

@@ -98,9 +98,10 @@ struct FirmwareDownloadCommand: Command {
     func run(_ context: CommandContext) throws -> ExitCode { try runFirmwareDownload(self, context) }
 }
 
-/// `grokctl firmware verify [FILE.ugif] [--name N] [--repository URL]`.
+/// `grokctl firmware verify [FILE.ugif | -] [--name N] [--repository URL]`.
 struct FirmwareVerifyCommand: Command {
-    static let package = ArgumentDeclaration(name: .valueFile, help: .argumentPackage, required: false)
+    /// `<file>`: the `.ugif` image; `-` reads it from standard input.
+    static let package = ArgumentDeclaration(name: .valueFile, help: .argumentPackage, required: false, type: .inputFile)
     static let name = updateNameOption
 
     static var configuration: CommandConfiguration {
@@ -109,15 +110,16 @@ struct FirmwareVerifyCommand: Command {
             options: [name] + FirmwareOptions.declarations, arguments: [package])
     }
 
-    let packageFile: String?
+    /// The image to check (a file, or standard input); `nil`: the channel's target `--name`.
+    let packageFile: InputFile?
     let updateName: String?
     let firmware: FirmwareOptions
 
     init(_ values: ParsedValues) throws(CLIError) {
-        packageFile = values.argument(Self.package)
+        packageFile = values.input(Self.package)
         updateName = values.value(Self.name)
         if packageFile == nil, updateName == nil {
-            throw .missingOneOf(["<" + Localizer.english.text(.valueFile) + ">", Self.name.spelling])
+            throw .missingOneOf([Self.package.spelling, Self.name.spelling])
         }
         firmware = try FirmwareOptions(values)
     }

@@ -137,7 +137,10 @@ struct UgifFileFacts: Encodable, Sendable {
         let length: Int
         let crc32: String
     }
+    /// The file as given (`-`: standard input), as `--json` reports it.
     let file: String
+    /// The file as a person reads it (standard input by its name in the reader's language).
+    let shownAs: String
     let size: Int
     let sha256: String
     let version: String
@@ -150,8 +153,9 @@ struct UgifFileFacts: Encodable, Sendable {
         case hardwareName = "hardware_name"
     }
 
-    init(file: String, bytes: [UInt8], image: UgifImage) {
+    init(file: String, shownAs: String? = nil, bytes: [UInt8], image: UgifImage) {
         self.file = file
+        self.shownAs = shownAs ?? file
         size = bytes.count
         sha256 = SHA256.hash(bytes).hex
         version = image.version.description
@@ -169,7 +173,7 @@ struct UgifFileFacts: Encodable, Sendable {
     /// The facts as labelled lines in `localizer`'s language.
     func lines(_ localizer: Localizer, revisions: [UInt8]?) -> [String] {
         var lines = [
-            localizer.text(.packageFactFile, file),
+            localizer.text(.packageFactFile, shownAs),
             localizer.text(.packageFactSize, String(size)),
             localizer.text(.packageFactSHA256, sha256),
             localizer.text(.packageFactVersion, version),
@@ -180,6 +184,24 @@ struct UgifFileFacts: Encodable, Sendable {
             lines.append(localizer.text(.packageFactSegment, section.kind, section.address, String(section.length), section.crc32))
         }
         return lines
+    }
+}
+
+/// The `.ugif` image in `bytes`, parsed as the vendor's host parses it; a file's name must
+/// agree with its header, an image on standard input has no name to check (with `--name`,
+/// the channel's listing checks the target's name). Errors name the input as `name`.
+///
+/// - Throws: ``FirmwareError/invalidInput(file:detail:)`` (exit 1, as for any bad file).
+func parseUgif(_ bytes: [UInt8], input: InputFile, name: String) throws -> UgifImage {
+    // As the flash path reads a file (``readUgifFile(_:)``): bytes that are not UTF-8 fail the parse.
+    let text = String(decoding: bytes, as: UTF8.self)
+    do {
+        switch input {
+        case .path(let path): return try UgifImage.parse(text, fileName: (path as NSString).lastPathComponent)
+        case .standardInput: return try UgifImage.parseUnnamed(text)
+        }
+    } catch {
+        throw FirmwareError.invalidInput(file: name, detail: error.description)
     }
 }
 
@@ -214,13 +236,13 @@ func runFirmwareVerify(_ command: FirmwareVerifyCommand, _ context: CommandConte
     var targetsVersion: UInt64?
     var revisions: [UInt8]?
     let facts: UgifFileFacts
-    if let file = command.packageFile {
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw FirmwareError.invalidInput(file: file, detail: "cannot be read")
-        }
-        let bytes = Array(data)
-        let image = try readUgifFile(file)
-        facts = UgifFileFacts(file: file, bytes: bytes, image: image)
+    if let input = command.packageFile {
+        // Read once, at its size and at most a .ugif's limit, then parsed from memory: a file
+        // or standard input alike.
+        let name = input.name(localizer)
+        let bytes = try input.readAll(limit: UgifImage.maxFileBytes, localizer: localizer)
+        let image = try parseUgif(bytes, input: input, name: name)
+        facts = UgifFileFacts(file: input.argument, shownAs: name, bytes: bytes, image: image)
         if let channel {
             let name = channel.name
             let update = try Blocking.run { try await channel.repository.update(channels: [name]) }
@@ -253,7 +275,7 @@ func runFirmwareVerify(_ command: FirmwareVerifyCommand, _ context: CommandConte
     if console.isJSON {
         console.json(VerifyReport(image: facts, channel: channel?.name, listedAs: listedAs, targetsVersion: targetsVersion))
     } else {
-        console.print(localizer.text(.verifyOK, facts.file))
+        console.print(localizer.text(.verifyOK, facts.shownAs))
         for line in facts.lines(localizer, revisions: revisions) { console.print("  " + line) }
         if let channel {
             if let listedAs {

@@ -5,7 +5,7 @@ import UGrokIt
 /// `grokctl locate EPC --device SPEC`: a proximity bar for one tag, from its read history,
 /// like the vendor's Geiger counter: stronger and more frequent reads mean closer.
 struct LocateCommand: Command {
-    static let epc = ArgumentDeclaration(name: .valueHex, help: .optionEpc)
+    static let epc = ArgumentDeclaration(name: .valueHex, help: .optionEpc, type: .epc)
     static let device = OptionDeclaration.option("device", value: .valueDevice, help: .optionDevice, required: true)
     static let duration = OptionDeclaration.option("duration", value: .valueSeconds, help: .optionDuration, defaultValue: "5",
                                                   type: .decimal(above: 0, upTo: 3600))
@@ -21,7 +21,7 @@ struct LocateCommand: Command {
 
     init(_ values: ParsedValues) throws(CLIError) {
         guard let text = values.argument(Self.epc) else { throw .missingArgument(name: Self.epc.name) }
-        target = try TagCommand.epcValue(text, option: "<" + "EPC" + ">")
+        target = try TagCommand.epcValue(text, option: Self.epc.spelling)
         let devices = try DeviceSpec.parseList(values.values(Self.device))
         guard devices.count == 1 else { throw .invalidValue(value: devices.map(\.description).joined(separator: ","), option: "--device") }
         device = devices[0]

@@ -121,7 +121,7 @@ struct RepoInitCommand: Command {
 
 /// `grokctl repo add --repo DIR --channel NAME FILE [--name NAME] [--custom JSON]`.
 struct RepoAddCommand: Command {
-    static let file = ArgumentDeclaration(name: .valueFile, help: .argumentRepoTarget)
+    static let file = ArgumentDeclaration(name: .valueFile, help: .argumentRepoTarget, type: .file)
     static let channel = OptionDeclaration.option("channel", value: .valueChannel, help: .optionRepoChannel, required: true)
     static let name = OptionDeclaration.option("name", value: .valueName, help: .optionRepoTargetName)
     static let custom = OptionDeclaration.option("custom", value: .valueFile, help: .optionRepoCustom)

@@ -193,7 +193,30 @@ final class ArgumentParser {
             if argument.isRequired, values.arguments(argument).isEmpty {
                 throw .missingArgument(name: argument.name)
             }
+            for value in values.arguments(argument) {
+                _ = try argument.valueType.parse(value, argument: argument.name)
+            }
         }
         if let extra = remaining.first { throw .unexpectedArgument(extra) }
+        try checkStandardInputOnce()
+    }
+
+    /// Standard input can be read once: `-` may stand for it in one input file of the command
+    /// line only (`audio decode - -` is refused, naming the second).
+    private func checkStandardInputOnce() throws(CLIError) {
+        var seen = false
+        let configuration = path.last!.configuration
+        for option in scope where option.valueType == .inputFile {
+            for value in values.values(option) where value == InputFile.dash {
+                if seen { throw .badValue(value: value, option: option.spelling, rule: .standardInputOnce) }
+                seen = true
+            }
+        }
+        for argument in configuration.arguments where argument.valueType == .inputFile {
+            for value in values.arguments(argument) where value == InputFile.dash {
+                if seen { throw .badArgument(value: value, name: argument.name, rule: .standardInputOnce) }
+                seen = true
+            }
+        }
     }
 }

@@ -6,7 +6,10 @@ import Foundation
 /// Each script walks the words typed so far the way the parser does (subcommand names,
 /// options, an option's value), then offers what may come next: the subcommands and
 /// options of the command reached, an option's choices (`--type`, `--lang`), or paths for
-/// an option whose value is a file or a directory.
+/// an option whose value is a file or a directory. Positional arguments complete by their
+/// declared type too (`audio decode <file>`: files; `completions <shell>`: the shells): bash
+/// and zsh count the positional words typed to know which argument comes next; fish offers
+/// the command's argument types.
 struct CompletionScripts {
     /// The shells a script can be generated for.
     enum Shell: String, CaseIterable, Sendable {
@@ -22,6 +25,8 @@ struct CompletionScripts {
         let path: String
         let subcommands: [String]
         let options: [OptionDeclaration]
+        /// Its positional arguments, in order.
+        let arguments: [ArgumentDeclaration]
     }
 
     /// Every command of the tree, root first, with its options (globals and `--help` included).
@@ -32,7 +37,8 @@ struct CompletionScripts {
             var options = configuration.options + globals + [.help]
             if names.count == 1 { options.append(.version) }
             result.append(Node(path: names.joined(separator: " "),
-                               subcommands: configuration.subcommands.map { $0.configuration.name }, options: options))
+                               subcommands: configuration.subcommands.map { $0.configuration.name }, options: options,
+                               arguments: configuration.arguments))
             for sub in configuration.subcommands { visit(sub, names + [sub.configuration.name]) }
         }
         visit(root, [root.configuration.name])
@@ -80,15 +86,42 @@ struct CompletionScripts {
     }
 
     private static func completion(of option: OptionDeclaration) -> ValueCompletion {
-        if !option.valueType.completionWords.isEmpty { return .words(option.valueType.completionWords) }
-        if option.valueType == .directory { return .directory }
-        if option.valueType.completesAsPath { return .file }
+        completion(of: option.valueType)
+    }
+
+    private static func completion(of type: ValueType) -> ValueCompletion {
+        if !type.completionWords.isEmpty { return .words(type.completionWords) }
+        if type == .directory { return .directory }
+        if type.completesAsPath { return .file }
         return .none
+    }
+
+    /// The `case "$path|$npos"` arms (bash and zsh) that complete the next positional
+    /// argument by its type: `"path|N"` for the argument at index N, `"path|"*` for a
+    /// repeating last one (after the earlier ones, so they match first).
+    private func positionalArms(_ body: (ValueCompletion) -> String?) -> [String] {
+        var arms: [String] = []
+        for node in nodes {
+            for (index, argument) in node.arguments.enumerated() {
+                guard let action = body(Self.completion(of: argument.valueType)) else { continue }
+                let key = argument.isRepeating ? "\"\(node.path)|\"*" : "\"\(node.path)|\(index)\""
+                arms.append("            \(key)) \(action); return ;;")
+            }
+        }
+        return arms
     }
 
     // MARK: bash
 
     private func bash() -> String {
+        let bashPositionalArms = positionalArms { completion in
+            switch completion {
+            case .words(let words): "COMPREPLY=($(compgen -W \"\(words.joined(separator: " "))\" -- \"$cur\"))"
+            case .file: "COMPREPLY=($(compgen -f -- \"$cur\"))"
+            case .directory: "COMPREPLY=($(compgen -d -- \"$cur\"))"
+            case .none: nil
+            }
+        }
         var valueArms: [String] = []
         var nodeArms: [String] = []
         for node in nodes {
@@ -108,18 +141,24 @@ struct CompletionScripts {
         return """
             # bash completion for \(name), generated from its declarations (\(name) completions bash).
             \(function)() {
-                local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="\(name)" skip=0 i w subs="" opts=""
+                local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="\(name)" skip=0 npos=0 i w subs="" opts=""
                 for ((i = 1; i < COMP_CWORD; i++)); do
                     w="${COMP_WORDS[i]}"
                     if [ "$skip" = 1 ]; then skip=0; prev=""; continue; fi
                     prev="$w"
                     case "$path|$w" in
             \(walkCases(indent: "            "))
+                        *) if [[ "$w" != -?* ]]; then npos=$((npos + 1)); fi ;;
                     esac
                 done
                 if [ "$skip" = 1 ]; then
                     case "$path|$prev" in
             \(valueArms.joined(separator: "\n"))
+                    esac
+                fi
+                if [[ "$cur" != -?* ]]; then
+                    case "$path|$npos" in
+            \(bashPositionalArms.joined(separator: "\n"))
                     esac
                 fi
                 case "$path" in
@@ -139,6 +178,14 @@ struct CompletionScripts {
     // MARK: zsh
 
     private func zsh() -> String {
+        let zshPositionalArms = positionalArms { completion in
+            switch completion {
+            case .words(let words): "compadd -- \(words.joined(separator: " "))"
+            case .file: "_files"
+            case .directory: "_files -/"
+            case .none: nil
+            }
+        }
         var valueArms: [String] = []
         var nodeArms: [String] = []
         for node in nodes {
@@ -158,7 +205,7 @@ struct CompletionScripts {
             #compdef \(name)
             # zsh completion for \(name), generated from its declarations (\(name) completions zsh).
             \(function)() {
-                local cpath="\(name)" skip=0 i w prev=""
+                local cpath="\(name)" skip=0 npos=0 i w prev=""
                 local -a subs opts
                 for ((i = 2; i < CURRENT; i++)); do
                     w="${words[i]}"
@@ -166,11 +213,17 @@ struct CompletionScripts {
                     prev="$w"
                     case "$cpath|$w" in
             \(walkCases(indent: "            ", variable: "cpath"))
+                        *) if [[ "$w" != -?* ]]; then npos=$((npos + 1)); fi ;;
                     esac
                 done
                 if [[ $skip == 1 ]]; then
                     case "$cpath|$prev" in
             \(valueArms.joined(separator: "\n"))
+                    esac
+                fi
+                if [[ "${words[CURRENT]}" != -?* ]]; then
+                    case "$cpath|$npos" in
+            \(zshPositionalArms.joined(separator: "\n"))
                     esac
                 fi
                 case "$cpath" in
@@ -221,6 +274,15 @@ struct CompletionScripts {
             let condition = "-n 'test (\(function)_path) = \"\(node.path)\"'"
             for subName in node.subcommands {
                 lines.append("complete -c \(name) \(condition) -a '\(subName)'")
+            }
+            // Positional arguments by their type (fish offers them wherever the command takes one).
+            for argument in node.arguments {
+                switch Self.completion(of: argument.valueType) {
+                case .words(let words): lines.append("complete -c \(name) \(condition) -a '\(words.joined(separator: " "))'")
+                case .file: lines.append("complete -c \(name) \(condition) -F")
+                case .directory: lines.append("complete -c \(name) \(condition) -a '(__fish_complete_directories)'")
+                case .none: break
+                }
             }
             for option in node.options {
                 var line = "complete -c \(name) \(condition) -l \(option.long)"

@@ -155,18 +155,27 @@ public struct ArgumentDeclaration: Sendable, Hashable {
     public let isRequired: Bool
     /// Whether it takes all remaining positional values (only the last argument may).
     public let isRepeating: Bool
+    /// What each value must be, checked by the parser as an option's is (the error names
+    /// the argument by its value name), and used by help, man pages and completions
+    /// (`.inputFile`: files complete, help says `-` reads standard input).
+    public let valueType: ValueType
 
     /// - Parameters:
     ///   - name: The value name shown in help.
     ///   - help: The help text.
     ///   - required: Whether it must be given.
     ///   - repeating: Whether it takes all remaining values.
-    public init(name: MessageKey, help: MessageKey, required: Bool = true, repeating: Bool = false) {
+    ///   - type: What each value must be.
+    public init(name: MessageKey, help: MessageKey, required: Bool = true, repeating: Bool = false, type: ValueType = .text) {
         self.name = name
         self.help = help
         self.isRequired = required
         self.isRepeating = repeating
+        self.valueType = type
     }
+
+    /// `<file>`, as English messages name it (localized ones use the catalog's value name).
+    public var spelling: String { "<" + Localizer.english.text(name) + ">" }
 }
 
 /// The values found on the command line, read back through their declarations.
@@ -203,6 +212,17 @@ public struct ParsedValues: Sendable {
     /// Every value of a repeating positional argument.
     public func arguments(_ declaration: ArgumentDeclaration) -> [String] {
         arguments[declaration] ?? []
+    }
+
+    /// The file a ``ValueType/inputFile`` argument names (`-`: standard input).
+    public func input(_ declaration: ArgumentDeclaration) -> InputFile? {
+        argument(declaration).map(InputFile.init)
+    }
+
+    /// The files a repeating ``ValueType/inputFile`` argument names, in command-line order
+    /// (the parser lets `-` appear at most once).
+    public func inputs(_ declaration: ArgumentDeclaration) -> [InputFile] {
+        arguments(declaration).map(InputFile.init)
     }
 
     /// The option's value (or its default) checked against its ``ValueType`` and converted.

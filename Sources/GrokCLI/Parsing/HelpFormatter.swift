@@ -87,7 +87,9 @@ struct HelpFormatter {
                     + configuration.arguments.flatMap { argument in
                         var label = valueName(argument.name)
                         if argument.isRepeating { label += " ..." }
-                        return entry(label: label, help: localizer.text(argument.help))
+                        var help = localizer.text(argument.help)
+                        if let dash = argument.valueType.dashNote { help += " " + localizer.text(dash) }
+                        return entry(label: label, help: help)
                     })
         }
 

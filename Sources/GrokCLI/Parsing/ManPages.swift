@@ -48,7 +48,12 @@ struct ManPages {
             for argument in configuration.arguments {
                 out.append(".TP")
                 out.append(".I " + Self.escape("<" + localizer.text(argument.name) + ">" + (argument.isRepeating ? " ..." : "")))
-                out.append(Self.escape(localizer.text(argument.help)))
+                var text = localizer.text(argument.help)
+                if case .choice(let choices) = argument.valueType {
+                    text += " " + localizer.text(.manChoices, choices.joined(separator: ", "))
+                }
+                if let dash = argument.valueType.dashNote { text += " " + localizer.text(dash) }
+                out.append(Self.escape(text))
             }
         }
         var options = configuration.options

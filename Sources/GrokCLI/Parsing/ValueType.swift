@@ -13,11 +13,16 @@ import UGrokIt
 public enum ValueType: Sendable, Hashable {
     /// Any non-empty text.
     case text
+    /// A file that is read once from start to end; `-` reads standard input
+    /// (`audio decode -`, `firmware verify -`). Read it with ``InputFile``.
+    case inputFile
     /// A file that is written; `-` writes standard output.
     case outputFile
-    /// A file path (neither read from stdin nor written to stdout).
+    /// A file path that must name a file (read more than once, in place, or written beside
+    /// itself): `-` is refused, as it would be neither standard input nor output here
+    /// (a file called `-` is `./-`).
     case file
-    /// A directory path.
+    /// A directory path; `-` is refused (a directory called `-` is `./-`).
     case directory
     /// A whole number in `range` that is a multiple of `step` (`--offset` counts whole words).
     case integer(ClosedRange<Int>, step: Int = 1)
@@ -48,20 +53,56 @@ public enum ValueType: Sendable, Hashable {
     /// - Throws: ``CLIError/badValue(value:option:rule:)`` (or
     ///   ``CLIError/invalidChoice(value:option:choices:)``) saying what is allowed.
     public func parse(_ text: String, option: String) throws(CLIError) -> TypedValue {
-        func bad(_ rule: ValueRule) -> CLIError { .badValue(value: text, option: option, rule: rule) }
+        try parse(text, for: .option(option))
+    }
+
+    /// Checks a positional argument's value and converts it.
+    ///
+    /// - Parameters:
+    ///   - text: The value as typed.
+    ///   - argument: The argument's value name (`<file>`), for the error.
+    /// - Throws: ``CLIError/badArgument(value:name:rule:)`` saying what is allowed.
+    public func parse(_ text: String, argument: MessageKey) throws(CLIError) -> TypedValue {
+        try parse(text, for: .argument(argument))
+    }
+
+    /// What a value is given for, as its error names it.
+    enum Subject {
+        /// An option, by its spelling (`--epc`).
+        case option(String)
+        /// A positional argument, by its value name (`<file>`, in the reader's language).
+        case argument(MessageKey)
+    }
+
+    func parse(_ text: String, for subject: Subject) throws(CLIError) -> TypedValue {
+        func bad(_ rule: ValueRule) -> CLIError {
+            switch subject {
+            case .option(let option): .badValue(value: text, option: option, rule: rule)
+            case .argument(let name): .badArgument(value: text, name: name, rule: rule)
+            }
+        }
         switch self {
-        case .text, .file, .directory, .device, .profile:
+        case .text, .device, .profile:
             guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { throw bad(.nonEmpty) }
             return .text(text)
-        case .outputFile:
+        case .inputFile, .outputFile:
             guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { throw bad(.nonEmpty) }
+            return .text(text)
+        case .file, .directory:
+            guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { throw bad(.nonEmpty) }
+            guard text != InputFile.dash else { throw bad(.named) }
             return .text(text)
         case .integer(let range, let step):
             let rule: ValueRule = step == 1 ? .integer(range) : .integerStep(range, step: step)
             guard let number = Int(text), range.contains(number), number % step == 0 else { throw bad(rule) }
             return .integer(number)
         case .percent:
-            guard let number = Int(text), (0...100).contains(number) else { throw .invalidPercent(value: text, option: option) }
+            guard let number = Int(text), (0...100).contains(number) else {
+                switch subject {
+                case .option(let option): throw .invalidPercent(value: text, option: option)
+                case .argument: throw bad(.integer(0...100))
+                }
+            }
             return .integer(number)
         case .decimal(let above, let upTo):
             guard let number = Double(text), number.isFinite, number > above, number <= upTo else {
@@ -76,7 +117,10 @@ public enum ValueType: Sendable, Hashable {
             return .hex(number)
         case .choice(let choices):
             guard choices.contains(text) else {
-                throw .invalidChoice(value: text, option: option, choices: choices)
+                switch subject {
+                case .option(let option): throw .invalidChoice(value: text, option: option, choices: choices)
+                case .argument: throw bad(.choice(choices))
+                }
             }
             return .text(text)
         case .language:
@@ -99,6 +143,7 @@ public enum ValueType: Sendable, Hashable {
     /// What `-` means for this value, said in help and man pages (`nil`: nothing special).
     var dashNote: MessageKey? {
         switch self {
+        case .inputFile: .helpDashStandardInput
         case .outputFile: .helpDashStandardOutput
         default: nil
         }
@@ -107,7 +152,7 @@ public enum ValueType: Sendable, Hashable {
     /// Whether the value names a file or directory (completions offer paths).
     var completesAsPath: Bool {
         switch self {
-        case .outputFile, .file, .profile: true
+        case .inputFile, .outputFile, .file, .profile: true
         default: false
         }
     }
@@ -158,6 +203,12 @@ public enum ValueRule: Sendable, Hashable {
     case profile(directories: [String], names: [String])
     /// Shipped data that is not installed where it should be.
     case shippedData(String)
+    /// A file or directory by its name: `-` (standard input or output) cannot be used here.
+    case named
+    /// Standard input (`-`) given more than once: it can be read only once.
+    case standardInputOnce
+    /// One word of a fixed set (a positional argument's choices).
+    case choice([String])
 
     /// The catalog entry that says the rule.
     var messageKey: MessageKey {
@@ -172,13 +223,17 @@ public enum ValueRule: Sendable, Hashable {
         case .hexBytes: .valueRuleHexBytes
         case .profile: .valueRuleProfile
         case .shippedData: .valueRuleShippedData
+        case .named: .valueRuleNamed
+        case .standardInputOnce: .valueRuleStandardInputOnce
+        case .choice: .valueRuleChoice
         }
     }
 
     /// The values the rule's text fills in.
     var arguments: [String] {
         switch self {
-        case .nonEmpty, .hexBytes: []
+        case .nonEmpty, .hexBytes, .named, .standardInputOnce: []
+        case .choice(let choices): [choices.joined(separator: ", ")]
         case .integer(let range): [String(range.lowerBound), String(range.upperBound)]
         case .integerStep(let range, let step): [String(range.lowerBound), String(range.upperBound), String(step)]
         case .decimal(let above, let upTo): [Self.number(above), Self.number(upTo)]

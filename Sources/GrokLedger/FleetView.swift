@@ -3,9 +3,9 @@ import GrokPostgres
 
 /// What a ledger holds about the fleet, read in one snapshot: the rollout stages and their
 /// events, every rollout unit's result (the stage store's own records, ``RolloutRecords``),
-/// the devices and the smoke tests (docs/fleet.md,
-/// "Seeing the fleet"). The SQLite ledger gives one station's part; the shared ledger on
-/// PostgreSQL every station's. ``FleetView`` turns it into the figures people read.
+/// the devices and the smoke tests (docs/fleet.md, "Seeing the fleet"). The SQLite ledger
+/// gives one station's part; the shared ledger on PostgreSQL every station's. ``FleetView``
+/// turns it into the figures people read.
 public struct FleetSnapshot: Sendable {
     /// A Grokker the ledger knows, with the station that saw it last (nil when unknown).
     public struct Device: Sendable, Equatable {

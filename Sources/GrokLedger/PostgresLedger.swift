@@ -365,7 +365,9 @@ public final class PostgresLedger: RunRecorder {
 
     public func devices() throws(LedgerError) -> [DeviceRecord] {
         try read { (db) throws(LedgerError) in
-            try Self.rows(db, target, "SELECT \(LedgerRows.deviceColumns) FROM devices ORDER BY serial") { (row) throws(LedgerError) in try LedgerRows.device(row) }
+            try Self.rows(db, target, "SELECT \(LedgerRows.deviceColumns) FROM devices ORDER BY serial") {
+                (row) throws(LedgerError) in try LedgerRows.device(row)
+            }
         }
     }
 
@@ -380,19 +382,25 @@ public final class PostgresLedger: RunRecorder {
     /// The newest runs first, of every station.
     public func runs(limit: Int? = nil) throws(LedgerError) -> [RunRecord] {
         try read { (db) throws(LedgerError) in
-            try Self.rows(db, target, "SELECT \(Self.runColumns) FROM runs ORDER BY id DESC LIMIT $1", [limit.map(String.init)]) { (row) throws(LedgerError) in try LedgerRows.run(row) }
+            try Self.rows(db, target, "SELECT \(Self.runColumns) FROM runs ORDER BY id DESC LIMIT $1", [limit.map(String.init)]) {
+                (row) throws(LedgerError) in try LedgerRows.run(row)
+            }
         }
     }
 
     public func run(key: String) throws(LedgerError) -> RunRecord? {
         try read { (db) throws(LedgerError) in
-            try Self.rows(db, target, "SELECT \(Self.runColumns) FROM runs WHERE run_key = $1", [key]) { (row) throws(LedgerError) in try LedgerRows.run(row) }.first
+            try Self.rows(db, target, "SELECT \(Self.runColumns) FROM runs WHERE run_key = $1", [key]) {
+                (row) throws(LedgerError) in try LedgerRows.run(row)
+            }.first
         }
     }
 
     public func run(_ id: RunID) throws(LedgerError) -> RunRecord? {
         try read { (db) throws(LedgerError) in
-            try Self.rows(db, target, "SELECT \(Self.runColumns) FROM runs WHERE id = $1", [String(id.rawValue)]) { (row) throws(LedgerError) in try LedgerRows.run(row) }.first
+            try Self.rows(db, target, "SELECT \(Self.runColumns) FROM runs WHERE id = $1", [String(id.rawValue)]) {
+                (row) throws(LedgerError) in try LedgerRows.run(row)
+            }.first
         }
     }
 

@@ -50,13 +50,13 @@ struct ExportTable: Sendable {
     static func selections(_ table: LedgerTable, version: Int = Schema.currentVersion) -> [String] {
         let list: String
         switch table {
-        case .devices: list = Ledger.Columns.devices
-        case .runs: return Ledger.Columns.runsList(version)
-        case .steps: list = "id, " + Ledger.Columns.steps
-        case .smokeTests: list = "id, " + Ledger.Columns.smokeTests
-        case .intents: list = Ledger.intentColumns
-        case .rolloutStages: list = FleetSQL.stageColumns
-        case .stageEvents: list = "id, " + FleetSQL.eventColumns
+        case .devices: list = LedgerRows.deviceColumns
+        case .runs: return LedgerRows.runColumnList(version)
+        case .steps: list = "id, " + LedgerRows.stepColumns
+        case .smokeTests: list = "id, " + LedgerRows.smokeTestColumns
+        case .intents: list = LedgerRows.intentColumns
+        case .rolloutStages: list = LedgerRows.stageColumns
+        case .stageEvents: list = LedgerRows.eventColumns
         case .rolloutResults: list = "id, rollout_id, run_id, station, serial, percentage, outcome, hardware_revision, firmware_after, finished_at"
         }
         return list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }

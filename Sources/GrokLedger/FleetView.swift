@@ -2,89 +2,11 @@ import Foundation
 import GrokPostgres
 
 /// What a ledger holds about the fleet, read in one snapshot: the rollout stages and their
-/// events, every rollout unit's result, the devices and the smoke tests (docs/fleet.md,
-/// "Seeing the fleet"). The SQLite ledger gives one station's part; the shared ledger on
-/// PostgreSQL every station's. ``FleetView`` turns it into the figures people read.
+/// events, every rollout unit's result (the stage store's own records, ``RolloutRecords``),
+/// the devices and the smoke tests (docs/fleet.md, "Seeing the fleet"). The SQLite ledger
+/// gives one station's part; the shared ledger on PostgreSQL every station's. ``FleetView``
+/// turns it into the figures people read.
 public struct FleetSnapshot: Sendable {
-    /// A rollout's stage as `rollout_stages` holds it.
-    public struct Stage: Sendable, Equatable {
-        public var rolloutID: String
-        public var release: String?
-        public var percentage: Double
-        /// `active`, `paused` or `halted`.
-        public var state: String
-        public var reasonCode: String?
-        public var reasonDetail: String
-        /// The station whose failures tripped the halt rule.
-        public var trippedBy: String?
-        public var updatedAt: Date?
-        public var updatedBy: String
-
-        public init(rolloutID: String, release: String? = nil, percentage: Double, state: String,
-                    reasonCode: String? = nil, reasonDetail: String, trippedBy: String? = nil, updatedAt: Date? = nil,
-                    updatedBy: String) {
-            self.rolloutID = rolloutID
-            self.release = release
-            self.percentage = percentage
-            self.state = state
-            self.reasonCode = reasonCode
-            self.reasonDetail = reasonDetail
-            self.trippedBy = trippedBy
-            self.updatedAt = updatedAt
-            self.updatedBy = updatedBy
-        }
-    }
-
-    /// A change of a stage (`stage_events`): created, paused, resumed, advanced, halted.
-    public struct StageEvent: Sendable, Equatable {
-        public var rolloutID: String
-        public var action: String
-        public var percentageBefore: Double?
-        public var percentageAfter: Double?
-        public var station: String?
-        public var actor: String
-        public var note: String
-        public var at: Date?
-
-        public init(rolloutID: String, action: String, percentageBefore: Double? = nil, percentageAfter: Double? = nil,
-                    station: String? = nil, actor: String, note: String, at: Date? = nil) {
-            self.rolloutID = rolloutID
-            self.action = action
-            self.percentageBefore = percentageBefore
-            self.percentageAfter = percentageAfter
-            self.station = station
-            self.actor = actor
-            self.note = note
-            self.at = at
-        }
-    }
-
-    /// How one unit a rollout run started ended (`rollout_results`).
-    public struct UnitResult: Sendable, Equatable {
-        public var rolloutID: String
-        public var station: String
-        public var serial: String
-        /// The stage's percentage when the unit ran.
-        public var percentage: Double
-        /// `succeeded`, `incomplete` or `failed`.
-        public var outcome: String
-        public var hardwareRevision: String?
-        public var firmwareAfter: String?
-        public var finishedAt: Date?
-
-        public init(rolloutID: String, station: String, serial: String, percentage: Double, outcome: String,
-                    hardwareRevision: String? = nil, firmwareAfter: String? = nil, finishedAt: Date? = nil) {
-            self.rolloutID = rolloutID
-            self.station = station
-            self.serial = serial
-            self.percentage = percentage
-            self.outcome = outcome
-            self.hardwareRevision = hardwareRevision
-            self.firmwareAfter = firmwareAfter
-            self.finishedAt = finishedAt
-        }
-    }
-
     /// A Grokker the ledger knows, with the station that saw it last (nil when unknown).
     public struct Device: Sendable, Equatable {
         public var serial: String
@@ -117,17 +39,13 @@ public struct FleetSnapshot: Sendable {
         }
     }
 
-    public var stages: [Stage]
-    public var events: [StageEvent]
-    public var results: [UnitResult]
+    /// Every rollout's stage, events and units' results, as the stage store reads them.
+    public var rollouts: RolloutRecords
     public var devices: [Device]
     public var smokeTests: [SmokeTest]
 
-    public init(stages: [Stage] = [], events: [StageEvent] = [], results: [UnitResult] = [], devices: [Device] = [],
-                smokeTests: [SmokeTest] = []) {
-        self.stages = stages
-        self.events = events
-        self.results = results
+    public init(rollouts: RolloutRecords = RolloutRecords(), devices: [Device] = [], smokeTests: [SmokeTest] = []) {
+        self.rollouts = rollouts
         self.devices = devices
         self.smokeTests = smokeTests
     }
@@ -168,11 +86,11 @@ public struct FleetView: Sendable {
         /// Failed of finished; nil before any finished.
         public var failureRate: Double? { finished == 0 ? nil : Double(failed) / Double(finished) }
 
-        mutating func add(_ outcome: String) {
+        mutating func add(_ outcome: RolloutUnitOutcome, _ units: Int = 1) {
             switch outcome {
-            case "succeeded": done += 1
-            case "failed": failed += 1
-            default: incomplete += 1
+            case .succeeded: done += units
+            case .failed: failed += units
+            case .incomplete: incomplete += units
             }
         }
     }
@@ -188,13 +106,25 @@ public struct FleetView: Sendable {
         }
     }
 
-    /// Counts under a name (a station, a hardware revision, a stage's percentage).
+    /// Counts under a name (a station, a hardware revision).
     public struct Group: Sendable, Equatable {
         public var name: String
         public var counts: Counts
 
         public init(name: String, counts: Counts) {
             self.name = name
+            self.counts = counts
+        }
+    }
+
+    /// Counts of the units that ran at one stage's percentage.
+    public struct StageGroup: Sendable, Equatable {
+        /// 0 ... 100.
+        public var percentage: Double
+        public var counts: Counts
+
+        public init(percentage: Double, counts: Counts) {
+            self.percentage = percentage
             self.counts = counts
         }
     }
@@ -214,8 +144,8 @@ public struct FleetView: Sendable {
         public var release: String?
         /// The stage's percentage now (the ledger's; the latest unit's when it has no stage row).
         public var percentage: Double
-        /// `active`, `paused`, `halted`; nil when only results name the rollout.
-        public var state: String?
+        /// Nil when only results name the rollout.
+        public var state: RolloutStageState?
         public var reasonCode: String?
         public var reasonDetail: String
         public var trippedBy: String?
@@ -225,10 +155,13 @@ public struct FleetView: Sendable {
         public var byStation: [Group]
         public var byHardwareRevision: [Group]
         /// Units by the stage (percentage) they ran in; pending belongs to the current one.
-        public var byStage: [Group]
+        public var byStage: [StageGroup]
         public var progress: [ProgressPoint]
-        public var events: [FleetSnapshot.StageEvent]
+        public var events: [StageEvent]
         public var halt: HaltRule?
+
+        /// The halt rule's finding, when the rule halted the stage (``RolloutStage/halt``).
+        public var haltFinding: RolloutHalt? { state == .halted ? RolloutHalt(json: reasonDetail) : nil }
 
         /// Whether the failure rate is above the halt threshold (nil without a rule or a finished unit).
         public var aboveThreshold: Bool? {
@@ -281,12 +214,11 @@ public struct FleetView: Sendable {
     ///   - rollout: only this rollout (nil: all).
     public init(_ snapshot: FleetSnapshot, selects: (_ id: String, _ serial: String, _ percentage: Double) -> Bool,
                 haltRules: [String: HaltRule] = [:], rollout only: String? = nil) {
-        var ids = snapshot.stages.map(\.rolloutID)
-        for result in snapshot.results where !ids.contains(result.rolloutID) { ids.append(result.rolloutID) }
+        var ids = Set(snapshot.rollouts.stages.map(\.rolloutID))
+        ids.formUnion(snapshot.rollouts.results.map(\.rolloutID))
         if let only { ids = ids.filter { $0 == only } }
-        ids.sort()
-        rollouts = ids.map { id in
-            Self.rollout(id, snapshot, stage: snapshot.stages.first { $0.rolloutID == id }, selects: selects, halt: haltRules[id])
+        rollouts = ids.sorted().map { id in
+            Self.rollout(id, snapshot, stage: snapshot.rollouts.stages.first { $0.rolloutID == id }, selects: selects, halt: haltRules[id])
         }
         var versions: [String?: Int] = [:]
         for device in snapshot.devices { versions[device.firmware, default: 0] += 1 }
@@ -329,28 +261,20 @@ public struct FleetView: Sendable {
     /// The name pending units without a known station are counted under.
     public static let unknownStation = ""
 
-    private static func rollout(_ id: String, _ snapshot: FleetSnapshot, stage: FleetSnapshot.Stage?,
+    private static func rollout(_ id: String, _ snapshot: FleetSnapshot, stage: RolloutStage?,
                                 selects: (String, String, Double) -> Bool, halt: HaltRule?) -> Rollout {
-        let results = snapshot.results.enumerated().filter { $0.element.rolloutID == id }
-            .sorted { ($0.element.finishedAt ?? .distantPast, $0.offset) < ($1.element.finishedAt ?? .distantPast, $1.offset) }
+        let results = snapshot.rollouts.results.enumerated().filter { $0.element.rolloutID == id }
+            .sorted { ($0.element.finishedAt, $0.offset) < ($1.element.finishedAt, $1.offset) }
             .map(\.element)
         // The latest result of each unit decides how it counts.
-        var latest: [String: FleetSnapshot.UnitResult] = [:]
+        var latest: [String: RolloutResult] = [:]
         var progress: [ProgressPoint] = []
         var running = Counts()
         for result in results {
-            if let before = latest[result.serial] {
-                switch before.outcome {
-                case "succeeded": running.done -= 1
-                case "failed": running.failed -= 1
-                default: running.incomplete -= 1
-                }
-            }
+            if let before = latest[result.serial] { running.add(before.outcome, -1) }
             latest[result.serial] = result
             running.add(result.outcome)
-            if let at = result.finishedAt {
-                progress.append(ProgressPoint(at: at, done: running.done, failed: running.failed, finished: running.finished))
-            }
+            progress.append(ProgressPoint(at: result.finishedAt, done: running.done, failed: running.failed, finished: running.finished))
         }
         let percentage = stage?.percentage ?? results.last?.percentage ?? 0
         var totals = Counts()
@@ -375,8 +299,8 @@ public struct FleetView: Sendable {
             updatedAt: stage?.updatedAt, updatedBy: stage?.updatedBy, totals: totals,
             byStation: stations.keys.sorted().map { Group(name: $0, counts: stations[$0]!) },
             byHardwareRevision: revisions.keys.sorted(by: revisionOrder).map { Group(name: $0, counts: revisions[$0]!) },
-            byStage: stages.keys.sorted().map { Group(name: JSONText.number($0), counts: stages[$0]!) },
-            progress: progress, events: snapshot.events.filter { $0.rolloutID == id }, halt: halt)
+            byStage: stages.keys.sorted().map { StageGroup(percentage: $0, counts: stages[$0]!) },
+            progress: progress, events: snapshot.rollouts.events.filter { $0.rolloutID == id }, halt: halt)
     }
 }
 
@@ -388,47 +312,17 @@ extension Ledger: FleetViewSource {
     public func fleetSnapshot() throws(LedgerError) -> FleetSnapshot {
         let version = fileVersion
         return try read { (db) throws(LedgerError) -> FleetSnapshot in
-            let path = db.path
-            var snapshot = FleetSnapshot()
-            if version >= 5 {
-                snapshot.stages = try db.query(
-                    "SELECT \(FleetSQL.stageColumns) FROM rollout_stages ORDER BY rollout_id") { (row) throws(LedgerError) in
-                    FleetSnapshot.Stage(
-                        rolloutID: try row.required(0, "rollout_stages.rollout_id", path), release: row.text(1),
-                        percentage: row.real(2) ?? 0, state: try row.required(3, "rollout_stages.state", path),
-                        reasonCode: row.text(4), reasonDetail: row.text(5) ?? "", trippedBy: row.text(6),
-                        updatedAt: row.text(7).flatMap(LedgerTime.parse), updatedBy: row.text(8) ?? "")
-                }
-                snapshot.events = try db.query("SELECT \(FleetSQL.eventColumns) FROM stage_events ORDER BY id") { (row) throws(LedgerError) in
-                    FleetSnapshot.StageEvent(
-                        rolloutID: try row.required(0, "stage_events.rollout_id", path), action: try row.required(1, "stage_events.action", path),
-                        percentageBefore: row.real(2), percentageAfter: row.real(3), station: row.text(4), actor: row.text(5) ?? "",
-                        note: row.text(6) ?? "", at: row.text(7).flatMap(LedgerTime.parse))
-                }
-                snapshot.results = try db.query("SELECT \(FleetSQL.resultColumns) FROM rollout_results ORDER BY id") { (row) throws(LedgerError) in
-                    FleetSnapshot.UnitResult(
-                        rolloutID: try row.required(0, "rollout_results.rollout_id", path), station: row.text(1) ?? "",
-                        serial: try row.required(2, "rollout_results.serial", path), percentage: row.real(3) ?? 0,
-                        outcome: try row.required(4, "rollout_results.outcome", path), hardwareRevision: row.text(5),
-                        firmwareAfter: row.text(6), finishedAt: row.text(7).flatMap(LedgerTime.parse))
-                }
-            }
-            snapshot.devices = try db.query("""
-                SELECT d.serial, d.hardware_revision, d.firmware,
-                       (SELECT r.station FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.serial = d.serial ORDER BY s.id DESC LIMIT 1)
-                FROM devices d ORDER BY d.serial
-                """) { (row) throws(LedgerError) in
-                FleetSnapshot.Device(serial: try row.required(0, "devices.serial", path), hardwareRevision: row.text(1),
-                                     firmware: row.text(2), station: row.text(3))
-            }
-            snapshot.smokeTests = try db.query("""
-                SELECT t.serial, r.station, t.reads_per_second, t.passed, t.started_at FROM smoke_tests t JOIN runs r ON r.id = t.run_id ORDER BY t.id
-                """) { (row) throws(LedgerError) in
-                FleetSnapshot.SmokeTest(serial: try row.required(0, "smoke_tests.serial", path), station: row.text(1) ?? "",
-                                        readsPerSecond: row.real(2) ?? 0, passed: (row.integer(3) ?? 0) != 0,
-                                        startedAt: row.text(4).flatMap(LedgerTime.parse))
-            }
-            return snapshot
+            FleetSnapshot(
+                rollouts: version >= 5 ? try SQLiteStageTransaction(db: db).records() : RolloutRecords(),
+                devices: try db.rows("""
+                    SELECT d.serial, d.hardware_revision, d.firmware,
+                           (SELECT r.station FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.serial = d.serial ORDER BY s.id DESC LIMIT 1)
+                    FROM devices d ORDER BY d.serial
+                    """) { (row) throws(LedgerError) in try FleetRows.device(row) },
+                smokeTests: try db.rows("""
+                    SELECT t.serial, r.station, t.reads_per_second, t.passed, t.started_at
+                    FROM smoke_tests t JOIN runs r ON r.id = t.run_id ORDER BY t.id
+                    """) { (row) throws(LedgerError) in try FleetRows.smokeTest(row) })
         }
     }
 }
@@ -438,60 +332,34 @@ extension PostgresLedger: FleetViewSource {
     public func fleetSnapshot() throws(LedgerError) -> FleetSnapshot {
         let target = self.target
         return try read { (db) throws(LedgerError) -> FleetSnapshot in
-            func real(_ row: PostgresRow, _ index: Int) throws(LedgerError) -> Double? {
-                try Self.run(target) { () throws(PostgresError) in try row.double(index) }
-            }
-            var snapshot = FleetSnapshot()
-            // A shared ledger still at schema 4 (opened read-only, not migrated) has no rollout tables.
-            let staged = try Self.query(db, target, "SELECT to_regclass('rollout_results') IS NOT NULL").first?.bool(0) ?? false
-            if staged {
-            snapshot.stages = try Self.query(db, target, "SELECT \(FleetSQL.stageColumns) FROM rollout_stages ORDER BY rollout_id")
-                .map { (row) throws(LedgerError) in
-                    FleetSnapshot.Stage(
-                        rolloutID: try Self.required(row, 0, "rollout_stages.rollout_id", target), release: row.text(1),
-                        percentage: try real(row, 2) ?? 0, state: try Self.required(row, 3, "rollout_stages.state", target),
-                        reasonCode: row.text(4), reasonDetail: row.text(5) ?? "", trippedBy: row.text(6),
-                        updatedAt: row.text(7).flatMap(LedgerTime.parse), updatedBy: row.text(8) ?? "")
-                }
-            snapshot.events = try Self.query(db, target, "SELECT \(FleetSQL.eventColumns) FROM stage_events ORDER BY id")
-                .map { (row) throws(LedgerError) in
-                    FleetSnapshot.StageEvent(
-                        rolloutID: try Self.required(row, 0, "stage_events.rollout_id", target),
-                        action: try Self.required(row, 1, "stage_events.action", target),
-                        percentageBefore: try real(row, 2), percentageAfter: try real(row, 3), station: row.text(4),
-                        actor: row.text(5) ?? "", note: row.text(6) ?? "", at: row.text(7).flatMap(LedgerTime.parse))
-                }
-            snapshot.results = try Self.query(db, target, "SELECT \(FleetSQL.resultColumns) FROM rollout_results ORDER BY id")
-                .map { (row) throws(LedgerError) in
-                    FleetSnapshot.UnitResult(
-                        rolloutID: try Self.required(row, 0, "rollout_results.rollout_id", target), station: row.text(1) ?? "",
-                        serial: try Self.required(row, 2, "rollout_results.serial", target), percentage: try real(row, 3) ?? 0,
-                        outcome: try Self.required(row, 4, "rollout_results.outcome", target), hardwareRevision: row.text(5),
-                        firmwareAfter: row.text(6), finishedAt: row.text(7).flatMap(LedgerTime.parse))
-                }
-            }
-            snapshot.devices = try Self.query(db, target, """
-                SELECT d.serial, d.hardware_revision, d.firmware,
-                       coalesce(d.last_station, (SELECT s.station FROM steps s WHERE s.serial = d.serial ORDER BY s.id DESC LIMIT 1))
-                FROM devices d ORDER BY d.serial
-                """).map { (row) throws(LedgerError) in
-                FleetSnapshot.Device(serial: try Self.required(row, 0, "devices.serial", target), hardwareRevision: row.text(1),
-                                     firmware: row.text(2), station: row.text(3))
-            }
-            snapshot.smokeTests = try Self.query(db, target, """
-                SELECT serial, station, reads_per_second, passed, started_at FROM smoke_tests ORDER BY id
-                """).map { (row) throws(LedgerError) in
-                FleetSnapshot.SmokeTest(serial: try Self.required(row, 0, "smoke_tests.serial", target), station: row.text(1) ?? "",
-                                        readsPerSecond: try real(row, 2) ?? 0, passed: row.bool(3) ?? false,
-                                        startedAt: row.text(4).flatMap(LedgerTime.parse))
-            }
-            return snapshot
+            FleetSnapshot(
+                rollouts: try PostgresStageTransaction(db: db, location: target).records(),
+                devices: try Self.rows(db, target, """
+                    SELECT d.serial, d.hardware_revision, d.firmware,
+                           coalesce(d.last_station, (SELECT s.station FROM steps s WHERE s.serial = d.serial ORDER BY s.id DESC LIMIT 1))
+                    FROM devices d ORDER BY d.serial
+                    """) { (row) throws(LedgerError) in try FleetRows.device(row) },
+                smokeTests: try Self.rows(db, target, """
+                    SELECT serial, station, reads_per_second, passed, started_at FROM smoke_tests ORDER BY id
+                    """) { (row) throws(LedgerError) in try FleetRows.smokeTest(row) })
         }
     }
 }
 
-enum FleetSQL {
-    static let stageColumns = "rollout_id, release, percentage, state, reason_code, reason_detail, tripped_by, updated_at, updated_by"
-    static let eventColumns = "rollout_id, action, percentage_before, percentage_after, station, actor, note, at"
-    static let resultColumns = "rollout_id, station, serial, percentage, outcome, hardware_revision, firmware_after, finished_at"
+/// The view's own projections of a device and a smoke test (with the station), one decoder
+/// each over both ledgers' rows.
+enum FleetRows {
+    /// serial, hardware revision, firmware, station.
+    static func device(_ row: some LedgerRow) throws(LedgerError) -> FleetSnapshot.Device {
+        FleetSnapshot.Device(serial: try row.required(0, "devices.serial"), hardwareRevision: row.text(1), firmware: row.text(2),
+                             station: row.text(3))
+    }
+
+    /// serial, station, reads per second, passed, started at.
+    static func smokeTest(_ row: some LedgerRow) throws(LedgerError) -> FleetSnapshot.SmokeTest {
+        FleetSnapshot.SmokeTest(serial: try row.required(0, "smoke_tests.serial"), station: try row.required(1, "smoke_tests.station"),
+                                readsPerSecond: try row.requiredReal(2, "smoke_tests.reads_per_second"),
+                                passed: try row.requiredBoolean(3, "smoke_tests.passed"),
+                                startedAt: try row.date(4, "smoke_tests.started_at"))
+    }
 }

@@ -36,8 +36,6 @@ public struct IntentRecord: Sendable, Equatable {
 }
 
 extension Ledger {
-    static let intentColumns = "id, run_id, serial, step, target, recorded_at, outcome, resolved_at, resolved_by"
-
     /// Records that open run `run` is about to change `serial` by `step` toward `target`,
     /// before the change is sent. Its step record closes it (``recordStep(_:)``).
     /// - Returns: the intent's id.
@@ -64,18 +62,12 @@ extension Ledger {
         }
         if openOnly { conditions.append("outcome IS NULL") }
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        let path = self.path
         return try read { (db) throws(LedgerError) -> [IntentRecord] in
             // A file older than version 3 (opened read-only) has no intents.
             let version = Int(try db.queryInteger("PRAGMA user_version") ?? 0)
             guard version >= 3 else { return [] }
-            return try db.query("SELECT \(Self.intentColumns) FROM intents\(filter) ORDER BY id", values) {
-                (row) throws(LedgerError) -> IntentRecord in
-                IntentRecord(
-                    id: row.integer(0) ?? 0, run: RunID(rawValue: row.integer(1) ?? 0), serial: row.text(2) ?? "",
-                    step: row.text(3) ?? "", target: row.text(4) ?? "", recordedAt: try row.date(5, "intents.recorded_at", path),
-                    outcome: row.text(6).flatMap(IntentOutcome.init(rawValue:)),
-                    resolvedAt: row.text(7).flatMap(LedgerTime.parse), resolvedBy: row.integer(8).map(RunID.init(rawValue:)))
+            return try db.rows("SELECT \(LedgerRows.intentColumns) FROM intents\(filter) ORDER BY id", values) {
+                (row) throws(LedgerError) -> IntentRecord in try LedgerRows.intent(row)
             }
         }
     }

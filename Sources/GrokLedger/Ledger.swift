@@ -138,8 +138,8 @@ public final class Ledger: RunRecorder {
                     UPDATE runs SET outcome = 'abandoned', ended_at = max(started_at, coalesce(heartbeat_at, started_at))
                     WHERE id = ?1
                     """, [.integer(id)])
-                closed += try db.query("SELECT \(Columns.runs(Schema.currentVersion)) FROM runs WHERE id = ?", [.integer(id)]) {
-                    (row) throws(LedgerError) in try Self.run(row, path)
+                closed += try db.rows("SELECT \(LedgerRows.runColumns(Schema.currentVersion)) FROM runs WHERE id = ?", [.integer(id)]) {
+                    (row) throws(LedgerError) in try LedgerRows.run(row)
                 }
             }
             return closed
@@ -333,8 +333,8 @@ public final class Ledger: RunRecorder {
     /// Throws unless `run` exists and has not ended; returns its start.
     @discardableResult
     func requireOpenRun(_ run: RunID, _ db: SQLiteConnection) throws(LedgerError) -> Date {
-        let rows = try db.query("SELECT started_at, ended_at FROM runs WHERE id = ?", [.integer(run.rawValue)]) {
-            (row) throws(LedgerError) in (try row.date(0, "runs.started_at", path), row.text(1))
+        let rows = try db.rows("SELECT started_at, ended_at FROM runs WHERE id = ?", [.integer(run.rawValue)]) {
+            (row) throws(LedgerError) in (try row.date(0, "runs.started_at"), row.text(1))
         }
         guard let (started, ended) = rows.first else { throw .unknownRun(path: path, run: run.rawValue) }
         guard ended == nil else { throw .runFinished(path: path, run: run.rawValue) }
@@ -346,8 +346,8 @@ public final class Ledger: RunRecorder {
     /// Every device, by serial.
     public func devices() throws(LedgerError) -> [DeviceRecord] {
         try read { (db) throws(LedgerError) in
-            try db.query("SELECT \(Columns.devices) FROM devices ORDER BY serial") { (row) throws(LedgerError) in
-                try Self.device(row, db.path)
+            try db.rows("SELECT \(LedgerRows.deviceColumns) FROM devices ORDER BY serial") { (row) throws(LedgerError) in
+                try LedgerRows.device(row)
             }
         }
     }
@@ -355,8 +355,8 @@ public final class Ledger: RunRecorder {
     /// The device with this serial, or nil.
     public func device(serial: String) throws(LedgerError) -> DeviceRecord? {
         try read { (db) throws(LedgerError) in
-            try db.query("SELECT \(Columns.devices) FROM devices WHERE serial = ?", [.text(serial)]) {
-                (row) throws(LedgerError) in try Self.device(row, db.path)
+            try db.rows("SELECT \(LedgerRows.deviceColumns) FROM devices WHERE serial = ?", [.text(serial)]) {
+                (row) throws(LedgerError) in try LedgerRows.device(row)
             }.first
         }
     }
@@ -364,18 +364,18 @@ public final class Ledger: RunRecorder {
     /// The newest runs first; all of them when `limit` is nil.
     public func runs(limit: Int? = nil) throws(LedgerError) -> [RunRecord] {
         try read { (db) throws(LedgerError) in
-            try db.query("SELECT \(Columns.runs(fileVersion)) FROM runs ORDER BY id DESC LIMIT ?", [.integer(Int64(limit ?? -1))]) {
-                (row) throws(LedgerError) in try Self.run(row, db.path)
+            try db.rows("SELECT \(LedgerRows.runColumns(fileVersion)) FROM runs ORDER BY id DESC LIMIT ?", [.integer(Int64(limit ?? -1))]) {
+                (row) throws(LedgerError) in try LedgerRows.run(row)
             }
         }
     }
 
     /// The run with this key (``RunKey``, the identifier people see), or nil.
     public func run(key: String) throws(LedgerError) -> RunRecord? {
-        let keyColumn = Columns.runKey(fileVersion)
+        let keyColumn = fileVersion >= 4 ? "run_key" : "(" + RunKey.legacySQL() + ")"
         return try read { (db) throws(LedgerError) in
-            try db.query("SELECT \(Columns.runs(fileVersion)) FROM runs WHERE \(keyColumn) = ?", [.text(key)]) {
-                (row) throws(LedgerError) in try Self.run(row, db.path)
+            try db.rows("SELECT \(LedgerRows.runColumns(fileVersion)) FROM runs WHERE \(keyColumn) = ?", [.text(key)]) {
+                (row) throws(LedgerError) in try LedgerRows.run(row)
             }.first
         }
     }
@@ -383,8 +383,8 @@ public final class Ledger: RunRecorder {
     /// The run with this identifier, or nil.
     public func run(_ id: RunID) throws(LedgerError) -> RunRecord? {
         try read { (db) throws(LedgerError) in
-            try db.query("SELECT \(Columns.runs(fileVersion)) FROM runs WHERE id = ?", [.integer(id.rawValue)]) {
-                (row) throws(LedgerError) in try Self.run(row, db.path)
+            try db.rows("SELECT \(LedgerRows.runColumns(fileVersion)) FROM runs WHERE id = ?", [.integer(id.rawValue)]) {
+                (row) throws(LedgerError) in try LedgerRows.run(row)
             }.first
         }
     }
@@ -392,23 +392,23 @@ public final class Ledger: RunRecorder {
     /// Steps in the order they were recorded, of one run and/or one device (all when both are nil).
     public func steps(run: RunID? = nil, serial: String? = nil) throws(LedgerError) -> [StepRecord] {
         try read { (db) throws(LedgerError) in
-            try db.query(
-                "SELECT \(Columns.steps) FROM steps WHERE (?1 IS NULL OR run_id = ?1) AND (?2 IS NULL OR serial = ?2) ORDER BY id",
+            try db.rows(
+                "SELECT \(LedgerRows.stepColumns) FROM steps WHERE (?1 IS NULL OR run_id = ?1) AND (?2 IS NULL OR serial = ?2) ORDER BY id",
                 [SQLValue(run?.rawValue), SQLValue(serial)]
-            ) { (row) throws(LedgerError) in try Self.step(row, db.path) }
+            ) { (row) throws(LedgerError) in try LedgerRows.step(row) }
         }
     }
 
     /// Smoke tests in the order they were recorded, of one run and/or one device (all when both are nil).
     public func smokeTests(run: RunID? = nil, serial: String? = nil) throws(LedgerError) -> [SmokeTestRecord] {
         try read { (db) throws(LedgerError) in
-            try db.query(
+            try db.rows(
                 """
-                SELECT \(Columns.smokeTests) FROM smoke_tests
+                SELECT \(LedgerRows.smokeTestColumns) FROM smoke_tests
                 WHERE (?1 IS NULL OR run_id = ?1) AND (?2 IS NULL OR serial = ?2) ORDER BY id
                 """,
                 [SQLValue(run?.rawValue), SQLValue(serial)]
-            ) { (row) throws(LedgerError) in try Self.smokeTest(row, db.path) }
+            ) { (row) throws(LedgerError) in try LedgerRows.smokeTest(row) }
         }
     }
 
@@ -419,24 +419,25 @@ public final class Ledger: RunRecorder {
         try read { (db) throws(LedgerError) in
             let path = db.path
             var runs: [RunID: RunRecord] = [:]
-            for run in try db.query(
+            for run in try db.rows(
                 """
-                SELECT \(Columns.runs(fileVersion)) FROM runs WHERE id IN
+                SELECT \(LedgerRows.runColumns(fileVersion)) FROM runs WHERE id IN
                     (SELECT run_id FROM steps WHERE serial = ?1 UNION SELECT run_id FROM smoke_tests WHERE serial = ?1)
-                """, [.text(serial)], { (row) throws(LedgerError) in try Self.run(row, path) })
+                """, [.text(serial)], { (row) throws(LedgerError) in try LedgerRows.run(row) })
             {
                 runs[run.id] = run
             }
             typealias Keyed = (at: String, run: Int64, kind: Int, id: Int64, event: HistoryEntry.Event)
-            var events: [Keyed] = try db.query("SELECT \(Columns.steps), id FROM steps WHERE serial = ?", [.text(serial)]) {
+            var events: [Keyed] = try db.rows("SELECT \(LedgerRows.stepColumns), id FROM steps WHERE serial = ?", [.text(serial)]) {
                 (row) throws(LedgerError) in
-                let step = try Self.step(row, path)
-                return (row.text(3) ?? "", step.run.rawValue, 0, row.integer(Columns.stepsCount) ?? 0, .step(step))
+                let step = try LedgerRows.step(row)
+                return (row.text(3) ?? "", step.run.rawValue, 0, try row.requiredInteger(LedgerRows.stepColumnCount, "steps.id"), .step(step))
             }
-            events += try db.query("SELECT \(Columns.smokeTests), id FROM smoke_tests WHERE serial = ?", [.text(serial)]) {
+            events += try db.rows("SELECT \(LedgerRows.smokeTestColumns), id FROM smoke_tests WHERE serial = ?", [.text(serial)]) {
                 (row) throws(LedgerError) in
-                let test = try Self.smokeTest(row, path)
-                return (row.text(3) ?? "", test.run.rawValue, 1, row.integer(Columns.smokeTestsCount) ?? 0, .smokeTest(test))
+                let test = try LedgerRows.smokeTest(row)
+                return (row.text(3) ?? "", test.run.rawValue, 1, try row.requiredInteger(LedgerRows.smokeTestColumnCount, "smoke_tests.id"),
+                        .smokeTest(test))
             }
             events.sort { ($0.at, $0.run, $0.kind, $0.id) < ($1.at, $1.run, $1.kind, $1.id) }
             return try events.map { (entry) throws(LedgerError) -> HistoryEntry in
@@ -461,109 +462,8 @@ public final class Ledger: RunRecorder {
             return Set(latest.filter { $0.value == StepResult.done.rawValue || $0.value == StepResult.skipped.rawValue }.keys)
         }
     }
-
-    // MARK: Rows
-
-    enum Columns {
-        static let devices =
-            "serial, hardware_type, hardware_revision, antenna_type, first_seen, last_seen, firmware, region, provisioned"
-        /// The columns of `runs` in a file of schema `version`, as schema version 4 has them
-        /// (`heartbeat_at` came with version 2, `run_key` and today's outcome codes with 4; an
-        /// older file opened read-only reads NULL, the legacy key and the outcome renamed).
-        static func runsList(_ version: Int) -> [String] {
-            ["id", "kind", "profile_name", "profile_sha256", "station", "operator", "started_at", "ended_at",
-             version >= 4 ? "outcome" : Schema.legacyOutcomeSQL + " AS outcome", "report_path",
-             version >= 2 ? "heartbeat_at" : "NULL AS heartbeat_at",
-             version >= 4 ? "run_key" : RunKey.legacySQL() + " AS run_key"]
-        }
-        static func runs(_ version: Int) -> String { runsList(version).joined(separator: ", ") }
-        /// The expression of a run's key in a file of schema `version`.
-        static func runKey(_ version: Int) -> String { version >= 4 ? "run_key" : "(" + RunKey.legacySQL() + ")" }
-        static let steps = """
-            run_id, serial, step, started_at, ended_at, duration_ms, result, firmware_before, firmware_after, \
-            region_before, region_after, code, detail
-            """
-        static let stepsCount: Int32 = 13
-        static let smokeTests = """
-            run_id, serial, after_step, started_at, duration_ms, expected_tags, found_tags, missing_tags, \
-            reads_per_second, min_rssi, passed
-            """
-        static let smokeTestsCount: Int32 = 11
-    }
-
-    static func device(_ row: PreparedStatement, _ path: String) throws(LedgerError) -> DeviceRecord {
-        DeviceRecord(
-            serial: try row.required(0, "devices.serial", path), hardwareType: row.text(1), hardwareRevision: row.text(2),
-            antennaType: row.text(3), firstSeen: try row.date(4, "devices.first_seen", path),
-            lastSeen: try row.date(5, "devices.last_seen", path), firmware: row.text(6), region: row.text(7),
-            provisioned: (row.integer(8) ?? 0) != 0)
-    }
-
-    static func run(_ row: PreparedStatement, _ path: String) throws(LedgerError) -> RunRecord {
-        RunRecord(
-            id: RunID(rawValue: row.integer(0) ?? 0), key: try row.required(11, "runs.run_key", path),
-            kind: try row.enumeration(1, "runs.kind", path),
-            profileName: try row.required(2, "runs.profile_name", path),
-            profileSHA256: try row.required(3, "runs.profile_sha256", path),
-            station: try row.required(4, "runs.station", path), operatorName: try row.required(5, "runs.operator", path),
-            startedAt: try row.date(6, "runs.started_at", path),
-            endedAt: row.isNull(7) ? nil : try row.date(7, "runs.ended_at", path),
-            outcome: row.isNull(8) ? nil : try row.enumeration(8, "runs.outcome", path) as RunOutcome,
-            reportPath: row.text(9),
-            lastSeenAt: row.isNull(10) ? nil : try row.date(10, "runs.heartbeat_at", path))
-    }
-
-    static func step(_ row: PreparedStatement, _ path: String) throws(LedgerError) -> StepRecord {
-        StepRecord(
-            run: RunID(rawValue: row.integer(0) ?? 0), serial: try row.required(1, "steps.serial", path),
-            step: try row.required(2, "steps.step", path), startedAt: try row.date(3, "steps.started_at", path),
-            endedAt: try row.date(4, "steps.ended_at", path), result: try row.enumeration(6, "steps.result", path),
-            firmwareBefore: row.text(7), firmwareAfter: row.text(8), regionBefore: row.text(9), regionAfter: row.text(10),
-            code: row.text(11), detail: row.text(12) ?? "")
-    }
-
-    static func smokeTest(_ row: PreparedStatement, _ path: String) throws(LedgerError) -> SmokeTestRecord {
-        SmokeTestRecord(
-            run: RunID(rawValue: row.integer(0) ?? 0), serial: try row.required(1, "smoke_tests.serial", path),
-            afterStep: try row.required(2, "smoke_tests.after_step", path),
-            startedAt: try row.date(3, "smoke_tests.started_at", path), durationMilliseconds: row.integer(4) ?? 0,
-            expectedTags: try row.tags(5, "smoke_tests.expected_tags", path),
-            foundTags: try row.tags(6, "smoke_tests.found_tags", path), readsPerSecond: row.real(8) ?? 0,
-            minRSSI: row.real(9), passed: (row.integer(10) ?? 0) != 0)
-    }
 }
 
 private func isHexDigit(_ byte: UInt8) -> Bool {
     (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-}
-
-extension PreparedStatement {
-    /// A NOT NULL text column; a NULL means the file was edited by hand or damaged.
-    func required(_ column: Int32, _ name: String, _ path: String) throws(LedgerError) -> String {
-        guard let value = text(column) else { throw .corrupt(path: path, damage: LedgerDamage("null_column", [name])) }
-        return value
-    }
-
-    func date(_ column: Int32, _ name: String, _ path: String) throws(LedgerError) -> Date {
-        let value = try required(column, name, path)
-        guard let date = LedgerTime.parse(value) else {
-            throw .corrupt(path: path, damage: LedgerDamage("bad_time", [name, value]))
-        }
-        return date
-    }
-
-    func enumeration<E: RawRepresentable>(_ column: Int32, _ name: String, _ path: String) throws(LedgerError) -> E
-    where E.RawValue == String {
-        let value = try required(column, name, path)
-        guard let parsed = E(rawValue: value) else { throw .corrupt(path: path, damage: LedgerDamage("unknown_value", [name, value])) }
-        return parsed
-    }
-
-    func tags(_ column: Int32, _ name: String, _ path: String) throws(LedgerError) -> [String] {
-        let value = try required(column, name, path)
-        guard let tags = JSONText.parseStringArray(value) else {
-            throw .corrupt(path: path, damage: LedgerDamage("bad_json_array", [name, value]))
-        }
-        return tags
-    }
 }

@@ -383,18 +383,10 @@ public final class PostgresLedger: RunRecorder {
 
     public func intents(serial: String? = nil, openOnly: Bool = false) throws(LedgerError) -> [IntentRecord] {
         try read { (db) throws(LedgerError) in
-            try Self.query(db, target, """
-                SELECT id, run_id, serial, step, target, recorded_at, outcome, resolved_at, resolved_by FROM intents
+            try Self.rows(db, target, """
+                SELECT \(LedgerRows.intentColumns) FROM intents
                 WHERE ($1::text IS NULL OR serial = $1) AND (NOT $2::boolean OR outcome IS NULL) ORDER BY id
-                """, [serial, openOnly ? "true" : "false"]).map { (row) throws(LedgerError) -> IntentRecord in
-                IntentRecord(
-                    id: try Self.int(row, 0, target), run: RunID(rawValue: try Self.int(row, 1, target)),
-                    serial: row.text(2) ?? "", step: row.text(3) ?? "", target: row.text(4) ?? "",
-                    recordedAt: try Self.date(row, 5, "intents.recorded_at", target),
-                    outcome: row.text(6).flatMap(IntentOutcome.init(rawValue:)),
-                    resolvedAt: row.text(7).flatMap(LedgerTime.parse),
-                    resolvedBy: try Self.optionalInt(row, 8, target).map(RunID.init(rawValue:)))
-            }
+                """, [serial, openOnly ? "true" : "false"]) { (row) throws(LedgerError) -> IntentRecord in try LedgerRows.intent(row) }
         }
     }
 
@@ -429,45 +421,51 @@ public final class PostgresLedger: RunRecorder {
 
     public func devices() throws(LedgerError) -> [DeviceRecord] {
         try read { (db) throws(LedgerError) in
-            try Self.query(db, target, "SELECT \(Self.deviceColumns) FROM devices ORDER BY serial").map { (row) throws(LedgerError) in try Self.device(row, target) }
+            try Self.rows(db, target, "SELECT \(LedgerRows.deviceColumns) FROM devices ORDER BY serial") {
+                (row) throws(LedgerError) in try LedgerRows.device(row)
+            }
         }
     }
 
     public func device(serial: String) throws(LedgerError) -> DeviceRecord? {
         try read { (db) throws(LedgerError) in
-            try Self.query(db, target, "SELECT \(Self.deviceColumns) FROM devices WHERE serial = $1", [serial])
-                .map { (row) throws(LedgerError) in try Self.device(row, target) }.first
+            try Self.rows(db, target, "SELECT \(LedgerRows.deviceColumns) FROM devices WHERE serial = $1", [serial]) {
+                (row) throws(LedgerError) in try LedgerRows.device(row)
+            }.first
         }
     }
 
     /// The newest runs first, of every station.
     public func runs(limit: Int? = nil) throws(LedgerError) -> [RunRecord] {
         try read { (db) throws(LedgerError) in
-            try Self.query(db, target, "SELECT \(Self.runColumns) FROM runs ORDER BY id DESC LIMIT $1", [limit.map(String.init)])
-                .map { (row) throws(LedgerError) in try Self.run(row, target) }
+            try Self.rows(db, target, "SELECT \(Self.runColumns) FROM runs ORDER BY id DESC LIMIT $1", [limit.map(String.init)]) {
+                (row) throws(LedgerError) in try LedgerRows.run(row)
+            }
         }
     }
 
     public func run(key: String) throws(LedgerError) -> RunRecord? {
         try read { (db) throws(LedgerError) in
-            try Self.query(db, target, "SELECT \(Self.runColumns) FROM runs WHERE run_key = $1", [key])
-                .map { (row) throws(LedgerError) in try Self.run(row, target) }.first
+            try Self.rows(db, target, "SELECT \(Self.runColumns) FROM runs WHERE run_key = $1", [key]) {
+                (row) throws(LedgerError) in try LedgerRows.run(row)
+            }.first
         }
     }
 
     public func run(_ id: RunID) throws(LedgerError) -> RunRecord? {
         try read { (db) throws(LedgerError) in
-            try Self.query(db, target, "SELECT \(Self.runColumns) FROM runs WHERE id = $1", [String(id.rawValue)])
-                .map { (row) throws(LedgerError) in try Self.run(row, target) }.first
+            try Self.rows(db, target, "SELECT \(Self.runColumns) FROM runs WHERE id = $1", [String(id.rawValue)]) {
+                (row) throws(LedgerError) in try LedgerRows.run(row)
+            }.first
         }
     }
 
     /// Steps in the order they were recorded, of one run and/or one device.
     public func steps(run: RunID? = nil, serial: String? = nil) throws(LedgerError) -> [StepRecord] {
         try read { (db) throws(LedgerError) in
-            try Self.query(db, target, """
-                SELECT \(Self.stepColumns) FROM steps WHERE ($1::bigint IS NULL OR run_id = $1) AND ($2::text IS NULL OR serial = $2) ORDER BY id
-                """, [run.map { String($0.rawValue) }, serial]).map { (row) throws(LedgerError) in try Self.step(row, target) }
+            try Self.rows(db, target, """
+                SELECT \(LedgerRows.stepColumns) FROM steps WHERE ($1::bigint IS NULL OR run_id = $1) AND ($2::text IS NULL OR serial = $2) ORDER BY id
+                """, [run.map { String($0.rawValue) }, serial]) { (row) throws(LedgerError) in try LedgerRows.step(row) }
         }
     }
 
@@ -480,10 +478,10 @@ public final class PostgresLedger: RunRecorder {
 
     public func smokeTests(run: RunID? = nil, serial: String? = nil) throws(LedgerError) -> [SmokeTestRecord] {
         try read { (db) throws(LedgerError) in
-            try Self.query(db, target, """
-                SELECT \(Self.smokeColumns) FROM smoke_tests
+            try Self.rows(db, target, """
+                SELECT \(LedgerRows.smokeTestColumns) FROM smoke_tests
                 WHERE ($1::bigint IS NULL OR run_id = $1) AND ($2::text IS NULL OR serial = $2) ORDER BY id
-                """, [run.map { String($0.rawValue) }, serial]).map { (row) throws(LedgerError) in try Self.smokeTest(row, target) }
+                """, [run.map { String($0.rawValue) }, serial]) { (row) throws(LedgerError) in try LedgerRows.smokeTest(row) }
         }
     }
 
@@ -595,7 +593,7 @@ public final class PostgresLedger: RunRecorder {
     }
 
     static func closeAbandonedRuns(_ db: PostgresConnection, target: String) throws(LedgerError) -> [RunRecord] {
-        let open = try query(db, target, "SELECT \(runColumns) FROM runs WHERE ended_at IS NULL ORDER BY id").map { (row) throws(LedgerError) in try run(row, target) }
+        let open = try rows(db, target, "SELECT \(runColumns) FROM runs WHERE ended_at IS NULL ORDER BY id") { (row) throws(LedgerError) in try LedgerRows.run(row) }
         var closed: [RunRecord] = []
         for var record in open {
             let key = Int32(truncatingIfNeeded: record.id.rawValue)
@@ -617,86 +615,15 @@ public final class PostgresLedger: RunRecorder {
 
     // MARK: Rows
 
-    static let deviceColumns = "serial, hardware_type, hardware_revision, antenna_type, first_seen, last_seen, firmware, region, provisioned"
-    static let runColumns = "id, kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome, report_path, heartbeat_at, run_key"
-    static let stepColumns = """
-        run_id, serial, step, started_at, ended_at, duration_ms, result, firmware_before, firmware_after, \
-        region_before, region_after, code, detail
-        """
-    static let smokeColumns = """
-        run_id, serial, after_step, started_at, duration_ms, expected_tags, found_tags, missing_tags, \
-        reads_per_second, min_rssi, passed
-        """
+    /// The columns of `runs` on the shared ledger (always at the current schema).
+    static let runColumns = LedgerRows.runColumns(PostgresSchema.currentVersion)
 
+    /// An id or a count the statement returns (records are read by ``LedgerRows``).
     static func int(_ row: PostgresRow, _ index: Int, _ target: String) throws(LedgerError) -> Int64 {
-        guard let value = try optionalInt(row, index, target) else { throw .corrupt(path: target, damage: LedgerDamage("null_number")) }
+        guard let value = try run(target, { () throws(PostgresError) in try row.int(index) }) else {
+            throw .corrupt(path: target, damage: LedgerDamage("null_number"))
+        }
         return value
-    }
-
-    static func optionalInt(_ row: PostgresRow, _ index: Int, _ target: String) throws(LedgerError) -> Int64? {
-        try run(target) { () throws(PostgresError) in try row.int(index) }
-    }
-
-    static func required(_ row: PostgresRow, _ index: Int, _ name: String, _ target: String) throws(LedgerError) -> String {
-        guard let value = row.text(index) else { throw .corrupt(path: target, damage: LedgerDamage("null_column", [name])) }
-        return value
-    }
-
-    static func date(_ row: PostgresRow, _ index: Int, _ name: String, _ target: String) throws(LedgerError) -> Date {
-        let value = try required(row, index, name, target)
-        guard let date = LedgerTime.parse(value) else { throw .corrupt(path: target, damage: LedgerDamage("bad_time", [name, value])) }
-        return date
-    }
-
-    static func enumeration<E: RawRepresentable>(_ row: PostgresRow, _ index: Int, _ name: String, _ target: String) throws(LedgerError) -> E
-    where E.RawValue == String {
-        let value = try required(row, index, name, target)
-        guard let parsed = E(rawValue: value) else { throw .corrupt(path: target, damage: LedgerDamage("unknown_value", [name, value])) }
-        return parsed
-    }
-
-    static func tags(_ row: PostgresRow, _ index: Int, _ name: String, _ target: String) throws(LedgerError) -> [String] {
-        let value = try required(row, index, name, target)
-        guard let tags = JSONText.parseStringArray(value) else { throw .corrupt(path: target, damage: LedgerDamage("bad_json_array", [name, value])) }
-        return tags
-    }
-
-    static func device(_ row: PostgresRow, _ target: String) throws(LedgerError) -> DeviceRecord {
-        DeviceRecord(
-            serial: try required(row, 0, "devices.serial", target), hardwareType: row.text(1), hardwareRevision: row.text(2),
-            antennaType: row.text(3), firstSeen: try date(row, 4, "devices.first_seen", target),
-            lastSeen: try date(row, 5, "devices.last_seen", target), firmware: row.text(6), region: row.text(7),
-            provisioned: row.bool(8) ?? false)
-    }
-
-    static func run(_ row: PostgresRow, _ target: String) throws(LedgerError) -> RunRecord {
-        RunRecord(
-            id: RunID(rawValue: try int(row, 0, target)), key: try required(row, 11, "runs.run_key", target),
-            kind: try enumeration(row, 1, "runs.kind", target), profileName: try required(row, 2, "runs.profile_name", target),
-            profileSHA256: try required(row, 3, "runs.profile_sha256", target), station: try required(row, 4, "runs.station", target),
-            operatorName: try required(row, 5, "runs.operator", target), startedAt: try date(row, 6, "runs.started_at", target),
-            endedAt: row.text(7) == nil ? nil : try date(row, 7, "runs.ended_at", target),
-            outcome: row.text(8) == nil ? nil : try enumeration(row, 8, "runs.outcome", target) as RunOutcome,
-            reportPath: row.text(9), lastSeenAt: row.text(10) == nil ? nil : try date(row, 10, "runs.heartbeat_at", target))
-    }
-
-    static func step(_ row: PostgresRow, _ target: String) throws(LedgerError) -> StepRecord {
-        StepRecord(
-            run: RunID(rawValue: try int(row, 0, target)), serial: try required(row, 1, "steps.serial", target),
-            step: try required(row, 2, "steps.step", target), startedAt: try date(row, 3, "steps.started_at", target),
-            endedAt: try date(row, 4, "steps.ended_at", target), result: try enumeration(row, 6, "steps.result", target),
-            firmwareBefore: row.text(7), firmwareAfter: row.text(8), regionBefore: row.text(9), regionAfter: row.text(10),
-            code: row.text(11), detail: row.text(12) ?? "")
-    }
-
-    static func smokeTest(_ row: PostgresRow, _ target: String) throws(LedgerError) -> SmokeTestRecord {
-        SmokeTestRecord(
-            run: RunID(rawValue: try int(row, 0, target)), serial: try required(row, 1, "smoke_tests.serial", target),
-            afterStep: try required(row, 2, "smoke_tests.after_step", target),
-            startedAt: try date(row, 3, "smoke_tests.started_at", target), durationMilliseconds: try int(row, 4, target),
-            expectedTags: try tags(row, 5, "smoke_tests.expected_tags", target), foundTags: try tags(row, 6, "smoke_tests.found_tags", target),
-            readsPerSecond: (try run(target) { () throws(PostgresError) in try row.double(8) }) ?? 0,
-            minRSSI: try run(target) { () throws(PostgresError) in try row.double(9) }, passed: row.bool(10) ?? false)
     }
 }
 

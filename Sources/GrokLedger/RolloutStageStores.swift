@@ -1,77 +1,8 @@
 import Foundation
 import GrokPostgres
 
-// The rollout stage statements of each ledger (RolloutStages.swift has the decisions).
-// Rows are read as text on both sides, so one set of parsers serves both.
-
-enum StageRows {
-    static let stageColumns = "rollout_id, release, percentage, state, reason_code, reason_detail, tripped_by, updated_at, updated_by"
-    static let eventColumns = "id, rollout_id, action, percentage_before, percentage_after, station, actor, note, at"
-    /// `rollout_results` joined with `runs r` for the run's key.
-    static let resultColumns = """
-        x.rollout_id, r.run_key, x.station, x.serial, x.percentage, x.outcome, x.hardware_revision, x.firmware_after, x.finished_at
-        """
-
-    static func text(_ row: [String?], _ index: Int, _ name: String, _ location: String) throws(LedgerError) -> String {
-        guard index < row.count, let value = row[index] else { throw .corrupt(path: location, damage: LedgerDamage("null_column", [name])) }
-        return value
-    }
-
-    static func number(_ row: [String?], _ index: Int, _ name: String, _ location: String) throws(LedgerError) -> Double {
-        let value = try text(row, index, name, location)
-        guard let number = Double(value) else { throw .corrupt(path: location, damage: LedgerDamage("bad_number", [name, value])) }
-        return number
-    }
-
-    static func optionalNumber(_ row: [String?], _ index: Int, _ name: String, _ location: String) throws(LedgerError) -> Double? {
-        row[index] == nil ? nil : try number(row, index, name, location)
-    }
-
-    static func date(_ row: [String?], _ index: Int, _ name: String, _ location: String) throws(LedgerError) -> Date {
-        let value = try text(row, index, name, location)
-        guard let date = LedgerTime.parse(value) else { throw .corrupt(path: location, damage: LedgerDamage("bad_time", [name, value])) }
-        return date
-    }
-
-    static func code<E: RawRepresentable>(_ row: [String?], _ index: Int, _ name: String, _ location: String) throws(LedgerError) -> E
-    where E.RawValue == String {
-        let value = try text(row, index, name, location)
-        guard let parsed = E(rawValue: value) else { throw .corrupt(path: location, damage: LedgerDamage("unknown_value", [name, value])) }
-        return parsed
-    }
-
-    static func stage(_ row: [String?], _ location: String) throws(LedgerError) -> RolloutStage {
-        RolloutStage(rolloutID: try text(row, 0, "rollout_stages.rollout_id", location), release: row[1],
-                     percentage: try number(row, 2, "rollout_stages.percentage", location),
-                     state: try code(row, 3, "rollout_stages.state", location), reasonCode: row[4], reasonDetail: row[5] ?? "",
-                     trippedBy: row[6], updatedAt: try date(row, 7, "rollout_stages.updated_at", location),
-                     updatedBy: try text(row, 8, "rollout_stages.updated_by", location))
-    }
-
-    static func event(_ row: [String?], _ location: String) throws(LedgerError) -> StageEvent {
-        let id = try text(row, 0, "stage_events.id", location)
-        return StageEvent(id: Int64(id) ?? 0, rolloutID: try text(row, 1, "stage_events.rollout_id", location),
-                          action: try code(row, 2, "stage_events.action", location),
-                          percentageBefore: try optionalNumber(row, 3, "stage_events.percentage_before", location),
-                          percentageAfter: try optionalNumber(row, 4, "stage_events.percentage_after", location),
-                          station: row[5], actor: try text(row, 6, "stage_events.actor", location), note: row[7] ?? "",
-                          at: try date(row, 8, "stage_events.at", location))
-    }
-
-    static func result(_ row: [String?], _ location: String) throws(LedgerError) -> RolloutResult {
-        RolloutResult(rolloutID: try text(row, 0, "rollout_results.rollout_id", location),
-                      runKey: try text(row, 1, "runs.run_key", location),
-                      station: try text(row, 2, "rollout_results.station", location),
-                      serial: try text(row, 3, "rollout_results.serial", location),
-                      percentage: try number(row, 4, "rollout_results.percentage", location),
-                      outcome: try code(row, 5, "rollout_results.outcome", location), hardwareRevision: row[6],
-                      firmwareAfter: row[7], finishedAt: try date(row, 8, "rollout_results.finished_at", location))
-    }
-
-    /// Record ids for the events one call may write (the shared ledger keeps a retried
-    /// transaction once by them).
-    static func recordIDs() -> [String] { [UUID().uuidString, UUID().uuidString] }
-}
+// The rollout stage statements of each ledger (RolloutStages.swift has the decisions;
+// LedgerRows.swift the one decoder of each row, shared by both ledgers).
 
 // MARK: SQLite
 
@@ -80,18 +11,33 @@ struct SQLiteStageTransaction: StageTransaction {
     let db: SQLiteConnection
     var location: String { db.path }
 
-    private func rows(_ sql: String, _ values: [SQLValue] = [], columns: Int32) throws(LedgerError) -> [[String?]] {
-        try db.query(sql, values) { row in (0..<columns).map { row.text($0) } }
+    func stage(_ rolloutID: String) throws(LedgerError) -> RolloutStage? {
+        try db.rows("SELECT \(LedgerRows.stageColumns) FROM rollout_stages WHERE rollout_id = ?", [.text(rolloutID)]) {
+            (row) throws(LedgerError) in try LedgerRows.stage(row)
+        }.first
     }
 
-    func stage(_ rolloutID: String) throws(LedgerError) -> RolloutStage? {
-        try rows("SELECT \(StageRows.stageColumns) FROM rollout_stages WHERE rollout_id = ?", [.text(rolloutID)], columns: 9)
-            .first.map { (row) throws(LedgerError) in try StageRows.stage(row, location) }
+    func stages() throws(LedgerError) -> [RolloutStage] {
+        try db.rows("SELECT \(LedgerRows.stageColumns) FROM rollout_stages ORDER BY rollout_id") {
+            (row) throws(LedgerError) in try LedgerRows.stage(row)
+        }
+    }
+
+    /// Every stage, every event and every result (``RolloutRecords``), in this transaction.
+    func records() throws(LedgerError) -> RolloutRecords {
+        RolloutRecords(
+            stages: try stages(),
+            events: try db.rows("SELECT \(LedgerRows.eventColumns) FROM stage_events ORDER BY id") {
+                (row) throws(LedgerError) in try LedgerRows.event(row)
+            },
+            results: try db.rows("""
+                SELECT \(LedgerRows.resultColumns) FROM rollout_results x JOIN runs r ON r.id = x.run_id ORDER BY x.id
+                """) { (row) throws(LedgerError) in try LedgerRows.result(row) })
     }
 
     func insertStage(_ stage: RolloutStage) throws(LedgerError) -> Bool {
         try db.execute("""
-            INSERT INTO rollout_stages (\(StageRows.stageColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO rollout_stages (\(LedgerRows.stageColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (rollout_id) DO NOTHING
             """, values(stage))
         return try db.queryInteger("SELECT changes()") == 1
@@ -136,13 +82,12 @@ struct SQLiteStageTransaction: StageTransaction {
     }
 
     func results(_ rolloutID: String, after: Date?, cutoff: Date?, limit: Int?) throws(LedgerError) -> [RolloutResult] {
-        try rows("""
-            SELECT \(StageRows.resultColumns) FROM rollout_results x JOIN runs r ON r.id = x.run_id
+        try db.rows("""
+            SELECT \(LedgerRows.resultColumns) FROM rollout_results x JOIN runs r ON r.id = x.run_id
             WHERE x.rollout_id = ?1 AND (?2 IS NULL OR x.finished_at > ?2) AND (?3 IS NULL OR x.finished_at >= ?3)
             ORDER BY x.id DESC LIMIT ?4
             """, [.text(rolloutID), SQLValue(after.map(LedgerTime.format)), SQLValue(cutoff.map(LedgerTime.format)),
-                  .integer(Int64(limit ?? -1))], columns: 9)
-            .map { (row) throws(LedgerError) in try StageRows.result(row, location) }
+                  .integer(Int64(limit ?? -1))]) { (row) throws(LedgerError) in try LedgerRows.result(row) }
     }
 }
 
@@ -158,17 +103,16 @@ extension Ledger: RolloutStageStore {
     public func rolloutStages() throws(LedgerError) -> [RolloutStage] {
         guard hasStages else { return [] }
         return try read { (db) throws(LedgerError) in
-            try db.query("SELECT \(StageRows.stageColumns) FROM rollout_stages ORDER BY rollout_id") { row in (0..<9).map { row.text($0) } }
-                .map { (row) throws(LedgerError) in try StageRows.stage(row, db.path) }
+            try SQLiteStageTransaction(db: db).stages()
         }
     }
 
     public func stageEvents(_ rolloutID: String) throws(LedgerError) -> [StageEvent] {
         guard hasStages else { return [] }
         return try read { (db) throws(LedgerError) in
-            try db.query("SELECT \(StageRows.eventColumns) FROM stage_events WHERE rollout_id = ? ORDER BY id", [.text(rolloutID)]) { row in
-                (0..<9).map { row.text($0) }
-            }.map { (row) throws(LedgerError) in try StageRows.event(row, db.path) }
+            try db.rows("SELECT \(LedgerRows.eventColumns) FROM stage_events WHERE rollout_id = ? ORDER BY id", [.text(rolloutID)]) {
+                (row) throws(LedgerError) in try LedgerRows.event(row)
+            }
         }
     }
 
@@ -179,8 +123,13 @@ extension Ledger: RolloutStageStore {
         }
     }
 
+    public func rolloutRecords() throws(LedgerError) -> RolloutRecords {
+        guard hasStages else { return RolloutRecords() }
+        return try read { (db) throws(LedgerError) in try SQLiteStageTransaction(db: db).records() }
+    }
+
     public func checkRolloutStage(_ check: StageCheck) throws(LedgerError) -> RolloutStage {
-        let ids = StageRows.recordIDs()
+        let ids = RolloutStageDecisions.recordIDs()
         return try write { (db) throws(LedgerError) in
             try RolloutStageDecisions.check(SQLiteStageTransaction(db: db), check, write: true, recordIDs: ids)
         }
@@ -192,14 +141,14 @@ extension Ledger: RolloutStageStore {
                                 reasonCode: nil, reasonDetail: "", trippedBy: nil, updatedAt: check.now, updatedBy: check.actor,
                                 inLedger: false)
         }
-        let ids = StageRows.recordIDs()
+        let ids = RolloutStageDecisions.recordIDs()
         return try read { (db) throws(LedgerError) in
             try RolloutStageDecisions.check(SQLiteStageTransaction(db: db), check, write: false, recordIDs: ids)
         }
     }
 
     public func recordRolloutResult(_ result: RolloutResult, _ check: StageCheck) throws(LedgerError) -> RolloutStage {
-        let ids = StageRows.recordIDs()
+        let ids = RolloutStageDecisions.recordIDs()
         let recordID = UUID().uuidString
         return try write { (db) throws(LedgerError) in
             let tx = SQLiteStageTransaction(db: db)
@@ -209,7 +158,7 @@ extension Ledger: RolloutStageStore {
                                                                station: check.station, actor: check.actor, runKey: check.runKey,
                                                                now: check.now), write: true, recordIDs: ids)
             try tx.insertResult(result, recordID: recordID)
-            return try RolloutStageDecisions.check(tx, check, write: true, recordIDs: StageRows.recordIDs())
+            return try RolloutStageDecisions.check(tx, check, write: true, recordIDs: RolloutStageDecisions.recordIDs())
         }
     }
 
@@ -232,20 +181,51 @@ struct PostgresStageTransaction: StageTransaction {
     let db: PostgresConnection
     let location: String
 
+    /// The texts of the rows of a statement that is no record's read (inserts, updates, ids).
+    @discardableResult
     private func rows(_ sql: String, _ values: [String?] = []) throws(LedgerError) -> [[String?]] {
         try PostgresLedger.query(db, location, sql, values).map(\.values)
+    }
+
+    private func records<Row>(_ sql: String, _ values: [String?] = [], _ decode: (PostgresLedgerRow) throws(LedgerError) -> Row)
+        throws(LedgerError) -> [Row] {
+        try PostgresLedger.rows(db, location, sql, values, decode)
     }
 
     private func number(_ value: Double?) -> String? { value.map { "\($0)" } }
 
     func stage(_ rolloutID: String) throws(LedgerError) -> RolloutStage? {
-        try rows("SELECT \(StageRows.stageColumns) FROM rollout_stages WHERE rollout_id = $1 FOR UPDATE", [rolloutID])
-            .first.map { (row) throws(LedgerError) in try StageRows.stage(row, location) }
+        try records("SELECT \(LedgerRows.stageColumns) FROM rollout_stages WHERE rollout_id = $1 FOR UPDATE", [rolloutID]) {
+            (row) throws(LedgerError) in try LedgerRows.stage(row)
+        }.first
+    }
+
+    func stages() throws(LedgerError) -> [RolloutStage] {
+        try records("SELECT \(LedgerRows.stageColumns) FROM rollout_stages ORDER BY rollout_id") {
+            (row) throws(LedgerError) in try LedgerRows.stage(row)
+        }
+    }
+
+    func events(_ rolloutID: String?) throws(LedgerError) -> [StageEvent] {
+        try records("SELECT \(LedgerRows.eventColumns) FROM stage_events WHERE ($1::text IS NULL OR rollout_id = $1) ORDER BY id",
+                    [rolloutID]) { (row) throws(LedgerError) in try LedgerRows.event(row) }
+    }
+
+    /// Every stage, every event and every result (``RolloutRecords``), in this transaction.
+    /// A shared ledger still at schema 4 (opened read-only, not migrated) has none.
+    func records() throws(LedgerError) -> RolloutRecords {
+        let staged = try PostgresLedger.query(db, location, "SELECT to_regclass('rollout_results') IS NOT NULL").first?.bool(0) ?? false
+        guard staged else { return RolloutRecords() }
+        return RolloutRecords(
+            stages: try stages(), events: try events(nil),
+            results: try records("""
+                SELECT \(LedgerRows.resultColumns) FROM rollout_results x JOIN runs r ON r.id = x.run_id ORDER BY x.id
+                """) { (row) throws(LedgerError) in try LedgerRows.result(row) })
     }
 
     func insertStage(_ stage: RolloutStage) throws(LedgerError) -> Bool {
         !(try rows("""
-            INSERT INTO rollout_stages (\(StageRows.stageColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            INSERT INTO rollout_stages (\(LedgerRows.stageColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
             ON CONFLICT (rollout_id) DO NOTHING RETURNING rollout_id
             """, values(stage))).isEmpty
     }
@@ -288,36 +268,36 @@ struct PostgresStageTransaction: StageTransaction {
     }
 
     func results(_ rolloutID: String, after: Date?, cutoff: Date?, limit: Int?) throws(LedgerError) -> [RolloutResult] {
-        try rows("""
-            SELECT \(StageRows.resultColumns) FROM rollout_results x JOIN runs r ON r.id = x.run_id
+        try records("""
+            SELECT \(LedgerRows.resultColumns) FROM rollout_results x JOIN runs r ON r.id = x.run_id
             WHERE x.rollout_id = $1 AND ($2::text IS NULL OR x.finished_at > $2::text)
               AND ($3::text IS NULL OR x.finished_at >= $3::text)
             ORDER BY x.id DESC LIMIT $4::bigint
-            """, [rolloutID, after.map(LedgerTime.format), cutoff.map(LedgerTime.format), limit.map(String.init)])
-            .map { (row) throws(LedgerError) in try StageRows.result(row, location) }
+            """, [rolloutID, after.map(LedgerTime.format), cutoff.map(LedgerTime.format), limit.map(String.init)]) {
+            (row) throws(LedgerError) in try LedgerRows.result(row)
+        }
     }
 }
 
 extension PostgresLedger: RolloutStageStore {
     public func rolloutStage(_ rolloutID: String) throws(LedgerError) -> RolloutStage? {
         try read { (db) throws(LedgerError) in
-            try Self.query(db, target, "SELECT \(StageRows.stageColumns) FROM rollout_stages WHERE rollout_id = $1", [rolloutID])
-                .first.map { (row) throws(LedgerError) in try StageRows.stage(row.values, target) }
+            try Self.rows(db, target, "SELECT \(LedgerRows.stageColumns) FROM rollout_stages WHERE rollout_id = $1", [rolloutID]) {
+                (row) throws(LedgerError) in try LedgerRows.stage(row)
+            }.first
         }
     }
 
     public func rolloutStages() throws(LedgerError) -> [RolloutStage] {
-        try read { (db) throws(LedgerError) in
-            try Self.query(db, target, "SELECT \(StageRows.stageColumns) FROM rollout_stages ORDER BY rollout_id")
-                .map { (row) throws(LedgerError) in try StageRows.stage(row.values, target) }
-        }
+        try read { (db) throws(LedgerError) in try PostgresStageTransaction(db: db, location: target).stages() }
     }
 
     public func stageEvents(_ rolloutID: String) throws(LedgerError) -> [StageEvent] {
-        try read { (db) throws(LedgerError) in
-            try Self.query(db, target, "SELECT \(StageRows.eventColumns) FROM stage_events WHERE rollout_id = $1 ORDER BY id", [rolloutID])
-                .map { (row) throws(LedgerError) in try StageRows.event(row.values, target) }
-        }
+        try read { (db) throws(LedgerError) in try PostgresStageTransaction(db: db, location: target).events(rolloutID) }
+    }
+
+    public func rolloutRecords() throws(LedgerError) -> RolloutRecords {
+        try read { (db) throws(LedgerError) in try PostgresStageTransaction(db: db, location: target).records() }
     }
 
     public func rolloutResults(_ rolloutID: String) throws(LedgerError) -> [RolloutResult] {
@@ -327,14 +307,14 @@ extension PostgresLedger: RolloutStageStore {
     }
 
     public func checkRolloutStage(_ check: StageCheck) throws(LedgerError) -> RolloutStage {
-        let ids = StageRows.recordIDs()
+        let ids = RolloutStageDecisions.recordIDs()
         return try write { (db) throws(LedgerError) in
             try RolloutStageDecisions.check(PostgresStageTransaction(db: db, location: target), check, write: true, recordIDs: ids)
         }
     }
 
     public func previewRolloutStage(_ check: StageCheck) throws(LedgerError) -> RolloutStage {
-        let ids = StageRows.recordIDs()
+        let ids = RolloutStageDecisions.recordIDs()
         return try write { (db) throws(LedgerError) in
             // Read only: the transaction writes nothing (and the row lock ends with it).
             try RolloutStageDecisions.check(PostgresStageTransaction(db: db, location: target), check, write: false, recordIDs: ids)
@@ -344,7 +324,7 @@ extension PostgresLedger: RolloutStageStore {
     public func recordRolloutResult(_ result: RolloutResult, _ check: StageCheck) throws(LedgerError) -> RolloutStage {
         // Made once, outside the retries: a transaction sent again after a lost connection
         // finds its own rows by these ids and adds nothing.
-        let first = StageRows.recordIDs(), second = StageRows.recordIDs()
+        let first = RolloutStageDecisions.recordIDs(), second = RolloutStageDecisions.recordIDs()
         let recordID = UUID().uuidString
         return try write { (db) throws(LedgerError) in
             let tx = PostgresStageTransaction(db: db, location: target)

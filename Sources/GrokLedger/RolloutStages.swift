@@ -211,6 +211,23 @@ public struct RolloutResult: Sendable, Hashable {
     }
 }
 
+/// Every rollout's stage, history and units' results, read in one transaction: a
+/// consistent snapshot (``RolloutStageStore/rolloutRecords()``; what ``FleetView`` shows).
+public struct RolloutRecords: Sendable, Hashable {
+    /// Every stage, by rollout id.
+    public var stages: [RolloutStage]
+    /// Every stage's changes, oldest first.
+    public var events: [StageEvent]
+    /// Every unit's result, in the order they were recorded.
+    public var results: [RolloutResult]
+
+    public init(stages: [RolloutStage] = [], events: [StageEvent] = [], results: [RolloutResult] = []) {
+        self.stages = stages
+        self.events = events
+        self.results = results
+    }
+}
+
 /// What a station's rollout run knows when it checks its stage: the profile's rollout, who
 /// runs it and where.
 public struct StageCheck: Sendable, Hashable {
@@ -262,6 +279,9 @@ public protocol RolloutStageStore: Sendable {
     func stageEvents(_ rolloutID: String) throws(LedgerError) -> [StageEvent]
     /// Every unit's result of the rollout, oldest first.
     func rolloutResults(_ rolloutID: String) throws(LedgerError) -> [RolloutResult]
+    /// Every rollout's stage, events and results, in one transaction (a ledger without
+    /// rollout tables yet, opened read-only, has none).
+    func rolloutRecords() throws(LedgerError) -> RolloutRecords
     /// Before a unit starts and before its firmware decision: makes the stage when it is
     /// missing (with the profile's percentage, event `created`), judges the halt rule over
     /// the window and, when it trips an active stage, marks it halted (event `halted`).
@@ -297,6 +317,10 @@ protocol StageTransaction {
 }
 
 enum RolloutStageDecisions {
+    /// Record ids for the events one call may write (the shared ledger keeps a retried
+    /// transaction once by them).
+    static func recordIDs() -> [String] { [UUID().uuidString, UUID().uuidString] }
+
     /// The stage as the check finds it, and the writes it makes when `write`.
     static func check(_ tx: some StageTransaction, _ check: StageCheck, write: Bool, recordIDs: [String]) throws(LedgerError) -> RolloutStage {
         var stage: RolloutStage

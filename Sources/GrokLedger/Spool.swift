@@ -173,8 +173,8 @@ public final class Spool: Sendable {
                 FROM rollout_results WHERE run_id = ?1 ORDER BY id
                 """, 9, reals: [4]).map { [recordID("rollout_results", $0[0])] + $0.dropFirst() }
             let serials = Set(batch.steps.compactMap { $0[2] } + batch.smokeTests.compactMap { $0[2] } + batch.intents.compactMap { $0[2] })
-            batch.devices = try db.query("SELECT \(Ledger.Columns.devices) FROM devices ORDER BY serial") {
-                (row) throws(LedgerError) in try Ledger.device(row, db.path)
+            batch.devices = try db.rows("SELECT \(LedgerRows.deviceColumns) FROM devices ORDER BY serial") {
+                (row) throws(LedgerError) in try LedgerRows.device(row)
             }.filter { serials.contains($0.serial) }
             for (row, key) in try db.query("SELECT run_id, shared_key FROM spool_sent", [], { ($0.integer(0) ?? 0, $0.text(1) ?? "") }) {
                 batch.sentKeys[row] = key

@@ -12,25 +12,26 @@ extension CLI {
     /// rollout rows the rollout code writes) and on a station's SQLite file.
     @Suite("Fleet status", .serialized)
     struct FleetStatusTests {
-        static func result(_ serial: String, _ outcome: String, station: String, at minute: Double, revision: String = "3",
-                           percentage: Double = 50) -> FleetSnapshot.UnitResult {
-            FleetSnapshot.UnitResult(rolloutID: "r1", station: station, serial: serial, percentage: percentage, outcome: outcome,
-                                     hardwareRevision: revision, firmwareAfter: nil,
-                                     finishedAt: Date(timeIntervalSince1970: 1_796_000_000 + minute * 60))
+        static func result(_ serial: String, _ outcome: RolloutUnitOutcome, station: String, at minute: Double, revision: String = "3",
+                           percentage: Double = 50) -> RolloutResult {
+            RolloutResult(rolloutID: "r1", runKey: "run-\(station)", station: station, serial: serial, percentage: percentage,
+                          outcome: outcome, hardwareRevision: revision, firmwareAfter: nil,
+                          finishedAt: Date(timeIntervalSince1970: 1_796_000_000 + minute * 60))
         }
 
         @Test("a unit counts once, by its latest result; pending is what the selection picks among the Grokkers without one")
         func viewCountsUnitsByTheirLatestResult() {
             var snapshot = FleetSnapshot()
-            snapshot.stages = [FleetSnapshot.Stage(rolloutID: "r1", release: "1.8.0", percentage: 50, state: "active", reasonCode: nil,
-                                                   reasonDetail: "", trippedBy: nil, updatedAt: nil, updatedBy: "ops")]
+            snapshot.rollouts.stages = [RolloutStage(rolloutID: "r1", release: "1.8.0", percentage: 50, state: .active, reasonCode: nil,
+                                                     reasonDetail: "", trippedBy: nil, updatedAt: Date(timeIntervalSince1970: 1_796_000_000),
+                                                     updatedBy: "ops")]
             // Recorded out of time order: the view orders by when each unit finished.
-            snapshot.results = [
-                Self.result("A", "succeeded", station: "s1", at: 3),
-                Self.result("B", "failed", station: "s2", at: 1, revision: "5"),
-                Self.result("B", "succeeded", station: "s2", at: 4, revision: "5"),
-                Self.result("C", "failed", station: "s2", at: 2, percentage: 25),
-                Self.result("D", "incomplete", station: "s1", at: 5),
+            snapshot.rollouts.results = [
+                Self.result("A", .succeeded, station: "s1", at: 3),
+                Self.result("B", .failed, station: "s2", at: 1, revision: "5"),
+                Self.result("B", .succeeded, station: "s2", at: 4, revision: "5"),
+                Self.result("C", .failed, station: "s2", at: 2, percentage: 25),
+                Self.result("D", .incomplete, station: "s1", at: 5),
             ]
             snapshot.devices = ["A", "B", "C", "D", "E", "F", "G"].map {
                 FleetSnapshot.Device(serial: $0, hardwareRevision: "3", firmware: $0 < "D" ? "1.8.0" : "1.7.3", station: $0 == "G" ? nil : "s1")
@@ -46,7 +47,7 @@ extension CLI {
             #expect(rollout.byStation[1].counts == FleetView.Counts(done: 1, incomplete: 1, pending: 1))
             #expect(rollout.byStation[2].counts == FleetView.Counts(done: 1, failed: 1))
             #expect(rollout.byHardwareRevision.map(\.name) == ["3", "5"])
-            #expect(rollout.byStage.map(\.name) == ["25", "50"])
+            #expect(rollout.byStage.map(\.percentage) == [25, 50])
             #expect(rollout.byStage[0].counts == FleetView.Counts(failed: 1))
             // After B failed, C failed, A succeeded, B succeeded, D incomplete.
             #expect(rollout.progress.map(\.failed) == [1, 2, 2, 1, 1])
@@ -143,6 +144,41 @@ extension CLI {
             #expect(unknown.standardError.contains("'nope'") && unknown.standardError.contains(world.ledger), "\(unknown.standardError)")
             let none = try FleetWorld(devices: 1).run(["fleet", "status"])
             #expect(none.status == 1 && none.standardError.contains("ledger"), "\(none.standardError)")
+        }
+
+        @Test("a rollout no unit finished yet says so in every language, in the table and the report (no '– %'); its JSON failure rate is null")
+        func rolloutWithNoUnitFinished() throws {
+            let world = try FleetWorld(devices: 1)
+            do {
+                // The stage a rollout run makes before its first unit, and one Grokker it selects.
+                let ledger = try Ledger.open(path: world.ledger, heartbeatInterval: nil)
+                try ledger.upsertDevice(DeviceSighting(serial: "00000042", hardwareType: "grokker", hardwareRevision: "3", firmware: "1.7.3",
+                                                       seenAt: Date(timeIntervalSince1970: 1_796_000_000)))
+                _ = try ledger.checkRolloutStage(StageCheck(rolloutID: "eu-night", release: "1.8.0", profilePercentage: 100, rule: nil,
+                                                            station: "bench-a", actor: "ops", runKey: "",
+                                                            now: Date(timeIntervalSince1970: 1_796_000_000)))
+            }
+            let json = try world.run(["fleet", "status", "--json"])
+            #expect(json.status == 0, "\(json.standardOutput)\n\(json.standardError)")
+            let rollout = try #require(jsonRecords(json.standardOutput, "rollout").first)
+            let totals = try #require(rollout["totals"] as? [String: Any])
+            #expect(totals["finished"] as? Int == 0 && totals["pending"] as? Int == 1, "\(totals)")
+            #expect(totals.keys.contains("failure_rate") && totals["failure_rate"] is NSNull, "\(totals)")
+            let stations = try #require(rollout["stations"] as? [[String: Any]])
+            #expect(stations.allSatisfy { ($0["counts"] as? [String: Any])?["failure_rate"] is NSNull }, "\(stations)")
+            for language in Language.allCases {
+                let localizer = Localizer(language: language)
+                let none = localizer.text(.fleetStatusNoneFinished)
+                let text = try world.run(["--lang", language.rawValue, "fleet", "status"])
+                #expect(text.status == 0, "\(text.standardOutput)\n\(text.standardError)")
+                #expect(text.standardOutput.contains(none), "\(language): \(text.standardOutput)")
+                #expect(!text.standardOutput.contains("– %"), "\(language): \(text.standardOutput)")
+                let page = try world.run(["--lang", language.rawValue, "fleet", "report", "--html", "-"])
+                #expect(page.status == 0, "\(page.standardError)")
+                let escaped = FleetReportPage(localizer: localizer, ledger: "", generatedAt: Date()).escape(none)
+                #expect(page.standardOutput.contains(escaped), "\(language)")
+                #expect(!page.standardOutput.contains("– %"), "\(language)")
+            }
         }
     }
 }

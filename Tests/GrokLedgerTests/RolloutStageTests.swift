@@ -19,12 +19,33 @@ struct RolloutStageTests {
     final class Place: @unchecked Sendable {
         let kind: Kind
         let directory: String
+        let database: String?
         let conninfo: String?
 
         init(_ kind: Kind, _ name: String) throws {
             self.kind = kind
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("grokstage-\(UUID().uuidString)").path
-            conninfo = kind == .postgresql ? PostgresCluster.shared.conninfo(try PostgresCluster.shared.newDatabase(name)) : nil
+            database = kind == .postgresql ? try PostgresCluster.shared.newDatabase(name) : nil
+            conninfo = database.map { PostgresCluster.shared.conninfo($0) }
+        }
+
+        /// Where errors say the ledger is: the file's path, or the server's target.
+        func location(_ ledger: any RolloutStageStore) -> String {
+            (ledger as? PostgresLedger)?.target ?? directory + "/ledger.sqlite"
+        }
+
+        /// Runs `sql` on the ledger as a person editing it by hand would (sqlite3, psql).
+        func edit(_ sql: String) throws {
+            if let database {
+                _ = try PostgresCluster.shared.psql(database, sql)
+                return
+            }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+            process.arguments = [directory + "/ledger.sqlite", sql]
+            try process.run()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "sqlite3 \(sql)")
         }
 
         deinit { try? FileManager.default.removeItem(atPath: directory) }
@@ -234,4 +255,54 @@ struct RolloutStageTests {
         let hour = RolloutHaltRule(afterDevices: 1, maxFailureRate: 0.5, windowMinutes: 90)
         #expect(try ledger.checkRolloutStage(Self.check("bench-a", run: run, rule: hour, at: 3601)).state == .halted)
     }
+
+    @Test("every rollout's stages, events and results come back in one read, as the per-rollout reads give them, and the fleet view reads the same", arguments: Kind.allCases)
+    func everyRolloutInOneRead(_ kind: Kind) throws {
+        let place = try Place(kind, "records")
+        let ledger = try place.station("bench-a")
+        #expect(try ledger.rolloutRecords() == RolloutRecords())
+        let run = try Self.begin(ledger, "bench-a", at: 0)
+        var other = Self.check("bench-a", run: run, percentage: 50, at: 1)
+        other.rolloutID = "fw-1.9"
+        _ = try ledger.checkRolloutStage(Self.check("bench-a", run: run, at: 1))
+        _ = try ledger.checkRolloutStage(other)
+        for (index, outcome) in [RolloutUnitOutcome.succeeded, .failed, .incomplete].enumerated() {
+            _ = try ledger.recordRolloutResult(Self.result("bench-a", run: run, index, outcome, at: Double(2 + index)),
+                                               Self.check("bench-a", run: run, at: Double(2 + index)))
+            var result = Self.result("bench-a", run: run, 10 + index, outcome, at: Double(2 + index))
+            result.rolloutID = "fw-1.9"
+            result.percentage = 50
+            _ = try ledger.recordRolloutResult(result, other)
+        }
+        _ = try ledger.changeRolloutStage("fw-1.9", .pause, by: "ops", note: "night", at: at(9))
+        let records = try ledger.rolloutRecords()
+        #expect(records.stages == (try ledger.rolloutStages()))
+        #expect(records.stages.map(\.rolloutID) == ["fw-1.8", "fw-1.9"])
+        for id in ["fw-1.8", "fw-1.9"] {
+            #expect(records.events.filter { $0.rolloutID == id } == (try ledger.stageEvents(id)))
+            #expect(records.results.filter { $0.rolloutID == id } == (try ledger.rolloutResults(id)))
+        }
+        #expect(records.events.map(\.action) == [.created, .created, .paused])
+        #expect(records.results.count == 6 && records.results.map(\.runKey).allSatisfy { $0 == run })
+        let view = try #require(ledger as? any FleetViewSource)
+        #expect(try view.fleetSnapshot().rollouts == records)
+    }
+
+    @Test("a damaged time in a stage row is refused alike by the stage store and the fleet view, naming the column, on both ledgers", arguments: Kind.allCases)
+    func damagedStageRowIsRefusedAlike(_ kind: Kind) throws {
+        let place = try Place(kind, "damaged")
+        do {
+            let ledger = try place.station("bench-a")
+            _ = try ledger.checkRolloutStage(Self.check("bench-a", run: "key", at: 0))
+        }
+        try place.edit("UPDATE rollout_stages SET updated_at = 'yesterday'")
+        let ledger = try place.station("bench-b")
+        let damaged = LedgerError.corrupt(path: place.location(ledger), damage: LedgerDamage("bad_time", ["rollout_stages.updated_at", "yesterday"]))
+        #expect(throws: damaged) { try ledger.rolloutStages() }
+        #expect(throws: damaged) { try ledger.rolloutRecords() }
+        let view = try #require(ledger as? any FleetViewSource)
+        // The view read the stage by its own decoder before, and showed no time instead.
+        #expect(throws: damaged) { try view.fleetSnapshot() }
+    }
+
 }

@@ -112,7 +112,7 @@ struct FleetReportPage {
                                status.state(rollout.state))
             out += "<h3>\(escape(heading))</h3>\n"
             if let why = status.why(rollout) { out += "<p class=\"why\">\(escape(why))</p>\n" }
-            if rollout.state == "halted", let tripped = rollout.trippedBy {
+            if rollout.state == .halted, let tripped = rollout.trippedBy {
                 out += "<p class=\"why\">\(escape(text(.fleetStatusTrippedBy, tripped)))</p>\n"
             }
             out += "<p>" + escape(status.summary(rollout)) + "</p>\n"

@@ -118,12 +118,23 @@ struct FleetStatusText {
 
     func rate(_ value: Double?) -> String { value.map { LocaleFormat.decimal($0 * 100, digits: 1, language) + " %" } ?? "–" }
 
-    func state(_ value: String?) -> String {
-        value.flatMap { MessageKey(rawValue: "fleet.state." + $0) }.map { localizer.text($0) } ?? localizer.text(.fleetStateUnknown)
+    func state(_ value: RolloutStageState?) -> String {
+        switch value {
+        case .active: localizer.text(.fleetStateActive)
+        case .paused: localizer.text(.fleetStatePaused)
+        case .halted: localizer.text(.fleetStateHalted)
+        case nil: localizer.text(.fleetStateUnknown)
+        }
     }
 
-    func action(_ value: String) -> String {
-        MessageKey(rawValue: "fleet.action." + value).map { localizer.text($0) } ?? value
+    func action(_ value: StageAction) -> String {
+        switch value {
+        case .created: localizer.text(.fleetActionCreated)
+        case .paused: localizer.text(.fleetActionPaused)
+        case .resumed: localizer.text(.fleetActionResumed)
+        case .advanced: localizer.text(.fleetActionAdvanced)
+        case .halted: localizer.text(.fleetActionHalted)
+        }
     }
 
     func station(_ name: String) -> String { name.isEmpty ? localizer.text(.fleetStatusUnknownStation) : name }
@@ -139,15 +150,15 @@ struct FleetStatusText {
     /// Why a stage is halted or paused, in the reader's language: a halt as the runs that met
     /// it said it (the ledger keeps its figures, not a sentence), a pause with who made it.
     func why(_ rollout: FleetView.Rollout) -> String? {
-        if rollout.state == "halted", let halt = RolloutHalt(json: rollout.reasonDetail) {
+        if let halt = rollout.haltFinding {
             return localizer.message(for: FleetError.halted(rollout: rollout.id, failed: halt.failed, finished: halt.finished,
                                                             threshold: halt.threshold, trippedBy: halt.trippedBy,
                                                             stationFailures: halt.stationFailures))
         }
-        if rollout.state == "paused" {
+        if rollout.state == .paused {
             return localizer.message(for: FleetError.stagePaused(rollout: rollout.id, by: person(rollout.updatedBy)))
         }
-        guard rollout.state == "halted" else { return nil }
+        guard rollout.state == .halted else { return nil }
         let why = [rollout.reasonCode, rollout.reasonDetail.isEmpty ? nil : rollout.reasonDetail].compactMap { $0 }
         return why.isEmpty ? nil : localizer.text(.fleetStatusWhy, why.joined(separator: ": "))
     }
@@ -155,11 +166,15 @@ struct FleetStatusText {
     /// Who changed a stage; a dash when nobody was named (no `--operator` and no `$USER`).
     func person(_ name: String?) -> String { (name ?? "").isEmpty ? "–" : name! }
 
+    /// Units finished and their failure rate ("no unit finished yet" before any did).
+    func finished(_ counts: FleetView.Counts) -> String {
+        guard let rate = counts.failureRate else { return localizer.text(.fleetStatusNoneFinished) }
+        return localizer.text(.fleetStatusFinished, String(counts.finished), LocaleFormat.decimal(rate * 100, digits: 1, language))
+    }
+
     func summary(_ rollout: FleetView.Rollout) -> String {
-        localizer.text(.fleetStatusSummary,
-                       localizer.text(.fleetStatusFinished, String(rollout.totals.finished),
-                                      rate(rollout.totals.failureRate).replacingOccurrences(of: " %", with: "")),
-                       threshold(rollout), localizer.text(.fleetStatusPending, String(rollout.totals.pending)))
+        localizer.text(.fleetStatusSummary, finished(rollout.totals), threshold(rollout),
+                       localizer.text(.fleetStatusPending, String(rollout.totals.pending)))
     }
 
     func countsTable(_ title: String, _ groups: [FleetView.Group], total: FleetView.Counts?) -> Table {
@@ -185,7 +200,7 @@ struct FleetStatusText {
             console.print(localizer.text(.fleetStatusRollout, rollout.id, rollout.release ?? "–", percent(rollout.percentage),
                                          state(rollout.state)))
             if let why = why(rollout) { console.print("  " + why) }
-            if rollout.state == "halted", let tripped = rollout.trippedBy {
+            if rollout.state == .halted, let tripped = rollout.trippedBy {
                 console.print("  " + localizer.text(.fleetStatusTrippedBy, tripped))
             }
             if let by = rollout.updatedBy { console.print("  " + localizer.text(.fleetStatusChanged, date(rollout.updatedAt), person(by))) }
@@ -200,7 +215,7 @@ struct FleetStatusText {
             if rollout.byStage.count > 1 {
                 console.print("")
                 console.table(countsTable(localizer.text(.fleetColumnStage),
-                                          rollout.byStage.map { FleetView.Group(name: percent(Double($0.name) ?? 0) + " %", counts: $0.counts) },
+                                          rollout.byStage.map { FleetView.Group(name: percent($0.percentage) + " %", counts: $0.counts) },
                                           total: nil))
             }
             if !rollout.events.isEmpty {
@@ -247,6 +262,7 @@ struct FleetCountsObject: Encodable {
     let incomplete: Int
     let pending: Int
     let finished: Int
+    /// null (not left out) while no unit finished.
     let failureRate: Double?
 
     init(_ counts: FleetView.Counts) {
@@ -262,6 +278,16 @@ struct FleetCountsObject: Encodable {
         case done, failed, incomplete, pending, finished
         case failureRate = "failure_rate"
     }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(done, forKey: .done)
+        try container.encode(failed, forKey: .failed)
+        try container.encode(incomplete, forKey: .incomplete)
+        try container.encode(pending, forKey: .pending)
+        try container.encode(finished, forKey: .finished)
+        try container.encode(failureRate, forKey: .failureRate)
+    }
 }
 
 struct FleetGroupObject: Encodable {
@@ -274,6 +300,17 @@ struct FleetGroupObject: Encodable {
     }
 }
 
+/// A stage's units: `name` is the stage's percentage, a number.
+struct FleetStageGroupObject: Encodable {
+    let name: Double
+    let counts: FleetCountsObject
+
+    init(_ group: FleetView.StageGroup) {
+        name = group.percentage
+        counts = FleetCountsObject(group.counts)
+    }
+}
+
 struct FleetRolloutObject: Encodable {
     struct Halt: Encodable {
         let afterDevices: Int
@@ -282,13 +319,13 @@ struct FleetRolloutObject: Encodable {
     }
 
     struct Event: Encodable {
-        let action: String
+        let action: StageAction
         let percentageBefore: Double?
         let percentageAfter: Double?
         let station: String?
         let actor: String
         let note: String
-        let at: String?
+        let at: String
         enum CodingKeys: String, CodingKey {
             case action, station, actor, note, at
             case percentageBefore = "percentage_before", percentageAfter = "percentage_after"
@@ -299,7 +336,7 @@ struct FleetRolloutObject: Encodable {
     let id: String
     let release: String?
     let percentage: Double
-    let state: String?
+    let state: RolloutStageState?
     let reasonCode: String?
     let reasonDetail: String
     let trippedBy: String?
@@ -310,7 +347,7 @@ struct FleetRolloutObject: Encodable {
     let aboveThreshold: Bool?
     let stations: [FleetGroupObject]
     let hardwareRevisions: [FleetGroupObject]
-    let stages: [FleetGroupObject]
+    let stages: [FleetStageGroupObject]
     let events: [Event]
 
     init(_ rollout: FleetView.Rollout) {
@@ -328,10 +365,10 @@ struct FleetRolloutObject: Encodable {
         aboveThreshold = rollout.aboveThreshold
         stations = rollout.byStation.map(FleetGroupObject.init)
         hardwareRevisions = rollout.byHardwareRevision.map(FleetGroupObject.init)
-        stages = rollout.byStage.map(FleetGroupObject.init)
+        stages = rollout.byStage.map(FleetStageGroupObject.init)
         events = rollout.events.map {
             Event(action: $0.action, percentageBefore: $0.percentageBefore, percentageAfter: $0.percentageAfter, station: $0.station,
-                  actor: $0.actor, note: $0.note, at: $0.at.map { FleetReportFile.iso($0) })
+                  actor: $0.actor, note: $0.note, at: FleetReportFile.iso($0.at))
         }
     }
 

@@ -42,3 +42,26 @@ public struct ErrorCause: Sendable, Hashable, CustomStringConvertible {
     /// The English message, from the catalog.
     public var description: String { MessageCatalog.english.message(code: code, arguments: arguments) }
 }
+
+/// What is wrong, said as data: a stable code and its values in English form, never an
+/// English sentence. The message that carries it names the catalog prefix its words are
+/// under (`{2@tuf.detail}` shows `tuf.detail.<code>` filled with the values, in the
+/// reader's language; see ``MessageCatalog``). A library error's `arguments` end with
+/// `[detail.code] + detail.arguments`, so the nested placeholder is the message's last.
+public struct ErrorDetail: Sendable, Hashable, CustomStringConvertible {
+    /// The stable code (`odd_hex_digits`, `missing_field`).
+    public let code: String
+    /// The code's values, in English form.
+    public let arguments: [String]
+
+    public init(_ code: String, _ arguments: [String] = []) {
+        self.code = code
+        self.arguments = arguments
+    }
+
+    /// The code and its values as one argument list (what `{n@prefix}` reads).
+    public var flattened: [String] { [code] + arguments }
+
+    /// The code and its values, for logs and test failures (not for a person).
+    public var description: String { arguments.isEmpty ? code : "\(code)(\(arguments.joined(separator: ", ")))" }
+}

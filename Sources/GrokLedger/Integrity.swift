@@ -1,3 +1,5 @@
+import GrokBasics
+
 /// SQLite's own consistency checks of the database pages.
 enum Integrity {
     /// `PRAGMA quick_check`: every b-tree page well formed, every record within its page,

@@ -128,7 +128,6 @@ public final class Ledger: RunRecorder {
     /// holding the write lock, so a run being begun by another process (which locks its byte
     /// before it commits) is never mistaken for a dead one.
     private static func closeAbandonedRuns(_ connection: SQLiteConnection, _ locks: RunLockFile) throws(LedgerError) -> [RunRecord] {
-        let path = connection.path
         return try connection.transaction { (db) throws(LedgerError) -> [RunRecord] in
             let open = try db.query("SELECT id FROM runs WHERE ended_at IS NULL ORDER BY id") { $0.integer(0) ?? 0 }
             var closed: [RunRecord] = []

@@ -134,18 +134,9 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
     public var description: String { englishMessage }
 }
 
-/// What is damaged in a ledger (``LedgerError/corrupt(path:damage:)``): a stable code and
-/// its values, in English form; the catalog's `ledger.damage.<code>` says it in words.
-public struct LedgerDamage: Sendable, Hashable {
-    /// `null_column`, `null_number`, `bad_time`, `unknown_value`, `bad_json_array`,
-    /// `orphan_rows`, `missing_tables`, `schema_damaged`, `short_file`, `bad_header`,
-    /// `partial_page`, `wal_header`, `wal_frame`, `check_failed`, `sqlite`, `bad_number`.
-    public let code: String
-    public let arguments: [String]
-
-    public init(_ code: String, _ arguments: [String] = []) {
-        self.code = code
-        self.arguments = arguments
-    }
-}
+/// What is damaged in a ledger (``LedgerError/corrupt(path:damage:)``), shown through
+/// `ledger.damage.<code>`: `null_column`, `null_number`, `bad_time`, `unknown_value`,
+/// `bad_json_array`, `orphan_rows`, `missing_tables`, `schema_damaged`, `short_file`,
+/// `bad_header`, `partial_page`, `wal_header`, `wal_frame`, `check_failed`, `sqlite`, `bad_number`.
+public typealias LedgerDamage = ErrorDetail
 

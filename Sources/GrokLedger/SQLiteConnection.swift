@@ -1,4 +1,5 @@
 internal import CSQLite
+import GrokBasics
 import Foundation
 
 /// A value bound to, or read from, a SQL statement.

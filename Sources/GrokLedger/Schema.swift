@@ -1,3 +1,5 @@
+import GrokBasics
+
 /// The ledger's schema and its migrations. `PRAGMA user_version` holds the number of
 /// migrations applied; `PRAGMA application_id` marks the file as a grokctl ledger.
 /// docs/ledger.md describes every table and column.

@@ -76,6 +76,41 @@ extension CLI {
             #expect(Localizer(language: language).text(.infoSummary, answered, total) == expected)
         }
 
+        /// Every count a person reads agrees with its number: these sentences printed "1 Pakete
+        /// in Ordnung", "1 tags", "1 rows (numbers 7)" before their counts became plural entries.
+        @Test("counts in decode, inventory, locate, recovery, ledger check and the emulator agree with their numbers", arguments: [
+            (Language.en, MessageKey.decodeSummaryChannel, ["Host → Grokker", "1", "1"], "Host → Grokker: 1 packet ok, 1 damaged."),
+            (.de, .decodeSummaryChannel, ["Host → Grokker", "1", "0"], "Host → Grokker: 1 Paket in Ordnung, 0 beschädigt."),
+            (.de, .decodeSummaryChannel, ["Host → Grokker", "3", "2"], "Host → Grokker: 3 Pakete in Ordnung, 2 beschädigt."),
+            (.es, .decodeSummaryChannel, ["Host → Grokker", "1", "1"], "Host → Grokker: 1 paquete correcto, 1 dañado."),
+            (.fr, .decodeSummaryChannel, ["Hôte → Grokker", "0", "2"], "Hôte → Grokker : 0 paquet correct, 2 endommagés."),
+            (.en, .inventorySummary, ["sim:0", "1", "1", "1.5"], "sim:0: 1 tag, 1 read in 1.5 s."),
+            (.es, .inventorySummary, ["sim:0", "1", "40", "1.5"], "sim:0: 1 etiqueta, 40 lecturas en 1,5 s."),
+            (.de, .inventorySummary, ["sim:0", "13", "1", "1.5"], "sim:0: 13 Tags, 1 Lesung in 1,5 s."),
+            (.fr, .locateLine, ["1,0", "[###]", "9", "1"], "1,0 s  [###]  RSSI 9/15  1 lecture"),
+            (.en, .ledgerRecoverLostRows, ["steps", "1", "7"], "Lost from steps: 1 row (number 7)."),
+            (.de, .ledgerRecoverLostRows, ["steps", "2", "7, 8"], "Verloren aus steps: 2 Zeilen (Nummern 7, 8)."),
+            (.de, .ledgerRecovered, ["a", "b", "1", "1", "1", "1"], "„a“ nach „b“ gerettet: 1 Lauf, 1 Schritt, 1 Funktionstest, 1 Grokker."),
+            (.es, .ledgerRecovered, ["a", "b", "1", "2", "1", "3"],
+             "Rescatado «a» en «b»: 1 ejecución, 2 pasos, 1 prueba de funcionamiento, 3 Grokkers."),
+            (.en, .ledgerCheckSound, ["l", "5", "1", "1", "0", "1", "1", "1", "1"],
+             "The ledger 'l' is sound: schema version 5, 1 page; 1 run (0 not finished), 1 step, 1 smoke test, 1 Grokker; 1 committed transaction in its -wal."),
+            (.fr, .ledgerCheckShared, ["p", "5", "1", "1", "2", "1", "1", "0"],
+             "Le registre partagé « p » a la version de schéma 5 : 1 exécution (1 ouverte sur un poste actif), 2 étapes, 1 test de fonctionnement, 1 Grokker, 0 résultat de déploiement."),
+            (.de, .emulateStoppedSignal, ["2.5", "1", "1"], "Nach 2,5 s Audio durch ein Signal beendet: 1 Paket gesendet, 1 empfangen."),
+            (.es, .emulateStoppedHostClosed, ["2.5", "1", "3"], "El host cerró el enlace tras 2,5 s de audio: 1 paquete enviado, 3 recibidos."),
+        ])
+        func countsAgree(_ language: Language, _ key: MessageKey, _ arguments: [String], _ expected: String) {
+            #expect(Localizer(language: language).text(key, arguments: arguments) == expected)
+        }
+
+        @Test("a cancelled flash counts its devices in the right form")
+        func cancelledFlashDevices() {
+            #expect(Localizer(language: .de).text(.flashCancelledSummary, "0", "0", "0", "1", "1").contains("von 1 Gerät."))
+            #expect(Localizer(language: .de).text(.flashCancelledSummary, "1", "0", "0", "1", "2").contains("von 2 Geräten."))
+            #expect(Localizer(language: .en).text(.flashCancelledSummary, "0", "0", "0", "1", "1").contains("of 1 device."))
+        }
+
         @Test("a failed function test reads in the user's language, figures and reasons included")
         func smokeTestFailureIsLocalizedWhole() {
             let error = FleetErrorSample.smokeFailure

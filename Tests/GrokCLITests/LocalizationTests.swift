@@ -77,6 +77,9 @@ extension CLI {
                     .fleetStatusSummary,
                     // A detail shown as it is (a caller that still passes prose, or a non-coded error).
                     .errorFleetUntypedCause,
+                    // Templates whose words are all plural entries of their own (the same
+                    // frame in several languages), a name's plural, and French "page(s)".
+                    .locateLine, .decodeSummaryChannel, .inventorySummary, .countGrokkers, .countPages,
                 ]
                 let same = MessageKey.allCases.filter {
                     !$0.rawValue.hasPrefix("region.") && !international.contains($0)

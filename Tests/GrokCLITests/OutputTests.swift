@@ -55,6 +55,24 @@ extension CLI {
             #expect(table.lines() == ["  N  NAME", "  7  ü", "123"])
         }
 
+        /// The fleet summary in French is 106 columns wide: on a 100-column terminal its last
+        /// header wrapped as "Résulta" / "t" and every row broke the same way.
+        @Test("a table wider than the terminal wraps cells inside their columns, losing no text", arguments: [100, 60, 45])
+        func tableFitsTheTerminal(width: Int) {
+            let headers = ["Appareil", "N° de série", "Firmware", "Région", "Test de fonctionnement", "Résultat"]
+            let rows = [["sim:0", "72833392", "1.7.3 → 1.8.0", "FCC (États-Unis), IC (Canada)", "réussi, 6,5 lectures/s", "terminé"],
+                        ["sim:1", "38812967", "1.7.3 → 1.8.0", "ETSI (Europe)", "échoué : étiquettes de référence manquantes", "échec"]]
+            let table = Table(headers: headers, rows: rows)
+            #expect(table.lines().map { TextWidth.of($0) }.max()! > 100, "the sample must be wider than the terminal")
+            let lines = table.lines(width: width)
+            for line in lines { #expect(TextWidth.of(line) < width, "\(TextWidth.of(line)) columns: \(line)") }
+            // No text lost: every character of every cell is shown once.
+            func letters(_ texts: [String]) -> Int { texts.map { $0.filter { $0 != " " }.count }.reduce(0, +) }
+            #expect(letters(lines) == letters(headers + rows.flatMap { $0 }))
+            #expect(lines.count > 3, "nothing was wrapped")
+            #expect(Table(headers: ["N", "NAME"], rows: [["7", "ü"]]).lines(width: 100) == ["N  NAME", "7  ü"])
+        }
+
         @Test func wrapBreaksOnlyAtASCIISpaces() {
             let french = "Langue des messages\u{00A0}: en, es, fr ou de."
             let lines = TextWidth.wrap(french, width: 22)

@@ -89,9 +89,11 @@ public final class Console {
         write(text, to: .standardOutput)
     }
 
-    /// A table of the command's result on stdout.
+    /// A table of the command's result on stdout: fitted to the terminal's width when stdout
+    /// is one (cells wrapped within their columns), each row on one line otherwise.
     public func table(_ table: Table) {
-        for line in table.lines() { print(line) }
+        let width = isTerminal(.standardOutput) ? LiveTable.terminalSize(fileDescriptor: STDOUT_FILENO).width : nil
+        for line in table.lines(width: width) { print(line) }
     }
 
     /// One JSON object on one line of stdout, keys sorted: an event of a stream, or a

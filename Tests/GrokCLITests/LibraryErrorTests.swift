@@ -166,8 +166,8 @@ struct LibraryErrorTests {
 
     @Test func cryptoErrors() {
         let samples: [CryptoError] = [
-            .openssl(function: "EVP_DigestSign"), .zlib(function: "inflate", status: -3), .corruptStream(detail: "bad header"),
-            .outputLimitExceeded(limit: 65_536), .invalidKey(detail: "not Ed25519"),
+            .openssl(function: "EVP_DigestSign"), .zlib(function: "inflate", status: -3), .corruptStream(detail: ErrorDetail("zlib_said", ["incorrect header check"])),
+            .outputLimitExceeded(limit: 65_536), .invalidKey(detail: ErrorDetail("not_pem", ["public", "Ed25519", "'openssl genpkey -algorithm ed25519'"])),
         ]
         for sample in samples {
             switch sample {

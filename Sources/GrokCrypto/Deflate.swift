@@ -1,4 +1,5 @@
 import CZlib
+import GrokBasics
 
 /// CRC-32 (IEEE 802.3, the zlib and PNG one) through zlib.
 public enum CRC32 {
@@ -164,7 +165,7 @@ public final class Inflater {
                 case Z_BUF_ERROR:
                     break decoding  // no progress possible until more input comes
                 case Z_DATA_ERROR, Z_NEED_DICT:
-                    let detail = stream.msg.map { String(cString: $0) } ?? "status \(status)"
+                    let detail = stream.msg.map { ErrorDetail("zlib_said", [String(cString: $0)]) } ?? ErrorDetail("zlib_status", [String(status)])
                     failure = .corruptStream(detail: detail)
                     break decoding
                 default:
@@ -182,7 +183,7 @@ public final class Inflater {
     public static func decompress(_ bytes: [UInt8], dictionary: [UInt8] = [], limit: Int) throws(CryptoError) -> [UInt8] {
         let inflater = try Inflater(dictionary: dictionary, limit: limit)
         let output = try inflater.decompress(bytes)
-        guard inflater.finished else { throw .corruptStream(detail: "the stream ends before its last block") }
+        guard inflater.finished else { throw .corruptStream(detail: ErrorDetail("stream_truncated")) }
         return output
     }
 }

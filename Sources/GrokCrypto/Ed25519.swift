@@ -1,4 +1,5 @@
 import COpenSSL
+import GrokBasics
 
 /// Owns one OpenSSL `EVP_PKEY` and frees it when the last reference goes away. Never leaves
 /// this module: the public key types below hold plain bytes or wrap this class privately.
@@ -35,7 +36,7 @@ public struct Ed25519PublicKey: Sendable, Hashable, CustomStringConvertible {
     /// A key from its 32 raw bytes; throws for any other length or a point OpenSSL refuses.
     public init(rawRepresentation raw: [UInt8]) throws(CryptoError) {
         guard raw.count == 32 else {
-            throw .invalidKey(detail: "an Ed25519 public key is 32 bytes, not \(raw.count)")
+            throw .invalidKey(detail: ErrorDetail("ed25519_public_length", [String(raw.count)]))
         }
         if let weakness = Self.weakness(raw) { throw .invalidKey(detail: weakness) }
         _ = try Self.load(raw)
@@ -47,14 +48,14 @@ public struct Ed25519PublicKey: Sendable, Hashable, CustomStringConvertible {
     /// order (the identity, order 2, 4 and 8). With a small-order key an attacker makes a
     /// "signature" that verifies for any message (R = the key's point, s = 0 and similar),
     /// so such keys are refused when loaded, before any signature is checked.
-    public static func weakness(_ raw: [UInt8]) -> String? {
-        guard raw.count == 32 else { return "an Ed25519 public key is 32 bytes, not \(raw.count)" }
+    public static func weakness(_ raw: [UInt8]) -> ErrorDetail? {
+        guard raw.count == 32 else { return ErrorDetail("ed25519_public_length", [String(raw.count)]) }
         var y = raw
         y[31] &= 0x7F
         let signBit = raw[31] & 0x80 != 0
         // y >= p: the bytes are y little-endian; p = 2^255 - 19 is ed ff .. ff 7f.
         if y[31] == 0x7F, y[1...30].allSatisfy({ $0 == 0xFF }), y[0] >= 0xED {
-            return "the Ed25519 public key is not canonically encoded (its y coordinate is not below 2^255 - 19)"
+            return ErrorDetail("ed25519_noncanonical_y")
         }
         let one: [UInt8] = [1] + [UInt8](repeating: 0, count: 31)
         let minusOne: [UInt8] = [0xEC] + [UInt8](repeating: 0xFF, count: 30) + [0x7F]
@@ -62,17 +63,17 @@ public struct Ed25519PublicKey: Sendable, Hashable, CustomStringConvertible {
         let order8a = Hex.decode("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a")!
         let order8b = Hex.decode("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05")!
         if signBit, y == one || y == minusOne {
-            return "the Ed25519 public key is not canonically encoded (x = 0 with the sign bit set)"
+            return ErrorDetail("ed25519_noncanonical_x")
         }
         if y == one || y == minusOne || y == zero || y == order8a || y == order8b {
-            return "the Ed25519 public key is a point of small order: any signature would be forgeable; make a real key with 'openssl genpkey -algorithm ed25519'"
+            return ErrorDetail("ed25519_small_order", ["openssl genpkey -algorithm ed25519"])
         }
         return nil
     }
 
     /// A key from PEM text (`-----BEGIN PUBLIC KEY-----`, as `openssl pkey -pubout` writes).
     public init(pem: String) throws(CryptoError) {
-        let key = try EVPKey.fromPEM(Array(pem.utf8), kind: .ed25519, what: "public key") { PEM_read_bio_PUBKEY($0, nil, nil, nil) }
+        let key = try EVPKey.fromPEM(Array(pem.utf8), kind: .ed25519, what: "public") { PEM_read_bio_PUBKEY($0, nil, nil, nil) }
         let raw = try key.rawPublicKey()
         if let weakness = Self.weakness(raw) { throw .invalidKey(detail: weakness) }
         rawRepresentation = raw
@@ -121,7 +122,7 @@ public struct Ed25519PublicKey: Sendable, Hashable, CustomStringConvertible {
     private static func load(_ raw: [UInt8]) throws(CryptoError) -> EVPKey {
         guard let pointer = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, raw, raw.count) else {
             ERR_clear_error()
-            throw .invalidKey(detail: "OpenSSL refused the 32 bytes as an Ed25519 public key")
+            throw .invalidKey(detail: ErrorDetail("openssl_refused_public"))
         }
         return EVPKey(pointer)
     }
@@ -142,11 +143,11 @@ public final class Ed25519PrivateKey {
     /// A key from its 32-byte seed (RFC 8032's private key).
     public convenience init(rawRepresentation seed: [UInt8]) throws(CryptoError) {
         guard seed.count == 32 else {
-            throw .invalidKey(detail: "an Ed25519 private key is 32 bytes, not \(seed.count)")
+            throw .invalidKey(detail: ErrorDetail("ed25519_private_length", [String(seed.count)]))
         }
         guard let pointer = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, seed, seed.count) else {
             ERR_clear_error()
-            throw .invalidKey(detail: "OpenSSL refused the 32 bytes as an Ed25519 private key")
+            throw .invalidKey(detail: ErrorDetail("openssl_refused_private"))
         }
         try self.init(EVPKey(pointer))
     }
@@ -154,7 +155,7 @@ public final class Ed25519PrivateKey {
     /// A key from PEM text (`-----BEGIN PRIVATE KEY-----`, unencrypted PKCS#8, as
     /// `openssl genpkey -algorithm ed25519` writes it).
     public convenience init(pem: String) throws(CryptoError) {
-        try self.init(EVPKey.fromPEM(Array(pem.utf8), kind: .ed25519, what: "private key") { PEM_read_bio_PrivateKey($0, nil, nil, nil) })
+        try self.init(EVPKey.fromPEM(Array(pem.utf8), kind: .ed25519, what: "private") { PEM_read_bio_PrivateKey($0, nil, nil, nil) })
     }
 
     /// A new random key from OpenSSL's random generator.

@@ -1,4 +1,5 @@
 import COpenSSL
+import GrokBasics
 
 // ECDSA P-256 and RSASSA-PSS-SHA256 (the TUF key types besides Ed25519), through OpenSSL's
 // EVP interface. Public keys are values holding their DER SubjectPublicKeyInfo bytes; each
@@ -19,6 +20,7 @@ enum PEMKeyKind {
         }
     }
 
+    /// The command that makes a good key of this kind (the same in every language).
     var howToMake: String {
         switch self {
         case .ed25519: "'openssl genpkey -algorithm ed25519'"
@@ -33,9 +35,9 @@ public let minimumRSAKeyBits = 2048
 
 extension EVPKey {
     /// Parses PEM text (`read` is a `PEM_read_bio_*` function) and checks that the key is of
-    /// `kind` and not weak.
+    /// `kind` and not weak. `what` is `public` or `private` (a code: `crypto.detail.key_part.<what>`).
     static func fromPEM(_ pem: [UInt8], kind: PEMKeyKind, what: String, _ read: (OpaquePointer?) -> OpaquePointer?) throws(CryptoError) -> EVPKey {
-        guard pem.count < Int(Int32.max) else { throw .invalidKey(detail: "the \(what) PEM text is too long") }
+        guard pem.count < Int(Int32.max) else { throw .invalidKey(detail: ErrorDetail("pem_too_long", [what])) }
         let parsed: OpaquePointer? = pem.withUnsafeBytes { raw in
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
             defer { BIO_free(bio) }
@@ -43,7 +45,7 @@ extension EVPKey {
         }
         ERR_clear_error()
         guard let parsed else {
-            throw .invalidKey(detail: "not a PEM \(kind.name) \(what); make one with \(kind.howToMake)")
+            throw .invalidKey(detail: ErrorDetail("not_pem", [what, kind.name, kind.howToMake]))
         }
         let key = EVPKey(parsed)
         try key.check(kind: kind, what: what)
@@ -57,9 +59,9 @@ extension EVPKey {
             return d2i_PUBKEY(nil, &cursor, buffer.count)
         }
         ERR_clear_error()
-        guard let parsed else { throw .invalidKey(detail: "not a DER \(kind.name) public key") }
+        guard let parsed else { throw .invalidKey(detail: ErrorDetail("not_der", [kind.name])) }
         let key = EVPKey(parsed)
-        try key.check(kind: kind, what: "public key")
+        try key.check(kind: kind, what: "public")
         return key
     }
 
@@ -67,37 +69,37 @@ extension EVPKey {
         switch kind {
         case .ed25519:
             guard EVP_PKEY_get_base_id(pointer) == EVP_PKEY_ED25519 else {
-                throw .invalidKey(detail: "the PEM \(what) is not an Ed25519 key; make one with \(kind.howToMake)")
+                throw .invalidKey(detail: ErrorDetail("not_ed25519", [what, kind.howToMake]))
             }
         case .ecP256:
             guard EVP_PKEY_get_base_id(pointer) == EVP_PKEY_EC else {
-                throw .invalidKey(detail: "the \(what) is not an EC key; make one with \(kind.howToMake)")
+                throw .invalidKey(detail: ErrorDetail("not_ec", [what, kind.howToMake]))
             }
             var name = [CChar](repeating: 0, count: 64)
             var length = 0
             guard EVP_PKEY_get_group_name(pointer, &name, name.count, &length) == 1 else {
                 ERR_clear_error()
-                throw .invalidKey(detail: "the EC \(what) names no curve")
+                throw .invalidKey(detail: ErrorDetail("no_curve", [what]))
             }
             let curve = String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
             guard curve == "prime256v1" || curve == "P-256" else {
-                throw .invalidKey(detail: "the EC \(what) is on curve \(curve), not P-256")
+                throw .invalidKey(detail: ErrorDetail("wrong_curve", [what, curve]))
             }
             // A public point off the curve or at infinity is refused here.
             guard let context = EVP_PKEY_CTX_new(pointer, nil) else { throw .openssl(function: "EVP_PKEY_CTX_new") }
             defer { EVP_PKEY_CTX_free(context) }
             guard EVP_PKEY_public_check(context) == 1 else {
                 ERR_clear_error()
-                throw .invalidKey(detail: "the EC \(what) is not a valid point of P-256")
+                throw .invalidKey(detail: ErrorDetail("bad_point", [what]))
             }
         case .rsa:
             let base = EVP_PKEY_get_base_id(pointer)
             guard base == EVP_PKEY_RSA || base == EVP_PKEY_RSA_PSS else {
-                throw .invalidKey(detail: "the \(what) is not an RSA key; make one with \(kind.howToMake)")
+                throw .invalidKey(detail: ErrorDetail("not_rsa", [what, kind.howToMake]))
             }
             let bits = Int(EVP_PKEY_get_bits(pointer))
             guard bits >= minimumRSAKeyBits else {
-                throw .invalidKey(detail: "the RSA \(what) has \(bits) bits; at least \(minimumRSAKeyBits) are needed")
+                throw .invalidKey(detail: ErrorDetail("rsa_too_small", [what, String(bits), String(minimumRSAKeyBits)]))
             }
         }
     }
@@ -203,7 +205,7 @@ public struct ECDSAP256PublicKey: Sendable, Hashable {
     /// A key from PEM text (`-----BEGIN PUBLIC KEY-----`); refuses other curves and points
     /// not on P-256.
     public init(pem: String) throws(CryptoError) {
-        let key = try EVPKey.fromPEM(Array(pem.utf8), kind: .ecP256, what: "public key") { PEM_read_bio_PUBKEY($0, nil, nil, nil) }
+        let key = try EVPKey.fromPEM(Array(pem.utf8), kind: .ecP256, what: "public") { PEM_read_bio_PUBKEY($0, nil, nil, nil) }
         derRepresentation = try key.spki()
     }
 
@@ -238,7 +240,7 @@ public final class ECDSAP256PrivateKey {
 
     /// A key from PEM text (`-----BEGIN PRIVATE KEY-----`, unencrypted PKCS#8).
     public convenience init(pem: String) throws(CryptoError) {
-        try self.init(EVPKey.fromPEM(Array(pem.utf8), kind: .ecP256, what: "private key") { PEM_read_bio_PrivateKey($0, nil, nil, nil) })
+        try self.init(EVPKey.fromPEM(Array(pem.utf8), kind: .ecP256, what: "private") { PEM_read_bio_PrivateKey($0, nil, nil, nil) })
     }
 
     /// A new random key.
@@ -264,7 +266,7 @@ public struct RSAPSSPublicKey: Sendable, Hashable {
 
     /// A key from PEM text (`-----BEGIN PUBLIC KEY-----`).
     public init(pem: String) throws(CryptoError) {
-        let key = try EVPKey.fromPEM(Array(pem.utf8), kind: .rsa, what: "public key") { PEM_read_bio_PUBKEY($0, nil, nil, nil) }
+        let key = try EVPKey.fromPEM(Array(pem.utf8), kind: .rsa, what: "public") { PEM_read_bio_PUBKEY($0, nil, nil, nil) }
         derRepresentation = try key.spki()
     }
 
@@ -304,13 +306,13 @@ public final class RSAPSSPrivateKey {
 
     /// A key from PEM text (`-----BEGIN PRIVATE KEY-----`, unencrypted PKCS#8).
     public convenience init(pem: String) throws(CryptoError) {
-        try self.init(EVPKey.fromPEM(Array(pem.utf8), kind: .rsa, what: "private key") { PEM_read_bio_PrivateKey($0, nil, nil, nil) })
+        try self.init(EVPKey.fromPEM(Array(pem.utf8), kind: .rsa, what: "private") { PEM_read_bio_PrivateKey($0, nil, nil, nil) })
     }
 
     /// A new random key of `bits` bits (at least ``minimumRSAKeyBits``).
     public static func generate(bits: Int = 3072) throws(CryptoError) -> RSAPSSPrivateKey {
         guard bits >= minimumRSAKeyBits else {
-            throw .invalidKey(detail: "an RSA key needs at least \(minimumRSAKeyBits) bits, not \(bits)")
+            throw .invalidKey(detail: ErrorDetail("rsa_generate_too_small", [String(minimumRSAKeyBits), String(bits)]))
         }
         return try RSAPSSPrivateKey(EVPKey.generate(id: EVP_PKEY_RSA) { EVP_PKEY_CTX_set_rsa_keygen_bits($0, Int32(bits)) })
     }

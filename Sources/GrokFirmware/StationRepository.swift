@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import GrokBasics
 import GrokCrypto
 import GrokTUF
 
@@ -139,7 +140,7 @@ public struct StationRepository: Sendable {
         }
         if !names.contains("root.json") {
             guard let data = FileManager.default.contents(atPath: trustedRootFile), data.count <= 512_000 else {
-                throw TUFError.storage(path: trustedRootFile, detail: "no trusted root is installed there")
+                throw TUFError.storage(path: trustedRootFile, detail: ErrorDetail("no_trusted_root"))
             }
             let bytes = Array(data)
             try Updater.initialize(metadataDirectory: copy.directory, trustedRoot: bytes)
@@ -173,13 +174,13 @@ public struct StationRepository: Sendable {
         // Commit: images first (content-addressed, harmless alone), then the metadata.
         for (digest, final) in fetched {
             guard rename(staging + "/images/" + digest, final) == 0 else {
-                throw TUFError.storage(path: final, detail: String(cString: strerror(errno)))
+                throw TUFError.storage(path: final, detail: .system(errno))
             }
         }
         let kept = try Self.checkedEntries(copy.directory) { _ in true }.filter { $0.hasSuffix(".json") }
         for name in kept {
             guard rename(copy.directory + "/" + name, metadataDirectory + "/" + name) == 0 else {
-                throw TUFError.storage(path: metadataDirectory + "/" + name, detail: String(cString: strerror(errno)))
+                throw TUFError.storage(path: metadataDirectory + "/" + name, detail: .system(errno))
             }
         }
         // Files the refresh deleted (fast-forward recovery) go from the committed set too.
@@ -200,23 +201,23 @@ public struct StationRepository: Sendable {
     static func checkDirectory(_ path: String, create: Bool) throws(TUFError) {
         var st = stat()
         if lstat(path, &st) != 0 {
-            guard errno == ENOENT, create else { throw .storage(path: path, detail: String(cString: strerror(errno))) }
+            guard errno == ENOENT, create else { throw .storage(path: path, detail: .system(errno)) }
             do {
                 try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
-                throw .storage(path: path, detail: "\(error)")
+                throw .storage(path: path, detail: ErrorDetail("cannot_create_directory"))
             }
             return
         }
-        guard (st.st_mode & S_IFMT) == S_IFDIR else { throw .storage(path: path, detail: "not a directory (or a symbolic link)") }
-        guard st.st_uid == geteuid() else { throw .storage(path: path, detail: "owned by another user") }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else { throw .storage(path: path, detail: ErrorDetail("not_directory")) }
+        guard st.st_uid == geteuid() else { throw .storage(path: path, detail: ErrorDetail("owned_by_other_user")) }
     }
 
     /// The names in `directory`, each checked: a regular file of ours that `allowed`
     /// accepts. Anything else (a link, a directory, a file someone else put there) is an
     /// error: this client did not make it.
     static func checkedEntries(_ directory: String, allowed: (String) -> Bool) throws(TUFError) -> [String] {
-        guard let handle = opendir(directory) else { throw .storage(path: directory, detail: String(cString: strerror(errno))) }
+        guard let handle = opendir(directory) else { throw .storage(path: directory, detail: .system(errno)) }
         defer { closedir(handle) }
         var names: [String] = []
         while let entry = readdir(handle) {
@@ -224,10 +225,10 @@ public struct StationRepository: Sendable {
             if name == "." || name == ".." { continue }
             var st = stat()
             let path = directory + "/" + name
-            guard lstat(path, &st) == 0 else { throw .storage(path: path, detail: String(cString: strerror(errno))) }
-            guard (st.st_mode & S_IFMT) == S_IFREG else { throw .storage(path: path, detail: "not a regular file (a link or directory grokctl did not make)") }
-            guard st.st_uid == geteuid() else { throw .storage(path: path, detail: "owned by another user") }
-            guard allowed(name) else { throw .storage(path: path, detail: "a file grokctl did not make") }
+            guard lstat(path, &st) == 0 else { throw .storage(path: path, detail: .system(errno)) }
+            guard (st.st_mode & S_IFMT) == S_IFREG else { throw .storage(path: path, detail: ErrorDetail("not_regular_file")) }
+            guard st.st_uid == geteuid() else { throw .storage(path: path, detail: ErrorDetail("owned_by_other_user")) }
+            guard allowed(name) else { throw .storage(path: path, detail: ErrorDetail("foreign_file")) }
             names.append(name)
         }
         return names.sorted()
@@ -236,7 +237,7 @@ public struct StationRepository: Sendable {
     static func makeStaging(in directory: String) throws(TUFError) -> String {
         var template = Array((directory + "/.staging-XXXXXX").utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw .storage(path: directory, detail: String(cString: strerror(errno)))
+            throw .storage(path: directory, detail: .system(errno))
         }
         return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
@@ -248,11 +249,11 @@ public struct StationRepository: Sendable {
     /// An exclusive `flock` on `path`, waited for without blocking a thread of the pool.
     static func lock(_ path: String) async throws -> Int32 {
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw TUFError.storage(path: path, detail: errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw TUFError.storage(path: path, detail: errno == ELOOP ? ErrorDetail("symbolic_link") : .system(errno)) }
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {
                 close(fd)
-                throw TUFError.storage(path: path, detail: String(cString: strerror(errno)))
+                throw TUFError.storage(path: path, detail: .system(errno))
             }
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -1,4 +1,5 @@
 import GrokNet
+import GrokBasics
 
 /// ``TUFFetching`` on GrokNet's libcurl fetcher: https (and http, file) with the transfer's
 /// size cap set to the limit the workflow gives. 404 and 403 mean "not there"; a file://
@@ -28,19 +29,19 @@ public struct CurlTUFFetcher: TUFFetching {
         do {
             switch try await fetcher.fetch(url, ifChanged: nil, options: options) {
             case .fetched(let document): return .bytes(document.body)
-            case .notModified: throw TUFError.fetch(url: url, cause: "not_modified", detail: "304 to an unconditional request")
+            case .notModified: throw TUFError.fetch(url: url, detail: ErrorDetail("not_modified"))
             }
         } catch let error as NetError {
             switch error {
             case .httpStatus(_, let status) where status == 404 || status == 403: return .notFound
             case .file: return .notFound
             case .sizeCapExceeded, .longerThanExpected: throw .tooLarge(url: url, limit: maxLength)
-            default: throw .fetch(url: url, cause: error.code, detail: error.description)
+            default: throw .fetch(url: url, detail: .nesting("transport", [], error))
             }
         } catch let error as TUFError {
             throw error
         } catch {
-            throw .fetch(url: url, cause: "unknown", detail: "\(error)")
+            throw .fetch(url: url, detail: ErrorDetail("unexpected", [String(describing: type(of: error))]))
         }
     }
 }

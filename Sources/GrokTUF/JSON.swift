@@ -1,3 +1,5 @@
+import GrokBasics
+
 /// A JSON value as TUF metadata needs it: integers kept exact, objects that cannot hold a
 /// key twice, and an encoder for OLPC canonical JSON (what is signed).
 public indirect enum JSON: Sendable, Equatable {
@@ -109,13 +111,13 @@ public struct JSONParser {
     /// Parses `bytes` as one JSON document.
     public static func parse(_ bytes: [UInt8], limits: JSONLimits = JSONLimits()) throws(TUFError) -> JSON {
         guard bytes.count <= limits.maxBytes else {
-            throw .json(detail: "the document has \(bytes.count) bytes, more than the limit of \(limits.maxBytes)", offset: limits.maxBytes)
+            throw .json(detail: ErrorDetail("document_too_large", [String(bytes.count), String(limits.maxBytes)]), offset: limits.maxBytes)
         }
         var parser = JSONParser(bytes: bytes, limits: limits)
         parser.skipSpace()
         let value = try parser.value(depth: 0)
         parser.skipSpace()
-        guard parser.at == bytes.count else { throw parser.fail("unexpected bytes after the document") }
+        guard parser.at == bytes.count else { throw parser.fail("trailing_bytes") }
         return value
     }
 
@@ -124,42 +126,42 @@ public struct JSONParser {
         self.limits = limits
     }
 
-    private func fail(_ detail: String) -> TUFError { .json(detail: detail, offset: at) }
+    private func fail(_ code: String, _ values: [String] = []) -> TUFError { .json(detail: ErrorDetail(code, values), offset: at) }
 
     private mutating func skipSpace() {
         while at < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[at]) { at += 1 }
     }
 
     private mutating func value(depth: Int) throws(TUFError) -> JSON {
-        guard at < bytes.count else { throw fail("the document ends where a value should be") }
+        guard at < bytes.count else { throw fail("ends_before_value") }
         switch bytes[at] {
         case UInt8(ascii: "{"):
-            guard depth < limits.maxDepth else { throw fail("nesting deeper than \(limits.maxDepth)") }
+            guard depth < limits.maxDepth else { throw fail("too_deep", [String(limits.maxDepth)]) }
             at += 1
             var object = JSONObject()
             skipSpace()
             if at < bytes.count, bytes[at] == UInt8(ascii: "}") { at += 1; return .object(object) }
             while true {
                 skipSpace()
-                guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else { throw fail("an object key must be a string") }
+                guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else { throw fail("key_not_string") }
                 let keyAt = at
                 let key = try string()
                 guard !object.contains(key) else {
-                    throw TUFError.json(detail: "the key \"\(key)\" occurs twice in one object", offset: keyAt)
+                    throw TUFError.json(detail: ErrorDetail("duplicate_key", [key]), offset: keyAt)
                 }
                 skipSpace()
-                guard at < bytes.count, bytes[at] == UInt8(ascii: ":") else { throw fail("':' expected after an object key") }
+                guard at < bytes.count, bytes[at] == UInt8(ascii: ":") else { throw fail("colon_expected") }
                 at += 1
                 skipSpace()
                 object[key] = try value(depth: depth + 1)
                 skipSpace()
-                guard at < bytes.count else { throw fail("the document ends inside an object") }
+                guard at < bytes.count else { throw fail("ends_in_object") }
                 if bytes[at] == UInt8(ascii: ",") { at += 1; continue }
                 if bytes[at] == UInt8(ascii: "}") { at += 1; return .object(object) }
-                throw fail("',' or '}' expected in an object")
+                throw fail("object_separator_expected")
             }
         case UInt8(ascii: "["):
-            guard depth < limits.maxDepth else { throw fail("nesting deeper than \(limits.maxDepth)") }
+            guard depth < limits.maxDepth else { throw fail("too_deep", [String(limits.maxDepth)]) }
             at += 1
             var array: [JSON] = []
             skipSpace()
@@ -168,10 +170,10 @@ public struct JSONParser {
                 skipSpace()
                 array.append(try value(depth: depth + 1))
                 skipSpace()
-                guard at < bytes.count else { throw fail("the document ends inside an array") }
+                guard at < bytes.count else { throw fail("ends_in_array") }
                 if bytes[at] == UInt8(ascii: ",") { at += 1; continue }
                 if bytes[at] == UInt8(ascii: "]") { at += 1; return .array(array) }
-                throw fail("',' or ']' expected in an array")
+                throw fail("array_separator_expected")
             }
         case UInt8(ascii: "\""):
             return .string(try string())
@@ -184,23 +186,23 @@ public struct JSONParser {
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             return try number()
         default:
-            throw fail("no JSON value starts with byte 0x\(String(bytes[at], radix: 16))")
+            throw fail("unexpected_byte", ["0x" + String(bytes[at], radix: 16)])
         }
     }
 
     private mutating func literal(_ word: String) throws(TUFError) {
         let w = Array(word.utf8)
-        guard at + w.count <= bytes.count, Array(bytes[at..<at + w.count]) == w else { throw fail("unknown literal") }
+        guard at + w.count <= bytes.count, Array(bytes[at..<at + w.count]) == w else { throw fail("unknown_literal") }
         at += w.count
     }
 
     private mutating func number() throws(TUFError) -> JSON {
         let start = at
         if bytes[at] == UInt8(ascii: "-") { at += 1 }
-        guard at < bytes.count, isDigit(bytes[at]) else { throw fail("a digit must follow '-'") }
+        guard at < bytes.count, isDigit(bytes[at]) else { throw fail("digit_after_minus") }
         if bytes[at] == UInt8(ascii: "0") {
             at += 1
-            if at < bytes.count, isDigit(bytes[at]) { throw fail("a number must not start with 0") }
+            if at < bytes.count, isDigit(bytes[at]) { throw fail("leading_zero") }
         } else {
             while at < bytes.count, isDigit(bytes[at]) { at += 1 }
         }
@@ -208,22 +210,22 @@ public struct JSONParser {
         if at < bytes.count, bytes[at] == UInt8(ascii: ".") {
             integral = false
             at += 1
-            guard at < bytes.count, isDigit(bytes[at]) else { throw fail("a digit must follow '.'") }
+            guard at < bytes.count, isDigit(bytes[at]) else { throw fail("digit_after_point") }
             while at < bytes.count, isDigit(bytes[at]) { at += 1 }
         }
         if at < bytes.count, bytes[at] == UInt8(ascii: "e") || bytes[at] == UInt8(ascii: "E") {
             integral = false
             at += 1
             if at < bytes.count, bytes[at] == UInt8(ascii: "+") || bytes[at] == UInt8(ascii: "-") { at += 1 }
-            guard at < bytes.count, isDigit(bytes[at]) else { throw fail("a digit must follow the exponent") }
+            guard at < bytes.count, isDigit(bytes[at]) else { throw fail("digit_after_exponent") }
             while at < bytes.count, isDigit(bytes[at]) { at += 1 }
         }
         let text = String(decoding: bytes[start..<at], as: UTF8.self)
-        guard at - start <= 400 else { throw TUFError.json(detail: "a number of \(at - start) digits", offset: start) }
+        guard at - start <= 400 else { throw TUFError.json(detail: ErrorDetail("long_number", [String(at - start)]), offset: start) }
         if integral {
             if let value = Int64(text) { return .integer(value) }
             if let value = UInt64(text) { return .unsignedInteger(value) }
-            throw TUFError.json(detail: "the integer \(text) does not fit in 64 bits", offset: start)
+            throw TUFError.json(detail: ErrorDetail("integer_too_large", [text]), offset: start)
         }
         return .number(text)
     }
@@ -231,10 +233,10 @@ public struct JSONParser {
     private func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
 
     private mutating func hex4() throws(TUFError) -> UInt32 {
-        guard at + 4 <= bytes.count else { throw fail("the document ends inside a \\u escape") }
+        guard at + 4 <= bytes.count else { throw fail("ends_in_unicode_escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
-            guard let n = hexNibble(bytes[at]) else { throw fail("\\u must be followed by four hex digits") }
+            guard let n = hexNibble(bytes[at]) else { throw fail("unicode_escape_hex") }
             value = value << 4 | UInt32(n)
             at += 1
         }
@@ -254,18 +256,18 @@ public struct JSONParser {
         at += 1  // the opening quote
         var out: [UInt8] = []
         while true {
-            guard at < bytes.count else { throw fail("the document ends inside a string") }
-            guard out.count <= limits.maxStringBytes else { throw fail("a string longer than \(limits.maxStringBytes) bytes") }
+            guard at < bytes.count else { throw fail("ends_in_string") }
+            guard out.count <= limits.maxStringBytes else { throw fail("string_too_long", [String(limits.maxStringBytes)]) }
             let c = bytes[at]
             switch c {
             case UInt8(ascii: "\""):
                 at += 1
                 // The raw bytes were checked piece by piece; decode once.
-                guard let text = String(validating: out, as: UTF8.self) else { throw fail("a string is not valid UTF-8") }
+                guard let text = String(validating: out, as: UTF8.self) else { throw fail("invalid_utf8") }
                 return text
             case UInt8(ascii: "\\"):
                 at += 1
-                guard at < bytes.count else { throw fail("the document ends inside an escape") }
+                guard at < bytes.count else { throw fail("ends_in_escape") }
                 let e = bytes[at]
                 at += 1
                 switch e {
@@ -281,21 +283,21 @@ public struct JSONParser {
                     var scalar = try hex4()
                     if (0xD800...0xDBFF).contains(scalar) {
                         guard at + 2 <= bytes.count, bytes[at] == UInt8(ascii: "\\"), bytes[at + 1] == UInt8(ascii: "u") else {
-                            throw fail("a lone high surrogate in a \\u escape")
+                            throw fail("lone_high_surrogate")
                         }
                         at += 2
                         let low = try hex4()
-                        guard (0xDC00...0xDFFF).contains(low) else { throw fail("a high surrogate not followed by a low one") }
+                        guard (0xDC00...0xDFFF).contains(low) else { throw fail("high_surrogate_without_low") }
                         scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                     } else if (0xDC00...0xDFFF).contains(scalar) {
-                        throw fail("a lone low surrogate in a \\u escape")
+                        throw fail("lone_low_surrogate")
                     }
                     out.append(contentsOf: Array(String(Character(Unicode.Scalar(scalar)!)).utf8))
                 default:
-                    throw fail("unknown escape \\\(String(decoding: [e], as: UTF8.self))")
+                    throw fail("unknown_escape", ["\\" + String(decoding: [e], as: UTF8.self)])
                 }
             default:
-                guard c >= 0x20 else { throw fail("a control character inside a string must be escaped") }
+                guard c >= 0x20 else { throw fail("unescaped_control") }
                 out.append(c)
                 at += 1
             }
@@ -321,7 +323,7 @@ public enum CanonicalJSON {
         case .integer(let i): out += Array(String(i).utf8)
         case .unsignedInteger(let u): out += Array(String(u).utf8)
         case .number(let text):
-            throw .metadata(role: "", detail: "the number \(text) is not an integer: canonical JSON has integers only")
+            throw .metadata(role: "", detail: ErrorDetail("not_integer", [text]))
         case .string(let s): writeString(s, into: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))

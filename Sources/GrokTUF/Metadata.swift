@@ -1,3 +1,4 @@
+import GrokBasics
 import GrokCrypto
 
 /// The four top-level roles.
@@ -12,27 +13,27 @@ public let supportedSpecMajor = "1"
 
 extension JSONObject {
     func required(_ key: String, _ role: String) throws(TUFError) -> JSON {
-        guard let value = self[key] else { throw .metadata(role: role, detail: "the field \"\(key)\" is missing") }
+        guard let value = self[key] else { throw .metadata(role: role, detail: ErrorDetail("missing_field", [key])) }
         return value
     }
 
     func string(_ key: String, _ role: String) throws(TUFError) -> String {
-        guard let s = try required(key, role).string else { throw .metadata(role: role, detail: "\"\(key)\" must be a string") }
+        guard let s = try required(key, role).string else { throw .metadata(role: role, detail: ErrorDetail("not_string", [key])) }
         return s
     }
 
     func object(_ key: String, _ role: String) throws(TUFError) -> JSONObject {
-        guard let o = try required(key, role).object else { throw .metadata(role: role, detail: "\"\(key)\" must be an object") }
+        guard let o = try required(key, role).object else { throw .metadata(role: role, detail: ErrorDetail("not_object", [key])) }
         return o
     }
 
     func array(_ key: String, _ role: String) throws(TUFError) -> [JSON] {
-        guard let a = try required(key, role).array else { throw .metadata(role: role, detail: "\"\(key)\" must be an array") }
+        guard let a = try required(key, role).array else { throw .metadata(role: role, detail: ErrorDetail("not_array", [key])) }
         return a
     }
 
     func bool(_ key: String, _ role: String) throws(TUFError) -> Bool {
-        guard let b = try required(key, role).bool else { throw .metadata(role: role, detail: "\"\(key)\" must be true or false") }
+        guard let b = try required(key, role).bool else { throw .metadata(role: role, detail: ErrorDetail("not_bool", [key])) }
         return b
     }
 
@@ -42,17 +43,17 @@ extension JSONObject {
         switch try required(key, role) {
         case .integer(let i) where i >= 0: value = UInt64(i)
         case .unsignedInteger(let u): value = u
-        default: throw .metadata(role: role, detail: "\"\(key)\" must be a non-negative integer")
+        default: throw .metadata(role: role, detail: ErrorDetail("not_count", [key]))
         }
-        guard allowZero || value > 0 else { throw .metadata(role: role, detail: "\"\(key)\" must be at least 1") }
+        guard allowZero || value > 0 else { throw .metadata(role: role, detail: ErrorDetail("below_one", [key])) }
         return value
     }
 
     func stringList(_ key: String, _ role: String, unique: Bool = true) throws(TUFError) -> [String] {
         var out: [String] = []
         for item in try array(key, role) {
-            guard let s = item.string else { throw .metadata(role: role, detail: "\"\(key)\" must list strings") }
-            if unique, out.contains(s) { throw .metadata(role: role, detail: "\"\(key)\" lists \"\(s)\" twice") }
+            guard let s = item.string else { throw .metadata(role: role, detail: ErrorDetail("not_string_list", [key])) }
+            if unique, out.contains(s) { throw .metadata(role: role, detail: ErrorDetail("listed_twice", [key, s])) }
             out.append(s)
         }
         return out
@@ -151,20 +152,20 @@ public struct TUFKey: Sendable {
         case ("ed25519", "ed25519"):
             let text = try keyval.string("public", role)
             guard text.utf8.count == 64, let raw = Hex.decode(text) else {
-                throw .metadata(role: role, detail: "an ed25519 public key must be 64 hex digits")
+                throw .metadata(role: role, detail: ErrorDetail("ed25519_key_hex"))
             }
             do { verifier = .ed25519(try Ed25519PublicKey(rawRepresentation: raw)) } catch {
-                throw .metadata(role: role, detail: "ed25519 key refused: \(error.description)")
+                throw .metadata(role: role, detail: .nesting("key_refused", ["ed25519"], error))
             }
         case ("ecdsa", "ecdsa-sha2-nistp256"), ("ecdsa-sha2-nistp256", "ecdsa-sha2-nistp256"):
             let pem = try keyval.string("public", role)
             do { verifier = .ecdsaP256(try ECDSAP256PublicKey(pem: pem)) } catch {
-                throw .metadata(role: role, detail: "ecdsa key refused: \(error.description)")
+                throw .metadata(role: role, detail: .nesting("key_refused", ["ecdsa"], error))
             }
         case ("rsa", "rsassa-pss-sha256"):
             let pem = try keyval.string("public", role)
             do { verifier = .rsaPSS(try RSAPSSPublicKey(pem: pem)) } catch {
-                throw .metadata(role: role, detail: "rsa key refused: \(error.description)")
+                throw .metadata(role: role, detail: .nesting("key_refused", ["rsa"], error))
             }
         default:
             verifier = .unsupported
@@ -212,7 +213,7 @@ public struct RoleKeys: Sendable, Equatable {
     init(json: JSONObject, role: String) throws(TUFError) {
         keyIDs = try json.stringList("keyids", role)
         let t = try json.count("threshold", role)
-        guard t <= UInt64(Int32.max) else { throw .metadata(role: role, detail: "the threshold \(t) is absurd") }
+        guard t <= UInt64(Int32.max) else { throw .metadata(role: role, detail: ErrorDetail("threshold_too_large", [String(t)])) }
         threshold = Int(t)
     }
 }
@@ -245,17 +246,17 @@ public struct SignedMetadata: Sendable {
     public init(raw: [UInt8], expectedType: String, role: String, limits: JSONLimits = JSONLimits()) throws(TUFError) {
         self.raw = raw
         guard let top = try JSONParser.parse(raw, limits: limits).object else {
-            throw .metadata(role: role, detail: "the document is not a JSON object")
+            throw .metadata(role: role, detail: ErrorDetail("not_json_object"))
         }
         signed = try top.object("signed", role)
         var sigs: [TUFSignature] = []
         for item in try top.array("signatures", role) {
-            guard let o = item.object else { throw .metadata(role: role, detail: "a signature must be an object") }
+            guard let o = item.object else { throw .metadata(role: role, detail: ErrorDetail("signature_not_object")) }
             let keyID = try o.string("keyid", role)
             let hex = try o.string("sig", role)
-            guard let bytes = Hex.decode(hex) else { throw .metadata(role: role, detail: "a signature must be hex") }
+            guard let bytes = Hex.decode(hex) else { throw .metadata(role: role, detail: ErrorDetail("signature_not_hex")) }
             guard !sigs.contains(where: { $0.keyID == keyID }) else {
-                throw .metadata(role: role, detail: "the key id \(keyID) signs twice")
+                throw .metadata(role: role, detail: ErrorDetail("key_signs_twice", [keyID]))
             }
             sigs.append(TUFSignature(keyID: keyID, bytes: bytes))
         }
@@ -263,20 +264,20 @@ public struct SignedMetadata: Sendable {
         canonicalSigned = try CanonicalJSON.encode(.object(signed))
         type = try signed.string("_type", role)
         guard type == expectedType else {
-            throw .metadata(role: role, detail: "its _type is \"\(type)\", not \"\(expectedType)\"")
+            throw .metadata(role: role, detail: ErrorDetail("wrong_type", [type, expectedType]))
         }
         specVersion = try signed.string("spec_version", role)
         let parts = specVersion.split(separator: ".", omittingEmptySubsequences: false)
         guard (2...3).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }) else {
-            throw .metadata(role: role, detail: "spec_version \"\(specVersion)\" is not a version number")
+            throw .metadata(role: role, detail: ErrorDetail("bad_spec_version", [specVersion]))
         }
         guard parts[0] == supportedSpecMajor else {
-            throw .metadata(role: role, detail: "spec_version \(specVersion) is not supported (this client implements 1.0)")
+            throw .metadata(role: role, detail: ErrorDetail("unsupported_spec_version", [specVersion, "1.0"]))
         }
         version = try signed.count("version", role)
         let expiresText = try signed.string("expires", role)
         guard let expires = UTCTime(iso8601: expiresText) else {
-            throw .metadata(role: role, detail: "expires \"\(expiresText)\" is not YYYY-MM-DDTHH:MM:SSZ")
+            throw .metadata(role: role, detail: ErrorDetail("bad_expires", [expiresText]))
         }
         self.expires = expires
     }
@@ -307,7 +308,7 @@ public struct SignedMetadata: Sendable {
 func readKeys(_ json: JSONObject, role: String) throws(TUFError) -> [String: TUFKey] {
     var keys: [String: TUFKey] = [:]
     for (keyID, value) in json.members {
-        guard let o = value.object else { throw .metadata(role: role, detail: "key \(keyID) must be an object") }
+        guard let o = value.object else { throw .metadata(role: role, detail: ErrorDetail("key_not_object", [keyID])) }
         keys[keyID] = try TUFKey(json: o, role: role)
     }
     return keys
@@ -334,7 +335,7 @@ public struct RootMetadata: Sendable {
         self.roles = roles
         consistentSnapshot = signed["consistent_snapshot"].flatMap(\.bool) ?? false
         if let value = signed["consistent_snapshot"], value.bool == nil {
-            throw .metadata(role: "root", detail: "consistent_snapshot must be true or false")
+            throw .metadata(role: "root", detail: ErrorDetail("not_bool", ["consistent_snapshot"]))
         }
     }
 
@@ -362,10 +363,10 @@ public struct MetaFileInfo: Sendable, Equatable {
 func readHashes(_ json: JSONObject, role: String) throws(TUFError) -> [String: String] {
     var out: [String: String] = [:]
     for (name, value) in json.members {
-        guard let s = value.string else { throw .metadata(role: role, detail: "the hash \(name) must be a string") }
+        guard let s = value.string else { throw .metadata(role: role, detail: ErrorDetail("hash_not_string", [name])) }
         out[name] = s
     }
-    guard !out.isEmpty else { throw .metadata(role: role, detail: "\"hashes\" must list at least one hash") }
+    guard !out.isEmpty else { throw .metadata(role: role, detail: ErrorDetail("no_hashes")) }
     return out
 }
 
@@ -373,17 +374,17 @@ func readHashes(_ json: JSONObject, role: String) throws(TUFError) -> [String: S
 /// match; an algorithm this client does not know fails.
 func checkLengthAndHashes(_ data: [UInt8], length: UInt64?, hashes: [String: String]?, what: String) throws(TUFError) {
     if let length, UInt64(data.count) != length {
-        throw .lengthOrHash(what: what, detail: "it has \(data.count) bytes, not \(length)")
+        throw .lengthOrHash(what: what, detail: ErrorDetail("wrong_length", [String(data.count), String(length)]))
     }
     for (algorithm, expected) in (hashes ?? [:]).sorted(by: { $0.key < $1.key }) {
         let actual: String
         switch algorithm {
         case "sha256": actual = SHA256.hash(data).hex
         case "sha512": actual = Hex.encode(SHA512.hash(data))
-        default: throw .lengthOrHash(what: what, detail: "the hash algorithm \(algorithm) is not supported")
+        default: throw .lengthOrHash(what: what, detail: ErrorDetail("unsupported_hash", [algorithm]))
         }
         guard actual == expected.lowercased() else {
-            throw .lengthOrHash(what: what, detail: "its \(algorithm) is \(actual), not \(expected)")
+            throw .lengthOrHash(what: what, detail: ErrorDetail("wrong_hash", [algorithm, actual, expected]))
         }
     }
 }
@@ -397,7 +398,7 @@ public struct TimestampMetadata: Sendable {
         envelope = try SignedMetadata(raw: raw, expectedType: "timestamp", role: "timestamp")
         let meta = try envelope.signed.object("meta", "timestamp")
         guard meta.count == 1, let info = meta["snapshot.json"]?.object else {
-            throw .metadata(role: "timestamp", detail: "\"meta\" must list snapshot.json alone")
+            throw .metadata(role: "timestamp", detail: ErrorDetail("timestamp_meta"))
         }
         snapshot = try MetaFileInfo(json: info, role: "timestamp")
     }
@@ -414,7 +415,7 @@ public struct SnapshotMetadata: Sendable {
         envelope = try SignedMetadata(raw: raw, expectedType: "snapshot", role: "snapshot")
         var meta: [String: MetaFileInfo] = [:]
         for (name, value) in try envelope.signed.object("meta", "snapshot").members {
-            guard let o = value.object else { throw .metadata(role: "snapshot", detail: "meta \(name) must be an object") }
+            guard let o = value.object else { throw .metadata(role: "snapshot", detail: ErrorDetail("meta_not_object", [name])) }
             meta[name] = try MetaFileInfo(json: o, role: "snapshot")
         }
         self.meta = meta
@@ -446,7 +447,7 @@ public struct TargetInfo: Sendable, Equatable {
 
     /// Checks `data` is this target: its length and every hash.
     public func check(_ data: [UInt8]) throws(TUFError) {
-        try checkLengthAndHashes(data, length: length, hashes: hashes, what: "the target \(path)")
+        try checkLengthAndHashes(data, length: length, hashes: hashes, what: path)
     }
 }
 
@@ -465,7 +466,7 @@ public struct DelegatedRole: Sendable {
         paths = json.contains("paths") ? try json.stringList("paths", role, unique: false) : nil
         pathHashPrefixes = json.contains("path_hash_prefixes") ? try json.stringList("path_hash_prefixes", role, unique: false) : nil
         guard (paths == nil) != (pathHashPrefixes == nil) else {
-            throw .metadata(role: role, detail: "the delegation to \(name) must have exactly one of paths and path_hash_prefixes")
+            throw .metadata(role: role, detail: ErrorDetail("delegation_paths", [name]))
         }
     }
 
@@ -558,22 +559,22 @@ public struct TargetsMetadata: Sendable {
         envelope = try SignedMetadata(raw: raw, expectedType: "targets", role: role)
         var targets: [String: TargetInfo] = [:]
         for (path, value) in try envelope.signed.object("targets", role).members {
-            guard let o = value.object else { throw .metadata(role: role, detail: "target \(path) must be an object") }
+            guard let o = value.object else { throw .metadata(role: role, detail: ErrorDetail("target_not_object", [path])) }
             targets[path] = try TargetInfo(path: path, json: o, role: role)
         }
         self.targets = targets
         if let d = envelope.signed["delegations"] {
-            guard let d = d.object else { throw .metadata(role: role, detail: "\"delegations\" must be an object") }
+            guard let d = d.object else { throw .metadata(role: role, detail: ErrorDetail("not_object", ["delegations"])) }
             delegationKeys = try readKeys(try d.object("keys", role), role: role)
             var roles: [DelegatedRole] = []
             for item in try d.array("roles", role) {
-                guard let o = item.object else { throw .metadata(role: role, detail: "a delegated role must be an object") }
+                guard let o = item.object else { throw .metadata(role: role, detail: ErrorDetail("delegated_role_not_object")) }
                 let delegated = try DelegatedRole(json: o, role: role)
                 guard !roles.contains(where: { $0.name == delegated.name }) else {
-                    throw .metadata(role: role, detail: "the role \(delegated.name) is delegated twice")
+                    throw .metadata(role: role, detail: ErrorDetail("delegated_twice", [delegated.name]))
                 }
                 guard !TopLevelRole.allCases.map(\.rawValue).contains(delegated.name) else {
-                    throw .metadata(role: role, detail: "a delegated role cannot be named \(delegated.name)")
+                    throw .metadata(role: role, detail: ErrorDetail("reserved_role_name", [delegated.name]))
                 }
                 roles.append(delegated)
             }
@@ -590,7 +591,7 @@ public struct TargetsMetadata: Sendable {
     /// this role gives it.
     public func verify(_ metadata: SignedMetadata, asDelegated name: String) throws(TUFError) {
         guard let role = delegations.first(where: { $0.name == name }) else {
-            throw .metadata(role: name, detail: "the delegating role does not delegate to it")
+            throw .metadata(role: name, detail: ErrorDetail("not_delegated"))
         }
         try metadata.verify(role: name, keys: delegationKeys, authorised: role.keys)
     }

@@ -1,4 +1,5 @@
 import Glibc
+import GrokBasics
 import GrokCrypto
 
 /// A TUF repository being edited by its owner (the publisher side of issue 11): the
@@ -48,7 +49,7 @@ public final class TUFRepository {
         self.directory = directory
         guard let bytes = try FileStore(directory: directory).read("repository.json", limit: 1 << 20),
               let object = try JSONParser.parse(bytes).object
-        else { throw .publisher(detail: "\(directory) is not a repository made by 'grokctl repo init'") }
+        else { throw .publisher(detail: ErrorDetail("not_a_repository", [directory])) }
         settings = object
     }
 
@@ -61,20 +62,20 @@ public final class TUFRepository {
         channels: [(name: String, keys: RoleKeySet)], expiry: [String: Int64] = [:], now: UTCTime
     ) throws(TUFError) -> TUFRepository {
         var st = stat()
-        if lstat(directory + "/repository.json", &st) == 0 { throw .publisher(detail: "\(directory) already holds a repository") }
+        if lstat(directory + "/repository.json", &st) == 0 { throw .publisher(detail: ErrorDetail("repository_exists", [directory])) }
         for set in [root, timestamp, snapshot, targets] + channels.map(\.keys) {
             try check(set)
         }
         for channel in channels {
             guard isChannelName(channel.name) else {
-                throw .publisher(detail: "a channel name is lower-case letters, digits and '-': \(channel.name)")
+                throw .publisher(detail: ErrorDetail("bad_channel_name", [channel.name]))
             }
         }
-        guard Set(channels.map(\.name)).count == channels.count else { throw .publisher(detail: "a channel is named twice") }
+        guard Set(channels.map(\.name)).count == channels.count else { throw .publisher(detail: ErrorDetail("channel_twice")) }
         var expiries: [(String, JSON)] = []
         for role in ["root", "timestamp", "snapshot", "targets"] + channels.map(\.name) {
             let seconds = expiry[role] ?? defaultExpiry[role] ?? defaultChannelExpiry
-            guard seconds > 0 else { throw .publisher(detail: "the expiry of \(role) must be positive") }
+            guard seconds > 0 else { throw .publisher(detail: ErrorDetail("expiry_not_positive", [role])) }
             expiries.append((role, .integer(seconds)))
         }
         let config = JSONObject([
@@ -114,20 +115,20 @@ public final class TUFRepository {
         guard let bytes = try metadataStore.read(fileName(role), limit: Self.maxFile) else { return nil }
         guard let top = try JSONParser.parse(bytes).object, let signed = top["signed"]?.object,
               let signatures = top["signatures"]?.array
-        else { throw .publisher(detail: "metadata/\(fileName(role)) is damaged") }
+        else { throw .publisher(detail: ErrorDetail("metadata_damaged", ["metadata/" + fileName(role)])) }
         return (signed, signatures)
     }
 
     func requireStaged(_ role: String) throws(TUFError) -> (signed: JSONObject, signatures: [JSON]) {
         guard let s = try staged(role) else {
-            throw .publisher(detail: "the role \(role) does not exist (roles: root, targets, \(channels.joined(separator: ", ")), snapshot, timestamp)")
+            throw .publisher(detail: ErrorDetail("no_such_role", [role, (["root", "targets"] + channels + ["snapshot", "timestamp"]).joined(separator: ", ")]))
         }
         return s
     }
 
     func stagedBytes(_ role: String) throws(TUFError) -> [UInt8] {
         guard let bytes = try metadataStore.read(fileName(role), limit: Self.maxFile) else {
-            throw .publisher(detail: "the role \(role) has no metadata yet")
+            throw .publisher(detail: ErrorDetail("role_without_metadata", [role]))
         }
         return bytes
     }
@@ -168,7 +169,7 @@ public final class TUFRepository {
             try root.verify(root.envelope, as: .root)
             if root.version > 1 {
                 guard let previous = try metadataStore.read("\(root.version - 1).root.json", limit: Self.maxFile) else {
-                    throw .publisher(detail: "metadata/\(root.version - 1).root.json is missing")
+                    throw .publisher(detail: ErrorDetail("file_missing", ["metadata/\(root.version - 1).root.json"]))
                 }
                 try RootMetadata(previous).verify(root.envelope, as: .root)
             }
@@ -207,10 +208,10 @@ public final class TUFRepository {
     @discardableResult
     public func addTarget(channel: String, name: String, bytes: [UInt8], custom: JSON?, now: UTCTime) throws(TUFError) -> String {
         guard channels.contains(channel) else {
-            throw .publisher(detail: "no channel \(channel) (channels: \(channels.joined(separator: ", ")))")
+            throw .publisher(detail: ErrorDetail("no_channel", [channel, channels.joined(separator: ", ")]))
         }
         guard !name.isEmpty, !name.contains("/"), name != ".", name != "..", !name.hasPrefix(".") else {
-            throw .publisher(detail: "a target name is one file name without '/' and not starting with '.': \(name)")
+            throw .publisher(detail: ErrorDetail("bad_target_name", [name]))
         }
         let path = channel + "/" + name
         var entry: [(String, JSON)] = [
@@ -231,7 +232,7 @@ public final class TUFRepository {
     public func removeTarget(_ path: String, now: UTCTime) throws(TUFError) {
         guard let channel = path.split(separator: "/").first.map(String.init), channels.contains(channel),
               try requireStaged(channel).signed["targets"]?.object?.contains(path) == true
-        else { throw .publisher(detail: "no target \(path)") }
+        else { throw .publisher(detail: ErrorDetail("no_target", [path])) }
         try edit(channel, now: now) { signed throws(TUFError) in
             var targets = signed["targets"]?.object ?? JSONObject()
             targets[path] = nil
@@ -245,7 +246,7 @@ public final class TUFRepository {
     public func sign(role: String, with key: TUFSigningKey) throws(TUFError) {
         let (signed, signatures) = try requireStaged(role)
         guard try authorisedKeyIDs(role).contains(key.keyID) else {
-            throw .publisher(detail: "the key \(key.keyID) is not one of the keys of \(role)")
+            throw .publisher(detail: ErrorDetail("key_not_of_role", [key.keyID, role]))
         }
         let signature = try key.sign(try CanonicalJSON.encode(.object(signed)))
         var kept = signatures.filter { $0.object?["keyid"]?.string != key.keyID }
@@ -268,7 +269,7 @@ public final class TUFRepository {
         default:
             let targets = try TargetsMetadata(try stagedBytes("targets"), role: "targets")
             guard let delegated = targets.delegations.first(where: { $0.name == role }) else {
-                throw .publisher(detail: "no role \(role)")
+                throw .publisher(detail: ErrorDetail("no_role", [role]))
             }
             return Set(delegated.keys.keyIDs)
         }
@@ -297,11 +298,11 @@ public final class TUFRepository {
             // Files signed by a role whose keys changed must be signed again.
             if top != .root, try staged(role) != nil { try edit(role, now: now) { _ throws(TUFError) in } }
         } else {
-            guard channels.contains(role) else { throw .publisher(detail: "no role \(role)") }
+            guard channels.contains(role) else { throw .publisher(detail: ErrorDetail("no_role", [role])) }
             try edit("targets", now: now) { signed throws(TUFError) in
                 guard var delegations = signed["delegations"]?.object, var keyObjects = delegations["keys"]?.object,
                       var roles = delegations["roles"]?.array
-                else { throw .publisher(detail: "targets.json has no delegations") }
+                else { throw .publisher(detail: ErrorDetail("no_delegations")) }
                 for (json, id) in keys.keys { keyObjects[id] = .object(json) }
                 for i in roles.indices {
                     guard var o = roles[i].object, o["name"]?.string == role else { continue }
@@ -340,7 +341,7 @@ public final class TUFRepository {
         }
         if needSnapshot {
             guard !snapshotKeys.isEmpty else {
-                throw .publisher(detail: "the snapshot must be signed again (a targets role changed or it expires); give the snapshot key")
+                throw .publisher(detail: ErrorDetail("snapshot_key_needed"))
             }
             let signed = try staged("snapshot")?.signed ?? Self.header("snapshot", version: 0, expires: now)
             try stage("snapshot", signed)
@@ -376,11 +377,11 @@ public final class TUFRepository {
     public func publish(to output: String, now: UTCTime) throws(TUFError) -> [String] {
         let missing = try missingSignatures()
         if !missing.isEmpty {
-            throw .publisher(detail: "not signed yet: " + missing.map { "\($0.role) (\($0.valid) of \($0.threshold))" }.joined(separator: ", "))
+            throw .publisher(detail: ErrorDetail("not_signed", [missing.map { "\($0.role) (\($0.valid)/\($0.threshold))" }.joined(separator: ", ")]))
         }
         for role in ["root", "targets"] + channels + ["snapshot", "timestamp"] {
             if let expires = try requireStaged(role).signed["expires"]?.string.flatMap(UTCTime.init(iso8601:)), expires <= now {
-                throw .publisher(detail: "\(role) expired at \(expires); edit or rotate it, or run 'grokctl repo timestamp'")
+                throw .publisher(detail: ErrorDetail("role_expired", [role, "\(expires)"]))
             }
         }
         // The snapshot must list the versions staged now, the timestamp this snapshot.
@@ -388,12 +389,12 @@ public final class TUFRepository {
         for role in ["targets"] + channels {
             let staged = version(of: try requireStaged(role).signed)
             guard snapshot.meta["\(role).json"]?.version == staged else {
-                throw .publisher(detail: "\(role) changed after the snapshot was made: run 'grokctl repo timestamp' with the snapshot key")
+                throw .publisher(detail: ErrorDetail("changed_after_snapshot", [role]))
             }
         }
         let timestamp = try TimestampMetadata(try stagedBytes("timestamp"))
         guard timestamp.snapshot.version == snapshot.version else {
-            throw .publisher(detail: "the timestamp lists another snapshot: run 'grokctl repo timestamp'")
+            throw .publisher(detail: ErrorDetail("timestamp_stale"))
         }
         try checkLengthAndHashes(try stagedBytes("snapshot"), length: timestamp.snapshot.length, hashes: timestamp.snapshot.hashes,
                                  what: "snapshot.json")
@@ -404,7 +405,7 @@ public final class TUFRepository {
         var files: [(String, [UInt8])] = []
         for v in 1..<root.version {
             guard let bytes = try metadataStore.read("\(v).root.json", limit: Self.maxFile) else {
-                throw .publisher(detail: "metadata/\(v).root.json is missing")
+                throw .publisher(detail: ErrorDetail("file_missing", ["metadata/\(v).root.json"]))
             }
             files.append(("\(v).root.json", bytes))
         }
@@ -417,7 +418,7 @@ public final class TUFRepository {
                 let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
                 guard parts.count == 2, let digest = info.hashes["sha256"],
                       let data = try FileStore(directory: directory + "/targets/" + parts[0]).read(parts[1], limit: Int(clamping: info.length))
-                else { throw .publisher(detail: "the target file \(path) is missing") }
+                else { throw .publisher(detail: ErrorDetail("target_file_missing", [path])) }
                 try info.check(data)
                 try FileStore(directory: output + "/targets/" + parts[0]).write(digest + "." + parts[1], data)
                 written.append("targets/" + parts[0] + "/" + digest + "." + parts[1])
@@ -442,11 +443,11 @@ public final class TUFRepository {
     // MARK: Building metadata
 
     static func check(_ set: RoleKeySet) throws(TUFError) {
-        guard !set.keys.isEmpty else { throw .publisher(detail: "a role needs at least one key") }
+        guard !set.keys.isEmpty else { throw .publisher(detail: ErrorDetail("no_keys")) }
         guard set.threshold >= 1, set.threshold <= set.keys.count else {
-            throw .publisher(detail: "a threshold of \(set.threshold) with \(set.keys.count) key(s) can never be met")
+            throw .publisher(detail: ErrorDetail("threshold_unreachable", [String(set.keys.count), String(set.threshold)]))
         }
-        guard Set(set.keys.map(\.keyID)).count == set.keys.count else { throw .publisher(detail: "a key is given twice for one role") }
+        guard Set(set.keys.map(\.keyID)).count == set.keys.count else { throw .publisher(detail: ErrorDetail("key_twice")) }
     }
 
     static func isChannelName(_ name: String) -> Bool {

@@ -1,4 +1,5 @@
 import GrokCrypto
+import GrokBasics
 
 /// A private key that signs TUF metadata, with its public key as metadata lists it. The
 /// start of the publisher side (the repository tools build on it); not `Sendable`, so a
@@ -26,7 +27,7 @@ public final class TUFSigningKey {
             case .rsa(let key): (keyType, scheme, value) = ("rsa", "rsassa-pss-sha256", try key.publicKey.pem())
             }
         } catch {
-            throw .metadata(role: "", detail: "the public key cannot be written: \(error.description)")
+            throw .metadata(role: "", detail: .nesting("public_key_unwritable", [], error))
         }
         publicKeyJSON = JSONObject([
             ("keytype", .string(keyType)), ("scheme", .string(scheme)),
@@ -38,22 +39,22 @@ public final class TUFSigningKey {
     /// A new Ed25519 key.
     public static func ed25519() throws(TUFError) -> TUFSigningKey {
         do { return try TUFSigningKey(.ed25519(.generate())) } catch let error as CryptoError {
-            throw .metadata(role: "", detail: error.description)
-        } catch let error as TUFError { throw error } catch { throw .metadata(role: "", detail: "\(error)") }
+            throw .metadata(role: "", detail: .nesting("key_generation", [], error))
+        } catch let error as TUFError { throw error } catch { throw .metadata(role: "", detail: ErrorDetail("unexpected", [String(describing: type(of: error))])) }
     }
 
     /// A new ECDSA P-256 key.
     public static func ecdsaP256() throws(TUFError) -> TUFSigningKey {
         do { return try TUFSigningKey(.ecdsa(.generate())) } catch let error as CryptoError {
-            throw .metadata(role: "", detail: error.description)
-        } catch let error as TUFError { throw error } catch { throw .metadata(role: "", detail: "\(error)") }
+            throw .metadata(role: "", detail: .nesting("key_generation", [], error))
+        } catch let error as TUFError { throw error } catch { throw .metadata(role: "", detail: ErrorDetail("unexpected", [String(describing: type(of: error))])) }
     }
 
     /// A new RSA key for RSASSA-PSS-SHA256.
     public static func rsaPSS(bits: Int = 3072) throws(TUFError) -> TUFSigningKey {
         do { return try TUFSigningKey(.rsa(.generate(bits: bits))) } catch let error as CryptoError {
-            throw .metadata(role: "", detail: error.description)
-        } catch let error as TUFError { throw error } catch { throw .metadata(role: "", detail: "\(error)") }
+            throw .metadata(role: "", detail: .nesting("key_generation", [], error))
+        } catch let error as TUFError { throw error } catch { throw .metadata(role: "", detail: ErrorDetail("unexpected", [String(describing: type(of: error))])) }
     }
 
     /// A private key from PEM text as `openssl genpkey` writes it (unencrypted PKCS#8):
@@ -61,13 +62,13 @@ public final class TUFSigningKey {
     /// `-algorithm RSA -pkeyopt rsa_keygen_bits:3072`. The type is found from the key itself.
     public static func load(pem: String) throws(TUFError) -> TUFSigningKey {
         guard pem.contains("PRIVATE KEY-----") else {
-            throw .publisher(detail: "not a PEM private key (make one with 'openssl genpkey -algorithm ed25519 -out key.pem')")
+            throw .publisher(detail: ErrorDetail("not_pem_private_key", ["openssl genpkey -algorithm ed25519 -out key.pem"]))
         }
         if let key = try? ECDSAP256PrivateKey(pem: pem) { return try TUFSigningKey(.ecdsa(key)) }
         if let key = try? RSAPSSPrivateKey(pem: pem) { return try TUFSigningKey(.rsa(key)) }
         do { return try TUFSigningKey(.ed25519(Ed25519PrivateKey(pem: pem))) } catch let error as CryptoError {
-            throw .publisher(detail: "the private key is not an Ed25519, ECDSA P-256 or RSA (2048 bits or more) key: \(error.description)")
-        } catch let error as TUFError { throw error } catch { throw .publisher(detail: "\(error)") }
+            throw .publisher(detail: .nesting("unsupported_private_key", [String(minimumRSAKeyBits)], error))
+        } catch let error as TUFError { throw error } catch { throw .publisher(detail: ErrorDetail("unexpected", [String(describing: type(of: error))])) }
     }
 
     /// The public key object (as root lists it) of a PEM public key (`openssl pkey -pubout`)
@@ -88,7 +89,7 @@ public final class TUFSigningKey {
                 let key = try Ed25519PublicKey(pem: pem)
                 (keyType, scheme, value) = ("ed25519", "ed25519", key.rawRepresentation.hexString)
             } catch {
-                throw .publisher(detail: "not an Ed25519, ECDSA P-256 or RSA (2048 bits or more) public key: \(error.description)")
+                throw .publisher(detail: .nesting("unsupported_public_key", [String(minimumRSAKeyBits)], error))
             }
         }
         let json = JSONObject([
@@ -109,7 +110,7 @@ public final class TUFSigningKey {
             case .rsa(let key): return try key.signature(for: message)
             }
         } catch {
-            throw .metadata(role: "", detail: "signing failed: \(error.description)")
+            throw .metadata(role: "", detail: .nesting("signing_failed", [], error))
         }
     }
 }

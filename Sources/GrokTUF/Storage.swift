@@ -1,4 +1,5 @@
 import Glibc
+import GrokBasics
 
 /// Percent-encodes `name` as Python's `urllib.parse.quote(name, safe="")` does: letters,
 /// digits and `_.-~` stay, every other byte of the UTF-8 becomes `%XX`. Used for role names
@@ -35,20 +36,20 @@ public struct FileStore: Sendable {
         let fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return nil }
-            throw .storage(path: p, detail: errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno)))
+            throw .storage(path: p, detail: errno == ELOOP ? ErrorDetail("symbolic_link") : .system(errno))
         }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
-            throw .storage(path: p, detail: "not a regular file")
+            throw .storage(path: p, detail: ErrorDetail("not_regular_file"))
         }
-        guard st.st_size <= limit else { throw .storage(path: p, detail: "larger than \(limit) bytes") }
+        guard st.st_size <= limit else { throw .storage(path: p, detail: ErrorDetail("larger_than", [String(limit)])) }
         var out = [UInt8](repeating: 0, count: Int(st.st_size))
         var done = 0
         while done < out.count {
             let n = out.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, $0.count - done) }
             if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw .storage(path: p, detail: "short read") }
+            guard n > 0 else { throw .storage(path: p, detail: ErrorDetail("short_read")) }
             done += n
         }
         return out
@@ -60,7 +61,7 @@ public struct FileStore: Sendable {
         let final = path(name)
         var template = Array((directory + "/.tmp-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw .storage(path: final, detail: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw .storage(path: final, detail: .system(errno)) }
         let tmp = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var ok = true
         var done = 0
@@ -74,7 +75,7 @@ public struct FileStore: Sendable {
         close(fd)
         guard ok, rename(tmp, final) == 0 else {
             unlink(tmp)
-            throw .storage(path: final, detail: String(cString: strerror(ok ? errno : saved)))
+            throw .storage(path: final, detail: .system(ok ? errno : saved))
         }
         let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dfd >= 0 { fsync(dfd); close(dfd) }
@@ -83,21 +84,21 @@ public struct FileStore: Sendable {
     /// Removes `name` if it exists.
     public func remove(_ name: String) throws(TUFError) {
         if unlink(path(name)) != 0, errno != ENOENT {
-            throw .storage(path: path(name), detail: String(cString: strerror(errno)))
+            throw .storage(path: path(name), detail: .system(errno))
         }
     }
 
     func makeDirectory() throws(TUFError) {
         var st = stat()
         if lstat(directory, &st) == 0 {
-            guard (st.st_mode & S_IFMT) == S_IFDIR else { throw .storage(path: directory, detail: "not a directory (or a symbolic link)") }
+            guard (st.st_mode & S_IFMT) == S_IFDIR else { throw .storage(path: directory, detail: ErrorDetail("not_directory")) }
             return
         }
         // Create the missing parents too.
         var prefix = directory.hasPrefix("/") ? "" : "."
         for part in directory.split(separator: "/") {
             prefix += "/" + part
-            if mkdir(prefix, 0o755) != 0, errno != EEXIST { throw .storage(path: prefix, detail: String(cString: strerror(errno))) }
+            if mkdir(prefix, 0o755) != 0, errno != EEXIST { throw .storage(path: prefix, detail: .system(errno)) }
         }
     }
 }
@@ -123,9 +124,9 @@ public struct LocalFileFetcher: TUFFetching {
     public init() {}
 
     public func fetch(_ url: String, maxLength: Int) async throws(TUFError) -> FetchOutcome {
-        guard url.hasPrefix("file://") else { throw .fetch(url: url, cause: "scheme", detail: "only file:// URLs are served from disk") }
+        guard url.hasPrefix("file://") else { throw .fetch(url: url, detail: ErrorDetail("not_file_url")) }
         let path = String(url.dropFirst("file://".count))
-        guard let slash = path.lastIndex(of: "/") else { throw .fetch(url: url, cause: "path", detail: "not an absolute path") }
+        guard let slash = path.lastIndex(of: "/") else { throw .fetch(url: url, detail: ErrorDetail("not_absolute_path")) }
         let store = FileStore(directory: String(path[..<slash]))
         let name = String(path[path.index(after: slash)...]).removingPercentEncoding
         guard !name.contains("/"), name != "..", name != "." else { return .notFound }
@@ -135,8 +136,8 @@ public struct LocalFileFetcher: TUFFetching {
             }
             return .bytes(bytes)
         } catch {
-            if case .storage(_, let detail) = error, detail.hasPrefix("larger than") { throw .tooLarge(url: url, limit: maxLength) }
-            throw .fetch(url: url, cause: "file", detail: error.description)
+            if case .storage(_, let detail) = error, detail.code == "larger_than" { throw .tooLarge(url: url, limit: maxLength) }
+            throw .fetch(url: url, detail: .nesting("local_file", [], error))
         }
     }
 }

@@ -1,14 +1,17 @@
 import GrokBasics
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Everything that can go wrong loading, fetching or verifying TUF metadata and targets.
 /// `code` is stable (for `--json` output and the catalog key `error.<code>`); `arguments`
 /// are the values a localized message fills in, in order.
 public enum TUFError: Error, Sendable, Equatable, CodedError {
     /// A document is not strict JSON (syntax, a duplicate key, a limit); `offset` is the
-    /// byte where the parser stopped.
-    case json(detail: String, offset: Int)
+    /// byte where the parser stopped. `detail` is a code under `tuf.detail`.
+    case json(detail: ErrorDetail, offset: Int)
     /// `role`'s metadata is well-formed JSON but not valid TUF metadata of its type.
-    case metadata(role: String, detail: String)
+    case metadata(role: String, detail: ErrorDetail)
     /// `role`'s metadata has `valid` good signatures from its authorised keys; `threshold`
     /// are needed.
     case threshold(role: String, valid: Int, threshold: Int)
@@ -20,22 +23,23 @@ public enum TUFError: Error, Sendable, Equatable, CodedError {
     /// `role`'s version is not the one the file name, the snapshot or the timestamp says.
     case versionMismatch(role: String, expected: UInt64, found: UInt64)
     /// A file's length or hash is not what trusted metadata says (`what` names the file).
-    case lengthOrHash(what: String, detail: String)
+    case lengthOrHash(what: String, detail: ErrorDetail)
     /// The repository does not have `url` (404 or 403).
     case notFound(url: String)
-    /// Fetching `url` failed; `detail` is the transport's message, `cause` its code.
-    case fetch(url: String, cause: String, detail: String)
+    /// Fetching `url` failed; `detail` says why (`transport` nests the transport's own
+    /// coded error, so it reads in the same language).
+    case fetch(url: String, detail: ErrorDetail)
     /// `url` is longer than the `limit` bytes allowed for it.
     case tooLarge(url: String, limit: Int)
     /// The local metadata store at `path` could not be read or written.
-    case storage(path: String, detail: String)
+    case storage(path: String, detail: ErrorDetail)
     /// No trusted targets role lists `target`.
     case unknownTarget(target: String)
     /// The client workflow was used out of order (for example, a target looked up before a
     /// refresh).
-    case workflow(detail: String)
+    case workflow(detail: ErrorDetail)
     /// A publisher command (``TUFRepository``) cannot do what was asked: `detail` says why.
-    case publisher(detail: String)
+    case publisher(detail: ErrorDetail)
     /// `url` is plain `http://` and insecure transport was not allowed.
     case insecureTransport(url: String)
 
@@ -61,24 +65,74 @@ public enum TUFError: Error, Sendable, Equatable, CodedError {
 
     public var arguments: [String] {
         switch self {
-        case .json(let detail, let offset): [detail, String(offset)]
-        case .metadata(let role, let detail): [role, detail]
+        case .json(let detail, let offset): [String(offset)] + detail.flattened
+        case .metadata(let role, let detail): [role] + detail.flattened
         case .threshold(let role, let valid, let threshold): [role, String(valid), String(threshold)]
         case .expired(let role, let expires): [role, expires]
         case .rollback(let role, let trusted, let offered): [role, String(trusted), String(offered)]
         case .versionMismatch(let role, let expected, let found): [role, String(expected), String(found)]
-        case .lengthOrHash(let what, let detail): [what, detail]
+        case .lengthOrHash(let what, let detail): [what] + detail.flattened
         case .notFound(let url): [url]
-        case .fetch(let url, let cause, let detail): [url, cause, detail]
+        case .fetch(let url, let detail): [url] + detail.flattened
         case .tooLarge(let url, let limit): [url, String(limit)]
-        case .storage(let path, let detail): [path, detail]
+        case .storage(let path, let detail): [path] + detail.flattened
         case .unknownTarget(let target): [target]
-        case .workflow(let detail): [detail]
-        case .publisher(let detail): [detail]
+        case .workflow(let detail): detail.flattened
+        case .publisher(let detail): detail.flattened
         case .insecureTransport(let url): [url]
         }
     }
 
     /// The English message, from the catalog (`error.<code>` in en.json).
     public var description: String { englishMessage }
+
+    /// The detail code of this error (`duplicate_key`), for callers and tests that branch on
+    /// what went wrong; nil for the cases without one.
+    public var detail: ErrorDetail? {
+        switch self {
+        case .json(let detail, _), .metadata(_, let detail), .lengthOrHash(_, let detail), .fetch(_, let detail),
+             .storage(_, let detail), .workflow(let detail), .publisher(let detail): detail
+        default: nil
+        }
+    }
+}
+
+extension ErrorDetail {
+    /// A detail that nests the coded error `error` (shown through `tuf.detail.<code>` as
+    /// `{0@error}`), so it reads in the same language as the message around it.
+    public static func nesting(_ code: String, _ values: [String] = [], _ error: any CodedError) -> ErrorDetail {
+        ErrorDetail(code, values + [error.code] + error.arguments)
+    }
+
+    /// The name of a system error number (`ENOENT`): the same in every language, unlike
+    /// `strerror`'s English text.
+    public static func system(_ number: Int32) -> ErrorDetail { ErrorDetail("system", [systemErrorName(number)]) }
+}
+
+/// `ENOENT`; `errno <n>` for one not listed.
+func systemErrorName(_ number: Int32) -> String {
+    switch number {
+    case EPERM: "EPERM"
+    case ENOENT: "ENOENT"
+    case EINTR: "EINTR"
+    case EIO: "EIO"
+    case EBADF: "EBADF"
+    case EAGAIN: "EAGAIN"
+    case ENOMEM: "ENOMEM"
+    case EACCES: "EACCES"
+    case EBUSY: "EBUSY"
+    case EEXIST: "EEXIST"
+    case EXDEV: "EXDEV"
+    case ENOTDIR: "ENOTDIR"
+    case EISDIR: "EISDIR"
+    case EINVAL: "EINVAL"
+    case EMFILE: "EMFILE"
+    case EFBIG: "EFBIG"
+    case ENOSPC: "ENOSPC"
+    case EROFS: "EROFS"
+    case ENAMETOOLONG: "ENAMETOOLONG"
+    case EDQUOT: "EDQUOT"
+    case ELOOP: "ELOOP"
+    default: "errno \(number)"
+    }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import GrokBasics
 
 /// Limits and choices of the client workflow. The defaults are the specification's
 /// suggestions as python-tuf applies them.
@@ -69,7 +70,7 @@ public actor Updater {
         self.clock = clock
         self.configuration = configuration
         guard let bytes = try store.read("root.json", limit: configuration.rootMaxLength) else {
-            throw .storage(path: store.path("root.json"), detail: "no trusted root; install the first root.json")
+            throw .storage(path: store.path("root.json"), detail: ErrorDetail("no_trusted_root"))
         }
         let root = try RootMetadata(bytes)
         try root.verify(root.envelope, as: .root)
@@ -80,7 +81,7 @@ public actor Updater {
 
     /// Updates root, timestamp, snapshot and top-level targets, in that order.
     public func refresh() async throws(TUFError) {
-        guard !refreshed else { throw .workflow(detail: "refresh() runs once per updater") }
+        guard !refreshed else { throw .workflow(detail: ErrorDetail("refresh_twice")) }
         refreshed = true
         try await loadRoot()
         try await loadTimestamp()
@@ -147,7 +148,7 @@ public actor Updater {
 
     /// 5.4: returns false when the offered timestamp is the trusted version (nothing new).
     private func updateTimestamp(_ bytes: [UInt8]) throws(TUFError) -> Bool {
-        guard snapshot == nil else { throw .workflow(detail: "the timestamp cannot change after the snapshot") }
+        guard snapshot == nil else { throw .workflow(detail: ErrorDetail("timestamp_after_snapshot")) }
         if root.envelope.isExpired(at: clock()) { throw .expired(role: "root", expires: root.envelope.expires.description) }
         let new = try TimestampMetadata(bytes)
         try root.verify(new.envelope, as: .timestamp)
@@ -165,7 +166,7 @@ public actor Updater {
     }
 
     private func checkFinalTimestamp() throws(TUFError) {
-        guard let timestamp else { throw .workflow(detail: "no trusted timestamp") }
+        guard let timestamp else { throw .workflow(detail: ErrorDetail("no_trusted_timestamp")) }
         if timestamp.envelope.isExpired(at: clock()) {
             throw .expired(role: "timestamp", expires: timestamp.envelope.expires.description)
         }
@@ -178,7 +179,7 @@ public actor Updater {
                 return
             } catch {}
         }
-        guard let info = timestamp?.snapshot else { throw .workflow(detail: "no trusted timestamp") }
+        guard let info = timestamp?.snapshot else { throw .workflow(detail: ErrorDetail("no_trusted_timestamp")) }
         let name = root.consistentSnapshot ? "\(info.version).snapshot.json" : "snapshot.json"
         let bytes = try await fetchRequired(metadataBaseURL + name, maxLength: info.length.map { Int(clamping: $0) } ?? configuration.snapshotMaxLength)
         try updateSnapshot(bytes, local: false)
@@ -188,8 +189,8 @@ public actor Updater {
     /// 5.5. A local snapshot was checked against the timestamp that listed it, so its hashes
     /// are not checked again (the timestamp may have moved on).
     private func updateSnapshot(_ bytes: [UInt8], local: Bool) throws(TUFError) {
-        guard let timestamp else { throw .workflow(detail: "no trusted timestamp") }
-        guard targets.isEmpty else { throw .workflow(detail: "the snapshot cannot change after targets") }
+        guard let timestamp else { throw .workflow(detail: ErrorDetail("no_trusted_timestamp")) }
+        guard targets.isEmpty else { throw .workflow(detail: ErrorDetail("snapshot_after_targets")) }
         try checkFinalTimestamp()
         if !local {
             try checkLengthAndHashes(bytes, length: timestamp.snapshot.length, hashes: timestamp.snapshot.hashes, what: "snapshot.json")
@@ -199,7 +200,7 @@ public actor Updater {
         if let trusted = snapshot {
             for (name, info) in trusted.meta {
                 guard let offered = new.meta[name] else {
-                    throw .metadata(role: "snapshot", detail: "the new snapshot no longer lists \(name)")
+                    throw .metadata(role: "snapshot", detail: ErrorDetail("snapshot_drops", [name]))
                 }
                 if offered.version < info.version {
                     throw .rollback(role: String(name.dropLast(5)), trusted: info.version, offered: offered.version)
@@ -211,7 +212,7 @@ public actor Updater {
     }
 
     private func checkFinalSnapshot() throws(TUFError) {
-        guard let snapshot, let timestamp else { throw .workflow(detail: "no trusted snapshot") }
+        guard let snapshot, let timestamp else { throw .workflow(detail: ErrorDetail("no_trusted_snapshot")) }
         if snapshot.envelope.isExpired(at: clock()) {
             throw .expired(role: "snapshot", expires: snapshot.envelope.expires.description)
         }
@@ -236,7 +237,7 @@ public actor Updater {
             return trusted
         }
         guard let info = snapshot?.meta[name + ".json"] else {
-            throw .metadata(role: "snapshot", detail: "the snapshot does not list \(name).json")
+            throw .metadata(role: "snapshot", detail: ErrorDetail("snapshot_lacks", [name + ".json"]))
         }
         let remote = root.consistentSnapshot ? "\(info.version).\(file)" : file
         let bytes = try await fetchRequired(metadataBaseURL + remote, maxLength: info.length.map { Int(clamping: $0) } ?? configuration.targetsMaxLength)
@@ -246,10 +247,10 @@ public actor Updater {
     }
 
     private func updateTargets(_ bytes: [UInt8], name: String, delegator: String) throws(TUFError) -> TargetsMetadata {
-        guard let snapshot else { throw .workflow(detail: "no trusted snapshot") }
+        guard let snapshot else { throw .workflow(detail: ErrorDetail("no_trusted_snapshot")) }
         try checkFinalSnapshot()
         guard let info = snapshot.meta[name + ".json"] else {
-            throw .metadata(role: "snapshot", detail: "the snapshot does not list \(name).json")
+            throw .metadata(role: "snapshot", detail: ErrorDetail("snapshot_lacks", [name + ".json"]))
         }
         try checkLengthAndHashes(bytes, length: info.length, hashes: info.hashes, what: "\(name).json")
         let new = try TargetsMetadata(bytes, role: name)
@@ -264,7 +265,7 @@ public actor Updater {
         if delegator == "root" {
             try root.verify(metadata.envelope, as: .targets)
         } else {
-            guard let parent = targets[delegator]?.metadata else { throw .workflow(detail: "the delegator \(delegator) is not trusted") }
+            guard let parent = targets[delegator]?.metadata else { throw .workflow(detail: ErrorDetail("delegator_untrusted", [delegator])) }
             try parent.verify(metadata.envelope, asDelegated: name)
         }
     }
@@ -337,7 +338,7 @@ public actor Updater {
     /// (temporary file and rename); returns its bytes. Nothing is written if it fails.
     @discardableResult
     public func download(_ target: TargetInfo, to directory: String) async throws(TUFError) -> [UInt8] {
-        guard let base = targetBaseURL else { throw .workflow(detail: "no target base URL was given") }
+        guard let base = targetBaseURL else { throw .workflow(detail: ErrorDetail("no_target_base_url")) }
         var remote = target.path
         if root.consistentSnapshot, configuration.prefixTargetsWithHash, let digest = target.hashes[target.firstHashAlgorithm] {
             if let slash = remote.lastIndex(of: "/") {

@@ -146,13 +146,13 @@ struct LibraryErrorTests {
     @Test func tufErrors() {
         let u = "https://fw.example/metadata/timestamp.json"
         let samples: [TUFError] = [
-            .json(detail: "duplicate key sha256", offset: 120), .metadata(role: "release", detail: "bad key"),
+            .json(detail: ErrorDetail("duplicate_key", ["sha256"]), offset: 120), .metadata(role: "release", detail: ErrorDetail("missing_field", ["keyval"])),
             .threshold(role: "root", valid: 1, threshold: 2), .expired(role: "timestamp", expires: "2026-12-02T00:00:00Z"),
             .rollback(role: "timestamp", trusted: 9, offered: 3), .versionMismatch(role: "snapshot", expected: 4, found: 3),
-            .lengthOrHash(what: "release/a.ugif", detail: "sha256 differs"), .notFound(url: u),
-            .fetch(url: u, cause: "net_stalled", detail: "slow"), .tooLarge(url: u, limit: 16_384),
-            .storage(path: "/var/lib/grokctl/tuf", detail: "symbolic link"), .unknownTarget(target: "release/x.ugif"),
-            .workflow(detail: "refresh first"), .publisher(detail: "not signed yet: root (1 of 2)"),
+            .lengthOrHash(what: "release/a.ugif", detail: ErrorDetail("wrong_hash", ["sha256", "aa", "bb"])), .notFound(url: u),
+            .fetch(url: u, detail: ErrorDetail("not_modified")), .tooLarge(url: u, limit: 16_384),
+            .storage(path: "/var/lib/grokctl/tuf", detail: ErrorDetail("symbolic_link")), .unknownTarget(target: "release/x.ugif"),
+            .workflow(detail: ErrorDetail("no_trusted_snapshot")), .publisher(detail: ErrorDetail("not_signed", ["root (1/2)"])),
             .insecureTransport(url: "http://fw.example/metadata/"),
         ]
         for sample in samples {
@@ -166,8 +166,8 @@ struct LibraryErrorTests {
 
     @Test func cryptoErrors() {
         let samples: [CryptoError] = [
-            .openssl(function: "EVP_DigestSign"), .zlib(function: "inflate", status: -3), .corruptStream(detail: "bad header"),
-            .outputLimitExceeded(limit: 65_536), .invalidKey(detail: "not Ed25519"),
+            .openssl(function: "EVP_DigestSign"), .zlib(function: "inflate", status: -3), .corruptStream(detail: ErrorDetail("zlib_said", ["incorrect header check"])),
+            .outputLimitExceeded(limit: 65_536), .invalidKey(detail: ErrorDetail("not_pem", ["public", "Ed25519", "'openssl genpkey -algorithm ed25519'"])),
         ]
         for sample in samples {
             switch sample {

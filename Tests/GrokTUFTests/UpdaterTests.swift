@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokCrypto
 import GrokTUF
 import Synchronization
@@ -197,7 +198,7 @@ struct UpdaterTests {
         await #expect {
             try await repo.refresh(client)
         } throws: { error in
-            if case TUFError.json(let detail, _) = error { detail.contains("twice") } else { false }
+            if case TUFError.json(let detail, _) = error { detail == ErrorDetail("duplicate_key", ["length"]) } else { false }
         }
     }
 

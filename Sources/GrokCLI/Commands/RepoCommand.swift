@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokFirmware
 import GrokTUF
 
@@ -37,7 +38,7 @@ enum RepoOptions {
     /// The text of a key file (at most 64 KiB).
     static func read(_ file: String) throws -> String {
         guard let data = FileManager.default.contents(atPath: file), data.count <= 1 << 16 else {
-            throw TUFError.publisher(detail: "cannot read the key file \(file)")
+            throw TUFError.publisher(detail: ErrorDetail("unreadable_file", [file]))
         }
         return String(decoding: data, as: UTF8.self)
     }
@@ -160,12 +161,12 @@ struct RepoAddCommand: Command {
 
     func run(_ context: CommandContext) throws -> ExitCode {
         let repository = try TUFRepository(directory: directory)
-        guard let data = FileManager.default.contents(atPath: file) else { throw TUFError.publisher(detail: "cannot read \(file)") }
+        guard let data = FileManager.default.contents(atPath: file) else { throw TUFError.publisher(detail: ErrorDetail("unreadable_file", [file])) }
         var custom: JSON?
         if let customFile {
-            guard let text = FileManager.default.contents(atPath: customFile) else { throw TUFError.publisher(detail: "cannot read \(customFile)") }
+            guard let text = FileManager.default.contents(atPath: customFile) else { throw TUFError.publisher(detail: ErrorDetail("unreadable_file", [customFile])) }
             custom = try JSONParser.parse(Array(text))
-            guard custom?.object != nil else { throw TUFError.publisher(detail: "\(customFile) must hold a JSON object") }
+            guard custom?.object != nil else { throw TUFError.publisher(detail: ErrorDetail("not_json_object_file", [customFile])) }
         }
         let targetName = name ?? URL(fileURLWithPath: file).lastPathComponent
         if let object = custom?.object, object["kind"]?.string == FirmwareTarget.firmwareKind {

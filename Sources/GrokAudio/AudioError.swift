@@ -14,8 +14,9 @@ public enum AudioError: Error, Sendable, CodedError, Equatable {
     case io(device: String, operation: String, detail: String)
     /// The port was closed.
     case closed(port: String)
-    /// A WAV file could not be read or written.
-    case badWAV(path: String, detail: String)
+    /// A WAV file could not be read or written: `detail` is a code under `audio.detail`
+    /// in the catalog, never an English sentence.
+    case badWAV(path: String, detail: ErrorDetail)
     /// A file could not be opened, read or written.
     case file(path: String, detail: String)
     /// One call on the port blocked for `seconds` of wall-clock time (its
@@ -51,7 +52,7 @@ public enum AudioError: Error, Sendable, CodedError, Equatable {
         case .unsupportedFormat(let d, let detail): [d, detail]
         case .io(let d, let op, let detail): [d, op, detail]
         case .closed(let p): [p]
-        case .badWAV(let p, let detail): [p, detail]
+        case .badWAV(let p, let detail): [p] + detail.flattened
         case .file(let p, let detail): [p, detail]
         case .stalled(let p, let seconds): [p, seconds]
         case .timedOut(let p, let what, let seconds): [p, what, seconds]

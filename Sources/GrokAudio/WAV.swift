@@ -2,6 +2,7 @@
 // some Glibc struct members (stat, timespec, tm) to it, so MemberImportVisibility needs it.
 internal import CALSA
 import Glibc
+import GrokBasics
 
 /// Decoded audio: one array of samples in -1...1 per channel, all the same length.
 public struct WAVAudio: Sendable, Equatable {
@@ -80,18 +81,18 @@ public enum WAVFile {
         let path: String
         let size: Int
 
-        func bad(_ detail: String) -> AudioError { .badWAV(path: path, detail: detail) }
+        func bad(_ code: String, _ values: [String] = []) -> AudioError { .badWAV(path: path, detail: ErrorDetail(code, values)) }
 
         func bytes(at offset: Int, count: Int) throws(AudioError) -> [UInt8] {
             guard offset >= 0, count >= 0, offset + count <= size else {
-                throw bad("the file ends early (needs \(offset + count) bytes, has \(size))")
+                throw bad("ends_early", [String(offset + count), String(size)])
             }
             if let memory { return Array(memory[offset..<(offset + count)]) }
             var buffer = [UInt8](repeating: 0, count: count)
             let got = try buffer.withUnsafeMutableBytes { raw in
                 POSIXCall.readAll(fd, path: path, "read", raw, at: offset)
             }.get()
-            if got < count { throw bad("the file ends early (needs \(offset + count) bytes, has \(offset + got))") }
+            if got < count { throw bad("ends_early", [String(offset + count), String(offset + got)]) }
             return buffer
         }
 
@@ -101,12 +102,12 @@ public enum WAVFile {
             let magic = String(decoding: header[0..<4], as: UTF8.self)
             switch magic {
             case "RIFF": break
-            case "RIFX": throw bad("big-endian RIFX files are not supported")
-            case "RF64": throw bad("RF64 (files over 4 GiB) is not supported")
-            default: throw bad("it does not start with 'RIFF' (found \(describe(header[0..<4])))")
+            case "RIFX": throw bad("rifx")
+            case "RF64": throw bad("rf64")
+            default: throw bad("not_riff", [describe(header[0..<4])])
             }
             guard header[8..<12].elementsEqual("WAVE".utf8) else {
-                throw bad("the RIFF form is not 'WAVE' (found \(describe(header[8..<12])))")
+                throw bad("not_wave", [describe(header[8..<12])])
             }
             return header
         }
@@ -124,15 +125,15 @@ public enum WAVFile {
                 let body = offset + 8
                 switch id {
                 case "'fmt '":
-                    guard length >= 16 else { throw bad("the fmt chunk is \(length) bytes; at least 16 are needed") }
-                    guard length <= 1024 else { throw bad("the fmt chunk is \(length) bytes; at most 1024 are expected") }
+                    guard length >= 16 else { throw bad("fmt_too_short", [String(length)]) }
+                    guard length <= 1024 else { throw bad("fmt_too_long", [String(length)]) }
                     format = try parseFormat(try bytes(at: body, count: length))
                 case "'data'":
                     guard length <= WAVFile.maximumDataBytes else {
-                        throw bad("the data chunk is \(length) bytes; the limit is 1 GiB")
+                        throw bad("data_too_large", [String(length)])
                     }
                     guard body + length <= size else {
-                        throw bad("the data chunk claims \(length) bytes but only \(max(0, size - body)) follow (truncated file)")
+                        throw bad("data_truncated", [String(length), String(max(0, size - body))])
                     }
                     data = (body, length)
                 default:
@@ -140,8 +141,8 @@ public enum WAVFile {
                 }
                 offset = body + length + (length & 1)
             }
-            guard let format else { throw bad("there is no fmt chunk") }
-            guard let data else { throw bad("there is no data chunk") }
+            guard let format else { throw bad("no_fmt_chunk") }
+            guard let data else { throw bad("no_data_chunk") }
             let frames = data.count / format.blockAlign
             let samples = try bytes(at: data.offset, count: frames * format.blockAlign)
             return WAVAudio(sampleRate: format.sampleRate, channels: convert(samples, format: format, frames: frames))
@@ -155,27 +156,27 @@ public enum WAVFile {
             let bits = Int(le16(fmt, 14))
             if tag == 0xFFFE {
                 guard fmt.count >= 40, le16(fmt, 16) >= 22 else {
-                    throw bad("WAVE_FORMAT_EXTENSIBLE needs a 40-byte fmt chunk (found \(fmt.count))")
+                    throw bad("extensible_fmt_size", [String(fmt.count)])
                 }
                 let tail: [UInt8] = [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
                 guard fmt[26..<40].elementsEqual(tail) else {
-                    throw bad("WAVE_FORMAT_EXTENSIBLE with an unknown sub-format GUID")
+                    throw bad("extensible_unknown_guid")
                 }
                 tag = Int(le16(fmt, 24))
             }
-            guard channels > 0 else { throw bad("zero channels") }
-            guard sampleRate > 0, sampleRate <= 1_000_000 else { throw bad("a sample rate of \(sampleRate) Hz") }
+            guard channels > 0 else { throw bad("zero_channels") }
+            guard sampleRate > 0, sampleRate <= 1_000_000 else { throw bad("sample_rate", [String(sampleRate)]) }
             let isFloat: Bool
             switch (tag, bits) {
             case (1, 8), (1, 16), (1, 24), (1, 32): isFloat = false
             case (3, 32), (3, 64): isFloat = true
             case (1, _), (3, _):
-                throw bad("\(bits)-bit \(tag == 1 ? "integer" : "float") samples are not supported")
+                throw bad(tag == 1 ? "integer_bits" : "float_bits", [String(bits)])
             default:
-                throw bad("format tag 0x\(String(tag, radix: 16)) is not PCM or IEEE float (compressed audio is not supported)")
+                throw bad("compressed", ["0x" + String(tag, radix: 16)])
             }
             guard blockAlign == channels * bits / 8 else {
-                throw bad("block align \(blockAlign) does not match \(channels) channels of \(bits) bits")
+                throw bad("block_align", [String(blockAlign), String(channels), String(bits)])
             }
             return Format(isFloat: isFloat, channels: channels, sampleRate: sampleRate, bitsPerSample: bits, blockAlign: blockAlign)
         }
@@ -257,9 +258,9 @@ public final class WAVWriter {
     /// - Throws: ``AudioError/file(path:detail:)`` when the file cannot be created,
     ///   ``AudioError/badWAV(path:detail:)`` for a zero channel count or a bad rate.
     public init(path: String, sampleRate: Int, channels: Int) throws(AudioError) {
-        guard (1...65535).contains(channels) else { throw AudioError.badWAV(path: path, detail: "\(channels) channels") }
+        guard (1...65535).contains(channels) else { throw AudioError.badWAV(path: path, detail: ErrorDetail("channel_count", [String(channels)])) }
         guard (1...1_000_000).contains(sampleRate) else {
-            throw AudioError.badWAV(path: path, detail: "a sample rate of \(sampleRate) Hz")
+            throw AudioError.badWAV(path: path, detail: ErrorDetail("sample_rate", [String(sampleRate)]))
         }
         self.path = path
         self.sampleRate = sampleRate

@@ -6,6 +6,8 @@ import Musl
 import Darwin
 #endif
 
+import GrokBasics
+
 /// File operations for the station and the publisher. Every system call goes through
 /// ``check(_:_:_:)``, which retries `EINTR` and turns errno into ``FirmwareError/io(path:operation:detail:)``.
 /// Replacing a file is always: temp file in the same directory, write, fsync, rename,
@@ -158,7 +160,7 @@ enum Files {
 public enum FirmwareFiles {
     /// Reads an input file (at most `limit` bytes).
     public static func readInput(_ path: String, limit: Int) throws(FirmwareError) -> [UInt8] {
-        try Files.readExisting(path, limit: limit) { .invalidInput(file: path, detail: "\($0) bytes is larger than \(limit)") }
+        try Files.readExisting(path, limit: limit) { .invalidInput(file: path, detail: ErrorDetail("too_large", [String($0), String(limit)])) }
     }
 
     /// Writes `bytes` to `path` by temp file, fsync and rename.

@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokProtocol
 
 // What a firmware release says it is and where it fits (the TUF target's custom data,
@@ -16,7 +17,7 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
     /// A range; throws when `min` is above `max`.
     public init(min: FirmwareVersion, max: FirmwareVersion) throws(FirmwareError) {
         guard min <= max else {
-            throw .invalidInput(file: "<range>", detail: "version range \(min) - \(max) runs backwards")
+            throw .invalidInput(file: "<range>", detail: ErrorDetail("range_backwards", ["\(min)", "\(max)"]))
         }
         self.min = min
         self.max = max

@@ -8,8 +8,9 @@ public enum FirmwareError: Error, Sendable, Equatable, CodedError {
     // MARK: Intel HEX
 
     /// Line `line` of an Intel HEX file is not a valid record: `detail` says what is wrong
-    /// (no colon, not hex, wrong length, an unknown record type, data after the end record).
-    case hexRecord(file: String, line: Int, detail: String)
+    /// (no colon, not hex, wrong length, an unknown record type, data after the end record),
+    /// as a code under `firmware.detail` in the catalog.
+    case hexRecord(file: String, line: Int, detail: ErrorDetail)
     /// The checksum byte of line `line` is `found`, but the record's bytes need `expected`.
     case hexChecksum(file: String, line: Int, expected: UInt8, found: UInt8)
     /// Line `line` writes bytes at `address` that line `otherLine` already wrote.
@@ -95,8 +96,9 @@ public enum FirmwareError: Error, Sendable, Equatable, CodedError {
     case noCachedMetadata(channel: String)
     /// The image of update `name` (SHA-256 `sha256`) is not in the cache: download it first.
     case imageNotCached(name: String, sha256: String)
-    /// The JSON description or input file `file` is not valid: `detail` says what is wrong.
-    case invalidInput(file: String, detail: String)
+    /// The JSON description or input file `file` is not valid: `detail` says what is wrong
+    /// (a code under `firmware.detail`; a bad `.ugif` is ``ErrorDetail/ugif(_:)``).
+    case invalidInput(file: String, detail: ErrorDetail)
     /// A system call on `path` failed (`operation`, `detail` from errno).
     case io(path: String, operation: String, detail: String)
     /// An OpenSSL or zlib call failed (`detail`).
@@ -148,7 +150,7 @@ public enum FirmwareError: Error, Sendable, Equatable, CodedError {
     /// The values a localized message fills in, in order.
     public var arguments: [String] {
         switch self {
-        case .hexRecord(let f, let line, let detail): [f, String(line), detail]
+        case .hexRecord(let f, let line, let detail): [f, String(line)] + detail.flattened
         case .hexChecksum(let f, let line, let expected, let found): [f, String(line), Self.hex(expected), Self.hex(found)]
         case .hexOverlap(let f, let line, let other, let address): [f, String(line), String(other), Self.hex32(address)]
         case .hexMissingEnd(let f): [f]
@@ -182,7 +184,7 @@ public enum FirmwareError: Error, Sendable, Equatable, CodedError {
         case .noStateDirectory: []
         case .noCachedMetadata(let channel): [channel]
         case .imageNotCached(let name, let sha): [name, sha]
-        case .invalidInput(let f, let detail): [f, detail]
+        case .invalidInput(let f, let detail): [f] + detail.flattened
         case .io(let path, let operation, let detail): [path, operation, detail]
         case .crypto(let detail): [detail]
         }
@@ -200,4 +202,10 @@ public enum FirmwareError: Error, Sendable, Equatable, CodedError {
         let digits = String(value, radix: 16, uppercase: true)
         return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
     }
+}
+
+extension ErrorDetail {
+    /// A `.ugif` the vendor's host would refuse, nested whole: `firmware.detail.ugif` shows
+    /// the ``UgifError``'s own message (`{0@error}`) in the reader's language.
+    public static func ugif(_ error: UgifError) -> ErrorDetail { ErrorDetail("ugif", [error.code] + error.arguments) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokCrypto
 import GrokProtocol
 import GrokTUF
@@ -224,11 +225,11 @@ public struct FirmwareRelease: Sendable, Hashable {
             throw .imageHashMismatch(file: listing.path, expected: listing.sha256.hex, found: digest.hex)
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw .invalidInput(file: listing.path, detail: "a .ugif image is text; this is not UTF-8")
+            throw .invalidInput(file: listing.path, detail: ErrorDetail("not_utf8"))
         }
         let image: UgifImage
-        do { image = try UgifImage.parse(text, fileName: listing.name) } catch {
-            throw .invalidInput(file: listing.path, detail: "not a valid .ugif image: \(error)")
+        do throws(UgifError) { image = try UgifImage.parse(text, fileName: listing.name) } catch {
+            throw .invalidInput(file: listing.path, detail: .ugif(error))
         }
         let metadata = listing.metadata
         let headerVersion = FirmwareVersion(major: image.version.major, minor: image.version.minor, build: UInt16(image.version.build))

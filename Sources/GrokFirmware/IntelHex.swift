@@ -1,3 +1,4 @@
+import GrokBasics
 import GrokCrypto
 
 /// A run of bytes at consecutive addresses.
@@ -38,10 +39,10 @@ public struct IntelHex: Sendable, Hashable {
     public init(segments: [MemorySegment], startAddress: UInt32? = nil) throws(FirmwareError) {
         let sorted = segments.filter { !$0.bytes.isEmpty }.sorted { $0.address < $1.address }
         for segment in sorted where segment.end > 1 << 32 {
-            throw .invalidInput(file: "<segments>", detail: "the segment at \(FirmwareError.hex32(segment.address)) runs past 4 GiB")
+            throw .invalidInput(file: "<segments>", detail: ErrorDetail("segment_past_4gib", [FirmwareError.hex32(segment.address)]))
         }
         for (a, b) in zip(sorted, sorted.dropFirst()) where a.end > UInt64(b.address) {
-            throw .invalidInput(file: "<segments>", detail: "segments overlap at \(FirmwareError.hex32(b.address))")
+            throw .invalidInput(file: "<segments>", detail: ErrorDetail("segments_overlap", [FirmwareError.hex32(b.address)]))
         }
         self.segments = Self.merge(sorted)
         self.startAddress = startAddress
@@ -72,26 +73,28 @@ public struct IntelHex: Sendable, Hashable {
             // Trailing spaces and tabs are tolerated; nothing else.
             while let last = line.last, last == 0x20 || last == 0x09 { line = line.dropLast() }
             if line.isEmpty { continue }
-            func fail(_ detail: String) -> FirmwareError { .hexRecord(file: file, line: lineNumber, detail: detail) }
-            if ended { throw fail("data after the end-of-file record") }
-            guard line.first == UInt8(ascii: ":") else { throw fail("a record must start with ':'") }
+            func fail(_ code: String, _ values: [String] = []) -> FirmwareError {
+                .hexRecord(file: file, line: lineNumber, detail: ErrorDetail(code, values))
+            }
+            if ended { throw fail("data_after_end") }
+            guard line.first == UInt8(ascii: ":") else { throw fail("no_colon") }
             let digits = line.dropFirst()
-            guard digits.count % 2 == 0 else { throw fail("odd number of hex digits") }
-            guard digits.count >= 10 else { throw fail("too short for a record (needs at least 11 characters)") }
-            guard digits.count <= 2 * (5 + 255) else { throw fail("too long for a record") }
+            guard digits.count % 2 == 0 else { throw fail("odd_hex_digits") }
+            guard digits.count >= 10 else { throw fail("record_too_short") }
+            guard digits.count <= 2 * (5 + 255) else { throw fail("record_too_long") }
             var bytes: [UInt8] = []
             bytes.reserveCapacity(digits.count / 2)
             var d = digits.startIndex
             while d < digits.endIndex {
                 guard let high = Hex.nibble(digits[d]), let low = Hex.nibble(digits[d + 1]) else {
-                    throw fail("'\(String(decoding: digits[d...(d + 1)], as: UTF8.self))' is not a hex byte")
+                    throw fail("not_hex_byte", [String(decoding: digits[d...(d + 1)], as: UTF8.self)])
                 }
                 bytes.append(high << 4 | low)
                 d += 2
             }
             let count = Int(bytes[0])
             guard bytes.count == count + 5 else {
-                throw fail("the byte count says \(count) data bytes but the record holds \(bytes.count - 5)")
+                throw fail("byte_count_mismatch", [String(count), String(bytes.count - 5)])
             }
             let sum = bytes.dropLast().reduce(UInt8(0), &+)
             let expected = 0 &- sum
@@ -105,30 +108,30 @@ public struct IntelHex: Sendable, Hashable {
                 if data.isEmpty { continue }
                 let address = UInt64(base) + UInt64(offset)
                 guard address + UInt64(data.count) <= 1 << 32 else {
-                    throw fail("data runs past the 4 GiB address space")
+                    throw fail("past_4gib")
                 }
                 total += data.count
                 guard total <= limit else { throw .hexTooLarge(file: file, limit: limit) }
                 chunks.append(Chunk(address: UInt32(address), bytes: data, line: lineNumber))
             case 0x01:
-                guard count == 0, offset == 0 else { throw fail("an end-of-file record carries no data and address 0000") }
+                guard count == 0, offset == 0 else { throw fail("bad_end_record") }
                 ended = true
             case 0x02:
-                guard count == 2, offset == 0 else { throw fail("an extended segment address record has 2 data bytes and address 0000") }
+                guard count == 2, offset == 0 else { throw fail("bad_extended_segment_record") }
                 base = (UInt32(data[0]) << 8 | UInt32(data[1])) << 4
             case 0x03:
-                guard count == 4, offset == 0 else { throw fail("a start segment address record has 4 data bytes and address 0000") }
+                guard count == 4, offset == 0 else { throw fail("bad_start_segment_record") }
                 let cs = UInt32(data[0]) << 8 | UInt32(data[1])
                 let ip = UInt32(data[2]) << 8 | UInt32(data[3])
                 start = cs << 4 &+ ip
             case 0x04:
-                guard count == 2, offset == 0 else { throw fail("an extended linear address record has 2 data bytes and address 0000") }
+                guard count == 2, offset == 0 else { throw fail("bad_extended_linear_record") }
                 base = (UInt32(data[0]) << 8 | UInt32(data[1])) << 16
             case 0x05:
-                guard count == 4, offset == 0 else { throw fail("a start linear address record has 4 data bytes and address 0000") }
+                guard count == 4, offset == 0 else { throw fail("bad_start_linear_record") }
                 start = data.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             default:
-                throw fail("unknown record type \(FirmwareError.hex(bytes[3]))")
+                throw fail("unknown_record_type", [FirmwareError.hex(bytes[3])])
             }
         }
         guard ended else { throw .hexMissingEnd(file: file) }

@@ -1,3 +1,4 @@
+import GrokBasics
 import GrokProtocol
 
 /// The vendor's firmware image, a `.ugif` text file (U Grok It image format), restated from
@@ -50,7 +51,7 @@ public struct UgifImage: Sendable, Hashable {
                 reader: UgifSection) throws(UgifError) {
         try Self.checkName(hardwareTypeName)
         guard !date.contains(where: \.isNewline), date.count <= Self.maxLineLength - 24 else {
-            throw .invalidHeader(line: 0, key: "SOFTWARE_VERSION_DATE", detail: "one line of at most \(Self.maxLineLength - 24) characters")
+            throw .invalidHeader(line: 0, key: "SOFTWARE_VERSION_DATE", detail: ErrorDetail("date_too_long", [String(Self.maxLineLength - 24)]))
         }
         self.hardwareTypeName = hardwareTypeName
         self.version = version
@@ -176,7 +177,7 @@ public struct UgifImage: Sendable, Hashable {
         // String joins CR LF into one Character and would hide it from a split on LF.
         if let cr = text.utf8.firstIndex(of: 13) {
             let line = text.utf8[..<cr].reduce(1) { $1 == 10 ? $0 + 1 : $0 }
-            throw .unexpectedLine(line: line, detail: "a CR (the vendor host reads LF line ends only)")
+            throw .unexpectedLine(line: line, detail: ErrorDetail("carriage_return"))
         }
         var number = 0
         var rawLines = text.split(separator: "\n", omittingEmptySubsequences: false)
@@ -186,7 +187,7 @@ public struct UgifImage: Sendable, Hashable {
             let line = Substring(raw)
             guard line.count <= maxLineLength else { throw .lineTooLong(line: number, length: line.count, limit: maxLineLength) }
             let trimmed = line.trimmingSpaces
-            guard !trimmed.isEmpty else { throw .unexpectedLine(line: number, detail: "a blank line (the vendor host refuses them)") }
+            guard !trimmed.isEmpty else { throw .unexpectedLine(line: number, detail: ErrorDetail("blank_line")) }
             if trimmed.hasPrefix("#") { continue }
             switch trimmed {
             case "LOADER", "READER":
@@ -194,7 +195,7 @@ public struct UgifImage: Sendable, Hashable {
                 guard sections[String(trimmed)] == nil, current?.title != String(trimmed) else {
                     throw .duplicateSection(section: String(trimmed), line: number)
                 }
-                if trimmed == "LOADER", sections["READER"] != nil { throw .unexpectedLine(line: number, detail: "LOADER after READER") }
+                if trimmed == "LOADER", sections["READER"] != nil { throw .unexpectedLine(line: number, detail: ErrorDetail("loader_after_reader")) }
                 state = trimmed == "LOADER" ? .loaderStart : .readerStart
                 continue
             default: break
@@ -202,21 +203,21 @@ public struct UgifImage: Sendable, Hashable {
             switch state {
             case .header:
                 guard let eq = trimmed.firstIndex(of: "=") else {
-                    throw .unexpectedLine(line: number, detail: "neither a header line KEY = value nor a section")
+                    throw .unexpectedLine(line: number, detail: ErrorDetail("not_header_or_section"))
                 }
                 let key = String(trimmed[..<eq].trimmingSpaces)
                 let value = String(trimmed[trimmed.index(after: eq)...].trimmingSpaces)
                 guard ["READER_HARDWARE_TYPE", "SOFTWARE_VERSION_MAJOR", "SOFTWARE_VERSION_MINOR", "SOFTWARE_VERSION_BUILD",
                        "SOFTWARE_VERSION_DATE"].contains(key) else {
-                    throw .invalidHeader(line: number, key: key, detail: "unknown key")
+                    throw .invalidHeader(line: number, key: key, detail: ErrorDetail("unknown_key"))
                 }
-                guard header[key] == nil else { throw .invalidHeader(line: number, key: key, detail: "given twice") }
+                guard header[key] == nil else { throw .invalidHeader(line: number, key: key, detail: ErrorDetail("given_twice")) }
                 header[key] = (value, number)
             case .loaderStart, .readerStart:
                 let parts = trimmed.split(separator: " ", omittingEmptySubsequences: true)
                 guard parts.count == 2, parts[0].count == 4, let address = UInt16(parts[0], radix: 16),
                       parts[1].allSatisfy(\.isASCIIDigitValue), let length = Int(parts[1]) else {
-                    throw .unexpectedLine(line: number, detail: "a section starts with AAAA <decimal length>")
+                    throw .unexpectedLine(line: number, detail: ErrorDetail("bad_section_start"))
                 }
                 guard (1...maxImageBytes).contains(length) else {
                     throw .sectionTooLarge(section: state == .loaderStart ? "LOADER" : "READER", line: number, length: length,
@@ -230,10 +231,10 @@ public struct UgifImage: Sendable, Hashable {
                 current!.bytes.reserveCapacity(length)
                 state = state == .loaderStart ? .loaderData : .readerData
             case .loaderData, .readerData:
-                guard trimmed.count % 2 == 0 else { throw .badHex(line: number, detail: "an odd number of hex digits") }
+                guard trimmed.count % 2 == 0 else { throw .badHex(line: number, detail: ErrorDetail("odd_hex_digits")) }
                 var high: UInt8?
                 for ch in trimmed.utf8 {
-                    guard let nibble = Self.nibble(ch) else { throw .badHex(line: number, detail: "not a hex digit") }
+                    guard let nibble = Self.nibble(ch) else { throw .badHex(line: number, detail: ErrorDetail("not_hex_digit")) }
                     if let h = high {
                         current!.bytes.append(h << 4 | nibble)
                         high = nil
@@ -255,7 +256,7 @@ public struct UgifImage: Sendable, Hashable {
         func number16(_ key: String) throws(UgifError) -> UInt8 {
             let (text, line) = try value(key)
             guard !text.isEmpty, text.allSatisfy(\.isASCIIDigitValue), let n = UInt8(text) else {
-                throw .invalidHeader(line: line, key: key, detail: "a number 0-255")
+                throw .invalidHeader(line: line, key: key, detail: ErrorDetail("not_a_byte"))
             }
             return n
         }
@@ -265,7 +266,7 @@ public struct UgifImage: Sendable, Hashable {
         let date = try value("SOFTWARE_VERSION_DATE").0
         if let named, let base {
             guard hardware.0 == named.hardwareTypeName else {
-                throw .nameMismatch(fileName: base, field: "hardware type", inName: named.hardwareTypeName, inFile: hardware.0)
+                throw .nameMismatch(fileName: base, field: "hardware_type", inName: named.hardwareTypeName, inFile: hardware.0)
             }
             guard version == named.version else {
                 throw .nameMismatch(fileName: base, field: "version", inName: named.version.description, inFile: version.description)
@@ -285,23 +286,23 @@ public struct UgifImage: Sendable, Hashable {
 
     /// The hardware type and version a file name carries: `<HWTYPE>_<maj>-<min>-<build>_<name>.ugif`.
     public static func parseFileName(_ name: String) throws(UgifError) -> (hardwareTypeName: String, version: UgifVersion) {
-        guard name.hasSuffix(".ugif") else { throw .badFileName(name: name, detail: "does not end in .ugif") }
+        guard name.hasSuffix(".ugif") else { throw .badFileName(name: name, detail: ErrorDetail("no_ugif_suffix")) }
         let stem = name.dropLast(5)
         let parts = stem.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, !parts[2].isEmpty else {
-            throw .badFileName(name: name, detail: "not <HWTYPE>_<maj>-<min>-<build>_<name>.ugif")
+            throw .badFileName(name: name, detail: ErrorDetail("bad_name_shape"))
         }
         let numbers = parts[1].split(separator: "-", omittingEmptySubsequences: false)
         guard numbers.count == 3, numbers.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCIIDigitValue) }),
               let major = UInt8(numbers[0]), let minor = UInt8(numbers[1]), let build = UInt8(numbers[2]) else {
-            throw .badFileName(name: name, detail: "the version is not <maj>-<min>-<build>")
+            throw .badFileName(name: name, detail: ErrorDetail("bad_name_version"))
         }
         return (String(parts[0]), UgifVersion(major: major, minor: minor, build: build))
     }
 
     static func checkName(_ name: String) throws(UgifError) {
         guard !name.isEmpty, !name.contains("_"), !name.contains("/"), name.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
-            throw .invalidHeader(line: 0, key: "READER_HARDWARE_TYPE", detail: "a name of printable ASCII without _ / or spaces")
+            throw .invalidHeader(line: 0, key: "READER_HARDWARE_TYPE", detail: ErrorDetail("bad_hardware_name"))
         }
     }
 
@@ -388,15 +389,16 @@ public enum UgifCompatibility: Int, Sendable, Hashable, CaseIterable {
 
 /// Everything wrong with a `.ugif` file; every error inside the file names its line.
 /// `code` is stable; `arguments` fill the localized message in order.
-public enum UgifError: Error, Sendable, Equatable, CustomStringConvertible {
+/// A `detail` is a code under `firmware.detail` in the catalog, never an English sentence.
+public enum UgifError: Error, Sendable, Equatable, CodedError {
     case fileTooLarge(bytes: Int, limit: Int)
-    case badFileName(name: String, detail: String)
+    case badFileName(name: String, detail: ErrorDetail)
     case lineTooLong(line: Int, length: Int, limit: Int)
-    case unexpectedLine(line: Int, detail: String)
-    case invalidHeader(line: Int, key: String, detail: String)
+    case unexpectedLine(line: Int, detail: ErrorDetail)
+    case invalidHeader(line: Int, key: String, detail: ErrorDetail)
     case missingHeader(key: String)
     case nameMismatch(fileName: String, field: String, inName: String, inFile: String)
-    case badHex(line: Int, detail: String)
+    case badHex(line: Int, detail: ErrorDetail)
     case sectionLength(section: String, line: Int, declared: Int, found: Int)
     case sectionTooLarge(section: String, line: Int, length: Int, limit: Int)
     case duplicateSection(section: String, line: Int)
@@ -428,13 +430,13 @@ public enum UgifError: Error, Sendable, Equatable, CustomStringConvertible {
     public var arguments: [String] {
         switch self {
         case .fileTooLarge(let b, let l): ["\(b)", "\(l)"]
-        case .badFileName(let n, let d): [n, d]
+        case .badFileName(let n, let d): [n] + d.flattened
         case .lineTooLong(let line, let length, let limit): ["\(line)", "\(length)", "\(limit)"]
-        case .unexpectedLine(let line, let d): ["\(line)", d]
-        case .invalidHeader(let line, let k, let d): ["\(line)", k, d]
+        case .unexpectedLine(let line, let d): ["\(line)"] + d.flattened
+        case .invalidHeader(let line, let k, let d): ["\(line)", k] + d.flattened
         case .missingHeader(let k): [k]
         case .nameMismatch(let f, let field, let a, let b): [f, field, a, b]
-        case .badHex(let line, let d): ["\(line)", d]
+        case .badHex(let line, let d): ["\(line)"] + d.flattened
         case .sectionLength(let s, let line, let d, let f): [s, "\(line)", "\(d)", "\(f)"]
         case .sectionTooLarge(let s, let line, let length, let limit): [s, "\(line)", "\(length)", "\(limit)"]
         case .duplicateSection(let s, let line): [s, "\(line)"]
@@ -460,27 +462,8 @@ public enum UgifError: Error, Sendable, Equatable, CustomStringConvertible {
         return self
     }
 
-    public var description: String {
-        switch self {
-        case .fileTooLarge(let b, let l): "the file has \(b) bytes; a .ugif may have at most \(l)"
-        case .badFileName(let n, let d): "\(n): \(d)"
-        case .lineTooLong(let line, let length, let limit): "line \(line): \(length) characters, at most \(limit) allowed"
-        case .unexpectedLine(let line, let d): "line \(line): \(d)"
-        case .invalidHeader(let line, let k, let d): "line \(line): \(k): \(d)"
-        case .missingHeader(let k): "the header has no \(k)"
-        case .nameMismatch(let f, let field, let a, let b): "\(f): the name says \(field) \(a), the file says \(b)"
-        case .badHex(let line, let d): "line \(line): \(d)"
-        case .sectionLength(let s, let line, let d, let f): "\(s) (line \(line)) declares \(d) bytes, has \(f)"
-        case .sectionTooLarge(let s, let line, let length, let limit):
-            "\(s) (line \(line)): \(length) bytes; an image may have 1 to \(limit) (ChangeSoftwareType's 16-bit length)"
-        case .duplicateSection(let s, let line): "line \(line): a second \(s) section"
-        case .missingSection(let s): "the file has no \(s) section"
-        case .emptyImage(let s): "the \(s) image has no bytes"
-        case .addressOutOfRange(let s, let a, let b):
-            "the \(s) image at 0x\(String(a, radix: 16)) (base 0x\(String(b, radix: 16))) leaves the 16-bit address space"
-        case .sectionsOverlap(let l, let r): "the loader at 0x\(String(l, radix: 16)) overlaps the reader at 0x\(String(r, radix: 16))"
-        }
-    }
+    /// The English message, from the catalog (`error.<code>` in en.json).
+    public var description: String { englishMessage }
 }
 
 extension Substring {

@@ -204,7 +204,7 @@ enum AtomicFile {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw .exportFailed(path: path, detail: "mkdir '\(directory)': \(SystemCodes.name(of: error))")
+            throw .exportFailed(path: path, detail: ErrorDetail("mkdir_failed", [directory, SystemCodes.name(of: error)]))
         }
         let temporary = directory + "/." + url.lastPathComponent + ".\(getpid()).tmp"
         let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -250,6 +250,6 @@ enum AtomicFile {
 
     private static func error(_ path: String, _ what: String) -> LedgerError {
         let code = errno
-        return .exportFailed(path: path, detail: "\(what): \(SystemCodes.errnoName(code))")
+        return .exportFailed(path: path, detail: ErrorDetail("system_call", [what, SystemCodes.errnoName(code)]))
     }
 }

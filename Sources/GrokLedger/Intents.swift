@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 
 /// How an intent ended.
 public enum IntentOutcome: String, Sendable, CaseIterable {
@@ -41,7 +42,7 @@ extension Ledger {
     /// - Returns: the intent's id.
     @discardableResult
     public func recordIntent(run: RunID, serial: String, step: String, target: String, at time: Date) throws(LedgerError) -> Int64 {
-        guard !serial.isEmpty, !step.isEmpty else { throw .invalidRecord(path: path, detail: "an intent without a serial or a step") }
+        guard !serial.isEmpty, !step.isEmpty else { throw .invalidRecord(path: path, detail: ErrorDetail("intent_without_serial_or_step")) }
         return try write { (db) throws(LedgerError) -> Int64 in
             try requireOpenRun(run, db)
             try touch(run, db)

@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import Synchronization
 
 /// The provisioning ledger: one SQLite database file holding devices, runs, steps and smoke
@@ -110,7 +111,7 @@ public final class Ledger: RunRecorder {
 
     /// Runs `body` in one write transaction.
     func write<T: Sendable>(_ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
-        guard !isReadOnly else { throw .readOnly(path: path, detail: "opened read-only") }
+        guard !isReadOnly else { throw .readOnly(path: path, detail: ErrorDetail("opened_read_only")) }
         return try withConnection { (db) throws(LedgerError) in try db.transaction(body) }
     }
 
@@ -184,10 +185,10 @@ public final class Ledger: RunRecorder {
     public func beginRun(_ start: RunStart) throws(LedgerError) -> RunID {
         let digest = start.profileSHA256.lowercased()
         guard digest.utf8.count == 64, digest.utf8.allSatisfy({ isHexDigit($0) }) else {
-            throw .invalidRecord(path: path, detail: "the profile SHA-256 '\(start.profileSHA256)' is not 64 hex digits")
+            throw .invalidRecord(path: path, detail: ErrorDetail("bad_profile_sha256", [start.profileSHA256]))
         }
-        if let key = start.key, key.isEmpty { throw .invalidRecord(path: path, detail: "a run without a key") }
-        guard let runLocks else { throw .readOnly(path: path, detail: "opened read-only") }
+        if let key = start.key, key.isEmpty { throw .invalidRecord(path: path, detail: ErrorDetail("run_without_key")) }
+        guard let runLocks else { throw .readOnly(path: path, detail: ErrorDetail("opened_read_only")) }
         var locked: Int64?
         do {
             let id = try write { (db) throws(LedgerError) in
@@ -221,7 +222,7 @@ public final class Ledger: RunRecorder {
     }
 
     public func upsertDevice(_ sighting: DeviceSighting) throws(LedgerError) {
-        guard !sighting.serial.isEmpty else { throw .invalidRecord(path: path, detail: "a device without a serial number") }
+        guard !sighting.serial.isEmpty else { throw .invalidRecord(path: path, detail: ErrorDetail("device_without_serial")) }
         let provisioned: SQLValue = sighting.provisioned.map { .integer($0 ? 1 : 0) } ?? .null
         try write { (db) throws(LedgerError) in
             try db.execute(
@@ -246,10 +247,10 @@ public final class Ledger: RunRecorder {
     }
 
     public func recordStep(_ step: StepRecord) throws(LedgerError) {
-        guard !step.serial.isEmpty else { throw .invalidRecord(path: path, detail: "step '\(step.step)' without a serial number") }
-        guard !step.step.isEmpty else { throw .invalidRecord(path: path, detail: "a step without a name (device \(step.serial))") }
+        guard !step.serial.isEmpty else { throw .invalidRecord(path: path, detail: ErrorDetail("step_without_serial", [step.step])) }
+        guard !step.step.isEmpty else { throw .invalidRecord(path: path, detail: ErrorDetail("step_without_name", [step.serial])) }
         guard step.durationMilliseconds >= 0 else {
-            throw .invalidRecord(path: path, detail: "step '\(step.step)' of \(step.serial) ends before it starts")
+            throw .invalidRecord(path: path, detail: ErrorDetail("step_ends_before_start", [step.step, step.serial]))
         }
         try write { (db) throws(LedgerError) in
             try requireOpenRun(step.run, db)
@@ -281,12 +282,12 @@ public final class Ledger: RunRecorder {
     }
 
     public func recordSmokeTest(_ test: SmokeTestRecord) throws(LedgerError) {
-        guard !test.serial.isEmpty else { throw .invalidRecord(path: path, detail: "a smoke test without a serial number") }
+        guard !test.serial.isEmpty else { throw .invalidRecord(path: path, detail: ErrorDetail("smoke_test_without_serial")) }
         guard test.durationMilliseconds >= 0 else {
-            throw .invalidRecord(path: path, detail: "smoke test of \(test.serial) has a negative duration")
+            throw .invalidRecord(path: path, detail: ErrorDetail("smoke_test_negative_duration", [test.serial]))
         }
         guard test.readsPerSecond.isFinite, test.readsPerSecond >= 0, test.minRSSI?.isFinite ?? true else {
-            throw .invalidRecord(path: path, detail: "smoke test of \(test.serial) has a non-finite or negative measurement")
+            throw .invalidRecord(path: path, detail: ErrorDetail("smoke_test_bad_measurement", [test.serial]))
         }
         try write { (db) throws(LedgerError) in
             try requireOpenRun(test.run, db)
@@ -309,7 +310,7 @@ public final class Ledger: RunRecorder {
         try write { (db) throws(LedgerError) in
             let started = try requireOpenRun(run, db)
             guard LedgerTime.milliseconds(endedAt) >= LedgerTime.milliseconds(started) else {
-                throw .invalidRecord(path: path, detail: "run \(run) would end before it started")
+                throw .invalidRecord(path: path, detail: ErrorDetail("run_ends_before_start", [String(run.rawValue)]))
             }
             try db.execute("UPDATE runs SET ended_at = ?, outcome = ?, report_path = ? WHERE id = ?",
                            [.text(LedgerTime.format(endedAt)), .text(outcome.rawValue), SQLValue(reportPath),

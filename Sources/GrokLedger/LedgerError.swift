@@ -31,19 +31,19 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
     /// The disk (or the database's page limit) is full; nothing of the failed write was kept.
     case diskFull(path: String)
     /// The file or its directory is read-only for this process.
-    case readOnly(path: String, detail: String)
+    case readOnly(path: String, detail: ErrorDetail)
     /// A record was refused before or by the database: an empty serial, a step that ends
     /// before it starts, a malformed profile digest, a violated constraint.
-    case invalidRecord(path: String, detail: String)
+    case invalidRecord(path: String, detail: ErrorDetail)
     /// A step, smoke test or finish names a run that the ledger does not hold.
     case unknownRun(path: String, run: Int64)
     /// A step, smoke test or finish names a run that has already finished.
     case runFinished(path: String, run: Int64)
     /// Writing an export file failed; the previous file at `path`, if any, is untouched.
-    case exportFailed(path: String, detail: String)
+    case exportFailed(path: String, detail: ErrorDetail)
     /// SQLite failed in a way not listed above (an I/O error, out of memory);
     /// `sqliteCode` is its extended result code.
-    case sqlite(path: String, sqliteCode: Int32, detail: String)
+    case sqlite(path: String, sqliteCode: Int32, detail: ErrorDetail)
     /// A run with this key (``RunKey``) is already recorded: two runs started in the same
     /// second drew the same four hex digits. Nothing was recorded; start the run again.
     case duplicateRun(path: String, run: String)
@@ -52,7 +52,7 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
     /// The shared ledger's PostgreSQL server refused a statement or went away (`path` is
     /// the connection string without its password; `state` the SQLSTATE, empty when the
     /// connection was lost).
-    case server(path: String, state: String, detail: String)
+    case server(path: String, state: String, detail: ErrorDetail)
     /// No rollout run made a stage of this rollout id (`grokctl fleet stage`).
     case noSuchStage(path: String, rollout: String)
     /// The stage's state does not allow the change (`change`: `pause`, `resume`, `advance`):
@@ -102,15 +102,15 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
         case .notALedger(let p, let a): [p, String(a)]
         case .newerSchema(let p, let f, let s): [p, String(f), String(s)]
         case .diskFull(let p): [p]
-        case .readOnly(let p, let d): [p, d]
-        case .invalidRecord(let p, let d): [p, d]
+        case .readOnly(let p, let d): [p] + d.flattened
+        case .invalidRecord(let p, let d): [p] + d.flattened
         case .unknownRun(let p, let r): [p, String(r)]
         case .runFinished(let p, let r): [p, String(r)]
-        case .exportFailed(let p, let d): [p, d]
-        case .sqlite(let p, let c, let d): [p, String(c), d]
+        case .exportFailed(let p, let d): [p] + d.flattened
+        case .sqlite(let p, let c, let d): [p, String(c)] + d.flattened
         case .duplicateRun(let p, let r): [p, r]
         case .noSuchRun(let p, let r): [p, r]
-        case .server(let p, let s, let d): [p, s, d]
+        case .server(let p, let s, let d): [p, s] + d.flattened
         case .noSuchStage(let p, let r): [p, r]
         case .stageNotChangeable(let p, let r, let s, let c): [p, r, s, c]
         case .stageNotUpward(let p, let r, let c, let n): [p, r, NumberText.plain(c), NumberText.plain(n)]

@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -110,7 +111,7 @@ enum LedgerFiles {
         let detail = "\(what): \(SystemCodes.errnoName(code))"
         switch code {
         case ENOSPC, EDQUOT: return .diskFull(path: path)
-        case EACCES, EPERM, EROFS: return .readOnly(path: path, detail: detail)
+        case EACCES, EPERM, EROFS: return .readOnly(path: path, detail: ErrorDetail("system_call", [what, SystemCodes.errnoName(code)]))
         default: return .cannotOpen(path: path, detail: detail)
         }
     }
@@ -120,6 +121,7 @@ extension LedgerError {
     /// The same error about `path` instead of `temporary` (a failure while building a new ledger).
     func moved(from temporary: String, to path: String) -> LedgerError {
         func fix(_ text: String) -> String { text.replacingOccurrences(of: temporary, with: path) }
+        func fix(_ detail: ErrorDetail) -> ErrorDetail { ErrorDetail(detail.code, detail.arguments.map(fix)) }
         switch self {
         case .cannotOpen(_, let d): return .cannotOpen(path: path, detail: fix(d))
         case .diskFull: return .diskFull(path: path)

@@ -58,7 +58,7 @@ public final class PostgresLedger: RunRecorder {
     /// database, a wrong password) fails at once.
     public static func open(_ conninfo: String, station: String, reconnectSeconds: Double = 30,
                             startupGraceSeconds: Double = 5, readOnly: Bool = false) throws(LedgerError) -> PostgresLedger {
-        guard !station.isEmpty else { throw .invalidRecord(path: conninfo, detail: "a shared ledger needs the station's name") }
+        guard !station.isEmpty else { throw .invalidRecord(path: conninfo, detail: ErrorDetail("station_name_missing")) }
         let deadline = ContinuousClock.now + .milliseconds(Int(1000 * max(0, min(reconnectSeconds, startupGraceSeconds))))
         while true {
             let db: PostgresConnection
@@ -136,10 +136,10 @@ public final class PostgresLedger: RunRecorder {
     public func beginRun(_ start: RunStart) throws(LedgerError) -> RunID {
         let digest = start.profileSHA256.lowercased()
         guard digest.utf8.count == 64, digest.allSatisfy(\.isHexDigit) else {
-            throw .invalidRecord(path: target, detail: "the profile SHA-256 '\(start.profileSHA256)' is not 64 hex digits")
+            throw .invalidRecord(path: target, detail: ErrorDetail("bad_profile_sha256", [start.profileSHA256]))
         }
         let given = start.key
-        if let given, given.isEmpty { throw .invalidRecord(path: target, detail: "a run without a key") }
+        if let given, given.isEmpty { throw .invalidRecord(path: target, detail: ErrorDetail("run_without_key")) }
         var key = given ?? RunKey.make(at: start.startedAt)
         let id = try write { (db) throws(LedgerError) -> Int64 in
             // A retry of this very insert finds its own row (same key, same station and start).
@@ -168,7 +168,7 @@ public final class PostgresLedger: RunRecorder {
     }
 
     public func upsertDevice(_ sighting: DeviceSighting) throws(LedgerError) {
-        guard !sighting.serial.isEmpty else { throw .invalidRecord(path: target, detail: "a device without a serial number") }
+        guard !sighting.serial.isEmpty else { throw .invalidRecord(path: target, detail: ErrorDetail("device_without_serial")) }
         try write { (db) throws(LedgerError) in
             try Self.query(db, target, """
                 INSERT INTO devices (serial, hardware_type, hardware_revision, antenna_type, first_seen, last_seen,
@@ -193,10 +193,10 @@ public final class PostgresLedger: RunRecorder {
 
     public func recordStep(_ step: StepRecord) throws(LedgerError) {
         guard !step.serial.isEmpty, !step.step.isEmpty else {
-            throw .invalidRecord(path: target, detail: "a step without a serial number or a name")
+            throw .invalidRecord(path: target, detail: ErrorDetail("step_without_serial_or_name"))
         }
         guard step.durationMilliseconds >= 0 else {
-            throw .invalidRecord(path: target, detail: "step '\(step.step)' of \(step.serial) ends before it starts")
+            throw .invalidRecord(path: target, detail: ErrorDetail("step_ends_before_start", [step.step, step.serial]))
         }
         let recordID = UUID().uuidString
         try write { (db) throws(LedgerError) in
@@ -222,9 +222,9 @@ public final class PostgresLedger: RunRecorder {
     }
 
     public func recordSmokeTest(_ test: SmokeTestRecord) throws(LedgerError) {
-        guard !test.serial.isEmpty else { throw .invalidRecord(path: target, detail: "a smoke test without a serial number") }
+        guard !test.serial.isEmpty else { throw .invalidRecord(path: target, detail: ErrorDetail("smoke_test_without_serial")) }
         guard test.durationMilliseconds >= 0, test.readsPerSecond.isFinite, test.readsPerSecond >= 0, test.minRSSI?.isFinite ?? true else {
-            throw .invalidRecord(path: target, detail: "smoke test of \(test.serial) has a negative or non-finite measurement")
+            throw .invalidRecord(path: target, detail: ErrorDetail("smoke_test_bad_measurement", [test.serial]))
         }
         let recordID = UUID().uuidString
         try write { (db) throws(LedgerError) in
@@ -253,7 +253,7 @@ public final class PostgresLedger: RunRecorder {
             }
             guard let started = row.text(0).flatMap(LedgerTime.parse),
                   LedgerTime.milliseconds(endedAt) >= LedgerTime.milliseconds(started) else {
-                throw .invalidRecord(path: target, detail: "run \(run) would end before it started")
+                throw .invalidRecord(path: target, detail: ErrorDetail("run_ends_before_start", [String(run.rawValue)]))
             }
             try Self.query(db, target, "UPDATE runs SET ended_at = $1, outcome = $2, report_path = $3 WHERE id = $4",
                            [LedgerTime.format(endedAt), outcome.rawValue, reportPath, String(run.rawValue)])
@@ -342,7 +342,7 @@ public final class PostgresLedger: RunRecorder {
                 """, lease)
             // The holder let go between the insert and the read (its run ended): the whole
             // transaction again, as after a serialization failure.
-            if updated.isEmpty { throw .server(path: target, state: "40001", detail: "the lock on \(serial) changed hands while it was taken") }
+            if updated.isEmpty { throw .server(path: target, state: "40001", detail: ErrorDetail("lock_changed_hands", [serial])) }
             return nil
         }
     }
@@ -366,7 +366,7 @@ public final class PostgresLedger: RunRecorder {
 
     @discardableResult
     public func recordIntent(run: RunID, serial: String, step: String, target change: String, at time: Date) throws(LedgerError) -> Int64 {
-        guard !serial.isEmpty, !step.isEmpty else { throw .invalidRecord(path: target, detail: "an intent without a serial or a step") }
+        guard !serial.isEmpty, !step.isEmpty else { throw .invalidRecord(path: target, detail: ErrorDetail("intent_without_serial_or_step")) }
         let recordID = UUID().uuidString
         return try write { (db) throws(LedgerError) -> Int64 in
             try requireOpenRun(run, db)
@@ -540,7 +540,7 @@ public final class PostgresLedger: RunRecorder {
                 db?.close()
                 let fresh: PostgresConnection
                 do throws(PostgresError) { fresh = try PostgresConnection(conninfo, applicationName: "grokctl " + station) } catch {
-                    throw .server(path: target, state: "08001", detail: error.arguments.last ?? error.description)
+                    throw .server(path: target, state: "08001", detail: ErrorDetail("server_said", [error.arguments.last ?? error.description]))
                 }
                 for run in runs {
                     _ = try Self.run(target) { () throws(PostgresError) in try fresh.tryLock(space: Self.runLockSpace, key: Int32(truncatingIfNeeded: run)) }
@@ -558,11 +558,11 @@ public final class PostgresLedger: RunRecorder {
 
     static func ledgerError(_ error: PostgresError, target: String) -> LedgerError {
         switch error {
-        case .statementFailed(let state, let detail): .server(path: target, state: state, detail: detail)
+        case .statementFailed(let state, let detail): .server(path: target, state: state, detail: ErrorDetail("server_said", [detail]))
         // SQLSTATE class 08, connection exceptions: 08006 connection failure, 08001 unable to connect.
-        case .connectionLost(let detail): .server(path: target, state: "08006", detail: detail)
-        case .connectFailed(_, let detail): .server(path: target, state: "08001", detail: detail)
-        case .badValue, .closed: .server(path: target, state: "", detail: error.description)
+        case .connectionLost(let detail): .server(path: target, state: "08006", detail: ErrorDetail("server_said", [detail]))
+        case .connectFailed(_, let detail): .server(path: target, state: "08001", detail: ErrorDetail("server_said", [detail]))
+        case .badValue, .closed: .server(path: target, state: "", detail: ErrorDetail("server_said", [error.description]))
         }
     }
 

@@ -1,3 +1,4 @@
+import GrokBasics
 import GrokPostgres
 
 /// The shared ledger's schema on PostgreSQL: the SQLite ledger's tables (schema version 4,
@@ -176,7 +177,7 @@ enum PostgresSchema {
         } catch let error as PostgresError {
             throw PostgresLedger.ledgerError(error, target: target)
         } catch {
-            throw .server(path: target, state: "", detail: "\(error)")
+            throw .server(path: target, state: "", detail: ErrorDetail("server_said", ["\(error)"]))
         }
         if version > currentVersion { throw .newerSchema(path: target, found: version, supported: currentVersion) }
         return version
@@ -218,7 +219,7 @@ enum PostgresSchema {
         } catch let error as PostgresError {
             throw PostgresLedger.ledgerError(error, target: target)
         } catch {
-            throw .server(path: target, state: "", detail: "\(error)")
+            throw .server(path: target, state: "", detail: ErrorDetail("server_said", ["\(error)"]))
         }
     }
 }

@@ -97,13 +97,13 @@ final class SQLiteConnection {
     /// detail is the code's name and what was being done, not SQLite's English message
     /// (`message`, kept out of what a person reads in another language).
     static func error(code: Int32, message: String, what: String, path: String, waitedMilliseconds: Int) -> LedgerError {
-        let detail = "\(SystemCodes.sqliteName(code)) (\(what))"
+        let detail = ErrorDetail("sqlite_call", [SystemCodes.sqliteName(code), what])
         switch code & 0xFF {
         case SQLITE_BUSY, SQLITE_LOCKED: return .locked(path: path, waitedMilliseconds: waitedMilliseconds)
         case SQLITE_CORRUPT, SQLITE_NOTADB: return .corrupt(path: path, damage: LedgerDamage("sqlite", [SystemCodes.sqliteName(code)]))
         case SQLITE_FULL: return .diskFull(path: path)
         case SQLITE_READONLY, SQLITE_PERM: return .readOnly(path: path, detail: detail)
-        case SQLITE_CANTOPEN: return .cannotOpen(path: path, detail: detail)
+        case SQLITE_CANTOPEN: return .cannotOpen(path: path, detail: "\(SystemCodes.sqliteName(code)) (\(what))")
         case SQLITE_CONSTRAINT, SQLITE_MISMATCH, SQLITE_TOOBIG: return .invalidRecord(path: path, detail: detail)
         default: return .sqlite(path: path, sqliteCode: code, detail: detail)
         }
@@ -121,7 +121,7 @@ final class SQLiteConnection {
         let (rc, waited) = retryingBusy { sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil) }
         try check(rc, "prepare \(sql)", waited: waited)
         guard let handle else {
-            throw .invalidRecord(path: path, detail: "empty statement: \(sql)")
+            throw .invalidRecord(path: path, detail: ErrorDetail("empty_statement", [sql]))
         }
         let statement = PreparedStatement(handle: handle, sql: sql, connection: self)
         statements[sql] = statement
@@ -212,7 +212,7 @@ final class SQLiteConnection {
 
     private func begin(_ sql: String) throws(LedgerError) {
         guard !inTransaction else {
-            throw .sqlite(path: path, sqliteCode: SQLITE_MISUSE, detail: "nested transaction (\(sql))")
+            throw .sqlite(path: path, sqliteCode: SQLITE_MISUSE, detail: ErrorDetail("nested_transaction", [sql]))
         }
         try execute(sql)
     }
@@ -264,7 +264,7 @@ final class PreparedStatement {
         let expected = Int(sqlite3_bind_parameter_count(handle))
         guard expected == values.count else {
             throw .sqlite(path: connection.path, sqliteCode: SQLITE_RANGE,
-                          detail: "\(values.count) values for \(expected) parameters (\(sql))")
+                          detail: ErrorDetail("parameter_count", [String(values.count), String(expected), sql]))
         }
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)

@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokPostgres
 
 /// A station's offline journal (docs/ledger.md, "Offline stations and the spool"): while the
@@ -255,7 +256,7 @@ public final class Spool: Sendable {
             func mapped(_ row: String?) throws(LedgerError) -> String? {
                 guard let row else { return nil }
                 guard let local = Int64(row), let id = ids[local] else {
-                    throw .invalidRecord(path: spoolPath, detail: "a record of run \(run.key) names spooled run \(row), not sent yet")
+                    throw .invalidRecord(path: spoolPath, detail: ErrorDetail("spooled_run_unsent", ["\(run.key)", row]))
                 }
                 return id
             }

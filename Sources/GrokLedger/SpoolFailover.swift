@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import Synchronization
 
 /// The shared ledger with the station's spool behind it, for a run whose profile says
@@ -73,7 +74,7 @@ public final class SpoolFailover: LedgerStore {
         if run.rawValue < 0 { return RunID(rawValue: -run.rawValue) }
         let (spooling, mirror) = state.withLock { ($0.spool != nil, $0.mirrored[run.rawValue]) }
         guard spooling else { return nil }
-        guard let mirror else { throw .server(path: shared.target, state: "08006", detail: "run \(run.rawValue) is in the shared ledger, which cannot be reached") }
+        guard let mirror else { throw .server(path: shared.target, state: "08006", detail: ErrorDetail("run_unreachable", [String(run.rawValue)])) }
         return RunID(rawValue: mirror)
     }
 
@@ -204,11 +205,11 @@ public final class SpoolFailover: LedgerStore {
             return try perform(resolver, online: { (_) throws(LedgerError) in
                 try shared.resolveIntent(id, outcome: outcome, by: resolver, step: step, at: time)
             }, offline: { (_, _) throws(LedgerError) -> Bool in
-                throw .server(path: shared.target, state: "08006", detail: "intent \(id) is in the shared ledger, which cannot be reached")
+                throw .server(path: shared.target, state: "08006", detail: ErrorDetail("intent_unreachable", [String(id)]))
             })
         }
         return try perform(resolver, online: { (_) throws(LedgerError) -> Bool in
-            throw .invalidRecord(path: spoolPath, detail: "intent \(-id) is in the spool, not the shared ledger")
+            throw .invalidRecord(path: spoolPath, detail: ErrorDetail("intent_in_spool", [String(-id)]))
         }, offline: { (spool, mapped) throws(LedgerError) in
             try spool.resolveIntent(-id, outcome: outcome, by: mapped ?? resolver, step: step, at: time)
         })

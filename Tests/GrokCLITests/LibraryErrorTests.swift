@@ -84,7 +84,7 @@ struct LibraryErrorTests {
     @Test func firmwareErrors() {
         let f = "pkg.ugif"
         let samples: [FirmwareError] = [
-            .hexRecord(file: "a.hex", line: 3, detail: "bad length"), .hexChecksum(file: "a.hex", line: 4, expected: 0x12, found: 0x13),
+            .hexRecord(file: "a.hex", line: 3, detail: ErrorDetail("byte_count_mismatch", ["3", "1"])), .hexChecksum(file: "a.hex", line: 4, expected: 0x12, found: 0x13),
             .hexOverlap(file: "a.hex", line: 9, otherLine: 2, address: 0x0800_8000), .hexMissingEnd(file: "a.hex"),
             .hexTooLarge(file: "a.hex", limit: 16_777_216), .packageBadMagic(file: f), .packageUnsupportedFormat(file: f, found: 9),
             .packageTruncated(file: f, field: "segment table", needed: 13, available: 2),
@@ -103,7 +103,8 @@ struct LibraryErrorTests {
             .imageHeaderMismatch(file: f, field: "version", expected: "1.8.0", found: "1.9.0"),
             .updateNotListed(channel: "release", name: "x"), .noCachedMetadata(channel: "release"),
             .noTrustRoot(searched: "/etc/grokctl/root.json"), .noStateDirectory,
-            .imageNotCached(name: "x", sha256: "aa"), .invalidInput(file: "d.json", detail: "version missing"),
+            .imageNotCached(name: "x", sha256: "aa"), .invalidInput(file: "d.json", detail: ErrorDetail("range_backwards", ["2.0.0", "1.0.0"])),
+            .invalidInput(file: "x.ugif", detail: .ugif(.badHex(line: 9, detail: ErrorDetail("odd_hex_digits")))),
             .io(path: "/c", operation: "rename", detail: "EXDEV"), .crypto(detail: "EVP_DigestSign"),
             .regionInvalid(file: "regions.json", region: "fcc", field: "max_power_dbm", expected: "at most 36", found: "40"),
         ]
@@ -118,6 +119,34 @@ struct LibraryErrorTests {
             }
         }
         Self.check(samples)
+    }
+
+    @Test("every .ugif refusal has its message, with its detail code's words, in all four languages")
+    func ugifErrors() {
+        let samples: [UgifError] = [
+            .fileTooLarge(bytes: 300_000, limit: 262_144), .badFileName(name: "x.bin", detail: ErrorDetail("no_ugif_suffix")),
+            .badFileName(name: "GR-1_demo.ugif", detail: ErrorDetail("bad_name_shape")),
+            .badFileName(name: "GR-1_1-x-0_demo.ugif", detail: ErrorDetail("bad_name_version")),
+            .lineTooLong(line: 3, length: 300, limit: 256), .unexpectedLine(line: 2, detail: ErrorDetail("carriage_return")),
+            .unexpectedLine(line: 2, detail: ErrorDetail("blank_line")), .unexpectedLine(line: 9, detail: ErrorDetail("loader_after_reader")),
+            .unexpectedLine(line: 4, detail: ErrorDetail("not_header_or_section")),
+            .unexpectedLine(line: 7, detail: ErrorDetail("bad_section_start")),
+            .invalidHeader(line: 4, key: "SOFTWARE_COLOUR", detail: ErrorDetail("unknown_key")),
+            .invalidHeader(line: 5, key: "SOFTWARE_VERSION_BUILD", detail: ErrorDetail("given_twice")),
+            .invalidHeader(line: 4, key: "SOFTWARE_VERSION_BUILD", detail: ErrorDetail("not_a_byte")),
+            .invalidHeader(line: 6, key: "SOFTWARE_VERSION_DATE", detail: ErrorDetail("date_too_long", ["232"])),
+            .invalidHeader(line: 1, key: "READER_HARDWARE_TYPE", detail: ErrorDetail("bad_hardware_name")),
+            .missingHeader(key: "SOFTWARE_VERSION_DATE"),
+            .nameMismatch(fileName: "GR-1_1-9-0_x.ugif", field: "hardware_type", inName: "GR-1", inFile: "GR-2"),
+            .nameMismatch(fileName: "GR-1_1-9-0_x.ugif", field: "version", inName: "1.9.0", inFile: "1.8.0"),
+            .badHex(line: 9, detail: ErrorDetail("odd_hex_digits")), .badHex(line: 9, detail: ErrorDetail("not_hex_digit")),
+            .sectionLength(section: "READER", line: 8, declared: 100, found: 98),
+            .sectionTooLarge(section: "READER", line: 8, length: 70_000, limit: 65_535), .duplicateSection(section: "READER", line: 12),
+            .missingSection(section: "READER"), .emptyImage(section: "LOADER"), .addressOutOfRange(section: "READER", address: 0xFFF0, base: 0),
+            .sectionsOverlap(loader: 0x7000, reader: 0x7800),
+        ]
+        Self.check(samples)
+        Self.check(samples.map { FirmwareError.invalidInput(file: "x.ugif", detail: .ugif($0)) })
     }
 
     @Test func netErrors() {
@@ -250,10 +279,14 @@ struct LibraryErrorTests {
             .cannotOpen(path: p, detail: "denied"), .locked(path: p, waitedMilliseconds: 5000), .corrupt(path: p, damage: LedgerDamage("wal_frame", ["3", "12", "2"])),
             .empty(path: p), .notSQLite(path: p),
             .notALedger(path: p, applicationID: 42), .newerSchema(path: p, found: 9, supported: 1), .diskFull(path: p),
-            .readOnly(path: p, detail: "EROFS"), .invalidRecord(path: p, detail: "empty serial"), .unknownRun(path: p, run: 7),
-            .runFinished(path: p, run: 7), .exportFailed(path: "/x.csv", detail: "ENOSPC"), .sqlite(path: p, sqliteCode: 10, detail: "I/O"),
+            .readOnly(path: p, detail: ErrorDetail("system_call", ["open", "EROFS"])), .readOnly(path: p, detail: ErrorDetail("opened_read_only")),
+            .invalidRecord(path: p, detail: ErrorDetail("step_ends_before_start", ["region", "GK-7"])),
+            .invalidRecord(path: p, detail: ErrorDetail("sqlite_call", ["SQLITE_CONSTRAINT_NOTNULL", "INSERT INTO devices"])), .unknownRun(path: p, run: 7),
+            .runFinished(path: p, run: 7), .exportFailed(path: "/x.csv", detail: ErrorDetail("system_call", ["write", "ENOSPC"])),
+            .exportFailed(path: "/x.csv", detail: ErrorDetail("mkdir_failed", ["/x", "EACCES"])),
+            .sqlite(path: p, sqliteCode: 10, detail: ErrorDetail("nested_transaction", ["BEGIN IMMEDIATE"])),
             .duplicateRun(path: p, run: "20250115-120000-3fa2"), .noSuchRun(path: p, run: "20250115-120000-3fa2"),
-            .server(path: "postgresql://ledger@db/fleet", state: "08006", detail: "server closed the connection unexpectedly"),
+            .server(path: "postgresql://ledger@db/fleet", state: "08006", detail: ErrorDetail("server_said", ["server closed the connection unexpectedly"])),
             .noSuchStage(path: p, rollout: "fw-1.8"), .stageNotChangeable(path: p, rollout: "fw-1.8", state: "halted", change: "advance"),
             .stageNotChangeable(path: p, rollout: "fw-1.8", state: "paused", change: "pause"),
             .stageNotChangeable(path: p, rollout: "fw-1.8", state: "active", change: "resume"),

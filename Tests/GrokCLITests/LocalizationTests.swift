@@ -80,6 +80,10 @@ extension CLI {
                     // Templates whose words are all plural entries of their own (the same
                     // frame in several languages), a name's plural, and French "page(s)".
                     .locateLine, .decodeSummaryChannel, .inventorySummary, .countGrokkers, .countPages,
+                    // A bad .ugif nested whole: the UgifError's own message, in the reader's language.
+                    .firmwareDetailUgif,
+                    // The field a .ugif name disagrees on: "version" is the French word too.
+                    .firmwareFieldVersion,
                 ]
                 let same = MessageKey.allCases.filter {
                     !$0.rawValue.hasPrefix("region.") && !international.contains($0)
@@ -197,7 +201,7 @@ extension CLI {
                 .deviceNotFound(device: "hw:9,0", detail: "No such device"), .deviceBusy(device: "hw:1,0"),
                 .unsupportedFormat(device: "hw:1,0", detail: "S16_LE"),
                 .io(device: "hw:1,0", operation: "snd_pcm_writei", detail: "Broken pipe"), .closed(port: "sim:2"),
-                .badWAV(path: "/tmp/x.wav", detail: "no fmt chunk"), .file(path: "/tmp/x", detail: "Permission denied"),
+                .badWAV(path: "/tmp/x.wav", detail: ErrorDetail("no_fmt_chunk")), .file(path: "/tmp/x", detail: "Permission denied"),
                 .stalled(port: "alsa:hw:1,0", seconds: "8"), .timedOut(port: "sim:2", what: "step region", seconds: "300"),
                 .cancelled(port: "pipe:/tmp/in"),
             ]
@@ -213,7 +217,10 @@ extension CLI {
                 #expect(key != nil, "no catalog key error.\(sample.code)")
                 for language in Language.allCases {
                     let message = Localizer(language: language).message(for: sample)
-                    for argument in sample.arguments { #expect(message.contains(argument), "\(language) \(sample.code)") }
+                    // A detail's code (`no_fmt_chunk`) is shown through its own entry, not as itself.
+                    for argument in sample.arguments where !argument.allSatisfy({ $0.isLowercase || $0 == "_" }) {
+                        #expect(message.contains(argument), "\(language) \(sample.code)")
+                    }
                     #expect(!message.contains("{"), "\(language) \(sample.code): \(message)")
                 }
                 if let key {

@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokFirmware
 import Testing
 
@@ -62,19 +63,19 @@ struct IntelHexTests {
     @Test("Each defect is refused with the line number and what is wrong",
           arguments: [
             (":020000000102FC\n:00000001FF\n", FirmwareError.hexChecksum(file: "t.hex", line: 1, expected: 0xFB, found: 0xFC)),
-            ("\n:020000000102FB\n020000000102FB\n:00000001FF\n", .hexRecord(file: "t.hex", line: 3, detail: "a record must start with ':'")),
-            (":020000000102FB\n:0300000001FB\n:00000001FF\n", .hexRecord(file: "t.hex", line: 2, detail: "the byte count says 3 data bytes but the record holds 1")),
-            (":02000000010ZFB\n:00000001FF\n", .hexRecord(file: "t.hex", line: 1, detail: "'0Z' is not a hex byte")),
-            (":020000000102F\n:00000001FF\n", .hexRecord(file: "t.hex", line: 1, detail: "odd number of hex digits")),
-            (":00000006FA\n:00000001FF\n", .hexRecord(file: "t.hex", line: 1, detail: "unknown record type 0x06")),
+            ("\n:020000000102FB\n020000000102FB\n:00000001FF\n", .hexRecord(file: "t.hex", line: 3, detail: ErrorDetail("no_colon"))),
+            (":020000000102FB\n:0300000001FB\n:00000001FF\n", .hexRecord(file: "t.hex", line: 2, detail: ErrorDetail("byte_count_mismatch", ["3", "1"]))),
+            (":02000000010ZFB\n:00000001FF\n", .hexRecord(file: "t.hex", line: 1, detail: ErrorDetail("not_hex_byte", ["0Z"]))),
+            (":020000000102F\n:00000001FF\n", .hexRecord(file: "t.hex", line: 1, detail: ErrorDetail("odd_hex_digits"))),
+            (":00000006FA\n:00000001FF\n", .hexRecord(file: "t.hex", line: 1, detail: ErrorDetail("unknown_record_type", ["0x06"]))),
             (":020000000102FB\n", .hexMissingEnd(file: "t.hex")),
-            (":00000001FF\n:020000000102FB\n", .hexRecord(file: "t.hex", line: 2, detail: "data after the end-of-file record")),
+            (":00000001FF\n:020000000102FB\n", .hexRecord(file: "t.hex", line: 2, detail: ErrorDetail("data_after_end"))),
             (":020000000102FB\n:0100010009F5\n:00000001FF\n", .hexOverlap(file: "t.hex", line: 2, otherLine: 1, address: 1)),
             (":0100010009F5\n:020000000102FB\n:00000001FF\n", .hexOverlap(file: "t.hex", line: 2, otherLine: 1, address: 1)),
-            (":03000004000100F8\n:00000001FF\n", .hexRecord(file: "t.hex", line: 1, detail: "an extended linear address record has 2 data bytes and address 0000")),
-            (":020000040800F2\n:02000004\n", .hexRecord(file: "t.hex", line: 2, detail: "too short for a record (needs at least 11 characters)")),
+            (":03000004000100F8\n:00000001FF\n", .hexRecord(file: "t.hex", line: 1, detail: ErrorDetail("bad_extended_linear_record"))),
+            (":020000040800F2\n:02000004\n", .hexRecord(file: "t.hex", line: 2, detail: ErrorDetail("record_too_short"))),
             (":020000FFFFFF00\n:01FFFF0000\n:00000001FF\n".replacingOccurrences(of: ":020000FFFFFF00", with: ":02000004FFFFFC").replacingOccurrences(of: ":01FFFF0000", with: ":02FFFF000102FD"),
-             .hexRecord(file: "t.hex", line: 2, detail: "data runs past the 4 GiB address space")),
+             .hexRecord(file: "t.hex", line: 2, detail: ErrorDetail("past_4gib"))),
           ])
     func defects(text: String, expected: FirmwareError) {
         #expect(throws: expected) { try IntelHex.parse(text, file: "t.hex") }

@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import Testing
 @testable import GrokLedger
 
@@ -154,10 +155,10 @@ struct TransactionTests {
                                [.integer(db.lastInsertRowID)])
                 try db.execute("UPDATE devices SET region = 'EU'")
                 // The process "dies" here: nothing above may survive.
-                throw LedgerError.invalidRecord(path: db.path, detail: "simulated crash")
+                throw LedgerError.invalidRecord(path: db.path, detail: ErrorDetail("run_without_key"))
             }
         }
-        #expect(error == .invalidRecord(path: scratch.ledgerPath, detail: "simulated crash"))
+        #expect(error == .invalidRecord(path: scratch.ledgerPath, detail: ErrorDetail("run_without_key")))
         #expect(try ledger.runs().map(\.id) == [kept])
         #expect(try ledger.steps().map(\.step) == ["identify"])
         #expect(try ledger.withConnection { (db) throws(LedgerError) in db.inTransaction } == false)

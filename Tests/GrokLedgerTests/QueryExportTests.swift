@@ -250,9 +250,10 @@ struct ErrorAndTimeTests {
         .cannotOpen(path: "/l.sqlite", detail: "d"), .locked(path: "/l.sqlite", waitedMilliseconds: 5000),
         .corrupt(path: "/l.sqlite", damage: LedgerDamage("sqlite", ["SQLITE_CORRUPT"])), .empty(path: "/l.sqlite"), .notSQLite(path: "/l.sqlite"), .notALedger(path: "/l.sqlite", applicationID: 7),
         .newerSchema(path: "/l.sqlite", found: 3, supported: 1), .diskFull(path: "/l.sqlite"),
-        .readOnly(path: "/l.sqlite", detail: "d"), .invalidRecord(path: "/l.sqlite", detail: "d"),
+        .readOnly(path: "/l.sqlite", detail: ErrorDetail("opened_read_only")), .invalidRecord(path: "/l.sqlite", detail: ErrorDetail("run_without_key")),
         .unknownRun(path: "/l.sqlite", run: 4), .runFinished(path: "/l.sqlite", run: 4),
-        .exportFailed(path: "/l.sqlite", detail: "d"), .sqlite(path: "/l.sqlite", sqliteCode: 10, detail: "d"),
+        .exportFailed(path: "/l.sqlite", detail: ErrorDetail("export_unreadable")),
+        .sqlite(path: "/l.sqlite", sqliteCode: 10, detail: ErrorDetail("sqlite_call", ["SQLITE_IOERR", "step"])),
     ]
 
     @Test("every error has a distinct ledger_ code, names the file and carries its arguments")

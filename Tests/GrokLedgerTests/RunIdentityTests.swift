@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import Testing
 
 @testable import GrokLedger
@@ -134,7 +135,7 @@ struct SystemCodeDetailTests {
         let scratch = Scratch()
         let ledger = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
         _ = try ledger.beginRun(start())
-        #expect(throws: LedgerError.exportFailed(path: "/dev/full", detail: "write: ENOSPC")) {
+        #expect(throws: LedgerError.exportFailed(path: "/dev/full", detail: ErrorDetail("system_call", ["write", "ENOSPC"]))) {
             try ledger.export(format: .json, to: "/dev/full")
         }
         var info = stat()
@@ -151,8 +152,8 @@ struct SystemCodeDetailTests {
             }
         }
         guard case .invalidRecord(_, let detail)? = error else { Issue.record("\(String(describing: error))"); return }
-        #expect(detail.hasPrefix("SQLITE_CONSTRAINT_NOTNULL ("), "\(detail)")
-        #expect(!detail.contains("constraint failed"), "\(detail)")
+        #expect(detail.code == "sqlite_call" && detail.arguments.first == "SQLITE_CONSTRAINT_NOTNULL", "\(detail)")
+        #expect(!detail.arguments.joined().contains("constraint failed"), "\(detail)")
         #expect(SystemCodes.sqliteName(778) == "SQLITE_IOERR_WRITE" && SystemCodes.sqliteName(5) == "SQLITE_BUSY")
         #expect(SystemCodes.errnoName(ENOSPC) == "ENOSPC")
     }

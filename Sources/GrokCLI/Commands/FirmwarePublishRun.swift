@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokCrypto
 import GrokFirmware
 import GrokProtocol
@@ -63,7 +64,7 @@ func runFirmwarePack(_ command: FirmwarePackCommand, _ context: CommandContext) 
     }
     let loader = try command.loaderFile.map { file throws -> IntelHex in try IntelHex.parse(try read(file), file: file) }
     guard metadata.version.build <= UInt16(UInt8.max) else {
-        throw FirmwareError.invalidInput(file: command.descriptionFile, detail: "version \(metadata.version): a .ugif build number is 0 to 255")
+        throw FirmwareError.invalidInput(file: command.descriptionFile, detail: ErrorDetail("build_too_large", ["\(metadata.version)"]))
     }
     let name = URL(fileURLWithPath: command.outputFile).lastPathComponent
     let image: UgifImage
@@ -76,10 +77,10 @@ func runFirmwarePack(_ command: FirmwarePackCommand, _ context: CommandContext) 
         let named = try UgifImage.parseFileName(name)
         guard named.hardwareTypeName == image.hardwareTypeName, named.version == image.version else {
             throw FirmwareError.invalidInput(file: command.outputFile,
-                                             detail: "the vendor names this image \(image.fileName(name: "NAME")); the file name must say the same hardware and version")
+                                             detail: ErrorDetail("name_disagrees", [image.fileName(name: "NAME")]))
         }
     } catch let error as UgifError {
-        throw FirmwareError.invalidInput(file: command.outputFile, detail: error.description)
+        throw FirmwareError.invalidInput(file: command.outputFile, detail: .ugif(error))
     }
     let bytes = Array(image.encoded(comments: command.comments).utf8)
     // Checked as a station will check it, before anything is written.

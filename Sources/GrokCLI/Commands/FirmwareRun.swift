@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokCrypto
 import GrokFirmware
 import GrokNet
@@ -195,13 +196,13 @@ struct UgifFileFacts: Encodable, Sendable {
 func parseUgif(_ bytes: [UInt8], input: InputFile, name: String) throws -> UgifImage {
     // As the flash path reads a file (``readUgifFile(_:)``): bytes that are not UTF-8 fail the parse.
     let text = String(decoding: bytes, as: UTF8.self)
-    do {
+    do throws(UgifError) {
         switch input {
         case .path(let path): return try UgifImage.parse(text, fileName: (path as NSString).lastPathComponent)
         case .standardInput: return try UgifImage.parseUnnamed(text)
         }
     } catch {
-        throw FirmwareError.invalidInput(file: name, detail: error.description)
+        throw FirmwareError.invalidInput(file: name, detail: .ugif(error))
     }
 }
 

@@ -186,15 +186,15 @@ final class ReleaseLoader: Sendable {
 /// vendor's host does; a malformed file is ``FirmwareError/invalidInput(file:detail:)``.
 func readUgifFile(_ file: String) throws -> UgifImage {
     guard let data = FileManager.default.contents(atPath: file) else {
-        throw FirmwareError.invalidInput(file: file, detail: "cannot be read")
+        throw FirmwareError.invalidInput(file: file, detail: ErrorDetail("unreadable"))
     }
     guard data.count <= UgifImage.maxFileBytes else {
-        throw FirmwareError.invalidInput(file: file, detail: "\(data.count) bytes is larger than \(UgifImage.maxFileBytes)")
+        throw FirmwareError.invalidInput(file: file, detail: ErrorDetail("too_large", [String(data.count), String(UgifImage.maxFileBytes)]))
     }
-    do {
+    do throws(UgifError) {
         return try UgifImage.parse(String(decoding: data, as: UTF8.self), fileName: (file as NSString).lastPathComponent)
     } catch {
-        throw FirmwareError.invalidInput(file: file, detail: error.description)
+        throw FirmwareError.invalidInput(file: file, detail: .ugif(error))
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokLedger
 
 /// `grokctl ledger show`: the latest runs and every device, or (`--serial`) one device and
@@ -141,7 +142,7 @@ func runLedgerExport(_ command: LedgerExportCommand, _ context: CommandContext) 
     let file = directory + "/export." + command.format.rawValue
     try export(to: file)
     guard let data = FileManager.default.contents(atPath: file) else {
-        throw LedgerError.exportFailed(path: file, detail: "the export could not be read back")
+        throw LedgerError.exportFailed(path: file, detail: ErrorDetail("export_unreadable"))
     }
     context.console.write(String(decoding: data, as: UTF8.self))
     return .success

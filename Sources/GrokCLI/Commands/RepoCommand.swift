@@ -182,7 +182,7 @@ struct RepoAddCommand: Command {
             if let catalogue = try? RegionCatalogue.decode(Array(data), file: file) {
                 custom = FirmwareTarget.custom(for: catalogue)
             } else if targetName.hasSuffix(".ugif") {
-                throw FirmwareError.invalidInput(file: file, detail: "a firmware image needs its description: --custom FILE (grokctl firmware pack --custom-output writes it)")
+                throw FirmwareError.invalidInput(file: file, detail: ErrorDetail("needs_custom"))
             }
         }
         let path = try repository.addTarget(channel: channel, name: targetName, bytes: Array(data), custom: custom, now: RepoOptions.now)

@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,34 +10,7 @@ import Glibc
 /// reading a translated message; the catalog's words around them say what to do.
 public enum SystemCodes {
     /// `ENOSPC`; `errno <n>` for one not listed.
-    public static func errnoName(_ number: Int32) -> String {
-        switch number {
-        case EPERM: "EPERM"
-        case ENOENT: "ENOENT"
-        case EINTR: "EINTR"
-        case EIO: "EIO"
-        case EBADF: "EBADF"
-        case EAGAIN: "EAGAIN"
-        case ENOMEM: "ENOMEM"
-        case EACCES: "EACCES"
-        case EBUSY: "EBUSY"
-        case EEXIST: "EEXIST"
-        case EXDEV: "EXDEV"
-        case ENOTDIR: "ENOTDIR"
-        case EISDIR: "EISDIR"
-        case EINVAL: "EINVAL"
-        case EMFILE: "EMFILE"
-        case EFBIG: "EFBIG"
-        case ENOSPC: "ENOSPC"
-        case EROFS: "EROFS"
-        case EPIPE: "EPIPE"
-        case ENAMETOOLONG: "ENAMETOOLONG"
-        case ENOLCK: "ENOLCK"
-        case EDQUOT: "EDQUOT"
-        case ELOOP: "ELOOP"
-        default: "errno \(number)"
-        }
-    }
+    public static func errnoName(_ number: Int32) -> String { systemErrorName(number) }
 
     /// The errno name of a Foundation error (its POSIX code, or its underlying error's), else
     /// its domain and code.

@@ -109,30 +109,3 @@ extension ErrorDetail {
     public static func system(_ number: Int32) -> ErrorDetail { ErrorDetail("system", [systemErrorName(number)]) }
 }
 
-/// `ENOENT`; `errno <n>` for one not listed.
-func systemErrorName(_ number: Int32) -> String {
-    switch number {
-    case EPERM: "EPERM"
-    case ENOENT: "ENOENT"
-    case EINTR: "EINTR"
-    case EIO: "EIO"
-    case EBADF: "EBADF"
-    case EAGAIN: "EAGAIN"
-    case ENOMEM: "ENOMEM"
-    case EACCES: "EACCES"
-    case EBUSY: "EBUSY"
-    case EEXIST: "EEXIST"
-    case EXDEV: "EXDEV"
-    case ENOTDIR: "ENOTDIR"
-    case EISDIR: "EISDIR"
-    case EINVAL: "EINVAL"
-    case EMFILE: "EMFILE"
-    case EFBIG: "EFBIG"
-    case ENOSPC: "ENOSPC"
-    case EROFS: "EROFS"
-    case ENAMETOOLONG: "ENAMETOOLONG"
-    case EDQUOT: "EDQUOT"
-    case ELOOP: "ELOOP"
-    default: "errno \(number)"
-    }
-}

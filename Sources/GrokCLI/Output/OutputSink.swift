@@ -102,23 +102,7 @@ public struct OutputError: CodedError, Sendable, Equatable {
     /// The errno's symbolic name; `errno <n>` for one not listed.
     public var reasonCode: String { Self.reasonCode(errno) }
 
-    static func reasonCode(_ number: Int32) -> String {
-        switch number {
-        case ENOSPC: "ENOSPC"
-        case EDQUOT: "EDQUOT"
-        case EACCES: "EACCES"
-        case EPERM: "EPERM"
-        case EROFS: "EROFS"
-        case EPIPE: "EPIPE"
-        case ENOENT: "ENOENT"
-        case EISDIR: "EISDIR"
-        case ENOTDIR: "ENOTDIR"
-        case EFBIG: "EFBIG"
-        case EIO: "EIO"
-        case EBADF: "EBADF"
-        default: "errno \(number)"
-        }
-    }
+    static func reasonCode(_ number: Int32) -> String { systemErrorName(number) }
 
     /// The same failure as a report that was not written.
     func asReport() -> OutputError { OutputError(path: path, errno: errno, code: "fleet_report_not_written") }

@@ -40,10 +40,14 @@ public struct ScannedVendorPacket: Sendable, Equatable {
 /// responses (``VendorPacketDecoder``); the reading that takes every byte without a fault is
 /// kept (a crc8-checked reading first). A burst neither reading takes is reported damaged.
 ///
-/// A setting counts as carried by the recording (and its packets are reported) only when it
-/// holds a crc8-checked packet, or at least three whole bursts that are most of its bursts:
-/// a demodulator at the wrong setting turns link audio into bytes too, but almost never into
-/// bursts that parse whole.
+/// A demodulator at the wrong setting turns link audio into bytes too (8, 10 and 12 spb share
+/// the "1" tone), and now and then one of its bursts parses whole by chance: a two-byte request
+/// whose crc8 checks is one in 256. So the settings are judged strongest first (the most bytes
+/// in crc8-checked packets): a packet that lies where a stronger setting already found one (its
+/// air time, widened by the burst gap) is that packet's audio read wrongly and is dropped. A
+/// setting counts as carried by the recording (and what is left of its packets is reported)
+/// only when that rest holds a crc8-checked packet, or at least three whole bursts that are
+/// most of its bursts.
 ///
 /// Pure and incremental: feed samples in any chunking, then read ``packets``.
 public struct VendorPacketScanner: Sendable {
@@ -92,9 +96,39 @@ public struct VendorPacketScanner: Sendable {
     public var packets: [ScannedVendorPacket] {
         var copy = self
         for i in copy.lanes.indices where !copy.lanes[i].burst.isEmpty { copy.close(i) }
+        let ranked = copy.lanes.map { (found: $0.found, spb: $0.spb, evidence: Self.evidence($0.found)) }
+            .sorted { ($0.evidence.checked, $0.evidence.whole, -$0.spb) > ($1.evidence.checked, $1.evidence.whole, -$1.spb) }
+        var claimed: [ClosedRange<Int64>] = []
         var all: [ScannedVendorPacket] = []
-        for lane in copy.lanes where Self.carried(lane.found) { all += lane.found }
+        for lane in ranked {
+            let free = lane.found.filter { packet in !claimed.contains { $0.overlaps(Self.airTime(packet, widenedBy: 0)) } }
+            guard Self.carried(free) else { continue }
+            all += free
+            claimed += free.map { Self.airTime($0, widenedBy: Int64(30 * lane.spb)) }
+        }
         return all.sorted { ($0.endSample, $0.samplesPerBit) < ($1.endSample, $1.samplesPerBit) }
+    }
+
+    /// How strongly `found` says its setting is on the line: bytes in crc8-checked packets,
+    /// then bytes in whole ones.
+    static func evidence(_ found: [ScannedVendorPacket]) -> (checked: Int, whole: Int) {
+        var checked = 0
+        var whole = 0
+        for packet in found where packet.isWhole {
+            whole += packet.bytes.count
+            switch packet.content {
+            case .request: checked += packet.bytes.count
+            case .response(let r) where !r.data.isEmpty: checked += packet.bytes.count
+            default: break
+            }
+        }
+        return (checked, whole)
+    }
+
+    /// The samples `packet`'s bytes were on the air, `margin` more on each side.
+    static func airTime(_ packet: ScannedVendorPacket, widenedBy margin: Int64) -> ClosedRange<Int64> {
+        let start = packet.endSample - Int64(packet.bytes.count * 10 * packet.samplesPerBit) + 1
+        return (start - margin)...(packet.endSample + margin)
     }
 
     static func carried(_ found: [ScannedVendorPacket]) -> Bool {

@@ -376,7 +376,30 @@ final class DeviceWorker {
         } catch {
             return .failing(.failed, .recorderFailed(operation: "read_history", subject: identified.serialNumberText, error: error))
         }
+        if let failure = resolveUpdateShownByTheUnit(identified) { return failure }
         return .done("step_identified", identified.description)
+    }
+
+    /// An update an ended run was making, that the unit now runs (the run was stopped after
+    /// the new image was started, before its step was recorded): resolved as that run's now,
+    /// at identification, not at the firmware step. The smoke test before the firmware step
+    /// is decided on history, and must see the update as a change that run made, not as
+    /// firmware changed elsewhere (which would test the unit again before the final test).
+    /// Region and provisioning are resolved at their own steps, which come before it.
+    func resolveUpdateShownByTheUnit(_ info: ReaderInfo) -> Result? {
+        let running = "\(info.firmwareVersion)"
+        guard !inLoader, let latest = openIntents.last(where: { $0.step == .firmware }), latest.target == running else { return nil }
+        let now = runner.options.clock()
+        let found = StepOutcome(step: .firmware, result: .skipped, code: "step_already_satisfied",
+                                detail: "runs \(running), the update an ended run was making",
+                                firmwareBefore: running, firmwareAfter: running, regionBefore: regionText, regionAfter: regionText,
+                                started: now, duration: 0)
+        do {
+            try resolveOpenIntents(of: .firmware, outcome: found)
+            return nil
+        } catch {
+            return .failing(.failed, .recorderFailed(operation: "resolve_intent", subject: "\(serial), firmware", error: error))
+        }
     }
 
     /// Set when another run holds the device: nothing of this run is recorded for it.

@@ -178,6 +178,8 @@ final class InMemoryRunRecorder: RunRecorder {
         var steps: [StepRecord] = []
         var smokeTests: [SmokeTestRecord] = []
         var devices: [String: DeviceRecord] = [:]
+        /// Intents as the ledger keeps them: open until a later run resolves them.
+        var intents: [(intent: ChangeIntent, made: Bool?)] = []
     }
 
     private let contents = Mutex(Contents())
@@ -195,6 +197,14 @@ final class InMemoryRunRecorder: RunRecorder {
     func recordStep(_ step: StepRecord) throws {
         let count = contents.withLock { c -> Int in
             c.steps.append(step)
+            // As the ledger does: a step's record closes its own run's intent (a failed step
+            // may or may not have made the change: it stays open for a later run to resolve).
+            if step.result != .failed {
+                for i in c.intents.indices where c.intents[i].made == nil && c.intents[i].intent.runID == step.runID
+                    && c.intents[i].intent.serial == step.serial && c.intents[i].intent.step == step.step {
+                    c.intents[i].made = step.result == .done
+                }
+            }
             return c.steps.count
         }
         afterStep?(count)
@@ -206,6 +216,29 @@ final class InMemoryRunRecorder: RunRecorder {
 
     func completedSteps(serial: String) throws -> [StepRecord] {
         contents.withLock { $0.steps.filter { $0.serial == serial && ($0.result == .done || $0.result == .skipped) } }
+    }
+
+    func recordIntent(runID: String, serial: String, step: FleetStep, target: String, at time: Date) throws {
+        contents.withLock { c in
+            c.intents.append((ChangeIntent(id: Int64(c.intents.count + 1), runID: runID, serial: serial, step: step, target: target), nil))
+        }
+    }
+
+    func openIntents(serial: String) throws -> [ChangeIntent] {
+        contents.withLock { $0.intents.filter { $0.intent.serial == serial && $0.made == nil }.map(\.intent) }
+    }
+
+    /// As the ledger does: a change found made is recorded as done by the run that made it.
+    func resolveIntent(_ intent: ChangeIntent, made: Bool, outcome: StepOutcome, by runID: String, at time: Date) throws {
+        contents.withLock { c in
+            guard let index = c.intents.firstIndex(where: { $0.intent.id == intent.id && $0.made == nil }) else { return }
+            c.intents[index].made = made
+            guard made else { return }
+            var done = outcome
+            done.result = .done
+            done.code = "step_completed_by_interrupted_run"
+            c.steps.append(StepRecord(runID: intent.runID, serial: intent.serial, device: "", outcome: done))
+        }
     }
 }
 

@@ -331,6 +331,41 @@ struct WorkflowTests {
         }
     }
 
+    /// CI once saw `interruptAndResume(after: 13)` fail this way, by timing: the run was stopped
+    /// while the updater waited for the unit to come back on the new image, so the update was
+    /// made but its step ended interrupted. The re-run tested the unit again before the update
+    /// step (firmware "changed elsewhere") and recorded no update at all.
+    @Test("a run stopped after the new image started: the re-run records the update as that run's, once, and tests the unit once after it")
+    func stoppedWhileTheNewImageStarts() async throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 60_000_010)
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
+        let profile = try testProfile()
+        let cancel = CancelSwitch()
+        let recorder = InMemoryRunRecorder()
+        let watched = FleetDevice(name: "sim:0") {
+            let unit = try EmulatedGrokker(benchDirectory: bench.path, index: 0)
+            let peer = BootWatcher(unit) { cancel.cancel() }
+            return SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: peer)
+        }
+        let first = try await runner(bench, profile, firmware, recorder: recorder, cancellation: cancel).run([watched])
+        #expect(first.outcome == .interrupted)
+        #expect(first.devices[0].step(.firmware)?.code == "fleet_interrupted", "\(first.devices[0].steps.map(\.code))")
+        #expect(try bench.state(0).firmwareVersion == FirmwareFixture.v180, "the update was made before the stop")
+
+        let second = try await runner(bench, profile, firmware, recorder: recorder).run([bench.device(0)])
+        #expect(second.outcome == .succeeded)
+        #expect(second.devices[0].step(.smokeTest)?.code == "step_already_satisfied", "no test before an update already made")
+        #expect(second.devices[0].step(.firmware)?.code == "step_already_satisfied")
+        #expect(second.devices[0].step(.finalSmokeTest)?.result == .done, "the update still gets its smoke test")
+        let done = recorder.snapshot.steps.filter { $0.result == .done && !everyRunSteps.contains($0.step) }
+        for step: FleetStep in [.provision, .region, .smokeTest, .firmware, .finalSmokeTest] {
+            #expect(done.filter { $0.step == step }.count == 1, "\(step): \(done.map { "\($0.step) \($0.code)" })")
+        }
+        let update = try #require(done.first { $0.step == .firmware })
+        #expect(update.runID == first.runID && update.code == "step_completed_by_interrupted_run")
+    }
+
     @Test("a Grokker locked by another run is refused and left alone")
     func locked() async throws {
         let bench = FleetBench()
@@ -428,6 +463,33 @@ struct WorkflowTests {
 }
 
 /// Hands one powered emulated Grokker to the run's device thread (one user at a time).
+/// An emulated Grokker that calls `booted` once, the first time it runs its application
+/// again after running its loader (an update's new image has started), and then holds that
+/// transfer past a stop's grace.
+final class BootWatcher: CablePeer, @unchecked Sendable {
+    let unit: EmulatedGrokker
+    let booted: () -> Void
+    private var sawLoader = false
+    private var fired = false
+
+    init(_ unit: EmulatedGrokker, booted: @escaping () -> Void) {
+        self.unit = unit
+        self.booted = booted
+    }
+
+    func process(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
+        unit.process(input: input, output: output)
+        if unit.softwareType == .loader { sawLoader = true }
+        if sawLoader, !fired, unit.softwareType == .application {
+            fired = true
+            booted()
+            // A machine busy elsewhere: this transfer takes longer than a stop's grace, so the
+            // stop interrupts it (the updater is waiting for the unit's answer on the new image).
+            Thread.sleep(forTimeInterval: WallClockBound.cancelGraceSeconds + 0.2)
+        }
+    }
+}
+
 final class UnitBox: @unchecked Sendable {
     let unit: EmulatedGrokker
     init(_ unit: EmulatedGrokker) { self.unit = unit }

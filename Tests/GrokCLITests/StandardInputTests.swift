@@ -203,6 +203,68 @@ extension CLI {
                     "\(missing.standardError)")
         }
 
+        // MARK: firmware flash --package -, firmware pack --hex -
+
+        @Test("firmware flash --package - flashes an image piped on standard input (1.7.3 -> 1.8.0), named standard input; a second '-' is refused")
+        func flashFromStandardInput() throws {
+            let image = [UInt8](try Data(contentsOf: URL(fileURLWithPath: demoImage)))
+            let dir = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let station = ["--state", dir + "/state", "--bench", dir + "/bench"]
+            let environment = ["HOME": dir, "XDG_CONFIG_HOME": dir + "/config"]
+            let flash = try runBinary(["firmware", "flash", "--device", "sim:0", "--package", "-", "--json"] + station,
+                                      pipedInput: image, environment: environment)
+            #expect(flash.status == 0, "\(flash.standardOutput)\(flash.standardError)")
+            let events = jsonLines(flash.standardOutput)
+            let started = try #require(events.first { $0["event"] as? String == "flash_started" }, "\(flash.standardOutput)")
+            #expect(started["from"] as? String == "1.7.3" && started["to"] as? String == "1.8.0")
+            #expect(events.contains { $0["event"] as? String == "flash_done" && $0["result_name"] as? String == "SUCCESS" })
+            let info = try runBinary(["--bench", dir + "/bench", "info", "--device", "sim:0", "--json"])
+            #expect(jsonLines(info.standardOutput).first?["firmware"] as? String == "1.8.0", "\(info.standardOutput)")
+            // The same image again, in Spanish: the vendor's refusal, as for a file.
+            let again = try runBinary(["firmware", "flash", "--device", "sim:0", "--package", "-", "--lang", "es"] + station,
+                                      pipedInput: image, environment: environment)
+            #expect(again.status == 1)
+            #expect(again.standardOutput.contains(text(.errorFlashSameVersionNotAllowed, .es, "sim:0", "1.8.0")), "\(again.standardOutput)")
+            // Not an image: refused as a corrupt file is, before any device is touched.
+            let junk = try runBinary(["firmware", "flash", "--device", "sim:1", "--package", "-", "--lang", "de"] + station,
+                                     pipedInput: Array("no image\n".utf8), environment: environment)
+            #expect(junk.status == 1)
+            #expect(junk.standardError.contains("„Standardeingabe“"), "\(junk.standardError)")
+            #expect(!FileManager.default.fileExists(atPath: dir + "/bench/sim-1"), "a device was opened for a bad image")
+        }
+
+        @Test("firmware pack --hex - makes the same image as from the file; '-' twice across its inputs is refused")
+        func packFromStandardInput() throws {
+            let dir = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            try """
+            {"hardware_type": 5, "hardware_revisions": [3], "version": "1.8.0", "build_date": "2026-12-01T00:00:00Z",
+             "reader_protocol": 20, "applies_to": [{"min": "1.0.0", "max": "1.7.65535"}], "notes": {"en": "Demo."}}
+            """.write(toFile: dir + "/desc.json", atomically: true, encoding: .utf8)
+            let hex = checkout + "/firmware/demo/grokker-app-1.8.0.hex"
+            func pack(_ hexArgument: String, _ output: String, description: String? = nil) -> [String] {
+                ["firmware", "pack", "--hex", hexArgument, "--loader", checkout + "/firmware/demo/grokker-loader-1.0.0.hex",
+                 "--base", "0x08007000", "--reader-bytes", "61440", "--description", description ?? dir + "/desc.json",
+                 "--output", dir + "/" + output + "/GR-1_1-8-0_demo.ugif"]
+            }
+            for sub in ["file", "pipe"] { try FileManager.default.createDirectory(atPath: dir + "/" + sub, withIntermediateDirectories: true) }
+            let fromFile = try runBinary(pack(hex, "file"))
+            #expect(fromFile.status == 0, "\(fromFile.standardError)")
+            let piped = try runBinary(pack("-", "pipe"), pipedInput: [UInt8](try Data(contentsOf: URL(fileURLWithPath: hex))))
+            #expect(piped.status == 0, "\(piped.standardError)")
+            let a = try Data(contentsOf: URL(fileURLWithPath: dir + "/file/GR-1_1-8-0_demo.ugif"))
+            let b = try Data(contentsOf: URL(fileURLWithPath: dir + "/pipe/GR-1_1-8-0_demo.ugif"))
+            #expect(a == b && !a.isEmpty)
+            // A bad Intel HEX on standard input names standard input, in French.
+            let bad = try runBinary(pack("-", "pipe") + ["--lang", "fr"], pipedInput: Array(":zz\n".utf8))
+            #expect(bad.status == 1)
+            #expect(bad.standardError.contains("« entrée standard »"), "\(bad.standardError)")
+            let twice = try runBinary(pack("-", "pipe", description: "-") + ["--json"], pipedInput: [])
+            #expect(twice.status == 64)
+            #expect(jsonError(twice.standardError)?["code"] as? String == "usage_bad_value", "\(twice.standardError)")
+        }
+
         // MARK: where '-' is refused, and typed positional values
 
         @Test("'-' is refused where the file is read again or in place: a ledger, a repository target, a directory")
@@ -248,8 +310,11 @@ extension CLI {
             #expect(failure(["completions", "ksh"]) == .badArgument(value: "ksh", name: .valueShell, rule: .choice(["bash", "zsh", "fish"])))
             #expect(failure(["locate", "30", "--device", "sim:0"])
                     == .badArgument(value: "30", name: .valueHex, rule: .epc(minDigits: 8, maxDigits: 54)))
-            #expect(failure(["firmware", "flash", "--device", "sim:0", "--package", "-"])
-                    == .badValue(value: "-", option: "--package", rule: .named))
+            #expect(failure(["firmware", "flash", "--device", "sim:0", "--package", "-"]) == nil)
+            #expect(failure(["firmware", "pack", "--hex", "-", "--description", "d.json", "--output", "-"])
+                    == .badValue(value: "-", option: "--output", rule: .named))
+            #expect(failure(["firmware", "pack", "--hex", "-", "--description", "-", "--output", "o.ugif"])
+                    == .badValue(value: "-", option: "--description", rule: .standardInputOnce))
             #expect(failure(["repo", "add", "--repo", "r", "--channel", "c", "./-"]) == nil)
         }
 

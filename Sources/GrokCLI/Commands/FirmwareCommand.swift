@@ -132,7 +132,7 @@ struct FirmwareFlashCommand: Command {
     static let device = requiredDevice
     static let name = updateNameOption
     static let version = OptionDeclaration.option("version", value: .valueVersion, help: .optionFlashVersion)
-    static let package = OptionDeclaration.option("package", value: .valueFile, help: .optionFlashPackage, type: .file)
+    static let package = OptionDeclaration.option("package", value: .valueFile, help: .optionFlashPackage, type: .inputFile)
     static let allowDowngrade = OptionDeclaration.flag("allow-downgrade", help: .optionAllowDowngrade)
     static let allowSameVersion = OptionDeclaration.flag("allow-same-version", help: .optionAllowSameVersion)
     static let minBattery = OptionDeclaration.option(
@@ -154,8 +154,8 @@ struct FirmwareFlashCommand: Command {
         case name(String)
         /// The update with this version.
         case version(FirmwareVersion)
-        /// This local `.ugif` file (no channel).
-        case package(String)
+        /// This local `.ugif` file, or standard input (no channel).
+        case package(InputFile)
     }
 
     let devices: [DeviceSpec]
@@ -176,7 +176,7 @@ struct FirmwareFlashCommand: Command {
             case "version":
                 guard let version = FirmwareVersion(value) else { throw .invalidFirmwareVersion(value) }
                 target = .version(version)
-            default: target = .package(value)
+            default: target = .package(InputFile(value))
             }
         } else {
             target = .best
@@ -195,10 +195,10 @@ struct FirmwareFlashCommand: Command {
 
 /// `grokctl firmware pack --hex APP.hex [--loader LOADER.hex] --description DESC.json --output GR-1_1-8-0_NAME.ugif`.
 struct FirmwarePackCommand: Command {
-    static let hex = OptionDeclaration.option("hex", value: .valueFile, help: .optionPackHex, required: true, type: .file)
-    static let loader = OptionDeclaration.option("loader", value: .valueFile, help: .optionPackLoader, type: .file)
+    static let hex = OptionDeclaration.option("hex", value: .valueFile, help: .optionPackHex, required: true, type: .inputFile)
+    static let loader = OptionDeclaration.option("loader", value: .valueFile, help: .optionPackLoader, type: .inputFile)
     static let description = OptionDeclaration.option(
-        "description", value: .valueFile, help: .optionPackDescription, required: true, type: .file)
+        "description", value: .valueFile, help: .optionPackDescription, required: true, type: .inputFile)
     static let output = OptionDeclaration.option(
         "output", short: "o", value: .valueFile, help: .optionPackOutput, required: true, type: .file)
     static let base = OptionDeclaration.option("base", value: .valueHex, help: .optionPackBase, defaultValue: "0")
@@ -214,9 +214,9 @@ struct FirmwarePackCommand: Command {
             options: [hex, loader, description, output, base, readerBytes, comment, customOutput])
     }
 
-    let hexFile: String
-    let loaderFile: String?
-    let descriptionFile: String
+    let hexFile: InputFile
+    let loaderFile: InputFile?
+    let descriptionFile: InputFile
     let outputFile: String
     let base: UInt32
     let readerBytes: Int?
@@ -224,9 +224,9 @@ struct FirmwarePackCommand: Command {
     let customOutput: String?
 
     init(_ values: ParsedValues) throws(CLIError) {
-        hexFile = try nonEmpty(values, Self.hex)
-        loaderFile = values.value(Self.loader) == nil ? nil : try nonEmpty(values, Self.loader)
-        descriptionFile = try nonEmpty(values, Self.description)
+        hexFile = InputFile(try nonEmpty(values, Self.hex))
+        loaderFile = values.value(Self.loader) == nil ? nil : InputFile(try nonEmpty(values, Self.loader))
+        descriptionFile = InputFile(try nonEmpty(values, Self.description))
         outputFile = try nonEmpty(values, Self.output)
         guard let baseText = values.value(Self.base) else { throw .missingOption(option: Self.base.spelling) }
         let digits = baseText.hasPrefix("0x") || baseText.hasPrefix("0X") ? String(baseText.dropFirst(2)) : baseText

@@ -56,15 +56,17 @@ struct CustomReport: Encodable {
 /// `grokctl repo add --custom` lists beside it.
 func runFirmwarePack(_ command: FirmwarePackCommand, _ context: CommandContext) throws -> ExitCode {
     // Intel HEX of a whole 64 KiB address space is under 200 KB; a description, far less.
-    func read(_ file: String) throws -> [UInt8] { try FirmwareFiles.readInput(file, limit: 16 << 20) }
-    let metadata = try FirmwareReleaseMetadata.decode(try read(command.descriptionFile), file: command.descriptionFile)
-    var application = try IntelHex.parse(try read(command.hexFile), file: command.hexFile)
+    // Each is read once, at its size (one of them may be standard input).
+    let localizer = context.localizer
+    func read(_ file: InputFile) throws -> [UInt8] { try file.readAll(limit: 16 << 20, localizer: localizer) }
+    let metadata = try FirmwareReleaseMetadata.decode(try read(command.descriptionFile), file: command.descriptionFile.name(localizer))
+    var application = try IntelHex.parse(try read(command.hexFile), file: command.hexFile.name(localizer))
     if let limit = command.readerBytes, let flat = application.flattened(), flat.bytes.count > limit {
         application = try IntelHex(segments: [MemorySegment(address: flat.address, bytes: Array(flat.bytes.prefix(limit)))])
     }
-    let loader = try command.loaderFile.map { file throws -> IntelHex in try IntelHex.parse(try read(file), file: file) }
+    let loader = try command.loaderFile.map { file throws -> IntelHex in try IntelHex.parse(try read(file), file: file.name(localizer)) }
     guard metadata.version.build <= UInt16(UInt8.max) else {
-        throw FirmwareError.invalidInput(file: command.descriptionFile, detail: ErrorDetail("build_too_large", ["\(metadata.version)"]))
+        throw FirmwareError.invalidInput(file: command.descriptionFile.name(localizer), detail: ErrorDetail("build_too_large", ["\(metadata.version)"]))
     }
     let name = URL(fileURLWithPath: command.outputFile).lastPathComponent
     let image: UgifImage

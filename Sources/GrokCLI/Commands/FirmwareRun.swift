@@ -194,7 +194,7 @@ struct UgifFileFacts: Encodable, Sendable {
 ///
 /// - Throws: ``FirmwareError/invalidInput(file:detail:)`` (exit 1, as for any bad file).
 func parseUgif(_ bytes: [UInt8], input: InputFile, name: String) throws -> UgifImage {
-    // As the flash path reads a file (``readUgifFile(_:)``): bytes that are not UTF-8 fail the parse.
+    // `firmware verify` and `firmware flash --package` alike: bytes that are not UTF-8 fail the parse.
     let text = String(decoding: bytes, as: UTF8.self)
     do throws(UgifError) {
         switch input {

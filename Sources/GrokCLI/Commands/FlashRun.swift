@@ -182,22 +182,6 @@ final class ReleaseLoader: Sendable {
     }
 }
 
-/// Reads a local `.ugif` image (at most ``UgifImage/maxFileBytes``) and parses it as the
-/// vendor's host does; a malformed file is ``FirmwareError/invalidInput(file:detail:)``.
-func readUgifFile(_ file: String) throws -> UgifImage {
-    guard let data = FileManager.default.contents(atPath: file) else {
-        throw FirmwareError.invalidInput(file: file, detail: ErrorDetail("unreadable"))
-    }
-    guard data.count <= UgifImage.maxFileBytes else {
-        throw FirmwareError.invalidInput(file: file, detail: ErrorDetail("too_large", [String(data.count), String(UgifImage.maxFileBytes)]))
-    }
-    do throws(UgifError) {
-        return try UgifImage.parse(String(decoding: data, as: UTF8.self), fileName: (file as NSString).lastPathComponent)
-    } catch {
-        throw FirmwareError.invalidInput(file: file, detail: .ugif(error))
-    }
-}
-
 /// `grokctl firmware flash`: every device at once (a thread each): connect, choose the
 /// image (from the TUF channel, or the local `.ugif` given with `--package`), update with
 /// the vendor's procedure (loader image, then reader image). Live bars on a terminal, plain
@@ -205,11 +189,15 @@ func readUgifFile(_ file: String) throws -> UgifImage {
 /// result CANCELLED). Exit 0 only when every device ended on its target.
 func runFirmwareFlash(_ command: FirmwareFlashCommand, _ context: CommandContext) throws -> ExitCode {
     let source: FlashSource
-    if case .package(let file) = command.target {
+    if case .package(let input) = command.target {
         if command.firmware.repositoryURL != nil {
             throw CLIError.conflictingOptions(FirmwareFlashCommand.package.spelling, FirmwareOptions.repository.spelling)
         }
-        source = .file(name: (file as NSString).lastPathComponent, try readUgifFile(file))
+        // Read as `firmware verify` reads it: once, at its size, at most a .ugif's limit.
+        let name = input.name(context.localizer)
+        let bytes = try input.readAll(limit: UgifImage.maxFileBytes, localizer: context.localizer)
+        let shown = input.isStandardInput ? name : (name as NSString).lastPathComponent
+        source = .file(name: shown, try parseUgif(bytes, input: input, name: name))
     } else {
         let channel = try command.firmware.openStation()
         let listings = try Blocking.run { try await channel.listings() }

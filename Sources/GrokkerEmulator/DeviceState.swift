@@ -72,6 +72,12 @@ public struct DeviceState: Codable, Sendable, Equatable {
     public var firmwareVersion: FirmwareVersion
     /// The region set; `nil` when not set (out of the box).
     public var region: RegionSetting?
+    /// The region entry the last SetRegion carried (channels in hop order, dwell, round,
+    /// listening, power), which the unit's inventories obey; `nil` when the region was set
+    /// otherwise (a state file written by hand, the factory) or before this was kept: then
+    /// the built-in entry of ``region`` applies. Kept in `state.json` as `regionTable`, the
+    /// entry's 120 bytes in hex.
+    public var regionTable: VendorRegionEntry?
     /// Factory provisioning flags.
     public var provisioning: ProvisioningFlags
     /// Battery charge, 0...100 percent.
@@ -121,7 +127,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
     public var userMustSetRegion: Bool { provisioning.enforceRegion && region == nil }
 
     private enum CodingKeys: String, CodingKey {
-        case format, serialNumber, hardwareRevision, loaderVersion, firmwareVersion, region,
+        case format, serialNumber, hardwareRevision, loaderVersion, firmwareVersion, region, regionTable,
             provisioning, batteryPercent, password, antennaTuning, antennaType, provisioningStatus
     }
 
@@ -134,6 +140,17 @@ public struct DeviceState: Codable, Sendable, Equatable {
         loaderVersion = try c.decode(FirmwareVersion.self, forKey: .loaderVersion)
         firmwareVersion = try c.decode(FirmwareVersion.self, forKey: .firmwareVersion)
         region = try c.decodeIfPresent(RegionSetting.self, forKey: .region)
+        if let hex = try c.decodeIfPresent(String.self, forKey: .regionTable) {
+            let bytes = Self.bytes(hex: hex)
+            guard let bytes, bytes.count == VendorRegionEntry.byteCount, let table = try? VendorRegionEntry(bytes: bytes) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .regionTable, in: c,
+                    debugDescription: "regionTable must be a region entry's \(VendorRegionEntry.byteCount) bytes in hex")
+            }
+            regionTable = table
+        } else {
+            regionTable = nil
+        }
         provisioning = try c.decode(ProvisioningFlags.self, forKey: .provisioning)
         batteryPercent = try c.decode(UInt8.self, forKey: .batteryPercent)
         password = try c.decodeIfPresent(PasswordHash.self, forKey: .password)
@@ -150,6 +167,19 @@ public struct DeviceState: Codable, Sendable, Equatable {
         }
     }
 
+    /// The bytes of `hex` (two digits a byte), nil when it is not that.
+    static func bytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[i..<(i + 2)], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        return bytes
+    }
+
     /// The longest region name a state file may hold (a sanity bound: the catalogue's longest is 22 bytes).
     static let maxRegionNameBytes = 255
 
@@ -161,6 +191,9 @@ public struct DeviceState: Codable, Sendable, Equatable {
         try c.encode(loaderVersion, forKey: .loaderVersion)
         try c.encode(firmwareVersion, forKey: .firmwareVersion)
         try c.encodeIfPresent(region, forKey: .region)
+        if let regionTable {
+            try c.encode(regionTable.encode().map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(), forKey: .regionTable)
+        }
         try c.encode(provisioning, forKey: .provisioning)
         try c.encode(batteryPercent, forKey: .batteryPercent)
         try c.encodeIfPresent(password, forKey: .password)

@@ -540,6 +540,7 @@ public final class EmulatedGrokker: CablePeer {
         do {
             try store.update {
                 $0.region = RegionSetting(name: named.name, number: UInt16(entry.index) + 1)
+                $0.regionTable = entry
                 $0.provisioning.userHasSetRegion = true
             }
         } catch {
@@ -652,18 +653,41 @@ public final class EmulatedGrokker: CablePeer {
         let levels = max(1, Int(hardware.numVolumeLevels))
         p.volume = UInt8(clamping: Int(start.volumeLevel) * 255 / levels)
         if start.setListenBeforeTalk { p.listenBeforeTalk = start.listenBeforeTalk }
+        if let words = start.perReadWords {
+            // Read with every find, as the tag holds them then (see ``perReadRecord(_:_:)``).
+            p.detailWords = [words.first, words.second].map {
+                WordAddress(bank: MemoryBank(rawValue: $0.bank.rawValue) ?? .user, wordOffset: UInt16($0.wordOffset))
+            }
+        }
         if let select = start.select {
             p.selectBank = select.bank.rawValue
             p.selectBitOffset = select.bitOffset
             p.selectBitLength = select.bitLength
             p.selectMask = select.mask
         }
-        inventory.start(p, region: state.region, at: now, seed: UInt64(state.serialNumber) ^ UInt64(clock),
-                        busySeed: UInt64(state.serialNumber))
+        inventory.start(p, region: state.region, table: state.regionTable, at: now,
+                        seed: UInt64(state.serialNumber) ^ UInt64(clock), busySeed: UInt64(state.serialNumber))
         sounds.startInventory(soundType: p.soundType, volume: p.volume)
-        session = SlaveSession(start: start, context: VendorSlaveContext(start), lastSent: clock)
+        session = SlaveSession(start: start, context: VendorSlaveContext(start), lastSent: clock, startedAt: now,
+                               channelsKHz: InventoryRunner.hopTable(region: state.region, table: state.regionTable))
         inventoryLog.append(InventoryLogEntry())
         return VendorReply(.ack, entersSlaveMode: true)
+    }
+
+    /// The per-read record of `report`: how long ago it was read (the reader's clock, ms),
+    /// its channel as an index into the region's hop table (what the host maps back to a
+    /// frequency), its RSSI byte and, when asked for, the two words read with it. A word
+    /// past the end of its bank (and any after it) is sent as 0: the record has room for
+    /// both words always, and what the real reader puts there is not known.
+    private func perReadRecord(_ report: TagReport, _ s: SlaveSession, rssi: UInt8) -> VendorPerRead {
+        let elapsed = Int(((now - s.startedAt) * 1000).rounded(.down))
+        let msAgo = UInt16(clamping: max(0, elapsed - Int(report.milliseconds)))
+        let channel = UInt8(clamping: s.channelsKHz.firstIndex(of: Int(report.frequencyKHz)) ?? 0)
+        var words: (UInt16, UInt16)?
+        if s.context.perReadWords {
+            words = (report.readData.count > 0 ? report.readData[0] : 0, report.readData.count > 1 ? report.readData[1] : 0)
+        }
+        return VendorPerRead(msAgo: msAgo, channelIndex: channel, rssi: rssi, words: words)
     }
 
     private func endInventory() {
@@ -715,8 +739,7 @@ public final class EmulatedGrokker: CablePeer {
         var leftover: [TagReport] = []
         for report in reports {
             let rssi = Self.rssiByte(report)
-            let perReads = s.context.detailedPerReadData
-                ? [VendorPerRead(msAgo: 0, channelIndex: 0, rssi: rssi, words: s.context.perReadWords ? (0, 0) : nil)] : nil
+            let perReads = s.context.detailedPerReadData ? [perReadRecord(report, s, rssi: rssi)] : nil
             if let id = s.ids[report.epc] {
                 guard s.context.reportSubsequentFinds else { continue }
                 if again.count >= Self.maxSubsequentRecords { leftover.append(report); continue }
@@ -881,11 +904,17 @@ private struct SlaveSession {
     var outstanding: VendorReaderPacket?
     var pendingResults: [VendorReaderPacket] = []
     var leftover: [TagReport] = []
+    /// When the inventory started, seconds on the unit's clock (reports count from it).
+    var startedAt: Double
+    /// The hop table of the region it runs in: per-read records name a channel by its index.
+    var channelsKHz: [Int]
 
-    init(start: VendorInventoryStart, context: VendorSlaveContext, lastSent: Int64) {
+    init(start: VendorInventoryStart, context: VendorSlaveContext, lastSent: Int64, startedAt: Double, channelsKHz: [Int]) {
         self.start = start
         self.context = context
         self.lastSent = lastSent
+        self.startedAt = startedAt
+        self.channelsKHz = channelsKHz
     }
 
     var readsMemory: Bool { context.readsTid || context.readsUser || context.readsReserved }

@@ -121,13 +121,14 @@ final class InventoryRunner {
     /// Starts (or restarts) an inventory at `time` seconds of the device clock.
     /// - Parameter busySeed: seeds which channel visits listen before talk finds busy (the
     ///   unit's serial number, so a unit meets the same busy channels every run).
-    func start(_ p: InventoryParameters, region: RegionSetting?, at time: Double, seed: UInt64, busySeed: UInt64 = 0) {
+    func start(_ p: InventoryParameters, region: RegionSetting?, table: VendorRegionEntry? = nil, at time: Double, seed: UInt64,
+               busySeed: UInt64 = 0) {
         let select = p.selectMask.isEmpty ? nil
             : Gen2Select(bank: Gen2Bank(rawValue: p.selectBank) ?? .epc, bitOffset: Int(p.selectBitOffset),
                          bitLength: Int(p.selectBitLength), mask: p.selectMask)
         // The region's rules bound everything on the air: its channels, dwell, round period,
         // listen before talk and power (a configuration asking for more power gets the cap).
-        let rules = Self.rules(for: region)
+        let rules = Self.rules(for: region, table: table, antennaGainDBi: field.scene.antennaGainDBi)
         let cap = rules.maxConductedPowerDBm(antennaGainDBi: field.scene.antennaGainDBi)
         regionPowerCapDBm = cap
         func capped(_ tenths: Int16) -> Double { min(Double(tenths) / 10, cap) }
@@ -172,6 +173,31 @@ final class InventoryRunner {
     /// its hardware does not enforce one) runs under FCC rules.
     static func rules(for region: RegionSetting?) -> RegionEntry {
         region.flatMap(RegionCatalog.entry(for:)) ?? RegionCatalog.entries[0]
+    }
+
+    /// The rules an inventory obeys: the entry the last SetRegion carried when there is one
+    /// (its channels in the order sent, its dwell, round, listening and conducted power, as a
+    /// reader keeps the table it was given), else those of ``rules(for:)``.
+    static func rules(for region: RegionSetting?, table: VendorRegionEntry?, antennaGainDBi: Double) -> RegionEntry {
+        guard let table = current(table, region), var entry = RegionEntry(vendor: table, antennaGainDBi: antennaGainDBi) else { return rules(for: region) }
+        entry.channelsKHz = table.channelsKHz
+        return entry
+    }
+
+    /// `table` when it is the entry of `region` (a region set since by other means, a state
+    /// file edited by hand, leaves an older table behind: the built-in entry applies then).
+    static func current(_ table: VendorRegionEntry?, _ region: RegionSetting?) -> VendorRegionEntry? {
+        guard let table, let region, UInt16(table.index) + 1 == region.number else { return nil }
+        return table
+    }
+
+    /// The hop table as the host knows it (per-read records name a channel by its index in
+    /// it): the SetRegion entry's channels in the order sent, else the built-in entry's in
+    /// the order the vendor's host sends them.
+    static func hopTable(region: RegionSetting?, table: VendorRegionEntry?) -> [Int] {
+        if let table = current(table, region) { return table.channelsKHz }
+        let entry = rules(for: region)
+        return (try? VendorRegionEntry(entry))?.channelsKHz ?? entry.channelsKHz
     }
 
     /// Share of channel visits listen before talk finds busy (deterministic per unit).

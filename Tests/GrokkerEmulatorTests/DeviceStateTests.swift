@@ -174,6 +174,23 @@ struct DeviceStateTests {
         let data = try JSONEncoder().encode(state)
         #expect(try JSONDecoder().decode(DeviceState.self, from: data) == state)
     }
+
+    @Test("the region table a SetRegion gave is kept in state.json as its 120 bytes in hex; anything else there is refused")
+    func regionTable() throws {
+        var state = DeviceState.outOfBox(serialNumber: 12_345_679)
+        state.region = RegionSetting(name: "Japan (unlicensed)", number: 6)
+        state.regionTable = try VendorRegionEntry(try #require(RegionCatalog.entry(number: 6)))
+        let data = try JSONEncoder().encode(state)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect((object["regionTable"] as? String)?.count == 2 * VendorRegionEntry.byteCount)
+        #expect(try JSONDecoder().decode(DeviceState.self, from: data) == state)
+        for bad in ["zz", "00", String(repeating: "0", count: 2 * VendorRegionEntry.byteCount - 1)] {
+            var broken = object
+            broken["regionTable"] = bad
+            let text = try JSONSerialization.data(withJSONObject: broken)
+            #expect(throws: DecodingError.self, "\(bad)") { _ = try JSONDecoder().decode(DeviceState.self, from: text) }
+        }
+    }
 }
 
 @Suite("Device state: password and antenna tuning")

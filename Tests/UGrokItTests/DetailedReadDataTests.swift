@@ -38,17 +38,14 @@ struct DetailedReadDataTests {
         var details: [UInt8: UgiDetailedPerReadData] = [:]
         for case .found(let tag, let data) in tracker.drainEvents() { details[tag.epc.bytes[11]] = data.first }
         #expect(!reports.isEmpty && details.count == 2)
-        // The emulated reader sends the per-read words as (0, 0) whatever the tag holds
-        // (EmulatedGrokker.swift, the per-read record): a known gap of the emulator.
-        withKnownIssue("EmulatedGrokker sends per-read words (0, 0)") {
-            // Tag 1: USER word 2 is 9ABC; its PC says 6 words.
-            #expect(details[1]?.readData1 == 0x9ABC)
-            #expect(details[1]?.readData2 == grokker.field.tags[0].memory.pc)
-            // Tag 2 has one USER word: word 2 is past the end, so nothing follows.
-            #expect(details[2] != nil && details[2]?.readData1 == nil && details[2]?.readData2 == nil)
-            let pc = grokker.field.tags[0].memory.pc
-            #expect(reports.allSatisfy { $0.epc.last == 1 ? $0.readData == [0x9ABC, pc] : $0.readData.isEmpty })
-        }
+        // Tag 1: USER word 2 is 9ABC; its PC says 6 words.
+        let pc = grokker.field.tags[0].memory.pc
+        #expect(details[1]?.readData1 == 0x9ABC)
+        #expect(details[1]?.readData2 == pc)
+        // Tag 2 has one USER word: word 2 is past the end; the record has room for both words
+        // and the emulated reader sends 0 there, and for the word after it.
+        #expect(details[2]?.readData1 == 0 && details[2]?.readData2 == 0)
+        #expect(reports.allSatisfy { $0.epc.last == 1 ? $0.readData == [0x9ABC, pc] : $0.readData == [0, 0] }, "\(reports.map(\.readData))")
 
         // Without detailed data nothing is read.
         configuration.detailedPerReadData = false

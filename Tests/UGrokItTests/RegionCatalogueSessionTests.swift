@@ -101,8 +101,8 @@ struct RegionCatalogueSessionTests {
         try rig.session.collect(forAtMost: 2)
         try rig.session.stopInventory()
         let heard = Set(rig.session.takeReports().map { Int($0.frequencyKHz) })
-        #expect(!heard.isEmpty)
-        #expect(heard.isSubset(of: Set(fcc.channelsKHz)))
+        #expect(heard.count > 1, "\(heard)")
+        #expect(heard.isSubset(of: Set(fcc.channelsKHz)), "\(heard)")
     }
 
     @Test("a catalogue entry with channels outside the region's band cannot even be published")

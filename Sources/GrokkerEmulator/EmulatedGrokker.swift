@@ -48,6 +48,11 @@ public final class EmulatedGrokker: CablePeer {
     /// Longest quiet time between two reader packets in slave mode (the vendor host drops the
     /// link after about 3.3 s; the reader pings well before).
     public static let pingIntervalSeconds = 1.0
+    /// How long the reader goes on looking for the tag of a tag access before it answers
+    /// TAG_NOT_FOUND, seconds of its clock: it tries at once, then on each later round (other
+    /// channels, other power) until then. A real reader's time is not known (the captures show
+    /// a result about 70 ms after the request for a tag in the field); ours.
+    public static let tagSearchSeconds = 0.5
     /// First-read records per packet: at most 7 (the host's acknowledgement mask drops the
     /// 8th record's bit when there are exactly 8, docs/vendor-protocol.md).
     public static let maxFirstReadRecords = 4
@@ -703,6 +708,7 @@ public final class EmulatedGrokker: CablePeer {
         guard var s = session, link.packets.isInSlaveMode else { return }
         if !s.stopRequested { inventory.advance(to: now) }
         defer { if session != nil { session = s } }
+        if !s.searches.isEmpty, !s.stopRequested { search(&s) }
         guard !link.packets.isSending, !link.modem.isSending else { return }
         if let until = s.pausedUntil, clock < until { return }
         s.pausedUntil = nil
@@ -780,6 +786,26 @@ public final class EmulatedGrokker: CablePeer {
         }
     }
 
+    /// Tries each tag access still looking for its tag on the field as it is now; one that
+    /// found it, or whose time ran out, has its result sent.
+    private func search(_ s: inout SlaveSession) {
+        var still: [(request: VendorTagAccessRequest, until: Int64)] = []
+        for search in s.searches {
+            guard let result = tagAccess(search.request) else { continue }
+            if Self.notFound(result), clock < search.until {
+                still.append(search)
+            } else {
+                s.pendingResults.append(result)
+            }
+        }
+        s.searches = still
+    }
+
+    static func notFound(_ packet: VendorReaderPacket) -> Bool {
+        if case .tagAccessResult(let result, _, _) = packet { return result == VendorTagAccessResult.tagNotFound.rawValue }
+        return false
+    }
+
     private func record(_ epc: [UInt8]) {
         guard !inventoryLog.isEmpty else { return }
         inventoryLog[inventoryLog.count - 1].finds[epc, default: 0] += 1
@@ -815,7 +841,13 @@ public final class EmulatedGrokker: CablePeer {
             // "change-power result").
             changePower(initial: initial, minimum: minimum, maximum: maximum)
         case .access(_, let access):
-            if let result = tagAccess(access) { s.pendingResults.append(result) }
+            guard let result = tagAccess(access) else { break }
+            if Self.notFound(result) {
+                // Not heard on this channel and power: looked for on the next rounds.
+                s.searches.append((access, until: clock + samples(seconds: Self.tagSearchSeconds)))
+            } else {
+                s.pendingResults.append(result)
+            }
         case .ack, .nack:
             break
         }
@@ -904,6 +936,8 @@ private struct SlaveSession {
     var outstanding: VendorReaderPacket?
     var pendingResults: [VendorReaderPacket] = []
     var leftover: [TagReport] = []
+    /// Tag accesses whose tag was not heard yet, and until when the reader looks for it.
+    var searches: [(request: VendorTagAccessRequest, until: Int64)] = []
     /// When the inventory started, seconds on the unit's clock (reports count from it).
     var startedAt: Double
     /// The hop table of the region it runs in: per-read records name a channel by its index.

@@ -127,7 +127,7 @@ let package = Package(
         .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto", "GrokFirmware", "GrokNet", "NetTestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokCLITests", dependencies: ["GrokBasics", "GrokCLI", "GrokTUF", "GrokAudio", "GrokLink", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
-                                                         "GrokFleet", "GrokLedger", "GrokkerEmulator", "PostgresTestSupport"]),
+                                                         "GrokFleet", "GrokLedger", "GrokkerEmulator", "PostgresTestSupport", "NetTestSupport"]),
         .testTarget(name: "GrokLedgerTests", dependencies: ["GrokLedger", "GrokPostgres", "PostgresTestSupport"]),
         /// A throwaway PostgreSQL cluster (initdb in a temp dir, pg_ctl on a Unix socket) for the tests
         /// and for `grokbench ledger` (which starts its own server).

@@ -65,3 +65,17 @@ public struct ErrorDetail: Sendable, Hashable, CustomStringConvertible {
     /// The code and its values, for logs and test failures (not for a person).
     public var description: String { arguments.isEmpty ? code : "\(code)(\(arguments.joined(separator: ", ")))" }
 }
+
+extension ErrorDetail {
+    /// A detail that nests the coded error `error` (shown through `<prefix>.<code>` as
+    /// `{n@error}` after the code's own `values`), so it reads in the same language as the
+    /// message around it.
+    public static func nesting(_ code: String, _ values: [String] = [], _ error: any CodedError) -> ErrorDetail {
+        ErrorDetail(code, values + [error.code] + error.arguments)
+    }
+
+    /// The name of a system error number (`ENOENT`) under the code `system`: the same in
+    /// every language, unlike `strerror`'s English text (each module's prefix has its
+    /// `<prefix>.system` entry).
+    public static func system(_ number: Int32) -> ErrorDetail { ErrorDetail("system", [systemErrorName(number)]) }
+}

@@ -21,7 +21,7 @@ enum Files {
             if result >= 0 { return result }
             let code = errno
             if code == EINTR { continue }
-            throw .io(path: path, operation: operation, detail: String(cString: strerror(code)))
+            throw .io(path: path, operation: operation, detail: .system(code))
         }
     }
 
@@ -32,7 +32,7 @@ enum Files {
         if fd < 0 {
             let code = errno
             if code == ENOENT { return nil }
-            throw .io(path: path, operation: "open", detail: String(cString: strerror(code)))
+            throw .io(path: path, operation: "open", detail: .system(code))
         }
         defer { close(fd) }
         var info = stat()
@@ -55,7 +55,7 @@ enum Files {
     /// Reads a file that must exist.
     static func readExisting(_ path: String, limit: Int, tooLarge: (Int) -> FirmwareError) throws(FirmwareError) -> [UInt8] {
         guard let bytes = try load(path, limit: limit, tooLarge: tooLarge) else {
-            throw .io(path: path, operation: "open", detail: String(cString: strerror(ENOENT)))
+            throw .io(path: path, operation: "open", detail: .system(ENOENT))
         }
         return bytes
     }
@@ -96,7 +96,7 @@ enum Files {
             return
         }
         let code = errno
-        guard code == EXDEV else { throw .io(path: destination, operation: "rename", detail: String(cString: strerror(code))) }
+        guard code == EXDEV else { throw .io(path: destination, operation: "rename", detail: .system(code)) }
         try replace(destination, with: bytes)
         unlink(source)
     }
@@ -124,7 +124,7 @@ enum Files {
             current += "/" + part
             if mkdir(current, 0o755) != 0 {
                 let code = errno
-                guard code == EEXIST else { throw .io(path: current, operation: "mkdir", detail: String(cString: strerror(code))) }
+                guard code == EEXIST else { throw .io(path: current, operation: "mkdir", detail: .system(code)) }
             }
         }
     }
@@ -150,7 +150,7 @@ enum Files {
     static func remove(_ path: String) throws(FirmwareError) {
         if unlink(path) != 0 {
             let code = errno
-            guard code == ENOENT else { throw .io(path: path, operation: "unlink", detail: String(cString: strerror(code))) }
+            guard code == ENOENT else { throw .io(path: path, operation: "unlink", detail: .system(code)) }
         }
     }
 }

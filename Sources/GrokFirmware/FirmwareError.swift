@@ -40,13 +40,14 @@ public enum FirmwareError: Error, Sendable, Equatable, CodedError {
     // MARK: Keys, envelopes and metadata
 
     /// A key file or key text cannot be used: `detail` says why.
-    case invalidKey(file: String, detail: String)
+    case invalidKey(file: String, detail: ErrorDetail)
     /// The trusted-keys file is not valid: `detail` says what is wrong.
-    case trustedKeysInvalid(file: String, detail: String)
+    case trustedKeysInvalid(file: String, detail: ErrorDetail)
     /// The signed envelope is not the JSON shape `{"payload": ..., "signatures": [...]}`.
-    case envelopeMalformed(file: String, detail: String)
-    /// The metadata inside the envelope is not valid channel metadata (`field`, `detail`).
-    case metadataMalformed(file: String, field: String, detail: String)
+    case envelopeMalformed(file: String, detail: ErrorDetail)
+    /// The metadata inside the envelope is not valid channel metadata: its `field` is wrong
+    /// as `detail` says (a code under `firmware.detail`).
+    case metadataMalformed(file: String, field: String, detail: ErrorDetail)
     /// A signature by trusted key `keyID` does not verify: the metadata was changed after
     /// signing, or the signature was damaged.
     case badSignature(file: String, keyID: String)
@@ -99,10 +100,11 @@ public enum FirmwareError: Error, Sendable, Equatable, CodedError {
     /// The JSON description or input file `file` is not valid: `detail` says what is wrong
     /// (a code under `firmware.detail`; a bad `.ugif` is ``ErrorDetail/ugif(_:)``).
     case invalidInput(file: String, detail: ErrorDetail)
-    /// A system call on `path` failed (`operation`, `detail` from errno).
-    case io(path: String, operation: String, detail: String)
-    /// An OpenSSL or zlib call failed (`detail`).
-    case crypto(detail: String)
+    /// A system call on `path` failed (`operation`; `detail` is errno's name as
+    /// ``ErrorDetail/system(_:)``).
+    case io(path: String, operation: String, detail: ErrorDetail)
+    /// An OpenSSL or zlib call failed (`detail`, a code under `firmware.detail`).
+    case crypto(detail: ErrorDetail)
 
     /// A stable identifier for machines and for the message catalog.
     public var code: String {
@@ -162,10 +164,10 @@ public enum FirmwareError: Error, Sendable, Equatable, CodedError {
         case .packageTrailingBytes(let f, let count): [f, String(count)]
         case .packageSegmentCRC(let f, let segment, let expected, let found): [f, segment, expected, found]
         case .packageHashMismatch(let f, let expected, let found): [f, expected, found]
-        case .invalidKey(let f, let detail): [f, detail]
-        case .trustedKeysInvalid(let f, let detail): [f, detail]
-        case .envelopeMalformed(let f, let detail): [f, detail]
-        case .metadataMalformed(let f, let field, let detail): [f, field, detail]
+        case .invalidKey(let f, let detail): [f] + detail.flattened
+        case .trustedKeysInvalid(let f, let detail): [f] + detail.flattened
+        case .envelopeMalformed(let f, let detail): [f] + detail.flattened
+        case .metadataMalformed(let f, let field, let detail): [f, field] + detail.flattened
         case .badSignature(let f, let key): [f, key]
         case .untrustedKeys(let f, let keys): [f, keys.joined(separator: ", ")]
         case .belowThreshold(let f, let valid, let required): [f, String(valid), String(required)]
@@ -185,8 +187,8 @@ public enum FirmwareError: Error, Sendable, Equatable, CodedError {
         case .noCachedMetadata(let channel): [channel]
         case .imageNotCached(let name, let sha): [name, sha]
         case .invalidInput(let f, let detail): [f] + detail.flattened
-        case .io(let path, let operation, let detail): [path, operation, detail]
-        case .crypto(let detail): [detail]
+        case .io(let path, let operation, let detail): [path, operation] + detail.flattened
+        case .crypto(let detail): detail.flattened
         }
     }
 

@@ -64,14 +64,16 @@ public struct FirmwareReleaseMetadata: Sendable, Hashable, Codable {
 
     /// The rules a signed description must keep (`file` names it in errors).
     public func validate(file: String) throws(FirmwareError) {
-        func bad(_ field: String, _ detail: String) -> FirmwareError { .metadataMalformed(file: file, field: field, detail: detail) }
-        guard hardwareType != .unknown else { throw bad("hardware_type", "unknown hardware type (the Grokker is 5)") }
-        guard (1...64).contains(hardwareRevisions.count) else { throw bad("hardware_revisions", "needs 1 to 64 revisions") }
-        guard zip(hardwareRevisions, hardwareRevisions.dropFirst()).allSatisfy({ $0 < $1 }) else {
-            throw bad("hardware_revisions", "must be strictly ascending")
+        func bad(_ field: String, _ code: String, _ values: [String] = []) -> FirmwareError {
+            .metadataMalformed(file: file, field: field, detail: ErrorDetail(code, values))
         }
-        guard (1...32).contains(appliesTo.count) else { throw bad("applies_to", "needs 1 to 32 version ranges") }
-        guard let english = notes["en"], !english.isEmpty else { throw bad("notes", "needs English notes (\"en\")") }
+        guard hardwareType != .unknown else { throw bad("hardware_type", "unknown_hardware_type", [String(HardwareType.grokker1.rawValue)]) }
+        guard (1...64).contains(hardwareRevisions.count) else { throw bad("hardware_revisions", "revision_count", ["1", "64"]) }
+        guard zip(hardwareRevisions, hardwareRevisions.dropFirst()).allSatisfy({ $0 < $1 }) else {
+            throw bad("hardware_revisions", "not_ascending")
+        }
+        guard (1...32).contains(appliesTo.count) else { throw bad("applies_to", "range_count", ["1", "32"]) }
+        guard let english = notes["en"], !english.isEmpty else { throw bad("notes", "no_english_notes") }
     }
 
     /// The description as a target's `custom` object (with `"kind": "firmware"`).
@@ -97,7 +99,8 @@ public struct FirmwareReleaseMetadata: Sendable, Hashable, Codable {
         do {
             metadata = try JSONDecoder().decode(FirmwareReleaseMetadata.self, from: Data(bytes))
         } catch {
-            throw .metadataMalformed(file: file, field: "custom", detail: "\(error)")
+            let (field, detail) = describe(error)
+            throw .metadataMalformed(file: file, field: field, detail: detail)
         }
         try metadata.validate(file: file)
         return metadata
@@ -117,7 +120,7 @@ public struct FirmwareReleaseMetadata: Sendable, Hashable, Codable {
         version = try c.decode(FirmwareVersion.self, forKey: .version)
         let dateText = try c.decode(String.self, forKey: .buildDate)
         guard let date = UTCTime.date(dateText) else {
-            throw DecodingError.dataCorruptedError(forKey: .buildDate, in: c, debugDescription: "'\(dateText)' is not YYYY-MM-DDTHH:MM:SSZ")
+            throw DecodingDetail.error(forKey: CodingKeys.buildDate, in: c, ErrorDetail("not_utc_time", [dateText]))
         }
         buildDate = date
         readerProtocol = try c.decode(UInt16.self, forKey: .readerProtocol)
@@ -168,7 +171,7 @@ public struct FirmwareListing: Sendable, Hashable {
     public init?(_ target: TargetInfo) throws(FirmwareError) {
         guard let metadata = try FirmwareReleaseMetadata.of(target) else { return nil }
         guard let hex = target.hashes["sha256"], let digest = SHA256Digest(hex: hex), let length = Int(exactly: target.length) else {
-            throw .metadataMalformed(file: target.path, field: "hashes", detail: "a firmware target needs a sha256 hash")
+            throw .metadataMalformed(file: target.path, field: "hashes", detail: ErrorDetail("no_sha256"))
         }
         path = target.path
         self.length = length

@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokProtocol
 
 /// Which regions a set of Grokkers may choose: units of the listed hardware revisions
@@ -107,14 +108,16 @@ public struct RegionCatalogue: Sendable, Hashable, Codable {
     }
 
     func validate(file: String) throws(FirmwareError) {
-        func bad(_ field: String, _ detail: String) -> FirmwareError { .metadataMalformed(file: file, field: field, detail: detail) }
+        func bad(_ field: String, _ code: String, _ values: [String] = []) -> FirmwareError {
+            .metadataMalformed(file: file, field: field, detail: ErrorDetail(code, values))
+        }
         guard type == Self.typeMarker else { throw .typeMismatch(file: file, expected: Self.typeMarker, found: type) }
-        guard !regions.isEmpty else { throw bad("regions", "lists no region") }
+        guard !regions.isEmpty else { throw bad("regions", "no_regions") }
         var numbers = Set<UInt16>()
         for (index, entry) in regions.enumerated() {
-            guard numbers.insert(entry.number).inserted else { throw bad("regions[\(index)].number", "region \(entry.number) is listed twice") }
+            guard numbers.insert(entry.number).inserted else { throw bad("regions[\(index)].number", "region_twice", [String(entry.number)]) }
             guard let limit = RegionCatalog.entry(number: entry.number) else {
-                throw .regionInvalid(file: file, region: entry.name, field: "number", expected: "1 to \(RegionCatalog.entries.count)",
+                throw .regionInvalid(file: file, region: entry.name, field: "number", expected: "1-\(RegionCatalog.entries.count)",
                                      found: String(entry.number))
             }
             do {
@@ -125,9 +128,9 @@ public struct RegionCatalogue: Sendable, Hashable, Codable {
         }
         let codes = Set(regions.map(\.code))
         for (index, rule) in eligibility.enumerated() {
-            guard !rule.hardwareRevisions.isEmpty else { throw bad("eligibility[\(index)].hardware_revisions", "lists no revision") }
+            guard !rule.hardwareRevisions.isEmpty else { throw bad("eligibility[\(index)].hardware_revisions", "no_revisions") }
             for code in rule.regions where !codes.contains(code) {
-                throw bad("eligibility[\(index)].regions", "region '\(code)' is not in 'regions'")
+                throw bad("eligibility[\(index)].regions", "region_not_listed", [code])
             }
         }
     }
@@ -140,7 +143,7 @@ public struct RegionCatalogue: Sendable, Hashable, Codable {
         version = try c.decode(UInt64.self, forKey: .version)
         let text = try c.decode(String.self, forKey: .expires)
         guard let date = UTCTime.date(text) else {
-            throw DecodingError.dataCorruptedError(forKey: .expires, in: c, debugDescription: "'\(text)' is not YYYY-MM-DDTHH:MM:SSZ")
+            throw DecodingDetail.error(forKey: CodingKeys.expires, in: c, ErrorDetail("not_utc_time", [text]))
         }
         expires = date
         regions = try c.decode([RegionEntry].self, forKey: .regions)
@@ -175,23 +178,51 @@ public enum RegionPublisher {
     }
 }
 
-/// Where a JSON decoding error is (a key path) and what is wrong there, for error messages.
-func describe(_ error: any Error) -> (field: String, detail: String) {
+/// What is wrong with a decoded value, said as a code: carried as a `DecodingError`'s
+/// underlying error so ``describe(_:)`` finds it again (never the error's English
+/// `debugDescription`).
+struct DecodingDetail: Error {
+    let detail: ErrorDetail
+
+    /// The `DecodingError` for `key` of `container` whose detail is `detail`.
+    static func error<Key: CodingKey>(forKey key: Key, in container: KeyedDecodingContainer<Key>, _ detail: ErrorDetail) -> DecodingError {
+        .dataCorrupted(DecodingError.Context(codingPath: container.codingPath + [key], debugDescription: detail.description,
+                                             underlyingError: DecodingDetail(detail: detail)))
+    }
+}
+
+/// Where a JSON decoding error is (a key path, `$` for the top level) and what is wrong
+/// there (a code under `firmware.detail`), for error messages.
+func describe(_ error: any Error) -> (field: String, detail: ErrorDetail) {
     func path(_ keys: [any CodingKey]) -> String {
         let text = keys.map { $0.intValue.map { "[\($0)]" } ?? "." + $0.stringValue }.joined()
-        return text.hasPrefix(".") ? String(text.dropFirst()) : (text.isEmpty ? "(top level)" : text)
+        return text.hasPrefix(".") ? String(text.dropFirst()) : (text.isEmpty ? "$" : text)
     }
-    guard let decoding = error as? DecodingError else { return ("(top level)", "not valid JSON") }
+    guard let decoding = error as? DecodingError else { return ("$", ErrorDetail("not_json")) }
     switch decoding {
     case .keyNotFound(let key, let context):
-        return (path(context.codingPath + [key]), "is missing")
+        return (path(context.codingPath + [key]), ErrorDetail("missing"))
     case .typeMismatch(let type, let context):
-        return (path(context.codingPath), "is not a \(type)")
+        return (path(context.codingPath), ErrorDetail("wrong_type", [jsonKind(type)]))
     case .valueNotFound(let type, let context):
-        return (path(context.codingPath), "is null, expected a \(type)")
+        return (path(context.codingPath), ErrorDetail("null_value", [jsonKind(type)]))
     case .dataCorrupted(let context):
-        return (path(context.codingPath), context.codingPath.isEmpty ? "not valid JSON" : context.debugDescription)
+        if let coded = context.underlyingError as? DecodingDetail { return (path(context.codingPath), coded.detail) }
+        return (path(context.codingPath), ErrorDetail(context.codingPath.isEmpty ? "not_json" : "invalid_value"))
     @unknown default:
-        return ("(top level)", "not valid")
+        return ("$", ErrorDetail("not_json"))
+    }
+}
+
+/// The JSON kind a Swift type decodes from (`string`, `number`, `object`...): a name that
+/// reads the same in every language.
+func jsonKind(_ type: Any.Type) -> String {
+    switch type {
+    case is String.Type: "string"
+    case is Bool.Type: "boolean"
+    case is any BinaryInteger.Type, is any BinaryFloatingPoint.Type: "number"
+    case is [Any].Type: "array"
+    case is [String: Any].Type: "object"
+    default: String(describing: type)
     }
 }

@@ -1,4 +1,5 @@
 internal import CCurl
+import GrokBasics
 
 /// One libcurl easy handle with its header list and error buffer, freed in `deinit`.
 /// Every setopt/getinfo goes through ``check(_:_:)``, which turns a failing CURLcode into a
@@ -18,7 +19,7 @@ final class CurlEasy {
     init(url: String) throws(NetError) {
         let initCode = Self.globalInit
         guard initCode == CURLE_OK, let made = curl_easy_init() else {
-            throw .transfer(url: url, curlCode: Int(initCode.rawValue), detail: "curl_easy_init failed")
+            throw .transfer(url: url, curlCode: Int(initCode.rawValue), detail: ErrorDetail("curl_init_failed"))
         }
         handle = made
         self.url = url
@@ -37,7 +38,7 @@ final class CurlEasy {
     /// The checking funnel: a CURLcode other than CURLE_OK becomes ``NetError/transfer(url:curlCode:detail:)``.
     func check(_ what: String, _ code: CURLcode) throws(NetError) {
         guard code != CURLE_OK else { return }
-        throw .transfer(url: url, curlCode: Int(code.rawValue), detail: "\(what): \(Self.text(code))")
+        throw .transfer(url: url, curlCode: Int(code.rawValue), detail: ErrorDetail("option_refused", [what]))
     }
 
     func set(_ option: CURLoption, _ value: Int, _ name: String) throws(NetError) {
@@ -66,7 +67,7 @@ final class CurlEasy {
         for line in lines {
             guard let appended = curl_slist_append(list, line) else {
                 curl_slist_free_all(list)
-                throw .transfer(url: url, curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue), detail: "curl_slist_append failed")
+                throw .transfer(url: url, curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue), detail: ErrorDetail("out_of_memory"))
             }
             list = appended
         }
@@ -81,6 +82,21 @@ final class CurlEasy {
         let code = curl_easy_perform(handle)
         let detail = String(cString: errorBuffer)
         return (code, detail.isEmpty ? Self.text(code) : detail)
+    }
+
+    /// The errno of the last failed socket call (connect, send, receive); 0 when none.
+    var osErrno: Int32 {
+        var value = 0
+        _ = CCurl_getLong(handle, CURLINFO_OS_ERRNO, &value)
+        return Int32(truncatingIfNeeded: value)
+    }
+
+    /// The result of verifying the server's certificate (OpenSSL's X509_V_* number; 0 when
+    /// the chain verified, so a failure then is the host name's).
+    var certificateVerifyResult: Int {
+        var value = 0
+        _ = CCurl_getLong(handle, CURLINFO_SSL_VERIFYRESULT, &value)
+        return value
     }
 
     /// The HTTP status of the last response (0 for file:// or when none arrived).

@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 
 /// ``HTTPFetching`` on libcurl: https, http and file URLs, retries with exponential backoff,
@@ -37,7 +38,7 @@ public struct CurlFetcher: HTTPFetching {
                     if notModified { return .success(.notModified(outcome.validators)) }
                     return .success(.fetched(Document(body: outcome.body, status: status, validators: outcome.validators)))
                 case .rangeRefused:
-                    return .failure(.badRange(url: url, detail: "416 to a request without Range"))
+                    return .failure(.badRange(url: url, detail: ErrorDetail("unasked_416")))
                 case .failure(let error, let transient):
                     if let stop = await pauseBeforeRetry(error, transient: transient, retries: &retries, request: request, have: outcome.size) {
                         return .failure(stop)

@@ -4,24 +4,28 @@ import GrokBasics
 /// names the URL (or the local file) and carries what a person needs to act; `code` is
 /// stable for `--json` output and for the localized catalog (`error.net.<code>`).
 ///
+/// What went wrong inside a case (`detail`) is an ``ErrorDetail``: a code under `net.detail`
+/// in the catalog (from libcurl's CURLcode, the socket's errno, the TLS verification result),
+/// never libcurl's English; its text stays only as a value (`curl_said`) where no code fits.
+///
 /// Sizes are in bytes. `received` counts what the partial file (or document buffer) holds,
 /// including bytes kept from earlier attempts.
 public enum NetError: Error, Sendable, CodedError, Equatable {
     /// The URL could not be parsed, or uses a scheme other than https, http or file.
-    case invalidURL(url: String, detail: String)
+    case invalidURL(url: String, detail: ErrorDetail)
     /// The host name (or the proxy's) could not be resolved.
-    case resolveFailed(url: String, detail: String)
+    case resolveFailed(url: String, detail: ErrorDetail)
     /// No connection could be made: refused, unreachable, or the connect timeout passed.
-    case connectFailed(url: String, detail: String)
-    /// The server's certificate is not trusted by the CA bundle in use (`trust` names the
-    /// pinned bundle or "the system store"), or does not match the host name.
-    case untrustedServer(url: String, trust: String, detail: String)
+    case connectFailed(url: String, detail: ErrorDetail)
+    /// The server's certificate is not trusted by the CA bundle in use (`caBundle`, the pinned
+    /// bundle's path; nil for the system store), or does not match the host name.
+    case untrustedServer(url: String, caBundle: String?, detail: ErrorDetail)
     /// TLS failed for another reason: handshake error, unreadable CA bundle.
-    case tls(url: String, detail: String)
+    case tls(url: String, detail: ErrorDetail)
     /// The transfer was slower than `limit` bytes per second for `seconds` seconds.
     case stalled(url: String, received: Int64, limit: Int, seconds: Int)
     /// The connection broke before the response was complete (reset, receive error).
-    case connectionLost(url: String, received: Int64, detail: String)
+    case connectionLost(url: String, received: Int64, detail: ErrorDetail)
     /// The server answered with an HTTP status that is not a success.
     case httpStatus(url: String, status: Int)
     /// More redirects than `limit` were followed: a redirect loop or a misconfigured server.
@@ -36,7 +40,7 @@ public enum NetError: Error, Sendable, CodedError, Equatable {
     case truncated(url: String, received: Int64, expected: Int64)
     /// The server answered a Range request with a range that was not asked for, or with a
     /// Content-Range that cannot be read.
-    case badRange(url: String, detail: String)
+    case badRange(url: String, detail: ErrorDetail)
     /// The server refused the Range request (416) again after the partial file was restarted.
     case rangeNotSatisfiable(url: String, offset: Int64)
     /// The caller cancelled the transfer.
@@ -46,9 +50,9 @@ public enum NetError: Error, Sendable, CodedError, Equatable {
     /// above the stall limit cannot hold it open for long.
     case deadline(url: String, seconds: Int)
     /// The local file (the partial download, or the file:// source) could not be used.
-    case file(path: String, detail: String)
+    case file(path: String, detail: ErrorDetail)
     /// libcurl failed in a way not listed above; `curlCode` is its CURLcode.
-    case transfer(url: String, curlCode: Int, detail: String)
+    case transfer(url: String, curlCode: Int, detail: ErrorDetail)
 
     /// A stable identifier for machines and for the message catalog.
     public var code: String {
@@ -77,24 +81,24 @@ public enum NetError: Error, Sendable, CodedError, Equatable {
     /// The values a localized message fills in, in order.
     public var arguments: [String] {
         switch self {
-        case .invalidURL(let u, let d): [u, d]
-        case .resolveFailed(let u, let d): [u, d]
-        case .connectFailed(let u, let d): [u, d]
-        case .untrustedServer(let u, let t, let d): [u, t, d]
-        case .tls(let u, let d): [u, d]
+        case .invalidURL(let u, let d): [u] + d.flattened
+        case .resolveFailed(let u, let d): [u] + d.flattened
+        case .connectFailed(let u, let d): [u] + d.flattened
+        case .untrustedServer(let u, let b, let d): [u, b == nil ? "system_store" : "pinned_bundle", b ?? ""] + d.flattened
+        case .tls(let u, let d): [u] + d.flattened
         case .stalled(let u, let r, let l, let s): [u, String(r), String(l), String(s)]
-        case .connectionLost(let u, let r, let d): [u, String(r), d]
+        case .connectionLost(let u, let r, let d): [u, String(r)] + d.flattened
         case .httpStatus(let u, let s): [u, String(s)]
         case .tooManyRedirects(let u, let l): [u, String(l)]
         case .sizeCapExceeded(let u, let c, let s, let a): [u, String(c), String(s), String(a)]
         case .longerThanExpected(let u, let e, let s, let a): [u, String(e), String(s), String(a)]
         case .truncated(let u, let r, let e): [u, String(r), String(e)]
-        case .badRange(let u, let d): [u, d]
+        case .badRange(let u, let d): [u] + d.flattened
         case .rangeNotSatisfiable(let u, let o): [u, String(o)]
         case .cancelled(let u, let r): [u, String(r)]
         case .deadline(let u, let s): [u, String(s)]
-        case .file(let p, let d): [p, d]
-        case .transfer(let u, let c, let d): [u, String(c), d]
+        case .file(let p, let d): [p] + d.flattened
+        case .transfer(let u, let c, let d): [u, String(c)] + d.flattened
         }
     }
 

@@ -1,3 +1,4 @@
+import GrokBasics
 import Glibc
 
 /// The `.partial` file a download writes: opened without truncation, appended to, truncated
@@ -67,7 +68,7 @@ final class PartialFile {
 
     private static func error(_ path: String, _ what: String) -> NetError {
         let code = errno
-        return .file(path: path, detail: "\(what): \(String(cString: strerror(code))) (errno \(code))")
+        return .file(path: path, detail: ErrorDetail("system_call_failed", [what, systemErrorName(code)]))
     }
 }
 

@@ -1,4 +1,8 @@
 internal import CCurl
+import GrokBasics
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What one request asks for.
 struct AttemptRequest: Sendable {
@@ -189,11 +193,15 @@ enum Transfer {
             }
             return .success(status: status, notModified: false)
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
-            return .failure(.invalidURL(url: url, detail: message), transient: false)
+            return .failure(
+                .invalidURL(url: url, detail: ErrorDetail(code == CURLE_URL_MALFORMAT ? "malformed_url" : "unsupported_scheme")),
+                transient: false)
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
-            return .failure(.resolveFailed(url: url, detail: message), transient: true)
+            return .failure(
+                .resolveFailed(url: url, detail: ErrorDetail(code == CURLE_COULDNT_RESOLVE_PROXY ? "proxy_not_found" : "host_not_found")),
+                transient: true)
         case CURLE_COULDNT_CONNECT:
-            return .failure(.connectFailed(url: url, detail: message), transient: true)
+            return .failure(.connectFailed(url: url, detail: NetDetail.socket(easy.osErrno, otherwise: "connect_failed")), transient: true)
         case CURLE_OPERATION_TIMEDOUT:
             if request.deadlinePassed {
                 return .failure(.deadline(url: url, seconds: Int(options.deadline?.components.seconds ?? 0)), transient: false)
@@ -203,23 +211,40 @@ enum Transfer {
                     .stalled(url: url, received: have, limit: options.lowSpeedLimit, seconds: stallSeconds(options)),
                     transient: true)
             }
-            return .failure(.connectFailed(url: url, detail: message), transient: true)
+            return .failure(
+                .connectFailed(url: url, detail: ErrorDetail("connect_timeout", [String(options.connectTimeout.components.seconds)])),
+                transient: true)
         case CURLE_PARTIAL_FILE:
             let expected = state.announcedTotal ?? options.expectedSize ?? have
             return .failure(.truncated(url: url, received: have, expected: expected), transient: true)
         case CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_HTTP2, CURLE_HTTP2_STREAM:
-            return .failure(.connectionLost(url: url, received: have, detail: message), transient: true)
-        case CURLE_PEER_FAILED_VERIFICATION:
-            let trust: String =
-                switch options.trust {
-                case .system: "the system CA store"
-                case .pinned(let bundle): "the pinned CA bundle '\(bundle)'"
+            let detail: ErrorDetail =
+                switch code {
+                case CURLE_GOT_NOTHING: ErrorDetail("empty_reply")
+                case CURLE_SEND_ERROR: NetDetail.socket(easy.osErrno, otherwise: "send_failed")
+                case CURLE_RECV_ERROR: NetDetail.socket(easy.osErrno, otherwise: "receive_failed")
+                default: ErrorDetail("http2_error", [message])
                 }
-            return .failure(.untrustedServer(url: url, trust: trust, detail: message), transient: false)
+            return .failure(.connectionLost(url: url, received: have, detail: detail), transient: true)
+        case CURLE_PEER_FAILED_VERIFICATION:
+            let bundle: String? =
+                switch options.trust {
+                case .system: nil
+                case .pinned(let bundle): bundle
+                }
+            return .failure(
+                .untrustedServer(url: url, caBundle: bundle, detail: NetDetail.certificate(easy.certificateVerifyResult)),
+                transient: false)
         case CURLE_SSL_CONNECT_ERROR:
-            return .failure(.tls(url: url, detail: message), transient: true)
+            return .failure(.tls(url: url, detail: ErrorDetail("handshake_failed", [message])), transient: true)
         case CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER:
-            return .failure(.tls(url: url, detail: message), transient: false)
+            let detail: ErrorDetail =
+                switch code {
+                case CURLE_SSL_CACERT_BADFILE: ErrorDetail("ca_bundle_unusable")
+                case CURLE_SSL_CIPHER: ErrorDetail("no_common_cipher")
+                default: ErrorDetail("client_certificate_unusable")
+                }
+            return .failure(.tls(url: url, detail: detail), transient: false)
         case CURLE_TOO_MANY_REDIRECTS:
             return .failure(.tooManyRedirects(url: url, limit: options.maxRedirects), transient: false)
         case CURLE_ABORTED_BY_CALLBACK:
@@ -227,11 +252,41 @@ enum Transfer {
         case CURLE_BAD_DOWNLOAD_RESUME:
             return .rangeRefused(total: nil)
         case CURLE_RANGE_ERROR:
-            return .failure(.badRange(url: url, detail: message), transient: false)
+            return .failure(.badRange(url: url, detail: ErrorDetail("range_unsupported")), transient: false)
         case CURLE_FILE_COULDNT_READ_FILE:
-            return .failure(.file(path: url, detail: message), transient: false)
+            return .failure(.file(path: url, detail: ErrorDetail("source_unreadable")), transient: false)
         default:
-            return .failure(.transfer(url: url, curlCode: Int(code.rawValue), detail: message), transient: false)
+            return .failure(.transfer(url: url, curlCode: Int(code.rawValue), detail: ErrorDetail("curl_said", [message])), transient: false)
+        }
+    }
+}
+
+/// libcurl's failures as `net.detail` codes: what the socket's errno or the certificate
+/// check said, in words of the catalog rather than libcurl's English.
+enum NetDetail {
+    /// A socket failure by its errno: the common ones by name, another as its errno name
+    /// (`otherwise` with the errno's symbol), `otherwise` alone when libcurl gave none.
+    static func socket(_ number: Int32, otherwise: String) -> ErrorDetail {
+        switch number {
+        case 0: ErrorDetail(otherwise)
+        case ECONNREFUSED: ErrorDetail("connection_refused")
+        case ECONNRESET: ErrorDetail("connection_reset")
+        case ENETUNREACH, EHOSTUNREACH: ErrorDetail("unreachable")
+        case ETIMEDOUT: ErrorDetail("timed_out")
+        default: ErrorDetail(otherwise + "_errno", [systemErrorName(number)])
+        }
+    }
+
+    /// A refused server certificate by OpenSSL's verification result (X509_V_ERR_*): 0 means
+    /// the chain verified and the host name did not match.
+    static func certificate(_ result: Int) -> ErrorDetail {
+        switch result {
+        case 0, 62: ErrorDetail("host_mismatch")
+        case 9: ErrorDetail("certificate_not_yet_valid")
+        case 10: ErrorDetail("certificate_expired")
+        case 18: ErrorDetail("self_signed")
+        case 2, 19, 20, 21: ErrorDetail("issuer_unknown")
+        default: ErrorDetail("certificate_rejected", [String(result)])
         }
     }
 }
@@ -317,11 +372,11 @@ final class TransferState {
         let length = headers["content-length"].flatMap { Int64($0) }
         if status == 206 {
             guard resuming, let range = headers["content-range"].flatMap(Self.contentRange) else {
-                failure = .badRange(url: url, detail: "206 without a usable Content-Range: \(headers["content-range"] ?? "none")")
+                failure = .badRange(url: url, detail: ErrorDetail("no_content_range", [headers["content-range"] ?? ""]))
                 return false
             }
             guard range.start == offset else {
-                failure = .badRange(url: url, detail: "asked for bytes \(offset)-, got \(range.start)-")
+                failure = .badRange(url: url, detail: ErrorDetail("wrong_range_start", [String(offset), String(range.start)]))
                 return false
             }
             announcedTotal = range.total ?? length.map { offset + $0 }

@@ -309,27 +309,28 @@ public struct JSONParser {
 /// object keys sorted by code point, no whitespace, strings with only `"` and `\` escaped
 /// (everything else, control characters included, written as UTF-8), integers only.
 public enum CanonicalJSON {
-    /// The canonical bytes of `value`; throws for a non-integer number.
-    public static func encode(_ value: JSON) throws(TUFError) -> [UInt8] {
+    /// The canonical bytes of `value`; throws for a non-integer number, as an error of the
+    /// metadata of `role` (the role whose `signed` object `value` is, or a key's own role).
+    public static func encode(_ value: JSON, role: String) throws(TUFError) -> [UInt8] {
         var out: [UInt8] = []
-        try write(value, into: &out)
+        try write(value, role: role, into: &out)
         return out
     }
 
-    private static func write(_ value: JSON, into out: inout [UInt8]) throws(TUFError) {
+    private static func write(_ value: JSON, role: String, into out: inout [UInt8]) throws(TUFError) {
         switch value {
         case .null: out += Array("null".utf8)
         case .bool(let b): out += Array((b ? "true" : "false").utf8)
         case .integer(let i): out += Array(String(i).utf8)
         case .unsignedInteger(let u): out += Array(String(u).utf8)
         case .number(let text):
-            throw .metadata(role: "", detail: ErrorDetail("not_integer", [text]))
+            throw .metadata(role: role, detail: ErrorDetail("not_integer", [text]))
         case .string(let s): writeString(s, into: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                try write(item, into: &out)
+                try write(item, role: role, into: &out)
             }
             out.append(UInt8(ascii: "]"))
         case .object(let object):
@@ -339,7 +340,7 @@ public enum CanonicalJSON {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 writeString(member.key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                try write(member.value, into: &out)
+                try write(member.value, role: role, into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }

@@ -174,7 +174,7 @@ public struct TUFKey: Sendable {
 
     /// The key id the specification defines: hex SHA-256 of the canonical JSON of the key.
     public var computedKeyID: String {
-        (try? CanonicalJSON.encode(.object(json))).map { SHA256.hash($0).hex } ?? ""
+        (try? CanonicalJSON.encode(.object(json), role: "root")).map { SHA256.hash($0).hex } ?? ""
     }
 
     /// The key material itself (type and public bytes): two key ids for the same key have the
@@ -261,7 +261,7 @@ public struct SignedMetadata: Sendable {
             sigs.append(TUFSignature(keyID: keyID, bytes: bytes))
         }
         signatures = sigs
-        canonicalSigned = try CanonicalJSON.encode(.object(signed))
+        canonicalSigned = try CanonicalJSON.encode(.object(signed), role: role)
         type = try signed.string("_type", role)
         guard type == expectedType else {
             throw .metadata(role: role, detail: ErrorDetail("wrong_type", [type, expectedType]))

@@ -248,7 +248,7 @@ public final class TUFRepository {
         guard try authorisedKeyIDs(role).contains(key.keyID) else {
             throw .publisher(detail: ErrorDetail("key_not_of_role", [key.keyID, role]))
         }
-        let signature = try key.sign(try CanonicalJSON.encode(.object(signed)))
+        let signature = try key.sign(try CanonicalJSON.encode(.object(signed), role: role), role: role)
         var kept = signatures.filter { $0.object?["keyid"]?.string != key.keyID }
         kept.append(.object(JSONObject([("keyid", .string(key.keyID)), ("sig", .string(GrokCrypto.Hex.encode(signature)))])!))
         try stage(role, signed, signatures: kept)

@@ -27,34 +27,34 @@ public final class TUFSigningKey {
             case .rsa(let key): (keyType, scheme, value) = ("rsa", "rsassa-pss-sha256", try key.publicKey.pem())
             }
         } catch {
-            throw .metadata(role: "", detail: .nesting("public_key_unwritable", [], error))
+            throw .publisher(detail: .nesting("public_key_unwritable", [], error))
         }
         publicKeyJSON = JSONObject([
             ("keytype", .string(keyType)), ("scheme", .string(scheme)),
             ("keyval", .object(JSONObject([("public", .string(value))])!)),
         ])!
-        keyID = SHA256.hash(try CanonicalJSON.encode(.object(publicKeyJSON))).hex
+        keyID = SHA256.hash(try CanonicalJSON.encode(.object(publicKeyJSON), role: "root")).hex
     }
 
     /// A new Ed25519 key.
     public static func ed25519() throws(TUFError) -> TUFSigningKey {
         do { return try TUFSigningKey(.ed25519(.generate())) } catch let error as CryptoError {
-            throw .metadata(role: "", detail: .nesting("key_generation", [], error))
-        } catch let error as TUFError { throw error } catch { throw .metadata(role: "", detail: ErrorDetail("unexpected", [String(describing: type(of: error))])) }
+            throw .publisher(detail: .nesting("key_generation", [], error))
+        } catch let error as TUFError { throw error } catch { throw .publisher(detail: ErrorDetail("unexpected", [String(describing: type(of: error))])) }
     }
 
     /// A new ECDSA P-256 key.
     public static func ecdsaP256() throws(TUFError) -> TUFSigningKey {
         do { return try TUFSigningKey(.ecdsa(.generate())) } catch let error as CryptoError {
-            throw .metadata(role: "", detail: .nesting("key_generation", [], error))
-        } catch let error as TUFError { throw error } catch { throw .metadata(role: "", detail: ErrorDetail("unexpected", [String(describing: type(of: error))])) }
+            throw .publisher(detail: .nesting("key_generation", [], error))
+        } catch let error as TUFError { throw error } catch { throw .publisher(detail: ErrorDetail("unexpected", [String(describing: type(of: error))])) }
     }
 
     /// A new RSA key for RSASSA-PSS-SHA256.
     public static func rsaPSS(bits: Int = 3072) throws(TUFError) -> TUFSigningKey {
         do { return try TUFSigningKey(.rsa(.generate(bits: bits))) } catch let error as CryptoError {
-            throw .metadata(role: "", detail: .nesting("key_generation", [], error))
-        } catch let error as TUFError { throw error } catch { throw .metadata(role: "", detail: ErrorDetail("unexpected", [String(describing: type(of: error))])) }
+            throw .publisher(detail: .nesting("key_generation", [], error))
+        } catch let error as TUFError { throw error } catch { throw .publisher(detail: ErrorDetail("unexpected", [String(describing: type(of: error))])) }
     }
 
     /// A private key from PEM text as `openssl genpkey` writes it (unencrypted PKCS#8):
@@ -98,11 +98,12 @@ public final class TUFSigningKey {
         ])!
         // Parsing it as metadata would: the same weak-key checks as a client makes.
         _ = try TUFKey(json: json, role: "root")
-        return (json, SHA256.hash(try CanonicalJSON.encode(.object(json))).hex)
+        return (json, SHA256.hash(try CanonicalJSON.encode(.object(json), role: "root")).hex)
     }
 
-    /// The signature of `message` (the canonical JSON of a `signed` object).
-    public func sign(_ message: [UInt8]) throws(TUFError) -> [UInt8] {
+    /// The signature of `message` (the canonical JSON of a `signed` object); a failure names
+    /// `role`, the role whose metadata it signs.
+    public func sign(_ message: [UInt8], role: String) throws(TUFError) -> [UInt8] {
         do {
             switch secret {
             case .ed25519(let key): return try key.signature(for: message)
@@ -110,7 +111,7 @@ public final class TUFSigningKey {
             case .rsa(let key): return try key.signature(for: message)
             }
         } catch {
-            throw .metadata(role: "", detail: .nesting("signing_failed", [], error))
+            throw .metadata(role: role, detail: .nesting("signing_failed", [], error))
         }
     }
 }
@@ -121,10 +122,11 @@ extension TUFSigningKey: Sendable {}
 /// Makes a metadata file: `signed` and the signatures of `keys` over its canonical JSON,
 /// written as indented JSON with sorted keys.
 public func signMetadata(_ signed: JSONObject, with keys: [TUFSigningKey]) throws(TUFError) -> [UInt8] {
-    let message = try CanonicalJSON.encode(.object(signed))
+    let role = signed["_type"]?.string ?? "signed"
+    let message = try CanonicalJSON.encode(.object(signed), role: role)
     var signatures: [JSON] = []
     for key in keys {
-        let signature = try key.sign(message)
+        let signature = try key.sign(message, role: role)
         signatures.append(.object(JSONObject([("keyid", .string(key.keyID)), ("sig", .string(signature.hexString))])!))
     }
     let top = JSONObject([("signatures", .array(signatures)), ("signed", .object(signed))])!

@@ -96,16 +96,3 @@ public enum TUFError: Error, Sendable, Equatable, CodedError {
         }
     }
 }
-
-extension ErrorDetail {
-    /// A detail that nests the coded error `error` (shown through `tuf.detail.<code>` as
-    /// `{0@error}`), so it reads in the same language as the message around it.
-    public static func nesting(_ code: String, _ values: [String] = [], _ error: any CodedError) -> ErrorDetail {
-        ErrorDetail(code, values + [error.code] + error.arguments)
-    }
-
-    /// The name of a system error number (`ENOENT`): the same in every language, unlike
-    /// `strerror`'s English text.
-    public static func system(_ number: Int32) -> ErrorDetail { ErrorDetail("system", [systemErrorName(number)]) }
-}
-

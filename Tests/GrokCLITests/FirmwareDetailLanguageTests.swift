@@ -74,5 +74,54 @@ extension CLI {
                 }
             }
         }
+
+        /// `firmware pack` of the demo Intel HEX with the description `description`, written to `output`.
+        static func pack(description: String, output: String, _ language: Language) throws -> RunResult {
+            try runBinary(["firmware", "pack", "--hex", checkout + "/firmware/demo/grokker-app-1.8.0.hex", "--base", "0x08007000",
+                           "--reader-bytes", "61440", "--description", description, "--output", output, "--lang", language.rawValue])
+        }
+
+        @Test("a refused description (its JSON, its rules) and an output that cannot be written are explained without English",
+              arguments: [Language.en, .es, .fr, .de])
+        func refusedDescriptionsReadInTheUsersLanguage(_ language: Language) throws {
+            let dir = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            func description(_ change: (inout [String: Any]) -> Void) throws -> String {
+                var object: [String: Any] = [
+                    "hardware_type": 5, "hardware_revisions": [3], "version": "1.8.0", "build_date": "2026-12-01T00:00:00Z",
+                    "reader_protocol": 20, "applies_to": [["min": "1.0.0", "max": "1.7.65535"]], "notes": ["en": "Demo."],
+                ]
+                change(&object)
+                let path = dir + "/" + UUID().uuidString + ".json"
+                try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+                return path
+            }
+            let output = dir + "/GR-1_1-8-0_demo.ugif"
+            // Each failure, with what its English message says of it.
+            let failures: [(name: String, description: String, output: String, english: String)] = [
+                ("revisions out of order", try description { $0["hardware_revisions"] = [3, 1] }, output, "must be strictly ascending"),
+                ("no English notes", try description { $0["notes"] = ["de": "Demo."] }, output, "needs English notes"),
+                ("a date that is no date", try description { $0["build_date"] = "yesterday" }, output, "'yesterday' is not a time"),
+                ("a text where a number belongs", try description { $0["reader_protocol"] = "twenty" }, output, "must be a JSON number"),
+                ("a field missing", try description { $0["version"] = nil }, output, "version: is missing"),
+                ("an output under a file", try description { _ in }, dir + "/notes.txt/GR-1_1-8-0_demo.ugif", "the system reports ENOTDIR"),
+            ]
+            try "x".write(toFile: dir + "/notes.txt", atomically: true, encoding: .utf8)
+            let sentences = language == .en ? [] : try FleetLocalizationTests.englishSentences(for: language)
+            for failure in failures {
+                let run = try Self.pack(description: failure.description, output: failure.output, language)
+                #expect(run.status == 1, "\(failure.name): \(run.standardError)")
+                #expect(!FileManager.default.fileExists(atPath: output), "\(failure.name)")
+                if language == .en {
+                    #expect(run.standardError.contains(failure.english), "\(failure.name): \(run.standardError)")
+                    continue
+                }
+                let found = LanguageAcceptanceTests.faults(run.standardError, language, sentences: sentences)
+                #expect(found.isEmpty, "\(language) \(failure.name): \(found)\n\(run.standardError)")
+                for code in ["not_ascending", "no_english_notes", "not_utc_time", "wrong_type", "missing", "system", "number"] {
+                    #expect(!run.standardError.contains(code), "\(language) \(failure.name) shows the raw code \(code):\n\(run.standardError)")
+                }
+            }
+        }
     }
 }

@@ -90,9 +90,11 @@ struct LibraryErrorTests {
             .packageTruncated(file: f, field: "segment table", needed: 13, available: 2),
             .packageInvalidField(file: f, field: "hardware type", expected: "5", found: "0"), .packageTrailingBytes(file: f, count: 7),
             .packageSegmentCRC(file: f, segment: "application", expected: "0x1", found: "0x2"),
-            .packageHashMismatch(file: f, expected: "aa", found: "bb"), .invalidKey(file: "k.pem", detail: "not PEM"),
-            .trustedKeysInvalid(file: "keys.json", detail: "threshold 3 of 2"), .envelopeMalformed(file: "c.json", detail: "no payload"),
-            .metadataMalformed(file: "c.json", field: "updates[0].size", detail: "must be positive"),
+            .packageHashMismatch(file: f, expected: "aa", found: "bb"), .invalidKey(file: "k.pem", detail: ErrorDetail("unreadable")),
+            .trustedKeysInvalid(file: "keys.json", detail: ErrorDetail("not_json")), .envelopeMalformed(file: "c.json", detail: ErrorDetail("not_json")),
+            .metadataMalformed(file: "c.json", field: "updates[0].size", detail: ErrorDetail("wrong_type", ["number"])),
+            .metadataMalformed(file: "c.json", field: "regions[2].number", detail: ErrorDetail("region_twice", ["7"])),
+            .metadataMalformed(file: "c.json", field: "build_date", detail: ErrorDetail("not_utc_time", ["yesterday"])),
             .badSignature(file: "c.json", keyID: "abcd"), .untrustedKeys(file: "c.json", keyIDs: ["ef01"]),
             .belowThreshold(file: "c.json", valid: 1, required: 2), .typeMismatch(file: "c.json", expected: "x", found: "y"),
             .channelMismatch(file: "c.json", expected: "release", found: "development"),
@@ -105,7 +107,7 @@ struct LibraryErrorTests {
             .noTrustRoot(searched: "/etc/grokctl/root.json"), .noStateDirectory,
             .imageNotCached(name: "x", sha256: "aa"), .invalidInput(file: "d.json", detail: ErrorDetail("range_backwards", ["2.0.0", "1.0.0"])),
             .invalidInput(file: "x.ugif", detail: .ugif(.badHex(line: 9, detail: ErrorDetail("odd_hex_digits")))),
-            .io(path: "/c", operation: "rename", detail: "EXDEV"), .crypto(detail: "EVP_DigestSign"),
+            .io(path: "/c", operation: "rename", detail: ErrorDetail("system", ["EXDEV"])), .crypto(detail: ErrorDetail("system", ["ENOMEM"])),
             .regionInvalid(file: "regions.json", region: "fcc", field: "max_power_dbm", expected: "at most 36", found: "40"),
         ]
         for sample in samples {
@@ -152,14 +154,19 @@ struct LibraryErrorTests {
     @Test func netErrors() {
         let u = "https://fw.example/release/channel.json"
         let samples: [NetError] = [
-            .invalidURL(url: "ftp://x", detail: "scheme"), .resolveFailed(url: u, detail: "NXDOMAIN"),
-            .connectFailed(url: u, detail: "refused"), .untrustedServer(url: u, trust: "ca.pem", detail: "self-signed"),
-            .tls(url: u, detail: "handshake"), .stalled(url: u, received: 100, limit: 1024, seconds: 30),
-            .connectionLost(url: u, received: 5000, detail: "reset"), .httpStatus(url: u, status: 500),
+            .invalidURL(url: "ftp://x", detail: ErrorDetail("unsupported_scheme")), .resolveFailed(url: u, detail: ErrorDetail("host_not_found")),
+            .connectFailed(url: u, detail: ErrorDetail("connect_timeout", ["15"])),
+            .connectFailed(url: u, detail: ErrorDetail("connect_failed_errno", ["EACCES"])),
+            .untrustedServer(url: u, caBundle: "ca.pem", detail: ErrorDetail("self_signed")),
+            .untrustedServer(url: u, caBundle: nil, detail: ErrorDetail("certificate_rejected", ["7"])),
+            .tls(url: u, detail: ErrorDetail("handshake_failed", ["wrong version number"])),
+            .stalled(url: u, received: 100, limit: 1024, seconds: 30),
+            .connectionLost(url: u, received: 5000, detail: ErrorDetail("connection_reset")), .httpStatus(url: u, status: 500),
             .tooManyRedirects(url: u, limit: 5), .sizeCapExceeded(url: u, cap: 100, size: 200, announced: true),
             .longerThanExpected(url: u, expected: 100, size: 150, announced: false), .truncated(url: u, received: 10, expected: 20),
-            .badRange(url: u, detail: "bytes 5-9"), .rangeNotSatisfiable(url: u, offset: 42), .cancelled(url: u, received: 3),
-            .file(path: "/tmp/x.partial", detail: "denied"), .transfer(url: u, curlCode: 56, detail: "recv failure"),
+            .badRange(url: u, detail: ErrorDetail("wrong_range_start", ["5", "9"])), .rangeNotSatisfiable(url: u, offset: 42),
+            .cancelled(url: u, received: 3), .file(path: "/tmp/x.partial", detail: ErrorDetail("system_call_failed", ["ftruncate", "ENOSPC"])),
+            .transfer(url: u, curlCode: 56, detail: ErrorDetail("option_refused", ["CURLOPT_URL"])),
             .deadline(url: u, seconds: 900),
         ]
         for sample in samples {

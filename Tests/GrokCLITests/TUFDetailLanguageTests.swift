@@ -125,3 +125,67 @@ struct CryptoDetailLanguageTests {
         }
     }
 }
+
+/// Real `grokctl repo sign` runs on a repository whose staged metadata holds a number canonical
+/// JSON cannot write (1.5): the refusal names the role whose metadata it is (it used to name an
+/// empty one, "The  metadata is not valid"), in every language.
+@Suite("A metadata refusal while signing names its role, in en, es, fr and de")
+struct SigningRoleTests {
+    /// `openssl` with `arguments`, which must succeed.
+    static func openssl(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl"] + arguments
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "openssl \(arguments)")
+    }
+
+    /// A new repository in `directory/work` with one Ed25519 key per role (`keys/<role>.pem`).
+    static func repository(in directory: String) throws -> String {
+        let keys = directory + "/keys", repo = directory + "/work"
+        try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
+        for role in ["root", "targets", "snapshot", "timestamp", "release"] {
+            try openssl(["genpkey", "-algorithm", "ed25519", "-out", keys + "/\(role).pem"])
+            try openssl(["pkey", "-in", keys + "/\(role).pem", "-pubout", "-out", keys + "/\(role).pub"])
+        }
+        let made = try runBinary([
+            "repo", "init", "--repo", repo, "--root-key", keys + "/root.pub", "--root-threshold", "1", "--targets-key", keys + "/targets.pub",
+            "--snapshot-key", keys + "/snapshot.pub", "--timestamp-key", keys + "/timestamp.pub", "--channel-key", "release=" + keys + "/release.pub",
+        ])
+        try #require(made.status == 0, "\(made.standardError)")
+        return repo
+    }
+
+    /// Puts a non-integer number into the `signed` part of `role`'s staged metadata.
+    static func addFraction(_ repo: String, role: String) throws {
+        let path = repo + "/metadata/\(role).json"
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let changed = text.replacingOccurrences(of: "\"signed\": {", with: "\"signed\": {\n  \"x-note\": 1.5,")
+        try #require(changed != text)
+        try changed.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    @Test("signing a channel whose staged metadata, or whose root, holds 1.5 is refused naming that role", arguments: [Language.en, .es, .fr, .de])
+    func signingRefusalNamesTheRole(_ language: Language) throws {
+        let directory = try TUFDetailLanguageTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let repo = try Self.repository(in: directory)
+        let key = directory + "/keys/release.pem"
+        let sentences = language == .en ? [] : try CLI.FleetLocalizationTests.englishSentences(for: language)
+        for role in ["release", "root"] {
+            try Self.addFraction(repo, role: role)
+            let run = try runBinary(["repo", "sign", "--repo", repo, "--role", "release", "--key", key, "--lang", language.rawValue])
+            #expect(run.status == 1, "\(role): \(run.standardError)")
+            #expect(run.standardError.contains(" \(role) "), "\(language) \(role): \(run.standardError)")
+            #expect(!run.standardError.contains("  "), "\(language) \(role): \(run.standardError)")
+            if language == .en {
+                #expect(run.standardError.contains("The \(role) metadata is not valid"), "\(run.standardError)")
+            } else {
+                let found = CLI.LanguageAcceptanceTests.faults(run.standardError, language, sentences: sentences)
+                #expect(found.isEmpty, "\(language) \(role): \(found)\n\(run.standardError)")
+            }
+        }
+    }
+}

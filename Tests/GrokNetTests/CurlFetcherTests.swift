@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import NetTestSupport
 import Synchronization
 import Testing
@@ -439,7 +440,7 @@ struct CurlFetcherTests {
         var options = testOptions(server)
         options.trust = .system
         let system = try #require(await failure { try await fetcher.download(url, to: partial, options: options) })
-        guard case .untrustedServer(url, "the system CA store", _) = system else {
+        guard case .untrustedServer(url, nil, ErrorDetail("issuer_unknown")) = system else {
             Issue.record("expected .untrustedServer, got \(system)")
             return
         }
@@ -448,11 +449,12 @@ struct CurlFetcherTests {
         let other = try TestPKI(in: scratch.path, name: "other")
         options.trust = .pinned(caBundle: other.caCertificate)
         let pinned = try #require(await failure { try await fetcher.download(url, to: partial, options: options) })
-        guard case .untrustedServer(url, let trust, _) = pinned else {
+        guard case .untrustedServer(url, let bundle, ErrorDetail("issuer_unknown")) = pinned else {
             Issue.record("expected .untrustedServer, got \(pinned)")
             return
         }
-        #expect(trust.contains(other.caCertificate))
+        #expect(bundle == other.caCertificate)
+        #expect(pinned.description.contains(other.caCertificate))
         #expect(sleeps.pauses.isEmpty)
         #expect(partialBytes.isEmpty)
         #expect(server.accessLog().isEmpty)
@@ -467,7 +469,7 @@ struct CurlFetcherTests {
         options.proxy = .explicit("http://127.0.0.1:9")
         let url = server.base + "/image.bin"
         let error = try #require(await failure { try await fetcher.download(url, to: partial, options: options) })
-        guard case .connectFailed(url, _) = error else {
+        guard case .connectFailed(url, ErrorDetail("connection_refused")) = error else {
             Issue.record("expected .connectFailed, got \(error)")
             return
         }
@@ -526,15 +528,18 @@ struct GrokNetValueTests {
     func errorCodes() {
         let url = "https://example.invalid/fw.bin"
         let all: [NetError] = [
-            .invalidURL(url: url, detail: "d"), .resolveFailed(url: url, detail: "d"), .connectFailed(url: url, detail: "d"),
-            .untrustedServer(url: url, trust: "t", detail: "d"), .tls(url: url, detail: "d"),
-            .stalled(url: url, received: 1, limit: 2, seconds: 3), .connectionLost(url: url, received: 1, detail: "d"),
+            .invalidURL(url: url, detail: ErrorDetail("malformed_url")), .resolveFailed(url: url, detail: ErrorDetail("host_not_found")),
+            .connectFailed(url: url, detail: ErrorDetail("connection_refused")),
+            .untrustedServer(url: url, caBundle: "t.pem", detail: ErrorDetail("self_signed")),
+            .tls(url: url, detail: ErrorDetail("ca_bundle_unusable")), .stalled(url: url, received: 1, limit: 2, seconds: 3),
+            .connectionLost(url: url, received: 1, detail: ErrorDetail("empty_reply")),
             .httpStatus(url: url, status: 503), .tooManyRedirects(url: url, limit: 5),
             .sizeCapExceeded(url: url, cap: 1, size: 2, announced: true),
             .longerThanExpected(url: url, expected: 1, size: 2, announced: false),
-            .truncated(url: url, received: 1, expected: 2), .badRange(url: url, detail: "d"),
-            .rangeNotSatisfiable(url: url, offset: 3), .cancelled(url: url, received: 4), .file(path: url, detail: "d"),
-            .transfer(url: url, curlCode: 99, detail: "d"),
+            .truncated(url: url, received: 1, expected: 2), .badRange(url: url, detail: ErrorDetail("unasked_416")),
+            .rangeNotSatisfiable(url: url, offset: 3), .cancelled(url: url, received: 4),
+            .file(path: url, detail: ErrorDetail("system_call_failed", ["open", "EACCES"])),
+            .transfer(url: url, curlCode: 99, detail: ErrorDetail("curl_said", ["d"])),
         ]
         #expect(Set(all.map(\.code)).count == all.count)
         for error in all {

@@ -69,7 +69,7 @@ struct MetadataTests {
         for key in [try TUFSigningKey.ed25519(), try TUFSigningKey.ecdsaP256(), try TUFSigningKey.rsaPSS(bits: 2048)] {
             let parsed = try TUFKey(json: key.publicKeyJSON, role: "root")
             let message = Array("{\"a\":1}".utf8)
-            let signature = try key.sign(message)
+            let signature = try key.sign(message, role: "root")
             #expect(parsed.verifies(signature, of: message))
             #expect(!parsed.verifies(signature, of: Array("{\"a\":2}".utf8)))
             #expect(parsed.computedKeyID == key.keyID)
@@ -117,8 +117,8 @@ struct MetadataTests {
             ("_type", .string("timestamp")), ("spec_version", .string("1.0.31")), ("version", .integer(1)),
             ("expires", .string(future)), ("meta", obj(("snapshot.json", obj(("version", .integer(1)))))),
         ])!
-        let message = try CanonicalJSON.encode(.object(signed))
-        let signature = Hex.encode(try key.sign(message))
+        let message = try CanonicalJSON.encode(.object(signed), role: "timestamp")
+        let signature = Hex.encode(try key.sign(message, role: "timestamp"))
         let bytes = JSONWriter.encode(obj(
             ("signed", .object(signed)),
             ("signatures", .array([obj(("keyid", .string("id-one")), ("sig", .string(signature))),

@@ -52,14 +52,6 @@ enum Files {
         return Array(bytes[0..<filled])
     }
 
-    /// Reads a file that must exist.
-    static func readExisting(_ path: String, limit: Int, tooLarge: (Int) -> FirmwareError) throws(FirmwareError) -> [UInt8] {
-        guard let bytes = try load(path, limit: limit, tooLarge: tooLarge) else {
-            throw .io(path: path, operation: "open", detail: .system(ENOENT))
-        }
-        return bytes
-    }
-
     /// Replaces `path` with `bytes` atomically and durably.
     static func replace(_ path: String, with bytes: [UInt8]) throws(FirmwareError) {
         let temp = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -155,14 +147,9 @@ enum Files {
     }
 }
 
-/// Reading and writing the publisher's input and output files (`grokctl firmware pack`,
-/// `grokctl region catalogue make`).
+/// Writing the publisher's output files (`grokctl firmware pack`, `grokctl region catalogue
+/// make`; their inputs are read as the command line's `InputFile`s).
 public enum FirmwareFiles {
-    /// Reads an input file (at most `limit` bytes).
-    public static func readInput(_ path: String, limit: Int) throws(FirmwareError) -> [UInt8] {
-        try Files.readExisting(path, limit: limit) { .invalidInput(file: path, detail: ErrorDetail("too_large", [String($0), String(limit)])) }
-    }
-
     /// Writes `bytes` to `path` by temp file, fsync and rename.
     public static func write(_ bytes: [UInt8], to path: String) throws(FirmwareError) {
         try Files.replace(path, with: bytes)

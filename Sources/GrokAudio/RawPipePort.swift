@@ -124,8 +124,9 @@ public final class RawPipePort: AudioPort {
 // MARK: - POSIX funnel
 
 /// The checking funnel for POSIX calls: reads errno right away, retries `EINTR`, throws
-/// ``AudioError/file(path:detail:)`` naming the path, the operation (the C function's name)
-/// and the errno's name (`call_failed`).
+/// ``AudioError/file(path:detail:)`` naming the path, the operation (`open`, `fstat`,
+/// `read`, `write`, `fsync`, `close`, `rename`: the code `<operation>_failed`) and the
+/// errno's name.
 enum POSIXCall {
     @discardableResult
     static func retrying<T: BinaryInteger>(path: String, _ operation: String, _ call: () -> T) throws(AudioError) -> T {
@@ -138,7 +139,7 @@ enum POSIXCall {
             if code == EINTR { continue }
             // The reader of a pipe went away: the other side hung up, like end of file.
             if code == EPIPE { throw AudioError.closed(port: path) }
-            throw AudioError.file(path: path, detail: ErrorDetail("call_failed", [operation, systemErrorName(code)]))
+            throw AudioError.file(path: path, detail: ErrorDetail("\(operation)_failed", [systemErrorName(code)]))
         }
     }
 

@@ -343,7 +343,7 @@ struct ALSATests {
             _ = try RawPipePort(inputPath: scratch.file("missing"), outputPath: scratch.file("out"))
         } throws: { error in
             guard case .file(let path, let detail) = error as? AudioError else { return false }
-            return path == scratch.file("missing") && detail == ErrorDetail("call_failed", ["open", "ENOENT"])
+            return path == scratch.file("missing") && detail == ErrorDetail("open_failed", ["ENOENT"])
         }
     }
 }

@@ -94,7 +94,7 @@ extension CLI {
                 for sentence in Self.systemSentences {
                     #expect(!output.contains(sentence), "\(language) \(failure.name) holds strerror's English:\n\(output)")
                 }
-                for code in ["call_failed", "_error", "config_", "directory_uncreatable"] {
+                for code in ["_failed", "_error", "config_", "directory_uncreatable"] {
                     #expect(!output.contains(code), "\(language) \(failure.name) shows a raw detail code:\n\(output)")
                 }
             }

@@ -1,4 +1,5 @@
 internal import CALSA
+import GrokBasics
 import Glibc
 
 /// An ALSA configuration tree owned by Swift: either the system configuration with an
@@ -29,16 +30,13 @@ final class ALSAConfiguration {
         ALSACall.clearMessage()
         let updated = snd_config_update_ref(&global)
         guard updated >= 0, let global else {
-            throw AudioError.io(
-                device: "ALSA configuration", operation: "snd_config_update_ref",
-                detail: describe(updated))
+            throw AudioError.file(path: file, detail: ALSACall.failure("snd_config_update_ref", code: Int(updated)))
         }
         defer { snd_config_unref(global) }
         var copy: OpaquePointer?
         let copied = snd_config_copy(&copy, global)
         guard copied >= 0, let copy else {
-            throw AudioError.io(
-                device: "ALSA configuration", operation: "snd_config_copy", detail: describe(copied))
+            throw AudioError.file(path: file, detail: ALSACall.failure("snd_config_copy", code: Int(copied)))
         }
         let configuration = ALSAConfiguration(handle: copy, file: file)
         try configuration.load(file)
@@ -52,7 +50,7 @@ final class ALSAConfiguration {
         var top: OpaquePointer?
         let made = snd_config_top(&top)
         guard made >= 0, let top else {
-            throw AudioError.io(device: "ALSA configuration", operation: "snd_config_top", detail: describe(made))
+            throw AudioError.file(path: file, detail: ALSACall.failure("snd_config_top", code: Int(made)))
         }
         let configuration = ALSAConfiguration(handle: top, file: file)
         try configuration.load(file)
@@ -90,34 +88,42 @@ final class ALSAConfiguration {
         ALSACall.clearMessage()
         let opened = snd_input_stdio_open(&input, file, "r")
         guard opened >= 0, let input else {
-            throw AudioError.file(
-                path: file, detail: "cannot open the ALSA configuration file (\(Self.describe(opened)))")
+            throw AudioError.file(path: file, detail: ErrorDetail("config_unopenable", [ALSACall.errorName(Int(opened))]))
         }
         defer { snd_input_close(input) }
         ALSACall.clearMessage()
         let loaded = snd_config_load(handle, input)
         if loaded < 0 {
-            throw AudioError.file(
-                path: file,
-                detail: "not a valid ALSA configuration file (\(Self.describe(loaded)))")
+            throw AudioError.file(path: file, detail: Self.invalid(code: Int(loaded), message: ALSACall.lastMessage()))
         }
     }
 
     private static func checkReadable(_ file: String) throws(AudioError) {
         var info = stat()
         guard stat(file, &info) == 0 else {
-            let reason = String(cString: strerror(errno))
-            throw AudioError.file(path: file, detail: "cannot read the ALSA configuration file: \(reason)")
+            throw AudioError.file(path: file, detail: ErrorDetail("config_unreadable", [systemErrorName(errno)]))
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw AudioError.file(path: file, detail: "the ALSA configuration file is not a regular file")
+            throw AudioError.file(path: file, detail: ErrorDetail("config_not_regular"))
         }
     }
 
-    private static func describe(_ code: Int32) -> String {
-        let text = String(cString: snd_strerror(code))
-        let message = ALSACall.lastMessage()
-        return message.isEmpty ? text : "\(text): \(message)"
+    /// What is wrong with a configuration file libasound refused: where, when its message
+    /// names a line and column (`config_syntax`: line, column, error name), else just the
+    /// error (`config_invalid`). libasound's sentence itself is English and stays out.
+    static func invalid(code: Int, message: String) -> ErrorDetail {
+        let name = ALSACall.errorName(code)
+        // libasound says "<file>:<line>:<column>:<what>" (the file is "_toplevel_" for a
+        // stream); take the last "number:number:" pair, so a ':' in the path cannot fool it.
+        let parts = message.split(separator: ":", omittingEmptySubsequences: false)
+        if parts.count >= 3 {
+            for index in stride(from: parts.count - 2, through: 1, by: -1) {
+                if let line = Int(parts[index - 1]), let column = Int(parts[index]) {
+                    return ErrorDetail("config_syntax", [String(line), String(column), name])
+                }
+            }
+        }
+        return ErrorDetail("config_invalid", [name])
     }
 }
 

@@ -1,4 +1,5 @@
 internal import CALSA
+import GrokBasics
 import Glibc
 
 /// A full-duplex ``AudioPort`` on an ALSA device: plays out of the device's playback side
@@ -61,15 +62,13 @@ public final class ALSAPort: AudioPort {
         configFile: String? = nil
     ) throws(AudioError) {
         guard sampleRate == 44100 || sampleRate == 48000 else {
-            throw AudioError.unsupportedFormat(
-                device: device, detail: "sample rate \(sampleRate) Hz; use 44100 or 48000")
+            throw AudioError.unsupportedFormat(device: device, detail: ErrorDetail("port_rate", [String(sampleRate)]))
         }
         guard (16...65536).contains(periodFrames) else {
-            throw AudioError.unsupportedFormat(
-                device: device, detail: "period of \(periodFrames) frames; use 16...65536")
+            throw AudioError.unsupportedFormat(device: device, detail: ErrorDetail("period_frames", [String(periodFrames)]))
         }
         guard (2...32).contains(periods) else {
-            throw AudioError.unsupportedFormat(device: device, detail: "\(periods) periods; use 2...32")
+            throw AudioError.unsupportedFormat(device: device, detail: ErrorDetail("period_count", [String(periods)]))
         }
         let configuration = try configFile.map { (file) throws(AudioError) in try ALSAConfiguration.merged(with: file) }
         // Playback is set up completely before capture is opened: with the file plugin
@@ -180,7 +179,7 @@ public final class ALSAPort: AudioPort {
                 if let fired = WallClockWatchdog.firedOnThisThread() { throw fired }
                 stalls += 1
                 if stalls > 3 {
-                    throw AudioError.io(device: device, operation: "snd_pcm_writei", detail: "the device accepts no data")
+                    throw AudioError.io(device: device, operation: "snd_pcm_writei", detail: ErrorDetail("accepts_no_data"))
                 }
             } else {
                 try recover(pcm, code: result, operation: "snd_pcm_writei", failures: &failures)
@@ -213,9 +212,7 @@ public final class ALSAPort: AudioPort {
             if done == frames { break }
             if result == 0 {
                 // A blocking read only returns 0 when its source ended.
-                throw AudioError.io(
-                    device: device, operation: "snd_pcm_readi",
-                    detail: "the capture stream ended (its input was closed)")
+                throw AudioError.io(device: device, operation: "snd_pcm_readi", detail: ErrorDetail("capture_ended"))
             }
             try recover(pcm, code: result, operation: "snd_pcm_readi", failures: &failures)
         }
@@ -229,22 +226,20 @@ public final class ALSAPort: AudioPort {
         // Interrupted by the wall-clock watchdog (``WallClockBound``): its error, not ALSA's
         // (the file plugin reports an interrupted read of its FIFO as -1).
         if let fired = WallClockWatchdog.firedOnThisThread() { throw fired }
-        let message = ALSACall.lastMessage()
         let errno = Int32(clamping: -code)
         guard errno == EPIPE || errno == ESTRPIPE || errno == EINTR else {
-            throw ALSACall.error(code: code, operation: operation, device: device, message: message)
+            throw ALSACall.error(code: code, operation: operation, stream: pcm.stream.word, device: device)
         }
         failures += 1
         if failures > 3 {
             throw AudioError.io(
                 device: device, operation: operation,
-                detail: "\(String(cString: snd_strerror(Int32(code)))) again right after recovering "
-                    + "(\(pcm.stream.word) stopped; for a file/FIFO device, the other side has gone)")
+                detail: ErrorDetail("\(pcm.stream.word)_stopped", [ALSACall.errorName(code)]))
         }
         if errno != EINTR { xrunCount += 1 }
         let recovered = snd_pcm_recover(pcm.handle, Int32(code), 1)
         if recovered < 0 {
-            throw ALSACall.error(code: Int(recovered), operation: "snd_pcm_recover", device: device, message: ALSACall.lastMessage())
+            throw ALSACall.error(code: Int(recovered), operation: "snd_pcm_recover", stream: pcm.stream.word, device: device)
         }
         if pcm.stream == .playback, snd_pcm_state(pcm.handle) == SND_PCM_STATE_PREPARED {
             try prefill(pcm)
@@ -270,8 +265,7 @@ public final class ALSAPort: AudioPort {
                 throw fired
             } else if result == 0 || Int32(clamping: -result) != EINTR {
                 throw ALSACall.error(
-                    code: result == 0 ? -Int(EIO) : result, operation: "snd_pcm_writei (prefill)",
-                    device: device, message: ALSACall.lastMessage())
+                    code: result == 0 ? -Int(EIO) : result, operation: "snd_pcm_writei", stream: "playback", device: device)
             }
         }
     }
@@ -286,6 +280,7 @@ final class PCMHandle {
     enum Stream {
         case playback, capture
         var alsa: snd_pcm_stream_t { self == .playback ? SND_PCM_STREAM_PLAYBACK : SND_PCM_STREAM_CAPTURE }
+        /// The stream's token in detail codes (`playback_call_failed`), not a word shown as is.
         var word: String { self == .playback ? "playback" : "capture" }
     }
 
@@ -307,7 +302,7 @@ final class PCMHandle {
         var pcm: OpaquePointer?
         let operation = configuration == nil ? "snd_pcm_open" : "snd_pcm_open_lconf"
         do {
-            try ALSACall.check("\(operation) (\(stream.word))", device: device) {
+            try ALSACall.check(operation, stream: stream.word, device: device) {
                 if let configuration {
                     snd_pcm_open_lconf(&pcm, device, stream.alsa, 0, configuration.handle)
                 } else {
@@ -316,7 +311,7 @@ final class PCMHandle {
             }
         }
         guard let pcm else {
-            throw AudioError.io(device: device, operation: operation, detail: "ALSA returned no PCM")
+            throw AudioError.io(device: device, operation: operation, detail: ErrorDetail("no_pcm"))
         }
         self.handle = pcm
         self.stream = stream
@@ -338,34 +333,34 @@ final class PCMHandle {
         try ALSACall.check("snd_pcm_hw_params_malloc", device: device) { snd_pcm_hw_params_malloc(&hw) }
         defer { snd_pcm_hw_params_free(hw) }
         let what = stream.word
-        try ALSACall.check("snd_pcm_hw_params_any (\(what))", device: device) { snd_pcm_hw_params_any(handle, hw) }
-        try ALSACall.check("snd_pcm_hw_params_set_access (\(what), interleaved)", device: device) {
+        try ALSACall.check("snd_pcm_hw_params_any", stream: what, device: device) { snd_pcm_hw_params_any(handle, hw) }
+        try ALSACall.check("snd_pcm_hw_params_set_access", stream: what, device: device) {
             snd_pcm_hw_params_set_access(handle, hw, SND_PCM_ACCESS_RW_INTERLEAVED)
         }
-        try ALSACall.check("snd_pcm_hw_params_set_format (\(what), S16_LE)", device: device) {
+        try ALSACall.check("snd_pcm_hw_params_set_format", stream: what, device: device) {
             snd_pcm_hw_params_set_format(handle, hw, SND_PCM_FORMAT_S16_LE)
         }
         let channels: UInt32 = snd_pcm_hw_params_test_channels(handle, hw, 1) == 0 ? 1 : 2
-        try ALSACall.check("snd_pcm_hw_params_set_channels (\(what), \(channels))", device: device) {
+        try ALSACall.check("snd_pcm_hw_params_set_channels", stream: what, device: device) {
             snd_pcm_hw_params_set_channels(handle, hw, channels)
         }
-        try ALSACall.check("snd_pcm_hw_params_set_rate (\(what), \(sampleRate) Hz)", device: device) {
+        try ALSACall.check("snd_pcm_hw_params_set_rate", stream: what, device: device) {
             snd_pcm_hw_params_set_rate(handle, hw, UInt32(sampleRate), 0)
         }
         var period = UInt(periodFrames)
         var direction: Int32 = 0
-        try ALSACall.check("snd_pcm_hw_params_set_period_size_near (\(what), \(periodFrames) frames)", device: device) {
+        try ALSACall.check("snd_pcm_hw_params_set_period_size_near", stream: what, device: device) {
             snd_pcm_hw_params_set_period_size_near(handle, hw, &period, &direction)
         }
         var buffer = period * UInt(periods)
-        try ALSACall.check("snd_pcm_hw_params_set_buffer_size_near (\(what), \(buffer) frames)", device: device) {
+        try ALSACall.check("snd_pcm_hw_params_set_buffer_size_near", stream: what, device: device) {
             snd_pcm_hw_params_set_buffer_size_near(handle, hw, &buffer)
         }
-        try ALSACall.check("snd_pcm_hw_params (\(what))", device: device) { snd_pcm_hw_params(handle, hw) }
-        try ALSACall.check("snd_pcm_hw_params_get_period_size (\(what))", device: device) {
+        try ALSACall.check("snd_pcm_hw_params", stream: what, device: device) { snd_pcm_hw_params(handle, hw) }
+        try ALSACall.check("snd_pcm_hw_params_get_period_size", stream: what, device: device) {
             snd_pcm_hw_params_get_period_size(hw, &period, &direction)
         }
-        try ALSACall.check("snd_pcm_hw_params_get_buffer_size (\(what))", device: device) {
+        try ALSACall.check("snd_pcm_hw_params_get_buffer_size", stream: what, device: device) {
             snd_pcm_hw_params_get_buffer_size(hw, &buffer)
         }
         self.channels = Int(channels)
@@ -373,15 +368,15 @@ final class PCMHandle {
         var sw: OpaquePointer?
         try ALSACall.check("snd_pcm_sw_params_malloc", device: device) { snd_pcm_sw_params_malloc(&sw) }
         defer { snd_pcm_sw_params_free(sw) }
-        try ALSACall.check("snd_pcm_sw_params_current (\(what))", device: device) { snd_pcm_sw_params_current(handle, sw) }
+        try ALSACall.check("snd_pcm_sw_params_current", stream: what, device: device) { snd_pcm_sw_params_current(handle, sw) }
         let threshold: UInt = stream == .playback ? buffer : 1
-        try ALSACall.check("snd_pcm_sw_params_set_start_threshold (\(what))", device: device) {
+        try ALSACall.check("snd_pcm_sw_params_set_start_threshold", stream: what, device: device) {
             snd_pcm_sw_params_set_start_threshold(handle, sw, threshold)
         }
-        try ALSACall.check("snd_pcm_sw_params_set_avail_min (\(what))", device: device) {
+        try ALSACall.check("snd_pcm_sw_params_set_avail_min", stream: what, device: device) {
             snd_pcm_sw_params_set_avail_min(handle, sw, period)
         }
-        try ALSACall.check("snd_pcm_sw_params (\(what))", device: device) { snd_pcm_sw_params(handle, sw) }
+        try ALSACall.check("snd_pcm_sw_params", stream: what, device: device) { snd_pcm_sw_params(handle, sw) }
         return (Int(period), Int(buffer))
     }
 }

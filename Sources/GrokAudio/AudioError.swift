@@ -4,21 +4,25 @@ import GrokBasics
 /// carries what a person needs to act; `code` is stable for `--json` output and for the
 /// localized catalog (`error.audio.<code>`).
 public enum AudioError: Error, Sendable, CodedError, Equatable {
-    /// ALSA has no device by that name.
-    case deviceNotFound(device: String, detail: String)
+    /// ALSA has no device by that name; `detail` (a code under `audio.detail`) names the
+    /// call that said so and its error.
+    case deviceNotFound(device: String, detail: ErrorDetail)
     /// The device exists but another program holds it.
     case deviceBusy(device: String)
-    /// The device refused the format, rate or buffer sizes asked for.
-    case unsupportedFormat(device: String, detail: String)
-    /// An ALSA call failed in a way the port could not recover from.
-    case io(device: String, operation: String, detail: String)
+    /// The device refused the format, rate or buffer sizes asked for (`detail`, a code under
+    /// `audio.detail`, says which).
+    case unsupportedFormat(device: String, detail: ErrorDetail)
+    /// An ALSA call (`operation`, the C function's name) failed in a way the port could not
+    /// recover from; `detail` is a code under `audio.detail`.
+    case io(device: String, operation: String, detail: ErrorDetail)
     /// The port was closed.
     case closed(port: String)
     /// A WAV file could not be read or written: `detail` is a code under `audio.detail`
     /// in the catalog, never an English sentence.
     case badWAV(path: String, detail: ErrorDetail)
-    /// A file could not be opened, read or written.
-    case file(path: String, detail: String)
+    /// A file could not be opened, read or written; `detail` is a code under `audio.detail`
+    /// (the failed call and its errno name, never `strerror`'s English).
+    case file(path: String, detail: ErrorDetail)
     /// One call on the port blocked for `seconds` of wall-clock time (its
     /// ``WallClockBound/stallSeconds``) with nothing moving: the reader or the program on
     /// the other end is frozen, or the sound card stalled.
@@ -47,13 +51,13 @@ public enum AudioError: Error, Sendable, CodedError, Equatable {
     /// The values a localized message fills in, in order.
     public var arguments: [String] {
         switch self {
-        case .deviceNotFound(let d, let detail): [d, detail]
+        case .deviceNotFound(let d, let detail): [d] + detail.flattened
         case .deviceBusy(let d): [d]
-        case .unsupportedFormat(let d, let detail): [d, detail]
-        case .io(let d, let op, let detail): [d, op, detail]
+        case .unsupportedFormat(let d, let detail): [d] + detail.flattened
+        case .io(let d, let op, let detail): [d, op] + detail.flattened
         case .closed(let p): [p]
         case .badWAV(let p, let detail): [p] + detail.flattened
-        case .file(let p, let detail): [p, detail]
+        case .file(let p, let detail): [p] + detail.flattened
         case .stalled(let p, let seconds): [p, seconds]
         case .timedOut(let p, let what, let seconds): [p, what, seconds]
         case .cancelled(let p): [p]

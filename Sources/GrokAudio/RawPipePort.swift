@@ -2,6 +2,7 @@
 // some Glibc struct members (stat, timespec, tm) to it, so MemberImportVisibility needs it.
 internal import CALSA
 import Glibc
+import GrokBasics
 
 /// An ``AudioPort`` over two paths carrying raw signed 16-bit little-endian mono samples:
 /// ``transfer(output:input:)`` writes the output to one (a FIFO or a file), then reads
@@ -46,13 +47,13 @@ public final class RawPipePort: AudioPort {
     public init(inputPath: String, outputPath: String, sampleRate: Int = 44100, opensOutputFirst: Bool = false) throws(AudioError) {
         guard sampleRate == 44100 || sampleRate == 48000 else {
             throw AudioError.unsupportedFormat(
-                device: "pipe:\(inputPath)", detail: "sample rate \(sampleRate) Hz; use 44100 or 48000")
+                device: "pipe:\(inputPath)", detail: ErrorDetail("port_rate", [String(sampleRate)]))
         }
         func openInput() throws(AudioError) -> Int32 {
-            try POSIXCall.retrying(path: inputPath, "open for reading") { open(inputPath, O_RDONLY | O_CLOEXEC) }
+            try POSIXCall.retrying(path: inputPath, "open") { open(inputPath, O_RDONLY | O_CLOEXEC) }
         }
         func openOutput() throws(AudioError) -> Int32 {
-            try POSIXCall.retrying(path: outputPath, "open for writing") {
+            try POSIXCall.retrying(path: outputPath, "open") {
                 open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             }
         }
@@ -123,7 +124,9 @@ public final class RawPipePort: AudioPort {
 // MARK: - POSIX funnel
 
 /// The checking funnel for POSIX calls: reads errno right away, retries `EINTR`, throws
-/// ``AudioError/file(path:detail:)`` naming the path and the operation.
+/// ``AudioError/file(path:detail:)`` naming the path, the operation (`open`, `fstat`,
+/// `read`, `write`, `fsync`, `close`, `rename`: the code `<operation>_failed`) and the
+/// errno's name.
 enum POSIXCall {
     @discardableResult
     static func retrying<T: BinaryInteger>(path: String, _ operation: String, _ call: () -> T) throws(AudioError) -> T {
@@ -136,7 +139,7 @@ enum POSIXCall {
             if code == EINTR { continue }
             // The reader of a pipe went away: the other side hung up, like end of file.
             if code == EPIPE { throw AudioError.closed(port: path) }
-            throw AudioError.file(path: path, detail: "\(operation) failed: \(String(cString: strerror(code)))")
+            throw AudioError.file(path: path, detail: ErrorDetail("\(operation)_failed", [systemErrorName(code)]))
         }
     }
 

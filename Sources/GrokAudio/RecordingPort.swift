@@ -2,6 +2,7 @@
 // some Glibc struct members (stat, timespec, tm) to it, so MemberImportVisibility needs it.
 internal import CALSA
 import Glibc
+import GrokBasics
 
 /// Wraps any ``AudioPort`` and records everything that passes through it into a stereo
 /// 16-bit WAV file: left = what the host played, right = what it captured, frame-aligned
@@ -131,7 +132,7 @@ extension RecordingPort {
         for part in path.split(separator: "/") {
             built += (built.isEmpty || built.hasSuffix("/") ? "" : "/") + part
             if mkdir(built, 0o755) != 0, errno != EEXIST {
-                throw AudioError.file(path: built, detail: "cannot create the directory: \(String(cString: strerror(errno)))")
+                throw AudioError.file(path: built, detail: ErrorDetail("directory_uncreatable", [systemErrorName(errno)]))
             }
         }
     }

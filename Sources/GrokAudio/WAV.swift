@@ -34,12 +34,12 @@ public enum WAVFile {
     /// - Throws: ``AudioError/file(path:detail:)`` when it cannot be opened or read,
     ///   ``AudioError/badWAV(path:detail:)`` saying what is wrong otherwise.
     public static func read(path: String) throws(AudioError) -> WAVAudio {
-        let fd = try POSIXCall.retrying(path: path, "open for reading") { open(path, O_RDONLY | O_CLOEXEC) }
+        let fd = try POSIXCall.retrying(path: path, "open") { open(path, O_RDONLY | O_CLOEXEC) }
         defer { close(fd) }
         var info = stat()
-        try POSIXCall.retrying(path: path, "stat") { fstat(fd, &info) }
+        try POSIXCall.retrying(path: path, "fstat") { fstat(fd, &info) }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw AudioError.file(path: path, detail: "not a regular file")
+            throw AudioError.file(path: path, detail: ErrorDetail("not_regular_file"))
         }
         let reader = Reader(fd: fd, memory: nil, path: path, size: Int(info.st_size))
         return try reader.decode()
@@ -267,7 +267,7 @@ public final class WAVWriter {
         self.channelCount = channels
         self.partialPath = path + ".partial"
         let partial = partialPath
-        self.fd = try POSIXCall.retrying(path: partial, "create") {
+        self.fd = try POSIXCall.retrying(path: partial, "open") {
             open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         }
         pending = Self.header(sampleRate: sampleRate, channels: channels, dataBytes: 0)
@@ -323,7 +323,7 @@ public final class WAVWriter {
     /// Writes what is buffered, fixes the header sizes, fsyncs, closes and renames the
     /// partial file onto ``path``.
     public func finish() throws(AudioError) {
-        guard fd >= 0 else { throw AudioError.file(path: path, detail: "the WAV writer was already finished") }
+        guard fd >= 0 else { throw AudioError.file(path: path, detail: ErrorDetail("writer_finished")) }
         try flush()
         let dataBytes = frameCount * channelCount * 2
         let header = Self.header(sampleRate: sampleRate, channels: channelCount, dataBytes: dataBytes)
@@ -337,7 +337,7 @@ public final class WAVWriter {
         fd = -1
         let target = path
         do {
-            try POSIXCall.retrying(path: target, "rename from \(partial)") { rename(partial, target) }
+            try POSIXCall.retrying(path: target, "rename") { rename(partial, target) }
         } catch {
             unlink(partial)
             throw error
@@ -348,10 +348,10 @@ public final class WAVWriter {
     // MARK: Internals
 
     private func reserve(frames: Int) throws(AudioError) {
-        guard fd >= 0 else { throw AudioError.file(path: path, detail: "the WAV writer was already finished") }
+        guard fd >= 0 else { throw AudioError.file(path: path, detail: ErrorDetail("writer_finished")) }
         let limit = (Int(UInt32.max) - Self.headerBytes) / (channelCount * 2)
         guard frameCount + frames <= limit else {
-            throw AudioError.file(path: path, detail: "a WAV file holds at most \(limit) frames of \(channelCount) channels")
+            throw AudioError.file(path: path, detail: ErrorDetail("too_many_frames", [String(limit), String(channelCount)]))
         }
         frameCount += frames
         pending.reserveCapacity(pending.count + frames * channelCount * 2)

@@ -30,6 +30,11 @@ public func systemErrorName(_ number: Int32) -> String {
     case ENOLCK: "ENOLCK"
     case EDQUOT: "EDQUOT"
     case ELOOP: "ELOOP"
+    case ENODEV: "ENODEV"
+    case ENXIO: "ENXIO"
+    case ESTRPIPE: "ESTRPIPE"
+    case EBADFD: "EBADFD"
+    case ENOSYS: "ENOSYS"
     default: "errno \(number)"
     }
 }

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import GrokBasics
 
 /// Whole-file reads and crash-safe replacement (temp file in the same directory, fsync,
 /// rename, fsync of the directory). Every system call goes through ``check(_:_:)``, which
@@ -22,6 +23,15 @@ enum AtomicFile {
                 "\(operation) failed: \(String(cString: strerror(code)))"
             case .tooLarge(let size):
                 "file of \(size) bytes is too large"
+            }
+        }
+
+        /// The failure as a code under `emulator.detail` (`<call>_failed` with the errno's
+        /// name, or the size), for messages a person reads in their language.
+        var errorDetail: ErrorDetail {
+            switch self {
+            case .system(let operation, let code): ErrorDetail("\(operation)_failed", [systemErrorName(code)])
+            case .tooLarge(let size): ErrorDetail("file_too_large", [String(size)])
             }
         }
     }
@@ -142,7 +152,7 @@ enum AtomicFile {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
         removeStaleTemporaries(of: path)
         let temp = path + temporarySuffix + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = try check("open temp file") { open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
+        let fd = try check("open") { open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
         // Held until the temporary is moved: tells a cleaner in another process that this writer is alive.
         _ = flock(fd, LOCK_EX | LOCK_NB)
         var closed = false
@@ -173,7 +183,7 @@ enum AtomicFile {
         let dirFD = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dirFD >= 0 {
             defer { close(dirFD) }
-            try check("fsync directory") { fsync(dirFD) }
+            try check("fsync") { fsync(dirFD) }
         }
         return result
     }

@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokProtocol
 import Synchronization
 
@@ -260,7 +261,7 @@ public final class DeviceStateStore: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: deviceDirectory, withIntermediateDirectories: true)
         } catch {
-            throw .directory(path: deviceDirectory, detail: Self.describe(error))
+            throw .directory(path: deviceDirectory, detail: EmulatorError.systemDetail("mkdir", error))
         }
         let path = stateFile(in: deviceDirectory)
         if let data = try readStateFile(path) {
@@ -274,11 +275,11 @@ public final class DeviceStateStore: Sendable {
         do {
             created = try AtomicFile.createExclusively(path, with: Array(encodeState(state)))
         } catch {
-            throw .stateWriteFailed(path: path, detail: error.detail)
+            throw .stateWriteFailed(path: path, detail: error.errorDetail)
         }
         if created { return DeviceStateStore(deviceDirectory: deviceDirectory, state: state) }
         guard let data = try readStateFile(path) else {
-            throw .stateUnreadable(path: path, detail: "created by another process, then gone")
+            throw .stateUnreadable(path: path, detail: ErrorDetail("vanished"))
         }
         return DeviceStateStore(deviceDirectory: deviceDirectory, state: try decodeState(data, path: path))
     }
@@ -315,7 +316,7 @@ public final class DeviceStateStore: Sendable {
         } catch let error as DeviceState.FormatTooNew {
             throw .stateTooNew(path: path, format: error.format, supported: DeviceState.currentFormat)
         } catch {
-            throw .stateCorrupt(path: path, detail: describe(error))
+            throw .stateCorrupt(path: path, detail: decodingFailure(error))
         }
     }
 
@@ -323,7 +324,7 @@ public final class DeviceStateStore: Sendable {
         do {
             try AtomicFile.replace(path, with: Array(encodeState(state)))
         } catch {
-            throw .stateWriteFailed(path: path, detail: error.detail)
+            throw .stateWriteFailed(path: path, detail: error.errorDetail)
         }
     }
 
@@ -333,26 +334,37 @@ public final class DeviceStateStore: Sendable {
             guard let bytes = try AtomicFile.readAll(path, limit: maxFileBytes) else { return nil }
             return Data(bytes)
         } catch AtomicFile.Failure.tooLarge(let size) {
-            throw .stateCorrupt(path: path, detail: "\(size) bytes is larger than the \(maxFileBytes)-byte limit")
+            throw .stateCorrupt(path: path, detail: ErrorDetail("state_too_large", [String(size), String(maxFileBytes)]))
         } catch {
-            throw .stateUnreadable(path: path, detail: error.detail)
+            throw .stateUnreadable(path: path, detail: error.errorDetail)
         }
     }
 
-    static func describe(_ error: any Error) -> String {
+    /// What is wrong with a state file `JSONDecoder` refused, as a code under
+    /// `emulator.detail`: the key path and the kind of fault, not Foundation's English.
+    static func decodingFailure(_ error: any Error) -> ErrorDetail {
         switch error {
+        case DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty:
+            return ErrorDetail("not_json")
         case DecodingError.dataCorrupted(let context):
-            return context.debugDescription + codingPath(context.codingPath)
+            switch context.codingPath.last?.stringValue {
+            // DeviceState's own checks (init(from:)).
+            case "batteryPercent": return ErrorDetail("battery_above_100")
+            case "region": return ErrorDetail("region_name_length", [String(DeviceState.maxRegionNameBytes)])
+            default: return ErrorDetail("invalid_value", [codingPath(context.codingPath)])
+            }
         case DecodingError.keyNotFound(let key, let context):
-            return "missing field '\(key.stringValue)'" + codingPath(context.codingPath)
+            return ErrorDetail("missing_field", [codingPath(context.codingPath + [key])])
+        case DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty:
+            return ErrorDetail("not_an_object")
         case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            return context.debugDescription + codingPath(context.codingPath)
+            return ErrorDetail("wrong_type", [codingPath(context.codingPath)])
         default:
-            return String(describing: error)
+            return ErrorDetail("undecodable")
         }
     }
 
     private static func codingPath(_ path: [any CodingKey]) -> String {
-        path.isEmpty ? "" : " at '" + path.map(\.stringValue).joined(separator: ".") + "'"
+        path.map(\.stringValue).joined(separator: ".")
     }
 }

@@ -222,7 +222,7 @@ public final class EmulatedGrokker: CablePeer {
         do {
             _ = try AtomicFile.createExclusively(path, with: bytes)
         } catch {
-            throw .flash(path: path, detail: "the factory flash could not be written: \(error.detail)")
+            throw .flash(path: path, detail: error.errorDetail)
         }
     }
 

@@ -1,3 +1,4 @@
+import GrokBasics
 import GrokAudio
 import GrokLink
 import GrokProtocol
@@ -98,7 +99,7 @@ extension ReaderSession {
     /// (``antennaTuningChannels()`` asks for them with GetDetailedAntennaTuning).
     public func antennaTuning() throws(ReaderError) -> UgiAntennaTuning {
         guard case .antennaTuning(let t) = try call(.getAntennaTuning, extraTimeoutMs: 1000) else {
-            throw .malformedResponse(port: port.name, detail: "GetAntennaTuning answer")
+            throw .malformedResponse(port: port.name, detail: ErrorDetail("unexpected_answer", ["GetAntennaTuning"]))
         }
         return UgiAntennaTuning(staticAverageDBm: Double(t.staticAverage) / 10, dynamicAverageDBm: Double(t.dynamicAverage) / 10,
                                 channels: [])
@@ -112,7 +113,7 @@ extension ReaderSession {
         let channels = regionChannelsKHz
         guard case .detailedAntennaTuning(let rows) = try call(.getDetailedAntennaTuning(maxChannels: UInt8(clamping: maxChannels)),
                                                                extraTimeoutMs: 2000) else {
-            throw .malformedResponse(port: port.name, detail: "GetDetailedAntennaTuning answer")
+            throw .malformedResponse(port: port.name, detail: ErrorDetail("unexpected_answer", ["GetDetailedAntennaTuning"]))
         }
         return rows.enumerated().map { i, row in (channels.indices.contains(i) ? channels[i] : 0, Double(row.value) / 10) }
     }

@@ -12,7 +12,8 @@ public enum ReaderError: Error, Sendable, Equatable, CodedError {
     /// Connected, but the reader never said what it is (CANNOT_GET_INFO).
     case cannotGetInfo(port: String)
     /// The reader speaks a link or reader protocol we don't (INCOMPATIBLE_READER).
-    case incompatibleReader(port: String, detail: String)
+    /// `detail` is a code under `reader.detail` (`protocol_too_old`).
+    case incompatibleReader(port: String, detail: ErrorDetail)
     /// A command got no answer in time.
     case timeout(port: String, command: String, seconds: Double)
     /// The link dropped while waiting.
@@ -25,7 +26,9 @@ public enum ReaderError: Error, Sendable, Equatable, CodedError {
     /// Grokker cannot be asked for it (nothing was sent).
     case notSupported(port: String, feature: String)
     /// The reader's answer could not be decoded.
-    case malformedResponse(port: String, detail: String)
+    /// `detail` is a code under `reader.detail`: `undecodable_answer` or `unexpected_answer`
+    /// with the command's name.
+    case malformedResponse(port: String, detail: ErrorDetail)
     /// A region name that is not one of the vendor's (nothing was sent).
     case unknownRegion(String)
     /// The reader must have its region set before it runs inventory (REGION_NOT_SET).
@@ -81,12 +84,12 @@ public enum ReaderError: Error, Sendable, Equatable, CodedError {
         case .oddTagMemoryBytes(let field, let value): [field, String(value)]
         case .invalidArgument(let field, let value, let allowed): [field, value, allowed]
         case .cannotHandshake(let p, let s): [p, seconds(s)]
-        case .incompatibleReader(let p, let d): [p, d]
+        case .incompatibleReader(let p, let d): [p] + d.flattened
         case .timeout(let p, let c, let s): [p, c, seconds(s)]
         case .rejected(let p, let c, let s): [p, c, s]
         case .audio(let e): e.arguments
         case .notSupported(let p, let f): [p, f]
-        case .malformedResponse(let p, let d): [p, d]
+        case .malformedResponse(let p, let d): [p] + d.flattened
         case .unknownRegion(let name): [name]
         case .firmwareDoesNotSupportSetRegion(let p, let f): [p, f]
         case .regionNotApproved(let p, let r): [p, r]

@@ -1,3 +1,4 @@
+import GrokBasics
 import GrokAudio
 import GrokLink
 import GrokProtocol
@@ -50,7 +51,7 @@ extension ReaderSession {
             do {
                 response = try request.decodeResponse(packet.data)
             } catch {
-                throw .malformedResponse(port: port.name, detail: "\(request.opcode): \(error)")
+                throw .malformedResponse(port: port.name, detail: ErrorDetail("undecodable_answer", ["\(request.opcode)"]))
             }
         } catch {
             if host.isActive { host.set(.interrupted) }

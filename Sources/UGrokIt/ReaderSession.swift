@@ -1,3 +1,4 @@
+import GrokBasics
 import GrokAudio
 import GrokFirmware
 import GrokLink
@@ -171,7 +172,8 @@ public final class ReaderSession {
         guard case .version(let fresh) = response else { throw .cannotGetInfo(port: port.name) }
         guard fresh.protocolVersion >= VendorReaderVersion.minimumAcceptedProtocol else {
             incompatible = true
-            throw .incompatibleReader(port: port.name, detail: "reader protocol \(fresh.protocolVersion) (needs 11 or later)")
+            throw .incompatibleReader(port: port.name, detail: ErrorDetail(
+                "protocol_too_old", [String(fresh.protocolVersion), String(VendorReaderVersion.minimumAcceptedProtocol)]))
         }
         version = fresh
         let made = Self.readerInfo(fresh, enforceRegion: enforceRegion)
@@ -279,7 +281,7 @@ public final class ReaderSession {
         do {
             return try request.decodeResponse(response.data)
         } catch {
-            throw .malformedResponse(port: port.name, detail: "\(request.opcode): \(error)")
+            throw .malformedResponse(port: port.name, detail: ErrorDetail("undecodable_answer", ["\(request.opcode)"]))
         }
     }
 
@@ -386,7 +388,7 @@ public final class ReaderSession {
     /// The battery (vendor `getBatteryInfo`); not while an inventory runs.
     public func batteryInfo() throws(ReaderError) -> BatteryInfo {
         guard case .battery(let level) = try call(.getBatteryLevel) else {
-            throw .malformedResponse(port: port.name, detail: "GetBatteryLevel answer")
+            throw .malformedResponse(port: port.name, detail: ErrorDetail("unexpected_answer", ["GetBatteryLevel"]))
         }
         let v = version
         let info = level.info(readerProtocol: v?.protocolVersion ?? 20, hardwareRevision: v?.hardwareRevision ?? 6,
@@ -407,7 +409,7 @@ public final class ReaderSession {
     public func configuration(_ kind: VendorConfigurationKind) throws(ReaderError) -> VendorConfiguration {
         if let cached = configurationCache[kind] { return cached }
         guard case .configuration(let fresh) = try call(.getConfiguration(VendorGetConfiguration(kind: kind))) else {
-            throw .malformedResponse(port: port.name, detail: "GetConfiguration answer")
+            throw .malformedResponse(port: port.name, detail: ErrorDetail("unexpected_answer", ["GetConfiguration"]))
         }
         configurationCache[kind] = fresh
         return fresh
@@ -560,7 +562,7 @@ public final class ReaderSession {
         do {
             return try request.decodeResponse(response.data)
         } catch {
-            throw .malformedResponse(port: port.name, detail: "\(request.opcode): \(error)")
+            throw .malformedResponse(port: port.name, detail: ErrorDetail("undecodable_answer", ["\(request.opcode)"]))
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import Synchronization
 import Testing
 
@@ -109,14 +110,17 @@ struct ALSATests {
             _ = try ALSAPort(device: device)
         } throws: { error in
             guard case .deviceNotFound(let named, let detail) = error as? AudioError else { return false }
-            return named == device && !detail.isEmpty
+            // The call and its errno's name, as a code: no libasound English.
+            return named == device && detail.code == "playback_call_failed"
+                && detail.arguments.first?.hasPrefix("snd_pcm_open") == true
+                && ["ENOENT", "ENODEV", "ENXIO"].contains(detail.arguments.last ?? "")
         }
     }
 
     @Test func missingConfigFileNamesIt() {
         let scratch = AudioTestScratch()
         let missing = scratch.file("no-such-asoundrc")
-        #expect(throws: AudioError.file(path: missing, detail: "cannot read the ALSA configuration file: No such file or directory")) {
+        #expect(throws: AudioError.file(path: missing, detail: ErrorDetail("config_unreadable", ["ENOENT"]))) {
             _ = try ALSAPort(device: "grokbench_host", configFile: missing)
         }
     }
@@ -129,7 +133,8 @@ struct ALSATests {
             _ = try ALSAPort(device: "broken", configFile: broken)
         } throws: { error in
             guard case .file(let path, let detail) = error as? AudioError else { return false }
-            return path == broken && detail.contains("not a valid ALSA configuration")
+            // Where libasound stopped (its sentence is English, so only the position and the errno).
+            return path == broken && detail.code == "config_syntax" && detail.arguments.count == 3
         }
     }
 
@@ -139,25 +144,28 @@ struct ALSATests {
             _ = try ALSAPort(device: "null", sampleRate: rate)
         } throws: { error in
             guard case .unsupportedFormat(let device, let detail) = error as? AudioError else { return false }
-            return device == "null" && detail.contains("\(rate)")
+            return device == "null" && detail == ErrorDetail("port_rate", ["\(rate)"])
         }
     }
 
     @Test func errorCodesMapToCases() {
         let device = "hw:3,0"
-        #expect(ALSACall.error(code: -Int(ENOENT), operation: "snd_pcm_open", device: device, message: "")
-            == .deviceNotFound(device: device, detail: "snd_pcm_open: No such file or directory"))
+        #expect(ALSACall.error(code: -Int(ENOENT), operation: "snd_pcm_open", device: device)
+            == .deviceNotFound(device: device, detail: ErrorDetail("call_failed", ["snd_pcm_open", "ENOENT"])))
         for code in [ENODEV, ENXIO] {
-            guard case .deviceNotFound = ALSACall.error(code: -Int(code), operation: "snd_pcm_open", device: device, message: "") else {
+            guard case .deviceNotFound = ALSACall.error(code: -Int(code), operation: "snd_pcm_open", device: device) else {
                 Issue.record("errno \(code) should mean device not found")
                 continue
             }
         }
-        #expect(ALSACall.error(code: -Int(EBUSY), operation: "snd_pcm_open", device: device, message: "") == .deviceBusy(device: device))
-        #expect(ALSACall.error(code: -Int(EINVAL), operation: "snd_pcm_hw_params_set_rate (playback, 44100 Hz)", device: device, message: "")
-            == .unsupportedFormat(device: device, detail: "snd_pcm_hw_params_set_rate (playback, 44100 Hz): Invalid argument"))
-        #expect(ALSACall.error(code: -Int(EIO), operation: "snd_pcm_readi", device: device, message: "extra")
-            == .io(device: device, operation: "snd_pcm_readi", detail: "Input/output error: extra"))
+        #expect(ALSACall.error(code: -Int(EBUSY), operation: "snd_pcm_open", device: device) == .deviceBusy(device: device))
+        #expect(ALSACall.error(code: -Int(EINVAL), operation: "snd_pcm_hw_params_set_rate", stream: "playback", device: device)
+            == .unsupportedFormat(device: device, detail: ErrorDetail("playback_call_failed", ["snd_pcm_hw_params_set_rate", "EINVAL"])))
+        #expect(ALSACall.error(code: -Int(EIO), operation: "snd_pcm_readi", stream: "capture", device: device)
+            == .io(device: device, operation: "snd_pcm_readi", detail: ErrorDetail("capture_error", ["EIO"])))
+        // libasound's own codes have no errno name: snd_strerror's text is the value.
+        #expect(ALSACall.errorName(-500_000) != "errno -500000")
+        #expect(ALSACall.errorName(-Int(ESTRPIPE)) == "ESTRPIPE")
     }
 
     @Test(arguments: [
@@ -335,7 +343,7 @@ struct ALSATests {
             _ = try RawPipePort(inputPath: scratch.file("missing"), outputPath: scratch.file("out"))
         } throws: { error in
             guard case .file(let path, let detail) = error as? AudioError else { return false }
-            return path == scratch.file("missing") && detail.contains("No such file")
+            return path == scratch.file("missing") && detail == ErrorDetail("open_failed", ["ENOENT"])
         }
     }
 }

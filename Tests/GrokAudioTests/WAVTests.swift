@@ -265,7 +265,7 @@ struct WAVTests {
 
     @Test func missingFileIsAFileError() {
         let path = scratch.file("nothing.wav")
-        #expect(throws: AudioError.file(path: path, detail: "open for reading failed: No such file or directory")) {
+        #expect(throws: AudioError.file(path: path, detail: ErrorDetail("open_failed", ["ENOENT"]))) {
             _ = try WAVFile.read(path: path)
         }
     }

@@ -44,9 +44,9 @@ struct LibraryErrorTests {
     @Test func readerErrors() {
         let samples: [ReaderError] = [
             .notPluggedIn(port: "sim:1"), .cannotHandshake(port: "sim:1", seconds: 3), .cannotGetInfo(port: "sim:1"),
-            .incompatibleReader(port: "sim:1", detail: "link protocol"), .timeout(port: "sim:1", command: "identify", seconds: 5),
+            .incompatibleReader(port: "sim:1", detail: ErrorDetail("protocol_too_old", ["10", "11"])), .timeout(port: "sim:1", command: "identify", seconds: 5),
             .lostConnection(port: "sim:1"), .rejected(port: "sim:1", command: "identify", status: "busy"),
-            .audio(.closed(port: "sim:1")), .notSupported(port: "sim:1", feature: "kill"), .malformedResponse(port: "sim:1", detail: "x"), .unknownRegion("mars"), .regionNotSet(port: "sim:4"),
+            .audio(.closed(port: "sim:1")), .notSupported(port: "sim:1", feature: "kill"), .malformedResponse(port: "sim:1", detail: ErrorDetail("unexpected_answer", ["GetConfiguration"])), .unknownRegion("mars"), .regionNotSet(port: "sim:4"),
             .firmwareDoesNotSupportSetRegion(port: "sim:4", firmware: "1.4.2"), .regionNotApproved(port: "sim:4", region: "China"), .noInventoryRunning(port: "sim:4"), .inventoryRunning(port: "sim:4"),
             .oddTagMemoryBytes(field: "offset", value: 3), .invalidArgument(field: "volume", value: "1.5", allowed: "0 to 1"),
             .authenticationRequired(port: "sim:2"),
@@ -66,12 +66,13 @@ struct LibraryErrorTests {
 
     @Test func emulatorErrors() {
         let samples: [EmulatorError] = [
-            .directory(path: "/b/sim-0", detail: "denied"), .stateUnreadable(path: "/b/sim-0/state.json", detail: "denied"),
-            .stateCorrupt(path: "/b/sim-0/state.json", detail: "not JSON"),
+            .directory(path: "/b/sim-0", detail: ErrorDetail("mkdir_failed", ["EACCES"])),
+            .stateUnreadable(path: "/b/sim-0/state.json", detail: ErrorDetail("vanished")),
+            .stateCorrupt(path: "/b/sim-0/state.json", detail: ErrorDetail("not_json")),
             .stateTooNew(path: "/b/sim-0/state.json", format: 9, supported: 1),
-            .stateWriteFailed(path: "/b/sim-0/state.json", detail: "disk full"),
+            .stateWriteFailed(path: "/b/sim-0/state.json", detail: ErrorDetail("power_cut")),
             .scene(path: "/b/sim-0/scene.json", detail: "tags[3].epc: expected hex"),
-            .flash(path: "/b/sim-0/flash.bin", detail: "the flash file has 10 bytes, this hardware has 278528"),
+            .flash(path: "/b/sim-0/flash.bin", detail: ErrorDetail("flash_write_failed")),
         ]
         for sample in samples {
             switch sample {

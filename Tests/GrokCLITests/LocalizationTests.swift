@@ -198,10 +198,10 @@ extension CLI {
 
         @Test func everyAudioErrorHasALocalizedMessageWithItsArguments() {
             let samples: [AudioError] = [
-                .deviceNotFound(device: "hw:9,0", detail: "No such device"), .deviceBusy(device: "hw:1,0"),
-                .unsupportedFormat(device: "hw:1,0", detail: "S16_LE"),
-                .io(device: "hw:1,0", operation: "snd_pcm_writei", detail: "Broken pipe"), .closed(port: "sim:2"),
-                .badWAV(path: "/tmp/x.wav", detail: ErrorDetail("no_fmt_chunk")), .file(path: "/tmp/x", detail: "Permission denied"),
+                .deviceNotFound(device: "hw:9,0", detail: ErrorDetail("no_pcm")), .deviceBusy(device: "hw:1,0"),
+                .unsupportedFormat(device: "hw:1,0", detail: ErrorDetail("accepts_no_data")),
+                .io(device: "hw:1,0", operation: "snd_pcm_writei", detail: ErrorDetail("capture_ended")), .closed(port: "sim:2"),
+                .badWAV(path: "/tmp/x.wav", detail: ErrorDetail("no_fmt_chunk")), .file(path: "/tmp/x", detail: ErrorDetail("not_regular_file")),
                 .stalled(port: "alsa:hw:1,0", seconds: "8"), .timedOut(port: "sim:2", what: "step region", seconds: "300"),
                 .cancelled(port: "pipe:/tmp/in"),
             ]

@@ -1,5 +1,6 @@
 import GrokAudio
 import Foundation
+import GrokBasics
 import GrokProtocol
 import Testing
 
@@ -134,7 +135,7 @@ struct DeviceStateTests {
             _ = try DeviceStateStore.openOrCreate(deviceDirectory: temp.path, using: &rng)
         } throws: { error in
             guard case .stateCorrupt(_, let detail) = error as? EmulatorError else { return false }
-            return detail.contains("batteryPercent")
+            return detail == ErrorDetail("battery_above_100")
         }
 
         try Data(good.replacingOccurrences(of: "\"format\" : 1", with: "\"format\" : 99").utf8)

@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokAudio
 import GrokFirmware
@@ -133,7 +134,7 @@ final class LinkFirmwareSession: FirmwareSession {
             do {
                 return try request.decodeResponse(response.data)
             } catch {
-                throw .malformedResponse(port: "test", detail: "\(error)")
+                throw .malformedResponse(port: "test", detail: ErrorDetail("undecodable_answer", ["\(request.opcode)"]))
             }
         default:
             throw .timeout(port: "test", command: "\(request.opcode)", seconds: 30)

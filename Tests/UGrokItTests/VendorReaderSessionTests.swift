@@ -1,3 +1,4 @@
+import GrokBasics
 import GrokAudio
 import GrokLink
 import GrokProtocol
@@ -278,7 +279,7 @@ struct VendorReaderSessionTests {
         old.protocolVersion = 10
         let answer = try ResponsePacket(id: 0, data: old.encode()).encoded()
         let bench = try VendorBench(script: [hexText(answer)])
-        #expect(throws: ReaderError.incompatibleReader(port: "vendor-grokker", detail: "reader protocol 10 (needs 11 or later)")) {
+        #expect(throws: ReaderError.incompatibleReader(port: "vendor-grokker", detail: ErrorDetail("protocol_too_old", ["10", "11"]))) {
             try bench.session.connect()
         }
     }

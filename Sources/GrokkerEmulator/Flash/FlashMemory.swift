@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 
 /// The emulated Grokker's NOR flash, kept in one file (`flash.bin` in the unit's
 /// directory) so it survives restarts and power cuts exactly as written.
@@ -24,8 +25,9 @@ final class FlashMemory {
     enum Fault: Error {
         /// The power went off at ``FlashMemory/powerCutAt``.
         case powerCut
-        /// The flash file could not be written (the host's disk, not the emulated chip).
-        case storage(String)
+        /// The flash file could not be written (the host's disk, not the emulated chip); the
+        /// detail is a code under `emulator.detail`.
+        case storage(ErrorDetail)
     }
 
     let path: String
@@ -42,17 +44,34 @@ final class FlashMemory {
     init(path: String, size: Int, sampleRate: Int) throws(EmulatorError) {
         self.path = path
         self.sampleRate = sampleRate
-        let manager = FileManager.default
-        if !manager.fileExists(atPath: path) {
-            guard manager.createFile(atPath: path, contents: Data(repeating: 0xFF, count: size)) else {
-                throw .flash(path: path, detail: "could not create the flash file")
+        // Through AtomicFile's POSIX calls, so a failure names its errno (Foundation's file
+        // APIs say only "NSCocoaErrorDomain 256" for a directory in its place).
+        let data: [UInt8]
+        do {
+            if !FileManager.default.fileExists(atPath: path) {
+                try AtomicFile.replace(path, with: [UInt8](repeating: 0xFF, count: size))
             }
+            guard let read = try AtomicFile.readAll(path, limit: size) else {
+                throw EmulatorError.flash(path: path, detail: ErrorDetail("vanished"))
+            }
+            data = read
+        } catch let error as EmulatorError {
+            throw error
+        } catch AtomicFile.Failure.tooLarge(let found) {
+            throw .flash(path: path, detail: ErrorDetail("flash_size", [String(found), String(size)]))
+        } catch let error as AtomicFile.Failure {
+            throw .flash(path: path, detail: error.errorDetail)
+        } catch {
+            throw .flash(path: path, detail: ErrorDetail("flash_write_failed"))
         }
-        guard let data = manager.contents(atPath: path), let handle = FileHandle(forUpdatingAtPath: path) else {
-            throw .flash(path: path, detail: "could not open the flash file for reading and writing")
+        let handle: FileHandle
+        do {
+            handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        } catch {
+            throw .flash(path: path, detail: EmulatorError.systemDetail("open", error))
         }
         guard data.count == size else {
-            throw .flash(path: path, detail: "the flash file has \(data.count) bytes, this hardware has \(size); delete it to start the unit over")
+            throw .flash(path: path, detail: ErrorDetail("flash_size", [String(data.count), String(size)]))
         }
         bytes = [UInt8](data)
         file = handle
@@ -65,7 +84,7 @@ final class FlashMemory {
         do {
             try file.synchronize()
         } catch {
-            throw .storage("\(path): \(error.localizedDescription)")
+            throw .storage(EmulatorError.systemDetail("fsync", error))
         }
     }
 
@@ -134,7 +153,7 @@ final class FlashMemory {
             try file.seek(toOffset: UInt64(range.lowerBound))
             try file.write(contentsOf: bytes[range])
         } catch {
-            throw .storage("\(path): \(error.localizedDescription)")
+            throw .storage(EmulatorError.systemDetail("write", error))
         }
     }
 }

@@ -1,3 +1,4 @@
+import GrokBasics
 import GrokLink
 import GrokProtocol
 
@@ -168,7 +169,7 @@ public final class VendorLoader {
             for offset in stride(from: 0, to: Self.flashBytes, by: FlashMemory.sectorSize) { try flash.eraseSector(at: offset) }
             for (type, image) in [(VendorSoftwareType.loader, loader), (VendorSoftwareType.application, application)] {
                 guard !image.bytes.isEmpty, Int(image.address) + image.bytes.count <= Self.addressSpace else {
-                    throw EmulatorError.flash(path: flash.path, detail: "a \(type) image must fit the 16-bit address space")
+                    throw EmulatorError.flash(path: flash.path, detail: ErrorDetail("\(type == .loader ? "loader" : "application")_outside_address_space"))
                 }
                 try flash.program(image.bytes[...], at: Int(image.address))
                 try writeRecord(for: type, address: image.address, image: image.bytes)
@@ -177,7 +178,11 @@ public final class VendorLoader {
         } catch let error as EmulatorError {
             throw error
         } catch {
-            throw .flash(path: flash.path, detail: "\(error)")
+            switch error as? FlashMemory.Fault {
+            case .storage(let detail): throw .flash(path: flash.path, detail: detail)
+            case .powerCut: throw .flash(path: flash.path, detail: ErrorDetail("power_cut"))
+            case nil: throw .flash(path: flash.path, detail: ErrorDetail("flash_write_failed"))
+            }
         }
         powerOn()
     }

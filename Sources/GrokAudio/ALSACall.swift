@@ -40,8 +40,10 @@ enum ALSACall {
         return call()
     }
 
-    /// Forgets the message libasound last reported on this thread.
+    /// Forgets the message libasound last reported on this thread, and makes sure its next
+    /// one is captured (a configuration file may be the process's first ALSA call).
     static func clearMessage() {
+        prepare()
         CALSA_clearLastError()
     }
 

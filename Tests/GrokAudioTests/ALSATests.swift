@@ -133,9 +133,16 @@ struct ALSATests {
             _ = try ALSAPort(device: "broken", configFile: broken)
         } throws: { error in
             guard case .file(let path, let detail) = error as? AudioError else { return false }
-            // Where libasound stopped (its sentence is English, so only the position and the errno).
-            return path == broken && detail.code == "config_syntax" && detail.arguments.count == 3
+            // Where libasound stopped when it says so (its sentence is English, so only the
+            // position and the errno); this file's unclosed braces it refuses without a word
+            // (alsa-lib 1.2 here, in this process and in grokctl alike), so just the errno.
+            return path == broken
+                && (detail == ErrorDetail("config_invalid", ["EINVAL"]) || (detail.code == "config_syntax" && detail.arguments.count == 3))
         }
+        // libasound's "<file>:<line>:<column>:<what>" gives the position, whatever ':' the path holds.
+        #expect(ALSAConfiguration.invalid(code: -22, message: "/tmp/a:b/broken-asoundrc:4:0:Unexpected end of file")
+                == ErrorDetail("config_syntax", ["4", "0", "EINVAL"]))
+        #expect(ALSAConfiguration.invalid(code: -22, message: "") == ErrorDetail("config_invalid", ["EINVAL"]))
     }
 
     @Test(arguments: [8000, 22050, 96000])

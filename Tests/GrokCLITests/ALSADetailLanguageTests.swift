@@ -55,7 +55,7 @@ extension CLI {
                         arguments: ["--alsa-config", directory + "/no-such-asoundrc", "info", "--device", "alsa:grokbench_host"],
                         names: [directory + "/no-such-asoundrc", "ENOENT"]),
                 Failure(name: "unparsable configuration file",
-                        arguments: ["--alsa-config", broken, "info", "--device", "alsa:broken"], names: [broken, "4"]),
+                        arguments: ["--alsa-config", broken, "info", "--device", "alsa:broken"], names: [broken, "EINVAL"]),
                 Failure(name: "a PCM the file plugin refuses",
                         arguments: ["--alsa-config", config, "info", "--device", "alsa:grok_no_slave"],
                         names: ["grok_no_slave", "EINVAL"]),

@@ -142,8 +142,8 @@ public struct DeviceState: Codable, Sendable, Equatable {
         firmwareVersion = try c.decode(FirmwareVersion.self, forKey: .firmwareVersion)
         region = try c.decodeIfPresent(RegionSetting.self, forKey: .region)
         if let hex = try c.decodeIfPresent(String.self, forKey: .regionTable) {
-            let bytes = Self.bytes(hex: hex)
-            guard let bytes, bytes.count == VendorRegionEntry.byteCount, let table = try? VendorRegionEntry(bytes: bytes) else {
+            guard let bytes = try? SceneDecoding.bytes(fromHex: hex).get(), bytes.count == VendorRegionEntry.byteCount,
+                  let table = try? VendorRegionEntry(bytes: bytes) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .regionTable, in: c,
                     debugDescription: "regionTable must be a region entry's \(VendorRegionEntry.byteCount) bytes in hex")
@@ -168,19 +168,6 @@ public struct DeviceState: Codable, Sendable, Equatable {
         }
     }
 
-    /// The bytes of `hex` (two digits a byte), nil when it is not that.
-    static func bytes(hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        for i in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[i..<(i + 2)], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(byte)
-        }
-        return bytes
-    }
-
     /// The longest region name a state file may hold (a sanity bound: the catalogue's longest is 22 bytes).
     static let maxRegionNameBytes = 255
 
@@ -193,7 +180,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
         try c.encode(firmwareVersion, forKey: .firmwareVersion)
         try c.encodeIfPresent(region, forKey: .region)
         if let regionTable {
-            try c.encode(regionTable.encode().map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(), forKey: .regionTable)
+            try c.encode(SceneDecoding.hex(regionTable.encode()), forKey: .regionTable)
         }
         try c.encode(provisioning, forKey: .provisioning)
         try c.encode(batteryPercent, forKey: .batteryPercent)

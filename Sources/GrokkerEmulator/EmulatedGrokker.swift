@@ -687,7 +687,7 @@ public final class EmulatedGrokker: CablePeer {
     private func perReadRecord(_ report: TagReport, _ s: SlaveSession, rssi: UInt8) -> VendorPerRead {
         let elapsed = Int(((now - s.startedAt) * 1000).rounded(.down))
         let msAgo = UInt16(clamping: max(0, elapsed - Int(report.milliseconds)))
-        let channel = UInt8(clamping: s.channelsKHz.firstIndex(of: Int(report.frequencyKHz)) ?? 0)
+        let channel = s.channelIndex[Int(report.frequencyKHz)] ?? 0
         var words: (UInt16, UInt16)?
         if s.context.perReadWords {
             words = (report.readData.count > 0 ? report.readData[0] : 0, report.readData.count > 1 ? report.readData[1] : 0)
@@ -940,15 +940,18 @@ private struct SlaveSession {
     var searches: [(request: VendorTagAccessRequest, until: Int64)] = []
     /// When the inventory started, seconds on the unit's clock (reports count from it).
     var startedAt: Double
-    /// The hop table of the region it runs in: per-read records name a channel by its index.
-    var channelsKHz: [Int]
+    /// The hop table of the region it runs in, channel (kHz) to its index: per-read records
+    /// name a channel by its index.
+    var channelIndex: [Int: UInt8]
 
     init(start: VendorInventoryStart, context: VendorSlaveContext, lastSent: Int64, startedAt: Double, channelsKHz: [Int]) {
         self.start = start
         self.context = context
         self.lastSent = lastSent
         self.startedAt = startedAt
-        self.channelsKHz = channelsKHz
+        var index: [Int: UInt8] = [:]
+        for (i, kHz) in channelsKHz.enumerated() where index[kHz] == nil { index[kHz] = UInt8(clamping: i) }
+        channelIndex = index
     }
 
     var readsMemory: Bool { context.readsTid || context.readsUser || context.readsReserved }

@@ -43,21 +43,11 @@ extension RFScene {
     public static func defaultBench(seed: UInt64) -> RFScene {
         var scene = standardBench(seed: seed)
         for tag in referenceTags + [exampleTag] {
-            scene.tags.append(Tag(name: tag.name, epc: hexBytes(tag.epc), placement: .distance(meters: tag.meters)))
+            scene.tags.append(Tag(name: tag.name, epc: try! SceneDecoding.bytes(fromHex: tag.epc).get(), placement: .distance(meters: tag.meters)))
         }
         return scene
     }
 
-    private static func hexBytes(_ hex: String) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            bytes.append(UInt8(hex[index..<next], radix: 16)!)
-            index = next
-        }
-        return bytes
-    }
 }
 
 /// The reader's side of an inventory on an emulated Grokker: runs Gen2 rounds on the field

@@ -10,6 +10,17 @@ import Testing
 /// symbolic link in the trusted store, a file that is no key) shown in es, fr and de: the
 /// detail of each is a code with its own entry, so no English sentence is left inside the
 /// translated message.
+/// Each of `failures` shown in `language`: no English words, and not its raw detail code.
+func expectNoEnglish(in failures: [(error: any CodedError, code: String, english: String)], _ language: Language,
+                     sourceLocation: SourceLocation = #_sourceLocation) {
+    let localizer = Localizer(language: language)
+    for (error, code, _) in failures {
+        let message = localizer.message(for: error)
+        #expect(CLI.LanguageAcceptanceTests.englishWordsIn(message).isEmpty, "\(language): \(message)", sourceLocation: sourceLocation)
+        #expect(!message.contains(code), "\(language): \(message)", sourceLocation: sourceLocation)
+    }
+}
+
 @Suite("TUF and signature errors carry their details as codes, so es, fr and de messages hold no English")
 struct TUFDetailLanguageTests {
     /// A fresh directory under the system's temporary one.
@@ -66,12 +77,7 @@ struct TUFDetailLanguageTests {
 
     @Test("a translated TUF message holds no English words and no raw detail code", arguments: [Language.es, .fr, .de])
     func translatedMessagesHoldNoEnglish(language: Language) throws {
-        let localizer = Localizer(language: language)
-        for (error, code, _) in try Self.failures() {
-            let message = localizer.message(for: error)
-            #expect(CLI.LanguageAcceptanceTests.englishWordsIn(message).isEmpty, "\(language): \(message)")
-            #expect(!message.contains(code), "\(language): \(message)")
-        }
+        expectNoEnglish(in: try Self.failures().map { ($0.error as any CodedError, $0.code, $0.english) }, language)
     }
 }
 
@@ -117,12 +123,7 @@ struct CryptoDetailLanguageTests {
 
     @Test("a translated signature or compression message holds no English words and no raw detail code", arguments: [Language.es, .fr, .de])
     func translatedMessagesHoldNoEnglish(language: Language) throws {
-        let localizer = Localizer(language: language)
-        for (error, code, _) in try Self.failures() {
-            let message = localizer.message(for: error)
-            #expect(CLI.LanguageAcceptanceTests.englishWordsIn(message).isEmpty, "\(language): \(message)")
-            #expect(!message.contains(code), "\(language): \(message)")
-        }
+        expectNoEnglish(in: try Self.failures(), language)
     }
 }
 

@@ -112,23 +112,26 @@ let package = Package(
         // MARK: Tests (one target per source target)
 
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CZlib", "COpenSSL", "CCurl", "CSQLite", "CLibPQ"]),
+        /// What the test targets share: temporary directories made and removed, seeded test bytes.
+        .target(name: "GrokTestSupport", dependencies: ["GrokBasics"], path: "Tests/GrokTestSupport"),
         /// A real nginx on loopback with a test CA and a scripted faulty upstream, for the
         /// download tests (GrokNet's and the firmware channels').
-        .target(name: "NetTestSupport", path: "Tests/NetTestSupport"),
+        .target(name: "NetTestSupport", dependencies: ["GrokTestSupport"], path: "Tests/NetTestSupport"),
         .testTarget(name: "GrokNetTests", dependencies: ["GrokNet", "NetTestSupport"]),
-        .testTarget(name: "GrokAudioTests", dependencies: ["GrokAudio"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "GrokLinkTests", dependencies: ["GrokLink", "GrokAudio"]),
-        .testTarget(name: "GrokCryptoTests", dependencies: ["GrokCrypto"]),
-        .testTarget(name: "GrokTUFTests", dependencies: ["GrokTUF", "GrokCrypto"]),
-        .testTarget(name: "GrokFirmwareTests", dependencies: ["GrokFirmware", "GrokCrypto", "GrokProtocol", "GrokTUF"]),
-        .testTarget(name: "GrokProtocolTests", dependencies: ["GrokProtocol", "GrokAudio"]),
-        .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
-        .testTarget(name: "VendorInteropTests", dependencies: ["GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio"]),
-        .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto", "GrokFirmware", "GrokNet", "NetTestSupport"],
+        .testTarget(name: "GrokAudioTests", dependencies: ["GrokBasics", "GrokAudio", "GrokTestSupport"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "GrokLinkTests", dependencies: ["GrokBasics", "GrokLink", "GrokAudio", "GrokTestSupport"]),
+        .testTarget(name: "GrokCryptoTests", dependencies: ["GrokCrypto", "GrokTestSupport"]),
+        .testTarget(name: "GrokTUFTests", dependencies: ["GrokBasics", "GrokTUF", "GrokCrypto", "GrokTestSupport"]),
+        .testTarget(name: "GrokFirmwareTests", dependencies: ["GrokFirmware", "GrokCrypto", "GrokProtocol", "GrokTUF", "GrokTestSupport"]),
+        .testTarget(name: "GrokProtocolTests", dependencies: ["GrokBasics", "GrokProtocol", "GrokAudio"]),
+        .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokBasics", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokTestSupport"]),
+        .testTarget(name: "VendorInteropTests", dependencies: ["GrokBasics", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokTestSupport"]),
+        .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto", "GrokFirmware", "GrokNet", "NetTestSupport",
+                                                  "GrokBasics", "GrokTestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokCLITests", dependencies: ["GrokBasics", "GrokCLI", "GrokTUF", "GrokAudio", "GrokLink", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
                                                          "GrokFleet", "GrokLedger", "GrokkerEmulator", "PostgresTestSupport", "NetTestSupport"]),
-        .testTarget(name: "GrokLedgerTests", dependencies: ["GrokLedger", "GrokPostgres", "PostgresTestSupport"]),
+        .testTarget(name: "GrokLedgerTests", dependencies: ["GrokBasics", "GrokLedger", "GrokPostgres", "PostgresTestSupport", "GrokTestSupport"]),
         /// A throwaway PostgreSQL cluster (initdb in a temp dir, pg_ctl on a Unix socket) for the tests
         /// and for `grokbench ledger` (which starts its own server).
         .target(name: "PostgresTestSupport", path: "Tests/PostgresTestSupport"),

@@ -8,25 +8,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-/// SplitMix64 (Steele, Lea and Flood): expands one 64-bit seed into well-mixed words.
-/// Seeds ``Xoshiro256StarStar``, and serves the link (session nonces, the benchmark's
-/// damage hook) and tests wherever a small reproducible generator is enough.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    public init(seed: UInt64) {
-        state = seed
-    }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import GrokBasics
 
 /// xoshiro256** (Blackman and Vigna): the cable's noise and dropout-phase generator.
 ///

@@ -121,66 +121,51 @@ public final class RawPipePort: AudioPort {
 
 @available(*, unavailable) extension RawPipePort: Sendable {}
 
-// MARK: - POSIX funnel
+// MARK: - System calls
 
-/// The checking funnel for POSIX calls: reads errno right away, retries `EINTR`, throws
+/// The audio layer's view of GrokBasics' ``SystemCall`` funnel: a failure becomes
 /// ``AudioError/file(path:detail:)`` naming the path, the operation (`open`, `fstat`,
 /// `read`, `write`, `fsync`, `close`, `rename`: the code `<operation>_failed`) and the
-/// errno's name.
+/// errno's name; a wall-clock watchdog that interrupted the call ends it with its own error
+/// (``WallClockBound``), and `EPIPE` is the other side hanging up.
 enum POSIXCall {
     @discardableResult
     static func retrying<T: BinaryInteger>(path: String, _ operation: String, _ call: () -> T) throws(AudioError) -> T {
-        while true {
-            let result = call()
-            if result >= 0 { return result }
-            let code = errno
-            // Interrupted by the wall-clock watchdog (``WallClockBound``): give up with its error.
-            if let fired = WallClockWatchdog.firedOnThisThread() { throw fired }
-            if code == EINTR { continue }
-            // The reader of a pipe went away: the other side hung up, like end of file.
-            if code == EPIPE { throw AudioError.closed(port: path) }
-            throw AudioError.file(path: path, detail: ErrorDetail("\(operation)_failed", [systemErrorName(code)]))
+        do throws(SystemCallError) {
+            return try SystemCall.value(operation, path: path, retryInterrupted: notInterruptedByWatchdog, call)
+        } catch {
+            throw audioError(error, path: path)
         }
     }
 
     /// Writes all of `bytes` (at `offset` with pwrite, else at the file position).
     static func writeAll(_ fd: Int32, path: String, _ operation: String, _ bytes: UnsafeRawBufferPointer, at offset: Int? = nil) -> AudioError? {
-        var done = 0
-        while done < bytes.count {
-            do {
-                done += try retrying(path: path, operation) {
-                    if let offset {
-                        pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
-                    } else {
-                        write(fd, bytes.baseAddress! + done, bytes.count - done)
-                    }
-                }
-            } catch {
-                return error
-            }
+        do throws(SystemCallError) {
+            try SystemCall.writeAll(fd, bytes, at: offset, call: operation, path: path, retryInterrupted: notInterruptedByWatchdog)
+            return nil
+        } catch {
+            return audioError(error, path: path)
         }
-        return nil
     }
 
     /// Reads until `bytes` is full or end of file; returns how many bytes were read.
     static func readAll(_ fd: Int32, path: String, _ operation: String, _ bytes: UnsafeMutableRawBufferPointer, at offset: Int? = nil) -> Result<Int, AudioError> {
-        var done = 0
-        while done < bytes.count {
-            do {
-                let count = try retrying(path: path, operation) {
-                    if let offset {
-                        pread(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
-                    } else {
-                        read(fd, bytes.baseAddress! + done, bytes.count - done)
-                    }
-                }
-                if count == 0 { break }
-                done += count
-            } catch {
-                return .failure(error)
-            }
+        do throws(SystemCallError) {
+            return .success(try SystemCall.readAll(fd, bytes, at: offset, call: operation, path: path, retryInterrupted: notInterruptedByWatchdog))
+        } catch {
+            return .failure(audioError(error, path: path))
         }
-        return .success(done)
+    }
+
+    /// An `EINTR` is retried unless the wall-clock watchdog caused it.
+    private static func notInterruptedByWatchdog() -> Bool { WallClockWatchdog.firedOnThisThread() == nil }
+
+    /// The watchdog's error if it fired, `closed` for a pipe whose reader went away, else
+    /// `<operation>_failed` with the errno's name, about `path`.
+    static func audioError(_ error: SystemCallError, path: String) -> AudioError {
+        if let fired = WallClockWatchdog.firedOnThisThread() { return fired }
+        if error.errno == EPIPE { return AudioError.closed(port: path) }
+        return AudioError.file(path: path, detail: ErrorDetail("\(error.call)_failed", [error.errnoName]))
     }
 }
 

@@ -233,9 +233,10 @@ public enum WAVFile {
 
 // MARK: - Writing
 
-/// Streams 16-bit PCM to a WAV file. Samples go to `<path>.partial` in the same directory;
-/// ``finish()`` fixes the header sizes, fsyncs and renames it onto `path`, so `path` only
-/// ever holds a complete file. Dropping the writer without finishing removes the partial file.
+/// Streams 16-bit PCM to a WAV file. Samples go to `<path>.partial` in the same directory
+/// (GrokBasics' ``StagedFile``); ``finish()`` fixes the header sizes, fsyncs and renames it
+/// onto `path`, so `path` only ever holds a complete file. Dropping the writer without
+/// finishing removes the partial file.
 ///
 /// Not thread-safe: one owner at a time.
 public final class WAVWriter {
@@ -248,14 +249,14 @@ public final class WAVWriter {
     /// Frames appended so far.
     public private(set) var frameCount: Int = 0
 
-    private let partialPath: String
-    private var fd: Int32
+    private let file: StagedFile
     private var pending: [UInt8] = []
     private static let headerBytes = 44
     private static let flushBytes = 1 << 16
 
     /// Creates `<path>.partial` and writes a provisional header.
-    /// - Throws: ``AudioError/file(path:detail:)`` when the file cannot be created,
+    /// - Throws: ``AudioError/file(path:detail:)`` when the file cannot be created (or a
+    ///   `<path>.partial` is already there: another writer's),
     ///   ``AudioError/badWAV(path:detail:)`` for a zero channel count or a bad rate.
     public init(path: String, sampleRate: Int, channels: Int) throws(AudioError) {
         guard (1...65535).contains(channels) else { throw AudioError.badWAV(path: path, detail: ErrorDetail("channel_count", [String(channels)])) }
@@ -265,19 +266,13 @@ public final class WAVWriter {
         self.path = path
         self.sampleRate = sampleRate
         self.channelCount = channels
-        self.partialPath = path + ".partial"
-        let partial = partialPath
-        self.fd = try POSIXCall.retrying(path: partial, "open") {
-            open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let partial = path + ".partial"
+        do throws(SystemCallError) {
+            file = try StagedFile(replacing: path, temporaryPath: partial)
+        } catch {
+            throw POSIXCall.audioError(error, path: partial)
         }
         pending = Self.header(sampleRate: sampleRate, channels: channels, dataBytes: 0)
-    }
-
-    deinit {
-        if fd >= 0 {
-            Glibc.close(fd)
-            unlink(partialPath)
-        }
     }
 
     /// Appends interleaved frames (`samples.count` must be a multiple of the channel count).
@@ -323,32 +318,27 @@ public final class WAVWriter {
     /// Writes what is buffered, fixes the header sizes, fsyncs, closes and renames the
     /// partial file onto ``path``.
     public func finish() throws(AudioError) {
-        guard fd >= 0 else { throw AudioError.file(path: path, detail: ErrorDetail("writer_finished")) }
+        guard file.isOpen else { throw AudioError.file(path: path, detail: ErrorDetail("writer_finished")) }
         try flush()
         let dataBytes = frameCount * channelCount * 2
         let header = Self.header(sampleRate: sampleRate, channels: channelCount, dataBytes: dataBytes)
-        let partial = partialPath
-        let file = fd
-        if let error = header.withUnsafeBytes({ POSIXCall.writeAll(file, path: partial, "write header", $0, at: 0) }) {
-            throw error
+        let staged = file
+        let written = header.withUnsafeBytes { buffer in
+            Result { () throws(SystemCallError) in try staged.write(buffer, at: 0, call: "write header") }
         }
-        try POSIXCall.retrying(path: partial, "fsync") { fsync(file) }
-        try POSIXCall.retrying(path: partial, "close") { Glibc.close(file) }
-        fd = -1
-        let target = path
-        do {
-            try POSIXCall.retrying(path: target, "rename") { rename(partial, target) }
+        do throws(SystemCallError) {
+            try written.get()
+            try file.commit()
         } catch {
-            unlink(partial)
-            throw error
+            file.discard()
+            throw POSIXCall.audioError(error, path: error.path ?? file.temporaryPath)
         }
-        Self.syncDirectory(of: target)
     }
 
     // MARK: Internals
 
     private func reserve(frames: Int) throws(AudioError) {
-        guard fd >= 0 else { throw AudioError.file(path: path, detail: ErrorDetail("writer_finished")) }
+        guard file.isOpen else { throw AudioError.file(path: path, detail: ErrorDetail("writer_finished")) }
         let limit = (Int(UInt32.max) - Self.headerBytes) / (channelCount * 2)
         guard frameCount + frames <= limit else {
             throw AudioError.file(path: path, detail: ErrorDetail("too_many_frames", [String(limit), String(channelCount)]))
@@ -368,10 +358,10 @@ public final class WAVWriter {
     }
 
     private func flush() throws(AudioError) {
-        let file = fd
-        let partial = partialPath
-        if let error = pending.withUnsafeBytes({ POSIXCall.writeAll(file, path: partial, "write", $0) }) {
-            throw error
+        do throws(SystemCallError) {
+            try file.write(pending)
+        } catch {
+            throw POSIXCall.audioError(error, path: file.temporaryPath)
         }
         pending.removeAll(keepingCapacity: true)
     }
@@ -394,16 +384,6 @@ public final class WAVWriter {
         bytes.append(contentsOf: "data".utf8)
         le32(dataBytes)
         return bytes
-    }
-
-    /// Makes the rename durable (best effort: some file systems refuse to fsync a directory).
-    static func syncDirectory(of path: String) {
-        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        let dirFD = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dirFD >= 0 {
-            _ = fsync(dirFD)
-            Glibc.close(dirFD)
-        }
     }
 }
 

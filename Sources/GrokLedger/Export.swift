@@ -25,7 +25,7 @@ extension Ledger {
         case .csv: text = data[0].csv()
         case .json: text = try ExportTable.json(data, path: self.path)
         }
-        try AtomicFile.write(Array(text.utf8), to: path)
+        try ExportFile.write(Array(text.utf8), to: path)
     }
 }
 
@@ -183,73 +183,28 @@ enum JSONText {
     }
 }
 
-/// Writes a file so that readers see the old content or the whole new one, even across a crash.
-enum AtomicFile {
+/// An export's output file, written by GrokBasics' ``AtomicFile`` (readers see the old
+/// content or the whole new one, even across a crash); a device or FIFO such as
+/// `/dev/stdout` is written in place. A failure is ``LedgerError/exportFailed(path:detail:)``.
+enum ExportFile {
     static func write(_ bytes: [UInt8], to path: String) throws(LedgerError) {
-        var info = stat()
-        if stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
-            // A device or a FIFO (`--output /dev/stdout`): written in place, every call checked;
-            // renaming over it would replace the device.
-            let fd = Glibc.open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
-            guard fd >= 0 else { throw error(path, "open") }
-            defer { close(fd) }
-            var done = 0
-            while done < bytes.count {
-                done += try call(path, "write") { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, bytes.count - done) } }
-            }
-            return
-        }
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let options = AtomicFile.Options(createsDirectories: true, writesSpecialFilesInPlace: true)
+        do throws(SystemCallError) {
+            try AtomicFile.write(bytes, to: path, options: options)
         } catch {
-            throw .exportFailed(path: path, detail: ErrorDetail("mkdir_failed", [directory, SystemCodes.name(of: error)]))
-        }
-        let temporary = directory + "/." + url.lastPathComponent + ".\(getpid()).tmp"
-        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw error(path, "open '\(temporary)'") }
-        var closed = false
-        defer {
-            if !closed { close(fd) }
-        }
-        do {
-            var done = 0
-            while done < bytes.count {
-                let wrote = try call(path, "write") {
-                    bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, bytes.count - done) }
-                }
-                done += wrote
-            }
-            try call(path, "fsync") { Int(fsync(fd)) }
-            closed = true
-            try call(path, "close") { Int(close(fd)) }
-            try call(path, "rename") { Int(rename(temporary, path)) }
-        } catch {
-            unlink(temporary)
-            throw error
-        }
-        // Make the rename durable (best effort: some file systems refuse to fsync a directory).
-        let dirFD = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dirFD >= 0 {
-            _ = fsync(dirFD)
-            close(dirFD)
+            throw .exportFailed(path: path, detail: detail(error, path))
         }
     }
 
-    /// The checking funnel for the export's system calls: retries EINTR, maps -1 to ``LedgerError/exportFailed(path:detail:)``.
-    @discardableResult
-    private static func call(_ path: String, _ what: String, _ body: () -> Int) throws(LedgerError) -> Int {
-        while true {
-            let result = body()
-            if result >= 0 { return result }
-            if errno == EINTR && what != "close" { continue }
-            throw error(path, what)
+    /// `mkdir_failed` with the output's directory, else `system_call` with the call (and the
+    /// temporary file an `open` was for).
+    private static func detail(_ error: SystemCallError, _ path: String) -> ErrorDetail {
+        if error.call == "mkdir" {
+            return ErrorDetail("mkdir_failed", [URL(fileURLWithPath: path).deletingLastPathComponent().path, error.errnoName])
         }
-    }
-
-    private static func error(_ path: String, _ what: String) -> LedgerError {
-        let code = errno
-        return .exportFailed(path: path, detail: ErrorDetail("system_call", [what, SystemCodes.errnoName(code)]))
+        if error.call == "open", let temporary = error.path, temporary != path {
+            return ErrorDetail("system_call", ["open '\(temporary)'", error.errnoName])
+        }
+        return ErrorDetail("system_call", [error.call, error.errnoName])
     }
 }

@@ -126,7 +126,7 @@ extension PostgresLedger {
         case .csv: text = data[0].csv()
         case .json: text = try ExportTable.json(data, path: target)
         }
-        try AtomicFile.write(Array(text.utf8), to: path)
+        try ExportFile.write(Array(text.utf8), to: path)
     }
 
     static func stationColumns(_ table: LedgerTable) -> [String] {

@@ -3,7 +3,7 @@ import Glibc
 
 /// The `.partial` file a download writes: opened without truncation, appended to, truncated
 /// when a server restarts from zero, fsynced before close. Every system call goes through
-/// ``call(_:_:)``, which retries EINTR and turns errno into ``NetError/file(path:detail:)``.
+/// GrokBasics' ``SystemCall`` (``call(_:_:)``), and its failure becomes ``NetError/file(path:detail:)``.
 ///
 /// Used on one transfer thread only.
 final class PartialFile {
@@ -13,9 +13,11 @@ final class PartialFile {
     /// Opens (creating it if needed) and positions at the end.
     init(path: String) throws(NetError) {
         self.path = path
-        let opened = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        guard opened >= 0 else { throw Self.error(path, "open") }
-        fd = opened
+        do throws(SystemCallError) {
+            fd = try SystemCall.value("open") { open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644) }
+        } catch {
+            throw Self.netError(error, path)
+        }
         do {
             try call("lseek") { Int(lseek(fd, 0, SEEK_END)) }
         } catch {
@@ -43,10 +45,10 @@ final class PartialFile {
 
     /// Appends all of `bytes`, looping over short writes.
     func append(_ bytes: UnsafeRawBufferPointer) throws(NetError) {
-        var done = 0
-        while done < bytes.count {
-            let wrote = try call("write") { write(fd, bytes.baseAddress! + done, bytes.count - done) }
-            done += wrote
+        do throws(SystemCallError) {
+            try SystemCall.writeAll(fd, bytes)
+        } catch {
+            throw Self.netError(error, path)
         }
     }
 
@@ -55,20 +57,18 @@ final class PartialFile {
         try call("fsync") { Int(fsync(fd)) }
     }
 
-    /// The checking funnel: retries EINTR, maps -1 to a ``NetError`` naming the call and errno.
+    /// `body` through the one system-call funnel.
     @discardableResult
     private func call(_ what: String, _ body: () -> Int) throws(NetError) -> Int {
-        while true {
-            let result = body()
-            if result >= 0 { return result }
-            if errno == EINTR { continue }
-            throw Self.error(path, what)
+        do throws(SystemCallError) {
+            return try SystemCall.value(what, body)
+        } catch {
+            throw Self.netError(error, path)
         }
     }
 
-    private static func error(_ path: String, _ what: String) -> NetError {
-        let code = errno
-        return .file(path: path, detail: ErrorDetail("system_call_failed", [what, systemErrorName(code)]))
+    private static func netError(_ error: SystemCallError, _ path: String) -> NetError {
+        .file(path: path, detail: ErrorDetail("system_call_failed", [error.call, error.errnoName]))
     }
 }
 

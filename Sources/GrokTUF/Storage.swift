@@ -19,9 +19,9 @@ public func percentEncode(_ name: String) -> String {
     return out
 }
 
-/// Files in one directory, read with a size bound and written atomically (a temporary file
-/// in the same directory, fsync, rename, fsync of the directory). Symbolic links are never
-/// followed: a link where a file should be is an error.
+/// Files in one directory, read with a size bound and written atomically (GrokBasics'
+/// ``AtomicFile``: a temporary file in the same directory, fsync, rename, fsync of the
+/// directory). Symbolic links are never followed: a link where a file should be is an error.
 public struct FileStore: Sendable {
     public let directory: String
 
@@ -45,40 +45,27 @@ public struct FileStore: Sendable {
         }
         guard st.st_size <= limit else { throw .storage(path: p, detail: ErrorDetail("larger_than", [String(limit)])) }
         var out = [UInt8](repeating: 0, count: Int(st.st_size))
-        var done = 0
-        while done < out.count {
-            let n = out.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, $0.count - done) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw .storage(path: p, detail: ErrorDetail("short_read")) }
-            done += n
+        let read = out.withUnsafeMutableBytes { buffer in
+            Result { () throws(SystemCallError) in try SystemCall.readAll(fd, buffer, path: p) }
         }
+        let done: Int
+        switch read {
+        case .success(let count): done = count
+        case .failure(let error): throw .storage(path: p, detail: .system(error.errno))
+        }
+        guard done == out.count else { throw .storage(path: p, detail: ErrorDetail("short_read")) }
         return out
     }
 
-    /// Replaces `name` with `bytes` atomically.
+    /// Replaces `name` with `bytes` atomically (GrokBasics' ``AtomicFile``; private to
+    /// this user, as the metadata is).
     public func write(_ name: String, _ bytes: [UInt8]) throws(TUFError) {
         try makeDirectory()
-        let final = path(name)
-        var template = Array((directory + "/.tmp-XXXXXX").utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw .storage(path: final, detail: .system(errno)) }
-        let tmp = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        var ok = true
-        var done = 0
-        while done < bytes.count, ok {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 { ok = false } else { done += n }
+        do throws(SystemCallError) {
+            try AtomicFile.write(bytes, to: path(name), options: AtomicFile.Options(mode: 0o600))
+        } catch {
+            throw .storage(path: path(name), detail: .system(error.errno))
         }
-        if ok { ok = fsync(fd) == 0 }
-        let saved = errno
-        close(fd)
-        guard ok, rename(tmp, final) == 0 else {
-            unlink(tmp)
-            throw .storage(path: final, detail: .system(ok ? errno : saved))
-        }
-        let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 { fsync(dfd); close(dfd) }
     }
 
     /// Removes `name` if it exists.

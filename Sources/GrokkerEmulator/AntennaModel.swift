@@ -1,3 +1,4 @@
+import GrokBasics
 import GrokAudio
 import GrokProtocol
 

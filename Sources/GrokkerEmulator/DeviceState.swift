@@ -260,7 +260,7 @@ public final class DeviceStateStore: Sendable {
         let state = DeviceState.outOfBox(serialNumber: serial)
         let created: Bool
         do {
-            created = try AtomicFile.createExclusively(path, with: Array(encodeState(state)))
+            created = try UnitFile.createExclusively(path, with: Array(encodeState(state)))
         } catch {
             throw .stateWriteFailed(path: path, detail: error.errorDetail)
         }
@@ -309,7 +309,7 @@ public final class DeviceStateStore: Sendable {
 
     private static func save(_ state: DeviceState, to path: String) throws(EmulatorError) {
         do {
-            try AtomicFile.replace(path, with: Array(encodeState(state)))
+            try UnitFile.replace(path, with: Array(encodeState(state)))
         } catch {
             throw .stateWriteFailed(path: path, detail: error.errorDetail)
         }
@@ -318,9 +318,9 @@ public final class DeviceStateStore: Sendable {
     /// The file's bytes, or `nil` when it does not exist.
     private static func readStateFile(_ path: String) throws(EmulatorError) -> Data? {
         do {
-            guard let bytes = try AtomicFile.readAll(path, limit: maxFileBytes) else { return nil }
+            guard let bytes = try UnitFile.readAll(path, limit: maxFileBytes) else { return nil }
             return Data(bytes)
-        } catch AtomicFile.Failure.tooLarge(let size) {
+        } catch UnitFile.Failure.tooLarge(let size) {
             throw .stateCorrupt(path: path, detail: ErrorDetail("state_too_large", [String(size), String(maxFileBytes)]))
         } catch {
             throw .stateUnreadable(path: path, detail: error.errorDetail)

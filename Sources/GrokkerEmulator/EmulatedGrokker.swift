@@ -1,5 +1,6 @@
 import Foundation
 import GrokAudio
+import GrokBasics
 import GrokLink
 import GrokProtocol
 
@@ -220,7 +221,7 @@ public final class EmulatedGrokker: CablePeer {
             application: (FactoryFirmware.applicationAddress, FactoryFirmware.application(version: version)),
             catalogue: FactoryFirmware.catalogue)
         do {
-            _ = try AtomicFile.createExclusively(path, with: bytes)
+            _ = try UnitFile.createExclusively(path, with: bytes)
         } catch {
             throw .flash(path: path, detail: error.errorDetail)
         }

@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokAudio
 import GrokkerEmulator

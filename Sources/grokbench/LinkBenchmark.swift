@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GrokBasics
 import Foundation
 import GrokAudio
 import GrokLink

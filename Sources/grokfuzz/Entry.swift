@@ -12,6 +12,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import GrokBasics
 
 /// The target chosen by `GROKFUZZ_TARGET` (default `packet`), or the error to report.
 func targetFromEnvironment() -> Result<FuzzTarget, UnknownTarget> {
@@ -32,17 +33,9 @@ func writeSeeds(of target: FuzzTarget, to directory: String) -> Int? {
     var written = 0
     for (index, seed) in target.seeds().enumerated() {
         let path = directory + "/seed-\(target.name)-\(index)"
-        if access(path, F_OK) == 0 { continue }
-        // Temp file, flushed and fsynced, then renamed: never a half-written seed.
-        let temp = path + ".tmp-\(getpid())"
-        guard let file = fopen(temp, "wb") else { return nil }
-        let count = seed.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
-        let flushed = fflush(file) == 0 && fsync(fileno(file)) == 0
-        guard fclose(file) == 0, flushed, count == seed.count, rename(temp, path) == 0 else {
-            unlink(temp)
-            return nil
-        }
-        written += 1
+        // Created whole or not at all (never a half-written seed); an existing one is kept.
+        guard let created = try? AtomicFile.write(seed, to: path, options: AtomicFile.Options(exclusive: true)) else { return nil }
+        if created { written += 1 }
     }
     return written
 }

@@ -1,33 +1,22 @@
 import Foundation
 import GrokBasics
+import GrokTestSupport
 import Synchronization
 import Testing
 
 @testable import GrokAudio
 
-/// A fresh directory under /tmp, removed with everything in it when released.
-final class AudioTestScratch: @unchecked Sendable {
-    let path: String
-
-    init() {
-        var template = Array("/tmp/grokaudio-test-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(made != nil, "mkdtemp failed")
-        path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: path)
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
+extension TemporaryDirectory {
+    /// A FIFO named `name` inside the directory.
     func fifo(_ name: String) -> String {
         let fifoPath = file(name)
         precondition(mkfifo(fifoPath, 0o600) == 0, "mkfifo \(fifoPath) failed")
         return fifoPath
     }
+}
 
+/// The ALSA fixtures.
+enum AudioFixtures {
     /// The fixture ALSA configuration defining `grokbench_host`.
     static var asoundrc: String {
         Bundle.module.url(forResource: "asoundrc", withExtension: nil, subdirectory: "Fixtures")!.path
@@ -118,7 +107,7 @@ struct ALSATests {
     }
 
     @Test func missingConfigFileNamesIt() {
-        let scratch = AudioTestScratch()
+        let scratch = TemporaryDirectory("grokaudio-test")
         let missing = scratch.file("no-such-asoundrc")
         #expect(throws: AudioError.file(path: missing, detail: ErrorDetail("config_unreadable", ["ENOENT"]))) {
             _ = try ALSAPort(device: "grokbench_host", configFile: missing)
@@ -126,7 +115,7 @@ struct ALSATests {
     }
 
     @Test func unparsableConfigFileNamesIt() throws {
-        let scratch = AudioTestScratch()
+        let scratch = TemporaryDirectory("grokaudio-test")
         let broken = scratch.file("broken-asoundrc")
         try "pcm.broken {\n  type file\n  slave { pcm \"null\"\n".write(toFile: broken, atomically: true, encoding: .utf8)
         #expect {
@@ -197,7 +186,7 @@ struct ALSATests {
     }
 
     @Test func listingIncludesConfiguredPCMs() throws {
-        let devices = ALSADevices.list(configFile: AudioTestScratch.asoundrc)
+        let devices = ALSADevices.list(configFile: AudioFixtures.asoundrc)
         let host = try #require(devices.first { $0.name == "grokbench_host" })
         #expect(host.description == "Host jack over FIFOs (ALSA file plugin, no sound card)")
         #expect(host.canPlay && host.canCapture)
@@ -216,7 +205,7 @@ struct ALSATests {
     /// negated, delayed by the prefilled buffer plus the device's block.
     @Test(arguments: [(256, 4, 100), (64, 2, 441), (128, 3, 1)])
     func fullDuplexSessionOverFIFOs(periodFrames: Int, periods: Int, block: Int) throws {
-        let scratch = AudioTestScratch()
+        let scratch = TemporaryDirectory("grokaudio-test")
         let playbackFIFO = scratch.fifo("host-playback")
         let captureFIFO = scratch.fifo("host-capture")
         let watchdog = DeadlockGuard("FIFO session")
@@ -225,13 +214,13 @@ struct ALSATests {
 
         let host = try ALSAPort(
             device: Self.hostDevice(playbackFIFO, captureFIFO), sampleRate: 44100,
-            periodFrames: periodFrames, periods: periods, configFile: AudioTestScratch.asoundrc)
+            periodFrames: periodFrames, periods: periods, configFile: AudioFixtures.asoundrc)
         #expect(host.periodFrames == periodFrames)
         #expect(host.bufferFrames == periodFrames * periods)
         #expect(host.jackPlugged == nil)
         #expect(host.name.hasPrefix("alsa:grokbench_host"))
 
-        var random = ALSATestRandom(seed: UInt64(periodFrames * 31 + block))
+        var random = SplitMix64(seed: UInt64(periodFrames * 31 + block))
         let total = 300 * periodFrames
         let sent = (0..<total).map { _ in Float(random.next() % 60001) / 32767 - 0.9155 }
         var captured = [Float](repeating: 9, count: total)
@@ -279,7 +268,7 @@ struct ALSATests {
 
     /// The device hangs up mid-session: the host gets an error, not a hang or a SIGPIPE.
     @Test func deviceHangingUpEndsTheHostsTransfers() throws {
-        let scratch = AudioTestScratch()
+        let scratch = TemporaryDirectory("grokaudio-test")
         let playbackFIFO = scratch.fifo("host-playback")
         let captureFIFO = scratch.fifo("host-capture")
         let watchdog = DeadlockGuard("hang-up session")
@@ -287,7 +276,7 @@ struct ALSATests {
         let peer = NegatingPeer(input: playbackFIFO, output: captureFIFO, block: 128, stopAfter: 4096)
         let host = try ALSAPort(
             device: Self.hostDevice(playbackFIFO, captureFIFO), periodFrames: 128, periods: 2,
-            configFile: AudioTestScratch.asoundrc)
+            configFile: AudioFixtures.asoundrc)
         let out = [Float](repeating: 0.25, count: 128)
         var into = [Float](repeating: 0, count: 128)
         var failure: AudioError?
@@ -314,7 +303,7 @@ struct ALSATests {
     // MARK: RawPipePort on plain files
 
     @Test func rawPipePortReadsAndWritesS16LE() throws {
-        let scratch = AudioTestScratch()
+        let scratch = TemporaryDirectory("grokaudio-test")
         let inputPath = scratch.file("in.raw")
         let outputPath = scratch.file("out.raw")
         let values: [Int16] = [0, 1, -1, 32767, -32767, 1234, -4321, 77]
@@ -345,7 +334,7 @@ struct ALSATests {
     }
 
     @Test func rawPipePortNeedsItsInput() {
-        let scratch = AudioTestScratch()
+        let scratch = TemporaryDirectory("grokaudio-test")
         #expect {
             _ = try RawPipePort(inputPath: scratch.file("missing"), outputPath: scratch.file("out"))
         } throws: { error in
@@ -354,6 +343,3 @@ struct ALSATests {
         }
     }
 }
-
-/// A small deterministic generator for test signals.
-typealias ALSATestRandom = SplitMix64

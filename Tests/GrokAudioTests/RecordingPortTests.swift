@@ -1,4 +1,6 @@
 import Foundation
+import GrokBasics
+import GrokTestSupport
 import Testing
 
 @testable import GrokAudio
@@ -26,7 +28,7 @@ private final class FormulaPort: AudioPort {
 
 @Suite("RecordingPort")
 struct RecordingPortTests {
-    let scratch = AudioTestScratch()
+    let scratch = TemporaryDirectory("grokaudio-test")
 
     @Test func recordsPlayedLeftAndCapturedRight() throws {
         let inner = FormulaPort(name: "sim:2")
@@ -38,7 +40,7 @@ struct RecordingPortTests {
 
         var played: [Float] = []
         var heard: [Float] = []
-        var random = ALSATestRandom(seed: 7)
+        var random = SplitMix64(seed: 7)
         for size in [1, 256, 100, 0, 4096, 3] {
             let output = (0..<size).map { _ in Float(Int(random.next() % 20001) - 10000) / 10000 }
             var input = [Float](repeating: 0, count: size)

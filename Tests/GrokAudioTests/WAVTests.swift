@@ -1,5 +1,6 @@
 import Foundation
 import GrokBasics
+import GrokTestSupport
 import Testing
 
 @testable import GrokAudio
@@ -54,7 +55,7 @@ struct WAVBytes {
 
 @Suite("WAV")
 struct WAVTests {
-    let scratch = AudioTestScratch()
+    let scratch = TemporaryDirectory("grokaudio-test")
 
     func write(_ bytes: [UInt8], name: String = "test.wav") throws -> String {
         let path = scratch.file(name)
@@ -67,7 +68,7 @@ struct WAVTests {
     @Test(arguments: [1, 2, 3])
     func writerRoundTripsExact16BitValues(channels: Int) throws {
         let path = scratch.file("round-\(channels).wav")
-        var random = ALSATestRandom(seed: UInt64(channels))
+        var random = SplitMix64(seed: UInt64(channels))
         // More than the writer's 64 KiB buffer, so it flushes along the way.
         let frames = 40_000
         let values = (0..<(frames * channels)).map { _ in Int16(Int(random.next() % 65535) - 32767) }

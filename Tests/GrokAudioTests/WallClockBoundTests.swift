@@ -1,4 +1,5 @@
 import Foundation
+import GrokTestSupport
 import Synchronization
 import Testing
 
@@ -51,7 +52,7 @@ private func timed(_ body: () throws(AudioError) -> Void) -> (AudioError?, Doubl
 
 @Suite("Wall-clock bounds on audio ports")
 struct WallClockBoundTests {
-    private func frozenPipe(_ scratch: AudioTestScratch) throws -> (RawPipePort, FrozenPeer) {
+    private func frozenPipe(_ scratch: TemporaryDirectory) throws -> (RawPipePort, FrozenPeer) {
         let toHost = scratch.fifo("to-host")
         let fromHost = scratch.fifo("from-host")
         let peer = FrozenPeer(hostReads: toHost, hostWrites: fromHost, hostOpensWritesFirst: false)
@@ -62,7 +63,7 @@ struct WallClockBoundTests {
 
     @Test("a pipe transfer blocked on a frozen peer ends after the stall bound, naming the port")
     func frozenPeerStalls() throws {
-        let scratch = AudioTestScratch()
+        let scratch = TemporaryDirectory("grokaudio-test")
         let guardian = DeadlockGuard("frozen peer", seconds: 30)
         defer { guardian.finish() }
         let (port, peer) = try frozenPipe(scratch)
@@ -85,7 +86,7 @@ struct WallClockBoundTests {
 
     @Test("cancelling from another thread ends a blocked transfer within a fraction of a second")
     func cancelEndsABlockedTransfer() throws {
-        let scratch = AudioTestScratch()
+        let scratch = TemporaryDirectory("grokaudio-test")
         let guardian = DeadlockGuard("cancelled transfer", seconds: 30)
         defer { guardian.finish() }
         let (port, peer) = try frozenPipe(scratch)
@@ -106,7 +107,7 @@ struct WallClockBoundTests {
 
     @Test("a deadline that passes while a transfer is blocked ends it as timed out, naming what ran late")
     func deadlineEndsABlockedTransfer() throws {
-        let scratch = AudioTestScratch()
+        let scratch = TemporaryDirectory("grokaudio-test")
         let guardian = DeadlockGuard("deadline", seconds: 30)
         defer { guardian.finish() }
         let (port, peer) = try frozenPipe(scratch)
@@ -123,7 +124,7 @@ struct WallClockBoundTests {
 
     @Test("opening a FIFO nobody opens is bounded too")
     func openingIsBounded() throws {
-        let scratch = AudioTestScratch()
+        let scratch = TemporaryDirectory("grokaudio-test")
         let guardian = DeadlockGuard("open", seconds: 30)
         defer { guardian.finish() }
         let input = scratch.fifo("never-opened")
@@ -139,14 +140,14 @@ struct WallClockBoundTests {
 
     @Test("an ALSA port (file plugin over FIFOs) whose peer froze ends after its stall bound and closes promptly")
     func alsaPortOnAFrozenPeer() throws {
-        let scratch = AudioTestScratch()
+        let scratch = TemporaryDirectory("grokaudio-test")
         let guardian = DeadlockGuard("frozen ALSA peer", seconds: 30)
         defer { guardian.finish() }
         let playback = scratch.fifo("host-playback")
         let capture = scratch.fifo("host-capture")
         let peer = FrozenPeer(hostReads: capture, hostWrites: playback, hostOpensWritesFirst: true)
         let host = try ALSAPort(device: ALSATests.hostDevice(playback, capture), periodFrames: 256, periods: 4,
-                                configFile: AudioTestScratch.asoundrc)
+                                configFile: AudioFixtures.asoundrc)
         peer.waitOpened()
         let bound = WallClockBound(stallSeconds: 0.3)
         let (error, seconds) = timed { () throws(AudioError) in
@@ -162,14 +163,14 @@ struct WallClockBoundTests {
 
     @Test("a transfer that completes under a bound is untouched")
     func healthyTransferPasses() throws {
-        let scratch = AudioTestScratch()
+        let scratch = TemporaryDirectory("grokaudio-test")
         let guardian = DeadlockGuard("healthy", seconds: 30)
         defer { guardian.finish() }
         let playback = scratch.fifo("host-playback")
         let capture = scratch.fifo("host-capture")
         let peer = NegatingPeer(input: playback, output: capture, block: 64)
         let port = try ALSAPort(device: ALSATests.hostDevice(playback, capture), periodFrames: 64, periods: 2,
-                                configFile: AudioTestScratch.asoundrc)
+                                configFile: AudioFixtures.asoundrc)
         let bound = WallClockBound(stallSeconds: 5)
         bound.setLimit("device run", seconds: 30)
         for _ in 0..<50 {
@@ -182,7 +183,7 @@ struct WallClockBoundTests {
 
     @Test("a fired call is signalled once per repeat interval, not in a loop (a storm of queued real-time signals kept the blocked thread in its handler)")
     func firedCallIsNotFlooded() throws {
-        let scratch = AudioTestScratch()
+        let scratch = TemporaryDirectory("grokaudio-test")
         let guardian = DeadlockGuard("signal rate", seconds: 30)
         defer { guardian.finish() }
         let input = scratch.fifo("never-written")

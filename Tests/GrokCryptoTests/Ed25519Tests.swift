@@ -1,5 +1,6 @@
 import Foundation
 import GrokCrypto
+import GrokTestSupport
 import Testing
 
 /// Runs `openssl` with `arguments`; returns its standard output, failing the test on a
@@ -16,13 +17,6 @@ private func openssl(_ arguments: [String]) throws -> String {
     process.waitUntilExit()
     try #require(process.terminationStatus == 0, "openssl \(arguments.joined(separator: " ")) failed")
     return String(decoding: data, as: UTF8.self)
-}
-
-/// A fresh directory under the system temp directory, removed by the caller.
-private func scratchDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("ed25519-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
 }
 
 @Suite("Ed25519 through OpenSSL")
@@ -61,8 +55,8 @@ struct Ed25519Tests {
 
     @Test("Keys made by openssl genpkey load from PEM; signatures cross between openssl pkeyutl and us")
     func interoperatesWithOpenSSL() throws {
-        let dir = try scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let scratch = TemporaryDirectory("ed25519")
+        let dir = scratch.url
         let privatePath = dir.appendingPathComponent("key.pem").path
         let publicPath = dir.appendingPathComponent("key.pub.pem").path
         _ = try openssl(["genpkey", "-algorithm", "ed25519", "-out", privatePath])

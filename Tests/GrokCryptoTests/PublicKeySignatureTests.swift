@@ -1,5 +1,6 @@
 import Foundation
 import GrokCrypto
+import GrokTestSupport
 import Testing
 
 /// Runs the openssl command line tool (installed by scripts/setup.sh --test) and returns stdout.
@@ -52,8 +53,8 @@ struct PublicKeySignatureTests {
 
     @Test("Signatures made by the openssl tool verify (PSS with the digest-length salt; ECDSA DER)")
     func opensslInterop() throws {
-        let dir = NSTemporaryDirectory() + "pss-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let scratch = TemporaryDirectory("pss")
+        let dir = scratch.path
         let message = "interop message"
         try Data(message.utf8).write(to: URL(fileURLWithPath: dir + "/msg"))
         for (algorithm, options, signOptions) in [
@@ -111,8 +112,8 @@ struct PublicKeySignatureTests {
         // With the identity as public key, the signature (R = identity, s = 0) satisfies
         // [s]B = R + [k]A for every message, and OpenSSL's verifier says so.
         let identity = Hex.decode(Self.weakKeys[0])!
-        let dir = NSTemporaryDirectory() + "forgery-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let scratch = TemporaryDirectory("forgery")
+        let dir = scratch.path
         let spki = Hex.decode("302a300506032b6570032100")! + identity
         let pem = "-----BEGIN PUBLIC KEY-----\n" + Data(spki).base64EncodedString() + "\n-----END PUBLIC KEY-----\n"
         try Data(pem.utf8).write(to: URL(fileURLWithPath: dir + "/identity.pem"))

@@ -2,6 +2,7 @@ import Foundation
 import GrokCrypto
 import GrokFirmware
 import GrokProtocol
+import GrokTestSupport
 import GrokTUF
 import Testing
 
@@ -151,7 +152,7 @@ struct FirmwareReleaseTests {
             == "tuf_expired")
         // Rollback: the station trusts timestamp 3, a mirror serves the validly signed 2.
         _ = try await FirmwareChannel(repository: fleet.station(), name: "release").listings()
-        let stale = try scratchDirectory("stale")
+        let stale = fleet.scratch.directory("stale")
         try FileManager.default.removeItem(atPath: stale)
         try FileManager.default.copyItem(atPath: fleet.served, toPath: stale)
         try fleet.publish()

@@ -2,12 +2,15 @@ import Foundation
 import GrokCrypto
 import GrokFirmware
 import GrokProtocol
+import GrokTestSupport
 import GrokTUF
 import Testing
 
 /// A fleet owner's repository (made with the publisher, one Ed25519 key per role) served
 /// from a directory, and a station's state directory.
 final class FleetRepository {
+    /// Holds every directory below; removed with the repository.
+    let scratch = TemporaryDirectory("fleet-repository")
     let work: String
     let served: String
     let state: String
@@ -17,9 +20,9 @@ final class FleetRepository {
     let now = GrokTUF.UTCTime(iso8601: "2026-12-01T00:00:00Z")!
 
     init() throws {
-        work = try scratchDirectory("owner")
-        served = try scratchDirectory("served")
-        state = try scratchDirectory("station") + "/state"
+        work = scratch.directory("owner")
+        served = scratch.directory("served")
+        state = scratch.directory("station") + "/state"
         var keys: [String: TUFSigningKey] = [:]
         for role in ["root", "timestamp", "snapshot", "targets", "release", "development"] { keys[role] = try .ed25519() }
         self.keys = keys
@@ -29,7 +32,7 @@ final class FleetRepository {
         repository = try TUFRepository.create(
             at: work, root: set("root"), timestamp: set("timestamp"), snapshot: set("snapshot"), targets: set("targets"),
             channels: [("release", set("release")), ("development", set("development"))], now: now)
-        rootFile = try scratchDirectory("etc") + "/root.json"
+        rootFile = scratch.directory("etc") + "/root.json"
         for role in ["root", "targets", "release", "development"] { try repository.sign(role: role, with: keys[role]!) }
         try publish()
         try writeFile(rootFile, readFile(served + "/metadata/1.root.json"))
@@ -120,7 +123,7 @@ struct StationRepositoryTests {
     @Test("two concurrent updates, one from a stale mirror, never lower the trusted versions")
     func concurrentUpdatesKeepTheFloor() async throws {
         let fleet = try FleetRepository()
-        let stale = try scratchDirectory("stale")
+        let stale = fleet.scratch.directory("stale")
         for round in 0..<6 {
             // The stale mirror keeps the previous publication, the real server gets a new one.
             try? FileManager.default.removeItem(atPath: stale)
@@ -148,7 +151,7 @@ struct StationRepositoryTests {
         try FileManager.default.removeItem(atPath: metadata + "/planted.txt")
         // The images directory as a link to somewhere else.
         try FileManager.default.removeItem(atPath: fleet.state + "/images")
-        let elsewhere = try scratchDirectory("elsewhere")
+        let elsewhere = fleet.scratch.directory("elsewhere")
         try FileManager.default.createSymbolicLink(atPath: fleet.state + "/images", withDestinationPath: elsewhere)
         await #expect(throws: TUFError.self) { _ = try await fleet.station().update(channels: ["release"]) }
     }

@@ -4,15 +4,6 @@ import GrokFirmware
 import GrokProtocol
 import Testing
 
-/// A fresh directory under the system temp directory; remove it with `cleanup`.
-func scratchDirectory(_ label: String = "fw") throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
-
-func cleanup(_ path: String) { try? FileManager.default.removeItem(atPath: path) }
-
 func v(_ text: String) -> FirmwareVersion { FirmwareVersion(text)! }
 
 func range(_ low: String, _ high: String) -> VersionRange { try! VersionRange(min: v(low), max: v(high)) }

@@ -1,20 +1,8 @@
 import Foundation
+import GrokBasics
+import GrokTestSupport
 import Testing
 @testable import GrokLedger
-
-/// SplitMix64: the damage is the same bytes on every run.
-struct SeededBytes: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255, using: &self) } }
-}
 
 func bytes(_ path: String) -> [UInt8]? { FileManager.default.contents(atPath: path).map { [UInt8]($0) } }
 
@@ -55,7 +43,7 @@ struct OpenVerificationTests {
         let pageSize = 4096
         let pages = original.count / pageSize
         #expect(pages >= 20, "\(pages) pages")
-        var random = SeededBytes(state: 0xC0DE_0001)
+        var random = SplitMix64(seed: 0xC0DE_0001)
         for page in 0..<pages {
             var damaged = original
             damaged.replaceSubrange(page * pageSize..<(page + 1) * pageSize, with: random.bytes(pageSize))
@@ -178,7 +166,7 @@ struct RecoveryTests {
         let allSteps = try reference.steps()
         let allRuns = try reference.runs()
         let pages = original.count / 4096
-        var random = SeededBytes(state: 0xC0DE_0002)
+        var random = SplitMix64(seed: 0xC0DE_0002)
         // The pages of the table of tables (page 1 and those the schema spilled into):
         // without them nothing can be read, and recovery must refuse rather than salvage.
         let schemaPages = Set(try SQLiteConnection(path: scratch.ledgerPath, busyTimeoutMilliseconds: 5000, readOnly: true)

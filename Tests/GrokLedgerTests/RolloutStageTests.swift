@@ -2,6 +2,7 @@ import GrokBasics
 import Foundation
 import PostgresTestSupport
 import Synchronization
+import GrokTestSupport
 import Testing
 
 @testable import GrokLedger
@@ -19,13 +20,13 @@ struct RolloutStageTests {
     /// runs of one station do; on PostgreSQL each station has its own connection).
     final class Place: @unchecked Sendable {
         let kind: Kind
-        let directory: String
+        private let temporary = TemporaryDirectory("grokstage")
+        var directory: String { temporary.path }
         let database: String?
         let conninfo: String?
 
         init(_ kind: Kind, _ name: String) throws {
             self.kind = kind
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("grokstage-\(UUID().uuidString)").path
             database = kind == .postgresql ? try PostgresCluster.shared.newDatabase(name) : nil
             conninfo = database.map { PostgresCluster.shared.conninfo($0) }
         }
@@ -49,7 +50,6 @@ struct RolloutStageTests {
             #expect(process.terminationStatus == 0, "sqlite3 \(sql)")
         }
 
-        deinit { try? FileManager.default.removeItem(atPath: directory) }
 
         func station(_ name: String) throws -> any RolloutStageStore & LedgerStore {
             switch kind {

@@ -1,16 +1,12 @@
 import Foundation
+import GrokTestSupport
 @testable import GrokLedger
 
 /// A fresh directory per test, with the ledger two levels down so `open` must create them.
 struct Scratch: ~Copyable {
-    let directory: URL
+    private let temporary = TemporaryDirectory("grokledger")
 
-    init() {
-        directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("grokledger-\(UUID().uuidString)", isDirectory: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: directory) }
+    var directory: URL { temporary.url }
 
     var ledgerPath: String { directory.appendingPathComponent("state/ledgers/ledger.sqlite").path }
 

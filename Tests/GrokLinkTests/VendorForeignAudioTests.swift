@@ -1,9 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GrokBasics
 import Foundation
 import GrokAudio
 import GrokLink
+import GrokTestSupport
 import Testing
 
 @Suite("Vendor modem and foreign audio")
@@ -89,9 +91,8 @@ struct VendorForeignAudioTests {
 
     /// Runs minimodem --tx writing a 16-bit mono 44.1 kHz WAV file and returns its samples.
     static func minimodemSamples(baud: String, text: String) throws -> [Float] {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("vendor-modem-\(getpid())-\(baud)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let scratch = TemporaryDirectory("vendor-modem-\(baud)")
+        let dir = scratch.url
         let output = dir.appendingPathComponent("fsk.wav")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: minimodem!)

@@ -1,5 +1,7 @@
 import GrokAudio
 @testable import GrokLink
+import GrokBasics
+import GrokTestSupport
 import Testing
 
 /// What happens to one byte on its way across ``PacketWire``.
@@ -292,7 +294,7 @@ struct VendorPacketEndpointTests {
 
     @Test("line noise before a request is cleared by the faults it causes; the retry is answered")
     func garbageResync() throws {
-        var rng = PacketTestRNG(seed: 77)
+        var rng = SplitMix64(seed: 77)
         for _ in 0..<20 {
             var bench = PacketBench()
             let handler = CountingHandler { r in VendorReply(ResponsePacket(id: 0, data: r.payload)) }
@@ -311,9 +313,9 @@ struct VendorPacketEndpointTests {
         var bench = PacketBench()
         let handler = CountingHandler { r in VendorReply(ResponsePacket(id: 2, data: r.payload + [0xAA])) }
         bench.device.onRequest = handler.handle
-        var hostRNG = PacketTestRNG(seed: 1)
-        var deviceRNG = PacketTestRNG(seed: 2)
-        func fate(_ rng: inout PacketTestRNG) -> WireFate {
+        var hostRNG = SplitMix64(seed: 1)
+        var deviceRNG = SplitMix64(seed: 2)
+        func fate(_ rng: inout SplitMix64) -> WireFate {
             switch UInt8.random(in: 0...199, using: &rng) {
             case 0: .drop
             case 1: .corrupt(UInt8.random(in: 1...255, using: &rng))
@@ -530,7 +532,7 @@ struct VendorPacketEndpointTests {
 
     @Test("noise on the line in every mode never traps an endpoint, and both still talk afterwards")
     func noiseInEveryMode() throws {
-        var rng = PacketTestRNG(seed: 99)
+        var rng = SplitMix64(seed: 99)
         var bench = PacketBench(block: 256)
         let handed = CountingHandler { _ in .ack }
         bench.device.onRequest = handed.handle

@@ -1,13 +1,8 @@
+import GrokBasics
 import GrokAudio
 @testable import GrokLink
+import GrokTestSupport
 import Testing
-
-/// The project's seeded generator (GrokAudio's SplitMix64), so every random test replays exactly.
-typealias PacketTestRNG = SplitMix64
-
-extension SplitMix64 {
-    mutating func bytes(_ n: Int) -> [UInt8] { (0..<n).map { _ in UInt8.random(in: 0...255, using: &self) } }
-}
 
 @Suite("Vendor packets: forms, crc8 and decoders")
 struct VendorPacketTests {
@@ -62,7 +57,7 @@ struct VendorPacketTests {
     }
 
     static func samplePackets(seed: UInt64) -> (requests: [RequestPacket], responses: [ResponsePacket]) {
-        var rng = PacketTestRNG(seed: seed)
+        var rng = SplitMix64(seed: seed)
         var requests = [RequestPacket(command: 0), RequestPacket(command: 63, payload: [1], isRetry: true),
                         RequestPacket(command: 7, payload: [UInt8](repeating: 0xFF, count: 250))]
         var responses = [ResponsePacket.ack, .nack, ResponsePacket(id: 7, data: [9]),
@@ -103,7 +98,7 @@ struct VendorPacketTests {
         case .responses:
             for r in responses { stream += try r.encoded(); expected.append(.response(r)) }
         }
-        var rng = PacketTestRNG(seed: 5)
+        var rng = SplitMix64(seed: 5)
         let oneByOne = Self.decode(stream, expecting: expecting) { _ in 1 }
         let whole = Self.decode(stream, expecting: expecting) { $0 }
         let random = Self.decode(stream, expecting: expecting) { _ in Int.random(in: 1...17, using: &rng) }
@@ -136,7 +131,7 @@ struct VendorPacketTests {
     @Test("random bytes never trap a decoder, and whatever they decode re-encodes to the bytes it came from",
           arguments: [VendorPacketDecoder.Expecting.requests, .responses])
     func fuzz(expecting: VendorPacketDecoder.Expecting) throws {
-        var rng = PacketTestRNG(seed: expecting == .requests ? 21 : 22)
+        var rng = SplitMix64(seed: expecting == .requests ? 21 : 22)
         var decoder = VendorPacketDecoder(expecting: expecting)
         var sinceIdle: [UInt8] = []
         var packets = 0

@@ -1,8 +1,7 @@
+import GrokBasics
 import GrokAudio
 @testable import GrokProtocol
 
-/// A deterministic generator so random cases are reproducible (the project's SplitMix64).
-typealias SeededGenerator = SplitMix64
 
 /// Bytes from a hex string; spaces are ignored.
 func hex(_ text: String) -> [UInt8] {

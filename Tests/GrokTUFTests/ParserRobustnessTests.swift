@@ -1,17 +1,6 @@
+import GrokBasics
 import GrokTUF
 import Testing
-
-/// SplitMix64: a seeded generator, so a failure names a seed that reproduces it.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite("Metadata parsing under mutated input")
 struct ParserRobustnessTests {
@@ -29,7 +18,7 @@ struct ParserRobustnessTests {
     @Test("Mutated metadata never crashes the parser; what parses re-encodes and parses to the same value", arguments: [1, 2, 3, 4] as [UInt64])
     func mutations(seed: UInt64) throws {
         let original = try Self.sample()
-        var rng = SeededGenerator(state: seed)
+        var rng = SplitMix64(seed: seed)
         let alphabet = Array("{}[]\",:\\0123456789-.eEtrufalsn \n\u{00}é".utf8)
         var parsed = 0
         for _ in 0..<2000 {

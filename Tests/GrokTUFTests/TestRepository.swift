@@ -1,17 +1,17 @@
 import Foundation
 import GrokCrypto
 import GrokTUF
+import GrokTestSupport
 
 /// `{...}` from pairs (keys must differ).
 func obj(_ pairs: (String, JSON)...) -> JSON { .object(JSONObject(pairs)!) }
 
 func json(_ text: String) throws -> JSON { try JSONParser.parse(Array(text.utf8)) }
 
-/// A fresh temporary directory.
+/// A fresh temporary directory, left for the system to clean (repositories, servers and
+/// clients outlive the test's scope).
 func temporaryDirectory(_ label: String) -> String {
-    let path = NSTemporaryDirectory() + "groktuf-\(label)-\(UUID().uuidString)"
-    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
+    TemporaryDirectory("groktuf-\(label)", removedWhenReleased: false).path
 }
 
 /// The day the tests live on: 2026-12-01T00:00:00Z.

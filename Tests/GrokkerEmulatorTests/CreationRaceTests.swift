@@ -1,5 +1,7 @@
 import Foundation
 import GrokAudio
+import GrokBasics
+import GrokTestSupport
 import Synchronization
 import Testing
 
@@ -9,7 +11,7 @@ import Testing
 struct CreationRaceTests {
     @Test("openers racing on a new unit all get the one identity that was saved, and leave no temp file")
     func racingOpenersShareOneIdentity() throws {
-        let temp = try TemporaryDirectory()
+        let temp = TemporaryDirectory("grok-emulator-tests")
         defer { temp.remove() }
         let openers = 6
         for trial in 0..<12 {
@@ -22,7 +24,7 @@ struct CreationRaceTests {
                 group.enter()
                 Thread {
                     // Each with its own generator: without one creator, each would pick its own serial.
-                    var generator = SeededGenerator(seed: UInt64(trial * 100 + opener + 1))
+                    var generator = SplitMix64(seed: UInt64(trial * 100 + opener + 1))
                     ready.add(1, ordering: .relaxed)
                     while ready.load(ordering: .relaxed) < openers { sched_yield() }
                     do {
@@ -38,7 +40,7 @@ struct CreationRaceTests {
             #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
             let seen = Set(serials.withLock { $0 }.compactMap { $0 })
             #expect(seen.count == 1, "trial \(trial): serials \(seen.sorted())")
-            var generator = SeededGenerator(seed: 999)
+            var generator = SplitMix64(seed: 999)
             let saved = try DeviceStateStore.openOrCreate(deviceDirectory: unit, using: &generator).state.serialNumber
             #expect(seen == [saved], "trial \(trial): the openers' serial is the one saved")
             let left = try FileManager.default.contentsOfDirectory(atPath: unit).filter { $0 != DeviceStateStore.fileName }
@@ -48,7 +50,7 @@ struct CreationRaceTests {
 
     @Test("units opened at once on a new directory share one state and one flash.bin, all running the same application, and leave no temp file")
     func racingUnitsShareOneFlash() throws {
-        let temp = try TemporaryDirectory()
+        let temp = TemporaryDirectory("grok-emulator-tests")
         defer { temp.remove() }
         let openers = 4
         let versions = Mutex([String]())
@@ -58,7 +60,7 @@ struct CreationRaceTests {
         for opener in 0..<openers {
             group.enter()
             Thread {
-                var generator = SeededGenerator(seed: UInt64(opener + 1))
+                var generator = SplitMix64(seed: UInt64(opener + 1))
                 ready.add(1, ordering: .relaxed)
                 while ready.load(ordering: .relaxed) < openers { sched_yield() }
                 do {

@@ -2,6 +2,7 @@ import GrokAudio
 import Foundation
 import GrokBasics
 import GrokProtocol
+import GrokTestSupport
 import Testing
 
 @testable import GrokkerEmulator
@@ -10,9 +11,9 @@ import Testing
 struct DeviceStateTests {
     @Test("a Grokker used for the first time starts out of the box")
     func outOfBox() throws {
-        let temp = try TemporaryDirectory()
+        let temp = TemporaryDirectory("grok-emulator-tests")
         defer { temp.remove() }
-        var rng = SeededGenerator(seed: 7)
+        var rng = SplitMix64(seed: 7)
         let store = try DeviceStateStore.openOrCreate(deviceDirectory: temp.file("unit"), using: &rng)
         let state = store.state
         #expect(DeviceState.serialNumberRange.contains(state.serialNumber))
@@ -33,7 +34,7 @@ struct DeviceStateTests {
 
     @Test("each new unit draws its own serial number, and keeps it")
     func serialNumbers() throws {
-        let temp = try TemporaryDirectory()
+        let temp = TemporaryDirectory("grok-emulator-tests")
         defer { temp.remove() }
         let first = try DeviceStateStore.openOrCreate(directory: temp.path, index: 0)
         let second = try DeviceStateStore.openOrCreate(directory: temp.path, index: 1)
@@ -46,9 +47,9 @@ struct DeviceStateTests {
 
     @Test("a second open sees what the first changed")
     func persistence() throws {
-        let temp = try TemporaryDirectory()
+        let temp = TemporaryDirectory("grok-emulator-tests")
         defer { temp.remove() }
-        var rng = SeededGenerator(seed: 1)
+        var rng = SplitMix64(seed: 1)
         let store = try DeviceStateStore.openOrCreate(deviceDirectory: temp.path, using: &rng)
         let region = RegionSetting(name: "ETSI (EU)", number: 2)
         try store.update {
@@ -58,7 +59,7 @@ struct DeviceStateTests {
             $0.batteryPercent = 42
         }
         #expect(store.state.region == region)
-        var other = SeededGenerator(seed: 2)
+        var other = SplitMix64(seed: 2)
         let again = try DeviceStateStore.openOrCreate(deviceDirectory: temp.path, using: &other)
         #expect(again.state == store.state)
         #expect(again.state.region == region)
@@ -71,9 +72,9 @@ struct DeviceStateTests {
 
     @Test("an update that changes nothing writes nothing")
     func noOpUpdate() throws {
-        let temp = try TemporaryDirectory()
+        let temp = TemporaryDirectory("grok-emulator-tests")
         defer { temp.remove() }
-        var rng = SeededGenerator(seed: 3)
+        var rng = SplitMix64(seed: 3)
         let store = try DeviceStateStore.openOrCreate(deviceDirectory: temp.path, using: &rng)
         try FileManager.default.removeItem(atPath: store.stateFile)
         try store.update { $0.batteryPercent = 100 }
@@ -82,9 +83,9 @@ struct DeviceStateTests {
 
     @Test("a failed save leaves the state as it was")
     func failedSave() throws {
-        let temp = try TemporaryDirectory()
+        let temp = TemporaryDirectory("grok-emulator-tests")
         defer { temp.remove() }
-        var rng = SeededGenerator(seed: 4)
+        var rng = SplitMix64(seed: 4)
         let store = try DeviceStateStore.openOrCreate(deviceDirectory: temp.file("unit"), using: &rng)
         let before = store.state
         try FileManager.default.removeItem(atPath: store.deviceDirectory)
@@ -106,11 +107,11 @@ struct DeviceStateTests {
             "{\"format\": 1, \"serialNumber\": -5}",
         ])
     func corrupt(contents: String) throws {
-        let temp = try TemporaryDirectory()
+        let temp = TemporaryDirectory("grok-emulator-tests")
         defer { temp.remove() }
         let file = temp.file("state.json")
         try Data(contents.utf8).write(to: URL(fileURLWithPath: file))
-        var rng = SeededGenerator(seed: 5)
+        var rng = SplitMix64(seed: 5)
         #expect {
             _ = try DeviceStateStore.openOrCreate(deviceDirectory: temp.path, using: &rng)
         } throws: { error in
@@ -123,9 +124,9 @@ struct DeviceStateTests {
 
     @Test("out-of-range values and newer formats are refused")
     func invalidValues() throws {
-        let temp = try TemporaryDirectory()
+        let temp = TemporaryDirectory("grok-emulator-tests")
         defer { temp.remove() }
-        var rng = SeededGenerator(seed: 6)
+        var rng = SplitMix64(seed: 6)
         let store = try DeviceStateStore.openOrCreate(deviceDirectory: temp.path, using: &rng)
         let good = try String(contentsOfFile: store.stateFile, encoding: .utf8)
 
@@ -147,11 +148,11 @@ struct DeviceStateTests {
 
     @Test("an unreadable state file or unusable directory is an error naming it")
     func unreadable() throws {
-        let temp = try TemporaryDirectory()
+        let temp = TemporaryDirectory("grok-emulator-tests")
         defer { temp.remove() }
         // state.json is a directory: it exists but cannot be read as a file.
         try FileManager.default.createDirectory(atPath: temp.file("unit/state.json"), withIntermediateDirectories: true)
-        var rng = SeededGenerator(seed: 8)
+        var rng = SplitMix64(seed: 8)
         #expect {
             _ = try DeviceStateStore.openOrCreate(deviceDirectory: temp.file("unit"), using: &rng)
         } throws: { error in

@@ -1,5 +1,6 @@
 import Foundation
 import GrokAudio
+import GrokBasics
 import GrokLink
 import GrokProtocol
 import Testing
@@ -162,7 +163,7 @@ struct EmulatedGrokkerFirmwareTests {
         let length = probe.grokker.clock - begin
         #expect(length > 44_100)
 
-        var rng = SeededGenerator(seed: 0x5EED_F1A5)
+        var rng = SplitMix64(seed: 0x5EED_F1A5)
         var outcomes: [String: Int] = [:]
         for trial in 0..<64 {
             let bench = try VendorHostBench()

@@ -1,7 +1,9 @@
 import Foundation
 import GrokAudio
+import GrokBasics
 import GrokLink
 import GrokProtocol
+import GrokTestSupport
 import Testing
 @testable import GrokkerEmulator
 
@@ -31,8 +33,8 @@ final class VendorHostBench {
 
     init(tags: [RFScene.Tag] = VendorHostBench.nearTags, blockSize: Int = 256,
          state: (inout DeviceState) -> Void = { _ in }) throws {
-        temp = try TemporaryDirectory()
-        var rng = SeededGenerator(seed: 9)
+        temp = TemporaryDirectory("grok-emulator-tests")
+        var rng = SplitMix64(seed: 9)
         store = try DeviceStateStore.openOrCreate(deviceDirectory: temp.file("unit"), using: &rng)
         try store.update { s in
             s.region = RegionSetting(name: "FCC (US), IC (Canada)", number: 1)
@@ -51,7 +53,7 @@ final class VendorHostBench {
     init(powerOn earlier: VendorHostBench, tags: [RFScene.Tag] = VendorHostBench.nearTags) throws {
         temp = earlier.temp
         ownsDirectory = false
-        var rng = SeededGenerator(seed: 1)
+        var rng = SplitMix64(seed: 1)
         store = try DeviceStateStore.openOrCreate(deviceDirectory: earlier.store.deviceDirectory, using: &rng)
         grokker = try EmulatedGrokker(store: store, scene: RFScene(tags: tags))
         let port = SimulatedCablePort(name: "vendor-grokker", sampleRate: 44_100, configuration: .clean, peer: grokker)

@@ -1,5 +1,6 @@
 import Foundation
 import GrokProtocol
+import GrokTestSupport
 import Testing
 
 @testable import GrokkerEmulator
@@ -112,7 +113,7 @@ import Testing
     @Test("malformed scenes name the file, the key path, what was expected and found", arguments: malformed.indices)
     func malformedScene(index: Int) throws {
         let example = Self.malformed[index]
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory("grok-emulator-tests")
         defer { directory.remove() }
         let path = directory.file("scene-\(index).json")
         try example.json.write(to: URL(fileURLWithPath: path))
@@ -131,7 +132,7 @@ import Testing
     }
 
     @Test func stateSurvivesSaveAndLoad() throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory("grok-emulator-tests")
         defer { directory.remove() }
         let scene = try RFScene.load(path: Self.demoPath)
         var field = RFField(scene: scene)

@@ -1,6 +1,8 @@
 import Foundation
 import GrokAudio
+import GrokBasics
 import GrokProtocol
+import GrokTestSupport
 import Testing
 
 @testable import GrokkerEmulator
@@ -16,9 +18,9 @@ private func deadPID() throws -> Int32 {
 struct TemporaryFileTests {
     @Test("opening a unit's directory removes state.json temp files of dead writers and keeps a live writer's")
     func staleStateTemporaries() throws {
-        let temp = try TemporaryDirectory()
+        let temp = TemporaryDirectory("grok-emulator-tests")
         defer { temp.remove() }
-        var rng = SeededGenerator(seed: 11)
+        var rng = SplitMix64(seed: 11)
         _ = try DeviceStateStore.openOrCreate(deviceDirectory: temp.file("unit"), using: &rng)
         let dead = try deadPID()
         let stale = temp.file("unit/state.json.tmp-\(dead)-12345")
@@ -46,7 +48,7 @@ struct TemporaryFileTests {
 
     @Test("opening a unit removes a half-made flash.bin temporary of a dead process, keeps a live one's, and makes the flash")
     func staleFactoryFlash() throws {
-        let temp = try TemporaryDirectory()
+        let temp = TemporaryDirectory("grok-emulator-tests")
         defer { temp.remove() }
         let dead = try deadPID()
         let directory = temp.file("bench/sim-0")

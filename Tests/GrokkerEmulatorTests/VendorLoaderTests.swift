@@ -1,6 +1,7 @@
 import Foundation
 import GrokLink
 import GrokProtocol
+import GrokTestSupport
 import GrokkerEmulator
 import Testing
 
@@ -78,7 +79,7 @@ func manufacturedUnit(_ dir: TemporaryDirectory, maxProgramBytes: UInt8 = 64) th
 struct VendorLoaderTests {
     @Test("a new unit runs its application and reports the version inside it and its max program bytes")
     func manufactured() throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory("grok-emulator-tests")
         defer { dir.remove() }
         let unit = try manufacturedUnit(dir)
         #expect(unit.softwareType == .application)
@@ -88,7 +89,7 @@ struct VendorLoaderTests {
 
     @Test("the vendor sequence resets the unit into its new loader (type 1), then into the new application")
     func vendorSequence() throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory("grok-emulator-tests")
         defer { dir.remove() }
         let unit = try manufacturedUnit(dir)
         #expect(send(newLoader, to: unit) == .done)
@@ -104,7 +105,7 @@ struct VendorLoaderTests {
 
     @Test("the running program never writes its own sectors: such a start or chunk is refused")
     func runningProgramIsProtected() throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory("grok-emulator-tests")
         defer { dir.remove() }
         let unit = try manufacturedUnit(dir)
         // The application occupies 0x1000...; a start there is refused.
@@ -117,7 +118,7 @@ struct VendorLoaderTests {
 
     @Test("chunks before a start, before its address, or longer than max program bytes are refused")
     func chunkRefusals() throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory("grok-emulator-tests")
         defer { dir.remove() }
         let unit = try manufacturedUnit(dir)
         #expect(unit.programReader(try VendorProgramReader(address: 0, data: [1])) == .nack)
@@ -129,7 +130,7 @@ struct VendorLoaderTests {
 
     @Test("a chunk the unit already has is acknowledged without writing; a changed resend is refused, not merged")
     func resentChunk() throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory("grok-emulator-tests")
         defer { dir.remove() }
         let unit = try manufacturedUnit(dir)
         let chunk = Array(newLoader.bytes[0..<64])
@@ -145,7 +146,7 @@ struct VendorLoaderTests {
 
     @Test("ChangeSoftwareType with a wrong CRC-16, CRC-32, length or type is refused and does not reset")
     func changeRefusals() throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory("grok-emulator-tests")
         defer { dir.remove() }
         let unit = try manufacturedUnit(dir)
         let good = newLoader.change
@@ -173,7 +174,7 @@ struct VendorLoaderTests {
 
     @Test("a unit whose application was erased comes back in its loader, type 1, the loader's version")
     func cutAfterErase() throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory("grok-emulator-tests")
         defer { dir.remove() }
         let unit = try manufacturedUnit(dir)
         #expect(send(newLoader, to: unit) == .done)
@@ -190,10 +191,10 @@ struct VendorLoaderTests {
     @Test("60 seeded power cuts during an update each leave a unit that answers and can be updated again",
           arguments: 0..<60)
     func powerCuts(seed: Int) throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory("grok-emulator-tests")
         defer { dir.remove() }
         // The whole update's length in device samples, measured on an uncut unit.
-        let reference = try TemporaryDirectory()
+        let reference = TemporaryDirectory("grok-emulator-tests")
         defer { reference.remove() }
         let timing = try manufacturedUnit(reference)
         let begin = timing.clock
@@ -225,7 +226,7 @@ struct VendorLoaderTests {
 
     @Test("the largest chunk the unit announces (248 bytes) updates it too")
     func largestChunks() throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory("grok-emulator-tests")
         defer { dir.remove() }
         let unit = try manufacturedUnit(dir, maxProgramBytes: 248)
         #expect(update(unit, loader: newLoader, reader: newReader) == .done)

@@ -1,4 +1,5 @@
 import Foundation
+import GrokTestSupport
 
 /// Why a test fixture could not be set up (missing tool, failed command); a test that gets
 /// one fails with its message.
@@ -6,22 +7,16 @@ public struct HarnessError: Error, CustomStringConvertible {
     public let description: String
 }
 
-/// A fresh directory under /tmp, removed with everything in it when released.
-public final class NetScratch: @unchecked Sendable {
-    public let path: String
+/// A fresh temporary directory (GrokTestSupport's), removed with everything in it when
+/// released, with the file helpers the download tests use.
+public final class NetScratch: Sendable {
+    private let directory = TemporaryDirectory("groknet-test")
 
-    public init() {
-        var template = Array("/tmp/groknet-test-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(made != nil, "mkdtemp failed")
-        path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-    }
+    public init() {}
 
-    deinit {
-        try? FileManager.default.removeItem(atPath: path)
-    }
+    public var path: String { directory.path }
 
-    public func file(_ name: String) -> String { path + "/" + name }
+    public func file(_ name: String) -> String { directory.file(name) }
 
     /// Writes `bytes` to `name` (creating directories) and returns the path.
     @discardableResult

@@ -4,6 +4,7 @@ import GrokAudio
 import GrokFirmware
 import GrokLink
 import GrokProtocol
+import GrokTestSupport
 import GrokkerEmulator
 import Testing
 import UGrokIt
@@ -148,17 +149,6 @@ final class LinkFirmwareSession: FirmwareSession {
     }
 }
 
-/// A fresh directory under the system temp directory, removed by ``remove()``.
-struct TemporaryDirectory {
-    let path: String
-    init() throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("vendor-fw-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-    func file(_ name: String) -> String { path + "/" + name }
-}
-
 struct UpdaterBench {
     let dir: TemporaryDirectory
     let loader: VendorLoader
@@ -166,7 +156,7 @@ struct UpdaterBench {
     let session: LinkFirmwareSession
 
     init(maxProgramBytes: UInt8 = 64, samplesPerBit: Int = 12, loaderImage: [UInt8], application: [UInt8]) throws {
-        dir = try TemporaryDirectory()
+        dir = TemporaryDirectory("vendor-fw")
         loader = try VendorLoader(flashPath: dir.file("vendor-flash.bin"), configuration: .init(maxProgramBytes: maxProgramBytes))
         try loader.manufacture(loader: (0, loaderImage), application: (0x1000, application))
         device = try LoaderDevice(loader: loader)
@@ -213,7 +203,7 @@ struct VendorFirmwareUpdaterTests {
 
     @Test("the product's ReaderSession drives the update itself: connect, update, and its info says the new version")
     func readerSessionUpdates() throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory("vendor-fw")
         defer { dir.remove() }
         let loader = try VendorLoader(flashPath: dir.file("vendor-flash.bin"), configuration: .init(maxProgramBytes: 64))
         try loader.manufacture(loader: (0, markedImage(3000, seed: 1, 1, 0, 0)), application: (0x1000, markedImage(9000, seed: 2, 1, 8, 0)))
@@ -235,7 +225,7 @@ struct VendorFirmwareUpdaterTests {
         let loaderImage = try #require(vendor.images.first)
         let readerImage = try #require(vendor.images.last)
         // The harness images hold no version marker: this unit knows them by CRC-32.
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory("vendor-fw")
         defer { dir.remove() }
         let catalogue: [UInt32: VendorLoader.Version] = [VendorChecksums.crc32MPEG2(loaderImage.bytes): .init(1, 1, 0),
                                                          VendorChecksums.crc32MPEG2(readerImage.bytes): .init(1, 9, 0)]

@@ -1,8 +1,10 @@
+import GrokBasics
 import Foundation
 import Glibc
 import GrokAudio
 import GrokLink
 import GrokProtocol
+import GrokTestSupport
 import GrokkerEmulator
 import Testing
 
@@ -52,9 +54,8 @@ struct VendorInteropTests {
 
     @Test("the vendor host's FirmwareUpdate updates the emulated unit: loader, reset into the loader, application, reset; it reports 1.9.0 and state.json follows the flash")
     func firmwareUpdate() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grok-interop-ugif-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = TemporaryDirectory("grok-interop-ugif")
+        let directory = scratch.path
         let file = try Self.updateFile(in: directory)
         let run = try VendorInterop.session(scene: Self.scene, steps: ["connect", "version", "firmware-update", file, "60", "version"],
                                             timeLimit: 90) {
@@ -210,13 +211,12 @@ enum VendorInterop {
     static func session(scene: RFScene, steps: [String], timeLimit: Double = 60,
                         state: (inout DeviceState) -> Void = { _ in }) throws -> VendorInteropRun {
         let build = try harness()
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("grok-interop-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let scratch = TemporaryDirectory("grok-interop")
+        let work = scratch.path
         defer {
             let keep = FileManager.default.temporaryDirectory.path + "/grok-interop-last-\(steps[0]).jsonl"
             try? FileManager.default.removeItem(atPath: keep)
             try? FileManager.default.copyItem(atPath: work + "/host.jsonl", toPath: keep)
-            try? FileManager.default.removeItem(atPath: work)
         }
         let h2p = work + "/h2p", p2h = work + "/p2h", events = work + "/host.jsonl"
         try #require(mkfifo(h2p, 0o600) == 0 && mkfifo(p2h, 0o600) == 0, "mkfifo")

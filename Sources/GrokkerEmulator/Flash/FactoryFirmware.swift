@@ -1,3 +1,4 @@
+import GrokBasics
 import GrokAudio
 
 /// What the factory programs into a new emulated Grokker's flash (``EmulatedGrokker``

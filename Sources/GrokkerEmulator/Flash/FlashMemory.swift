@@ -44,22 +44,22 @@ final class FlashMemory {
     init(path: String, size: Int, sampleRate: Int) throws(EmulatorError) {
         self.path = path
         self.sampleRate = sampleRate
-        // Through AtomicFile's POSIX calls, so a failure names its errno (Foundation's file
+        // Through UnitFile's checked system calls, so a failure names its errno (Foundation's file
         // APIs say only "NSCocoaErrorDomain 256" for a directory in its place).
         let data: [UInt8]
         do {
             if !FileManager.default.fileExists(atPath: path) {
-                try AtomicFile.replace(path, with: [UInt8](repeating: 0xFF, count: size))
+                try UnitFile.replace(path, with: [UInt8](repeating: 0xFF, count: size))
             }
-            guard let read = try AtomicFile.readAll(path, limit: size) else {
+            guard let read = try UnitFile.readAll(path, limit: size) else {
                 throw EmulatorError.flash(path: path, detail: ErrorDetail("vanished"))
             }
             data = read
         } catch let error as EmulatorError {
             throw error
-        } catch AtomicFile.Failure.tooLarge(let found) {
+        } catch UnitFile.Failure.tooLarge(let found) {
             throw .flash(path: path, detail: ErrorDetail("flash_size", [String(found), String(size)]))
-        } catch let error as AtomicFile.Failure {
+        } catch let error as UnitFile.Failure {
             throw .flash(path: path, detail: error.errorDetail)
         } catch {
             throw .flash(path: path, detail: ErrorDetail("flash_write_failed"))

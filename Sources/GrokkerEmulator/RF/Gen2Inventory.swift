@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokProtocol
 import GrokAudio

@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokAudio
 
@@ -236,7 +237,7 @@ public struct RFField: Sendable {
     /// Saves ``state`` to `path` (temp file in the same directory, fsync, rename).
     public func saveState(to path: String) throws(SceneError) {
         do {
-            try AtomicFile.replace(path, with: Array(state.encoded()))
+            try UnitFile.replace(path, with: Array(state.encoded()))
         } catch {
             throw .writeFailed(path: path, detail: error.detail)
         }
@@ -248,7 +249,7 @@ public struct RFField: Sendable {
     public mutating func loadState(from path: String) throws(SceneError) -> Bool {
         let bytes: [UInt8]?
         do {
-            bytes = try AtomicFile.readAll(path, limit: RFScene.maxFileBytes)
+            bytes = try UnitFile.readAll(path, limit: RFScene.maxFileBytes)
         } catch {
             throw .unreadable(path: path, detail: error.detail)
         }

@@ -242,8 +242,8 @@ public struct RFScene: Sendable, Hashable, Codable {
     public static func load(path: String) throws(SceneError) -> RFScene {
         let bytes: [UInt8]?
         do {
-            bytes = try AtomicFile.readAll(path, limit: maxFileBytes)
-        } catch AtomicFile.Failure.tooLarge(let size) {
+            bytes = try UnitFile.readAll(path, limit: maxFileBytes)
+        } catch UnitFile.Failure.tooLarge(let size) {
             throw .unreadable(path: path, detail: "\(size) bytes is larger than the \(maxFileBytes)-byte limit")
         } catch {
             throw .unreadable(path: path, detail: error.detail)

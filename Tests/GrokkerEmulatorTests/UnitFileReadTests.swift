@@ -3,9 +3,9 @@ import Testing
 
 @testable import GrokkerEmulator
 
-/// `AtomicFile.readAll`: whole files, bounded, read at their size.
-@Suite("AtomicFile.readAll")
-struct AtomicFileReadTests {
+/// `UnitFile.readAll`: whole files, bounded, read at their size.
+@Suite("UnitFile.readAll")
+struct UnitFileReadTests {
     static func file(_ bytes: [UInt8]) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("readall-\(UUID().uuidString)").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
@@ -18,23 +18,23 @@ struct AtomicFileReadTests {
         let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &random) }
         let path = try Self.file(bytes)
         defer { unlink(path) }
-        #expect(try AtomicFile.readAll(path, limit: size) == bytes)
-        #expect(try AtomicFile.readAll(path, limit: 16 << 20) == bytes)
+        #expect(try UnitFile.readAll(path, limit: size) == bytes)
+        #expect(try UnitFile.readAll(path, limit: 16 << 20) == bytes)
         if size > 0 {
-            #expect(throws: AtomicFile.Failure.tooLarge(size: size)) { try AtomicFile.readAll(path, limit: size - 1) }
+            #expect(throws: UnitFile.Failure.tooLarge(size: size)) { try UnitFile.readAll(path, limit: size - 1) }
         }
     }
 
     @Test("a missing file is nil")
     func missing() throws {
-        #expect(try AtomicFile.readAll("/nonexistent-\(UUID().uuidString)", limit: 10) == nil)
+        #expect(try UnitFile.readAll("/nonexistent-\(UUID().uuidString)", limit: 10) == nil)
     }
 
     @Test("a file whose size fstat does not tell (a /proc file) is still read whole, up to the limit")
     func growing() throws {
         // /proc files report size 0 and then have bytes: the buffer must grow past fstat's size.
-        let bytes = try #require(try AtomicFile.readAll("/proc/self/status", limit: 1 << 20))
+        let bytes = try #require(try UnitFile.readAll("/proc/self/status", limit: 1 << 20))
         #expect(String(decoding: bytes, as: UTF8.self).contains("VmHWM"))
-        #expect(throws: AtomicFile.Failure.self) { try AtomicFile.readAll("/proc/self/status", limit: 16) }
+        #expect(throws: UnitFile.Failure.self) { try UnitFile.readAll("/proc/self/status", limit: 16) }
     }
 }

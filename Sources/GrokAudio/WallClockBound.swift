@@ -29,7 +29,9 @@ import Synchronization
 /// throws the same error at once (the port is dead, or the run is stopping).
 ///
 /// Shared between the thread doing the I/O and the ones that cancel it; its state is
-/// behind a `Mutex`.
+/// behind a `Mutex` of its own. Arming a call touches only the calling thread's slot in
+/// the watchdog (``WallClockWatchdog``), so many threads doing bounded I/O at once never
+/// wait for one another.
 public final class WallClockBound: Sendable {
     /// A deadline of something the I/O is part of.
     struct Limit: Sendable {
@@ -110,7 +112,7 @@ public final class WallClockBound: Sendable {
             var error: AudioError?
             if (state.cancelled && blockedTooLongToWait) || cancelled {
                 error = .cancelled(port: port)
-            } else if let passed = state.limits.filter({ $0.deadline <= now }).min(by: { $0.deadline < $1.deadline }) {
+            } else if let passed = Self.earliestPassed(state.limits, now: now) {
                 error = .timedOut(port: port, what: passed.name, seconds: Self.text(passed.seconds))
             } else if let since = blockedSince, let stall = state.stallSeconds, since.advanced(by: .seconds(stall)) <= now {
                 error = .stalled(port: port, seconds: Self.text(stall))
@@ -118,6 +120,16 @@ public final class WallClockBound: Sendable {
             if let error { state.fired = error }
             return error
         }
+    }
+
+    /// The deadline that passed first, if any passed (without building a list: this runs
+    /// before every transfer).
+    private static func earliestPassed(_ limits: [Limit], now: ContinuousClock.Instant) -> Limit? {
+        var passed: Limit?
+        for limit in limits where limit.deadline <= now && passed.map({ limit.deadline < $0.deadline }) ?? true {
+            passed = limit
+        }
+        return passed
     }
 
     /// When the watchdog must look again at a call blocked since `since`: the earliest of
@@ -143,31 +155,28 @@ public final class WallClockBound: Sendable {
     /// the calling thread. When the bound fires while `body` is blocked, the call is
     /// interrupted and this throws the bound's error instead of whatever `body` threw.
     public func guarding<T>(port: String, _ body: () throws -> T) throws -> T {
-        try check(port: port)
-        let armed = WallClockWatchdog.shared.arm(self, port: port)
-        defer { WallClockWatchdog.shared.disarm(armed) }
-        do {
-            let value = try body()
-            // It returned, but maybe only because it was interrupted (a short read).
-            if let fired = armed.firedError { throw fired }
-            return value
-        } catch {
-            if let fired = armed.firedError { throw fired }
-            throw error
-        }
+        let slot = try arm(port: port)
+        let result = Result { try body() }
+        // It returned, but maybe only because it was interrupted (a short read).
+        if let fired = WallClockWatchdog.shared.disarm(slot) { throw fired }
+        return try result.get()
     }
 
     /// The same for a body with typed throws of ``AudioError``.
     public func guardingTransfer(port: String, _ body: () throws(AudioError) -> Void) throws(AudioError) {
-        try check(port: port)
-        let armed = WallClockWatchdog.shared.arm(self, port: port)
-        defer { WallClockWatchdog.shared.disarm(armed) }
-        do {
-            try body()
-        } catch {
-            throw armed.firedError ?? error
-        }
-        if let fired = armed.firedError { throw fired }
+        let slot = try arm(port: port)
+        var failure: AudioError?
+        do { try body() } catch { failure = error }
+        if let fired = WallClockWatchdog.shared.disarm(slot) { throw fired }
+        if let failure { throw failure }
+    }
+
+    /// Checks the bound (a deadline passed, or it fired before) and arms a call from now on
+    /// the calling thread.
+    private func arm(port: String) throws(AudioError) -> WatchdogSlot {
+        let now = ContinuousClock.now
+        if let error = check(port: port, now: now, blockedSince: nil) { throw error }
+        return WallClockWatchdog.shared.arm(self, port: port, since: now)
     }
 
     static func text(_ seconds: Double) -> String {
@@ -178,88 +187,174 @@ public final class WallClockBound: Sendable {
 
 // MARK: - The watchdog
 
-/// One blocking call under a bound, on one thread.
-final class ArmedCall: Sendable {
-    let bound: WallClockBound
-    let port: String
-    let thread: pthread_t
-    let since: ContinuousClock.Instant
-    private let error = Mutex<AudioError?>(nil)
-    private let lastSignal = Mutex<ContinuousClock.Instant?>(nil)
-
-    init(bound: WallClockBound, port: String, thread: pthread_t, since: ContinuousClock.Instant) {
-        self.bound = bound
-        self.port = port
-        self.thread = thread
-        self.since = since
+/// One thread's place in the watchdog, registered the first time the thread arms a call
+/// and removed when it exits: the calls blocked on it under a bound, innermost last (a call
+/// under a bound may itself open or close a port under a bound of its own).
+///
+/// Arming and disarming take this slot's own lock, which only its thread and the watchdog
+/// (once per scan) ever take: threads doing I/O never wait for one another.
+final class WatchdogSlot: Sendable {
+    struct Call {
+        let bound: WallClockBound
+        let port: String
+        let since: ContinuousClock.Instant
+        /// Set by the watchdog when the bound fired during this call.
+        var fired: AudioError?
+        var lastSignal: ContinuousClock.Instant?
     }
 
-    /// Set by the watchdog when the bound fired during this call.
-    var firedError: AudioError? { error.withLock { $0 } }
+    struct State {
+        var calls: [Call] = []
+        /// Calls armed so far, and how many the watchdog had seen when it last looked:
+        /// while they differ the thread is doing bounded I/O, and the watchdog stays awake.
+        var arms: UInt64 = 0
+        var armsSeen: UInt64 = 0
+    }
 
-    /// Whether the call should be signalled (again) now: not signalled in the last `interval`.
-    func signalDue(now: ContinuousClock.Instant, interval: Duration) -> Bool {
-        lastSignal.withLock { last in
-            // A little slack, so a wake-up a hair early does not skip a whole interval.
-            if let last, last.advanced(by: interval * 0.9) > now { return false }
-            last = now
-            return true
+    let thread: pthread_t
+    /// Tells the slots apart for tests (an object's address is reused once it is freed).
+    let serial: UInt64
+    let watchdog: WallClockWatchdog
+    let state = Mutex(State())
+    /// Armed calls whose bound fired: while none has, ``WallClockWatchdog/firedOnThisThread()``
+    /// is one atomic load (ALSA's file plugin is read a frame at a time, and asked after
+    /// every frame).
+    let firedCalls = Atomic<Int>(0)
+
+    init(thread: pthread_t, serial: UInt64, watchdog: WallClockWatchdog) {
+        self.thread = thread
+        self.serial = serial
+        self.watchdog = watchdog
+    }
+
+    /// The error of the innermost armed call whose bound fired, if any.
+    var fired: AudioError? {
+        guard firedCalls.load(ordering: .acquiring) > 0 else { return nil }
+        return state.withLock { $0.calls.last { $0.fired != nil }?.fired }
+    }
+
+    func arm(_ bound: WallClockBound, port: String, since: ContinuousClock.Instant) {
+        state.withLock { state in
+            state.calls.append(Call(bound: bound, port: port, since: since))
+            state.arms &+= 1
         }
     }
 
-    /// Records the error; whether this was the first time.
-    func fire(_ fired: AudioError) -> Bool {
-        error.withLock {
-            guard $0 == nil else { return false }
-            $0 = fired
-            return true
+    /// Ends the innermost call; the error its bound fired with, if it did.
+    func disarm() -> AudioError? {
+        state.withLock { state in
+            let call = state.calls.removeLast()
+            if call.fired != nil { firedCalls.subtract(1, ordering: .releasing) }
+            return call.fired
+        }
+    }
+
+    /// The watchdog's look at this thread: fires the bound of a call blocked past it and
+    /// signals the thread (again every `repeatInterval` until the call returns). Sets
+    /// `active` when the thread armed a call since the last look or has one armed; returns
+    /// when to look again for the armed calls (`nil`: none armed).
+    ///
+    /// The thread is signalled under this slot's lock, for a call still armed: it is alive
+    /// and inside that call (a thread that has exited has no slot; one that disarmed is
+    /// not signalled).
+    func watch(now: ContinuousClock.Instant, soon: ContinuousClock.Instant, active: inout Bool) -> ContinuousClock.Instant? {
+        state.withLock { state in
+            if state.arms != state.armsSeen {
+                state.armsSeen = state.arms
+                active = true
+            }
+            guard !state.calls.isEmpty else { return nil }
+            active = true
+            var next: ContinuousClock.Instant?
+            for index in state.calls.indices {
+                let call = state.calls[index]
+                let due: ContinuousClock.Instant
+                if let error = call.fired ?? call.bound.check(port: call.port, now: now, blockedSince: call.since) {
+                    if call.fired == nil {
+                        state.calls[index].fired = error
+                        firedCalls.add(1, ordering: .releasing)
+                    }
+                    // At most once per interval per call, however often the watchdog is woken.
+                    // (A little slack, so a wake-up a hair early does not skip a whole interval.)
+                    let interval = WallClockWatchdog.repeatInterval
+                    if call.lastSignal.map({ $0.advanced(by: interval * 0.9) <= now }) ?? true {
+                        state.calls[index].lastSignal = now
+                        pthread_kill(thread, WallClockWatchdog.signal)
+                        call.bound.signalsSent.add(1, ordering: .relaxed)
+                    }
+                    // Its deadlines have passed: only the repeat is due. (Waking at a deadline
+                    // already passed made the watchdog spin, queueing real-time signals faster
+                    // than the blocked thread could take them: it never left its handler.)
+                    due = soon
+                } else {
+                    due = call.bound.nextWake(blockedSince: call.since).map { max(min($0, soon), now) } ?? soon
+                }
+                next = min(next ?? due, due)
+            }
+            return next
         }
     }
 }
 
-/// The thread that interrupts calls blocked past their bound. Started on first use; it
-/// sleeps until the earliest wake-up of the armed calls, or ``repeatInterval`` while any
-/// is armed (to poll cancellation and to repeat its signal until the call returns).
+/// The thread that interrupts calls blocked past their bound. Started on first use.
+///
+/// Each thread that arms a call has a slot of its own (``WatchdogSlot``), found through a
+/// thread-specific key and removed by the key's destructor when the thread exits. Arming
+/// neither takes a lock shared with other threads nor wakes the watchdog: while calls are
+/// being armed the watchdog looks at every slot each ``repeatInterval`` (sooner when a
+/// deadline or a stall bound is due), which also polls cancellation and repeats the
+/// signal to a fired call until it returns. After ``quietScans`` looks with nothing armed
+/// it sleeps until a thread arms a call again (that one wakes it), or ``WallClockBound/cancel()``.
 final class WallClockWatchdog: Sendable {
     static let shared = WallClockWatchdog()
 
-    /// How often an armed call's cancellation is polled and a fired call is signalled again.
+    /// How often armed calls are looked at: the stall bound and deadlines are checked,
+    /// cancellation polled and a fired call signalled again.
     static let repeatInterval: Duration = .milliseconds(20)
+
+    /// Looks with nothing armed before the watchdog sleeps until a call is armed.
+    static let quietScans = 25
 
     /// The signal that interrupts a blocked call: the first real-time signal glibc leaves
     /// to applications plus 7, handled by a function that does nothing.
     static let signal: Int32 = __libc_current_sigrtmin() + 7
 
-    private let armed = Mutex<[ObjectIdentifier: ArmedCall]>([:])
+    private let slots = Mutex<(registered: [WatchdogSlot], serials: UInt64)>(([], 0))
+    /// The calling thread's slot (a retained ``WatchdogSlot``); its destructor unregisters it.
+    private let key: pthread_key_t
+    /// Set while the watchdog sleeps with nothing armed: the next arm wakes it.
+    private let sleeping = Atomic<Bool>(false)
     private let wake = Mutex<Bool>(false)
     private let condition = Condition()
 
-    /// Set once the watchdog exists (a process that never bounds I/O never starts it).
+    /// Set once a watchdog exists (a process that never bounds I/O never starts one).
     private static let started = Atomic<Bool>(false)
-    /// Armed calls whose bound fired: while none has, ``firedOnThisThread()`` is one atomic
-    /// load (ALSA's file plugin is read a frame at a time, and asked after every frame).
-    private static let firedCalls = Atomic<Int>(0)
 
-    /// The error the bound of the call armed on this thread fired with, if it did: what a
+    /// The error the bound of a call armed on this thread fired with, if it did: what a
     /// port throws when a system call returned `EINTR` (or failed) because the watchdog
-    /// interrupted it.
+    /// interrupted it. Reads only the calling thread's own slot.
     static func firedOnThisThread() -> AudioError? {
-        guard started.load(ordering: .acquiring), firedCalls.load(ordering: .acquiring) > 0 else { return nil }
-        let me = pthread_self()
-        return shared.armed.withLock { calls in
-            calls.values.first { pthread_equal($0.thread, me) != 0 }?.firedError
-        }
+        guard started.load(ordering: .acquiring) else { return nil }
+        return shared.registeredSlot()?.fired
     }
 
-    private init() {
+    /// A watchdog with its own thread and slots (``shared`` is the one the bounds use;
+    /// tests make their own to watch it sleep and wake).
+    init() {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { pointer in
+            guard let pointer else { return }
+            let slot = Unmanaged<WatchdogSlot>.fromOpaque(pointer).takeRetainedValue()
+            slot.watchdog.unregister(slot)
+        }
+        self.key = key
         Self.started.store(true, ordering: .releasing)
         Self.installHandler()
-        // The thread reaches `shared` only once this initializer has returned.
         var thread = pthread_t()
-        pthread_create(&thread, nil, { _ in
-            WallClockWatchdog.shared.loop()
+        pthread_create(&thread, nil, { watchdog in
+            Unmanaged<WallClockWatchdog>.fromOpaque(watchdog!).takeRetainedValue().loop()
             return nil
-        }, nil)
+        }, Unmanaged.passRetained(self).toOpaque())
         pthread_detach(thread)
     }
 
@@ -273,25 +368,22 @@ final class WallClockWatchdog: Sendable {
         sigaction(signal, &action, nil)
     }
 
-    func arm(_ bound: WallClockBound, port: String) -> ArmedCall {
-        // Threads may have been started with signals blocked (Foundation's `Process` starts
-        // children so); this one must hear the watchdog.
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, Self.signal)
-        pthread_sigmask(SIG_UNBLOCK, &set, nil)
-        let call = ArmedCall(bound: bound, port: port, thread: pthread_self(), since: .now)
-        armed.withLock { $0[ObjectIdentifier(call)] = call }
-        poke()
-        return call
+    /// Arms a call on the calling thread, blocked from `since` under `bound`; the slot to
+    /// disarm it on.
+    func arm(_ bound: WallClockBound, port: String, since: ContinuousClock.Instant) -> WatchdogSlot {
+        let slot = registeredSlot() ?? register()
+        slot.arm(bound, port: port, since: since)
+        // Either this sees the watchdog going to sleep, or the watchdog's last look before
+        // sleeping sees this arm (each side's fence orders its write before its read).
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        if sleeping.load(ordering: .relaxed), sleeping.exchange(false, ordering: .relaxed) { poke() }
+        return slot
     }
 
-    func disarm(_ call: ArmedCall) {
-        armed.withLock { calls in
-            if calls.removeValue(forKey: ObjectIdentifier(call)) != nil, call.firedError != nil {
-                Self.firedCalls.subtract(1, ordering: .releasing)
-            }
-        }
+    /// Ends the innermost call armed on `slot` (the calling thread's); the error its bound
+    /// fired with, if it did.
+    func disarm(_ slot: WatchdogSlot) -> AudioError? {
+        slot.disarm()
     }
 
     /// Wakes the watchdog to look at the armed calls now.
@@ -299,34 +391,59 @@ final class WallClockWatchdog: Sendable {
         condition.signal { wake.withLock { $0 = true } }
     }
 
+    /// Whether the watchdog sleeps until a call is armed (tests read it).
+    var isSleeping: Bool { sleeping.load(ordering: .relaxed) }
+
+    /// The serials of the registered slots, and of the calling thread's (tests read them).
+    var registeredSerials: Set<UInt64> { slots.withLock { Set($0.registered.map(\.serial)) } }
+    var serialOfThisThread: UInt64? { registeredSlot()?.serial }
+
+    private func registeredSlot() -> WatchdogSlot? {
+        pthread_getspecific(key).map { Unmanaged<WatchdogSlot>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private func register() -> WatchdogSlot {
+        // Threads may have been started with signals blocked (Foundation's `Process` starts
+        // children so); this one must hear the watchdog.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, Self.signal)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        let slot = slots.withLock { slots in
+            slots.serials += 1
+            let slot = WatchdogSlot(thread: pthread_self(), serial: slots.serials, watchdog: self)
+            slots.registered.append(slot)
+            return slot
+        }
+        pthread_setspecific(key, Unmanaged.passRetained(slot).toOpaque())
+        return slot
+    }
+
+    /// The thread of `slot` exits: the watchdog no longer looks at it (nor signals it).
+    private func unregister(_ slot: WatchdogSlot) {
+        slots.withLock { slots in slots.registered.removeAll { $0 === slot } }
+    }
+
     private func loop() {
+        var quiet = 0
         while true {
             let now = ContinuousClock.now
-            let calls = armed.withLock { Array($0.values) }
-            var next: ContinuousClock.Instant? = nil
-            // Cancellation is polled, and a fired call signalled again, so look again soon
-            // while anything is armed.
             let soon = now.advanced(by: Self.repeatInterval)
-            for call in calls {
-                let due: ContinuousClock.Instant
-                if let error = call.firedError ?? call.bound.check(port: call.port, now: now, blockedSince: call.since) {
-                    // Counted under the lock disarm takes, so a call disarmed meanwhile is not counted.
-                    armed.withLock { calls in
-                        if calls[ObjectIdentifier(call)] != nil, call.fire(error) { Self.firedCalls.add(1, ordering: .releasing) }
-                    }
-                    // At most once per interval per call, however often other calls wake the loop.
-                    if call.signalDue(now: now, interval: Self.repeatInterval) {
-                        pthread_kill(call.thread, Self.signal)
-                        call.bound.signalsSent.add(1, ordering: .relaxed)
-                    }
-                    // Its deadlines have passed: only the repeat is due. (Waking at a deadline
-                    // already passed made this loop spin, queueing real-time signals faster
-                    // than the blocked thread could take them: it never left its handler.)
-                    due = soon
-                } else {
-                    due = call.bound.nextWake(blockedSince: call.since).map { max(min($0, soon), now) } ?? soon
+            var next: ContinuousClock.Instant?
+            var active = false
+            slots.withLock { slots in
+                for slot in slots.registered {
+                    if let due = slot.watch(now: now, soon: soon, active: &active) { next = min(next ?? due, due) }
                 }
-                next = next.map { min($0, due) } ?? due
+            }
+            quiet = active ? 0 : quiet + 1
+            if active, sleeping.load(ordering: .relaxed) { sleeping.store(false, ordering: .relaxed) }
+            if next == nil && quiet < Self.quietScans { next = soon }
+            if next == nil && !sleeping.load(ordering: .relaxed) {
+                // Say so, then look once more before sleeping: an arm after this look sees it.
+                sleeping.store(true, ordering: .relaxed)
+                atomicMemoryFence(ordering: .sequentiallyConsistent)
+                continue
             }
             condition.wait(until: next) { wake.withLock { woken in defer { woken = false }; return woken } }
         }

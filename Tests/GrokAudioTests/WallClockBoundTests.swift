@@ -204,3 +204,153 @@ struct WallClockBoundTests {
         #expect(sent >= 1 && sent <= most, "\(sent) signals in \(elapsed)")
     }
 }
+
+/// Runs `body` on a thread of its own and waits until that thread has exited (its
+/// thread-specific data destroyed), unlike `Thread`, which cannot be joined.
+private func onThreadThatExits(_ body: @escaping @Sendable () -> Void) {
+    final class Job: Sendable {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+    var thread = pthread_t()
+    let started = pthread_create(&thread, nil, { job in
+        Unmanaged<Job>.fromOpaque(job!).takeRetainedValue().body()
+        return nil
+    }, Unmanaged.passRetained(Job(body)).toOpaque())
+    precondition(started == 0, "pthread_create failed")
+    pthread_join(thread, nil)
+}
+
+/// Seconds since `start`.
+private func seconds(since start: ContinuousClock.Instant) -> Double {
+    let elapsed = start.duration(to: .now)
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
+@Suite("The wall-clock watchdog with many threads")
+struct WallClockWatchdogTests {
+    @Test("sixteen threads arming and disarming back to back while one is stalled: the stalled one ends within its bound, no other is signalled")
+    func manyThreadsOneStalled() throws {
+        let scratch = AudioTestScratch()
+        let guardian = DeadlockGuard("many threads", seconds: 60)
+        defer { guardian.finish() }
+        let fifo = scratch.fifo("never-written")
+        // Opened for reading and writing, so the open returns and a read blocks for ever.
+        let reader = open(fifo, O_RDWR)
+        defer { close(reader) }
+        let stop = Atomic<Bool>(false)
+        let busy = (0..<16).map { _ in WallClockBound(stallSeconds: 5) }
+        let calls = Atomic<Int>(0)
+        let interrupted = Atomic<Int>(0)
+        let group = DispatchGroup()
+        for bound in busy {
+            group.enter()
+            Thread.detachNewThread {
+                while !stop.load(ordering: .relaxed) {
+                    try? bound.guarding(port: "busy") {
+                        // A short call; a signal meant for another thread would cut it with EINTR.
+                        var pause = timespec(tv_sec: 0, tv_nsec: 50_000)
+                        if nanosleep(&pause, nil) != 0 { interrupted.add(1, ordering: .relaxed) }
+                    }
+                    calls.add(1, ordering: .relaxed)
+                }
+                group.leave()
+            }
+        }
+        let stalled = WallClockBound(stallSeconds: 0.3)
+        let start = ContinuousClock.now
+        #expect(throws: AudioError.stalled(port: "stalled", seconds: "0.3")) {
+            try stalled.guardingTransfer(port: "stalled") { () throws(AudioError) in
+                var byte: UInt8 = 0
+                try POSIXCall.retrying(path: fifo, "read") { read(reader, &byte, 1) }
+            }
+        }
+        let took = seconds(since: start)
+        stop.store(true, ordering: .relaxed)
+        group.wait()
+        #expect(took >= 0.3 && took < 2.5, "took \(took) s")
+        #expect(stalled.signalsSent.load(ordering: .relaxed) >= 1)
+        #expect(calls.load(ordering: .relaxed) > 16, "the busy threads made \(calls.load(ordering: .relaxed)) calls")
+        #expect(interrupted.load(ordering: .relaxed) == 0)
+        for bound in busy {
+            #expect(bound.fired == nil)
+            #expect(bound.signalsSent.load(ordering: .relaxed) == 0)
+        }
+    }
+
+    @Test("a thread that armed calls and exited leaves no slot behind, and its bound, fired later, signals nobody")
+    func exitedThreadIsForgotten() throws {
+        let watchdog = WallClockWatchdog.shared
+        let bound = WallClockBound(stallSeconds: 0.05)
+        bound.setLimit("device run", seconds: 0.1)
+        let serials = Mutex<[UInt64]>([])
+        for _ in 0..<4 {
+            onThreadThatExits {
+                for _ in 0..<10 { try? bound.guarding(port: "quick") {} }
+                if let serial = watchdog.serialOfThisThread { serials.withLock { $0.append(serial) } }
+            }
+        }
+        let exited = serials.withLock { $0 }
+        #expect(exited.count == 4)
+        #expect(watchdog.registeredSerials.isDisjoint(with: exited))
+        // The deadline passes after the threads are gone: nothing is blocked, nobody is signalled.
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(throws: AudioError.timedOut(port: "quick", what: "device run", seconds: "0.1")) { try bound.check(port: "quick") }
+        #expect(bound.signalsSent.load(ordering: .relaxed) == 0)
+    }
+
+    @Test("a call bounded inside a bounded call: the outer bound still ends the inner blocked call")
+    func nestedCalls() throws {
+        let scratch = AudioTestScratch()
+        let guardian = DeadlockGuard("nested", seconds: 30)
+        defer { guardian.finish() }
+        let fifo = scratch.fifo("never-written")
+        let reader = open(fifo, O_RDWR)
+        defer { close(reader) }
+        let outer = WallClockBound(stallSeconds: 0.3)
+        let inner = WallClockBound(stallSeconds: 60)
+        let start = ContinuousClock.now
+        #expect(throws: AudioError.stalled(port: "outer", seconds: "0.3")) {
+            try outer.guardingTransfer(port: "outer") { () throws(AudioError) in
+                try inner.guardingTransfer(port: "inner") { () throws(AudioError) in
+                    var byte: UInt8 = 0
+                    try POSIXCall.retrying(path: fifo, "read") { read(reader, &byte, 1) }
+                }
+            }
+        }
+        #expect(seconds(since: start) < 2.5)
+        #expect(inner.fired == nil)
+        // The inner bound is untouched and goes on working.
+        try inner.guardingTransfer(port: "inner") { () throws(AudioError) in }
+    }
+
+    @Test("a watchdog that fell asleep with nothing armed wakes for the next call and ends it within its bound")
+    func sleepingWatchdogWakesForTheNextCall() throws {
+        let scratch = AudioTestScratch()
+        let guardian = DeadlockGuard("sleeping watchdog", seconds: 30)
+        defer { guardian.finish() }
+        // A watchdog of its own, so other tests' calls do not keep it awake.
+        let watchdog = WallClockWatchdog()
+        let bound = WallClockBound(stallSeconds: 0.2)
+        let quick = watchdog.arm(bound, port: "quick", since: .now)
+        #expect(watchdog.disarm(quick) == nil)
+        let asleep = ContinuousClock.now
+        while !watchdog.isSleeping {
+            #expect(seconds(since: asleep) < 10, "the watchdog never slept")
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let fifo = scratch.fifo("never-written")
+        let reader = open(fifo, O_RDWR)
+        defer { close(reader) }
+        let start = ContinuousClock.now
+        let slot = watchdog.arm(bound, port: "blocked", since: start)
+        // Waits at most 5 s for a byte that never comes, unless the watchdog interrupts it.
+        var waiting = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
+        let polled = poll(&waiting, 1, 5000)
+        let failure = errno
+        let fired = watchdog.disarm(slot)
+        #expect(polled == -1 && failure == EINTR)
+        #expect(fired == .stalled(port: "blocked", seconds: "0.2"))
+        #expect(seconds(since: start) < 2.5)
+    }
+}

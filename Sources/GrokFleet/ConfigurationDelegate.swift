@@ -1,5 +1,6 @@
 import Foundation
 import GrokFirmware
+import GrokLedger
 import GrokProtocol
 import Synchronization
 import UGrokIt
@@ -107,24 +108,6 @@ public final class CancelSwitch: Sendable {
     public func cancel() { flag.store(true, ordering: .relaxed) }
     /// Whether it was asked for.
     public var isCancelled: Bool { flag.load(ordering: .relaxed) }
-}
-
-/// How a step ended.
-public enum StepResult: String, Sendable, Hashable, Codable, CaseIterable {
-    /// It changed (or, in verify mode, checked) the device and succeeded.
-    case done
-    /// Already satisfied, not configured or not applicable: nothing was sent that changes the device.
-    case skipped
-    /// It was tried and did not succeed.
-    case failed
-    /// Policy said not now (maintenance window, battery, halt); a later run does it.
-    case postponed
-    /// Not allowed (region outside the allowed list, downgrade not allowed, lock held).
-    case refused
-    /// The person asked said no ("3) cancel" at the firmware question, "no" at the region's
-    /// confirmation): nothing was changed, the device is not as the profile wants (the run
-    /// is incomplete), and the next run asks again.
-    case declined
 }
 
 /// The per-device steps of the workflow, in order (docs/fleet.md).

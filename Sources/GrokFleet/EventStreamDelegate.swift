@@ -1,5 +1,6 @@
 import Foundation
 import GrokFirmware
+import GrokLedger
 import GrokProtocol
 import Synchronization
 import UGrokIt

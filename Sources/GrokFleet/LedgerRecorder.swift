@@ -49,7 +49,7 @@ public final class LedgerRecorder: RunRecorder {
         let run = try ledgerRun(step.runID)
         try ledger.recordStep(GrokLedger.StepRecord(
             run: run, serial: step.serial, step: step.step.rawValue, startedAt: step.started,
-            endedAt: step.started.addingTimeInterval(step.duration), result: GrokLedger.StepResult(rawValue: step.result.rawValue) ?? .failed,
+            endedAt: step.started.addingTimeInterval(step.duration), result: step.result,
             firmwareBefore: step.firmwareBefore, firmwareAfter: step.firmwareAfter, regionBefore: step.regionBefore,
             regionAfter: step.regionAfter, code: step.code, detail: step.detail))
     }
@@ -113,9 +113,9 @@ public final class LedgerRecorder: RunRecorder {
     public func openIntents(serial: String) throws -> [ChangeIntent] {
         // Asked once the Grokker is locked and before this run records any intent for it, so
         // every open intent found belongs to a run that is no longer working on it.
-        try ledger.intents(serial: serial, openOnly: true).compactMap { intent -> ChangeIntent? in
-            guard let step = FleetStep(rawValue: intent.step) else { return nil }
-            return ChangeIntent(id: intent.id, runID: key(intent.run), serial: intent.serial, step: step, target: intent.target)
+        try ledger.intents(serial: serial, openOnly: true).map { intent throws(LedgerError) -> ChangeIntent in
+            ChangeIntent(id: intent.id, runID: key(intent.run), serial: intent.serial, step: try step(intent.step, column: "intents.step"),
+                         target: intent.target)
         }
     }
 
@@ -130,13 +130,21 @@ public final class LedgerRecorder: RunRecorder {
         try ledger.resolveIntent(intent.id, outcome: made ? .done : .notDone, by: resolver, step: made ? step : nil, at: time)
     }
 
+    /// The workflow's step a ledger's step name names; a name no step has is damage
+    /// (the ledger holds only the workflow's steps), never skipped over.
+    private func step(_ name: String, column: String) throws(LedgerError) -> FleetStep {
+        guard let step = FleetStep(rawValue: name) else {
+            throw .corrupt(path: ledger.location, damage: LedgerDamage("unknown_value", [column, name]))
+        }
+        return step
+    }
+
     public func completedSteps(serial: String) throws -> [StepRecord] {
         let counted = Dictionary(try ledger.runs(limit: nil).filter { $0.kind != .verify }.map { ($0.id, $0.key) }) { first, _ in first }
-        return try ledger.steps(run: nil, serial: serial).compactMap { record -> StepRecord? in
-            guard let key = counted[record.run], record.result == .done || record.result == .skipped,
-                  let step = FleetStep(rawValue: record.step), let result = GrokFleet.StepResult(rawValue: record.result.rawValue)
-            else { return nil }
-            let outcome = StepOutcome(step: step, result: result, code: record.code ?? "", detail: record.detail,
+        return try ledger.steps(run: nil, serial: serial).compactMap { record throws(LedgerError) -> StepRecord? in
+            // Steps of verify runs, and steps not completed, are not history.
+            guard let key = counted[record.run], record.result == .done || record.result == .skipped else { return nil }
+            let outcome = StepOutcome(step: try step(record.step, column: "steps.step"), result: record.result, code: record.code ?? "", detail: record.detail,
                                       firmwareBefore: record.firmwareBefore, firmwareAfter: record.firmwareAfter,
                                       regionBefore: record.regionBefore, regionAfter: record.regionAfter,
                                       started: record.startedAt, duration: record.endedAt.timeIntervalSince(record.startedAt))

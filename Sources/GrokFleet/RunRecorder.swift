@@ -1,4 +1,5 @@
 import Foundation
+import GrokLedger
 
 /// A run as the ledger keeps it.
 public struct RunInfo: Sendable, Hashable, Codable {

@@ -1,6 +1,7 @@
 import Foundation
 import GrokBasics
 import GrokFirmware
+import GrokLedger
 import GrokProtocol
 import UGrokIt
 
@@ -44,12 +45,6 @@ struct StepDecision: Sendable {
 
     static func fail(_ step: FleetStep, _ error: FleetError) -> StepDecision {
         StepDecision(step: step, action: .fail, code: error.code, arguments: error.arguments, detail: error.description, error: error)
-    }
-
-    /// Whether the run stops at this step: a refusal or a known failure ends the device,
-    /// except a difference `verify` found (it changes nothing, so it goes on to report every one).
-    func stopsTheDevice(_ mode: FleetMode) -> Bool {
-        (action == .refuse || action == .fail) && !(mode == .verify && Self.verifyGoesOn.contains(code))
     }
 
     /// The failures `verify` reports and goes past: a mismatch, a smoke test that failed or cannot run.

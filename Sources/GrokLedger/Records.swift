@@ -60,20 +60,23 @@ public enum RunKey {
     }
 }
 
-/// The result of one step on one device (the `steps.result` column).
-public enum StepResult: String, Sendable, CaseIterable {
-    /// The step changed or checked the device and succeeded.
+/// How a step on one device ended (the `steps.result` column): the one vocabulary of step
+/// results, of the fleet's step outcomes, its events, its report and the ledger alike; the
+/// words people read are the catalog's `fleet.result.<code>`.
+public enum StepResult: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The step changed (or, in verify mode, checked) the device and succeeded.
     case done
-    /// The step was already satisfied and was not run.
+    /// Already satisfied, not configured or not applicable: nothing was sent that changes the device.
     case skipped
-    /// The step ran and failed.
+    /// The step was tried and did not succeed.
     case failed
-    /// Policy deferred the step (outside the maintenance window, low battery, ...).
+    /// Policy deferred the step (outside the maintenance window, low battery, a halt); a later run does it.
     case postponed
-    /// Policy forbade the step (a downgrade not allowed, a region outside the allowed list, ...).
+    /// Policy forbade the step (a downgrade not allowed, a region outside the allowed list, a lock held).
     case refused
     /// The person at the terminal said no ("cancel" at the firmware question, "no" at the
-    /// region's confirmation): not done, and not a failure; a later run asks again.
+    /// region's confirmation): nothing was changed, not a failure, but the device is not as
+    /// the profile wants (the run is incomplete); a later run asks again.
     case declined
 }
 

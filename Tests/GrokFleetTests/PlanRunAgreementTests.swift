@@ -2,6 +2,7 @@ import Foundation
 import GrokAudio
 import GrokFirmware
 import GrokFleet
+import GrokLedger
 import GrokkerEmulator
 import GrokProtocol
 import Synchronization

@@ -3,6 +3,7 @@ import GrokAudio
 import GrokCrypto
 import GrokFirmware
 import GrokFleet
+import GrokLedger
 import GrokkerEmulator
 import GrokProtocol
 import GrokTUF
@@ -171,13 +172,13 @@ func testProfile(target: Profile.FirmwareTarget = .latest, allowDowngrade: Bool 
 }
 
 /// The ledger, in memory (tests only; the SQLite ledger implements the same protocol).
-final class InMemoryRunRecorder: RunRecorder {
+final class InMemoryRunRecorder: GrokFleet.RunRecorder {
     struct Contents {
         var runs: [RunInfo] = []
         var summaries: [RunSummary] = []
-        var steps: [StepRecord] = []
-        var smokeTests: [SmokeTestRecord] = []
-        var devices: [String: DeviceRecord] = [:]
+        var steps: [GrokFleet.StepRecord] = []
+        var smokeTests: [GrokFleet.SmokeTestRecord] = []
+        var devices: [String: GrokFleet.DeviceRecord] = [:]
         /// Intents as the ledger keeps them: open until a later run resolves them.
         var intents: [(intent: ChangeIntent, made: Bool?)] = []
     }
@@ -194,7 +195,7 @@ final class InMemoryRunRecorder: RunRecorder {
 
     func beginRun(_ run: RunInfo) throws { contents.withLock { $0.runs.append(run) } }
 
-    func recordStep(_ step: StepRecord) throws {
+    func recordStep(_ step: GrokFleet.StepRecord) throws {
         let count = contents.withLock { c -> Int in
             c.steps.append(step)
             // As the ledger does: a step's record closes its own run's intent (a failed step
@@ -210,11 +211,11 @@ final class InMemoryRunRecorder: RunRecorder {
         afterStep?(count)
     }
 
-    func recordSmokeTest(_ result: SmokeTestRecord) throws { contents.withLock { $0.smokeTests.append(result) } }
-    func upsertDevice(_ device: DeviceRecord) throws { contents.withLock { $0.devices[device.serial] = device } }
+    func recordSmokeTest(_ result: GrokFleet.SmokeTestRecord) throws { contents.withLock { $0.smokeTests.append(result) } }
+    func upsertDevice(_ device: GrokFleet.DeviceRecord) throws { contents.withLock { $0.devices[device.serial] = device } }
     func finishRun(_ summary: RunSummary) throws { contents.withLock { $0.summaries.append(summary) } }
 
-    func completedSteps(serial: String) throws -> [StepRecord] {
+    func completedSteps(serial: String) throws -> [GrokFleet.StepRecord] {
         contents.withLock { $0.steps.filter { $0.serial == serial && ($0.result == .done || $0.result == .skipped) } }
     }
 
@@ -237,7 +238,7 @@ final class InMemoryRunRecorder: RunRecorder {
             var done = outcome
             done.result = .done
             done.code = "step_completed_by_interrupted_run"
-            c.steps.append(StepRecord(runID: intent.runID, serial: intent.serial, device: "", outcome: done))
+            c.steps.append(GrokFleet.StepRecord(runID: intent.runID, serial: intent.serial, device: "", outcome: done))
         }
     }
 }

@@ -401,7 +401,7 @@ final class FleetRunPresenter {
 
     private func stepFinished(_ event: FleetEvent, row: Int) {
         guard let step = event.data["step"]?.string.flatMap(FleetStep.init(rawValue:)),
-              let result = event.data["result"]?.string.flatMap(GrokFleet.StepResult.init(rawValue:)) else { return }
+              let result = event.data["result"]?.string.flatMap(StepResult.init(rawValue:)) else { return }
         let code = event.data["code"]?.string ?? ""
         if board != nil {
             show(row: row, step: step)
@@ -740,7 +740,7 @@ extension Localizer {
         MessageKey(rawValue: "fleet.step." + step.rawValue).map { text($0) } ?? step.rawValue
     }
 
-    func stepResult(_ result: GrokFleet.StepResult) -> String {
+    func stepResult(_ result: StepResult) -> String {
         MessageKey(rawValue: "fleet.result." + result.rawValue).map { text($0) } ?? result.rawValue
     }
 

@@ -76,8 +76,9 @@ let package = Package(
         /// advisory locks; no libpq type escapes.
         .target(name: "GrokPostgres", dependencies: ["CLibPQ"]),
         /// Fleet runs: profiles, the configuration delegate and its policy, the per-device
-        /// workflow (provision, region, firmware, smoke tests), locking, the run recorder seam.
-        .target(name: "GrokFleet", dependencies: ["GrokBasics", "UGrokIt", "GrokFirmware", "GrokLedger", "GrokProtocol", "GrokAudio", "GrokLink", "GrokCrypto", "GrokTUF"]),
+        /// workflow (provision, region, firmware, smoke tests), locking, the run recorder seam;
+        /// the fleet session (prepare, run, report); devices and their ports (sim:, alsa:, pcm:).
+        .target(name: "GrokFleet", dependencies: ["GrokBasics", "UGrokIt", "GrokkerEmulator", "GrokFirmware", "GrokLedger", "GrokProtocol", "GrokAudio", "GrokLink", "GrokCrypto", "GrokTUF"]),
 
         // MARK: Command line and benchmarks
 

@@ -1,4 +1,5 @@
 import GrokBasics
+import GrokFleet
 /// How grokctl ends: `0` success, `1` failure, `64` usage error (sysexits' `EX_USAGE`).
 public struct ExitCode: RawRepresentable, Hashable, Sendable {
     /// The process exit status.
@@ -47,18 +48,12 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     case badArgument(value: String, name: MessageKey, rule: ValueRule)
     /// A value outside an option's fixed set (`--lang it`).
     case invalidChoice(value: String, option: String, choices: [String])
-    /// A device spec that is not `sim:N`, `sim:A-B` or `alsa:NAME`.
-    case invalidDevice(String)
-    /// `sim:N` with N outside 0...63.
-    case deviceOutOfRange(index: String, spec: String)
-    /// The same device named twice (directly or through a range).
-    case duplicateDevice(String)
+    /// Devices named wrong (`--device`): a spec that is not one, a number out of range, a
+    /// device named twice (``FleetError/invalidDevice(_:)``, ``FleetError/deviceOutOfRange(index:spec:)``,
+    /// ``FleetError/duplicateDevice(_:)``); its code and arguments are the library's.
+    case devices(FleetError)
     /// A region that is not one of the vendor's 22 (`grokctl region set`).
     case invalidRegion(String)
-    /// The bench directory exists but cannot be listed.
-    case benchUnreadable(path: String, detail: String)
-    /// The bench path names something that is not a directory.
-    case benchNotDirectory(path: String)
     /// Two options that exclude each other were both given (`--name` and `--package`).
     case conflictingOptions(String, String)
     /// None of several alternatives was given (`firmware verify` without a file or `--name`).
@@ -76,17 +71,12 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A package file given to `firmware flash --package` is not listed in the channel's
     /// verified metadata, so it is not approved for flashing.
     case packageNotListed(file: String, channel: String)
-    /// A rollout without `--device` found no emulated Grokker on the bench.
-    case noDevices(bench: String)
     /// `ledger show|export` on a ledger file that does not exist (no run recorded yet there).
     case ledgerMissing(path: String)
     /// `ledger show --serial` names a Grokker the ledger has never seen.
     case ledgerNoDevice(serial: String, path: String)
     /// `fleet status --rollout` or `fleet report --rollout` names a rollout the ledger does not hold.
     case noSuchRollout(ledger: String, rollout: String)
-    /// Another grokctl (process `pid`, running `command`) holds the device's port lock and
-    /// kept it past the wait: nothing was sent to the Grokker.
-    case deviceBusy(device: String, pid: String, command: String, lockFile: String)
 
     /// A stable identifier for `--json` output; the catalog key is `error.<code>`.
     public var code: String {
@@ -103,12 +93,8 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .badValue: "usage_bad_value"
         case .badArgument: "usage_bad_argument"
         case .invalidChoice: "usage_invalid_choice"
-        case .invalidDevice: "usage_invalid_device"
-        case .deviceOutOfRange: "usage_device_out_of_range"
-        case .duplicateDevice: "usage_duplicate_device"
+        case .devices(let error): error.code
         case .invalidRegion: "usage_invalid_region"
-        case .benchUnreadable: "bench_unreadable"
-        case .benchNotDirectory: "bench_not_directory"
         case .conflictingOptions: "usage_conflicting_options"
         case .missingOneOf: "usage_missing_one_of"
         case .invalidChannel: "usage_invalid_channel"
@@ -117,19 +103,16 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidFirmwareVersion: "usage_invalid_firmware_version"
         case .versionNotListed: "firmware_version_not_listed"
         case .packageNotListed: "firmware_package_not_listed"
-        case .noDevices: "fleet_no_devices"
         case .ledgerMissing: "ledger_missing"
         case .ledgerNoDevice: "ledger_no_device"
         case .noSuchRollout: "fleet_no_such_rollout"
-        case .deviceBusy: "device_busy"
         }
     }
 
     /// Whether the command line was at fault (exit 64) rather than the work (exit 1).
     public var isUsageError: Bool {
         switch self {
-        case .benchUnreadable, .benchNotDirectory, .versionNotListed, .packageNotListed, .noDevices, .ledgerMissing,
-            .ledgerNoDevice, .noSuchRollout, .deviceBusy: false
+        case .versionNotListed, .packageNotListed, .ledgerMissing, .ledgerNoDevice, .noSuchRollout: false
         default: true
         }
     }
@@ -173,21 +156,17 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
             [value, "<\(localizer.text(name))>", localizer.text(rule.messageKey, arguments: rule.arguments)]
         case .invalidChoice(let value, let option, let choices):
             [value, option, choices.joined(separator: ", ")]
-        case .invalidDevice(let spec), .duplicateDevice(let spec), .invalidRegion(let spec): [spec]
-        case .deviceOutOfRange(let index, let spec): [index, spec]
-        case .benchUnreadable(let path, let detail): [path, detail]
-        case .benchNotDirectory(let path): [path]
+        case .devices(let error): error.arguments
+        case .invalidRegion(let spec): [spec]
         case .conflictingOptions(let first, let second): [first, second]
         case .missingOneOf(let names): [names.joined(separator: ", ")]
         case .invalidChannel(let name), .invalidServerURL(let name), .invalidFirmwareVersion(let name): [name]
         case .invalidPercent(let value, let option): [value, option]
         case .versionNotListed(let channel, let version): [channel, version]
         case .packageNotListed(let file, let channel): [file, channel]
-        case .noDevices(let bench): [bench]
         case .ledgerMissing(let path): [path]
         case .ledgerNoDevice(let serial, let path): [serial, path]
         case .noSuchRollout(let ledger, let rollout): [ledger, rollout]
-        case .deviceBusy(let device, let pid, let command, let lockFile): [device, pid, command, lockFile]
         }
     }
 }

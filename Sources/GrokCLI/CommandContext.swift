@@ -1,4 +1,6 @@
 import Foundation
+import GrokFleet
+
 /// What a running command gets: where to print, the global options, the environment.
 ///
 /// Not thread-safe (it holds the ``Console``): use it from the thread running the command.
@@ -47,6 +49,13 @@ public final class CommandContext {
 
     /// The bench of emulated Grokkers (`--bench`).
     public var bench: Bench { Bench(directory: globals.bench) }
+
+    /// What opening a device's port needs from the command line: the bench, the ALSA
+    /// configuration, the audio recording and the state directory's locks (the fleet runs' too).
+    var ports: DevicePortContext {
+        DevicePortContext(bench: bench, alsaConfig: globals.alsaConfig, recordAudio: globals.recordAudio,
+                          lockDirectory: StateDirectory.locks(environment: environment))
+    }
 
     /// Prints the running command's help on stdout.
     public func printHelp() {

@@ -114,6 +114,27 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     case reportNotWritable(path: String, detail: String)
     /// The emulated Grokker's scene lacks reference tags the smoke test requires: nothing was started.
     case sceneLacksReferenceTags(device: String, scene: String, missing: [String])
+    /// The run's report could not be written at its end (`detail`: the system's error name);
+    /// the run's outcome is in the ledger.
+    case reportNotWritten(path: String, detail: String)
+
+    // MARK: Devices named and the bench
+
+    /// A device spec that is not `sim:N`, `sim:A-B`, `alsa:NAME` or `pcm:IN,OUT`.
+    case invalidDevice(String)
+    /// `sim:N` with N outside 0...63.
+    case deviceOutOfRange(index: String, spec: String)
+    /// The same device named twice (directly or through a range).
+    case duplicateDevice(String)
+    /// The bench directory exists but cannot be listed.
+    case benchUnreadable(path: String, detail: String)
+    /// The bench path names something that is not a directory.
+    case benchNotDirectory(path: String)
+    /// A run without devices named found no emulated Grokker on the bench.
+    case noDevices(bench: String)
+    /// Another process (`pid`, running `command`) holds the device's port lock and kept it
+    /// past the wait: nothing was sent to the Grokker.
+    case deviceBusy(device: String, pid: String, command: String, lockFile: String)
 
     /// The stable code.
     public var code: String {
@@ -154,6 +175,14 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .ledgerOfflineRollout: "fleet_ledger_offline_rollout"
         case .reportNotWritable: "fleet_report_not_writable"
         case .sceneLacksReferenceTags: "fleet_scene_lacks_reference_tags"
+        case .reportNotWritten: "fleet_report_not_written"
+        case .invalidDevice: "usage_invalid_device"
+        case .deviceOutOfRange: "usage_device_out_of_range"
+        case .duplicateDevice: "usage_duplicate_device"
+        case .benchUnreadable: "bench_unreadable"
+        case .benchNotDirectory: "bench_not_directory"
+        case .noDevices: "fleet_no_devices"
+        case .deviceBusy: "device_busy"
         }
     }
 
@@ -194,6 +223,12 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .ledgerOffline(let database, let detail), .ledgerOfflineRollout(let database, let detail): [database, detail]
         case .reportNotWritable(let path, let detail): [path, detail]
         case .sceneLacksReferenceTags(let device, let scene, let missing): [device, scene, missing.joined(separator: " ")]
+        case .reportNotWritten(let path, let detail), .benchUnreadable(let path, let detail): [path, detail]
+        case .invalidDevice(let spec), .duplicateDevice(let spec): [spec]
+        case .deviceOutOfRange(let index, let spec): [index, spec]
+        case .benchNotDirectory(let path): [path]
+        case .noDevices(let bench): [bench]
+        case .deviceBusy(let device, let pid, let command, let lockFile): [device, pid, command, lockFile]
         }
     }
 

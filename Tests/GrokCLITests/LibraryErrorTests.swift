@@ -267,6 +267,10 @@ struct LibraryErrorTests {
             .ledgerOfflineRollout(database: "postgresql://grokstation:***@db/fleet", detail: "Connection refused"),
             .reportNotWritable(path: "/r/run.json", detail: "read-only"),
             .sceneLacksReferenceTags(device: "sim:0", scene: "/b/sim-0/scene.json", missing: ["3034257BF4789000000003E8"]),
+            .reportNotWritten(path: "/r/run.json", detail: "ENOSPC"),
+            .invalidDevice("x"), .deviceOutOfRange(index: "64", spec: "sim:64"), .duplicateDevice("sim:1"),
+            .benchUnreadable(path: "/x", detail: "y"), .benchNotDirectory(path: "/x"), .noDevices(bench: "/b"),
+            .deviceBusy(device: "sim:0", pid: "4242", command: "grokctl provision", lockFile: "/l/port-sim.lock"),
         ]
         for sample in samples {
             switch sample {
@@ -275,7 +279,8 @@ struct LibraryErrorTests {
                 .sameVersionNotAllowed, .firmwareNotAvailable, .firmwareCache, .firmwareUpdateFailed, .firmwareNotRunning,
                 .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .stagePaused, .updateDeclined,
                 .interrupted, .readerFrozen, .timedOut, .recorderFailed, .ledgerOffline, .ledgerOfflineRollout, .reportNotWritable,
-                .sceneLacksReferenceTags: break
+                .sceneLacksReferenceTags, .reportNotWritten, .invalidDevice, .deviceOutOfRange, .duplicateDevice,
+                .benchUnreadable, .benchNotDirectory, .noDevices, .deviceBusy: break
             }
         }
         Self.check(samples)

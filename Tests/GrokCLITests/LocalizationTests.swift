@@ -254,25 +254,22 @@ extension CLI {
                 .flagWithValue("--json"), .invalidValue(value: "x", option: "--bench"),
                 .badValue(value: "ZZZZ", option: "--epc", rule: .epc(minDigits: 8, maxDigits: 54)),
                 .badArgument(value: "tcsh", name: .valueShell, rule: .choice(["bash", "zsh", "fish"])),
-                .invalidChoice(value: "it", option: "--lang", choices: ["en"]), .invalidDevice("x"),
-                .deviceOutOfRange(index: "64", spec: "sim:64"), .duplicateDevice("sim:1"), .invalidRegion("mars"),
-                .benchUnreadable(path: "/x", detail: "y"), .benchNotDirectory(path: "/x"),
+                .invalidChoice(value: "it", option: "--lang", choices: ["en"]), .devices(.invalidDevice("x")),
+                .devices(.deviceOutOfRange(index: "64", spec: "sim:64")), .devices(.duplicateDevice("sim:1")), .invalidRegion("mars"),
                 .conflictingOptions("--name", "--package"), .missingOneOf(["<file>", "--name"]), .invalidChannel("Rel ease"),
                 .invalidServerURL("ftp://x"), .invalidPercent(value: "120", option: "--min-battery"),
                 .invalidFirmwareVersion("1.x"), .versionNotListed(channel: "release", version: "1.9.0"),
-                .packageNotListed(file: "a.ugif", channel: "release"), .noDevices(bench: "/b"),
+                .packageNotListed(file: "a.ugif", channel: "release"),
                 .ledgerMissing(path: "/l.sqlite"), .ledgerNoDevice(serial: "12345678", path: "/l.sqlite"),
                 .noSuchRollout(ledger: "/l.sqlite", rollout: "fw-1.8"),
-                .deviceBusy(device: "sim:0", pid: "4242", command: "grokctl provision", lockFile: "/l/port-sim.lock"),
             ]
             for sample in samples {
                 switch sample {
                 case .unknownOption, .unknownSubcommand, .missingValue, .missingOption, .missingArgument,
                     .unexpectedArgument, .duplicateOption, .flagWithValue, .invalidValue, .badValue, .badArgument, .invalidChoice,
-                    .invalidDevice, .deviceOutOfRange, .duplicateDevice, .invalidRegion, .benchUnreadable,
-                    .benchNotDirectory, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
-                    .invalidPercent, .invalidFirmwareVersion, .versionNotListed, .packageNotListed, .noDevices,
-                    .ledgerMissing, .ledgerNoDevice, .noSuchRollout, .deviceBusy:
+                    .devices, .invalidRegion, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
+                    .invalidPercent, .invalidFirmwareVersion, .versionNotListed, .packageNotListed,
+                    .ledgerMissing, .ledgerNoDevice, .noSuchRollout:
                     break
                 }
                 #expect(MessageKey(errorCode: sample.code) != nil, "\(sample.code)")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import GrokFleet
 
 @testable import GrokCLI
 
@@ -113,7 +114,7 @@ extension CLI {
             quiet.say(.devicesNoALSA)
             quiet.warn(.devicesNoALSA)
             quiet.print("result")
-            #expect(quiet.report(CLIError.benchUnreadable(path: "/b", detail: "x")) == .failure)
+            #expect(quiet.report(FleetError.benchUnreadable(path: "/b", detail: "x")) == .failure)
             #expect(quietOut.text == "result\n")
             #expect(quietErr.text.hasPrefix("Fehler: Das Prüfstandverzeichnis „/b“"))
 
@@ -121,7 +122,7 @@ extension CLI {
             json.say(.devicesNoALSA)
             json.json(["ok": true])
             json.warn(.devicesNoALSA)
-            #expect(json.report(CLIError.invalidDevice("x")) == .usageError)
+            #expect(json.report(CLIError.devices(.invalidDevice("x"))) == .usageError)
             #expect(jsonOut.text == "{\"ok\":true}\n")
             let errLines = jsonErr.text.split(separator: "\n")
             #expect(errLines.count == 2)

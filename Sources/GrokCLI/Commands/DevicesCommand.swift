@@ -1,3 +1,4 @@
+import GrokFleet
 import GrokAudio
 
 /// `grokctl devices`: the ALSA sound devices a Grokker could be plugged into, and the

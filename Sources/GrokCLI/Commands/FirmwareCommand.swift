@@ -1,3 +1,4 @@
+import GrokFleet
 import GrokFirmware
 import GrokProtocol
 
@@ -41,7 +42,7 @@ struct FirmwareListCommand: Command {
 
     init(_ values: ParsedValues) throws(CLIError) {
         let specs = values.values(Self.device)
-        devices = specs.isEmpty ? [] : try DeviceSpec.parseList(specs)
+        devices = specs.isEmpty ? [] : try DeviceSpec.parseOption(specs)
         firmware = try FirmwareOptions(values)
     }
 
@@ -66,7 +67,7 @@ struct FirmwareCheckCommand: Command {
     let firmware: FirmwareOptions
 
     init(_ values: ParsedValues) throws(CLIError) {
-        devices = try DeviceSpec.parseList(values.values(Self.device))
+        devices = try DeviceSpec.parseOption(values.values(Self.device))
         firmware = try FirmwareOptions(values)
     }
 
@@ -166,7 +167,7 @@ struct FirmwareFlashCommand: Command {
     let firmware: FirmwareOptions
 
     init(_ values: ParsedValues) throws(CLIError) {
-        devices = try DeviceSpec.parseList(values.values(Self.device))
+        devices = try DeviceSpec.parseOption(values.values(Self.device))
         // At most one of them: the declaration's exclusive set, checked by the parser.
         let chosen = [Self.name, Self.version, Self.package].compactMap { option in values.value(option).map { (option, $0) } }
         if let (option, value) = chosen.first {

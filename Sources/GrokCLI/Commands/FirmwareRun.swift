@@ -1,4 +1,5 @@
 import Foundation
+import GrokFleet
 import GrokBasics
 import GrokCrypto
 import GrokFirmware
@@ -36,7 +37,7 @@ enum FirmwareDevices {
     }
 
     static func portContext(_ context: CommandContext) -> DevicePortContext {
-        DevicePortContext(context)
+        context.ports
     }
 
     static func readerOptions(_ context: CommandContext) -> ReaderOptions {

@@ -1,6 +1,7 @@
 import GrokBasics
 import Foundation
 import GrokAudio
+import GrokFleet
 import GrokCrypto
 import GrokFirmware
 import GrokProtocol

@@ -45,7 +45,7 @@ struct FleetOptions: Sendable {
         // directory's idea of where profiles are.
         profileFile = try InstallPaths(environment: values.environment).profile(profile, option: Self.profile.spelling)
         let specs = values.values(Self.requiredDevice)
-        devices = specs.isEmpty ? [] : try DeviceSpec.parseList(specs)
+        devices = specs.isEmpty ? [] : try DeviceSpec.parseOption(specs)
         dryRun = values.flag(Self.dryRun)
         station = try Self.nonEmpty(values, Self.station)
         operatorName = try Self.nonEmpty(values, Self.operatorName)
@@ -284,11 +284,18 @@ enum StateDirectory {
     /// `--ledger`, else `$GROKCTL_LEDGER`, else the profile's `station.ledger` (`profile`),
     /// else `<state dir>/ledger.sqlite`.
     static func ledger(option: String?, environment: [String: String], profile: String? = nil) -> String {
+        ledgerOverride(option: option, environment: environment) ?? profile ?? defaultLedger(environment: environment)
+    }
+
+    /// `--ledger`, else `$GROKCTL_LEDGER`: what overrides a profile's `station.ledger`.
+    static func ledgerOverride(option: String?, environment: [String: String]) -> String? {
         if let option { return option }
         if let value = environment["GROKCTL_LEDGER"], !value.isEmpty { return value }
-        if let profile { return profile }
-        return join(path(environment: environment), "ledger.sqlite")
+        return nil
     }
+
+    /// `<state dir>/ledger.sqlite`: the ledger when nothing names one.
+    static func defaultLedger(environment: [String: String]) -> String { join(path(environment: environment), "ledger.sqlite") }
 
     /// `<state dir>/spool`: the stations' spools, where a run records while the shared
     /// ledger cannot be reached (docs/ledger.md, "Offline stations and the spool").

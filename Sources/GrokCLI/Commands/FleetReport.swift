@@ -1,4 +1,5 @@
 import Foundation
+import GrokFleet
 import GrokCrypto
 import GrokLedger
 
@@ -39,7 +40,11 @@ struct FleetReportCommand: Command {
             context.console.write(page)
             return .success
         }
-        try CheckedFile.write(Array(page.utf8), to: outputFile)
+        do throws(CheckedFile.Failure) {
+            try CheckedFile.write(Array(page.utf8), to: outputFile)
+        } catch {
+            throw OutputError(error)
+        }
         context.console.say(.reportWritten, outputFile, to: .standardError)
         return .success
     }

@@ -24,16 +24,10 @@ enum FleetExit {
     }
 }
 
-/// What the device threads of a run tell the printing thread.
-enum FleetRunEvent: Sendable {
-    case event(FleetEvent)
-    case finished(Result<FleetReport, FleetError>)
-}
-
-/// A fleet run from the command line: reads the profile, refreshes the profile's firmware
-/// channel from the TUF repository (`--repository`) and opens the ledger,
-/// chooses the delegate (a technician at a terminal, the profile's policy, JSON events),
-/// runs every device on a thread of its own and presents the run on the command's thread.
+/// A fleet run from the command line: the options become a ``FleetSession``, which reads
+/// the profile, prepares (preflight, firmware channel, ledger) and runs; this chooses the
+/// decider (a technician at a terminal, the profile's policy), presents the events and the
+/// summary in the user's language and sets the exit code.
 struct FleetRun {
     let mode: FleetMode
     let options: FleetOptions
@@ -42,9 +36,22 @@ struct FleetRun {
     let context: CommandContext
 
     func run() throws -> ExitCode {
-        let profile: Profile
+        let environment = context.environment
+        let configuration = FleetSession.Configuration(
+            mode: mode, profileFile: options.profileFile, devices: options.devices, ports: context.ports,
+            readerOptions: FirmwareDevices.readerOptions(context), station: options.station,
+            operatorName: options.operatorName ?? context.defaultOperator,
+            ledger: StateDirectory.ledgerOverride(option: options.ledgerFile, environment: environment),
+            defaultLedger: StateDirectory.defaultLedger(environment: environment),
+            spoolDirectory: StateDirectory.spoolDirectory(environment: environment),
+            lockDirectory: StateDirectory.locks(environment: environment), reportFile: options.reportFile,
+            reportsDirectory: StateDirectory.reports(environment: environment), dryRun: options.dryRun,
+            repository: try options.firmware.openStationIfGiven()?.repository,
+            stopRequested: { StopSignals.flagIsSet }, devicesFinished: { StopSignals.absorbFromNowOn() },
+            chaos: FleetChaos(environment: environment))
+        let session: FleetSession
         do {
-            profile = try Profile.load(path: options.profileFile)
+            session = try FleetSession(configuration)
         } catch {
             // A profile that is there but wrong is a usage error (64), caught before anything starts.
             guard error.isBadProfileContent else { throw error }
@@ -52,218 +59,43 @@ struct FleetRun {
             return .usageError
         }
         // The profile's language, unless --lang says otherwise (CommandContext.adoptProfileLocale).
-        context.adoptProfileLocale(profile.locale)
-        let specs = try deviceSpecs()
-        // Preflight: what can be known to fail is found before the first unit is touched.
-        try checkScenes(specs, profile: profile)
-        if !options.dryRun { try checkReportWritable() }
-        let firmware = try openFirmware(profile)
-        let ports = FirmwareDevices.portContext(context)
-        let devices = specs.map { spec in
-            FleetDevice(name: spec.description, portKey: DevicePorts.portKey(spec, context: ports)) {
-                // The engine takes the port's lock itself (DeviceWorker), before it opens the port.
-                try DevicePorts.openUnlocked(spec, context: ports)
-            }
-        }
-        let environment = context.environment
-        var runOptions = FleetRunOptions(mode: mode, lockDirectory: StateDirectory.locks(environment: environment),
-                                         runID: RunKey.make(), readerOptions: FirmwareDevices.readerOptions(context))
-        // --station, else the profile's station.name, else the host name (the default).
-        if let station = options.station ?? profile.station?.name { runOptions.station = station }
-        runOptions.operatorName = options.operatorName ?? context.defaultOperator
-        // The chaos suite's hook (scripts/chaos.sh, docs/fleet.md): die the hard way right
-        // after a step changed a Grokker, before the change is recorded.
-        if let chaos = environment["GROKCTL_CHAOS_KILL_AFTER_CHANGE"], !chaos.isEmpty {
-            runOptions.afterChange = { step in
-                if step.rawValue == chaos { kill(getpid(), SIGKILL) }
-            }
-        }
-
-        let ledgerPath = StateDirectory.ledger(option: options.ledgerFile, environment: environment, profile: profile.station?.ledger)
+        context.adoptProfileLocale(session.profile.locale)
+        let prepared = try Blocking.run { try await session.prepare() }
         let console = context.console
+        for name in prepared.prefetched { console.say(.fleetPrefetched, name) }
         let useTerminal = interactive ?? (isatty(STDIN_FILENO) == 1 && console.isTerminal(.standardOutput))
         if options.dryRun {
-            // The plan reads the ledger's history (whether a smoke test is owed) and writes nothing.
-            let history = try LedgerRecorder.openForPlan(
-                location: ledgerPath, station: runOptions.station, mode: mode, offline: profile.station?.offline ?? .refuse,
-                spoolPath: StateDirectory.spool(station: runOptions.station, environment: environment))
-            let policy = try Self.policy(profile, mode: mode, ledger: history?.ledger, options: runOptions, readOnly: true)
-            let runner = FleetRunner(profile: profile, firmware: firmware, delegate: policy, recorder: PlanOnlyRecorder(history: history),
-                                     options: runOptions)
-            return FleetPlanPresenter(context: context).present(runner.plan(devices, policy: policy,
-                                                                            interactive: mode == .provision && useTerminal))
+            return FleetPlanPresenter(context: context).present(session.plan(prepared, interactive: mode == .provision && useTerminal))
         }
-        // The shared ledger, or (unreachable) a refusal or this station's spool: before any unit is touched.
-        let opened = try LedgerRecorder.openStation(
-            location: ledgerPath, station: runOptions.station, mode: mode, offline: profile.station?.offline ?? .refuse,
-            spoolPath: StateDirectory.spool(station: runOptions.station, environment: environment))
-        SpoolNotices(console: console).announce(opened)
-        let recorder = opened.recorder
-        let policy = try Self.policy(profile, mode: mode, ledger: recorder.ledger, options: runOptions, readOnly: false)
+        if let opened = prepared.ledger { SpoolNotices(console: console).announce(opened) }
         let decider: any ConfigurationDelegate
         let gate = PromptGate()
         if mode == .provision, useTerminal {
-            let cancellation = runOptions.cancellation
-            decider = TerminalDelegate(localizer: context.localizer, policy: policy,
+            let cancellation = session.runOptions.cancellation
+            decider = TerminalDelegate(localizer: context.localizer, policy: prepared.policy,
                                        input: StandardInputLines(isCancelled: { cancellation.isCancelled }),
                                        output: FileDescriptorSink.standardOutput, gate: gate,
                                        isCancelled: { cancellation.isCancelled })
         } else {
-            decider = policy
+            decider = prepared.policy
         }
-        let queue = EventQueue<FleetRunEvent>()
-        let delegate = EventStreamDelegate(decider: decider) { queue.post(.event($0)) }
-        let runner = FleetRunner(profile: profile, firmware: firmware, delegate: delegate, recorder: recorder, options: runOptions)
-
+        let presenter = FleetRunPresenter(devices: prepared.devices.map(\.name), context: context, liveBars: !useTerminal,
+                                          smokeTestSeconds: session.profile.smokeTest?.duration ?? 0)
         // Installed until the process exits (not restored when the run returns): a signal
         // that arrives while the report is written or the summary printed must not kill it.
-        let stop = StopSignals.install(StopSignals.fleetSignals)
-        let worker = Thread {
-            queue.post(.finished(Result { () throws(FleetError) -> FleetReport in try runner.runBlocking(devices) }))
-        }
-        worker.stackSize = 1 << 20
-        worker.start()
-
-        let presenter = FleetRunPresenter(devices: devices.map(\.name), context: context, liveBars: !useTerminal,
-                                          smokeTestSeconds: profile.smokeTest?.duration ?? 0)
-        var result: Result<FleetReport, FleetError>?
-        var held: [FleetRunEvent] = []
-        var switchAnnounced = false
-        while result == nil {
-            // The shared ledger lost for good mid-run: said once that the rest goes to the spool.
-            if !switchAnnounced, let failover = recorder.ledger as? SpoolFailover, failover.spool != nil {
-                SpoolNotices(console: console).switched(failover)
-                switchAnnounced = true
-            }
-            // Woken at least every 100 ms, so a signal stops the devices even while none of
-            // them has anything to say (a step blocked on a silent reader).
-            if stop.requested { runOptions.cancellation.cancel() }
-            // While a question is open, the other devices' lines wait (shown once it is answered).
-            held += queue.take(waitingAtMost: 0.1)
-            if gate.isOpen, !stop.requested { continue }
-            for event in held {
-                switch event {
-                case .event(let event): presenter.handle(event)
-                case .finished(let outcome): result = outcome
-                }
-            }
-            held.removeAll()
-            if stop.requested { runOptions.cancellation.cancel() }
-        }
-        if !switchAnnounced, let failover = recorder.ledger as? SpoolFailover, failover.spool != nil {
-            SpoolNotices(console: console).switched(failover)
-        }
-        // The devices are done: what is left (the report, the summary) must finish whatever
-        // arrives now.
-        StopSignals.absorbFromNowOn()
-        // The chaos suite's hook: a stop signal right as the report is about to be written.
-        if let chaos = environment["GROKCTL_CHAOS_SIGNAL_BEFORE_REPORT"], let number = Int32(chaos) {
-            kill(getpid(), number)
-        }
-        let report = try result!.get()
-        let reportPath = options.reportFile
-            ?? StateDirectory.join(StateDirectory.reports(environment: environment), report.runID + ".json")
-        // Written whatever the ledger did: when it failed, the report is the record of the run.
-        // The run's outcome is already in the ledger; the ledger then points to the report.
-        let written = FleetReportFile(report: report, profile: profile, options: runOptions, ledger: opened.location)
-        var reportFailure: OutputError?
-        // `--report -`: the report goes to standard output, after everything else (no file, so
-        // the ledger's report_path stays NULL and no "Report:" line is printed).
-        let toStandardOutput = reportPath == "-"
-        if !toStandardOutput {
-            do throws(OutputError) {
-                try written.write(to: reportPath)
-            } catch {
-                reportFailure = error.asReport()
+        _ = StopSignals.install(StopSignals.fleetSignals)
+        let outcome = try session.run(prepared, decider: decider, holdEvents: { gate.isOpen }) { event in
+            switch event {
+            case .fleet(let event): presenter.handle(event)
+            case .spooling(let database, let spool): SpoolNotices(console: console).switched(database: database, spool: spool)
             }
         }
-        var ledgerFailure: (any Error)? = report.ledgerFailure
-        if reportFailure == nil, ledgerFailure == nil, !toStandardOutput {
-            do { try recorder.recordReport(runID: report.runID, path: Self.absolute(reportPath)) } catch { ledgerFailure = error }
-        }
-        presenter.summary(report, reportPath: reportFailure == nil && !toStandardOutput ? reportPath : nil, ledgerPath: opened.location)
-        if toStandardOutput, let text = written.text() { console.write(text) }
-        if let reportFailure { console.report(reportFailure) }
-        if let ledgerFailure { console.report(ledgerFailure) }
-        if reportFailure != nil || ledgerFailure != nil { return .failure }
-        return FleetExit.code(for: report.outcome)
-    }
-
-    /// Preflight: every emulated Grokker's scene holds the smoke test's reference tags (a unit
-    /// without a scene file has the default bench, `RFScene.defaultBench`, which holds the
-    /// shipped profiles' tags).
-    private func checkScenes(_ specs: [DeviceSpec], profile: Profile) throws {
-        guard let wanted = profile.smokeTest?.referenceTags, !wanted.isEmpty else { return }
-        for spec in specs {
-            guard case .emulated(let index) = spec else { continue }
-            let path = DeviceStateStore.deviceDirectory(in: context.bench.directory, index: index) + "/scene.json"
-            var present: Set<[UInt8]> = []
-            if FileManager.default.fileExists(atPath: path) {
-                if let scene = try? RFScene.load(path: path) { present = Set(scene.tags.map(\.epc)) }
-            } else {
-                present = Set(RFScene.defaultBench(seed: UInt64(index)).tags.map(\.epc))
-            }
-            let missing = wanted.filter { !present.contains($0.bytes) }
-            if !missing.isEmpty {
-                throw FleetError.sceneLacksReferenceTags(device: spec.description, scene: path, missing: missing.map(\.description))
-            }
-        }
-    }
-
-    /// Preflight: the report's folder can be made and written to, and the report file (when
-    /// it is there) written over.
-    private func checkReportWritable() throws {
-        let environment = context.environment
-        if options.reportFile == "-" { return }  // standard output: checked as every write to it is
-        let path = options.reportFile ?? StateDirectory.join(StateDirectory.reports(environment: environment), "preflight.json")
-        let directory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
-        // Made folder by folder with mkdir(2), so the refusal names the system's code (EACCES,
-        // EROFS, ...), the same in every language, not Foundation's English sentence.
-        var prefix = directory.hasPrefix("/") ? "/" : ""
-        for component in directory.split(separator: "/") {
-            prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + component
-            if mkdir(prefix, 0o755) != 0, errno != EEXIST {
-                throw FleetError.reportNotWritable(path: path, detail: OutputError.reasonCode(errno))
-            }
-        }
-        var isDirectory: ObjCBool = false
-        if options.reportFile != nil, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            if isDirectory.boolValue { throw FleetError.reportNotWritable(path: path, detail: OutputError.reasonCode(EISDIR)) }
-            if access(path, W_OK) != 0 { throw FleetError.reportNotWritable(path: path, detail: OutputError.reasonCode(errno)) }
-        }
-        let probe = directory + "/.grokctl-preflight-\(getpid())"
-        let descriptor = open(probe, O_CREAT | O_EXCL | O_WRONLY, 0o600)
-        guard descriptor >= 0 else { throw FleetError.reportNotWritable(path: path, detail: OutputError.reasonCode(errno)) }
-        close(descriptor)
-        unlink(probe)
-    }
-
-    /// `--device`, or for a rollout without it, every emulated Grokker on the bench.
-    private func deviceSpecs() throws -> [DeviceSpec] {
-        if !options.devices.isEmpty { return options.devices }
-        let onBench = try context.bench.emulatedDevices()
-        guard !onBench.isEmpty else { throw CLIError.noDevices(bench: context.bench.directory) }
-        return onBench.map { DeviceSpec.emulated(index: $0) }
-    }
-
-    /// The profile's firmware channel, refreshed through TUF from `--repository` (with
-    /// `--trusted-root` and `--state`), its listings and region catalogue read and the images
-    /// the profile targets downloaded and verified before any device starts (so the devices
-    /// never wait on the network). `nil` when the profile has no firmware section.
-    private func openFirmware(_ profile: Profile) throws -> FleetFirmware? {
-        guard let policy = profile.firmware else { return nil }
-        guard let station = try options.firmware.openStationIfGiven() else {
-            throw FleetError.firmwareCache(channel: policy.channel, cause: ErrorCause(code: "fleet_no_repository"))
-        }
-        let channel = FirmwareChannel(repository: station.repository, name: policy.channel)
-        let firmware = try Blocking.run { try await FleetFirmware.load(channel, prefetch: policy) }
-        for listing in firmware.listings where firmware.isDownloaded(listing) { context.console.say(.fleetPrefetched, listing.name) }
-        return firmware
-    }
-
-    /// `path` made absolute against the current directory (what the ledger records).
-    static func absolute(_ path: String) -> String {
-        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        presenter.summary(outcome.report, reportPath: outcome.reportPath, ledgerPath: outcome.ledgerLocation)
+        if let text = outcome.reportText { console.write(text) }
+        if let failure = outcome.reportFailure { console.report(failure) }
+        if let failure = outcome.ledgerFailure { console.report(failure) }
+        if outcome.reportFailure != nil || outcome.ledgerFailure != nil { return .failure }
+        return FleetExit.code(for: outcome.report.outcome)
     }
 }
 
@@ -277,24 +109,6 @@ extension Error {
         default: false
         }
     }
-}
-
-/// The recorder of a dry run: a plan records nothing, so any call is a programming error
-/// reported as a recorder failure rather than written anywhere.
-struct PlanOnlyRecorder: GrokFleet.RunRecorder {
-    /// The ledger the plan reads the history from (`nil`: none yet).
-    var history: (any GrokFleet.RunRecorder)? = nil
-
-    /// `operation` is the recorder call's code (`begin_run`, ...), as the engine's are.
-    private func refuse(_ operation: String) -> FleetError {
-        .recorderFailed(operation: operation, subject: "--dry-run", cause: ErrorCause(code: "fleet_dry_run_records_nothing"))
-    }
-    func beginRun(_ run: RunInfo) throws { throw refuse("begin_run") }
-    func recordStep(_ step: GrokFleet.StepRecord) throws { throw refuse("record_step") }
-    func recordSmokeTest(_ result: GrokFleet.SmokeTestRecord) throws { throw refuse("record_smoke_test") }
-    func upsertDevice(_ device: GrokFleet.DeviceRecord) throws { throw refuse("record_device") }
-    func finishRun(_ summary: RunSummary) throws { throw refuse("finish_run") }
-    func completedSteps(serial: String) throws -> [GrokFleet.StepRecord] { try history?.completedSteps(serial: serial) ?? [] }
 }
 
 /// Lines of standard input, read on whichever device thread asks (the terminal delegate
@@ -585,155 +399,12 @@ struct FleetPlanPresenter {
     }
 }
 
-// MARK: The report file
-
-/// The JSON report a run leaves (`--report`, else `<state dir>/reports/<run id>.json`).
-struct FleetReportFile: Encodable {
-    struct Step: Encodable {
-        let step: String
-        let result: String
-        let code: String
-        let arguments: [String]
-        let detail: String
-        let firmwareBefore: String?
-        let firmwareAfter: String?
-        let regionBefore: String?
-        let regionAfter: String?
-        let started: String
-        let durationS: Double
-
-        enum CodingKeys: String, CodingKey {
-            case step, result, code, arguments, detail, started
-            case firmwareBefore = "firmware_before", firmwareAfter = "firmware_after"
-            case regionBefore = "region_before", regionAfter = "region_after", durationS = "duration_s"
-        }
-    }
-
-    struct SmokeTest: Encodable {
-        let step: String
-        let passed: Bool
-        let reasons: [String]
-        let readsPerSecond: Double
-        let uniqueTags: Int
-        let missingTags: [String]
-        let durationS: Double
-
-        enum CodingKeys: String, CodingKey {
-            case step, passed, reasons
-            case readsPerSecond = "reads_per_second", uniqueTags = "unique_tags", missingTags = "missing_tags"
-            case durationS = "duration_s"
-        }
-    }
-
-    struct Device: Encodable {
-        let device: String
-        let serial: String?
-        let outcome: String
-        let code: String?
-        let arguments: [String]
-        let message: String?
-        let firmwareBefore: String?
-        let firmwareAfter: String?
-        let regionBefore: String?
-        let regionAfter: String?
-        let steps: [Step]
-        let smokeTests: [SmokeTest]
-
-        enum CodingKeys: String, CodingKey {
-            case device, serial, outcome, code, arguments, message, steps
-            case firmwareBefore = "firmware_before", firmwareAfter = "firmware_after"
-            case regionBefore = "region_before", regionAfter = "region_after", smokeTests = "smoke_tests"
-        }
-    }
-
-    let format = "grokctl-fleet-report"
-    let runID: String
-    let mode: String
-    let outcome: String
-    let profile: String
-    let profileFile: String
-    let station: String
-    let operatorName: String
-    let started: String
-    let ended: String
-    let ledger: String
-    let devices: [Device]
-
-    enum CodingKeys: String, CodingKey {
-        case format, mode, outcome, profile, station, started, ended, ledger, devices
-        case runID = "run_id", profileFile = "profile_file", operatorName = "operator"
-    }
-
-    init(report: FleetReport, profile: Profile, options: FleetRunOptions, ledger: String) {
-        runID = report.runID
-        mode = report.mode.rawValue
-        outcome = report.outcome.rawValue
-        self.profile = profile.name
-        profileFile = profile.file
-        station = options.station
-        operatorName = options.operatorName
-        started = FleetReportFile.iso(report.started)
-        ended = FleetReportFile.iso(report.ended)
-        self.ledger = ledger
-        devices = report.devices.map { device in
-            Device(device: device.device, serial: device.serial, outcome: device.outcome.rawValue, code: device.code,
-                   arguments: device.arguments,
-                   message: device.code.map { Localizer.english.fleetMessage(code: $0, arguments: device.arguments) },
-                   firmwareBefore: device.firmwareBefore, firmwareAfter: device.firmwareAfter,
-                   regionBefore: device.regionBefore, regionAfter: device.regionAfter,
-                   steps: device.steps.map { step in
-                       Step(step: step.step.rawValue, result: step.result.rawValue, code: step.code, arguments: step.arguments,
-                            detail: step.detail, firmwareBefore: step.firmwareBefore, firmwareAfter: step.firmwareAfter,
-                            regionBefore: step.regionBefore, regionAfter: step.regionAfter,
-                            started: FleetReportFile.iso(step.started), durationS: (step.duration * 1000).rounded() / 1000)
-                   },
-                   smokeTests: device.smokeTests.map { test in
-                       SmokeTest(step: test.step.rawValue, passed: test.passed, reasons: test.reasons,
-                                 readsPerSecond: (test.readsPerSecond * 10).rounded() / 10, uniqueTags: test.uniqueTags,
-                                 missingTags: test.missingTags, durationS: (test.duration * 1000).rounded() / 1000)
-                   })
-        }
-    }
-
-    static func iso(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
-    }
-
-    /// Writes the report (pretty, keys sorted), creating the directory; every system call is
-    /// checked (``CheckedFile``), so a report that is not on disk is an error naming `path`.
-    func write(to path: String) throws(OutputError) {
-        // Only a non-finite number cannot be encoded.
-        guard let data = encoded() else { throw OutputError(path: path, errno: EINVAL) }
-        try CheckedFile.write(Array(data) + [0x0A], to: path)
-    }
-
-    /// The report as its file holds it (for `--report -`), with its final newline.
-    func text() -> String? { encoded().map { String(decoding: $0, as: UTF8.self) + "\n" } }
-
-    private func encoded() -> Data? {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try? encoder.encode(self)
-    }
-}
-
 // MARK: Words for the fleet
 
 extension Localizer {
-    /// The message of a step or fleet code: `error.<code>` when its placeholders are all
-    /// filled, else `fleet.code.<code>` (the `step_*` codes), else a generic line naming the code.
+    /// The message of a step or fleet code, in this language (``MessageCatalog/fleetMessage(code:arguments:)``).
     func fleetMessage(code: String, arguments: [String]) -> String {
-        if let key = MessageKey(errorCode: code) {
-            let needed = Catalogs.placeholders(in: Localizer.english.text(key))
-            if needed.isSubset(of: Set(0..<arguments.count)) { return text(key, arguments: arguments) }
-        }
-        if let key = MessageKey(rawValue: "fleet.code." + code) {
-            let needed = Catalogs.placeholders(in: Localizer.english.text(key))
-            return needed.isSubset(of: Set(0..<arguments.count)) ? text(key, arguments: arguments) : text(key)
-        }
-        return text(.fleetCodeOther, code)
+        catalog.fleetMessage(code: code, arguments: arguments)
     }
 
     func stepName(_ step: FleetStep) -> String {

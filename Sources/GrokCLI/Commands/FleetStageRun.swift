@@ -215,22 +215,3 @@ struct StageEventObject: Encodable {
         try container.encode(at, forKey: .at)
     }
 }
-
-extension FleetRun {
-    /// The profile's policy for this run; a rollout's is given its stage in `ledger` (a dry
-    /// run's only reads it). Without a ledger yet (a dry run before the first run), the
-    /// profile's percentage and no halt.
-    static func policy(_ profile: Profile, mode: FleetMode, ledger: (any LedgerStore)?, options: FleetRunOptions,
-                       readOnly: Bool) throws -> PolicyDelegate {
-        guard mode == .rollout, let rollout = profile.rollout, let ledger else { return PolicyDelegate(profile: profile, mode: mode) }
-        // Only a station's spool keeps no stages, and a rollout never spools (its halt rule
-        // needs the fleet): the same refusal as an unreachable shared ledger.
-        guard let stages = ledger as? any RolloutStageStore else {
-            throw FleetError.ledgerOfflineRollout(database: ledger.location, detail: "no_stages")
-        }
-        let tracker = RolloutStageTracker(store: stages, rollout: rollout, release: profile.firmware.map { "\($0.target)" },
-                                          station: options.station, operatorName: options.operatorName, runKey: options.runID,
-                                          readOnly: readOnly)
-        return PolicyDelegate(profile: profile, mode: mode, stage: tracker)
-    }
-}

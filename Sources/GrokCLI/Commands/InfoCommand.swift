@@ -1,3 +1,4 @@
+import GrokFleet
 /// `grokctl info --device SPEC...`: identity, firmware and region of each Grokker.
 struct InfoCommand: Command {
     /// `--device <device>`, repeatable, comma lists allowed.
@@ -14,7 +15,7 @@ struct InfoCommand: Command {
     let devices: [DeviceSpec]
 
     init(_ values: ParsedValues) throws(CLIError) {
-        devices = try DeviceSpec.parseList(values.values(Self.device))
+        devices = try DeviceSpec.parseOption(values.values(Self.device))
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {

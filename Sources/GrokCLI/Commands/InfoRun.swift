@@ -1,4 +1,5 @@
 import Foundation
+import GrokFleet
 import GrokAudio
 import GrokLink
 import GrokProtocol
@@ -97,7 +98,7 @@ struct InfoReport: Encodable, Sendable {
 /// `grokctl info`: connect to each Grokker at once (one thread per audio port), print what
 /// each one is. Exit 1 when any of them could not be reached.
 func runInfo(_ command: InfoCommand, _ context: CommandContext) throws -> ExitCode {
-    let ports = DevicePortContext(context)
+    let ports = context.ports
     var options = ReaderOptions()
     options.realtime = context.globals.realtime
     let localizer = context.localizer

@@ -1,4 +1,5 @@
 import Foundation
+import GrokFleet
 import GrokProtocol
 import UGrokIt
 
@@ -24,7 +25,7 @@ struct InventoryCommand: Command {
     let inventoryType: UgiInventoryType
 
     init(_ values: ParsedValues) throws(CLIError) {
-        devices = try DeviceSpec.parseList(values.values(Self.device))
+        devices = try DeviceSpec.parseOption(values.values(Self.device))
         guard let seconds = try values.decimal(Self.duration) else { throw .missingOption(option: Self.duration.spelling) }
         self.seconds = seconds
         guard let type = values.value(Self.type).flatMap(UgiInventoryType.init(code:)) else {
@@ -70,7 +71,7 @@ struct InventoryCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let ports = DevicePortContext(context)
+        let ports = context.ports
         var readerOptions = ReaderOptions()
         readerOptions.realtime = context.globals.realtime
         let options = readerOptions

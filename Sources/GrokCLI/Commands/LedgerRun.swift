@@ -1,4 +1,5 @@
 import Foundation
+import GrokFleet
 import GrokBasics
 import GrokLedger
 
@@ -362,7 +363,7 @@ struct LedgerDeviceObject: Encodable {
     let firstSeen: String?
     let lastSeen: String?
 
-    init(_ device: DeviceRecord) {
+    init(_ device: GrokLedger.DeviceRecord) {
         serial = device.serial
         firmware = device.firmware
         region = device.region

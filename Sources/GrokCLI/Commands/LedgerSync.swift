@@ -81,9 +81,8 @@ struct SpoolNotices {
 
     /// Said once, by the run's own thread, when the shared ledger was lost mid-run and the
     /// rest of the run went to the spool (`SpoolFailover`).
-    func switched(_ failover: SpoolFailover) {
-        guard let spool = failover.spool else { return }
-        console.warn(.fleetSpoolSpooling, failover.shared.target, spool.path)
+    func switched(database: String, spool: String) {
+        console.warn(.fleetSpoolSpooling, database, spool)
     }
 
     func noSpool(_ path: String) {

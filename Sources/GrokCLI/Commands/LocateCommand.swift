@@ -1,4 +1,5 @@
 import Foundation
+import GrokFleet
 import GrokProtocol
 import UGrokIt
 
@@ -22,7 +23,7 @@ struct LocateCommand: Command {
     init(_ values: ParsedValues) throws(CLIError) {
         guard let text = values.argument(Self.epc) else { throw .missingArgument(name: Self.epc.name) }
         target = try TagCommand.epcValue(text, option: Self.epc.spelling)
-        let devices = try DeviceSpec.parseList(values.values(Self.device))
+        let devices = try DeviceSpec.parseOption(values.values(Self.device))
         guard devices.count == 1 else { throw .invalidValue(value: devices.map(\.description).joined(separator: ","), option: "--device") }
         device = devices[0]
         guard let seconds = try values.decimal(Self.duration) else { throw .missingOption(option: Self.duration.spelling) }
@@ -50,7 +51,7 @@ struct LocateCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let ports = DevicePortContext(context)
+        let ports = context.ports
         var options = ReaderOptions()
         options.realtime = context.globals.realtime
         let session = try ReaderSession(port: try DevicePorts.open(device, context: ports), options: options)

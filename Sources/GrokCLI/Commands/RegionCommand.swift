@@ -1,3 +1,4 @@
+import GrokFleet
 import GrokFirmware
 import GrokProtocol
 import UGrokIt
@@ -64,7 +65,7 @@ struct RegionSetCommand: Command {
         guard let text = values.argument(Self.region) else { throw .missingArgument(name: Self.region.name) }
         guard let region = RegionCatalog.find(text) else { throw .invalidRegion(text) }
         self.region = region
-        devices = try DeviceSpec.parseList(values.values(Self.device))
+        devices = try DeviceSpec.parseOption(values.values(Self.device))
         firmware = try FirmwareOptions(values)
     }
 
@@ -85,7 +86,7 @@ struct RegionSetCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let ports = DevicePortContext(context)
+        let ports = context.ports
         var readerOptions = ReaderOptions()
         readerOptions.realtime = context.globals.realtime
         let options = readerOptions

@@ -1,4 +1,5 @@
 import Foundation
+import GrokFleet
 import GrokProtocol
 import UGrokIt
 
@@ -31,7 +32,7 @@ struct TagCommand: Command {
         let password: UInt32
 
         init(_ values: ParsedValues) throws(CLIError) {
-            let devices = try DeviceSpec.parseList(values.values(TagCommand.device))
+            let devices = try DeviceSpec.parseOption(values.values(TagCommand.device))
             guard devices.count == 1 else { throw .invalidValue(value: devices.map(\.description).joined(separator: ","), option: "--device") }
             device = devices[0]
             guard let epcText = values.value(TagCommand.epc) else { throw .missingOption(option: TagCommand.epc.spelling) }
@@ -100,7 +101,7 @@ struct TagCommand: Command {
     /// unless it is OK.
     static func perform(_ target: Target, name: String, _ context: CommandContext,
                         _ operation: (ReaderSession) throws(ReaderError) -> (TagAccessStatus, [UInt8]?)) throws -> ExitCode {
-        let ports = DevicePortContext(context)
+        let ports = context.ports
         var options = ReaderOptions()
         options.realtime = context.globals.realtime
         let session = try ReaderSession(port: try DevicePorts.open(target.device, context: ports), options: options)

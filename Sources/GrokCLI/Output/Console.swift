@@ -104,7 +104,7 @@ public final class Console {
 
     /// Reports a failure on stderr.
     ///
-    /// - Returns: the exit code to end with: 64 for a usage ``CLIError``, 1 otherwise.
+    /// - Returns: the exit code to end with: 64 for a usage error (``Console/isUsageError(_:)``), 1 otherwise.
     @discardableResult
     public func report(_ error: any Error) -> ExitCode {
         if isJSON {
@@ -112,8 +112,11 @@ public final class Console {
         } else {
             write(localizer.text(.errorLine, localizer.message(for: error)) + "\n", to: .standardError)
         }
-        return (error as? CLIError)?.exitCode ?? .failure
+        return Self.isUsageError(error) ? .usageError : .failure
     }
+
+    /// Whether the command line was at fault (exit 64): a usage ``CLIError``.
+    static func isUsageError(_ error: any Error) -> Bool { (error as? CLIError)?.isUsageError ?? false }
 
     /// Reports a usage error the swift-argument-parser way: `Error: ...`, the usage line,
     /// and where to find help (JSON: the error object only).

@@ -1,5 +1,6 @@
 import Foundation
 import GrokBasics
+import GrokFleet
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -126,18 +127,9 @@ public final class BufferSink: OutputSink {
 @available(*, unavailable)
 extension BufferSink: Sendable {}
 
-/// Writes a whole file so that readers see the old content or the new one (GrokBasics'
-/// ``AtomicFile``, which makes the directory and writes a device or FIFO such as
-/// `/dev/stdout` in place). A failure leaves no temporary file and throws ``OutputError``
-/// naming `path`.
-enum CheckedFile {
-    static func write(_ bytes: [UInt8], to path: String) throws(OutputError) {
-        do throws(SystemCallError) {
-            try AtomicFile.write(bytes, to: path, options: AtomicFile.Options(createsDirectories: true, writesSpecialFilesInPlace: true))
-        } catch {
-            throw OutputError(path: path, errno: error.errno)
-        }
-    }
+extension OutputError {
+    /// A file ``CheckedFile`` could not write, as output that was lost.
+    init(_ failure: CheckedFile.Failure) { self.init(path: failure.path, errno: failure.errno) }
 }
 
 /// The end of every command: the final flush of standard output, then any write that

@@ -1,4 +1,4 @@
-/// A Grokker named on the command line: `sim:N` (emulated Grokker N on the bench),
+/// A Grokker as a person names it (`--device`): `sim:N` (emulated Grokker N on the bench),
 /// `alsa:NAME` (the USB sound card a real one is plugged into) or `pcm:IN,OUT` (raw PCM
 /// streams: signed 16-bit little-endian mono, read from IN and written to OUT, e.g. the
 /// FIFOs of a `grokctl emulate` in another process or of any outside peer).
@@ -24,14 +24,14 @@ public enum DeviceSpec: Hashable, Sendable, CustomStringConvertible, Comparable 
 
     /// Parses one spec; `sim:A-B` gives every emulated Grokker from A to B.
     ///
-    /// - Throws: ``CLIError/invalidDevice(_:)`` for anything but `sim:N`, `sim:A-B` (A ≤ B)
+    /// - Throws: ``FleetError/invalidDevice(_:)`` for anything but `sim:N`, `sim:A-B` (A ≤ B)
     ///   `alsa:NAME` and `pcm:IN,OUT` (two non-empty paths without a comma);
-    ///   ``CLIError/deviceOutOfRange(index:spec:)`` for numbers past 63.
-    public static func parse(_ spec: String) throws(CLIError) -> [DeviceSpec] {
+    ///   ``FleetError/deviceOutOfRange(index:spec:)`` for numbers past 63.
+    public static func parse(_ spec: String) throws(FleetError) -> [DeviceSpec] {
         if spec.hasPrefix("sim:") {
             let body = spec.dropFirst(4)
             let parts = body.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-            let numbers = try parts.map { part throws(CLIError) in try emulatedIndex(part, in: spec) }
+            let numbers = try parts.map { part throws(FleetError) in try emulatedIndex(part, in: spec) }
             if numbers.count == 2, numbers[0] > numbers[1] { throw .invalidDevice(spec) }
             return (numbers[0]...numbers[numbers.count - 1]).map { .emulated(index: $0) }
         }
@@ -55,8 +55,8 @@ public enum DeviceSpec: Hashable, Sendable, CustomStringConvertible, Comparable 
     /// devices.
     ///
     /// - Returns: the devices in the order given.
-    /// - Throws: a usage ``CLIError`` for a bad spec or a device named twice.
-    public static func parseList(_ values: [String]) throws(CLIError) -> [DeviceSpec] {
+    /// - Throws: ``FleetError/invalidDevice(_:)``, ``FleetError/deviceOutOfRange(index:spec:)`` or ``FleetError/duplicateDevice(_:)`` for a bad spec or a device named twice.
+    public static func parseList(_ values: [String]) throws(FleetError) -> [DeviceSpec] {
         var devices: [DeviceSpec] = []
         var seen = Set<DeviceSpec>()
         for value in values {
@@ -71,7 +71,7 @@ public enum DeviceSpec: Hashable, Sendable, CustomStringConvertible, Comparable 
     }
 
     /// `value` cut at each comma that starts a new spec.
-    static func split(_ value: String) -> [String] {
+    public static func split(_ value: String) -> [String] {
         var specs: [String] = []
         var current = ""
         var rest = value[...]
@@ -90,7 +90,7 @@ public enum DeviceSpec: Hashable, Sendable, CustomStringConvertible, Comparable 
         return specs
     }
 
-    private static func emulatedIndex(_ text: Substring, in spec: String) throws(CLIError) -> Int {
+    private static func emulatedIndex(_ text: Substring, in spec: String) throws(FleetError) -> Int {
         guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }) else {
             throw .invalidDevice(spec)
         }

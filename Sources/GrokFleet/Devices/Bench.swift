@@ -20,9 +20,9 @@ public struct Bench: Sendable, Equatable {
     /// The emulated Grokkers that have state on this bench, by number; none when the
     /// directory does not exist yet.
     ///
-    /// - Throws: ``CLIError/benchNotDirectory(path:)`` when it is a file,
-    ///   ``CLIError/benchUnreadable(path:detail:)`` when it cannot be listed.
-    public func emulatedDevices() throws(CLIError) -> [Int] {
+    /// - Throws: ``FleetError/benchNotDirectory(path:)`` when it is a file,
+    ///   ``FleetError/benchUnreadable(path:detail:)`` when it cannot be listed.
+    public func emulatedDevices() throws(FleetError) -> [Int] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else { return [] }
         guard isDirectory.boolValue else { throw .benchNotDirectory(path: directory) }

@@ -84,22 +84,22 @@ struct FleetRun {
         let useTerminal = interactive ?? (isatty(STDIN_FILENO) == 1 && console.isTerminal(.standardOutput))
         if options.dryRun {
             // The plan reads the ledger's history (whether a smoke test is owed) and writes nothing.
-            let history = try LedgerRecorder.openForPlan(
+            let history = try StationLedger.openForPlan(
                 location: ledgerPath, station: runOptions.station, mode: mode, offline: profile.station?.offline ?? .refuse,
                 spoolPath: StateDirectory.spool(station: runOptions.station, environment: environment))
-            let policy = try Self.policy(profile, mode: mode, ledger: history?.ledger, options: runOptions, readOnly: true)
-            let runner = FleetRunner(profile: profile, firmware: firmware, delegate: policy, recorder: PlanOnlyRecorder(history: history),
+            let policy = try Self.policy(profile, mode: mode, ledger: history, options: runOptions, readOnly: true)
+            let runner = FleetRunner(profile: profile, firmware: firmware, delegate: policy, recorder: history,
                                      options: runOptions)
             return FleetPlanPresenter(context: context).present(runner.plan(devices, policy: policy,
                                                                             interactive: mode == .provision && useTerminal))
         }
         // The shared ledger, or (unreachable) a refusal or this station's spool: before any unit is touched.
-        let opened = try LedgerRecorder.openStation(
+        let opened = try StationLedger.open(
             location: ledgerPath, station: runOptions.station, mode: mode, offline: profile.station?.offline ?? .refuse,
             spoolPath: StateDirectory.spool(station: runOptions.station, environment: environment))
         SpoolNotices(console: console).announce(opened)
-        let recorder = opened.recorder
-        let policy = try Self.policy(profile, mode: mode, ledger: recorder.ledger, options: runOptions, readOnly: false)
+        let recorder = opened.ledger
+        let policy = try Self.policy(profile, mode: mode, ledger: recorder, options: runOptions, readOnly: false)
         let decider: any ConfigurationDelegate
         let gate = PromptGate()
         if mode == .provision, useTerminal {
@@ -131,7 +131,7 @@ struct FleetRun {
         var switchAnnounced = false
         while result == nil {
             // The shared ledger lost for good mid-run: said once that the rest goes to the spool.
-            if !switchAnnounced, let failover = recorder.ledger as? SpoolFailover, failover.spool != nil {
+            if !switchAnnounced, let failover = recorder as? SpoolFailover, failover.spool != nil {
                 SpoolNotices(console: console).switched(failover)
                 switchAnnounced = true
             }
@@ -150,7 +150,7 @@ struct FleetRun {
             held.removeAll()
             if stop.requested { runOptions.cancellation.cancel() }
         }
-        if !switchAnnounced, let failover = recorder.ledger as? SpoolFailover, failover.spool != nil {
+        if !switchAnnounced, let failover = recorder as? SpoolFailover, failover.spool != nil {
             SpoolNotices(console: console).switched(failover)
         }
         // The devices are done: what is left (the report, the summary) must finish whatever
@@ -179,7 +179,7 @@ struct FleetRun {
         }
         var ledgerFailure: (any Error)? = report.ledgerFailure
         if reportFailure == nil, ledgerFailure == nil, !toStandardOutput {
-            do { try recorder.recordReport(runID: report.runID, path: Self.absolute(reportPath)) } catch { ledgerFailure = error }
+            do { try runner.recordReport(path: Self.absolute(reportPath)) } catch { ledgerFailure = error }
         }
         presenter.summary(report, reportPath: reportFailure == nil && !toStandardOutput ? reportPath : nil, ledgerPath: opened.location)
         if toStandardOutput, let text = written.text() { console.write(text) }
@@ -277,24 +277,6 @@ extension Error {
         default: false
         }
     }
-}
-
-/// The recorder of a dry run: a plan records nothing, so any call is a programming error
-/// reported as a recorder failure rather than written anywhere.
-struct PlanOnlyRecorder: GrokFleet.RunRecorder {
-    /// The ledger the plan reads the history from (`nil`: none yet).
-    var history: (any GrokFleet.RunRecorder)? = nil
-
-    /// `operation` is the recorder call's code (`begin_run`, ...), as the engine's are.
-    private func refuse(_ operation: String) -> FleetError {
-        .recorderFailed(operation: operation, subject: "--dry-run", cause: ErrorCause(code: "fleet_dry_run_records_nothing"))
-    }
-    func beginRun(_ run: RunInfo) throws { throw refuse("begin_run") }
-    func recordStep(_ step: GrokFleet.StepRecord) throws { throw refuse("record_step") }
-    func recordSmokeTest(_ result: GrokFleet.SmokeTestRecord) throws { throw refuse("record_smoke_test") }
-    func upsertDevice(_ device: GrokFleet.DeviceRecord) throws { throw refuse("record_device") }
-    func finishRun(_ summary: RunSummary) throws { throw refuse("finish_run") }
-    func completedSteps(serial: String) throws -> [GrokFleet.StepRecord] { try history?.completedSteps(serial: serial) ?? [] }
 }
 
 /// Lines of standard input, read on whichever device thread asks (the terminal delegate

@@ -80,21 +80,12 @@ extension DeviceWorker {
             return readerFailure(.identify, error)
         }
         context.info = identified
-        do {
-            guard let held = try DeviceLock.acquire(directory: runner.options.lockDirectory, serial: identified.serialNumberText) else {
-                let path = (runner.options.lockDirectory as NSString).appendingPathComponent(identified.serialNumberText + ".lock")
-                let error = FleetError.deviceLocked(device: device.name, serial: identified.serialNumberText, lockFile: path)
-                lockedOut = error
-                return .failing(.refused, error)
-            }
-            lock = held
-        } catch {
-            return .failing(.failed, error)
-        }
+        if let refused = lockBySerial(identified.serialNumberText) { return refused }
         // The stations' shared ledger: no other station's run may work on it either.
         do {
-            if let holder = try runner.recorder.lockFleetWide(serial: identified.serialNumberText, runID: runID) {
-                let error = FleetError.deviceLocked(device: device.name, serial: identified.serialNumberText, lockFile: holder)
+            if let holder = try ledger.store.lockFleetWide(serial: identified.serialNumberText, run: ledger.run) {
+                let error = FleetError.deviceLocked(device: device.name, serial: identified.serialNumberText,
+                                                    lockFile: "station \(holder.station), run \(holder.runKey)")
                 lockedOut = error
                 return .failing(.refused, error)
             }
@@ -105,14 +96,34 @@ extension DeviceWorker {
         // has no application to go back to: the firmware step repairs it first (``DeviceWorkflow``).
         inLoader = session.version?.software == .loader
         do {
-            try runner.recorder.upsertDevice(deviceRecord(outcome: .done, provisioning: nil))
-            history = try runner.recorder.completedSteps(serial: identified.serialNumberText)
-            if mode != .verify { openIntents = try runner.recorder.openIntents(serial: identified.serialNumberText) }
+            try ledger.store.upsertDevice(sighting(provisioning: nil))
+            history = try Self.completedSteps(serial: identified.serialNumberText, in: ledger.store)
+            // Asked once the Grokker is locked and before this run records any intent for it,
+            // so every open intent found belongs to a run that is no longer working on it.
+            if mode != .verify { openIntents = try ledger.store.intents(serial: identified.serialNumberText, openOnly: true) }
         } catch {
             return .failing(.failed, .recorderFailed(operation: "read_history", subject: identified.serialNumberText, error: error))
         }
         if let failure = resolveUpdateShownByTheUnit(identified) { return failure }
         return .done("step_identified", identified.description)
+    }
+
+    /// Takes this station's lock on the Grokker `serial` (a run and a plan alike): nil when
+    /// taken, else the step's end (another run holds it: refused, and nothing of this run is
+    /// recorded for it).
+    func lockBySerial(_ serial: String) -> Result? {
+        do {
+            guard let held = try DeviceLock.acquire(directory: runner.options.lockDirectory, serial: serial) else {
+                let path = (runner.options.lockDirectory as NSString).appendingPathComponent(serial + ".lock")
+                let error = FleetError.deviceLocked(device: device.name, serial: serial, lockFile: path)
+                lockedOut = error
+                return .failing(.refused, error)
+            }
+            lock = held
+            return nil
+        } catch {
+            return .failing(.failed, error)
+        }
     }
 
     /// An update an ended run was making, that the unit now runs (the run was stopped after
@@ -123,7 +134,7 @@ extension DeviceWorker {
     /// Region and provisioning are resolved at their own steps, which come before it.
     func resolveUpdateShownByTheUnit(_ info: ReaderInfo) -> Result? {
         let running = "\(info.firmwareVersion)"
-        guard !inLoader, let latest = openIntents.last(where: { $0.step == .firmware }), latest.target == running else { return nil }
+        guard !inLoader, let latest = openIntents.last(where: { $0.step == FleetStep.firmware.rawValue }), latest.target == running else { return nil }
         let now = runner.options.clock()
         let found = StepOutcome(step: .firmware, result: .skipped, code: "step_already_satisfied",
                                 detail: "runs \(running), the update an ended run was making",

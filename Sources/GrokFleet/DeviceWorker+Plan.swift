@@ -56,17 +56,9 @@ extension DeviceWorker {
         context.info = identified
         // A Grokker another run holds is refused by the run: the plan says so (the lock is
         // held only while the plan reads).
-        do {
-            guard let held = try DeviceLock.acquire(directory: runner.options.lockDirectory, serial: identified.serialNumberText) else {
-                let path = (runner.options.lockDirectory as NSString).appendingPathComponent(identified.serialNumberText + ".lock")
-                return unreachable(.identify, .failing(.refused, .deviceLocked(device: device.name, serial: identified.serialNumberText, lockFile: path)))
-            }
-            lock = held
-        } catch {
-            return unreachable(.identify, .failing(.failed, error))
-        }
+        if let refused = lockBySerial(identified.serialNumberText) { return unreachable(.identify, refused) }
         inLoader = session.version?.software == .loader
-        history = (try? runner.recorder.completedSteps(serial: identified.serialNumberText)) ?? []
+        history = runner.recorder.flatMap { try? Self.completedSteps(serial: identified.serialNumberText, in: $0) } ?? []
         let identifyDecision = decider.decide(.identify, facts(identified))
         planned.append(identifyDecision.planned)
         action = workflow.next(.ended(DeviceWorkflow.assumedEnding(of: identifyDecision, inLoader: inLoader)))

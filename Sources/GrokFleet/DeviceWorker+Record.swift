@@ -12,14 +12,11 @@ import UGrokIt
 extension DeviceWorker {
     // MARK: Intents
 
-    /// The steps that change a Grokker: each records its intent before sending the change.
-    static let changingSteps: Set<FleetStep> = [.provision, .region, .firmware]
-
     /// Records the intent of `step` toward `target` before the change is sent. Returns the
     /// failure to end the step with when it cannot be recorded (then nothing is sent).
     func intend(_ step: FleetStep, target: String) -> Result? {
         do {
-            try runner.recorder.recordIntent(runID: runID, serial: serial, step: step, target: target, at: runner.options.clock())
+            try ledger.store.recordIntent(run: ledger.run, serial: serial, step: step.rawValue, target: target, at: runner.options.clock())
             return nil
         } catch {
             return .failing(.failed, .recorderFailed(operation: "record_intent", subject: "\(serial), \(step.rawValue)", error: error))
@@ -30,8 +27,8 @@ extension DeviceWorker {
     /// found on the Grokker: already satisfied means the interrupted run made the change
     /// (recorded as done by that run); changed now means it had not. Anything else (a
     /// failure, a refusal) leaves them open for the next run.
-    func resolveOpenIntents(of step: FleetStep, outcome: StepOutcome) throws {
-        let pending = openIntents.filter { $0.step == step }
+    func resolveOpenIntents(of step: FleetStep, outcome: StepOutcome) throws(LedgerError) {
+        let pending = openIntents.filter { $0.step == step.rawValue }
         guard !pending.isEmpty else { return }
         let made: Bool
         if outcome.result == .skipped, outcome.code == "step_already_satisfied" {
@@ -44,15 +41,22 @@ extension DeviceWorker {
         for (index, intent) in pending.enumerated() {
             // Of several open intents for one step, the latest made the change.
             let author = made && index == pending.count - 1
-            try runner.recorder.resolveIntent(intent, made: author, outcome: outcome, by: runID, at: runner.options.clock())
+            // Found made: recorded as done, by the intent's own run, as this run found it.
+            let found = StepRecord(
+                run: ledger.run, serial: intent.serial, step: intent.step, startedAt: outcome.started,
+                endedAt: outcome.started.addingTimeInterval(outcome.duration), result: .done, firmwareAfter: outcome.firmwareAfter,
+                regionAfter: outcome.regionAfter, code: "step_completed_by_interrupted_run",
+                detail: "made by this run before it ended; found made by run \(runID) (\(intent.target))")
+            try ledger.store.resolveIntent(intent.id, outcome: author ? .done : .notDone, by: ledger.run, step: author ? found : nil,
+                                           at: runner.options.clock())
             if author {
                 // History now knows the change (a smoke test after it may still be owed).
                 var record = outcome
                 record.result = .done
-                history.append(StepRecord(runID: intent.runID, serial: serial, device: device.name, outcome: record))
+                history.append(record)
             }
         }
-        openIntents.removeAll { $0.step == step }
+        openIntents.removeAll { $0.step == step.rawValue }
     }
 
 
@@ -62,19 +66,55 @@ extension DeviceWorker {
             provisioning = try? session.provisioningRecord()
         }
         do {
-            try runner.recorder.upsertDevice(deviceRecord(outcome: outcome, provisioning: provisioning))
+            try ledger.store.upsertDevice(sighting(provisioning: provisioning))
         } catch {
             return .failing(.failed, .recorderFailed(operation: "record_device", subject: serial, error: error))
         }
         return .done("step_recorded", "\(outcome.rawValue)")
     }
 
-    func deviceRecord(outcome: DeviceOutcome, provisioning: ProvisioningRecord?) -> DeviceRecord {
+    /// The Grokker as it now stands, for the ledger's devices.
+    func sighting(provisioning: ProvisioningRecord?) -> DeviceSighting {
         let info = self.info!
-        return DeviceRecord(serial: info.serialNumberText, hardwareModel: info.hardwareModel, hardwareRevision: Int(info.hardwareRevision),
-                            firmware: "\(info.firmwareVersion)", loader: "\(info.loaderVersion)", region: regionText,
-                            provisioned: info.provisioned, antennaType: provisioning.map { Int($0.antennaType) },
-                            provisioningStatus: provisioning?.status.name, lastDevice: device.name, lastRunID: runID,
-                            lastOutcome: outcome, updated: runner.options.clock())
+        return DeviceSighting(serial: info.serialNumberText, hardwareType: info.hardwareModel, hardwareRevision: String(info.hardwareRevision),
+                              antennaType: provisioning.map { String($0.antennaType) }, firmware: "\(info.firmwareVersion)",
+                              region: regionText, provisioned: info.provisioned, seenAt: runner.options.clock())
+    }
+
+    // MARK: The ledger
+
+    /// The ledger this run records into and its run there. Only a run records; a dry run
+    /// (which has none) never asks.
+    var ledger: Recording {
+        guard let recording else { preconditionFailure("a dry run records nothing") }
+        return recording
+    }
+
+    /// `outcome` as the ledger's record of the step.
+    func stepRecord(_ outcome: StepOutcome) -> StepRecord {
+        StepRecord(run: ledger.run, serial: serial, step: outcome.step.rawValue, startedAt: outcome.started,
+                   endedAt: outcome.started.addingTimeInterval(outcome.duration), result: outcome.result,
+                   firmwareBefore: outcome.firmwareBefore, firmwareAfter: outcome.firmwareAfter, regionBefore: outcome.regionBefore,
+                   regionAfter: outcome.regionAfter, code: outcome.code, detail: outcome.detail)
+    }
+
+    /// Every step of the Grokker `serial` that ended `done` or `skipped`, in provision and
+    /// rollout runs (verify runs never count as work done), oldest first: the history a
+    /// re-run uses to finish only what is left. A step name no workflow step has is damage
+    /// (``LedgerError/corrupt(path:damage:)``), never skipped over.
+    static func completedSteps(serial: String, in store: any LedgerStore) throws(LedgerError) -> [StepOutcome] {
+        let counted = Set(try store.runs(limit: nil).filter { $0.kind != .verify }.map(\.id))
+        var history: [StepOutcome] = []
+        for record in try store.steps(run: nil, serial: serial)
+        where counted.contains(record.run) && (record.result == .done || record.result == .skipped) {
+            guard let step = FleetStep(rawValue: record.step) else {
+                throw .corrupt(path: store.location, damage: LedgerDamage("unknown_value", ["steps.step", record.step]))
+            }
+            history.append(StepOutcome(step: step, result: record.result, code: record.code ?? "", detail: record.detail,
+                                       firmwareBefore: record.firmwareBefore, firmwareAfter: record.firmwareAfter,
+                                       regionBefore: record.regionBefore, regionAfter: record.regionAfter,
+                                       started: record.startedAt, duration: record.endedAt.timeIntervalSince(record.startedAt)))
+        }
+        return history
     }
 }

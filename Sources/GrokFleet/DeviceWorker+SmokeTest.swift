@@ -26,16 +26,16 @@ extension DeviceWorker {
                 }
                 return readerFailure(step, error)
             }
+            smokeTests.append(SmokeTestReport(step: step, measurement: measurement))
+            let expected = policy.referenceTags.map(\.description)
+            let missing = Set(measurement.missingTags)
             let record = SmokeTestRecord(
-                runID: runID, serial: serial, device: device.name, step: step, passed: measurement.passed,
-                reasons: measurement.reasons, inventoryType: policy.inventoryType.code, duration: measurement.duration,
-                reads: measurement.reads, readsPerSecond: measurement.readsPerSecond, uniqueTags: measurement.uniqueTags,
-                expectedTags: policy.referenceTags.map(\.description), missingTags: measurement.missingTags,
-                strongestRSSI: measurement.strongestRSSI, weakestReferenceRSSI: measurement.weakestReferenceRSSI,
-                firmware: "\(info.firmwareVersion)", region: regionText, time: runner.options.clock())
-            smokeTests.append(record)
+                run: ledger.run, serial: serial, afterStep: step.rawValue, startedAt: runner.options.clock(),
+                durationMilliseconds: Int64((measurement.duration * 1000).rounded()), expectedTags: expected,
+                foundTags: expected.filter { !missing.contains($0) }, readsPerSecond: measurement.readsPerSecond,
+                minRSSI: measurement.weakestReferenceRSSI ?? measurement.strongestRSSI, passed: measurement.passed)
             do {
-                try runner.recorder.recordSmokeTest(record)
+                try ledger.store.recordSmokeTest(record)
             } catch {
                 return .failing(.failed, .recorderFailed(operation: "record_smoke_test", subject: serial, error: error))
             }

@@ -27,16 +27,16 @@ final class DeviceWorker {
     /// Intents of this Grokker left open by runs that ended between a change and its
     /// record (read once the Grokker is locked); each is resolved by its step, which asks
     /// the Grokker.
-    var openIntents: [ChangeIntent] = []
+    var openIntents: [IntentRecord] = []
     var steps: [StepOutcome] = []
-    var smokeTests: [SmokeTestRecord] = []
+    var smokeTests: [SmokeTestReport] = []
     var provisioning: ProvisioningRecord?
     /// The order of the steps and where the device stops (the same machine a plan walks).
     var workflow: DeviceWorkflow
     /// Steps done (changed the device) in this run.
     var changed: Set<FleetStep> { workflow.changed }
-    /// The recorder's completed steps for this serial, oldest first.
-    var history: [StepRecord] = []
+    /// The ledger's completed steps for this serial, oldest first.
+    var history: [StepOutcome] = []
     var firmwareTarget: FirmwareVersion?
     /// The run was cancelled before this device finished.
     var interrupted = false
@@ -53,9 +53,24 @@ final class DeviceWorker {
     let bound: WallClockBound
     var stepLimit: String?
 
-    init(runner: FleetRunner, device: FleetDevice) {
+    /// The ledger a run records into, and its run there.
+    struct Recording: Sendable {
+        let store: any LedgerStore
+        let run: RunID
+
+        init(ledger store: any LedgerStore, run: RunID) {
+            self.store = store
+            self.run = run
+        }
+    }
+
+    /// Where this run records (`nil`: a dry run, which records nothing).
+    let recording: Recording?
+
+    init(runner: FleetRunner, device: FleetDevice, recording: Recording?) {
         self.runner = runner
         self.device = device
+        self.recording = recording
         context = FleetDeviceContext(device: device.name)
         workflow = DeviceWorkflow(mode: runner.options.mode, profile: runner.profile)
         let cancellation = runner.options.cancellation
@@ -206,7 +221,7 @@ final class DeviceWorker {
         steps.append(outcome)
         if info != nil {
             do {
-                try runner.recorder.recordStep(StepRecord(runID: runID, serial: serial, device: device.name, outcome: outcome))
+                try ledger.store.recordStep(stepRecord(outcome))
                 try resolveOpenIntents(of: step, outcome: outcome)
             } catch {
                 let failure = FleetError.recorderFailed(operation: "record_step", subject: "\(device.name), \(step.rawValue)", error: error)

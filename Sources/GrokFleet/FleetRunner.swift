@@ -1,6 +1,9 @@
 import Foundation
+import GrokBasics
 import GrokAudio
+import GrokCrypto
 import GrokFirmware
+import GrokLedger
 import GrokProtocol
 import Synchronization
 import UGrokIt
@@ -61,6 +64,40 @@ public struct FleetRunOptions: Sendable {
     }
 }
 
+/// How a run ended. The codes are the ledger's (``GrokLedger/RunOutcome``, which adds
+/// `abandoned` for a run whose process died): the summary, the report, `--json` and the
+/// ledger share one vocabulary (docs/fleet.md, "Outcomes").
+public enum RunOutcome: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Every device done.
+    case succeeded
+    /// Some devices postponed, refused or halted; none failed.
+    case incomplete
+    /// At least one device failed.
+    case failed
+    /// A stop signal ended the run before every device finished.
+    case interrupted
+
+    /// The ledger's code of the same outcome (one vocabulary; the ledger adds `abandoned`).
+    var ledgerOutcome: GrokLedger.RunOutcome {
+        switch self {
+        case .succeeded: .succeeded
+        case .incomplete: .incomplete
+        case .failed: .failed
+        case .interrupted: .interrupted
+        }
+    }
+}
+
+/// What a smoke test of one Grokker measured, and after which step.
+@dynamicMemberLookup
+public struct SmokeTestReport: Sendable, Hashable {
+    /// ``FleetStep/smokeTest`` or ``FleetStep/finalSmokeTest``.
+    public var step: FleetStep
+    public var measurement: SmokeTestMeasurement
+
+    public subscript<Value>(dynamicMember path: KeyPath<SmokeTestMeasurement, Value>) -> Value { measurement[keyPath: path] }
+}
+
 /// What happened to one Grokker.
 public struct DeviceReport: Sendable, Hashable {
     public var device: String
@@ -71,7 +108,7 @@ public struct DeviceReport: Sendable, Hashable {
     public var code: String?
     public var arguments: [String]
     public var steps: [StepOutcome]
-    public var smokeTests: [SmokeTestRecord]
+    public var smokeTests: [SmokeTestReport]
     public var firmwareBefore: String?
     public var firmwareAfter: String?
     public var regionBefore: String?
@@ -134,21 +171,25 @@ public struct DevicePlan: Sendable, Hashable {
 /// test -> record. Each step is skipped when the device already satisfies it (judged from
 /// the device itself; the recorder's completed steps decide only whether a smoke test is
 /// still owed), so a run stopped at any moment can be re-run and finishes only what is
-/// left. Every step is recorded through the ``RunRecorder`` before the next begins, and
+/// left. Every step is recorded in the ledger (``LedgerStore``) before the next begins, and
 /// every decision goes through the ``ConfigurationDelegate`` (docs/fleet.md).
 public final class FleetRunner: Sendable {
     public let profile: Profile
     /// The firmware channel's verified state; `nil` when the profile has no firmware section.
     public let firmware: FleetFirmware?
     public let delegate: any ConfigurationDelegate
-    public let recorder: any RunRecorder
+    /// The ledger the run records into and reads history from (docs/ledger.md); `nil`: a
+    /// dry run's runner without a ledger yet (it plans without history and runs nothing).
+    public let recorder: (any LedgerStore)?
+    /// The ledger's run, once begun.
+    private let ledgerRun = Mutex<RunID?>(nil)
     public let options: FleetRunOptions
 
     /// - Parameter firmware: the profile's firmware channel, read through TUF before the run
     ///   (``FleetFirmware/load(_:prefetch:)``); `nil` when the profile has no firmware section
     ///   (its region catalogue, if any, also serves the region step).
     public init(profile: Profile, firmware: FleetFirmware?, delegate: any ConfigurationDelegate,
-                recorder: any RunRecorder, options: FleetRunOptions) {
+                recorder: (any LedgerStore)?, options: FleetRunOptions) {
         self.profile = profile
         self.firmware = firmware
         self.delegate = delegate
@@ -174,23 +215,27 @@ public final class FleetRunner: Sendable {
     ///   the report.
     public func runBlocking(_ devices: [FleetDevice]) throws(FleetError) -> FleetReport {
         let started = options.clock()
+        guard let recorder else {
+            throw .recorderFailed(operation: "begin_run", subject: options.runID, cause: ErrorCause(code: "fleet_dry_run_records_nothing"))
+        }
+        let run: RunID
         do {
-            try recorder.beginRun(RunInfo(id: options.runID, mode: options.mode, profileName: profile.name,
-                                          profileFile: profile.file, station: options.station,
-                                          operatorName: options.operatorName, started: started))
+            run = try recorder.beginRun(RunStart(kind: options.mode.runKind, profileName: profile.name, profileSHA256: Self.digest(of: profile),
+                                                 station: options.station, operatorName: options.operatorName, startedAt: started,
+                                                 key: options.runID))
         } catch {
             throw .recorderFailed(operation: "begin_run", subject: options.runID, error: error)
         }
+        ledgerRun.withLock { $0 = run }
+        let recording = DeviceWorker.Recording(ledger: recorder, run: run)
         let reports = Self.each(devices, concurrency: options.maxConcurrentDevices) { device in
-            DeviceWorker(runner: self, device: device).run()
+            DeviceWorker(runner: self, device: device, recording: recording).run()
         }
         let outcome = Self.outcome(of: reports, cancelled: options.cancellation.isCancelled)
-        var counts: [DeviceOutcome: Int] = [:]
-        for report in reports { counts[report.outcome, default: 0] += 1 }
         let ended = options.clock()
         var failure: FleetError?
         do {
-            try recorder.finishRun(RunSummary(runID: options.runID, ended: ended, outcome: outcome, devices: counts))
+            try recorder.finishRun(run, outcome: outcome.ledgerOutcome, endedAt: ended, reportPath: nil)
         } catch {
             failure = .recorderFailed(operation: "finish_run", subject: options.runID, error: error)
         }
@@ -209,6 +254,19 @@ public final class FleetRunner: Sendable {
             thread.start()
         }
         return try result.get()
+    }
+
+    /// The SHA-256 of the profile file's bytes (the ledger counts a step done only for runs
+    /// of the same content); a profile not read from a file is known by its name.
+    static func digest(of profile: Profile) -> String {
+        let bytes = FileManager.default.contents(atPath: profile.file).map { [UInt8]($0) } ?? Array("profile:\(profile.name)".utf8)
+        return SHA256.hash(bytes).hex
+    }
+
+    /// Records where the report of the run this runner ran was written (after the run).
+    public func recordReport(path: String) throws(LedgerError) {
+        guard let recorder, let run = ledgerRun.withLock({ $0 }) else { preconditionFailure("a report is recorded after its run") }
+        try recorder.recordReport(run, path: path)
     }
 
     static func outcome(of reports: [DeviceReport], cancelled: Bool) -> RunOutcome {
@@ -259,7 +317,18 @@ public final class FleetRunner: Sendable {
     /// would ask a person (those questions show as ``PlannedStep/Action/ask``).
     public func plan(_ devices: [FleetDevice], policy: PolicyDelegate? = nil, interactive: Bool = false) -> [DevicePlan] {
         Self.each(devices, concurrency: options.maxConcurrentDevices) { device in
-            DeviceWorker(runner: self, device: device).plan(policy: policy, interactive: interactive)
+            DeviceWorker(runner: self, device: device, recording: nil).plan(policy: policy, interactive: interactive)
+        }
+    }
+}
+
+extension FleetMode {
+    /// The ledger's kind of a run of this mode.
+    var runKind: RunKind {
+        switch self {
+        case .provision: .provision
+        case .rollout: .rollout
+        case .verify: .verify
         }
     }
 }

@@ -24,7 +24,7 @@ extension FleetSession {
         public let ledger: StationLedger?
         /// The history a dry run reads (whether a smoke test is owed); `nil` for a run, or
         /// when there is no ledger yet.
-        public let history: LedgerRecorder?
+        public let history: (any LedgerStore)?
         /// The profile's policy for this run (a rollout's with its stage): the decider of an
         /// unattended run, the answers behind a person's.
         public let policy: PolicyDelegate
@@ -49,16 +49,16 @@ extension FleetSession {
         let offline = profile.station?.offline ?? .refuse
         if configuration.dryRun {
             // The plan reads the ledger's history (whether a smoke test is owed) and writes nothing.
-            let history = try LedgerRecorder.openForPlan(location: ledgerLocation, station: runOptions.station,
-                                                         mode: configuration.mode, offline: offline, spoolPath: spoolPath)
+            let history = try StationLedger.openForPlan(location: ledgerLocation, station: runOptions.station,
+                                                        mode: configuration.mode, offline: offline, spoolPath: spoolPath)
             return Prepared(devices: devices, firmware: firmware, prefetched: prefetched, ledger: nil, history: history,
-                            policy: try policy(ledger: history?.ledger, readOnly: true))
+                            policy: try policy(ledger: history, readOnly: true))
         }
         // The shared ledger, or (unreachable) a refusal or this station's spool.
-        let ledger = try LedgerRecorder.openStation(location: ledgerLocation, station: runOptions.station,
-                                                    mode: configuration.mode, offline: offline, spoolPath: spoolPath)
+        let ledger = try StationLedger.open(location: ledgerLocation, station: runOptions.station,
+                                            mode: configuration.mode, offline: offline, spoolPath: spoolPath)
         return Prepared(devices: devices, firmware: firmware, prefetched: prefetched, ledger: ledger, history: nil,
-                        policy: try policy(ledger: ledger.recorder.ledger, readOnly: false))
+                        policy: try policy(ledger: ledger.ledger, readOnly: false))
     }
 
     /// The devices named, or without any, every emulated Grokker on the bench.

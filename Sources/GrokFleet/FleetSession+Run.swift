@@ -33,7 +33,7 @@ extension FleetSession {
     /// uses; nothing is recorded. `interactive`: a person would answer the questions.
     public func plan(_ prepared: Prepared, interactive: Bool) -> [DevicePlan] {
         let runner = FleetRunner(profile: profile, firmware: prepared.firmware, delegate: prepared.policy,
-                                 recorder: PlanOnlyRecorder(history: prepared.history), options: runOptions)
+                                 recorder: prepared.history, options: runOptions)
         return runner.plan(prepared.devices, policy: prepared.policy, interactive: interactive)
     }
 
@@ -53,7 +53,7 @@ extension FleetSession {
         guard let opened = prepared.ledger else {
             preconditionFailure("a dry run's preparation is for plan(_:interactive:)")
         }
-        let recorder = opened.recorder
+        let recorder = opened.ledger
         let queue = EventQueue<Result<FleetEvent, FleetError>?>()
         let delegate = EventStreamDelegate(decider: decider) { queue.post(.success($0)) }
         let runner = FleetRunner(profile: profile, firmware: prepared.firmware, delegate: delegate, recorder: recorder,
@@ -74,7 +74,7 @@ extension FleetSession {
         var switchAnnounced = false
         func announceSwitch() {
             // The shared ledger lost for good mid-run: said once that the rest goes to the spool.
-            guard !switchAnnounced, let failover = recorder.ledger as? SpoolFailover, let spool = failover.spool else { return }
+            guard !switchAnnounced, let failover = recorder as? SpoolFailover, let spool = failover.spool else { return }
             handle(.spooling(database: failover.shared.target, spool: spool.path))
             switchAnnounced = true
         }
@@ -96,12 +96,12 @@ extension FleetSession {
         configuration.devicesFinished()
         if let signal = configuration.chaos.signalBeforeReport { kill(getpid(), signal) }
         let report = try finished.withLock { $0 }!.get()
-        return finish(report, ledger: opened)
+        return finish(report, runner: runner, ledger: opened)
     }
 
     /// Writes the report (whatever the ledger did: when it failed, the report is the record
     /// of the run) and, once it is on disk, records its path in the ledger.
-    func finish(_ report: FleetReport, ledger opened: StationLedger) -> Outcome {
+    func finish(_ report: FleetReport, runner: FleetRunner, ledger opened: StationLedger) -> Outcome {
         let reportPath = configuration.reportFile ?? Self.join(configuration.reportsDirectory, report.runID + ".json")
         let file = FleetReportFile(report: report, profile: profile, options: runOptions, ledger: opened.location)
         // `-`: the caller prints the report, after everything else (no file, so the ledger's
@@ -119,7 +119,7 @@ extension FleetSession {
         var ledgerFailure: (any Error)? = report.ledgerFailure
         if reportFailure == nil, ledgerFailure == nil {
             do {
-                try opened.recorder.recordReport(runID: report.runID, path: Self.absolute(reportPath))
+                try runner.recordReport(path: Self.absolute(reportPath))
             } catch {
                 ledgerFailure = error
             }
@@ -132,22 +132,4 @@ extension FleetSession {
     static func absolute(_ path: String) -> String {
         path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
-}
-
-/// The recorder of a dry run: a plan records nothing, so any call is a programming error
-/// reported as a recorder failure rather than written anywhere.
-struct PlanOnlyRecorder: RunRecorder {
-    /// The ledger the plan reads the history from (`nil`: none yet).
-    var history: (any RunRecorder)? = nil
-
-    /// `operation` is the recorder call's code (`begin_run`, ...), as the engine's are.
-    private func refuse(_ operation: String) -> FleetError {
-        .recorderFailed(operation: operation, subject: "--dry-run", cause: ErrorCause(code: "fleet_dry_run_records_nothing"))
-    }
-    func beginRun(_ run: RunInfo) throws { throw refuse("begin_run") }
-    func recordStep(_ step: StepRecord) throws { throw refuse("record_step") }
-    func recordSmokeTest(_ result: SmokeTestRecord) throws { throw refuse("record_smoke_test") }
-    func upsertDevice(_ device: DeviceRecord) throws { throw refuse("record_device") }
-    func finishRun(_ summary: RunSummary) throws { throw refuse("finish_run") }
-    func completedSteps(serial: String) throws -> [StepRecord] { try history?.completedSteps(serial: serial) ?? [] }
 }

@@ -70,8 +70,8 @@ struct StepFacts: Sendable {
     /// The unit's battery (`nil`: not read; a loader answers no battery request).
     var batteryPercent: Int?
     var externalPower: Bool = false
-    /// The recorder's completed steps for this serial, oldest first.
-    var history: [StepRecord] = []
+    /// The ledger's completed steps for this serial, oldest first.
+    var history: [StepOutcome] = []
     /// Steps that changed the unit earlier in this run (or, in a plan, would have).
     var changed: Set<FleetStep> = []
     /// The regions the unit may choose (the channel's signed catalogue, else the vendor's 22).

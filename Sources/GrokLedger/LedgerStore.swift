@@ -18,6 +18,14 @@ public protocol LedgerStore: RunRecorder {
     func intents(serial: String?, openOnly: Bool) throws(LedgerError) -> [IntentRecord]
     @discardableResult
     func resolveIntent(_ id: Int64, outcome: IntentOutcome, by resolver: RunID, step: StepRecord?, at time: Date) throws(LedgerError) -> Bool
+    /// Takes the fleet-wide lock on `serial` for `run` (a ledger the stations share): nil
+    /// when taken, or who holds it when another station's live run does. A station's own
+    /// file has no fleet-wide lock (nil: taken).
+    func lockFleetWide(serial: String, run: RunID) throws(LedgerError) -> PostgresLedger.DeviceHolder?
+}
+
+public extension LedgerStore {
+    func lockFleetWide(serial: String, run: RunID) throws(LedgerError) -> PostgresLedger.DeviceHolder? { nil }
 }
 
 extension Ledger: LedgerStore {
@@ -26,6 +34,7 @@ extension Ledger: LedgerStore {
 
 extension PostgresLedger: LedgerStore {
     public var location: String { target }
+    public func lockFleetWide(serial: String, run: RunID) throws(LedgerError) -> DeviceHolder? { try lockDevice(serial, run: run) }
 }
 
 /// Which ledger a `--ledger` value (or `GROKCTL_LEDGER`) names.

@@ -1,7 +1,8 @@
 import Foundation
 
 /// What the workflow engine records while it runs, and the one question it asks back on a
-/// re-run. ``Ledger`` is the SQLite implementation; tests of the engine may use an in-memory one.
+/// re-run: the fleet records these records and no copy of them. ``Ledger`` is the SQLite
+/// implementation, ``PostgresLedger`` the shared one (``LedgerStore`` adds what a run reads back).
 ///
 /// Every call is one transaction: it is kept whole or not at all, even if the process is
 /// killed during it. Calls block briefly (a few milliseconds, longer only while another

@@ -219,7 +219,7 @@ public final class SpoolFailover: LedgerStore {
 
     /// The fleet-wide lock on `serial` for `run` while the shared ledger is in use; nil
     /// (taken) once spooling, when there is no such lock (the run said so).
-    public func lockDevice(_ serial: String, run: RunID) throws(LedgerError) -> PostgresLedger.DeviceHolder? {
+    public func lockFleetWide(serial: String, run: RunID) throws(LedgerError) -> PostgresLedger.DeviceHolder? {
         try perform(run, online: { (_) throws(LedgerError) in try shared.lockDevice(serial, run: run) },
                     offline: { (_, _) throws(LedgerError) -> PostgresLedger.DeviceHolder? in nil })
     }

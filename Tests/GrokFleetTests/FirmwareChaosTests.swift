@@ -77,7 +77,7 @@ struct FirmwareChaosTests {
                 units.cutPower(event.device, after: fault.samples)
             }
         }
-        let first = try await FleetRunner(profile: profile, firmware: firmware.fleet, delegate: delegate, recorder: InMemoryRunRecorder(),
+        let first = try await FleetRunner(profile: profile, firmware: firmware.fleet, delegate: delegate, recorder: try TestLedger(),
                                           options: bench.options(.provision))
             .run([units.device(bench, 0, keepPower: fault.unplug)])
         #expect(faulted.value, "the fault was armed")
@@ -86,7 +86,7 @@ struct FirmwareChaosTests {
 
         // Power back (a new unit on the same flash) or the cable plugged in again (the same unit).
         let rerun = try await FleetRunner(profile: profile, firmware: firmware.fleet, delegate: PolicyDelegate(profile: profile, mode: .provision),
-                                          recorder: InMemoryRunRecorder(), options: bench.options(.provision))
+                                          recorder: try TestLedger(), options: bench.options(.provision))
             .run([units.device(bench, 0, keepPower: fault.unplug)])
         let steps = rerun.devices[0].steps.map { "\($0.step) \($0.result) \($0.code) \($0.detail)" }
         #expect(rerun.devices[0].outcome == .done, "first: \(first.devices[0].steps.map { "\($0.step) \($0.result) \($0.code)" }) rerun: \(steps)")

@@ -9,31 +9,6 @@ import Synchronization
 import Testing
 import UGrokIt
 
-/// The ledger-backed recorder, cancelling the run once `limit` steps have been recorded
-/// (a run stopped at that moment).
-final class StoppingRecorder: GrokFleet.RunRecorder {
-    let inner: LedgerRecorder
-    let cancel: CancelSwitch
-    let limit: Int
-    private let count = Mutex(0)
-
-    init(_ inner: LedgerRecorder, cancel: CancelSwitch, after limit: Int) {
-        self.inner = inner
-        self.cancel = cancel
-        self.limit = limit
-    }
-
-    func beginRun(_ run: GrokFleet.RunInfo) throws { try inner.beginRun(run) }
-    func recordStep(_ step: GrokFleet.StepRecord) throws {
-        try inner.recordStep(step)
-        if count.withLock({ $0 += 1; return $0 }) >= limit { cancel.cancel() }
-    }
-    func recordSmokeTest(_ result: GrokFleet.SmokeTestRecord) throws { try inner.recordSmokeTest(result) }
-    func upsertDevice(_ device: GrokFleet.DeviceRecord) throws { try inner.upsertDevice(device) }
-    func finishRun(_ summary: GrokFleet.RunSummary) throws { try inner.finishRun(summary) }
-    func completedSteps(serial: String) throws -> [GrokFleet.StepRecord] { try inner.completedSteps(serial: serial) }
-}
-
 @Suite("Fleet runs on the SQLite ledger")
 struct LedgerRunTests {
     @Test("sixteen Grokkers, runs stopped at random moments and re-run: all end correct, no step done twice, nothing missing from the ledger")
@@ -44,7 +19,6 @@ struct LedgerRunTests {
         let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
         let profile = try testProfile()
         let ledger = try Ledger.open(path: bench.path + "/ledger.sqlite")
-        let recorder = LedgerRecorder(ledger: ledger)
         var random = SplitMix64(seed: 16)
         var stops = 0
         var outcome: GrokFleet.RunOutcome = .interrupted
@@ -56,7 +30,8 @@ struct LedgerRunTests {
             let limit = runs <= 3 ? 1 + Int(random.next() % 60) : Int.max
             let runner = FleetRunner(
                 profile: profile, firmware: firmware.fleet, delegate: PolicyDelegate(profile: profile, mode: .provision),
-                recorder: StoppingRecorder(recorder, cancel: cancel, after: limit),
+                // The ledger, the run stopped once `limit` steps have been recorded.
+                recorder: try TestLedger(ledger, afterStep: { count in if count >= limit { cancel.cancel() } }),
                 options: bench.options(.provision, cancellation: cancel))
             let report = try await runner.run((0..<count).map { bench.device($0) })
             outcome = report.outcome
@@ -85,35 +60,6 @@ struct LedgerRunTests {
     }
 }
 
-/// The ledger-backed recorder whose step records of `failing` fail once (the disk filled
-/// right after the change was made), forwarding intents.
-final class FailingStepRecorder: GrokFleet.RunRecorder {
-    let inner: LedgerRecorder
-    let failing: FleetStep
-
-    init(_ inner: LedgerRecorder, failing: FleetStep) {
-        self.inner = inner
-        self.failing = failing
-    }
-
-    func beginRun(_ run: GrokFleet.RunInfo) throws { try inner.beginRun(run) }
-    func recordStep(_ step: GrokFleet.StepRecord) throws {
-        if step.step == failing, step.result == .done { throw FleetError.recorderFailed(operation: "record_step", subject: step.serial, cause: ErrorCause(code: "ledger_disk_full", arguments: ["/l.sqlite"])) }
-        try inner.recordStep(step)
-    }
-    func recordSmokeTest(_ result: GrokFleet.SmokeTestRecord) throws { try inner.recordSmokeTest(result) }
-    func upsertDevice(_ device: GrokFleet.DeviceRecord) throws { try inner.upsertDevice(device) }
-    func finishRun(_ summary: GrokFleet.RunSummary) throws { try inner.finishRun(summary) }
-    func completedSteps(serial: String) throws -> [GrokFleet.StepRecord] { try inner.completedSteps(serial: serial) }
-    func recordIntent(runID: String, serial: String, step: FleetStep, target: String, at time: Date) throws {
-        try inner.recordIntent(runID: runID, serial: serial, step: step, target: target, at: time)
-    }
-    func openIntents(serial: String) throws -> [ChangeIntent] { try inner.openIntents(serial: serial) }
-    func resolveIntent(_ intent: ChangeIntent, made: Bool, outcome: StepOutcome, by runID: String, at time: Date) throws {
-        try inner.resolveIntent(intent, made: made, outcome: outcome, by: runID, at: time)
-    }
-}
-
 @Suite("Intents on the SQLite ledger")
 struct IntentTests {
     @Test("a change whose record failed is found made by the next run and recorded once, as the first run's")
@@ -124,16 +70,18 @@ struct IntentTests {
             let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
             let profile = try testProfile()
             let ledger = try Ledger.open(path: bench.path + "/ledger.sqlite")
-            let recorder = LedgerRecorder(ledger: ledger)
-            func run(_ recorder: any GrokFleet.RunRecorder) async throws -> FleetReport {
+            func run(_ recorder: any LedgerStore) async throws -> FleetReport {
                 try await FleetRunner(profile: profile, firmware: firmware.fleet, delegate: PolicyDelegate(profile: profile, mode: .provision),
                                       recorder: recorder, options: bench.options(.provision)).run([bench.device(0)])
             }
-            let first = try await run(FailingStepRecorder(recorder, failing: step))
+            // The step's record fails (the disk filled right after the change was made).
+            let first = try await run(TestLedger(ledger, refuseStep: { record in
+                record.step == step.rawValue && record.result == .done ? .diskFull(path: "/l.sqlite") : nil
+            }))
             #expect(first.devices[0].step(step)?.code == "fleet_recorder_failed", "\(step)")
             let open = try ledger.intents(serial: "71000000", openOnly: true)
             #expect(open.map(\.step) == [step.rawValue], "\(step): the intent stays open")
-            let second = try await run(recorder)
+            let second = try await run(ledger)
             #expect(second.outcome == .succeeded, "\(step): \(second.devices[0].steps.map { "\($0.step) \($0.code)" })")
             let runs = try ledger.runs().map(\.id).sorted()
             for name in ["provision", "region", "firmware"] {

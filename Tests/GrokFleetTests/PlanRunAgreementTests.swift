@@ -141,7 +141,7 @@ struct PlanRunAgreementTests {
         let bench = FleetBench()
         try bench.prepare(0, serial: 50_000_000 + UInt32(seed % 1000), battery: situation.battery, revision: situation.revision)
         let firmware = try await Self.channel(situation.channel, bench)
-        let recorder = InMemoryRunRecorder()
+        let recorder = try TestLedger()
         let now = situation.now
         if situation.priorRun {
             var prior = situation.profile
@@ -185,7 +185,7 @@ struct PlanRunAgreementTests {
         try bench.prepare(0, serial: 50_100_001)
         let etsiOnly = try await FirmwareFixture(directory: bench.path + "/channel", regions: ["etsi"])
         let profile = try testProfile()
-        let run = runner(bench, profile, etsiOnly, recorder: InMemoryRunRecorder())
+        let run = runner(bench, profile, etsiOnly, recorder: try TestLedger())
         let plan = try #require(run.plan([bench.device(0)], policy: PolicyDelegate(profile: profile, mode: .provision)).first)
         let region = try #require(plan.steps.first { $0.step == .region })
         #expect(region.action == .refuse && region.code == "fleet_region_not_allowed")
@@ -201,7 +201,7 @@ struct PlanRunAgreementTests {
         try bench.prepare(0, serial: 50_100_002, battery: 10, revision: 6)
         let firmware = try await FirmwareFixture(directory: bench.path + "/channel")
         let profile = try testProfile(minimumBattery: 30, revision: 6)
-        let plan = try #require(runner(bench, profile, firmware, recorder: InMemoryRunRecorder())
+        let plan = try #require(runner(bench, profile, firmware, recorder: try TestLedger())
             .plan([bench.device(0)], policy: PolicyDelegate(profile: profile, mode: .provision)).first)
         let step = try #require(plan.steps.first { $0.step == .firmware })
         #expect(step.action == .postpone && step.code == "fleet_battery_low" && step.arguments == ["sim:0", "10", "30"])
@@ -216,7 +216,7 @@ struct PlanRunAgreementTests {
         try bench.prepare(0, serial: 50_100_003)
         let firmware = try await FirmwareFixture(directory: bench.path + "/channel")
         let profile = try testProfile()
-        let run = runner(bench, profile, firmware, mode: .verify, recorder: InMemoryRunRecorder())
+        let run = runner(bench, profile, firmware, mode: .verify, recorder: try TestLedger())
         let plan = try #require(run.plan([bench.device(0)], policy: PolicyDelegate(profile: profile, mode: .verify)).first)
         let report = try await run.run([bench.device(0)])
         let device = report.devices[0]

@@ -45,7 +45,7 @@ struct RolloutStageRunTests {
         let stage = RolloutStageTracker(store: ledger, rollout: rollout, station: "bench-a", operatorName: options.operatorName,
                                         runKey: options.runID)
         let delegate = EventStreamDelegate(decider: PolicyDelegate(profile: profile, mode: .rollout, stage: stage), sink: onEvent)
-        return FleetRunner(profile: profile, firmware: firmware.fleet, delegate: delegate, recorder: LedgerRecorder(ledger: ledger), options: options)
+        return FleetRunner(profile: profile, firmware: firmware.fleet, delegate: delegate, recorder: ledger, options: options)
     }
 
     @Test("another station's halt between two units: the next unit of this run does not start, and names that station")

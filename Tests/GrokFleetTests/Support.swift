@@ -8,6 +8,7 @@ import GrokkerEmulator
 import GrokProtocol
 import GrokTUF
 import Synchronization
+import Testing
 import UGrokIt
 
 /// The repository's root (for the shipped profiles and the demo firmware).
@@ -171,75 +172,88 @@ func testProfile(target: Profile.FirmwareTarget = .latest, allowDowngrade: Bool 
                                                duration: 1.5, minReadsPerSecond: 5, minRSSI: -75))
 }
 
-/// The ledger, in memory (tests only; the SQLite ledger implements the same protocol).
-final class InMemoryRunRecorder: GrokFleet.RunRecorder {
-    struct Contents {
-        var runs: [RunInfo] = []
-        var summaries: [RunSummary] = []
-        var steps: [GrokFleet.StepRecord] = []
-        var smokeTests: [GrokFleet.SmokeTestRecord] = []
-        var devices: [String: GrokFleet.DeviceRecord] = [:]
-        /// Intents as the ledger keeps them: open until a later run resolves them.
-        var intents: [(intent: ChangeIntent, made: Bool?)] = []
-    }
+/// A step as the ledger recorded it, read back for a test: its run by key, its step typed.
+struct RecordedStep: Sendable {
+    var runID: String
+    var serial: String
+    var step: FleetStep
+    var result: StepResult
+    var code: String
+    var detail: String
+}
 
-    private let contents = Mutex(Contents())
-    /// Called after each step is recorded, with how many were recorded so far (to cancel a run mid-way).
+/// A SQLite ledger of its own (a fresh file) that runs record into, with hooks a test sets
+/// on the step records: counting them (to stop a run mid-way), or failing one (the disk
+/// filled right after the change was made). Everything else goes to the ledger as it is.
+final class TestLedger: LedgerStore {
+    let inner: any LedgerStore
+    /// Called after each step is recorded, with how many were recorded so far.
     let afterStep: (@Sendable (Int) -> Void)?
+    /// The error a step's record fails with instead of being written (`nil`: written).
+    let refuseStep: (@Sendable (StepRecord) -> LedgerError?)?
+    private let count = Mutex(0)
 
-    init(afterStep: (@Sendable (Int) -> Void)? = nil) {
+    init(_ inner: (any LedgerStore)? = nil, afterStep: (@Sendable (Int) -> Void)? = nil,
+         refuseStep: (@Sendable (StepRecord) -> LedgerError?)? = nil) throws {
+        self.inner = try inner ?? Ledger.open(path: NSTemporaryDirectory() + "/grok-test-ledger-\(UUID().uuidString).sqlite")
         self.afterStep = afterStep
+        self.refuseStep = refuseStep
     }
 
-    var snapshot: Contents { contents.withLock { $0 } }
+    /// What the ledger holds now.
+    struct Contents {
+        var steps: [RecordedStep]
+        var smokeTests: [SmokeTestRecord]
+        var devices: [String: DeviceRecord]
+        /// The outcome of the latest run.
+        var lastOutcome: GrokLedger.RunOutcome?
+    }
 
-    func beginRun(_ run: RunInfo) throws { contents.withLock { $0.runs.append(run) } }
-
-    func recordStep(_ step: GrokFleet.StepRecord) throws {
-        let count = contents.withLock { c -> Int in
-            c.steps.append(step)
-            // As the ledger does: a step's record closes its own run's intent (a failed step
-            // may or may not have made the change: it stays open for a later run to resolve).
-            if step.result != .failed {
-                for i in c.intents.indices where c.intents[i].made == nil && c.intents[i].intent.runID == step.runID
-                    && c.intents[i].intent.serial == step.serial && c.intents[i].intent.step == step.step {
-                    c.intents[i].made = step.result == .done
-                }
+    var snapshot: Contents {
+        get throws {
+            let runs = try inner.runs(limit: nil)
+            let keys = Dictionary(runs.map { ($0.id, $0.key) }) { first, _ in first }
+            let steps = try inner.steps(run: nil, serial: nil).map { record in
+                RecordedStep(runID: keys[record.run] ?? "", serial: record.serial, step: try #require(FleetStep(rawValue: record.step)),
+                             result: record.result, code: record.code ?? "", detail: record.detail)
             }
-            return c.steps.count
-        }
-        afterStep?(count)
-    }
-
-    func recordSmokeTest(_ result: GrokFleet.SmokeTestRecord) throws { contents.withLock { $0.smokeTests.append(result) } }
-    func upsertDevice(_ device: GrokFleet.DeviceRecord) throws { contents.withLock { $0.devices[device.serial] = device } }
-    func finishRun(_ summary: RunSummary) throws { contents.withLock { $0.summaries.append(summary) } }
-
-    func completedSteps(serial: String) throws -> [GrokFleet.StepRecord] {
-        contents.withLock { $0.steps.filter { $0.serial == serial && ($0.result == .done || $0.result == .skipped) } }
-    }
-
-    func recordIntent(runID: String, serial: String, step: FleetStep, target: String, at time: Date) throws {
-        contents.withLock { c in
-            c.intents.append((ChangeIntent(id: Int64(c.intents.count + 1), runID: runID, serial: serial, step: step, target: target), nil))
+            let smokeTests = try (inner as? Ledger)?.smokeTests() ?? []
+            let devices = Dictionary(try inner.devices().map { ($0.serial, $0) }) { _, last in last }
+            return Contents(steps: steps, smokeTests: smokeTests, devices: devices, lastOutcome: runs.max { $0.id < $1.id }?.outcome ?? nil)
         }
     }
 
-    func openIntents(serial: String) throws -> [ChangeIntent] {
-        contents.withLock { $0.intents.filter { $0.intent.serial == serial && $0.made == nil }.map(\.intent) }
+    var location: String { inner.location }
+    func beginRun(_ start: RunStart) throws(LedgerError) -> RunID { try inner.beginRun(start) }
+    func upsertDevice(_ sighting: DeviceSighting) throws(LedgerError) { try inner.upsertDevice(sighting) }
+    func recordStep(_ step: StepRecord) throws(LedgerError) {
+        if let refused = refuseStep?(step) { throw refused }
+        try inner.recordStep(step)
+        let recorded = count.withLock { $0 += 1; return $0 }
+        afterStep?(recorded)
     }
-
-    /// As the ledger does: a change found made is recorded as done by the run that made it.
-    func resolveIntent(_ intent: ChangeIntent, made: Bool, outcome: StepOutcome, by runID: String, at time: Date) throws {
-        contents.withLock { c in
-            guard let index = c.intents.firstIndex(where: { $0.intent.id == intent.id && $0.made == nil }) else { return }
-            c.intents[index].made = made
-            guard made else { return }
-            var done = outcome
-            done.result = .done
-            done.code = "step_completed_by_interrupted_run"
-            c.steps.append(GrokFleet.StepRecord(runID: intent.runID, serial: intent.serial, device: "", outcome: done))
-        }
+    func recordSmokeTest(_ test: SmokeTestRecord) throws(LedgerError) { try inner.recordSmokeTest(test) }
+    func finishRun(_ run: RunID, outcome: GrokLedger.RunOutcome, endedAt: Date, reportPath: String?) throws(LedgerError) {
+        try inner.finishRun(run, outcome: outcome, endedAt: endedAt, reportPath: reportPath)
+    }
+    func completedSteps(serial: String, profileSHA256: String) throws(LedgerError) -> Set<String> {
+        try inner.completedSteps(serial: serial, profileSHA256: profileSHA256)
+    }
+    func recordReport(_ run: RunID, path reportPath: String) throws(LedgerError) { try inner.recordReport(run, path: reportPath) }
+    func run(_ id: RunID) throws(LedgerError) -> RunRecord? { try inner.run(id) }
+    func run(key: String) throws(LedgerError) -> RunRecord? { try inner.run(key: key) }
+    func runs(limit: Int?) throws(LedgerError) -> [RunRecord] { try inner.runs(limit: limit) }
+    func steps(run: RunID?, serial: String?) throws(LedgerError) -> [StepRecord] { try inner.steps(run: run, serial: serial) }
+    func devices() throws(LedgerError) -> [DeviceRecord] { try inner.devices() }
+    func recordIntent(run: RunID, serial: String, step: String, target: String, at time: Date) throws(LedgerError) -> Int64 {
+        try inner.recordIntent(run: run, serial: serial, step: step, target: target, at: time)
+    }
+    func intents(serial: String?, openOnly: Bool) throws(LedgerError) -> [IntentRecord] { try inner.intents(serial: serial, openOnly: openOnly) }
+    func resolveIntent(_ id: Int64, outcome: IntentOutcome, by resolver: RunID, step: StepRecord?, at time: Date) throws(LedgerError) -> Bool {
+        try inner.resolveIntent(id, outcome: outcome, by: resolver, step: step, at: time)
+    }
+    func lockFleetWide(serial: String, run: RunID) throws(LedgerError) -> PostgresLedger.DeviceHolder? {
+        try inner.lockFleetWide(serial: serial, run: run)
     }
 }
 

@@ -14,7 +14,7 @@ import UGrokIt
 let everyRunSteps: Set<FleetStep> = [.connect, .identify, .record]
 
 func runner(_ bench: FleetBench, _ profile: Profile, _ firmware: FirmwareFixture?, mode: FleetMode = .provision,
-            recorder: InMemoryRunRecorder, delegate: (any ConfigurationDelegate)? = nil,
+            recorder: TestLedger, delegate: (any ConfigurationDelegate)? = nil,
             cancellation: CancelSwitch = CancelSwitch(), concurrency: Int? = nil,
             now: @escaping @Sendable () -> Date = { Date() }) -> FleetRunner {
     FleetRunner(profile: profile, firmware: firmware?.fleet,
@@ -30,7 +30,7 @@ struct WorkflowTests {
         for i in 0..<4 { try bench.prepare(i, serial: 20_000_000 + UInt32(i)) }
         let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
         let profile = try testProfile()
-        let recorder = InMemoryRunRecorder()
+        let recorder = try TestLedger()
         let report = try await runner(bench, profile, firmware, recorder: recorder).run((0..<4).map { bench.device($0) })
         #expect(report.outcome == .succeeded)
         for i in 0..<4 {
@@ -46,11 +46,11 @@ struct WorkflowTests {
             #expect(device.regionBefore == nil && device.regionAfter == "FCC (US), IC (Canada)")
             for step in FleetStep.allCases { #expect(device.step(step)?.result == .done, "\(step)") }
         }
-        let ledger = recorder.snapshot
+        let ledger = try recorder.snapshot
         #expect(ledger.devices.count == 4)
-        #expect(ledger.devices.values.allSatisfy { $0.firmware == "1.8.0" && $0.lastOutcome == .done && $0.antennaType == 2 })
+        #expect(ledger.devices.values.allSatisfy { $0.firmware == "1.8.0" && $0.provisioned && $0.antennaType == "2" })
         #expect(ledger.smokeTests.count == 8 && ledger.smokeTests.allSatisfy(\.passed))
-        #expect(ledger.summaries.last?.outcome == .succeeded)
+        #expect(ledger.lastOutcome == .succeeded)
 
         // Again: every step is satisfied; nothing is done but connect, identify and record.
         let before = try (0..<4).map { try bench.state($0) }
@@ -73,7 +73,7 @@ struct WorkflowTests {
         let windows = MaintenanceWindows(timeZone: TimeZone(identifier: "Europe/Berlin")!,
                                          windows: [.init(days: Set(MaintenanceWindows.Day.allCases), startMinute: 22 * 60, endMinute: 6 * 60)])
         let profile = try testProfile(windows: windows)
-        let recorder = InMemoryRunRecorder()
+        let recorder = try TestLedger()
         let noon = try await runner(bench, profile, firmware, mode: .rollout, recorder: recorder, now: { wednesdayNoonUTC }).run([bench.device(0)])
         let step = try #require(noon.devices[0].step(.firmware))
         #expect(step.result == .postponed && step.code == "fleet_outside_window")
@@ -94,7 +94,7 @@ struct WorkflowTests {
         try bench.prepare(0, serial: 30_000_002, battery: 10, revision: 6)
         let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
         let profile = try testProfile(minimumBattery: 30, revision: 6)
-        let report = try await runner(bench, profile, firmware, recorder: InMemoryRunRecorder()).run([bench.device(0)])
+        let report = try await runner(bench, profile, firmware, recorder: try TestLedger()).run([bench.device(0)])
         let step = try #require(report.devices[0].step(.firmware))
         #expect(step.result == .postponed && step.code == "fleet_battery_low", "\(step)")
         #expect(step.arguments == ["sim:0", "10", "30"])
@@ -110,14 +110,14 @@ struct WorkflowTests {
         try bench.prepare(0, serial: 30_000_003)
         let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
         let refused = try await runner(bench, try testProfile(target: .version(FirmwareFixture.v170)), firmware,
-                                       recorder: InMemoryRunRecorder()).run([bench.device(0)])
+                                       recorder: try TestLedger()).run([bench.device(0)])
         let step = try #require(refused.devices[0].step(.firmware))
         #expect(step.result == .refused && step.code == "fleet_downgrade_not_allowed")
         #expect(refused.devices[0].outcome == .refused)
         #expect(try bench.state(0).firmwareVersion == DeviceState.outOfBoxFirmware)
 
         let allowed = try await runner(bench, try testProfile(target: .version(FirmwareFixture.v170), allowDowngrade: true), firmware,
-                                       recorder: InMemoryRunRecorder()).run([bench.device(0)])
+                                       recorder: try TestLedger()).run([bench.device(0)])
         #expect(allowed.devices[0].step(.firmware)?.result == .done)
         #expect(allowed.devices[0].step(.finalSmokeTest)?.result == .done)
         #expect(try bench.state(0).firmwareVersion == FirmwareFixture.v170)
@@ -136,13 +136,13 @@ struct WorkflowTests {
         let devices = serials.indices.map { bench.device($0) }
         // The dry run predicts it, twice alike, touching nothing.
         let states = try serials.indices.map { try bench.state($0) }
-        let plan1 = runner(bench, profile, firmware, mode: .rollout, recorder: InMemoryRunRecorder()).plan(devices, policy: PolicyDelegate(profile: profile, mode: .rollout))
-        let plan2 = runner(bench, profile, firmware, mode: .rollout, recorder: InMemoryRunRecorder()).plan(devices, policy: PolicyDelegate(profile: profile, mode: .rollout))
+        let plan1 = runner(bench, profile, firmware, mode: .rollout, recorder: try TestLedger()).plan(devices, policy: PolicyDelegate(profile: profile, mode: .rollout))
+        let plan2 = runner(bench, profile, firmware, mode: .rollout, recorder: try TestLedger()).plan(devices, policy: PolicyDelegate(profile: profile, mode: .rollout))
         #expect(plan1 == plan2)
         #expect(Set(plan1.filter { $0.steps.first { $0.step == .firmware }?.action == .run }.compactMap(\.serial)) == expected)
         #expect(try serials.indices.map { try bench.state($0) } == states)
 
-        let report = try await runner(bench, profile, firmware, mode: .rollout, recorder: InMemoryRunRecorder()).run(devices)
+        let report = try await runner(bench, profile, firmware, mode: .rollout, recorder: try TestLedger()).run(devices)
         var flashed = Set<String>()
         for (i, device) in report.devices.enumerated() {
             let step = try #require(device.step(.firmware))
@@ -173,7 +173,7 @@ struct WorkflowTests {
             let delegate = EventStreamDelegate(decider: PolicyDelegate(profile: profile, mode: .rollout, stage: stage)) { event in
                 if event.event == "firmware_progress", let done = event.data["done"]?.integer, done >= 300 { units.cutPower(event.device, after: 0) }
             }
-            return try await FleetRunner(profile: profile, firmware: firmware.fleet, delegate: delegate, recorder: LedgerRecorder(ledger: ledger),
+            return try await FleetRunner(profile: profile, firmware: firmware.fleet, delegate: delegate, recorder: ledger,
                                          options: options).run(devices)
         }
         let units = UnitRegistry()
@@ -214,7 +214,7 @@ struct WorkflowTests {
         var profile = try testProfile()
         profile.region = Profile.RegionPolicy(set: nil, allowed: [try require(RegionCatalog.find("fcc")), try require(RegionCatalog.find("australia"))])
         let chooser = ChoosesNotOffered()
-        let report = try await runner(bench, profile, nil, recorder: InMemoryRunRecorder(), delegate: chooser).run([bench.device(0)])
+        let report = try await runner(bench, profile, nil, recorder: try TestLedger(), delegate: chooser).run([bench.device(0)])
         let step = try #require(report.devices[0].step(.region))
         #expect(step.result == .refused && step.code == "fleet_region_not_chosen")
         #expect(chooser.offered.withLock { $0 } == profile.region?.allowed.map(\.name))
@@ -230,13 +230,13 @@ struct WorkflowTests {
         let profile = try testProfile()
         // The catalogue lets revision 3 choose only ETSI: the profile's FCC is refused.
         let etsiOnly = try await FirmwareFixture(directory: bench.path + "/cache-etsi", regions: ["etsi"])
-        let refused = try await runner(bench, profile, etsiOnly, recorder: InMemoryRunRecorder()).run([bench.device(0)])
+        let refused = try await runner(bench, profile, etsiOnly, recorder: try TestLedger()).run([bench.device(0)])
         let step = try #require(refused.devices[0].step(.region))
         #expect(step.result == .refused, "\(step.code)")
         #expect(try bench.state(0).region == nil)
         // With FCC listed, it is set.
         let withFCC = try await FirmwareFixture(directory: bench.path + "/cache-fcc", regions: ["fcc", "etsi"])
-        let done = try await runner(bench, profile, withFCC, recorder: InMemoryRunRecorder()).run([bench.device(1)])
+        let done = try await runner(bench, profile, withFCC, recorder: try TestLedger()).run([bench.device(1)])
         #expect(done.devices[0].step(.region)?.result == .done)
         #expect(try bench.state(1).region?.number == 1)
     }
@@ -262,7 +262,7 @@ struct WorkflowTests {
         let unit = FleetDevice(name: "sim:0") {
             SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: box.unit)
         }
-        let report = try await runner(bench, try testProfile(), firmware, recorder: InMemoryRunRecorder()).run([unit])
+        let report = try await runner(bench, try testProfile(), firmware, recorder: try TestLedger()).run([unit])
         let steps = report.devices.first?.steps.map { "\($0.step) \($0.result) \($0.code)" } ?? []
         #expect(report.outcome == .succeeded, "\(steps)")
         // The repair came first: nothing else can be done by a loader.
@@ -279,12 +279,12 @@ struct WorkflowTests {
         try bench.prepare(1, serial: 30_000_006)
         let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
         let profile = try testProfile()
-        let recorder = InMemoryRunRecorder()
+        let recorder = try TestLedger()
         _ = try await runner(bench, profile, firmware, recorder: recorder).run([bench.device(0)])
 
         let before = try [bench.state(0), bench.state(1)]
         let flash = FileManager.default.contents(atPath: bench.path + "/sim-0/flash.bin")
-        let stepsBefore = recorder.snapshot.steps.count
+        let stepsBefore = try recorder.snapshot.steps.count
         let report = try await runner(bench, profile, firmware, mode: .verify, recorder: recorder).run([bench.device(0), bench.device(1)])
         #expect(try [bench.state(0), bench.state(1)] == before)
         #expect(FileManager.default.contents(atPath: bench.path + "/sim-0/flash.bin") == flash)
@@ -295,7 +295,7 @@ struct WorkflowTests {
         #expect(report.devices[1].outcome == .failed)
         #expect(report.devices[1].step(.provision)?.code == "fleet_verify_mismatch")
         // Only the verify run's steps were added to the ledger, none of them a change.
-        let added = recorder.snapshot.steps.dropFirst(stepsBefore)
+        let added = try recorder.snapshot.steps.dropFirst(stepsBefore)
         #expect(added.allSatisfy { $0.runID == report.runID })
     }
 
@@ -306,7 +306,7 @@ struct WorkflowTests {
         let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
         let profile = try testProfile()
         let cancel = CancelSwitch()
-        let recorder = InMemoryRunRecorder { count in if count >= steps { cancel.cancel() } }
+        let recorder = try TestLedger(afterStep: { count in if count >= steps { cancel.cancel() } })
         let first = try await runner(bench, profile, firmware, recorder: recorder, cancellation: cancel).run([bench.device(0), bench.device(1)])
         #expect(first.outcome == .interrupted)
         let second = try await runner(bench, profile, firmware, recorder: recorder).run([bench.device(0), bench.device(1)])
@@ -315,7 +315,7 @@ struct WorkflowTests {
             let state = try bench.state(i)
             #expect(state.firmwareVersion == FirmwareFixture.v180 && state.region?.number == 1 && state.provisioningStatus == .complete)
         }
-        let done = recorder.snapshot.steps.filter { $0.result == .done && !everyRunSteps.contains($0.step) }
+        let done = try recorder.snapshot.steps.filter { $0.result == .done && !everyRunSteps.contains($0.step) }
         var seen = Set<String>()
         for step in done {
             #expect(seen.insert("\(step.serial) \(step.step)").inserted, "\(step.serial) \(step.step) done twice")
@@ -327,7 +327,7 @@ struct WorkflowTests {
             for step in required { #expect(seen.contains("\(serial) \(step)"), "\(serial) \(step) never done") }
         }
         if seen.count < 10 {
-            for r in recorder.snapshot.steps { print(steps, r.runID.prefix(4), r.serial, r.step.rawValue, r.result.rawValue, r.code, r.detail.prefix(120)) }
+            for r in try recorder.snapshot.steps { print(steps, r.runID.prefix(4), r.serial, r.step.rawValue, r.result.rawValue, r.code, r.detail.prefix(120)) }
         }
     }
 
@@ -342,7 +342,7 @@ struct WorkflowTests {
         let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
         let profile = try testProfile()
         let cancel = CancelSwitch()
-        let recorder = InMemoryRunRecorder()
+        let recorder = try TestLedger()
         let watched = FleetDevice(name: "sim:0") {
             let unit = try EmulatedGrokker(benchDirectory: bench.path, index: 0)
             let peer = BootWatcher(unit) { cancel.cancel() }
@@ -358,7 +358,7 @@ struct WorkflowTests {
         #expect(second.devices[0].step(.smokeTest)?.code == "step_already_satisfied", "no test before an update already made")
         #expect(second.devices[0].step(.firmware)?.code == "step_already_satisfied")
         #expect(second.devices[0].step(.finalSmokeTest)?.result == .done, "the update still gets its smoke test")
-        let done = recorder.snapshot.steps.filter { $0.result == .done && !everyRunSteps.contains($0.step) }
+        let done = try recorder.snapshot.steps.filter { $0.result == .done && !everyRunSteps.contains($0.step) }
         for step: FleetStep in [.provision, .region, .smokeTest, .firmware, .finalSmokeTest] {
             #expect(done.filter { $0.step == step }.count == 1, "\(step): \(done.map { "\($0.step) \($0.code)" })")
         }
@@ -371,7 +371,7 @@ struct WorkflowTests {
         let bench = FleetBench()
         try bench.prepare(0, serial: 30_000_007)
         let held = try #require(try DeviceLock.acquire(directory: bench.lockDirectory, serial: "30000007"))
-        let report = try await runner(bench, try testProfile(), nil, recorder: InMemoryRunRecorder()).run([bench.device(0)])
+        let report = try await runner(bench, try testProfile(), nil, recorder: try TestLedger()).run([bench.device(0)])
         #expect(report.devices[0].step(.identify)?.code == "fleet_device_locked")
         #expect(report.devices[0].outcome == .refused)
         #expect(try bench.state(0).provisioningStatus == ProvisioningStatus.none)
@@ -387,13 +387,14 @@ struct WorkflowTests {
         let device = bench.device(0)
         let key = try #require(device.portKey)
         let held = try #require(try DeviceLock.acquire(directory: bench.lockDirectory, port: key))
-        let recorder = InMemoryRunRecorder()
+        let recorder = try TestLedger()
         let report = try await runner(bench, try testProfile(), nil, recorder: recorder).run([device])
         #expect(report.devices[0].step(.connect)?.code == "fleet_port_locked")
         #expect(report.devices[0].outcome == .refused && report.devices[0].serial == nil)
         #expect(report.devices[0].steps.count == 1, "nothing after the refused connect")
         #expect(try bench.state(0) == before)
-        #expect(recorder.snapshot.devices.isEmpty && recorder.snapshot.steps.isEmpty)
+        let snapshot = try recorder.snapshot
+        #expect(snapshot.devices.isEmpty && snapshot.steps.isEmpty)
         held.unlock()
         #expect(try DeviceLock.acquire(directory: bench.lockDirectory, port: key) != nil)
     }
@@ -410,7 +411,7 @@ struct WorkflowTests {
             }
             let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
             let profile = try testProfile()
-            let recorder = InMemoryRunRecorder()
+            let recorder = try TestLedger()
             let devices = (0..<2).map { bench.device($0) }
             async let first = runner(bench, profile, firmware, recorder: recorder).run(devices)
             async let second = runner(bench, profile, firmware, recorder: recorder).run(devices)
@@ -418,7 +419,7 @@ struct WorkflowTests {
             for i in 0..<2 {
                 let state = try bench.state(i)
                 let serial = String(format: "%08u", state.serialNumber)
-                let done = recorder.snapshot.steps.filter { $0.serial == serial && $0.result == .done }
+                let done = try recorder.snapshot.steps.filter { $0.serial == serial && $0.result == .done }
                 for step: FleetStep in [.provision, .region, .firmware] {
                     #expect(done.filter { $0.step == step }.count == 1, "trial \(trial) \(serial) \(step)")
                 }
@@ -430,7 +431,8 @@ struct WorkflowTests {
                 }
                 #expect(reports.filter { $0.devices[i].outcome == .done }.count >= 1)
             }
-            #expect(Set(recorder.snapshot.devices.keys) == Set((0..<2).map { String(format: "%08u", try! bench.state($0).serialNumber) }))
+            let recorded = try recorder.snapshot.devices
+            #expect(Set(recorded.keys) == Set((0..<2).map { String(format: "%08u", try! bench.state($0).serialNumber) }))
         }
     }
 
@@ -444,7 +446,7 @@ struct WorkflowTests {
         let delegate = EventStreamDelegate(decider: PolicyDelegate(profile: profile, mode: .provision)) { event in
             lines.withLock { $0.append(event.jsonLine()) }
         }
-        _ = try await runner(bench, profile, firmware, recorder: InMemoryRunRecorder(), delegate: delegate).run([bench.device(0)])
+        _ = try await runner(bench, profile, firmware, recorder: try TestLedger(), delegate: delegate).run([bench.device(0)])
         let events = try lines.withLock { $0 }.map { try JSONDecoder().decode(FleetEvent.self, from: Data($0.utf8)) }
         #expect(events.first?.event == "device_started" && events.last?.event == "device_finished")
         #expect(events.filter { $0.event == "step_finished" }.map { $0.data["step"]?.string ?? "" } == FleetStep.allCases.map(\.rawValue))
@@ -508,7 +510,7 @@ struct MainJobTests {
                                         repositoryURL: "file://" + repositoryRoot + "/firmware/demo-channel", fetcher: LocalFileFetcher())
         let firmware = try await FleetFirmware.load(FirmwareChannel(repository: station, name: policy.channel), prefetch: policy)
         #expect(firmware.listings.map(\.metadata.version) == [FirmwareFixture.v180])
-        let recorder = InMemoryRunRecorder()
+        let recorder = try TestLedger()
         let report = try await FleetRunner(profile: profile, firmware: firmware, delegate: PolicyDelegate(profile: profile, mode: .provision),
                                            recorder: recorder, options: bench.options(.provision))
             .run((0..<4).map { bench.device($0) })
@@ -521,7 +523,8 @@ struct MainJobTests {
             let state = try bench.state(i)
             #expect(state.firmwareVersion == FirmwareFixture.v180 && state.region?.number == 1 && state.provisioningStatus == .complete)
         }
-        #expect(recorder.snapshot.smokeTests.count == 8 && recorder.snapshot.smokeTests.allSatisfy(\.passed))
+        let smokeTests = try recorder.snapshot.smokeTests
+        #expect(smokeTests.count == 8 && smokeTests.allSatisfy(\.passed))
         #expect(report.outcome == .succeeded)
     }
 }

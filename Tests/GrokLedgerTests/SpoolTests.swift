@@ -193,7 +193,7 @@ struct SpoolTests {
         try failover.upsertDevice(DeviceSighting(serial: "GRK-1", firmware: "1.7.3", seenAt: at(1)))
         try failover.recordStep(step(run, "GRK-1", "region", from: 1, to: 2))
         let intent = try failover.recordIntent(run: run, serial: "GRK-1", step: "firmware", target: "1.8.0", at: at(2))
-        #expect(try failover.lockDevice("GRK-1", run: run) == nil)
+        #expect(try failover.lockFleetWide(serial: "GRK-1", run: run) == nil)
         #expect(failover.spool == nil)
 
         // The firmware step's commit reaches the database just as it goes (written here on a
@@ -203,7 +203,7 @@ struct SpoolTests {
         try failover.recordStep(step(run, "GRK-1", "firmware", from: 2, to: 4))
         #expect(failover.spool != nil, "the lost database was not left for the spool")
         #expect(failover.location == spoolPath)
-        #expect(try failover.lockDevice("GRK-1", run: run) == nil, "no fleet-wide lock while spooling")
+        #expect(try failover.lockFleetWide(serial: "GRK-1", run: run) == nil, "no fleet-wide lock while spooling")
         try failover.recordSmokeTest(SmokeTestRecord(run: run, serial: "GRK-1", afterStep: "firmware", startedAt: at(4),
                                                      durationMilliseconds: 2000, expectedTags: ["E200"], foundTags: ["E200"],
                                                      readsPerSecond: 12.5, minRSSI: -50, passed: true))

@@ -71,7 +71,7 @@ struct SpoolNotices {
             console.warn(.fleetSpoolSpooling, database, spool.path)
         }
         if let synced = opened.synced {
-            let database = (opened.recorder.ledger as? SpoolFailover)?.shared.target ?? opened.location
+            let database = (opened.ledger as? SpoolFailover)?.shared.target ?? opened.location
             self.synced(synced, spool: nil, database: database, explicit: false)
         }
         if let failure = opened.syncFailure {

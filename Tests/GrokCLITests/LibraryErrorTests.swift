@@ -221,10 +221,8 @@ struct LibraryErrorTests {
         var samples: [any CodedError] = []
         for result in FirmwareUpdateResult.allCases where result != .success {
             for image in ["1.7.3", "1.6.0"] {
-                let report = FirmwareUpdateReport(result: result, detail: "detail of \(result.vendorName)", finalVersion: nil,
-                                                  audioSeconds: 1, chunks: 0, resumedChunks: 0, chunkBytes: 0)
-                samples.append(FlashFailure(device: "sim:0", report: report, running: "1.7.3", image: image, imageHardware: "GR-1",
-                                            unitHardware: "GR-2", battery: 10, options: options))
+                samples.append(FlashFailure(device: "sim:0", result: result, detail: "detail of \(result.vendorName)", running: "1.7.3",
+                                            image: image, imageHardware: "GR-1", unitHardware: "GR-2", battery: 10, options: options))
             }
         }
         Self.check(samples)

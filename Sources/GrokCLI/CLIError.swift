@@ -71,8 +71,6 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidPercent(value: String, option: String)
     /// `--version` is not MAJOR.MINOR.BUILD.
     case invalidFirmwareVersion(String)
-    /// The channel lists no update with the version asked for.
-    case versionNotListed(channel: String, version: String)
     /// A package file given to `firmware flash --package` is not listed in the channel's
     /// verified metadata, so it is not approved for flashing.
     case packageNotListed(file: String, channel: String)
@@ -115,7 +113,6 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidServerURL: "usage_invalid_server_url"
         case .invalidPercent: "usage_invalid_percent"
         case .invalidFirmwareVersion: "usage_invalid_firmware_version"
-        case .versionNotListed: "firmware_version_not_listed"
         case .packageNotListed: "firmware_package_not_listed"
         case .noDevices: "fleet_no_devices"
         case .ledgerMissing: "ledger_missing"
@@ -128,7 +125,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Whether the command line was at fault (exit 64) rather than the work (exit 1).
     public var isUsageError: Bool {
         switch self {
-        case .benchUnreadable, .benchNotDirectory, .versionNotListed, .packageNotListed, .noDevices, .ledgerMissing,
+        case .benchUnreadable, .benchNotDirectory, .packageNotListed, .noDevices, .ledgerMissing,
             .ledgerNoDevice, .noSuchRollout, .deviceBusy: false
         default: true
         }
@@ -181,7 +178,6 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .missingOneOf(let names): [names.joined(separator: ", ")]
         case .invalidChannel(let name), .invalidServerURL(let name), .invalidFirmwareVersion(let name): [name]
         case .invalidPercent(let value, let option): [value, option]
-        case .versionNotListed(let channel, let version): [channel, version]
         case .packageNotListed(let file, let channel): [file, channel]
         case .noDevices(let bench): [bench]
         case .ledgerMissing(let path): [path]

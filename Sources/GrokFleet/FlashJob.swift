@@ -259,6 +259,13 @@ public struct UpdateNotForDevice: CodedError {
     public let device: String
     public let name: String
     public let compatibility: FirmwareCompatibility
+
+    public init(device: String, name: String, compatibility: FirmwareCompatibility) {
+        self.device = device
+        self.name = name
+        self.compatibility = compatibility
+    }
+
     public var code: String { "flash_not_for_device" }
     public var arguments: [String] { [device, name, compatibility.vendorName] }
     public var description: String { englishMessage }
@@ -268,6 +275,12 @@ public struct UpdateNotForDevice: CodedError {
 public struct FirmwareVersionNotListed: CodedError {
     public let channel: String
     public let version: String
+
+    public init(channel: String, version: String) {
+        self.channel = channel
+        self.version = version
+    }
+
     public var code: String { "firmware_version_not_listed" }
     public var arguments: [String] { [channel, version] }
     public var description: String { englishMessage }

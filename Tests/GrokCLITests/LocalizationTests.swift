@@ -259,7 +259,7 @@ extension CLI {
                 .benchUnreadable(path: "/x", detail: "y"), .benchNotDirectory(path: "/x"),
                 .conflictingOptions("--name", "--package"), .missingOneOf(["<file>", "--name"]), .invalidChannel("Rel ease"),
                 .invalidServerURL("ftp://x"), .invalidPercent(value: "120", option: "--min-battery"),
-                .invalidFirmwareVersion("1.x"), .versionNotListed(channel: "release", version: "1.9.0"),
+                .invalidFirmwareVersion("1.x"),
                 .packageNotListed(file: "a.ugif", channel: "release"), .noDevices(bench: "/b"),
                 .ledgerMissing(path: "/l.sqlite"), .ledgerNoDevice(serial: "12345678", path: "/l.sqlite"),
                 .noSuchRollout(ledger: "/l.sqlite", rollout: "fw-1.8"),
@@ -271,7 +271,7 @@ extension CLI {
                     .unexpectedArgument, .duplicateOption, .flagWithValue, .invalidValue, .badValue, .badArgument, .invalidChoice,
                     .invalidDevice, .deviceOutOfRange, .duplicateDevice, .invalidRegion, .benchUnreadable,
                     .benchNotDirectory, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
-                    .invalidPercent, .invalidFirmwareVersion, .versionNotListed, .packageNotListed, .noDevices,
+                    .invalidPercent, .invalidFirmwareVersion, .packageNotListed, .noDevices,
                     .ledgerMissing, .ledgerNoDevice, .noSuchRollout, .deviceBusy:
                     break
                 }

@@ -173,6 +173,7 @@ struct FlashJobTests {
             Issue.record("a version not listed was accepted")
         } catch let error as FirmwareVersionNotListed {
             #expect(error.code == "firmware_version_not_listed" && error.arguments == ["release", "9.9.9"])
+            #expect(error.description.contains("9.9.9") && error.description.contains("release"))
         }
 
         let named = FlashJob(source: try await Self.source(fixture, directory: bench.path, wanted: .named("GR-1_1-8-0_test.ugif")))

@@ -40,6 +40,13 @@ struct FlashJobTests {
         return try await FlashJob.prepare(FirmwareChannel(repository: station, name: "release"), wanted: wanted)
     }
 
+    /// A bench of `units` emulated Grokkers out of the box (serials 1001, 1002, ...) and the channel.
+    static func bench(units: Int = 1, revision: UInt8? = nil) async throws -> (FleetBench, FirmwareFixture) {
+        let bench = FleetBench()
+        for index in 0..<units { try bench.prepare(index, serial: 1001 + UInt32(index), revision: revision) }
+        return (bench, try await FirmwareFixture(directory: bench.path + "/firmware"))
+    }
+
     static func package(_ version: FirmwareVersion, hardware: String = "GR-1") throws -> FlashJob.Source {
         let (name, bytes) = try FirmwareFixture.ugif(version)
         var image = try UgifImage.parse(String(decoding: bytes, as: UTF8.self), fileName: name)
@@ -59,10 +66,7 @@ struct FlashJobTests {
 
     @Test("two units from the channel (1.7.3 -> 1.8.0): loader then reader image, SUCCESS, each answers on 1.8.0; a re-run is up to date")
     func flashFromTheChannel() async throws {
-        let bench = FleetBench()
-        try bench.prepare(0, serial: 1001)
-        try bench.prepare(1, serial: 1002)
-        let fixture = try await FirmwareFixture(directory: bench.path + "/firmware")
+        let (bench, fixture) = try await Self.bench(units: 2)
         let job = FlashJob(source: try await Self.source(fixture, directory: bench.path))
         let log = FlashLog()
         let report = await job.run([bench.device(0), bench.device(1)], events: log.record)
@@ -93,9 +97,7 @@ struct FlashJobTests {
 
     @Test("the same version from a file, or an older one named, is the vendor's refusal (INCOMPATIBLE_VERSION 103) before anything is sent; allowed, it goes")
     func sameVersionAndDowngrade() async throws {
-        let bench = FleetBench()
-        try bench.prepare(0, serial: 1001)
-        let fixture = try await FirmwareFixture(directory: bench.path + "/firmware")
+        let (bench, fixture) = try await Self.bench()
         _ = await FlashJob(source: try await Self.source(fixture, directory: bench.path)).run([bench.device(0)])
         #expect(try bench.state(0).firmwareVersion == FirmwareFixture.v180)
 
@@ -122,9 +124,7 @@ struct FlashJobTests {
 
     @Test("cancelled during the reader image: CANCELLED 106, counted cancelled; the unit waits in its loader, and a re-run repairs it even with an older image")
     func cancelThenRepairFromTheLoader() async throws {
-        let bench = FleetBench()
-        try bench.prepare(0, serial: 1001)
-        let fixture = try await FirmwareFixture(directory: bench.path + "/firmware")
+        let (bench, fixture) = try await Self.bench()
         let job = FlashJob(source: try await Self.source(fixture, directory: bench.path))
         let stop = Atomic(false)
         let cancelled = await job.run([bench.device(0)], shouldCancel: { stop.load(ordering: .relaxed) }) { event in
@@ -149,9 +149,7 @@ struct FlashJobTests {
 
     @Test("a cancellation before the devices are reached touches none of them; a re-run finishes the update")
     func cancelBeforeStart() async throws {
-        let bench = FleetBench()
-        try bench.prepare(0, serial: 1001)
-        let fixture = try await FirmwareFixture(directory: bench.path + "/firmware")
+        let (bench, fixture) = try await Self.bench()
         let job = FlashJob(source: try await Self.source(fixture, directory: bench.path))
         let report = await job.run([bench.device(0)], shouldCancel: { true })
         #expect(report.outcome(stopped: true) == .cancelled && report.cancelled == 1)
@@ -162,9 +160,7 @@ struct FlashJobTests {
 
     @Test("what the channel does not list is refused before any device; what does not fit a unit is refused on it, naming the vendor's result")
     func notListedAndNotForTheDevice() async throws {
-        let bench = FleetBench()
-        try bench.prepare(0, serial: 1001, revision: 5)
-        let fixture = try await FirmwareFixture(directory: bench.path + "/firmware")
+        let (bench, fixture) = try await Self.bench(revision: 5)
         await #expect(throws: FirmwareError.updateNotListed(channel: "release", name: "GR-1_9-9-9_x.ugif")) {
             _ = try await Self.source(fixture, directory: bench.path, wanted: .named("GR-1_9-9-9_x.ugif"))
         }

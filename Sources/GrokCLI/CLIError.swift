@@ -66,8 +66,6 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidPercent(value: String, option: String)
     /// `--version` is not MAJOR.MINOR.BUILD.
     case invalidFirmwareVersion(String)
-    /// The channel lists no update with the version asked for.
-    case versionNotListed(channel: String, version: String)
     /// A package file given to `firmware flash --package` is not listed in the channel's
     /// verified metadata, so it is not approved for flashing.
     case packageNotListed(file: String, channel: String)
@@ -101,7 +99,6 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidServerURL: "usage_invalid_server_url"
         case .invalidPercent: "usage_invalid_percent"
         case .invalidFirmwareVersion: "usage_invalid_firmware_version"
-        case .versionNotListed: "firmware_version_not_listed"
         case .packageNotListed: "firmware_package_not_listed"
         case .ledgerMissing: "ledger_missing"
         case .ledgerNoDevice: "ledger_no_device"
@@ -112,7 +109,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Whether the command line was at fault (exit 64) rather than the work (exit 1).
     public var isUsageError: Bool {
         switch self {
-        case .versionNotListed, .packageNotListed, .ledgerMissing, .ledgerNoDevice, .noSuchRollout: false
+        case .packageNotListed, .ledgerMissing, .ledgerNoDevice, .noSuchRollout: false
         default: true
         }
     }
@@ -162,7 +159,6 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .missingOneOf(let names): [names.joined(separator: ", ")]
         case .invalidChannel(let name), .invalidServerURL(let name), .invalidFirmwareVersion(let name): [name]
         case .invalidPercent(let value, let option): [value, option]
-        case .versionNotListed(let channel, let version): [channel, version]
         case .packageNotListed(let file, let channel): [file, channel]
         case .ledgerMissing(let path): [path]
         case .ledgerNoDevice(let serial, let path): [serial, path]

@@ -355,14 +355,6 @@ public struct FirmwareChannel: Sendable {
         return try FirmwareRelease(listing: listing, bytes: Array(data))
     }
 
-    /// The newest listing that may be applied on `device` (an upgrade; with the flags,
-    /// also a downgrade or the same version), or `nil`.
-    public func best(for device: DeviceIdentity, allowDowngrade: Bool = false, allowSameVersion: Bool = false) async throws -> FirmwareListing? {
-        try await listings().first {
-            $0.compatibility(with: device).mayApply(allowDowngrade: allowDowngrade, allowSameVersion: allowSameVersion)
-        }
-    }
-
     /// The region catalogue this channel lists (the target whose custom kind is
     /// `region-catalogue`; the newest catalogue version when there are several), verified
     /// by TUF and by the catalogue's own rules.

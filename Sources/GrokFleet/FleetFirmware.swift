@@ -116,10 +116,10 @@ public final class FleetFirmware: Sendable {
     }
 }
 
-/// Which release a profile's firmware section means for one reader, judged from the
-/// channel's listings and what the reader says about itself (GetVersion). A reader in its
-/// loader (software type 1) reports the loader's version, which says nothing about the
-/// application: it always needs the target (the update repairs it).
+/// A profile's firmware section for one reader, in the fleet's terms: the choice itself is
+/// ``FirmwareChoice/choose(_:listings:unit:allowDowngrade:allowSameVersion:)``, the one
+/// every command asks (`firmware flash` too); this says what each of its answers means to a
+/// provision, rollout or verification run.
 enum FirmwareTargeting {
     enum Resolution {
         /// Nothing to install: the reader runs the target (or nothing newer is offered).
@@ -135,49 +135,27 @@ enum FirmwareTargeting {
         }
     }
 
-    /// How `listing` relates to the reader. In the loader the running version means
-    /// nothing: the listing is judged on hardware, revision, protocol and serials only (as
-    /// if the reader ran the lowest version the listing applies to) and is an upgrade.
-    static func compatibility(_ listing: FirmwareListing, info: ReaderInfo, inLoader: Bool) -> FirmwareCompatibility {
-        var identity = DeviceIdentity(info)
-        guard inLoader else { return listing.compatibility(with: identity) }
-        guard let lowest = listing.metadata.appliesTo.map(\.min).min() else { return .invalid }
-        identity.firmwareVersion = lowest
-        switch listing.compatibility(with: identity) {
-        case .invalid: return .invalid
-        case .incompatible: return .incompatible
-        default: return .upgrade
-        }
-    }
-
     static func resolve(_ policy: Profile.FirmwarePolicy, listings: [FirmwareListing], info: ReaderInfo,
                         inLoader: Bool, device: String = "") -> Resolution {
         let running = info.firmwareVersion
+        let wanted: FirmwareWanted
         switch policy.target {
-        case .latest:
-            for listing in listings {  // newest first
-                let value = compatibility(listing, info: info, inLoader: inLoader)
-                if value.mayApply(allowDowngrade: policy.allowDowngrade, allowSameVersion: policy.allowSameVersion) {
-                    return .install(listing, value)
-                }
-            }
+        case .latest: wanted = .latest
+        case .version(let version): wanted = .version(version)
+        }
+        let choice = FirmwareChoice.choose(wanted, listings: listings, unit: FirmwareUnit(info, inLoader: inLoader),
+                                           allowDowngrade: policy.allowDowngrade, allowSameVersion: policy.allowSameVersion)
+        switch choice {
+        case .send(.listing(let listing), let compatibility):
+            return .install(listing, compatibility)
+        case .upToDate:
             return .satisfied(detail: "nothing newer than \(running) in channel \(policy.channel)")
-        case .version(let version):
-            let matching = listings.filter { $0.metadata.version == version }
-            let fitting = matching.lazy.map { ($0, compatibility($0, info: info, inLoader: inLoader)) }
-                .first { $0.1.mayApply(allowDowngrade: true, allowSameVersion: true) }
-            guard let (listing, value) = fitting else {
-                if running == version, !inLoader { return .satisfied(detail: "runs \(version)") }
-                return .refused(.firmwareNotAvailable(device: device, channel: policy.channel, version: "\(version)"))
-            }
-            switch value {
-            case .downgrade where !policy.allowDowngrade:
-                return .refused(.downgradeNotAllowed(device: device, running: "\(running)", target: "\(version)"))
-            case .sameVersion where !policy.allowSameVersion:
-                return .satisfied(detail: "runs \(version)")
-            default:
-                return .install(listing, value)
-            }
+        case .runsTarget(let version):
+            return .satisfied(detail: "runs \(version)")
+        case .downgradeRefused(let candidate):
+            return .refused(.downgradeNotAllowed(device: device, running: "\(running)", target: "\(candidate.version)"))
+        case .notListed, .incompatible, .send(.package, _):
+            return .refused(.firmwareNotAvailable(device: device, channel: policy.channel, version: policy.target.description))
         }
     }
 }

@@ -22,11 +22,12 @@ extension FirmwareChannel {
     }
 
     /// Vendor `loadUpdatesFromChannel`: the channel's firmware, newest first, each judged
-    /// against `reader` (its GetVersion answer) when given.
+    /// against `reader` (its GetVersion answer) when given, as ``FirmwareChoice`` judges it
+    /// (a reader in its loader: whatever fits its hardware is an upgrade).
     public func loadUpdates(for reader: VendorReaderVersion? = nil) async throws -> [ChannelUpdate] {
-        let device: DeviceIdentity? = reader.map { DeviceIdentity($0) }
+        let unit = reader.map(FirmwareUnit.init)
         return try await listings().map { listing in
-            ChannelUpdate(listing: listing, compatibility: device.map { listing.compatibility(with: $0) })
+            ChannelUpdate(listing: listing, compatibility: unit.map { FirmwareChoice.judge(.listing(listing), for: $0) })
         }
     }
 
@@ -35,12 +36,12 @@ extension FirmwareChannel {
         try await target(named: name)
     }
 
-    /// Vendor `firmwareCheckCompatibility`: how release `name` relates to `reader`.
+    /// Vendor `firmwareCheckCompatibility`: how release `name` relates to `reader` (``FirmwareChoice/judge(_:for:)``).
     public func checkCompatibility(_ name: String, reader: VendorReaderVersion) async throws -> FirmwareCompatibility {
         let path = name.hasPrefix(self.name + "/") ? name : self.name + "/" + name
         guard let listing = try await listings().first(where: { $0.path == path }) else {
             throw FirmwareError.updateNotListed(channel: self.name, name: name)
         }
-        return listing.compatibility(with: DeviceIdentity(reader))
+        return FirmwareChoice.judge(.listing(listing), for: FirmwareUnit(reader))
     }
 }

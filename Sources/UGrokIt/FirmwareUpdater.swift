@@ -120,14 +120,17 @@ public final class FirmwareUpdater {
         self.options = options
     }
 
-    /// The compatibility the vendor reports for `image` against the connected unit. A unit in
-    /// its loader reports its loader's version: any version may repair it.
+    /// The compatibility the vendor reports for `image` against the connected unit, judged by
+    /// ``FirmwareChoice/judge(_:for:)``: a unit in its loader reports its loader's version, and
+    /// any image for its hardware repairs it.
     public func compatibility(of image: UgifImage) -> UgifCompatibility {
         guard let version = session.readerVersion else { return .unparsable }
-        let running = UgifVersion(major: version.firmwareMajor, minor: version.firmwareMinor, build: version.firmwareBuild)
-        let value = image.compatibility(hardwareTypeName: version.hardwareTypeName, running: running)
-        if version.software == .loader, value != .incompatible { return .newer }
-        return value
+        switch FirmwareChoice.judge(.package(image), for: FirmwareUnit(version)) {
+        case .invalid, .incompatible: return .incompatible
+        case .downgrade: return .older
+        case .sameVersion: return .same
+        case .upgrade: return .newer
+        }
     }
 
     /// Updates the connected unit to `image`. `progress` is called after every chunk;

@@ -221,14 +221,14 @@ struct LibraryErrorTests {
         var samples: [any CodedError] = []
         for result in FirmwareUpdateResult.allCases where result != .success {
             for image in ["1.7.3", "1.6.0"] {
-                let report = FirmwareUpdateReport(result: result, detail: "detail of \(result.vendorName)", finalVersion: nil,
-                                                  audioSeconds: 1, chunks: 0, resumedChunks: 0, chunkBytes: 0)
-                samples.append(FlashFailure(device: "sim:0", report: report, running: "1.7.3", image: image, imageHardware: "GR-1",
-                                            unitHardware: "GR-2", battery: 10, options: options))
+                samples.append(FlashFailure(device: "sim:0", result: result, detail: "detail of \(result.vendorName)", running: "1.7.3",
+                                            image: image, imageHardware: "GR-1", unitHardware: "GR-2", battery: 10, options: options))
             }
         }
-        Self.check(samples)
         let codes = Set(samples.map(\.code))
+        // The flash job's refusals before any update: not for this unit, a version not listed.
+        samples.append(UpdateNotForDevice(device: "sim:0", name: "GR-1_1-8-0_demo.ugif", compatibility: .incompatible))
+        Self.check(samples + [FirmwareVersionNotListed(channel: "release", version: "1.9.0")])
         #expect(codes.count == 10, "\(codes.sorted())")
         #expect(codes.contains("flash_same_version_not_allowed") && codes.contains("flash_downgrade_not_allowed"))
         for sample in samples { #expect(sample.arguments.first == "sim:0") }

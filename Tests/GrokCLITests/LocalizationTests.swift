@@ -258,7 +258,7 @@ extension CLI {
                 .devices(.deviceOutOfRange(index: "64", spec: "sim:64")), .devices(.duplicateDevice("sim:1")), .invalidRegion("mars"),
                 .conflictingOptions("--name", "--package"), .missingOneOf(["<file>", "--name"]), .invalidChannel("Rel ease"),
                 .invalidServerURL("ftp://x"), .invalidPercent(value: "120", option: "--min-battery"),
-                .invalidFirmwareVersion("1.x"), .versionNotListed(channel: "release", version: "1.9.0"),
+                .invalidFirmwareVersion("1.x"),
                 .packageNotListed(file: "a.ugif", channel: "release"),
                 .ledgerMissing(path: "/l.sqlite"), .ledgerNoDevice(serial: "12345678", path: "/l.sqlite"),
                 .noSuchRollout(ledger: "/l.sqlite", rollout: "fw-1.8"),
@@ -268,7 +268,7 @@ extension CLI {
                 case .unknownOption, .unknownSubcommand, .missingValue, .missingOption, .missingArgument,
                     .unexpectedArgument, .duplicateOption, .flagWithValue, .invalidValue, .badValue, .badArgument, .invalidChoice,
                     .devices, .invalidRegion, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
-                    .invalidPercent, .invalidFirmwareVersion, .versionNotListed, .packageNotListed,
+                    .invalidPercent, .invalidFirmwareVersion, .packageNotListed,
                     .ledgerMissing, .ledgerNoDevice, .noSuchRollout:
                     break
                 }

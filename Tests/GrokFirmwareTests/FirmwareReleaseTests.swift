@@ -91,8 +91,12 @@ struct FirmwareReleaseTests {
         #expect(release.compatibility(with: device(running: "1.8.0")) == .incompatible)  // outside applies-to
         #expect(release.compatibility(with: device(serial: 10_000)) == .incompatible)  // not a targeted serial
         #expect(release.compatibility(with: device(type: .unknown)) == .invalid)
-        #expect(try await channel.best(for: device())?.path == "release/GR-1_1-8-0_demo.ugif")
-        #expect(try await channel.best(for: device(revision: 1)) == nil)
+        func latest(_ identity: DeviceIdentity) -> FirmwareChoice {
+            FirmwareChoice.choose(.latest, listings: listings, unit: FirmwareUnit(identity: identity, inLoader: false, hardwareTypeName: "GR-1"),
+                                  allowDowngrade: false, allowSameVersion: false)
+        }
+        #expect(latest(device()) == .send(.listing(listings[0]), .upgrade))
+        #expect(latest(device(revision: 1)) == .upToDate)
         // A second call uses the verified image in the state directory.
         #expect(try await channel.target(named: "release/GR-1_1-8-0_demo.ugif") == release)
         await #expect(throws: FirmwareError.updateNotListed(channel: "release", name: "GR-1_9-9-9_x.ugif")) {

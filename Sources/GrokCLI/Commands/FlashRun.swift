@@ -1,10 +1,7 @@
 import GrokBasics
 import Foundation
-import GrokAudio
-import GrokFleet
-import GrokCrypto
 import GrokFirmware
-import GrokProtocol
+import GrokFleet
 import Synchronization
 import UGrokIt
 
@@ -92,105 +89,21 @@ struct FlashSummaryEvent: Encodable {
 
 // MARK: Work
 
-/// How one device's flash ended.
-enum FlashOutcome: Sendable {
-    case done(name: String, from: String, bytes: Int, report: FirmwareUpdateReport)
-    case skipped(running: String)
-    case failed(any Error)
+/// What the job's thread tells the printing thread.
+enum FlashFeed: Sendable {
+    case event(FlashEvent)
+    case finished(FlashReport)
 }
 
-/// What worker threads tell the printing thread.
-enum FlashEvent: Sendable {
-    case started(row: Int, name: String, from: String, to: String, bytes: Int, twoImages: Bool)
-    case progress(row: Int, FirmwareUpdateProgress)
-    case finished(row: Int, FlashOutcome)
-    case allFinished
-}
-
-/// The chosen update is not for this device (the channel judges it INVALID or
-/// INCOMPATIBLE: hardware, revision, applies-to, protocol or targeting).
-struct UpdateNotForDevice: CodedError {
-    let device: String
-    let name: String
-    let compatibility: FirmwareCompatibility
-    var code: String { "flash_not_for_device" }
-    var arguments: [String] { [device, name, compatibility.vendorName] }
-    var description: String { Localizer.english.message(for: self) }
-}
-
-/// The updater's result was not SUCCESS: the vendor's code, and what the message needs.
-struct FlashFailure: CodedError {
-    let device: String
-    let report: FirmwareUpdateReport
-    /// The version the unit ran and the image's, the image's hardware and the unit's.
-    let running: String
-    let image: String
-    let imageHardware: String
-    let unitHardware: String
-    let battery: Int?
-    let options: FirmwareUpdateOptions
-
-    var code: String {
-        switch report.result {
-        case .success: "flash_protocol_failure"
-        case .crcMismatch: "flash_crc_mismatch"
-        case .noFile: "flash_no_file"
-        case .badFile: "flash_bad_file"
-        case .incompatibleHardware: "flash_incompatible_hardware"
-        case .incompatibleVersion: running == image ? "flash_same_version_not_allowed" : "flash_downgrade_not_allowed"
-        case .protocolFailure: "flash_protocol_failure"
-        case .cantReconnect: "flash_cant_reconnect"
-        case .cancelled: "flash_update_cancelled"
-        case .batteryTooLow: "flash_battery_too_low"
-        }
-    }
-
-    var arguments: [String] {
-        switch report.result {
-        case .incompatibleHardware: [device, imageHardware, unitHardware]
-        case .incompatibleVersion: running == image ? [device, running] : [device, running, image]
-        case .cantReconnect: [device, String(format: "%.0f", options.reconnectTimeoutSeconds)]
-        case .cancelled: [device]
-        case .batteryTooLow: [device, String(battery ?? 0), String(options.minimumBatteryPercent)]
-        default: [device, report.detail.isEmpty ? report.result.vendorName : report.detail]
-        }
-    }
-
-    var description: String { Localizer.english.message(for: self) }
-}
-
-/// Where `firmware flash` takes its image from.
-enum FlashSource: Sendable {
-    /// The TUF channel, with its listings read once before any device.
-    case channel(FirmwareChannel, [FirmwareListing])
-    /// A local `.ugif` file the technician named (`--package FILE`).
-    case file(name: String, UgifImage)
-}
-
-/// Loads verified releases one at a time (a download into the state directory must not
-/// run twice at once); TUF checks each against the signed metadata.
-final class ReleaseLoader: Sendable {
-    private let channel: FirmwareChannel
-    private let lock = Mutex(())
-
-    init(channel: FirmwareChannel) { self.channel = channel }
-
-    func load(_ path: String) throws -> FirmwareRelease {
-        try lock.withLock { _ in
-            let channel = self.channel
-            return try Blocking.run { try await channel.target(named: path) }
-        }
-    }
-}
-
-/// `grokctl firmware flash`: every device at once (a thread each): connect, choose the
-/// image (from the TUF channel, or the local `.ugif` given with `--package`), update with
-/// the vendor's procedure (loader image, then reader image). Live bars on a terminal, plain
-/// lines otherwise, events under `--json`. SIGINT cancels before the next packet (vendor
-/// result CANCELLED). Exit 0 only when every device ended on its target.
+/// `grokctl firmware flash`: the flash job (GrokFleet's ``FlashJob``) over every device
+/// given, with its image from the TUF channel or the local `.ugif` given with `--package`.
+/// Live bars on a terminal, plain lines otherwise, events under `--json`. SIGINT cancels
+/// before the next packet (vendor result CANCELLED). Exit 0 only when every device ended on
+/// its target, 130 when Ctrl-C stopped it.
 func runFirmwareFlash(_ command: FirmwareFlashCommand, _ context: CommandContext) throws -> ExitCode {
-    let source: FlashSource
-    if case .package(let input) = command.target {
+    let source: FlashJob.Source
+    switch command.target {
+    case .package(let input):
         if command.firmware.repositoryURL != nil {
             throw CLIError.conflictingOptions(FirmwareFlashCommand.package.spelling, FirmwareOptions.repository.spelling)
         }
@@ -198,76 +111,60 @@ func runFirmwareFlash(_ command: FirmwareFlashCommand, _ context: CommandContext
         let name = input.name(context.localizer)
         let bytes = try input.readAll(limit: UgifImage.maxFileBytes, localizer: context.localizer)
         let shown = input.isStandardInput ? name : (name as NSString).lastPathComponent
-        source = .file(name: shown, try parseUgif(bytes, input: input, name: name))
-    } else {
-        let channel = try command.firmware.openStation()
-        let listings = try Blocking.run { try await channel.listings() }
-        // What can be checked before any device: the named update, the version.
-        switch command.target {
-        case .name(let name):
-            guard listings.contains(where: { $0.name == name || $0.path == name }) else {
-                throw FirmwareError.updateNotListed(channel: channel.name, name: name)
-            }
-        case .version(let version):
-            guard listings.contains(where: { $0.metadata.version == version }) else {
-                throw CLIError.versionNotListed(channel: channel.name, version: version.description)
-            }
-        case .best, .package: break
+        source = .package(name: shown, try parseUgif(bytes, input: input, name: name))
+    case .best, .name, .version:
+        let wanted: FirmwareWanted = switch command.target {
+        case .name(let name): .named(name)
+        case .version(let version): .version(version)
+        case .best, .package: .latest
         }
-        source = .channel(channel, listings)
+        let channel = try command.firmware.openStation()
+        source = try Blocking.run { try await FlashJob.prepare(channel, wanted: wanted) }
     }
-    var loader: ReleaseLoader?
-    if case .channel(let channel, _) = source { loader = ReleaseLoader(channel: channel) }
-    let releases = loader
     var options = FirmwareUpdateOptions()
     options.allowDowngrade = command.allowDowngrade
     options.allowSameVersion = command.allowSameVersion
     options.minimumBatteryPercent = command.minimumBattery
-    let updateOptions = options
-    let target = command.target
+    let job = FlashJob(source: source, options: options, readerOptions: FirmwareDevices.readerOptions(context))
     let ports = FirmwareDevices.portContext(context)
-    let readerOptions = FirmwareDevices.readerOptions(context)
-    let events = EventQueue<FlashEvent>()
+    let devices = command.devices.map { spec in
+        // The port's lock is taken as every device command takes it (waiting a bounded time).
+        FleetDevice(name: spec.description, portKey: DevicePorts.portKey(spec, context: ports)) {
+            try DevicePorts.open(spec, context: ports)
+        }
+    }
+    let feed = EventQueue<FlashFeed>()
     let stop = StopSignals.install()
     defer { stop.restore() }
     let cancel = CancelFlag()
     let stopRequested: @Sendable () -> Bool = { cancel.isSet }
-    let rows = Dictionary(uniqueKeysWithValues: command.devices.enumerated().map { ($1, $0) })
 
     let worker = Thread {
-        _ = DeviceThreads.each(command.devices) { spec in
-            let row = rows[spec]!
-            let outcome = flashOne(spec, row: row, target: target, source: source, releases: releases, options: updateOptions,
-                                   ports: ports, readerOptions: readerOptions, events: events, shouldCancel: stopRequested)
-            events.post(.finished(row: row, outcome))
-            return true
-        }
-        events.post(.allFinished)
+        let report = job.runBlocking(devices, shouldCancel: stopRequested) { feed.post(.event($0)) }
+        feed.post(.finished(report))
     }
     worker.stackSize = 1 << 20
     worker.start()
 
     let presenter = FlashPresenter(devices: command.devices.map(\.description), context: context)
-    var outcomes = [FlashOutcome?](repeating: nil, count: command.devices.count)
-    var finished = false
-    while !finished {
-        for event in events.take() {
+    var report: FlashReport?
+    while report == nil {
+        for item in feed.take() {
             if stop.requested { cancel.set() }
-            switch event {
-            case .allFinished: finished = true
-            case .finished(let row, let outcome):
-                outcomes[row] = outcome
+            switch item {
+            case .finished(let done): report = done
+            case .event(.started(let row, let name, let from, let to, let bytes)):
+                presenter.started(row: row, name: name, from: from, to: to, bytes: bytes)
+            case .event(.progress(let row, let phase, let done, let total)):
+                presenter.progress(row: row, phase: phase, done: done, total: total)
+            case .event(.finished(let row, let outcome)):
                 presenter.finished(row: row, outcome)
-            case .started(let row, let name, let from, let to, let bytes, let twoImages):
-                presenter.started(row: row, name: name, from: from, to: to, bytes: bytes, twoImages: twoImages)
-            case .progress(let row, let progress):
-                presenter.progress(row: row, progress)
             }
         }
         if stop.requested { cancel.set() }
     }
     if stop.requested { cancel.set() }
-    return presenter.summary(outcomes.compactMap { $0 }, stopped: cancel.isSet)
+    return presenter.summary(report!, stopped: cancel.isSet)
 }
 
 /// How `firmware flash` ends when Ctrl-C stopped it: 130, as the fleet commands.
@@ -282,89 +179,6 @@ final class CancelFlag: Sendable {
     var isSet: Bool { flag.load(ordering: .relaxed) || StopSignals.flagIsSet }
 }
 
-/// A reader's firmware version as the vendor writes it (MAJOR.MINOR.BUILD).
-private func versionText(_ version: VendorReaderVersion) -> String {
-    UgifVersion(major: version.firmwareMajor, minor: version.firmwareMinor, build: version.firmwareBuild).description
-}
-
-/// One device: connect, choose, load, update.
-private func flashOne(
-    _ spec: DeviceSpec, row: Int, target: FirmwareFlashCommand.Target, source: FlashSource, releases: ReleaseLoader?,
-    options: FirmwareUpdateOptions, ports: DevicePortContext, readerOptions: ReaderOptions,
-    events: EventQueue<FlashEvent>, shouldCancel: @escaping @Sendable () -> Bool
-) -> FlashOutcome {
-    var session: ReaderSession?
-    defer { session?.close() }
-    do {
-        let opened = try ReaderSession(port: try DevicePorts.open(spec, context: ports), options: readerOptions)
-        session = opened
-        try opened.connect()
-        guard let version = opened.version else { throw ReaderError.cannotGetInfo(port: opened.port.name) }
-        let running = versionText(version)
-        let name: String
-        let image: UgifImage
-        switch source {
-        case .file(let file, let ugif):
-            name = file
-            image = ugif
-        case .channel(_, let listings):
-            let device = DeviceIdentity(version)
-            // A unit found in its loader runs no application: any image for it repairs it.
-            let inLoader = version.software == .loader
-            let downgrade = options.allowDowngrade || inLoader
-            let same = options.allowSameVersion || inLoader
-            let chosen: FirmwareListing
-            switch target {
-            case .best:
-                guard let best = listings.first(where: {
-                    $0.compatibility(with: device).mayApply(allowDowngrade: downgrade, allowSameVersion: same)
-                }) else {
-                    return .skipped(running: running)
-                }
-                chosen = best
-            case .version(let wanted):
-                let candidates = listings.filter { $0.metadata.version == wanted }
-                chosen = candidates.first {
-                    $0.compatibility(with: device).mayApply(allowDowngrade: downgrade, allowSameVersion: same)
-                } ?? candidates.first {
-                    let judged = $0.compatibility(with: device)
-                    return judged != .invalid && judged != .incompatible
-                } ?? candidates[0]
-            case .name(let wanted):
-                chosen = listings.first { $0.name == wanted || $0.path == wanted }!
-            case .package:
-                preconditionFailure("a package file is a file source")
-            }
-            // Downgrade and same version are the updater's to refuse (the vendor's
-            // INCOMPATIBLE_VERSION); the channel alone knows about revisions and targeting.
-            let judged = chosen.compatibility(with: device)
-            if judged == .invalid || judged == .incompatible {
-                throw UpdateNotForDevice(device: spec.description, name: chosen.name, compatibility: judged)
-            }
-            name = chosen.name
-            image = try releases!.load(chosen.path).ugif
-        }
-        var unitOptions = options
-        if opened.info?.hasBattery == true, let battery = try? opened.batteryInfo() {
-            unitOptions.batteryPercent = Int(battery.percentRemaining)
-        }
-        let twoImages = image.loader != nil && version.software != .loader
-        let bytes = image.reader.bytes.count + (twoImages ? image.loader?.bytes.count ?? 0 : 0)
-        events.post(.started(row: row, name: name, from: running, to: image.version.description, bytes: bytes,
-                             twoImages: twoImages))
-        let report = FirmwareUpdater(session: opened, options: unitOptions).update(
-            to: image, progress: { events.post(.progress(row: row, $0)) }, shouldCancel: shouldCancel)
-        guard report.result == .success else {
-            throw FlashFailure(device: spec.description, report: report, running: running, image: image.version.description,
-                               imageHardware: image.hardwareTypeName, unitHardware: version.hardwareTypeName,
-                               battery: unitOptions.batteryPercent, options: unitOptions)
-        }
-        return .done(name: name, from: running, bytes: bytes, report: report)
-    } catch {
-        return .failed(error)
-    }
-}
-
 /// Prints a flash as it goes: bars on a terminal, lines otherwise, events with `--json`.
 /// Runs on the command's thread.
 final class FlashPresenter {
@@ -372,8 +186,7 @@ final class FlashPresenter {
     private let console: Console
     private let localizer: Localizer
     private let board: ProgressBoard?
-    private var twoImages: [Bool]
-    private var lastPhase: [String?]
+    private var lastPhase: [FlashPhase?]
     private var lastStep: [Int]
 
     init(devices: [String], context: CommandContext) {
@@ -382,13 +195,11 @@ final class FlashPresenter {
         localizer = context.localizer
         let bars = !console.isJSON && !console.isQuiet && console.isTerminal(.standardError)
         board = bars ? ProgressBoard(labels: devices, phase: context.localizer.text(.phaseConnecting), localizer: context.localizer) : nil
-        twoImages = Array(repeating: false, count: devices.count)
         lastPhase = Array(repeating: nil, count: devices.count)
         lastStep = Array(repeating: -1, count: devices.count)
     }
 
-    func started(row: Int, name: String, from: String, to: String, bytes: Int, twoImages: Bool) {
-        self.twoImages[row] = twoImages
+    func started(row: Int, name: String, from: String, to: String, bytes: Int) {
         if console.isJSON {
             console.json(FlashStartedEvent(device: devices[row], name: name, from: from, to: to, bytes: bytes))
         } else if board == nil {
@@ -396,39 +207,32 @@ final class FlashPresenter {
         }
     }
 
-    /// `loader` while the loader image goes (the first of two), else `reader`.
-    private func phase(row: Int, _ progress: FirmwareUpdateProgress) -> String {
-        twoImages[row] && !progress.secondImage ? "loader" : "reader"
-    }
-
-    func progress(row: Int, _ progress: FirmwareUpdateProgress) {
-        let phase = phase(row: row, progress)
+    func progress(row: Int, phase: FlashPhase, done: Int, total: Int) {
         let phaseChanged = lastPhase[row] != phase
         lastPhase[row] = phase
-        let phaseText = localizer.text(phase == "loader" ? .phaseLoader : .phaseUploading)
+        let phaseText = localizer.text(phase == .loader ? .phaseLoader : .phaseUploading)
         if let board {
-            board.update(row: row, phase: phaseText, done: progress.done, total: progress.total)
+            board.update(row: row, phase: phaseText, done: done, total: total)
             return
         }
         // Plain lines and events: each image, and its upload in steps (5 % in JSON, 25 % in text).
         let steps = console.isJSON ? 20 : 4
-        let step = progress.total > 0 ? progress.done * steps / progress.total : 0
+        let step = total > 0 ? done * steps / total : 0
         if phaseChanged { lastStep[row] = -1 }
         guard step != lastStep[row] else { return }
         lastStep[row] = step
         if console.isJSON {
-            console.json(FlashProgressEvent(device: devices[row], phase: phase, done: progress.done, total: progress.total))
+            console.json(FlashProgressEvent(device: devices[row], phase: phase.rawValue, done: done, total: total))
         } else {
-            let percent = progress.total > 0 ? progress.done * 100 / progress.total : 0
-            console.say(.flashProgressLine, devices[row], phaseText, String(percent), String(progress.done), String(progress.total))
+            let percent = total > 0 ? done * 100 / total : 0
+            console.say(.flashProgressLine, devices[row], phaseText, String(percent), String(done), String(total))
         }
     }
 
     func finished(row: Int, _ outcome: FlashOutcome) {
         let device = devices[row]
         switch outcome {
-        case .done(let name, let from, let bytes, let report):
-            let to = report.finalVersion.map(versionOf) ?? "?"
+        case .done(let name, let from, let to, let bytes, let report):
             board?.finish(row: row, message: localizer.text(.progressDone))
             if console.isJSON {
                 console.json(FlashDoneEvent(
@@ -447,11 +251,9 @@ final class FlashPresenter {
                 console.print(localizer.text(.flashUpToDate, device, running))
             }
         case .failed(let error):
-            board?.finish(row: row, message: localizer.text(Self.wasCancelled(error) ? .progressCancelled : .progressFailed))
+            board?.finish(row: row, message: localizer.text(outcome.wasCancelled ? .progressCancelled : .progressFailed))
             if console.isJSON {
-                var result: FirmwareUpdateResult?
-                if let error = error as? FlashFailure { result = error.report.result }
-                if error is UpdateNotForDevice { result = .incompatibleHardware }
+                let result = outcome.vendorResult
                 console.json(FlashFailedEvent(device: device, code: Localizer.code(for: error),
                                               message: Localizer.english.message(for: error), result: result?.rawValue,
                                               resultName: result?.vendorName))
@@ -461,41 +263,27 @@ final class FlashPresenter {
         }
     }
 
-    private func versionOf(_ version: VendorReaderVersion) -> String {
-        UgifVersion(major: version.firmwareMajor, minor: version.firmwareMinor, build: version.firmwareBuild).description
-    }
-
-    /// Whether `error` is an update the vendor's procedure ended CANCELLED (Ctrl-C).
-    static func wasCancelled(_ error: any Error) -> Bool {
-        (error as? FlashFailure)?.report.result == .cancelled
-    }
-
     /// The summary line (or event) and the exit code: 130 when Ctrl-C stopped the run
     /// (`stopped`) and something was left undone, else 0 only when every device ended on its target.
-    func summary(_ outcomes: [FlashOutcome], stopped: Bool = false) -> ExitCode {
-        var updated = 0, skipped = 0, failed = 0, cancelled = 0
-        for outcome in outcomes {
-            switch outcome {
-            case .done: updated += 1
-            case .skipped: skipped += 1
-            case .failed(let error): if Self.wasCancelled(error) { cancelled += 1 } else { failed += 1 }
-            }
-        }
-        let interrupted = cancelled > 0 || (stopped && updated + skipped < devices.count)
+    func summary(_ report: FlashReport, stopped: Bool = false) -> ExitCode {
+        let outcome = report.outcome(stopped: stopped)
+        let (updated, skipped, failed, cancelled) = (report.updated, report.skipped, report.failed, report.cancelled)
+        let count = report.outcomes.count
         // Ctrl-C echoes `^C` on the terminal's current line, below the bars: cleared.
         if board != nil, stopped { FileDescriptorSink.standardError.write("\r\u{1B}[2K") }
         if console.isJSON {
-            console.json(FlashSummaryEvent(devices: outcomes.count, updated: updated, skipped: skipped, failed: failed,
-                                           cancelled: cancelled,
-                                           outcome: interrupted ? "cancelled" : failed == 0 ? "done" : "failed"))
-        } else if interrupted {
-            console.say(.flashCancelledSummary, String(updated), String(skipped), String(failed), String(cancelled),
-                        String(outcomes.count))
+            console.json(FlashSummaryEvent(devices: count, updated: updated, skipped: skipped, failed: failed,
+                                           cancelled: cancelled, outcome: outcome.rawValue))
+        } else if outcome == .cancelled {
+            console.say(.flashCancelledSummary, String(updated), String(skipped), String(failed), String(cancelled), String(count))
         } else {
-            console.say(.flashSummary, String(updated), String(skipped), String(failed), String(outcomes.count))
+            console.say(.flashSummary, String(updated), String(skipped), String(failed), String(count))
         }
-        if interrupted { return FlashExit.cancelled }
-        return failed == 0 && outcomes.count == devices.count ? .success : .failure
+        switch outcome {
+        case .cancelled: return FlashExit.cancelled
+        case .done: return count == devices.count ? .success : .failure
+        case .failed: return .failure
+        }
     }
 }
 

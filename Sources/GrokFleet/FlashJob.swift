@@ -12,7 +12,9 @@ import UGrokIt
 /// its application, then the reader image, each followed by the reset and reconnection, the
 /// last one checked to run the new version), and report. Each device has a thread of its
 /// own (the fleet's fan-out); what happens is told as ``FlashEvent``s, and the run ends in
-/// a ``FlashReport``.
+/// a ``FlashReport``. The job takes no port lock of its own: each device's
+/// ``FleetDevice/openPort`` opens its port as the caller wants it (the command line's takes
+/// the port's lock, as every device command does).
 public struct FlashJob: Sendable {
     /// Where the image comes from.
     public enum Source: Sendable {

@@ -101,6 +101,11 @@ enum FlashFeed: Sendable {
 /// before the next packet (vendor result CANCELLED). Exit 0 only when every device ended on
 /// its target, 130 when Ctrl-C stopped it.
 func runFirmwareFlash(_ command: FirmwareFlashCommand, _ context: CommandContext) throws -> ExitCode {
+    // The channel's listings, read once and checked before any device.
+    func channel(_ wanted: FirmwareWanted) throws -> FlashJob.Source {
+        let channel = try command.firmware.openStation()
+        return try Blocking.run { try await FlashJob.prepare(channel, wanted: wanted) }
+    }
     let source: FlashJob.Source
     switch command.target {
     case .package(let input):
@@ -112,14 +117,9 @@ func runFirmwareFlash(_ command: FirmwareFlashCommand, _ context: CommandContext
         let bytes = try input.readAll(limit: UgifImage.maxFileBytes, localizer: context.localizer)
         let shown = input.isStandardInput ? name : (name as NSString).lastPathComponent
         source = .package(name: shown, try parseUgif(bytes, input: input, name: name))
-    case .best, .name, .version:
-        let wanted: FirmwareWanted = switch command.target {
-        case .name(let name): .named(name)
-        case .version(let version): .version(version)
-        case .best, .package: .latest
-        }
-        let channel = try command.firmware.openStation()
-        source = try Blocking.run { try await FlashJob.prepare(channel, wanted: wanted) }
+    case .best: source = try channel(.latest)
+    case .name(let name): source = try channel(.named(name))
+    case .version(let version): source = try channel(.version(version))
     }
     var options = FirmwareUpdateOptions()
     options.allowDowngrade = command.allowDowngrade

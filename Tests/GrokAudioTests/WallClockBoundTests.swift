@@ -231,7 +231,7 @@ private func seconds(since start: ContinuousClock.Instant) -> Double {
 struct WallClockWatchdogTests {
     @Test("sixteen threads arming and disarming back to back while one is stalled: the stalled one ends within its bound, no other is signalled")
     func manyThreadsOneStalled() throws {
-        let scratch = AudioTestScratch()
+        let scratch = TemporaryDirectory("grokaudio-test")
         let guardian = DeadlockGuard("many threads", seconds: 60)
         defer { guardian.finish() }
         let fifo = scratch.fifo("never-written")
@@ -301,7 +301,7 @@ struct WallClockWatchdogTests {
 
     @Test("a call bounded inside a bounded call: the outer bound still ends the inner blocked call")
     func nestedCalls() throws {
-        let scratch = AudioTestScratch()
+        let scratch = TemporaryDirectory("grokaudio-test")
         let guardian = DeadlockGuard("nested", seconds: 30)
         defer { guardian.finish() }
         let fifo = scratch.fifo("never-written")
@@ -326,7 +326,7 @@ struct WallClockWatchdogTests {
 
     @Test("a watchdog that fell asleep with nothing armed wakes for the next call and ends it within its bound")
     func sleepingWatchdogWakesForTheNextCall() throws {
-        let scratch = AudioTestScratch()
+        let scratch = TemporaryDirectory("grokaudio-test")
         let guardian = DeadlockGuard("sleeping watchdog", seconds: 30)
         defer { guardian.finish() }
         // A watchdog of its own, so other tests' calls do not keep it awake.

@@ -115,6 +115,7 @@ let package = Package(
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CZlib", "COpenSSL", "CCurl", "CSQLite", "CLibPQ"]),
         /// What the test targets share: temporary directories made and removed, seeded test bytes.
         .target(name: "GrokTestSupport", dependencies: ["GrokBasics"], path: "Tests/GrokTestSupport"),
+        .testTarget(name: "GrokBasicsTests", dependencies: ["GrokBasics", "GrokTestSupport"]),
         /// A real nginx on loopback with a test CA and a scripted faulty upstream, for the
         /// download tests (GrokNet's and the firmware channels').
         .target(name: "NetTestSupport", dependencies: ["GrokTestSupport"], path: "Tests/NetTestSupport"),
@@ -124,7 +125,7 @@ let package = Package(
         .testTarget(name: "GrokCryptoTests", dependencies: ["GrokCrypto", "GrokTestSupport"]),
         .testTarget(name: "GrokTUFTests", dependencies: ["GrokBasics", "GrokTUF", "GrokCrypto", "GrokTestSupport"]),
         .testTarget(name: "GrokFirmwareTests", dependencies: ["GrokFirmware", "GrokCrypto", "GrokProtocol", "GrokTUF", "GrokTestSupport"]),
-        .testTarget(name: "GrokProtocolTests", dependencies: ["GrokBasics", "GrokProtocol", "GrokAudio"]),
+        .testTarget(name: "GrokProtocolTests", dependencies: ["GrokBasics", "GrokProtocol", "GrokAudio", "GrokTestSupport"]),
         .testTarget(name: "GrokkerEmulatorTests", dependencies: ["GrokBasics", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokTestSupport"]),
         .testTarget(name: "VendorInteropTests", dependencies: ["GrokBasics", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokTestSupport"]),
         .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto", "GrokFirmware", "GrokNet", "NetTestSupport",

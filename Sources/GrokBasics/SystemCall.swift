@@ -59,18 +59,11 @@ public enum SystemCall {
     /// short writes; a write that takes nothing is `ENOSPC`.
     public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int? = nil, call: String = "write",
                                 path: String? = nil, retryInterrupted: () -> Bool = { true }) throws(SystemCallError) {
-        var done = 0
-        while done < bytes.count {
-            let wrote = try value(call, path: path, retryInterrupted: retryInterrupted) {
-                if let offset {
-                    pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
-                } else {
-                    write(fd, bytes.baseAddress! + done, bytes.count - done)
-                }
-            }
-            guard wrote > 0 else { throw SystemCallError(call: call, errno: ENOSPC, path: path) }
-            done += wrote
+        let written = try transfer(bytes.count, call, path, retryInterrupted) { done in
+            if let offset { return pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done)) }
+            return write(fd, bytes.baseAddress! + done, bytes.count - done)
         }
+        guard written == bytes.count else { throw SystemCallError(call: call, errno: ENOSPC, path: path) }
     }
 
     /// Writes all of `bytes` to `fd`, at the file position.
@@ -85,17 +78,21 @@ public enum SystemCall {
     /// given); returns how many bytes were read.
     public static func readAll(_ fd: Int32, _ bytes: UnsafeMutableRawBufferPointer, at offset: Int? = nil, call: String = "read",
                                path: String? = nil, retryInterrupted: () -> Bool = { true }) throws(SystemCallError) -> Int {
+        try transfer(bytes.count, call, path, retryInterrupted) { done in
+            if let offset { return pread(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done)) }
+            return read(fd, bytes.baseAddress! + done, bytes.count - done)
+        }
+    }
+
+    /// Calls `body` with the count moved so far until `count` bytes are moved or a call
+    /// moves none; returns the count moved.
+    private static func transfer(_ count: Int, _ call: String, _ path: String?, _ retryInterrupted: () -> Bool,
+                                 _ body: (Int) -> Int) throws(SystemCallError) -> Int {
         var done = 0
-        while done < bytes.count {
-            let count = try value(call, path: path, retryInterrupted: retryInterrupted) {
-                if let offset {
-                    pread(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
-                } else {
-                    read(fd, bytes.baseAddress! + done, bytes.count - done)
-                }
-            }
-            if count == 0 { break }
-            done += count
+        while done < count {
+            let moved = try value(call, path: path, retryInterrupted: retryInterrupted) { body(done) }
+            if moved == 0 { break }
+            done += moved
         }
         return done
     }

@@ -106,8 +106,7 @@ enum LedgerFiles {
         }
     }
 
-    static func systemError(_ path: String, _ what: String) -> LedgerError {
-        let code = errno
+    static func systemError(_ path: String, _ what: String, code: Int32 = errno) -> LedgerError {
         let detail = "\(what): \(SystemCodes.errnoName(code))"
         switch code {
         case ENOSPC, EDQUOT: return .diskFull(path: path)
@@ -167,11 +166,10 @@ final class RunLockFile: Sendable {
 
     /// Marks run `run` as alive in this process until ``unlock(_:)`` or the process ends.
     func lock(_ run: Int64) throws(LedgerError) {
-        while true {
-            let (rc, _) = request(F_WRLCK, run, Self.setLock)
-            if rc == 0 { return }
-            if errno == EINTR { continue }
-            throw LedgerFiles.systemError(path, "cannot lock run \(run) in '\(path)'")
+        do throws(SystemCallError) {
+            try SystemCall.value("fcntl") { request(F_WRLCK, run, Self.setLock).0 }
+        } catch {
+            throw LedgerFiles.systemError(path, "cannot lock run \(run) in '\(path)'", code: error.errno)
         }
     }
 

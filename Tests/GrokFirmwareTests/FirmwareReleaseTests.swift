@@ -7,7 +7,6 @@ import GrokTUF
 import Testing
 
 /// The repository root (three levels above this file).
-let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
 /// The committed demo image, `firmware/demo/GR-1_1-8-0_demo.ugif`.
 func demoUgif() throws -> [UInt8] { try readFile(packageRoot + "/firmware/demo/GR-1_1-8-0_demo.ugif") }

@@ -1,6 +1,7 @@
 import Foundation
 import GrokFirmware
 import GrokProtocol
+import GrokTestSupport
 import Testing
 
 /// What the vendor host sent updating grokpeer with the harness's `GR-1_1-9-0_harness.ugif`
@@ -234,8 +235,7 @@ struct UgifTests {
 
     @Test("the demo image is UgifImage.make of the demo loader and application hex files, and parses")
     func demoImage() throws {
-        let demo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("firmware/demo")
+        let demo = URL(fileURLWithPath: packageRoot + "/firmware/demo")
         let app = try IntelHex.parse(String(contentsOf: demo.appendingPathComponent("grokker-app-1.8.0.hex"), encoding: .utf8))
         let loader = try IntelHex.parse(String(contentsOf: demo.appendingPathComponent("grokker-loader-1.0.0.hex"), encoding: .utf8))
         // The whole 64 KiB application does not fit beside a loader: the demo takes what does.

@@ -354,9 +354,7 @@ struct InterruptedRunTests {
     func staleTemporaries() throws {
         let scratch = Scratch()
         try populatedLedger(scratch.ledgerPath, runs: 1, stepsPerRun: 1)
-        let dead = try Process.run(URL(fileURLWithPath: "/bin/true"), arguments: [])
-        dead.waitUntilExit()
-        let stale = scratch.ledgerPath + ".new-\(dead.processIdentifier)-42"
+        let stale = scratch.ledgerPath + ".new-\(try exitedProcessID())-42"
         let live = scratch.ledgerPath + ".new-\(getpid())-43"
         for file in [stale, stale + "-journal", live] { try write([0], file) }
         _ = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)

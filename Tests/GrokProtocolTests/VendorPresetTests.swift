@@ -1,3 +1,4 @@
+import GrokTestSupport
 import Testing
 @testable import GrokProtocol
 

@@ -1,5 +1,6 @@
 import GrokAudio
 import GrokBasics
+import GrokTestSupport
 import Testing
 @testable import GrokProtocol
 

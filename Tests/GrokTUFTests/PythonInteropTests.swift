@@ -1,12 +1,12 @@
 import Foundation
 import GrokCrypto
 import GrokTUF
+import GrokTestSupport
 import Testing
 
 /// A python3 that can import python-tuf: `$GROK_TUF_PYTHON`, the venv `scripts/setup.sh
 /// --test` makes (`.build/python-tuf`), or `python3` on the PATH.
 let pythonWithTUF: String? = {
-    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
     var candidates = [packageRoot + "/.build/python-tuf/bin/python3", "/usr/bin/env"]
     if let explicit = ProcessInfo.processInfo.environment["GROK_TUF_PYTHON"] { candidates.insert(explicit, at: 0) }
     for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate) {

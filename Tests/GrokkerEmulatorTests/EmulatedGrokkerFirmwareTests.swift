@@ -3,6 +3,7 @@ import GrokAudio
 import GrokBasics
 import GrokLink
 import GrokProtocol
+import GrokTestSupport
 import Testing
 @testable import GrokkerEmulator
 
@@ -66,7 +67,7 @@ let linkReader = TestImage(address: 0x1000, bytes: vendorImage(700, seed: 22, ve
 struct EmulatedGrokkerFirmwareTests {
     @Test("a new unit's flash holds the demo loader (1.0.0, the bytes of firmware/demo/grokker-loader-1.0.0.hex) and a factory application of state.json's version")
     func factoryFlash() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: packageRoot)
         var hexBytes: [UInt8] = []
         for line in try String(contentsOf: root.appendingPathComponent("firmware/demo/grokker-loader-1.0.0.hex"), encoding: .utf8)
             .split(whereSeparator: \.isNewline) where line.hasPrefix(":") && line.dropFirst(7).prefix(2) == "00" {

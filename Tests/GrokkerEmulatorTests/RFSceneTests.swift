@@ -7,12 +7,7 @@ import Testing
 
 /// Scene files (docs/scene.md): the demo scene, malformed files, and the field's saved state.
 @Suite struct RFSceneTests {
-    static let demoPath: String = {
-        // Tests/GrokkerEmulatorTests/RFSceneTests.swift -> the package root.
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("profiles/scenes/demo.json").path
-    }()
+    static let demoPath = packageRoot + "/profiles/scenes/demo.json"
 
     @Test func theDemoSceneLoadsAndEveryKindOfTagIsThere() throws {
         let scene = try RFScene.load(path: Self.demoPath)

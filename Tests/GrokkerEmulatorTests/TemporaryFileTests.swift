@@ -7,13 +7,6 @@ import Testing
 
 @testable import GrokkerEmulator
 
-/// A process id that no longer exists: a child that has exited and been reaped.
-private func deadPID() throws -> Int32 {
-    let process = try Process.run(URL(fileURLWithPath: "/bin/true"), arguments: [])
-    process.waitUntilExit()
-    return process.processIdentifier
-}
-
 @Suite("Temporary files left by killed processes")
 struct TemporaryFileTests {
     @Test("opening a unit's directory removes state.json temp files of dead writers and keeps a live writer's")
@@ -22,7 +15,7 @@ struct TemporaryFileTests {
         defer { temp.remove() }
         var rng = SplitMix64(seed: 11)
         _ = try DeviceStateStore.openOrCreate(deviceDirectory: temp.file("unit"), using: &rng)
-        let dead = try deadPID()
+        let dead = try exitedProcessID()
         let stale = temp.file("unit/state.json.tmp-\(dead)-12345")
         let live = temp.file("unit/state.json.tmp-\(getpid())-777")
         let other = temp.file("unit/notes.txt.tmp-\(dead)-1")
@@ -50,7 +43,7 @@ struct TemporaryFileTests {
     func staleFactoryFlash() throws {
         let temp = TemporaryDirectory("grok-emulator-tests")
         defer { temp.remove() }
-        let dead = try deadPID()
+        let dead = try exitedProcessID()
         let directory = temp.file("bench/sim-0")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let stale = directory + "/flash.bin.tmp-\(dead)-1"

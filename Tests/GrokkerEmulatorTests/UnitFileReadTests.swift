@@ -1,4 +1,5 @@
 import Foundation
+import GrokTestSupport
 import Testing
 
 @testable import GrokkerEmulator
@@ -6,18 +7,14 @@ import Testing
 /// `UnitFile.readAll`: whole files, bounded, read at their size.
 @Suite("UnitFile.readAll")
 struct UnitFileReadTests {
-    static func file(_ bytes: [UInt8]) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("readall-\(UUID().uuidString)").path
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
-        return path
-    }
 
     @Test("reads every byte of files from empty to the limit, and refuses one byte more", arguments: [0, 1, 2047, 4096, 65_537])
     func exactBytes(size: Int) throws {
         var random = SystemRandomNumberGenerator()
         let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &random) }
-        let path = try Self.file(bytes)
-        defer { unlink(path) }
+        let scratch = TemporaryDirectory("readall")
+        let path = scratch.file("file")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
         #expect(try UnitFile.readAll(path, limit: size) == bytes)
         #expect(try UnitFile.readAll(path, limit: 16 << 20) == bytes)
         if size > 0 {

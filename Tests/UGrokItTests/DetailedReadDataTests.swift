@@ -1,5 +1,6 @@
 import Foundation
 import GrokAudio
+import GrokTestSupport
 import GrokkerEmulator
 import GrokProtocol
 import Testing
@@ -9,7 +10,7 @@ import UGrokIt
 struct DetailedReadDataTests {
     @Test("readData1 and readData2 are the words asked for, read from each tag's memory")
     func words() throws {
-        let bench = TempBench()
+        let bench = TemporaryDirectory("ugrokit")
         let store = try DeviceStateStore.openOrCreate(directory: bench.path, index: 0)
         try store.update { $0.region = RegionCatalog.find("fcc")!.setting; $0.provisioning.userHasSetRegion = true }
         let scene = RFScene(tags: [

@@ -1,5 +1,6 @@
 import Foundation
 import GrokAudio
+import GrokTestSupport
 import GrokkerEmulator
 import GrokProtocol
 import Testing
@@ -38,7 +39,7 @@ struct ProvisioningTests {
 
     @Test("a state.json written before provisioning existed still opens, with nothing provisioned")
     func oldStateFile() throws {
-        let bench = TempBench()
+        let bench = TemporaryDirectory("ugrokit")
         let directory = bench.path + "/sim-0"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let old = """

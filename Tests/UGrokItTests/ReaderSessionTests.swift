@@ -1,19 +1,11 @@
 import Foundation
 import GrokAudio
+import GrokTestSupport
 import GrokkerEmulator
 import GrokLink
 import GrokProtocol
 import Testing
 import UGrokIt
-
-/// A fresh bench directory, removed at the end.
-final class TempBench {
-    let path: String
-    init() {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("ugrokit-\(UUID().uuidString)").path
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// A silent device: plugged in, never answers.
 final class SilentPeer: CablePeer {
@@ -25,7 +17,7 @@ final class SilentPeer: CablePeer {
 /// A session over a simulated cable to the emulated Grokker on the vendor protocol
 /// (`EmulatedGrokker`, out of the box in a fresh bench directory).
 struct Rig {
-    let bench = TempBench()
+    let bench = TemporaryDirectory("ugrokit")
     let grokker: EmulatedGrokker
     let cable: SimulatedCablePort
     let session: ReaderSession
@@ -136,7 +128,7 @@ struct ReaderSessionTests {
 
     @Test("a second run sees the state the first one left")
     func persistence() throws {
-        let bench = TempBench()
+        let bench = TemporaryDirectory("ugrokit")
         let store = try DeviceStateStore.openOrCreate(directory: bench.path, index: 2)
         try store.update { $0.region = RegionCatalog.find("etsi")!.setting; $0.provisioning.userHasSetRegion = true }
         let second = try EmulatedGrokker(store: try DeviceStateStore.openOrCreate(directory: bench.path, index: 2))
@@ -148,7 +140,7 @@ struct ReaderSessionTests {
 
     @Test("a bench at 48 kHz works")
     func at48kHz() throws {
-        let bench = TempBench()
+        let bench = TemporaryDirectory("ugrokit")
         let store = try DeviceStateStore.openOrCreate(directory: bench.path, index: 0)
         let grokker = try EmulatedGrokker(store: store, sampleRate: 48_000)
         let cable = SimulatedCablePort(name: "sim:0", sampleRate: 48_000, configuration: .clean, peer: grokker)

@@ -1,5 +1,6 @@
 import Foundation
 import GrokAudio
+import GrokTestSupport
 import GrokkerEmulator
 import GrokLink
 import GrokProtocol
@@ -34,7 +35,7 @@ final class RecordingDelegate: UgiInventoryDelegate, @unchecked Sendable {
 @Suite("Reader (threaded, vendor-style)")
 struct ReaderTests {
     /// An emulated Grokker with its region set, behind a clean cable, opened on the reader's thread.
-    static func reader(_ bench: TempBench) throws -> Reader {
+    static func reader(_ bench: TemporaryDirectory) throws -> Reader {
         let store = try DeviceStateStore.openOrCreate(directory: bench.path, index: 0)
         try store.update { $0.region = RegionCatalog.find("fcc")!.setting; $0.provisioning.userHasSetRegion = true }
         let path = bench.path
@@ -46,7 +47,7 @@ struct ReaderTests {
 
     @Test("openConnection returns at once; listeners see CONNECTING then CONNECTED")
     func connects() throws {
-        let bench = TempBench()
+        let bench = TemporaryDirectory("ugrokit")
         let reader = try Self.reader(bench)
         let states = Mutex<[ConnectionState]>([])
         let connected = DispatchSemaphore(value: 0)
@@ -65,7 +66,7 @@ struct ReaderTests {
 
     @Test("startInventory with a delegate finds every tag in range; stop calls its completion")
     func inventory() throws {
-        let bench = TempBench()
+        let bench = TemporaryDirectory("ugrokit")
         let reader = try Self.reader(bench)
         reader.openConnection()
         let delegate = RecordingDelegate(expected: 24)
@@ -93,7 +94,7 @@ struct ReaderTests {
 
     @Test("inventory-state listeners hear the vendor states; the jack reads plugged; testConnection echoes and the thread reconnects")
     func stateListenersJackAndTestConnection() async throws {
-        let bench = TempBench()
+        let bench = TemporaryDirectory("ugrokit")
         let reader = try Self.reader(bench)
         #expect(reader.isAnythingPluggedIntoAudioJack)
         let states = Mutex<[VendorInventoryState]>([])
@@ -129,7 +130,7 @@ struct ReaderTests {
 
     @Test("unplugged mid-inventory: the delegate hears LOST_CONNECTION; plugged back, the same inventory starts again")
     func lostConnectionResumes() throws {
-        let bench = TempBench()
+        let bench = TemporaryDirectory("ugrokit")
         let store = try DeviceStateStore.openOrCreate(directory: bench.path, index: 0)
         try store.update { $0.region = RegionCatalog.find("fcc")!.setting; $0.provisioning.userHasSetRegion = true }
         let cable = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: try EmulatedGrokker(store: store))
@@ -155,7 +156,7 @@ struct ReaderTests {
 
     @Test("an invalid configuration is refused before anything is sent")
     func invalidConfiguration() throws {
-        let bench = TempBench()
+        let bench = TemporaryDirectory("ugrokit")
         let reader = try Self.reader(bench)
         var configuration = UgiRfidConfiguration.config(inventoryType: .inventoryDistance)
         configuration.session = 7
@@ -170,7 +171,7 @@ struct ReaderTests {
 struct UgiFacadeTests {
     @Test("the singleton drives its reader: one EPC, a list, and ignoring, as in the vendor guide")
     func singleton() async throws {
-        let bench = TempBench()
+        let bench = TemporaryDirectory("ugrokit")
         let reader = try ReaderTests.reader(bench)
         Ugi.createSingleton(reader: reader)
         defer { Ugi.releaseSingleton() }
@@ -226,7 +227,7 @@ struct UgiFacadeTests {
 struct InventoryTagAccessTests {
     @Test("programTag on the active inventory completes with OK; on a stopped one with INVENTORY_STOPPED")
     func program() throws {
-        let bench = TempBench()
+        let bench = TemporaryDirectory("ugrokit")
         let reader = try ReaderTests.reader(bench)
         reader.openConnection()
         defer { reader.closeConnection() }
@@ -271,7 +272,7 @@ struct InventoryTagAccessTests {
 struct InventoryStreamTests {
     @Test("for await sees start, every tag, and the stop that ends the stream")
     func stream() async throws {
-        let bench = TempBench()
+        let bench = TemporaryDirectory("ugrokit")
         let reader = try ReaderTests.reader(bench)
         reader.openConnection()
         defer { reader.closeConnection() }
@@ -300,7 +301,7 @@ struct InventoryStreamTests {
 struct ReaderHousekeepingTests {
     @Test("region, battery and diagnostics through the reader's thread, with async calls")
     func housekeeping() async throws {
-        let bench = TempBench()
+        let bench = TemporaryDirectory("ugrokit")
         let reader = try ReaderTests.reader(bench)
         reader.openConnection()
         defer { reader.closeConnection() }
@@ -342,7 +343,7 @@ struct ReaderRetryTests {
 
     @Test("an unplugged jack is retried after pauses of audio, not in a tight loop")
     func unplugged() throws {
-        let bench = TempBench()
+        let bench = TemporaryDirectory("ugrokit")
         let grokker = try EmulatedGrokker(store: try DeviceStateStore.openOrCreate(directory: bench.path, index: 0))
         let cable = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker)
         cable.plugged = false

@@ -1,5 +1,6 @@
 import Foundation
 import GrokAudio
+import GrokTestSupport
 import GrokkerEmulator
 import GrokProtocol
 import Testing
@@ -16,7 +17,7 @@ struct TagSearchTests {
     func programThenReadOnManyBenches() throws {
         let new = try UgiEpc(hex: "3074257BF7194E4000C0FFEE")
         for serial in UInt32(41_000_000)..<41_000_024 {
-            let bench = TempBench()
+            let bench = TemporaryDirectory("ugrokit")
             let store = try DeviceStateStore.openOrCreate(directory: bench.path, index: 0)
             try store.update { $0.serialNumber = serial }
             let grokker = try EmulatedGrokker(store: store)

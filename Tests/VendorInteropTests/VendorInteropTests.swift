@@ -250,14 +250,3 @@ enum VendorInterop {
                                 fieldEPCs: grokker.field.tags.map { hexString($0.epc) })
     }
 }
-
-private func hex(_ s: String) -> [UInt8] {
-    var out: [UInt8] = []
-    var i = s.startIndex
-    while i < s.endIndex {
-        let j = s.index(i, offsetBy: 2)
-        out.append(UInt8(s[i..<j], radix: 16)!)
-        i = j
-    }
-    return out
-}

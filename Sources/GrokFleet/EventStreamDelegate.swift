@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokFirmware
 import GrokLedger
@@ -23,7 +24,7 @@ public struct FleetEvent: Sendable, Hashable, Codable {
         self.event = event
         self.device = device
         self.serial = serial
-        self.time = FleetEvent.iso(time)
+        self.time = Timestamp.iso8601(time)
         self.data = data
         self.arguments = arguments
     }
@@ -36,12 +37,6 @@ public struct FleetEvent: Sendable, Hashable, Codable {
         return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
     }
 
-    static func iso(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: date)
-    }
 }
 
 /// The delegate behind `--json`: every call becomes a ``FleetEvent`` handed to `sink`, and

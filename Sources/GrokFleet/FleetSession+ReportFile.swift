@@ -86,8 +86,8 @@ public struct FleetReportFile: Encodable, Sendable {
         profileFile = profile.file
         station = options.station
         operatorName = options.operatorName
-        started = FleetReportFile.iso(report.started)
-        ended = FleetReportFile.iso(report.ended)
+        started = Timestamp.iso8601(report.started)
+        ended = Timestamp.iso8601(report.ended)
         self.ledger = ledger
         devices = report.devices.map { device in
             Device(device: device.device, serial: device.serial, outcome: device.outcome.rawValue, code: device.code,
@@ -99,7 +99,7 @@ public struct FleetReportFile: Encodable, Sendable {
                        Step(step: step.step.rawValue, result: step.result.rawValue, code: step.code, arguments: step.arguments,
                             detail: step.detail, firmwareBefore: step.firmwareBefore, firmwareAfter: step.firmwareAfter,
                             regionBefore: step.regionBefore, regionAfter: step.regionAfter,
-                            started: FleetReportFile.iso(step.started), durationS: (step.duration * 1000).rounded() / 1000)
+                            started: Timestamp.iso8601(step.started), durationS: (step.duration * 1000).rounded() / 1000)
                    },
                    smokeTests: device.smokeTests.map { test in
                        SmokeTest(step: test.step.rawValue, passed: test.passed, reasons: test.reasons,
@@ -109,11 +109,6 @@ public struct FleetReportFile: Encodable, Sendable {
         }
     }
 
-    public static func iso(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
-    }
 
     /// Writes the report (pretty, keys sorted), creating the directory; every system call is
     /// checked (``CheckedFile``), so a report that is not on disk is

@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokFleet
 import GrokLedger
@@ -147,7 +148,7 @@ struct StageObject: Encodable {
         reason = stage.reasonCode
         halt = stage.halt
         trippedBy = stage.trippedBy
-        updatedAt = FleetReportFile.iso(stage.updatedAt)
+        updatedAt = Timestamp.iso8601(stage.updatedAt)
         updatedBy = stage.updatedBy
     }
 
@@ -193,7 +194,7 @@ struct StageEventObject: Encodable {
         station = event.station
         actor = event.actor
         note = event.note
-        at = FleetReportFile.iso(event.at)
+        at = Timestamp.iso8601(event.at)
     }
 
     enum CodingKeys: String, CodingKey {

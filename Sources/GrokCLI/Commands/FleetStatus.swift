@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokFleet
 import GrokLedger
@@ -358,7 +359,7 @@ struct FleetRolloutObject: Encodable {
         reasonCode = rollout.reasonCode
         reasonDetail = rollout.reasonDetail
         trippedBy = rollout.trippedBy
-        updatedAt = rollout.updatedAt.map { FleetReportFile.iso($0) }
+        updatedAt = rollout.updatedAt.map { Timestamp.iso8601($0) }
         updatedBy = rollout.updatedBy
         totals = FleetCountsObject(rollout.totals)
         halt = rollout.halt.map { Halt(afterDevices: $0.afterDevices, maxFailureRate: $0.maxFailureRate) }
@@ -368,7 +369,7 @@ struct FleetRolloutObject: Encodable {
         stages = rollout.byStage.map(FleetStageGroupObject.init)
         events = rollout.events.map {
             Event(action: $0.action, percentageBefore: $0.percentageBefore, percentageAfter: $0.percentageAfter, station: $0.station,
-                  actor: $0.actor, note: $0.note, at: FleetReportFile.iso($0.at))
+                  actor: $0.actor, note: $0.note, at: Timestamp.iso8601($0.at))
         }
     }
 

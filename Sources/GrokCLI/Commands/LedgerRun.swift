@@ -321,7 +321,7 @@ struct LedgerRecoveryObject: Encodable {
 
 // MARK: JSON lines of `ledger show --json`
 
-private func iso(_ date: Date?) -> String? { date.map { FleetReportFile.iso($0) } }
+private func iso(_ date: Date?) -> String? { date.map { Timestamp.iso8601($0) } }
 
 struct LedgerRunObject: Encodable {
     let record = "run"

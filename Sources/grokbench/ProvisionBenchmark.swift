@@ -58,7 +58,10 @@ enum ProvisionBenchmark {
         figures.set("exit_status", Double(status))
         figures.set("wall_s", wall, digits: 2)
         figures.set("peak_rss_mb", Double(usage.ru_maxrss) / 1024, digits: 1)
-        figures.set("cpu_s", seconds(usage.ru_utime) + seconds(usage.ru_stime), digits: 2)
+        let cpu = seconds(usage.ru_utime) + seconds(usage.ru_stime)
+        figures.set("cpu_s", cpu, digits: 2)
+        // What one more Grokker costs: flat as the fleet grows when nothing is shared.
+        figures.set("cpu_s_per_device", cpu / Double(devices), digits: 3)
         if !perDevice.isEmpty {
             figures.set("device_s_min", perDevice[0], digits: 2)
             figures.set("device_s_median", perDevice[perDevice.count / 2], digits: 2)

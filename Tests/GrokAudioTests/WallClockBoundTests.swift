@@ -41,6 +41,12 @@ private func transfer(_ port: any AudioPort, frames: Int = 256) throws(AudioErro
     }
 }
 
+/// A FIFO nobody writes, opened for reading and writing (so the open returns at once): a
+/// read of it blocks until a signal interrupts it.
+private func silentFIFO(_ scratch: AudioTestScratch) -> Int32 {
+    open(scratch.fifo("never-written"), O_RDWR)
+}
+
 /// Runs `body` and returns what it threw and how many seconds of wall-clock time it took.
 private func timed(_ body: () throws(AudioError) -> Void) -> (AudioError?, Double) {
     let start = ContinuousClock.now
@@ -186,11 +192,10 @@ struct WallClockBoundTests {
         let scratch = TemporaryDirectory("grokaudio-test")
         let guardian = DeadlockGuard("signal rate", seconds: 30)
         defer { guardian.finish() }
-        let input = scratch.fifo("never-written")
         let bound = WallClockBound(stallSeconds: 0.1)
         // A read that ignores EINTR and goes on blocking for a second: what the file plugin
         // did while the watchdog looped.
-        let reader = open(input, O_RDWR)
+        let reader = silentFIFO(scratch)
         defer { close(reader) }
         let start = ContinuousClock.now
         try? bound.guarding(port: "fifo") {
@@ -234,9 +239,7 @@ struct WallClockWatchdogTests {
         let scratch = TemporaryDirectory("grokaudio-test")
         let guardian = DeadlockGuard("many threads", seconds: 60)
         defer { guardian.finish() }
-        let fifo = scratch.fifo("never-written")
-        // Opened for reading and writing, so the open returns and a read blocks for ever.
-        let reader = open(fifo, O_RDWR)
+        let reader = silentFIFO(scratch)
         defer { close(reader) }
         let stop = Atomic<Bool>(false)
         let busy = (0..<16).map { _ in WallClockBound(stallSeconds: 5) }
@@ -262,7 +265,7 @@ struct WallClockWatchdogTests {
         #expect(throws: AudioError.stalled(port: "stalled", seconds: "0.3")) {
             try stalled.guardingTransfer(port: "stalled") { () throws(AudioError) in
                 var byte: UInt8 = 0
-                try POSIXCall.retrying(path: fifo, "read") { read(reader, &byte, 1) }
+                try POSIXCall.retrying(path: "fifo", "read") { read(reader, &byte, 1) }
             }
         }
         let took = seconds(since: start)
@@ -304,8 +307,7 @@ struct WallClockWatchdogTests {
         let scratch = TemporaryDirectory("grokaudio-test")
         let guardian = DeadlockGuard("nested", seconds: 30)
         defer { guardian.finish() }
-        let fifo = scratch.fifo("never-written")
-        let reader = open(fifo, O_RDWR)
+        let reader = silentFIFO(scratch)
         defer { close(reader) }
         let outer = WallClockBound(stallSeconds: 0.3)
         let inner = WallClockBound(stallSeconds: 60)
@@ -314,7 +316,7 @@ struct WallClockWatchdogTests {
             try outer.guardingTransfer(port: "outer") { () throws(AudioError) in
                 try inner.guardingTransfer(port: "inner") { () throws(AudioError) in
                     var byte: UInt8 = 0
-                    try POSIXCall.retrying(path: fifo, "read") { read(reader, &byte, 1) }
+                    try POSIXCall.retrying(path: "fifo", "read") { read(reader, &byte, 1) }
                 }
             }
         }
@@ -339,8 +341,7 @@ struct WallClockWatchdogTests {
             #expect(seconds(since: asleep) < 10, "the watchdog never slept")
             Thread.sleep(forTimeInterval: 0.02)
         }
-        let fifo = scratch.fifo("never-written")
-        let reader = open(fifo, O_RDWR)
+        let reader = silentFIFO(scratch)
         defer { close(reader) }
         let start = ContinuousClock.now
         let slot = watchdog.arm(bound, port: "blocked", since: start)

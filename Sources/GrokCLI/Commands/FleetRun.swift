@@ -2,10 +2,7 @@ import GrokBasics
 import Foundation
 import GrokFirmware
 import GrokFleet
-import GrokkerEmulator
-import GrokLedger
 import GrokProtocol
-import UGrokIt
 
 /// How `provision`, `rollout` and `verify` end (docs/fleet.md, "Exit codes").
 enum FleetExit {

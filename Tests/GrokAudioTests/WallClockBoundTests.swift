@@ -43,7 +43,7 @@ private func transfer(_ port: any AudioPort, frames: Int = 256) throws(AudioErro
 
 /// A FIFO nobody writes, opened for reading and writing (so the open returns at once): a
 /// read of it blocks until a signal interrupts it.
-private func silentFIFO(_ scratch: AudioTestScratch) -> Int32 {
+private func silentFIFO(_ scratch: TemporaryDirectory) -> Int32 {
     open(scratch.fifo("never-written"), O_RDWR)
 }
 

@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokkerEmulator
 import GrokLedger
@@ -144,7 +145,7 @@ extension CLI {
 
         @Test("SIGTERM, SIGINT, SIGHUP, SIGPIPE and SIGXFSZ at seeded moments end the run cleanly, closed as interrupted")
         func signals() throws {
-            var random = SeededRandom(state: 0x5160_0A15)
+            var random = SplitMix64(seed: 0x5160_0A15)
             for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGXFSZ] {
                 let world = try FleetWorld()
                 let run = try RunningProvision(world)

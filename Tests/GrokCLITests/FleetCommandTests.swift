@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokkerEmulator
 import GrokLedger
@@ -96,18 +97,6 @@ func runBinary(_ arguments: [String], environment: [String: String], input: Stri
                      standardError: try String(contentsOfFile: paths[2], encoding: .utf8))
 }
 
-/// SplitMix64: a small seeded generator, so the random kill moments are the same every run.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The FCC region's vendor number.
 private let fcc: UInt16 = 1
 /// Steps that change a Grokker: never done twice.
@@ -168,7 +157,7 @@ extension CLI {
 
         @Test("kill -9 at seeded random moments, re-run: always converges, no change done twice, nothing missing")
         func killAndRerun() throws {
-            var random = SeededRandom(state: 0x5EED_F1EE7)
+            var random = SplitMix64(seed: 0x5EED_F1EE7)
             var kills = 0
             // Six moments, each on a fresh bench: after a seeded number of finished steps (1 to
             // 30 of the run's 36) and a seeded delay of up to 2 ms, so kills land between steps

@@ -103,7 +103,7 @@ struct MultiStationTests {
     @Test("the database restarts mid-run: every station reconnects within its window and finishes; nothing recorded twice, nothing missing",
           arguments: seeds, Scale.all)
     func databaseRestartsMidRun(seed: UInt64, scale: Scale) throws {
-        var random = SeededRandom(state: seed)
+        var random = SplitMix64(seed: seed)
         // A private cluster: stopping the shared one would break the suites running beside.
         let cluster = try PostgresCluster()
         let database = try cluster.newDatabase("restart")
@@ -190,7 +190,7 @@ struct MultiStationTests {
     @Test("stations killed with SIGKILL at seeded moments, then re-run: every re-run finishes, the killed runs end abandoned, no change twice, no lock left",
           arguments: seeds, Scale.all)
     func killedStations(seed: UInt64, scale: Scale) throws {
-        var random = SeededRandom(state: seed)
+        var random = SplitMix64(seed: seed)
         let cluster = PostgresCluster.shared
         let database = try cluster.newDatabase("killed")
         let uri = cluster.uri(database)

@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokAudio
 import GrokFirmware
@@ -22,14 +23,9 @@ struct FaultPoint: CustomTestStringConvertible, Sendable {
     static let totalBytes = 256 + 512
 
     init(seed: UInt64) {
-        var state = seed &+ 0x9E37_79B9_7F4A_7C15
-        func next() -> UInt64 {
-            state = state &+ 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        // The seed moved one step on, as the moments drawn always were.
+        var generator = SplitMix64(seed: seed &+ 0x9E37_79B9_7F4A_7C15)
+        func next() -> UInt64 { generator.next() }
         self.seed = seed
         byte = Int(next() % UInt64(Self.totalBytes + 1))
         samples = Int64(next() % 120_000)  // up to 2.7 s of the unit's clock

@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokAudio
 import GrokFirmware
@@ -8,19 +9,6 @@ import GrokProtocol
 import Synchronization
 import Testing
 import UGrokIt
-
-/// SplitMix64: a small seeded generator, so a failing situation can be named by its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// A technician with answers fixed in advance: the firmware question and the region menu
 /// (the policy still overrules before anything is offered, as the terminal's does).
@@ -68,7 +56,7 @@ struct Situation: CustomStringConvertible {
     }
 
     static func generate(seed: UInt64) throws -> Situation {
-        var rng = SeededGenerator(seed: seed)
+        var rng = SplitMix64(seed: seed)
         func pick<T>(_ values: [T]) -> T { values[Int.random(in: 0..<values.count, using: &rng)] }
         let revision: UInt8 = pick([3, 6])
         var profile = try testProfile(target: pick([.latest, .version(FirmwareFixture.v170), .version(FirmwareFixture.v180)]),

@@ -2,6 +2,7 @@ import GrokBasics
 import Foundation
 import GrokFirmware
 import GrokFleet
+import GrokLedger
 import GrokProtocol
 
 /// How `provision`, `rollout` and `verify` end (docs/fleet.md, "Exit codes").

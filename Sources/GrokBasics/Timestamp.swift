@@ -14,15 +14,12 @@ import Musl
 /// every event of every unit (each firmware block is one), and making an
 /// `ISO8601DateFormatter` per event took a tenth of a 64-unit provision's CPU in ICU.
 public enum Timestamp {
-    /// `date` in UTC, milliseconds truncated (as ICU's `SSS` does).
+    /// `date` in UTC, to the nearest millisecond (as ICU's `SSS` rounds).
     public static func iso8601(_ date: Date) -> String {
-        let since1970 = date.timeIntervalSince1970
-        var seconds = time_t(since1970.rounded(.down))
-        var milliseconds = Int(((since1970 - Double(seconds)) * 1000).rounded(.down))
-        if milliseconds >= 1000 {  // a value a hair under the next second
-            seconds += 1
-            milliseconds -= 1000
-        }
+        let total = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let (quotient, remainder) = total.quotientAndRemainder(dividingBy: 1000)
+        var seconds = time_t(remainder < 0 ? quotient - 1 : quotient)
+        let milliseconds = Int(remainder < 0 ? remainder + 1000 : remainder)
         var fields = tm()
         gmtime_r(&seconds, &fields)
         return pad(Int(fields.tm_year) + 1900, 4) + "-" + pad(Int(fields.tm_mon) + 1, 2) + "-" + pad(Int(fields.tm_mday), 2)

@@ -1,4 +1,5 @@
 import Foundation
+import GrokPostgres
 
 /// A ledger the fleet engine records into: the SQLite file of one station (``Ledger``) or
 /// the database many stations share (``PostgresLedger``). The same records and the same
@@ -43,6 +44,15 @@ public enum LedgerLocation {
     /// libpq takes them) rather than a file.
     public static func isShared(_ location: String) -> Bool {
         location.hasPrefix("postgresql://") || location.hasPrefix("postgres://")
+    }
+
+    /// `location` as people are shown it: a database's password masked (`***`, in the
+    /// `user:password@` part and any `password=` parameter), a file as it is. Every place
+    /// that shows a ledger's address (`grokctl paths`, messages, the spool's notices) goes
+    /// through this or through the opened ledger's ``LedgerStore/location``, which is masked
+    /// the same way.
+    public static func shown(_ location: String) -> String {
+        isShared(location) ? PostgresConnection.redacted(location) : location
     }
 
     /// Opens the ledger `location` names for writing: the shared database, recording as

@@ -51,6 +51,17 @@ extension CLI {
             #expect(try FileManager.default.contentsOfDirectory(atPath: cwd).isEmpty)
         }
 
+        @Test("a shared ledger named in GROKCTL_LEDGER is listed without its password")
+        func sharedLedgerPasswordIsMasked() {
+            let paths = InstallPaths(environment: [
+                "HOME": "/nonexistent-home",
+                "GROKCTL_LEDGER": "postgresql://station:s3cret@db.example/fleet?sslmode=require&password=other",
+            ])
+            let ledger = PathsCommand.lines(paths, bench: "/b", benchFromOption: false).first { $0.name == "ledger" }
+            #expect(ledger?.path == "postgresql://station:***@db.example/fleet?sslmode=require&password=***")
+            #expect(ledger?.source == "environment")
+        }
+
         @Test func xdgDirectoriesAndEnvironmentOverridesAreShownWithTheirSource() throws {
             let cwd = try makeTemporaryDirectory(), base = try makeTemporaryDirectory()
             let paths = try Self.paths(in: cwd, environment: [

@@ -1,3 +1,4 @@
+import GrokLedger
 /// `grokctl paths`: every place grokctl reads or writes by default and where each came
 /// from (an option, the environment, the package checkout, the install prefix, the system).
 /// None depends on the current directory.
@@ -36,8 +37,9 @@ struct PathsCommand: Command {
             ("tuf_state", paths.tufState),
         ]
         return entries.map { name, entry in
-            Line(name: name, path: entry.path, source: entry.source.rawValue,
-                 exists: entry.path.map { paths.exists($0) } ?? false)
+            // A shared ledger's address is shown without its password.
+            Line(name: name, path: name == "ledger" ? entry.path.map(LedgerLocation.shown) : entry.path,
+                 source: entry.source.rawValue, exists: entry.path.map { paths.exists($0) } ?? false)
         }
     }
 

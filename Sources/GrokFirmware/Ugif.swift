@@ -371,6 +371,11 @@ public struct UgifVersion: Sendable, Hashable, Comparable, CustomStringConvertib
     }
 
     public var description: String { "\(major).\(minor).\(build)" }
+
+    /// The version a unit's GetVersion answer says it runs, in an image's terms.
+    public init(running version: VendorReaderVersion) {
+        self.init(major: version.firmwareMajor, minor: version.firmwareMinor, build: version.firmwareBuild)
+    }
 }
 
 /// The vendor's compatibility values (`FirmwareCheckCompatibility`).

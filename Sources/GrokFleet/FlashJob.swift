@@ -117,7 +117,7 @@ public struct FlashJob: Sendable {
             try opened.connect()
             guard let version = opened.version else { throw ReaderError.cannotGetInfo(port: opened.port.name) }
             let unit = FirmwareUnit(version)
-            let running = UgifVersion(major: version.firmwareMajor, minor: version.firmwareMinor, build: version.firmwareBuild).description
+            let running = UgifVersion(running: version).description
             let name: String
             let image: UgifImage
             switch choose(for: unit) {
@@ -174,7 +174,7 @@ public struct FlashJob: Sendable {
                                    unitHardware: version.hardwareTypeName, battery: unitOptions.batteryPercent, options: unitOptions)
             }
             let now = report.finalVersion.map {
-                UgifVersion(major: $0.firmwareMajor, minor: $0.firmwareMinor, build: $0.firmwareBuild).description
+                UgifVersion(running: $0).description
             }
             return .done(name: name, from: running, to: now ?? "?", bytes: bytes, report: report)
         } catch {

@@ -117,9 +117,7 @@ public final class FleetSession: Sendable {
 
     /// This station's spool (where it records while the shared ledger cannot be reached).
     public var spoolPath: String {
-        let directory = configuration.spoolDirectory
-        let name = Spool.fileName(station: runOptions.station)
-        return directory.hasSuffix("/") ? directory + name : directory + "/" + name
+        Self.join(configuration.spoolDirectory, Spool.fileName(station: runOptions.station))
     }
 }
 

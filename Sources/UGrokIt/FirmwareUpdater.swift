@@ -242,7 +242,7 @@ public final class FirmwareUpdater {
                 return report(.protocolFailure, "the unit came back as software type \(back.softwareType), not \(step.target)", version: back)
             }
             if step.target == .application {
-                let now = UgifVersion(major: back.firmwareMajor, minor: back.firmwareMinor, build: back.firmwareBuild)
+                let now = UgifVersion(running: back)
                 guard now == image.version else {
                     return report(.protocolFailure, "the unit came back on \(now), not \(image.version)", version: back)
                 }

@@ -1,5 +1,5 @@
 import Foundation
-import GrokLedger
+import GrokBasics
 import Synchronization
 
 #if canImport(Glibc)
@@ -74,15 +74,26 @@ public final class DeviceLock: Sendable {
     static func acquire(directory: String, fileName: String) throws(FleetError) -> DeviceLock? {
         if let failure = makeDirectories(directory) { throw .lockFailed(path: directory, detail: failure) }
         let path = Self.path(directory: directory, fileName: fileName)
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .lockFailed(path: path, detail: SystemCodes.errnoName(errno)) }
-        while true {
-            if flock(fd, LOCK_EX | LOCK_NB) == 0 { break }
-            let error = errno
-            if error == EINTR { continue }
+        // O_NOFOLLOW: a lock file replaced by a symbolic link is refused (ELOOP), never
+        // written through, so whoever can write the directory cannot make a run truncate
+        // another file; a FIFO or device in its place is refused below before any write.
+        let fd: Int32
+        do {
+            fd = try SystemCall.value("open", path: path) { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644) }
+        } catch {
+            throw .lockFailed(path: path, detail: error.errnoName)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             close(fd)
-            if error == EWOULDBLOCK { return nil }
-            throw .lockFailed(path: path, detail: SystemCodes.errnoName(error))
+            throw .lockFailed(path: path, detail: systemErrorName(EINVAL))
+        }
+        do {
+            try SystemCall.value("flock", path: path) { flock(fd, LOCK_EX | LOCK_NB) }
+        } catch {
+            close(fd)
+            if error.errno == EWOULDBLOCK { return nil }
+            throw .lockFailed(path: path, detail: error.errnoName)
         }
         // Who holds it, for people looking at the directory and for a refusal to name.
         let note = Array("pid \(getpid())\ncommand \(commandNote)\n".utf8)
@@ -96,16 +107,16 @@ public final class DeviceLock: Sendable {
     static func makeDirectories(_ directory: String) -> String? {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
-            return isDirectory.boolValue ? nil : SystemCodes.errnoName(ENOTDIR)
+            return isDirectory.boolValue ? nil : systemErrorName(ENOTDIR)
         }
         var path = directory.hasPrefix("/") ? "" : "."
         for component in directory.split(separator: "/") {
             path += "/" + component
-            if mkdir(path, 0o755) != 0, errno != EEXIST { return SystemCodes.errnoName(errno) }
+            if mkdir(path, 0o755) != 0, errno != EEXIST { return systemErrorName(errno) }
         }
         var made: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &made), made.boolValue else {
-            return SystemCodes.errnoName(ENOTDIR)
+            return systemErrorName(ENOTDIR)
         }
         return nil
     }

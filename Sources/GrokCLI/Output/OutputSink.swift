@@ -47,22 +47,11 @@ public final class FileDescriptorSink: OutputSink, Sendable {
     public var writeFailure: OutputError? { failure.withLock { $0 } }
 
     public func write(_ text: String) {
-        var bytes = Array(text.utf8)
-        bytes.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0, errno == EINTR {
-                    continue
-                } else {
-                    // EPIPE, a full disk, a closed descriptor: dropped, and remembered.
-                    let code = written < 0 ? errno : ENOSPC
-                    failure.withLock { if $0 == nil { $0 = OutputError(path: name, errno: code) } }
-                    return
-                }
-            }
+        do {
+            try SystemCall.writeAll(fileDescriptor, Array(text.utf8), path: name)
+        } catch {
+            // EPIPE, a full disk, a closed descriptor: dropped, and remembered.
+            failure.withLock { if $0 == nil { $0 = OutputError(path: name, errno: error.errno) } }
         }
     }
 

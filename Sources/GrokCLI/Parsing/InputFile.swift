@@ -111,16 +111,15 @@ public enum InputFile: Sendable, Hashable {
         return bytes
     }
 
-    /// Calls `body` until it does not fail with `EINTR`; any other failure is
-    /// ``InputFileError/unreadable(name:problem:)`` with errno's meaning as a catalog code.
+    /// `body`'s value through GrokBasics' one funnel (`EINTR` retried there); any other
+    /// failure is ``InputFileError/unreadable(name:problem:)`` with errno's meaning as a
+    /// catalog code.
     @discardableResult
     static func check<T: BinaryInteger>(_ name: String, _ body: () -> T) throws(InputFileError) -> T {
-        while true {
-            let result = body()
-            if result >= 0 { return result }
-            let code = errno
-            if code == EINTR { continue }
-            throw .unreadable(name: name, problem: InputFileError.Problem(errno: code))
+        do {
+            return try SystemCall.value("read", path: name, body)
+        } catch {
+            throw .unreadable(name: name, problem: InputFileError.Problem(errno: error.errno))
         }
     }
 }

@@ -149,5 +149,11 @@ for target in package.targets where target.type != .system && target.type != .pl
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
     settings.append(.enableExperimentalFeature("StrictConcurrency"))
+    // The tests' own code is built without optimization even in a release build: the
+    // libraries under test keep -O (the DSP tests push minutes of audio through them), and
+    // the suite's build is most of its time (issue 21: the README's test command).
+    if target.type == .test || target.path?.hasPrefix("Tests/") == true {
+        settings.append(.unsafeFlags(["-Onone"], .when(configuration: .release)))
+    }
     target.swiftSettings = settings
 }

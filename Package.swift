@@ -115,6 +115,9 @@ let package = Package(
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CZlib", "COpenSSL", "CCurl", "CSQLite", "CLibPQ"]),
         /// What the test targets share: temporary directories made and removed, seeded test bytes.
         .target(name: "GrokTestSupport", dependencies: ["GrokBasics"], path: "Tests/GrokTestSupport"),
+        /// A host and an emulated Grokker on a recorded simulated cable, for the `audio decode` tests.
+        .target(name: "DeviceTestSupport", dependencies: ["GrokTestSupport", "GrokAudio", "GrokLink", "GrokkerEmulator", "GrokProtocol", "UGrokIt"],
+                path: "Tests/DeviceTestSupport"),
         .testTarget(name: "GrokBasicsTests", dependencies: ["GrokBasics", "GrokTestSupport"]),
         /// A real nginx on loopback with a test CA and a scripted faulty upstream, for the
         /// download tests (GrokNet's and the firmware channels').
@@ -132,13 +135,14 @@ let package = Package(
                                                   "GrokBasics", "GrokTestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokCLITests", dependencies: ["GrokBasics", "GrokCLI", "GrokTUF", "GrokAudio", "GrokLink", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
-                                                         "GrokFleet", "GrokLedger", "GrokkerEmulator", "PostgresTestSupport", "NetTestSupport"]),
+                                                         "GrokFleet", "GrokLedger", "GrokkerEmulator", "PostgresTestSupport", "NetTestSupport", "DeviceTestSupport"]),
         .testTarget(name: "GrokLedgerTests", dependencies: ["GrokBasics", "GrokLedger", "GrokPostgres", "PostgresTestSupport", "GrokTestSupport"]),
         /// A throwaway PostgreSQL cluster (initdb in a temp dir, pg_ctl on a Unix socket) for the tests
         /// and for `grokbench ledger` (which starts its own server).
         .target(name: "PostgresTestSupport", path: "Tests/PostgresTestSupport"),
         .testTarget(name: "GrokPostgresTests", dependencies: ["GrokPostgres", "PostgresTestSupport"]),
-        .testTarget(name: "GrokFleetTests", dependencies: ["GrokBasics", "GrokFleet", "GrokLedger", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto", "GrokTUF"]),
+        .testTarget(name: "GrokFleetTests", dependencies: ["GrokBasics", "GrokFleet", "GrokLedger", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto", "GrokTUF",
+                                                           "GrokTestSupport", "DeviceTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

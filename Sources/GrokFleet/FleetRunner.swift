@@ -277,9 +277,11 @@ public final class FleetRunner: Sendable {
         return reports.allSatisfy { $0.outcome == .done } ? .succeeded : .incomplete
     }
 
-    /// Runs `job` for every item on threads of their own, at most `concurrency` at once,
-    /// taking items in order; returns the results in the order given.
-    static func each<Item: Sendable, Output: Sendable>(_ items: [Item], concurrency: Int?,
+    /// The one device fan-out (runs, dry runs, flash and every device command): runs `job`
+    /// for every item on threads of their own (audio ports block, and a station drives many
+    /// Grokkers), at most `concurrency` at once (`nil`: all), taking items in order; returns
+    /// the results in the order given.
+    public static func each<Item: Sendable, Output: Sendable>(_ items: [Item], concurrency: Int? = nil,
                                                        _ job: @escaping @Sendable (Item) -> Output) -> [Output] {
         let results = Mutex([Output?](repeating: nil, count: items.count))
         let next = Mutex(0)

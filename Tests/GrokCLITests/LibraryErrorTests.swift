@@ -316,6 +316,12 @@ struct LibraryErrorTests {
         Self.check(samples)
     }
 
+    @Test("a recording without a whole packet (GrokFleet's recording decoder) reads in every language")
+    func decodeErrors() {
+        Self.check([AudioDecodeFailure(path: "/tmp/session.wav", seconds: 1.5, damagedPackets: 2),
+                    AudioDecodeFailure(path: "-", seconds: 0, damagedPackets: 0)])
+    }
+
     @Test("why a ledger cannot be opened or reached reads in the reader's language, not as a code or libpq's English")
     func openFailuresInEveryLanguage() {
         let missing = LedgerError.cannotOpen(path: "postgresql:///grok", detail: "database_missing")

@@ -1,4 +1,5 @@
 import Foundation
+import GrokFleet
 import GrokProtocol
 import Testing
 
@@ -25,12 +26,17 @@ struct TagResultTests {
     func tagNotFoundInGerman() throws {
         let bench = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: bench) }
-        #expect(try runBinary(["--bench", bench, "region", "set", "fcc", "--device", "sim:0"]).status == 0)
+        try setRegion("fcc", bench: bench, devices: [.emulated(index: 0)])
         let missing = try runBinary(["--bench", bench, "--lang", "de", "tag", "read", "--device", "sim:0",
                                      "--epc", "000000000000000000000001"])
         #expect(missing.status == 1)
         #expect(missing.standardOutput.contains("TAG_NOT_FOUND"))
         #expect(missing.standardOutput.contains(text(.tagStatusTagNotFound, .de, "sim:0")), "\(missing.standardOutput)")
         #expect(missing.standardOutput.contains("grokctl inventory --device sim:0"))
+        let json = try runBinary(["--bench", bench, "--json", "tag", "read", "--device", "sim:0", "--epc", "000000000000000000000001"])
+        #expect(json.status == 1)
+        let line = try #require(try jsonObjects(json.standardOutput).first)
+        #expect(line["device"] as? String == "sim:0" && line["epc"] as? String == "000000000000000000000001")
+        #expect(line["operation"] as? String == "read" && line["result"] as? String == "TAG_NOT_FOUND")
     }
 }

@@ -1,5 +1,4 @@
 import GrokFleet
-import GrokAudio
 
 /// `grokctl devices`: the ALSA sound devices a Grokker could be plugged into, and the
 /// emulated Grokkers on the bench.
@@ -37,11 +36,9 @@ struct DevicesCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let alsa = ALSADevices.list(configFile: context.globals.alsaConfig).map { info in
-            let description = info.description.split(whereSeparator: \.isNewline).joined(separator: ", ")
-            return Entry(
-                device: DeviceSpec.alsa(name: info.name).description, kind: "alsa", playback: info.canPlay,
-                capture: info.canCapture, description: description, stateDirectory: nil)
+        let alsa = SoundCard.list(alsaConfig: context.globals.alsaConfig).map { card in
+            Entry(device: card.device.description, kind: "alsa", playback: card.canPlay, capture: card.canCapture,
+                  description: card.description, stateDirectory: nil)
         }
         let bench = context.bench
         let emulated = try bench.emulatedDevices().map { index in

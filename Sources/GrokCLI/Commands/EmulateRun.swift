@@ -1,15 +1,6 @@
 import Foundation
-import GrokAudio
-import GrokkerEmulator
-import GrokLink
-import GrokProtocol
+import GrokFleet
 import Synchronization
-
-// The emulated Grokker's storage errors reach the user in their language through the
-// catalog keys `error.emulator_*` (`grokctl emulate` and `grokctl info --device sim:N`).
-// (It belongs beside the other conformances in L10n/Localizer.swift; see the report.)
-
-
 
 /// The first line of `grokctl emulate --json`, printed once the host has opened both paths
 /// and the Grokker is serving: which Grokker serves which paths.
@@ -55,86 +46,58 @@ struct EmulateEndEvent: Encodable, Sendable {
     }
 }
 
-/// `grokctl emulate`: one emulated Grokker speaking the vendor's own audio protocol
-/// (``EmulatedGrokker``) over raw s16le mono PCM: FIFOs, files or standard input and output
-/// (`-`), paced by the host's stream, until the host goes away or SIGINT/SIGTERM arrives.
-/// Exit 0 either way. With `-` as the output, every message goes to standard error and the
-/// JSON start/end lines are not printed (standard output carries the audio).
+/// `grokctl emulate`: one emulated Grokker (GrokFleet's ``EmulatorJob``) over raw s16le
+/// mono PCM: FIFOs, files or standard input and output (`-`), until the host goes away or
+/// SIGINT/SIGTERM arrives. Exit 0 either way. With `-` as the output, every message goes to
+/// standard error and the JSON start/end lines are not printed (standard output carries the audio).
 func runEmulate(_ command: EmulateCommand, _ context: CommandContext) throws -> ExitCode {
     let console = context.console
     let localizer = context.localizer
-    var random = SystemRandomNumberGenerator()
-    let store = try DeviceStateStore.openOrCreate(deviceDirectory: command.stateDirectory, using: &random)
-    let grokker = try EmulatedGrokker(store: store, sampleRate: command.sampleRate, bench: RFScene.defaultBench(seed:))
+    let job = try EmulatorJob(stateDirectory: command.stateDirectory, sampleRate: command.sampleRate)
     let audioOnStdout = command.outputPath == "-"
     let messages: Console.Stream = audioOnStdout ? .standardError : .standardOutput
 
     // Opening a FIFO blocks until the host opens the other end; until the port is open,
     // SIGINT and SIGTERM keep their default effect (end the process).
     console.say(.emulateWaiting, command.inputPath, command.outputPath, to: .standardError)
-    let pipe = try RawPipePort(inputPath: emulatePath(command.inputPath, output: false),
-                               outputPath: emulatePath(command.outputPath, output: true), sampleRate: command.sampleRate)
-    var port: any AudioPort = pipe
-    var recording: RecordingPort?
-    if let directory = context.globals.recordAudio {
-        do {
-            let recorder = try RecordingPort(wrapping: pipe, directory: directory)
-            recording = recorder
-            port = recorder
-        } catch {
-            pipe.close()
-            throw error
-        }
-    }
+    let recording = try job.open(input: command.inputPath, output: command.outputPath, recordAudio: context.globals.recordAudio)
 
     // From here on SIGINT/SIGTERM ask the loop to stop; the start line tells a script (or
     // a test) that the Grokker is serving and a signal will end it cleanly.
     let stop = StopSignals.install()
-    let state = store.state
-    let serial = ReaderInfo.formatSerialNumber(state.serialNumber)
+    let unit = job.unit
     if console.isJSON, !audioOnStdout {
         console.json(EmulateStartEvent(
-            serial: serial, firmware: state.firmwareVersion.description, region: state.region?.name,
-            stateDirectory: store.deviceDirectory, input: command.inputPath, output: command.outputPath,
-            sampleRate: command.sampleRate, recording: recording?.recordingPath))
+            serial: unit.serial, firmware: unit.firmware, region: unit.region, stateDirectory: unit.stateDirectory,
+            input: command.inputPath, output: command.outputPath, sampleRate: command.sampleRate, recording: recording))
     } else {
-        console.say(.emulateStarted, serial, state.firmwareVersion.description,
-                    state.region?.name ?? localizer.text(.infoRegionNotSet), String(command.sampleRate), to: messages)
+        console.say(.emulateStarted, unit.serial, unit.firmware, unit.region ?? localizer.text(.infoRegionNotSet),
+                    String(command.sampleRate), to: messages)
     }
-    var failure: AudioError?
+    let ending: EmulatorJob.Ending
     do {
-        try DeviceRunner.run(grokker, on: port, shouldStop: { stop.requested })
+        ending = try job.serve { stop.requested }
+        stop.restore()
     } catch {
-        failure = error
+        stop.restore()
+        throw error
     }
-    let reason = stop.requested ? "signal" : "host_closed"
-    stop.restore()
-    port.close()
-    if let failure { throw failure }
 
-    if let recorder = recording, let problem = recorder.recordingError {
-        console.warn(.emulateRecordingFailed, recorder.recordingPath, localizer.message(for: problem))
+    if let path = ending.recordingPath, let problem = ending.recordingError {
+        console.warn(.emulateRecordingFailed, path, localizer.message(for: problem))
     }
-    let link = grokker.link
-    let seconds = Double(grokker.clock) / Double(command.sampleRate)
     if console.isJSON, !audioOnStdout {
         console.json(EmulateEndEvent(
-            reason: reason, audioSeconds: (seconds * 1000).rounded() / 1000,
-            packetsSent: link.packets.statistics.packetsSent, packetsReceived: link.packets.statistics.packetsReceived,
-            bytesSent: link.modem.statistics.bytesSent, bytesReceived: link.modem.statistics.bytesReceived,
-            handshakes: link.modem.statistics.handshakes,
-            recording: recording.flatMap { $0.recordingError == nil ? $0.recordingPath : nil }))
+            reason: ending.reason.rawValue, audioSeconds: (ending.audioSeconds * 1000).rounded() / 1000,
+            packetsSent: ending.packetsSent, packetsReceived: ending.packetsReceived,
+            bytesSent: ending.bytesSent, bytesReceived: ending.bytesReceived, handshakes: ending.handshakes,
+            recording: ending.recordingError == nil ? ending.recordingPath : nil))
     } else {
-        console.say(reason == "signal" ? .emulateStoppedSignal : .emulateStoppedHostClosed,
-                    String(format: "%.1f", seconds), String(link.packets.statistics.packetsSent),
-                    String(link.packets.statistics.packetsReceived), to: messages)
+        console.say(ending.reason == .signal ? .emulateStoppedSignal : .emulateStoppedHostClosed,
+                    String(format: "%.1f", ending.audioSeconds), String(ending.packetsSent),
+                    String(ending.packetsReceived), to: messages)
     }
     return .success
-}
-
-/// `-` for a path: standard input (for `--input`) or standard output (for `--output`).
-func emulatePath(_ path: String, output: Bool) -> String {
-    path == "-" ? (output ? "/dev/stdout" : "/dev/stdin") : path
 }
 
 /// SIGINT and SIGTERM as a request to stop, for as long as the emulator serves.

@@ -21,7 +21,7 @@ enum FirmwareDevices {
     static func identify(_ specs: [DeviceSpec], _ context: CommandContext) -> [DeviceIdentification] {
         let ports = portContext(context)
         let options = readerOptions(context)
-        return DeviceThreads.each(specs) { spec in
+        return FleetRunner.each(specs) { spec in
             var session: ReaderSession?
             do {
                 let opened = try ReaderSession(port: try DevicePorts.open(spec, context: ports), options: options)

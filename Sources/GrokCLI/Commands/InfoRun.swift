@@ -1,9 +1,4 @@
-import Foundation
 import GrokFleet
-import GrokAudio
-import GrokLink
-import GrokProtocol
-import Synchronization
 import UGrokIt
 
 /// What `grokctl info` learned about one Grokker; also its `--json` form.
@@ -29,7 +24,7 @@ struct InfoReport: Encodable, Sendable {
     var batteryCapacityMinutes: Int?
     var linkBitRate: Double?
     var connectMs: Double?
-    // The host's link counters for this session (`--json` only); see "Link counters" below.
+    // The host's link counters for this session (`--json` only; GrokFleet's `LinkCounters`).
     var packetsSent: Int?
     var packetsReceived: Int?
     var bytesSent: Int?
@@ -66,43 +61,70 @@ struct InfoReport: Encodable, Sendable {
         case invalidPackets = "invalid_packets"
     }
 
-    /// Sets the link counters from a session's packet and modem counters.
-    mutating func setLinkCounters(_ session: ReaderSession) {
-        let packets = session.linkStatistics
-        let modem = session.link.modem.statistics
-        packetsSent = packets.packetsSent
-        packetsReceived = packets.responsesReceived + packets.packetsReceived
-        bytesSent = modem.bytesSent
-        bytesReceived = modem.bytesReceived
-        retries = packets.sendRetries
-        timeouts = packets.sendTimeouts
-        crcMismatches = packets.crcMismatches
-        internalCrcMismatches = packets.internalCRCMismatches
-        invalidPackets = packets.invalidPackets
+    /// The report of one device's answer (its error in English and in `localizer`'s language).
+    init(_ result: InfoJob.Result, localizer: Localizer) {
+        device = result.device.description
+        if let link = result.link {
+            packetsSent = link.packetsSent
+            packetsReceived = link.packetsReceived
+            bytesSent = link.bytesSent
+            bytesReceived = link.bytesReceived
+            retries = link.retries
+            timeouts = link.timeouts
+            crcMismatches = link.crcMismatches
+            internalCrcMismatches = link.internalCrcMismatches
+            invalidPackets = link.invalidPackets
+        }
+        guard let identity = result.identity else {
+            status = "error"
+            if let error = result.error {
+                self.error = Problem(error)
+                localizedError = localizer.message(for: error)
+            }
+            return
+        }
+        status = "ok"
+        let info = identity.info
+        serial = ReaderInfo.formatSerialNumber(info.serialNumber)
+        hardwareType = info.hardwareType.vendorName
+        hardwareModel = info.hardwareModel
+        hardwareRevision = Int(info.hardwareRevision)
+        firmware = info.firmwareVersion.description
+        loader = info.loaderVersion.description
+        readerProtocol = Int(info.readerProtocolVersion)
+        region = info.region?.name
+        regionSet = info.region != nil
+        userMustSetRegion = info.userMustSetRegion
+        maxPowerDBm = Double(info.maxPowerTenthsDBm) / 10
+        hasBattery = info.hasBattery
+        batteryCapacityMinutes = Int(info.batteryCapacityMinutes)
+        linkBitRate = identity.linkBitRate
+        connectMs = identity.connectMilliseconds
     }
 }
 
-// MARK: Link counters
-//
-// `info --json` reports the host's link counters from `ReaderSession.linkStatistics` (the
-// vendor packet layer's counters) and the modem's byte counters, read after
-// `ReaderSession.close()` so they cover the session to its end:
-// - packets_sent: requests handed to the line (a request and its resends count once);
-//   retries: the resends; timeouts: the tries that got no answer in time.
-// - packets_received: valid responses, plus the reader's own requests (slave mode).
-// - bytes_sent / bytes_received: bytes the modem put on / took off the line while connected.
-// - crc_mismatches: packets whose crc8 did not match; internal_crc_mismatches: response
-//   code bytes whose nibbles are not complements; invalid_packets: packets refused for
-//   their form (bad length, cut off by silence).
+extension InfoReport.Problem {
+    /// `error`'s stable code and English message (the `--json` form of any device's failure).
+    init(_ error: any Error) {
+        self.init(code: Localizer.code(for: error), message: Localizer.english.message(for: error))
+    }
+}
+
+extension CommandContext {
+    /// How the device commands open their Grokkers: the ports (under their locks) and
+    /// `--realtime`.
+    var deviceAccess: DeviceAccess {
+        var options = ReaderOptions()
+        options.realtime = globals.realtime
+        return DeviceAccess(ports: ports, readerOptions: options)
+    }
+}
 
 /// `grokctl info`: connect to each Grokker at once (one thread per audio port), print what
 /// each one is. Exit 1 when any of them could not be reached.
 func runInfo(_ command: InfoCommand, _ context: CommandContext) throws -> ExitCode {
-    let ports = context.ports
-    var options = ReaderOptions()
-    options.realtime = context.globals.realtime
     let localizer = context.localizer
-    let reports = InfoGathering.gather(command.devices, ports: ports, options: options, localizer: localizer)
+    let reports = InfoJob(access: context.deviceAccess).run(command.devices).map { InfoReport($0, localizer: localizer) }
 
     let console = context.console
     if console.isJSON {
@@ -131,75 +153,4 @@ func runInfo(_ command: InfoCommand, _ context: CommandContext) throws -> ExitCo
 
 private func formatNumber(_ value: Double) -> String {
     value == value.rounded() ? String(Int(value)) : String((value * 10).rounded() / 10)
-}
-
-/// Runs one job per device at once, each on a thread of its own (audio ports block, and a
-/// workstation drives many Grokkers), and returns the results in the order given.
-enum DeviceThreads {
-    static func each<Result: Sendable>(_ devices: [DeviceSpec], _ job: @escaping @Sendable (DeviceSpec) -> Result) -> [Result] {
-        let results = Mutex([Result?](repeating: nil, count: devices.count))
-        let group = DispatchGroup()
-        for (i, spec) in devices.enumerated() {
-            group.enter()
-            let thread = Thread {
-                let result = job(spec)
-                results.withLock { $0[i] = result }
-                group.leave()
-            }
-            thread.stackSize = 1 << 20
-            thread.start()
-        }
-        group.wait()
-        return results.withLock { $0.compactMap { $0 } }
-    }
-}
-
-enum InfoGathering {
-    /// Queries every device concurrently, one thread each (audio ports block), and returns
-    /// the reports in the order given.
-    static func gather(_ devices: [DeviceSpec], ports: DevicePortContext, options: ReaderOptions,
-                       localizer: Localizer) -> [InfoReport] {
-        DeviceThreads.each(devices) { query($0, ports: ports, options: options, localizer: localizer) }
-    }
-
-    static func query(_ spec: DeviceSpec, ports: DevicePortContext, options: ReaderOptions,
-                      localizer: Localizer) -> InfoReport {
-        var session: ReaderSession?
-        do {
-            let port = try DevicePorts.open(spec, context: ports)
-            let opened = try ReaderSession(port: port, options: options)
-            session = opened
-            let info = try opened.connect()
-            // The negotiated bit rate, read while connected (close() drops the connection).
-            let bitRate = Double(opened.link.sampleRate) / Double(max(1, opened.link.samplesPerBit))
-            // Close before reading the counters, so they cover the session to its end.
-            opened.close()
-            session = nil
-            var report = InfoReport(device: spec.description, status: "ok")
-            report.serial = ReaderInfo.formatSerialNumber(info.serialNumber)
-            report.hardwareType = info.hardwareType.vendorName
-            report.hardwareModel = info.hardwareModel
-            report.hardwareRevision = Int(info.hardwareRevision)
-            report.firmware = info.firmwareVersion.description
-            report.loader = info.loaderVersion.description
-            report.readerProtocol = Int(info.readerProtocolVersion)
-            report.region = info.region?.name
-            report.regionSet = info.region != nil
-            report.userMustSetRegion = info.userMustSetRegion
-            report.maxPowerDBm = Double(info.maxPowerTenthsDBm) / 10
-            report.hasBattery = info.hasBattery
-            report.batteryCapacityMinutes = Int(info.batteryCapacityMinutes)
-            report.linkBitRate = bitRate
-            report.connectMs = opened.connectMilliseconds
-            report.setLinkCounters(opened)
-            return report
-        } catch {
-            session?.close()
-            var report = InfoReport(device: spec.description, status: "error")
-            if let session { report.setLinkCounters(session) }
-            report.error = .init(code: Localizer.code(for: error), message: Localizer.english.message(for: error))
-            report.localizedError = localizer.message(for: error)
-            return report
-        }
-    }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import GrokFleet
-import GrokProtocol
 import UGrokIt
 
 /// `grokctl inventory --device SPEC... [--duration S] [--type TYPE]`: read the tags around
@@ -49,15 +48,6 @@ struct InventoryCommand: Command {
         }
     }
 
-    /// What one Grokker found.
-    struct DeviceResult: Sendable {
-        let device: String
-        var tags: [TagLine] = []
-        var reads = 0
-        var error: InfoReport.Problem?
-        var localizedError: String?
-    }
-
     struct Summary: Encodable {
         struct Body: Encodable {
             let device: String
@@ -71,15 +61,11 @@ struct InventoryCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let ports = context.ports
-        var readerOptions = ReaderOptions()
-        readerOptions.realtime = context.globals.realtime
-        let options = readerOptions
         let localizer = context.localizer
-        let configuration = UgiRfidConfiguration.config(inventoryType: inventoryType)
-        let seconds = self.seconds
+        let job = InventoryJob(access: context.deviceAccess, configuration: UgiRfidConfiguration.config(inventoryType: inventoryType),
+                               seconds: seconds)
         let console = context.console
-        let results: [DeviceResult]
+        let results: [DeviceResult<InventoryJob.Found>]
         // One Grokker at a terminal: a table redrawn in place as the tags come (docs: README).
         if devices.count == 1, LiveTable.wanted(standardOutputIsTerminal: LiveTable.standardOutputIsTerminal,
                                                 json: console.isJSON, quiet: console.isQuiet) {
@@ -87,11 +73,15 @@ struct InventoryCommand: Command {
                            .inventoryColumnVisible].map { localizer.text($0) }
             var drawn = 0
             var lastDraw = ContinuousClock.now - .seconds(1)
-            results = [Self.inventory(devices[0], ports: ports, options: options, configuration: configuration,
-                                      seconds: seconds, localizer: localizer) { rows in
+            results = [job.run(devices[0]) { tags in
                 let now = ContinuousClock.now
                 guard now - lastDraw >= .milliseconds(250) else { return }
                 lastDraw = now
+                let rows = tags.map { tag in
+                    LiveTable.Row(epc: tag.epc.description, reads: tag.readState.totalReads,
+                                  rssiDBm: tag.readState.mostRecentRssi, firstSeenS: tag.firstRead.timeIntervalSince1970,
+                                  lastSeenS: tag.readState.mostRecentRead.timeIntervalSince1970, visible: tag.isVisible)
+                }
                 let size = LiveTable.terminalSize()
                 let lines = LiveTable.render(rows: rows, headers: headers, more: { localizer.text(.inventoryLiveMore, String($0)) },
                                              width: size.width, height: size.height)
@@ -101,82 +91,41 @@ struct InventoryCommand: Command {
             // The final listing replaces the live drawing, so the scrollback holds all of it.
             if drawn > 0 { console.write(LiveTable.frame([], previousLineCount: drawn)) }
         } else {
-            results = DeviceThreads.each(devices) { spec in
-                Self.inventory(spec, ports: ports, options: options, configuration: configuration, seconds: seconds,
-                               localizer: localizer)
+            results = job.run(devices)
+        }
+        let listed = results.map { result in
+            (result.value?.tags ?? []).map { tag in
+                TagLine(device: result.device.description, epc: tag.epc.description, uri: tag.epc.toTagURI(),
+                        reads: tag.readState.totalReads, rssiDBm: (tag.readState.mostRecentRssi * 10).rounded() / 10,
+                        firstSeenS: (tag.firstRead.timeIntervalSince1970 * 1000).rounded() / 1000)
             }
         }
         if console.isJSON {
-            for result in results {
-                for tag in result.tags { console.json(tag) }
-                console.json(Summary(summary: .init(device: result.device, status: result.error == nil ? "ok" : "error",
-                                                    tags: result.tags.count, reads: result.reads, seconds: seconds,
-                                                    error: result.error)))
+            for (result, tags) in zip(results, listed) {
+                for tag in tags { console.json(tag) }
+                console.json(Summary(summary: .init(device: result.device.description, status: result.error == nil ? "ok" : "error",
+                                                    tags: tags.count, reads: result.value?.reads ?? 0, seconds: seconds,
+                                                    error: result.error.map(InfoReport.Problem.init))))
             }
         } else {
-            let rows = results.flatMap { r in
-                r.tags.map { [r.device, $0.epc, String($0.reads), localizer.localizedNumber(format($0.rssiDBm)),
-                             localizer.localizedNumber(format($0.firstSeenS))] }
-            }
+            let rows = listed.joined().map { [$0.device, $0.epc, String($0.reads), localizer.localizedNumber(format($0.rssiDBm)),
+                                              localizer.localizedNumber(format($0.firstSeenS))] }
             if !rows.isEmpty {
                 console.table(Table(
                     headers: [.infoColumnDevice, .inventoryColumnEpc, .inventoryColumnReads, .inventoryColumnRssi,
                               .inventoryColumnSeen].map { localizer.text($0) },
                     rows: rows))
             }
-            for r in results {
-                if let message = r.localizedError {
-                    console.print(localizer.text(.infoDeviceFailed, r.device, message))
+            for (result, tags) in zip(results, listed) {
+                if let error = result.error {
+                    console.print(localizer.text(.infoDeviceFailed, result.device.description, localizer.message(for: error)))
                 } else {
-                    console.print(localizer.text(.inventorySummary, r.device, String(r.tags.count), String(r.reads),
-                                                 format(seconds)))
+                    console.print(localizer.text(.inventorySummary, result.device.description, String(tags.count),
+                                                 String(result.value?.reads ?? 0), format(seconds)))
                 }
             }
         }
         return results.allSatisfy { $0.error == nil } ? .success : .failure
-    }
-
-    static func inventory(_ spec: DeviceSpec, ports: DevicePortContext, options: ReaderOptions,
-                          configuration: UgiRfidConfiguration, seconds: Double, localizer: Localizer,
-                          progress: (([LiveTable.Row]) -> Void)? = nil) -> DeviceResult {
-        var result = DeviceResult(device: spec.description)
-        do {
-            let session = try ReaderSession(port: try DevicePorts.open(spec, context: ports), options: options)
-            defer { session.close() }
-            try session.connect()
-            let tracker = InventoryTracker(start: Date(timeIntervalSince1970: 0), configuration: configuration)
-            try session.startInventory(configuration)
-            if let progress {
-                // A quarter second of audio at a time, the table following what was read.
-                var elapsed = 0.0
-                while elapsed < seconds {
-                    let step = min(0.25, seconds - elapsed)
-                    try session.collect(forAtMost: step)
-                    elapsed += step
-                    for report in session.takeReports() { tracker.take(report) }
-                    tracker.advance(toMilliseconds: Int(elapsed * 1000))
-                    progress(tracker.tags.map { tag in
-                        LiveTable.Row(epc: tag.epc.description, reads: tag.readState.totalReads,
-                                      rssiDBm: tag.readState.mostRecentRssi, firstSeenS: tag.firstRead.timeIntervalSince1970,
-                                      lastSeenS: tag.readState.mostRecentRead.timeIntervalSince1970, visible: tag.isVisible)
-                    })
-                }
-            } else {
-                try session.collect(forAtMost: seconds)
-            }
-            try session.stopInventory()
-            for report in session.takeReports() { tracker.take(report) }
-            result.reads = tracker.readsTaken
-            result.tags = tracker.tags.map { tag in
-                TagLine(device: spec.description, epc: tag.epc.description, uri: tag.epc.toTagURI(),
-                        reads: tag.readState.totalReads, rssiDBm: (tag.readState.mostRecentRssi * 10).rounded() / 10,
-                        firstSeenS: (tag.firstRead.timeIntervalSince1970 * 1000).rounded() / 1000)
-            }
-        } catch {
-            result.error = .init(code: Localizer.code(for: error), message: Localizer.english.message(for: error))
-            result.localizedError = localizer.message(for: error)
-        }
-        return result
     }
 }
 

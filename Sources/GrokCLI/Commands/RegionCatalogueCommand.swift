@@ -1,6 +1,5 @@
 import Foundation
 import GrokFirmware
-import GrokProtocol
 import UGrokIt
 
 /// `grokctl region catalogue`: the region catalogue (docs/regions.md) — made by a fleet

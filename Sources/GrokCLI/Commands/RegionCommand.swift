@@ -1,6 +1,5 @@
 import GrokFleet
 import GrokFirmware
-import GrokProtocol
 import UGrokIt
 
 /// `grokctl region`: the regions of the world a Grokker can be set to.
@@ -69,14 +68,14 @@ struct RegionSetCommand: Command {
         firmware = try FirmwareOptions(values)
     }
 
-    struct Report: Encodable, Sendable {
+    /// The `--json` line of one device.
+    struct Report: Encodable {
         let device: String
         let status: String
         var regionCode: String?
         var regionName: String?
         var serial: String?
         var error: InfoReport.Problem?
-        var localizedError: String?
 
         enum CodingKeys: String, CodingKey {
             case device, status, serial, error
@@ -86,44 +85,27 @@ struct RegionSetCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let ports = context.ports
-        var readerOptions = ReaderOptions()
-        readerOptions.realtime = context.globals.realtime
-        let options = readerOptions
-        let localizer = context.localizer
-        let region = self.region
         // The vendor's built-in region entry is sent, unless the channel's signed catalogue
         // (TUF target) has other values for the region: then the catalogue's.
         var catalogue: RegionCatalogue?
         if let channel = try firmware.openStationIfGiven() {
             catalogue = try Blocking.run { try await channel.regionCatalogue() }
         }
-        let chosen = catalogue
-        let reports = DeviceThreads.each(devices) { spec -> Report in
-            do {
-                let session = try ReaderSession(port: try DevicePorts.open(spec, context: ports), options: options)
-                defer { session.close() }
-                try session.connect()
-                let info = try session.setRegion(region.code, catalogue: chosen)
-                return Report(device: spec.description, status: "ok", regionCode: region.code, regionName: region.name,
-                              serial: info.serialNumberText)
-            } catch {
-                return Report(device: spec.description, status: "error",
-                              error: .init(code: Localizer.code(for: error), message: Localizer.english.message(for: error)),
-                              localizedError: localizer.message(for: error))
-            }
-        }
+        let results = RegionJob(access: context.deviceAccess, region: region, catalogue: catalogue).run(devices)
         let console = context.console
-        for report in reports {
+        let localizer = context.localizer
+        for result in results {
+            let device = result.device.description
             if console.isJSON {
-                console.json(report)
-            } else if report.status == "ok" {
-                console.print(localizer.text(.regionSetDone, report.device, localizer.regionName(region)))
+                console.json(result.error.map { Report(device: device, status: "error", error: InfoReport.Problem($0)) }
+                    ?? Report(device: device, status: "ok", regionCode: region.code, regionName: region.name, serial: result.value))
+            } else if let error = result.error {
+                console.print(localizer.text(.infoDeviceFailed, device, localizer.message(for: error)))
             } else {
-                console.print(localizer.text(.infoDeviceFailed, report.device, report.localizedError ?? ""))
+                console.print(localizer.text(.regionSetDone, device, localizer.regionName(region)))
             }
         }
-        return reports.allSatisfy { $0.status == "ok" } ? .success : .failure
+        return results.allSatisfy { $0.error == nil } ? .success : .failure
     }
 }
 

@@ -1,6 +1,5 @@
 import Foundation
 import GrokFleet
-import GrokProtocol
 import UGrokIt
 
 /// `grokctl tag read|write|program|lock|kill`: one operation on one tag, by EPC, on one
@@ -97,20 +96,12 @@ struct TagCommand: Command {
         }
     }
 
-    /// Connects, runs an inventory around `operation`, prints the vendor's result; exit 1
-    /// unless it is OK.
-    static func perform(_ target: Target, name: String, _ context: CommandContext,
-                        _ operation: (ReaderSession) throws(ReaderError) -> (TagAccessStatus, [UInt8]?)) throws -> ExitCode {
-        let ports = context.ports
-        var options = ReaderOptions()
-        options.realtime = context.globals.realtime
-        let session = try ReaderSession(port: try DevicePorts.open(target.device, context: ports), options: options)
-        defer { session.close() }
-        try session.connect()
-        try session.startInventory(UgiRfidConfiguration.config(inventoryType: .inventoryDistance))
-        let (status, data) = try operation(session)
-        try session.stopInventory()
-        let hex = data.map { $0.map { String(format: "%02X", $0) }.joined() }
+    /// Runs `operation` on the tag (``TagJob``), prints the vendor's result; exit 1 unless it is OK.
+    static func perform(_ target: Target, _ operation: TagJob.Operation, name: String, _ context: CommandContext) throws -> ExitCode {
+        let job = TagJob(access: context.deviceAccess, epc: target.epc, password: target.password)
+        let outcome = try job.run(operation, on: target.device)
+        let status = outcome.status
+        let hex = outcome.data.map { $0.map { String(format: "%02X", $0) }.joined() }
         let console = context.console
         if console.isJSON {
             console.json(Outcome(device: target.device.description, epc: target.epc.description, operation: name,
@@ -148,14 +139,7 @@ struct TagReadCommand: Command {
         self.length = length
     }
     func run(_ context: CommandContext) throws -> ExitCode {
-        try TagCommand.perform(target, name: "read", context) { (session) throws(ReaderError) in
-            // 0: as much as the bank holds (the vendor's read takes a minimum and a maximum: 2 to 254 bytes).
-            let answer = length == 0 && target.password == 0
-                ? try session.readTag(target.epc, bank: bank, offset: offset, minBytes: 2, maxBytes: 254)
-                : try session.readTag(target.epc, bank: bank, offset: offset, maxBytes: length == 0 ? 254 : length,
-                                      password: target.password)
-            return (answer.status, answer.data)
-        }
+        try TagCommand.perform(target, .read(bank: bank, offset: offset, length: length), name: "read", context)
     }
 }
 
@@ -177,9 +161,7 @@ struct TagWriteCommand: Command {
         data = try TagCommand.bytes(text, option: Self.data.spelling)
     }
     func run(_ context: CommandContext) throws -> ExitCode {
-        try TagCommand.perform(target, name: "write", context) { (session) throws(ReaderError) in
-            (try session.writeTag(target.epc, bank: bank, offset: offset, data: data, password: target.password), nil)
-        }
+        try TagCommand.perform(target, .write(bank: bank, offset: offset, data: data), name: "write", context)
     }
 }
 
@@ -196,9 +178,7 @@ struct TagProgramCommand: Command {
         newEpc = try TagCommand.epcValue(values.value(Self.newEpc) ?? "", option: "--new-epc")
     }
     func run(_ context: CommandContext) throws -> ExitCode {
-        try TagCommand.perform(target, name: "program", context) { (session) throws(ReaderError) in
-            (try session.programTag(target.epc, to: newEpc, password: target.password), nil)
-        }
+        try TagCommand.perform(target, .program(newEpc: newEpc), name: "program", context)
     }
 }
 
@@ -217,9 +197,7 @@ struct TagLockCommand: Command {
         payload = UInt32(value)
     }
     func run(_ context: CommandContext) throws -> ExitCode {
-        try TagCommand.perform(target, name: "lock", context) { (session) throws(ReaderError) in
-            (try session.lockUnlockTag(target.epc, payload: payload, password: target.password), nil)
-        }
+        try TagCommand.perform(target, .lock(payload: payload), name: "lock", context)
     }
 }
 

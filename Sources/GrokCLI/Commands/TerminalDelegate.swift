@@ -1,6 +1,5 @@
 import Foundation
 import GrokFleet
-import GrokProtocol
 import Synchronization
 import UGrokIt
 

@@ -1,0 +1,59 @@
+import Foundation
+import UGrokIt
+
+/// `grokctl inventory`: reads the tags around each Grokker for a while (each device on a
+/// thread of its own) and tells what each one found; with one device, the tags found so far
+/// every quarter second (the live table).
+public struct InventoryJob: Sendable {
+    public var access: DeviceAccess
+    public var configuration: UgiRfidConfiguration
+    /// How long each Grokker reads, in seconds of audio.
+    public var seconds: Double
+
+    public init(access: DeviceAccess, configuration: UgiRfidConfiguration, seconds: Double) {
+        self.access = access
+        self.configuration = configuration
+        self.seconds = seconds
+    }
+
+    /// What one Grokker found: its tags (times from the start of the inventory) and the reads
+    /// they came from.
+    public struct Found: Sendable, Hashable {
+        public var tags: [UgiTag]
+        public var reads: Int
+    }
+
+    /// Runs every device at once; the results in the order given.
+    public func run(_ devices: [DeviceSpec]) -> [DeviceResult<Found>] {
+        FleetRunner.each(devices) { run($0) }
+    }
+
+    /// Runs one device on the calling thread. With `progress`, the audio goes a quarter second
+    /// at a time and `progress` gets the tags found so far after each.
+    public func run(_ spec: DeviceSpec, progress: (([UgiTag]) -> Void)? = nil) -> DeviceResult<Found> {
+        DeviceResult(device: spec, outcome: Result { try inventory(spec, progress: progress) })
+    }
+
+    private func inventory(_ spec: DeviceSpec, progress: (([UgiTag]) -> Void)?) throws -> Found {
+        try access.connected(spec) { session, _ in
+            let tracker = InventoryTracker(start: Date(timeIntervalSince1970: 0), configuration: configuration)
+            try session.startInventory(configuration)
+            if let progress {
+                var elapsed = 0.0
+                while elapsed < seconds {
+                    let step = min(0.25, seconds - elapsed)
+                    try session.collect(forAtMost: step)
+                    elapsed += step
+                    for report in session.takeReports() { tracker.take(report) }
+                    tracker.advance(toMilliseconds: Int(elapsed * 1000))
+                    progress(tracker.tags)
+                }
+            } else {
+                try session.collect(forAtMost: seconds)
+            }
+            _ = try session.stopInventory()
+            for report in session.takeReports() { tracker.take(report) }
+            return Found(tags: tracker.tags, reads: tracker.readsTaken)
+        }
+    }
+}

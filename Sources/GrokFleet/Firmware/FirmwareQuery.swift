@@ -168,6 +168,8 @@ public struct FirmwareList: Sendable {
         public let cache: FirmwareCacheState
         /// How each device of ``FirmwareList/devices`` relates to it, in that order.
         public let compatibility: [FirmwareCompatibility]
+        /// The image's SHA-256, hex.
+        public var sha256: String { listing.sha256.hex }
     }
 
     /// The timestamp metadata's version the listing was read at.

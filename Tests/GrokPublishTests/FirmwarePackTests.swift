@@ -55,7 +55,7 @@ struct FirmwarePackTests {
             Issue.record("packed under a name that disagrees")
         } catch let error as FirmwareError {
             guard case .invalidInput(let file, let detail) = error else { Issue.record("\(error)"); return }
-            #expect(file == output && detail.code == "name_disagrees")
+            #expect(file == output && error.code == "firmware_invalid_input", "\(detail)")
         }
         #expect(!FileManager.default.fileExists(atPath: output))
     }

@@ -75,10 +75,13 @@ let package = Package(
         /// A PostgreSQL client on libpq: connections, parameterized statements, transactions,
         /// advisory locks; no libpq type escapes.
         .target(name: "GrokPostgres", dependencies: ["CLibPQ"]),
+        /// The publisher's work: the fleet owner's TUF repository (`grokctl repo`) and `.ugif`
+        /// images packed from Intel HEX (`grokctl firmware pack`).
+        .target(name: "GrokPublish", dependencies: ["GrokBasics", "GrokCrypto", "GrokTUF", "GrokFirmware", "GrokProtocol"]),
         /// Fleet runs: profiles, the configuration delegate and its policy, the per-device
         /// workflow (provision, region, firmware, smoke tests), locking, the run recorder seam;
         /// the fleet session (prepare, run, report); devices and their ports (sim:, alsa:, pcm:).
-        .target(name: "GrokFleet", dependencies: ["GrokBasics", "UGrokIt", "GrokkerEmulator", "GrokFirmware", "GrokLedger", "GrokProtocol", "GrokAudio", "GrokLink", "GrokCrypto", "GrokTUF"]),
+        .target(name: "GrokFleet", dependencies: ["GrokBasics", "UGrokIt", "GrokkerEmulator", "GrokFirmware", "GrokLedger", "GrokProtocol", "GrokAudio", "GrokLink", "GrokCrypto", "GrokTUF", "GrokNet"]),
 
         // MARK: Command line and benchmarks
 
@@ -86,7 +89,7 @@ let package = Package(
         .target(
             name: "GrokCLI",
             dependencies: ["GrokBasics", "UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto",
-                           "GrokFleet", "GrokLedger", "GrokTUF"],
+                           "GrokFleet", "GrokLedger", "GrokTUF", "GrokPublish"],
             resources: [.copy("Localization")],
             plugins: ["CatalogCodegen"]
         ),
@@ -143,6 +146,7 @@ let package = Package(
         .testTarget(name: "GrokPostgresTests", dependencies: ["GrokPostgres", "PostgresTestSupport"]),
         .testTarget(name: "GrokFleetTests", dependencies: ["GrokBasics", "GrokFleet", "GrokLedger", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto", "GrokTUF",
                                                            "GrokTestSupport", "DeviceTestSupport"]),
+        .testTarget(name: "GrokPublishTests", dependencies: ["GrokBasics", "GrokPublish", "GrokTUF", "GrokFirmware", "GrokCrypto", "GrokProtocol", "GrokTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,7 +5,8 @@ import Testing
 
 @Suite("firmware list: what the cache holds")
 struct FirmwareCacheStateTests {
-    @Test("a corrupt cached image is listed as corrupt (text and --json), not 'yes'; firmware download fetches it again")
+    // That a download fetches a corrupt image again: GrokFleetTests' FirmwareQueryTests.
+    @Test("a corrupt cached image is listed as corrupt (text and --json), not 'yes'")
     func corruptImageIsShownCorrupt() throws {
         let world = try FleetWorld(devices: 0)
         let download = try world.run(["firmware", "download"] + world.repository)
@@ -24,8 +25,5 @@ struct FirmwareCacheStateTests {
         let corrupt = json.standardOutput.split(separator: "\n").filter { $0.contains(file) || $0.contains("\"cache\":\"corrupt\"") }
         #expect(corrupt.contains { $0.contains("\"cache\":\"corrupt\"") && $0.contains("\"cached\":false") }, "\(json.standardOutput)")
 
-        #expect(try world.run(["firmware", "download"] + world.repository).status == 0)
-        let again = try world.run(["firmware", "list", "--json"] + world.repository)
-        #expect(!again.standardOutput.contains("\"cache\":\"corrupt\""), "\(again.standardOutput)")
     }
 }

@@ -227,6 +227,23 @@ struct FirmwareChoiceTests {
         }
     }
 
+    @Test("firmware check offers what flash and a fleet run (latest, no downgrade, not the same version) would send", arguments: cases)
+    func checkAgrees(_ testCase: Case) throws {
+        let unit = FirmwareUnit(Self.info(testCase), inLoader: testCase.inLoader)
+        let check = FirmwareQuery.decide(unit, listings: Self.listings)
+        if case .latest = testCase.target, !testCase.allowDowngrade, !testCase.allowSameVersion {
+            #expect(testCase.expected.matches(check), "\(check)")
+        }
+        let firmware = FleetFirmware(channel: "release", listings: Self.listings) { _ in throw FixtureMissing() }
+        #expect(FlashJob(source: .channel(firmware, .latest)).choose(for: unit) == check)
+        let policy = try #require(try testProfile(target: .latest, allowDowngrade: false).firmware)
+        switch (check, FirmwareTargeting.resolve(policy, listings: Self.listings, info: Self.info(testCase), inLoader: testCase.inLoader)) {
+        case (.send(.listing(let offered), let value), .install(let listing, let judged)): #expect(offered == listing && value == judged)
+        case (.upToDate, .satisfied): break
+        case (let check, let resolution): Issue.record("check \(check), a fleet run \(resolution)")
+        }
+    }
+
     @Test("the vendor-shaped calls and the updater judge as the choice does: a unit in its loader takes any image for its hardware")
     func vendorCallsAgree() throws {
         var loader = VendorReaderVersion(protocolVersion: 20, hardwareType: 5, hardwareRevision: 3, firmwareMajor: 1, firmwareMinor: 9,

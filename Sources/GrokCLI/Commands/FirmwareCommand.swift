@@ -1,6 +1,6 @@
 import GrokFleet
 import GrokFirmware
-import GrokProtocol
+import UGrokIt
 
 /// `grokctl firmware`: the firmware lifecycle for technicians (list, check, download,
 /// verify, flash; on the fleet's TUF repository) and the publisher's `pack`.

@@ -1,7 +1,6 @@
 import Foundation
 import GrokBasics
-import GrokFirmware
-import GrokTUF
+import GrokPublish
 
 /// `grokctl repo`: the fleet owner's TUF repository of firmware and region catalogues
 /// (docs/firmware-format.md): made, signed by each key holder in turn, timestamped from a
@@ -34,24 +33,6 @@ enum RepoOptions {
         guard let n = try values.integer(option) else { throw .missingOption(option: option.spelling) }
         return n
     }
-
-    /// The text of a key file (at most 64 KiB).
-    static func read(_ file: String) throws -> String {
-        guard let data = FileManager.default.contents(atPath: file), data.count <= 1 << 16 else {
-            throw TUFError.publisher(detail: ErrorDetail("unreadable_file", [file]))
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    /// A private key file (for signing).
-    static func signingKey(_ file: String) throws -> TUFSigningKey { try TUFSigningKey.load(pem: read(file)) }
-
-    /// Public keys from files holding a public or a private PEM key.
-    static func keySet(_ files: [String], threshold: Int) throws -> TUFRepository.RoleKeySet {
-        TUFRepository.RoleKeySet(keys: try files.map { file in try TUFSigningKey.publicKey(pem: read(file)) }, threshold: threshold)
-    }
-
-    static var now: UTCTime { systemUTCClock() }
 
     /// `365d`, `12h`, `30m`, `90s`: seconds.
     static func duration(_ text: String) -> Int64? {
@@ -107,15 +88,12 @@ struct RepoInitCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let repository = try TUFRepository.create(
-            at: directory,
-            root: RepoOptions.keySet(values.values(Self.rootKey), threshold: rootThresholdValue),
-            timestamp: RepoOptions.keySet(values.values(Self.timestampKey), threshold: 1),
-            snapshot: RepoOptions.keySet(values.values(Self.snapshotKey), threshold: 1),
-            targets: RepoOptions.keySet(values.values(Self.targetsKey), threshold: 1),
-            channels: try channels.map { (name: $0.0, keys: try RepoOptions.keySet($0.1, threshold: 1)) },
-            expiry: expiry, now: RepoOptions.now)
-        try RepoStatus(repository).say(.repoInitialized, context, directory)
+        let repository = try PublisherRepository.create(
+            at: directory, root: .init(files: values.values(Self.rootKey), threshold: rootThresholdValue),
+            timestamp: .init(files: values.values(Self.timestampKey)), snapshot: .init(files: values.values(Self.snapshotKey)),
+            targets: .init(files: values.values(Self.targetsKey)), channels: channels.map { (name: $0.0, keys: .init(files: $0.1)) },
+            expiry: expiry)
+        try repository.status().say(.repoInitialized, context, directory)
         return .success
     }
 }
@@ -160,33 +138,9 @@ struct RepoAddCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let repository = try TUFRepository(directory: directory)
-        guard let data = FileManager.default.contents(atPath: file) else { throw TUFError.publisher(detail: ErrorDetail("unreadable_file", [file])) }
-        var custom: JSON?
-        if let customFile {
-            guard let text = FileManager.default.contents(atPath: customFile) else { throw TUFError.publisher(detail: ErrorDetail("unreadable_file", [customFile])) }
-            custom = try JSONParser.parse(Array(text))
-            guard custom?.object != nil else { throw TUFError.publisher(detail: ErrorDetail("not_json_object_file", [customFile])) }
-        }
-        let targetName = name ?? URL(fileURLWithPath: file).lastPathComponent
-        if let object = custom?.object, object["kind"]?.string == FirmwareTarget.firmwareKind {
-            // A firmware target: the .ugif must be what its description says (version,
-            // hardware type) before anyone signs it; --notes and --serial amend the description.
-            var metadata = try FirmwareReleaseMetadata.decode(JSONWriter.encode(.object(object)), file: customFile ?? file)
-            for (language, text) in notes { metadata.notes[language] = text }
-            if !serials.isEmpty { metadata.serials = Cohort(serials: serials) }
-            _ = try FirmwareRelease.check(Array(data), path: channel + "/" + targetName, metadata: metadata)
-            custom = metadata.custom()
-        } else if custom == nil {
-            // A region catalogue carries its version; a firmware image needs its description.
-            if let catalogue = try? RegionCatalogue.decode(Array(data), file: file) {
-                custom = FirmwareTarget.custom(for: catalogue)
-            } else if targetName.hasSuffix(".ugif") {
-                throw FirmwareError.invalidInput(file: file, detail: ErrorDetail("needs_custom"))
-            }
-        }
-        let path = try repository.addTarget(channel: channel, name: targetName, bytes: Array(data), custom: custom, now: RepoOptions.now)
-        try RepoStatus(repository).say(.repoTargetAdded, context, path)
+        let repository = try PublisherRepository(directory: directory)
+        let path = try repository.add(file, channel: channel, name: name, customFile: customFile, notes: notes, serials: serials)
+        try repository.status().say(.repoTargetAdded, context, path)
         return .success
     }
 }
@@ -208,9 +162,9 @@ struct RepoSignCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let repository = try TUFRepository(directory: directory)
-        for file in keys { try repository.sign(role: role, with: RepoOptions.signingKey(file)) }
-        try RepoStatus(repository).say(.repoSigned, context, role)
+        let repository = try PublisherRepository(directory: directory)
+        try repository.sign(role: role, keyFiles: keys)
+        try repository.status().say(.repoSigned, context, role)
         return .success
     }
 }
@@ -239,11 +193,9 @@ struct RepoTimestampCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let repository = try TUFRepository(directory: directory)
-        let now = RepoOptions.now
-        try repository.timestamp(with: keys.map(RepoOptions.signingKey), snapshotKeys: snapshotKeys.map(RepoOptions.signingKey), now: now)
-        if let output { try repository.publish(to: output, now: now) }
-        try RepoStatus(repository).say(.repoTimestamped, context, output ?? "")
+        let repository = try PublisherRepository(directory: directory)
+        try repository.timestamp(keyFiles: keys, snapshotKeyFiles: snapshotKeys, publishTo: output)
+        try repository.status().say(.repoTimestamped, context, output ?? "")
         return .success
     }
 }
@@ -268,9 +220,9 @@ struct RepoRotateCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let repository = try TUFRepository(directory: directory)
-        try repository.rotate(role: role, to: RepoOptions.keySet(keys, threshold: threshold), now: RepoOptions.now)
-        try RepoStatus(repository).say(.repoRotated, context, role)
+        let repository = try PublisherRepository(directory: directory)
+        try repository.rotate(role: role, to: .init(files: keys, threshold: threshold))
+        try repository.status().say(.repoRotated, context, role)
         return .success
     }
 }
@@ -293,8 +245,7 @@ struct RepoPublishCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let repository = try TUFRepository(directory: directory)
-        let written = try repository.publish(to: output, now: RepoOptions.now)
+        let written = try PublisherRepository(directory: directory).publish(to: output)
         if context.console.isJSON {
             context.console.json(RepoPublished(output: output, files: written))
         } else {
@@ -315,7 +266,7 @@ struct RepoStatusCommand: Command {
     init(_ values: ParsedValues) throws(CLIError) { directory = try RepoOptions.directory(values) }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        try RepoStatus(TUFRepository(directory: directory)).say(nil, context, "")
+        try PublisherRepository(directory: directory).status().say(nil, context, "")
         return .success
     }
 }
@@ -325,32 +276,7 @@ struct RepoPublished: Encodable {
     let files: [String]
 }
 
-/// Each role's state; the `--json` form of every repo command but publish.
-struct RepoStatus: Encodable {
-    struct Role: Encodable {
-        let role: String
-        let version: UInt64?
-        let expires: String?
-        let signed: Bool
-        let signatures: Int
-        let threshold: Int
-    }
-
-    let roles: [Role]
-
-    init(_ repository: TUFRepository) throws {
-        let missing = try repository.missingSignatures()
-        var roles: [Role] = []
-        for name in ["root", "targets"] + repository.channels + ["snapshot", "timestamp"] {
-            let staged = try repository.staged(name)
-            let version: UInt64? = staged?.signed["version"]?.int64.map { UInt64($0) }
-            let lacking = missing.first { $0.role == name }
-            roles.append(Role(role: name, version: version, expires: staged?.signed["expires"]?.string, signed: lacking == nil,
-                              signatures: lacking?.valid ?? (staged?.signatures.count ?? 0), threshold: lacking?.threshold ?? 1))
-        }
-        self.roles = roles
-    }
-
+extension RepositoryStatus {
     func say(_ key: MessageKey?, _ context: CommandContext, _ argument: String) {
         if context.console.isJSON {
             context.console.json(self)

@@ -1,9 +1,7 @@
 import Foundation
 import GrokFirmware
-import GrokNet
-import GrokTUF
+import GrokFleet
 import Synchronization
-import UGrokIt
 
 /// The options the technician commands (`grokctl firmware list|check|download|verify|flash`,
 /// `grokctl region set|catalogue update`) share: the fleet's TUF repository, the station's
@@ -97,24 +95,11 @@ struct FirmwareOptions: Sendable {
         return channel
     }
 
-    /// ``openStation()``, or `nil` when no `--repository` was given.
+    /// ``openStation()``, or `nil` when no `--repository` was given (GrokFleet's ``FirmwareChannelLocation``).
     func openStationIfGiven() throws -> FirmwareChannel? {
         guard let url = repositoryURL else { return nil }
-        let environment = ProcessInfo.processInfo.environment
-        guard let root = StationPaths.trustedRoot(explicit: trustedRootFile, environment: environment) else {
-            let searched = [StationPaths.configHomeRoot(environment), "/etc/grokctl/root.json"].compactMap { $0 }.joined(separator: ", ")
-            throw FirmwareError.noTrustRoot(searched: searched)
-        }
-        guard let state = StationPaths.stateDirectory(explicit: stateDirectory, environment: environment) else {
-            throw FirmwareError.noStateDirectory
-        }
-        if url.lowercased().hasPrefix("http://"), !allowInsecureHTTP { throw TUFError.insecureTransport(url: url) }
-        var transfer = TransferOptions()
-        if let caBundle { transfer.trust = .pinned(caBundle: caBundle) }
-        let fetcher: any TUFFetching = url.lowercased().hasPrefix("file://")
-            ? LocalFileFetcher() : CurlTUFFetcher(options: transfer, allowInsecureHTTP: allowInsecureHTTP)
-        let station = StationRepository(stateDirectory: state, trustedRootFile: root, repositoryURL: url, fetcher: fetcher)
-        return FirmwareChannel(repository: station, name: channel)
+        return try FirmwareChannelLocation(repositoryURL: url, channel: channel, trustedRootFile: trustedRootFile, stateDirectory: stateDirectory,
+                                           caBundle: caBundle, allowInsecureHTTP: allowInsecureHTTP).open()
     }
 }
 

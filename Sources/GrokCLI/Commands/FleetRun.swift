@@ -3,7 +3,7 @@ import Foundation
 import GrokFirmware
 import GrokFleet
 import GrokLedger
-import GrokProtocol
+import UGrokIt
 
 /// How `provision`, `rollout` and `verify` end (docs/fleet.md, "Exit codes").
 enum FleetExit {

@@ -1,15 +1,5 @@
 import Foundation
 import GrokBasics
-import GrokAudio
-import GrokCrypto
-import GrokFirmware
-import GrokFleet
-import GrokLedger
-import GrokkerEmulator
-import GrokLink
-import GrokNet
-import GrokProtocol
-import GrokTUF
 import UGrokIt
 
 /// Turns ``MessageKey``s and errors into text in one ``Language``.

@@ -138,7 +138,7 @@ let package = Package(
         /// and for `grokbench ledger` (which starts its own server).
         .target(name: "PostgresTestSupport", path: "Tests/PostgresTestSupport"),
         .testTarget(name: "GrokPostgresTests", dependencies: ["GrokPostgres", "PostgresTestSupport"]),
-        .testTarget(name: "GrokFleetTests", dependencies: ["GrokBasics", "GrokFleet", "GrokLedger", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto", "GrokTUF"]),
+        .testTarget(name: "GrokFleetTests", dependencies: ["GrokBasics", "GrokFleet", "GrokLedger", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto", "GrokTUF", "GrokTestSupport", "PostgresTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

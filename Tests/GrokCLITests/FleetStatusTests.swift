@@ -7,56 +7,10 @@ import Testing
 @testable import GrokCLI
 
 extension CLI {
-    /// `grokctl fleet status`: the read model (``FleetView``) from snapshots made by hand,
-    /// then the command on a real shared ledger (two stations' real provision runs plus the
+    /// `grokctl fleet status`: the command on a real shared ledger (two stations' real provision runs plus the
     /// rollout rows the rollout code writes) and on a station's SQLite file.
     @Suite("Fleet status", .serialized)
     struct FleetStatusTests {
-        static func result(_ serial: String, _ outcome: RolloutUnitOutcome, station: String, at minute: Double, revision: String = "3",
-                           percentage: Double = 50) -> RolloutResult {
-            RolloutResult(rolloutID: "r1", runKey: "run-\(station)", station: station, serial: serial, percentage: percentage,
-                          outcome: outcome, hardwareRevision: revision, firmwareAfter: nil,
-                          finishedAt: Date(timeIntervalSince1970: 1_796_000_000 + minute * 60))
-        }
-
-        @Test("a unit counts once, by its latest result; pending is what the selection picks among the Grokkers without one")
-        func viewCountsUnitsByTheirLatestResult() {
-            var snapshot = FleetSnapshot()
-            snapshot.rollouts.stages = [RolloutStage(rolloutID: "r1", release: "1.8.0", percentage: 50, state: .active, reasonCode: nil,
-                                                     reasonDetail: "", trippedBy: nil, updatedAt: Date(timeIntervalSince1970: 1_796_000_000),
-                                                     updatedBy: "ops")]
-            // Recorded out of time order: the view orders by when each unit finished.
-            snapshot.rollouts.results = [
-                Self.result("A", .succeeded, station: "s1", at: 3),
-                Self.result("B", .failed, station: "s2", at: 1, revision: "5"),
-                Self.result("B", .succeeded, station: "s2", at: 4, revision: "5"),
-                Self.result("C", .failed, station: "s2", at: 2, percentage: 25),
-                Self.result("D", .incomplete, station: "s1", at: 5),
-            ]
-            snapshot.devices = ["A", "B", "C", "D", "E", "F", "G"].map {
-                FleetSnapshot.Device(serial: $0, hardwareRevision: "3", firmware: $0 < "D" ? "1.8.0" : "1.7.3", station: $0 == "G" ? nil : "s1")
-            }
-            // The selection picks E and G (not F): G's station is not known.
-            let view = FleetView(snapshot, selects: { id, serial, percentage in id == "r1" && percentage == 50 && serial != "F" },
-                                 haltRules: ["r1": FleetView.HaltRule(afterDevices: 2, maxFailureRate: 0.2)])
-            let rollout = try! #require(view.rollouts.first)
-            #expect(view.rollouts.count == 1)
-            #expect(rollout.totals == FleetView.Counts(done: 2, failed: 1, incomplete: 1, pending: 2))
-            #expect(rollout.byStation.map(\.name) == ["", "s1", "s2"])
-            #expect(rollout.byStation[0].counts == FleetView.Counts(pending: 1))
-            #expect(rollout.byStation[1].counts == FleetView.Counts(done: 1, incomplete: 1, pending: 1))
-            #expect(rollout.byStation[2].counts == FleetView.Counts(done: 1, failed: 1))
-            #expect(rollout.byHardwareRevision.map(\.name) == ["3", "5"])
-            #expect(rollout.byStage.map(\.percentage) == [25, 50])
-            #expect(rollout.byStage[0].counts == FleetView.Counts(failed: 1))
-            // After B failed, C failed, A succeeded, B succeeded, D incomplete.
-            #expect(rollout.progress.map(\.failed) == [1, 2, 2, 1, 1])
-            #expect(rollout.progress.map(\.done) == [0, 0, 1, 2, 2])
-            #expect(rollout.progress.map(\.finished) == [1, 2, 3, 3, 4])
-            #expect(rollout.aboveThreshold == true)
-            #expect(view.firmware == [FleetView.Tally(name: "1.7.3", count: 4), FleetView.Tally(name: "1.8.0", count: 3)])
-        }
-
         @Test("the shared ledger: every station's units done, failed and pending, the halt and who tripped it, against the profile's threshold")
         func statusOfTheSharedLedger() throws {
             let fixture = try SharedFleetFixture.get()

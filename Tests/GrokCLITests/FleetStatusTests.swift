@@ -69,30 +69,24 @@ extension CLI {
             }
         }
 
-        @Test("a station's SQLite ledger shows that station's part; an unknown rollout is an error naming it")
+        /// A station's SQLite ledger as a rollout run leaves it before its first unit: the stage
+        /// and one Grokker it selects (what the status counts: GrokFleetTests' FleetStatusViewTests).
+        static func stagedLedger(_ world: FleetWorld) throws {
+            let ledger = try Ledger.open(path: world.ledger, heartbeatInterval: nil)
+            try ledger.upsertDevice(DeviceSighting(serial: "00000042", hardwareType: "grokker", hardwareRevision: "3", firmware: "1.7.3",
+                                                   seenAt: Date(timeIntervalSince1970: 1_796_000_000)))
+            _ = try ledger.checkRolloutStage(StageCheck(rolloutID: "eu-night", release: "1.8.0", profilePercentage: 100, rule: nil,
+                                                        station: "bench-a", actor: "ops", runKey: "",
+                                                        now: Date(timeIntervalSince1970: 1_796_000_000)))
+        }
+
+        @Test("a station's SQLite ledger: its rollout as a JSON line (exit 0); an unknown rollout exits 1 naming it and the ledger; no ledger exits 1")
         func statusOfASQLiteLedger() throws {
-            let world = try FleetWorld(devices: 2)
-            let provision = try world.provision([], devices: "sim:0-1")
-            #expect(provision.status == 0, "\(provision.standardOutput)\n\(provision.standardError)")
-            let serial = String(format: "%08u", try world.device(0).serialNumber)
-            let insert = Process()
-            insert.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-            insert.arguments = [world.ledger, """
-                INSERT INTO rollout_stages (rollout_id, release, percentage, state, reason_code, reason_detail, tripped_by, updated_at, updated_by)
-                VALUES ('eu-night', '1.8.0', 100, 'paused', 'fleet_stage_paused', '', NULL, '2026-12-01T10:00:00.000Z', 'ops');
-                INSERT INTO rollout_results (rollout_id, run_id, station, serial, percentage, outcome, hardware_revision, firmware_after, finished_at)
-                VALUES ('eu-night', (SELECT min(id) FROM runs), 'bench-a', '\(serial)', 100, 'failed', '3', '1.7.3', '2026-12-01T10:05:00.000Z');
-                """]
-            try insert.run()
-            insert.waitUntilExit()
-            #expect(insert.terminationStatus == 0)
+            let world = try FleetWorld(devices: 1)
+            try Self.stagedLedger(world)
             let result = try world.run(["fleet", "status", "--json"])
             #expect(result.status == 0, "\(result.standardOutput)\n\(result.standardError)")
-            let rollout = try #require(jsonRecords(result.standardOutput, "rollout").first)
-            #expect(rollout["state"] as? String == "paused")
-            let totals = try #require(rollout["totals"] as? [String: Any])
-            #expect(totals["failed"] as? Int == 1 && totals["pending"] as? Int == 1, "\(totals)")
-            #expect(rollout["halt"] == nil && rollout["above_threshold"] == nil, "no profile given: no threshold")
+            #expect(jsonRecords(result.standardOutput, "rollout").map { $0["id"] as? String } == ["eu-night"], "\(result.standardOutput)")
             let unknown = try world.run(["fleet", "status", "--rollout", "nope"])
             #expect(unknown.status == 1)
             #expect(unknown.standardError.contains("'nope'") && unknown.standardError.contains(world.ledger), "\(unknown.standardError)")
@@ -100,26 +94,10 @@ extension CLI {
             #expect(none.status == 1 && none.standardError.contains("ledger"), "\(none.standardError)")
         }
 
-        @Test("a rollout no unit finished yet says so in every language, in the table and the report (no '– %'); its JSON failure rate is null")
+        @Test("a rollout no unit finished yet says so in every language, in the table and the report (no '– %')")
         func rolloutWithNoUnitFinished() throws {
             let world = try FleetWorld(devices: 1)
-            do {
-                // The stage a rollout run makes before its first unit, and one Grokker it selects.
-                let ledger = try Ledger.open(path: world.ledger, heartbeatInterval: nil)
-                try ledger.upsertDevice(DeviceSighting(serial: "00000042", hardwareType: "grokker", hardwareRevision: "3", firmware: "1.7.3",
-                                                       seenAt: Date(timeIntervalSince1970: 1_796_000_000)))
-                _ = try ledger.checkRolloutStage(StageCheck(rolloutID: "eu-night", release: "1.8.0", profilePercentage: 100, rule: nil,
-                                                            station: "bench-a", actor: "ops", runKey: "",
-                                                            now: Date(timeIntervalSince1970: 1_796_000_000)))
-            }
-            let json = try world.run(["fleet", "status", "--json"])
-            #expect(json.status == 0, "\(json.standardOutput)\n\(json.standardError)")
-            let rollout = try #require(jsonRecords(json.standardOutput, "rollout").first)
-            let totals = try #require(rollout["totals"] as? [String: Any])
-            #expect(totals["finished"] as? Int == 0 && totals["pending"] as? Int == 1, "\(totals)")
-            #expect(totals.keys.contains("failure_rate") && totals["failure_rate"] is NSNull, "\(totals)")
-            let stations = try #require(rollout["stations"] as? [[String: Any]])
-            #expect(stations.allSatisfy { ($0["counts"] as? [String: Any])?["failure_rate"] is NSNull }, "\(stations)")
+            try Self.stagedLedger(world)
             for language in Language.allCases {
                 let localizer = Localizer(language: language)
                 let none = localizer.text(.fleetStatusNoneFinished)

@@ -69,12 +69,6 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A package file given to `firmware flash --package` is not listed in the channel's
     /// verified metadata, so it is not approved for flashing.
     case packageNotListed(file: String, channel: String)
-    /// `ledger show|export` on a ledger file that does not exist (no run recorded yet there).
-    case ledgerMissing(path: String)
-    /// `ledger show --serial` names a Grokker the ledger has never seen.
-    case ledgerNoDevice(serial: String, path: String)
-    /// `fleet status --rollout` or `fleet report --rollout` names a rollout the ledger does not hold.
-    case noSuchRollout(ledger: String, rollout: String)
 
     /// A stable identifier for `--json` output; the catalog key is `error.<code>`.
     public var code: String {
@@ -100,16 +94,13 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidPercent: "usage_invalid_percent"
         case .invalidFirmwareVersion: "usage_invalid_firmware_version"
         case .packageNotListed: "firmware_package_not_listed"
-        case .ledgerMissing: "ledger_missing"
-        case .ledgerNoDevice: "ledger_no_device"
-        case .noSuchRollout: "fleet_no_such_rollout"
         }
     }
 
     /// Whether the command line was at fault (exit 64) rather than the work (exit 1).
     public var isUsageError: Bool {
         switch self {
-        case .packageNotListed, .ledgerMissing, .ledgerNoDevice, .noSuchRollout: false
+        case .packageNotListed: false
         default: true
         }
     }
@@ -160,9 +151,6 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidChannel(let name), .invalidServerURL(let name), .invalidFirmwareVersion(let name): [name]
         case .invalidPercent(let value, let option): [value, option]
         case .packageNotListed(let file, let channel): [file, channel]
-        case .ledgerMissing(let path): [path]
-        case .ledgerNoDevice(let serial, let path): [serial, path]
-        case .noSuchRollout(let ledger, let rollout): [ledger, rollout]
         }
     }
 }

@@ -108,6 +108,14 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     /// halt rule counts every station's results): nothing was started.
     case ledgerOfflineRollout(database: String, detail: String)
 
+    /// Nothing has been recorded at the ledger `path` yet (no file, or a database without
+    /// the ledger's tables): the views have nothing to read.
+    case ledgerMissing(path: String)
+    /// The ledger `path` has never seen the Grokker `serial`.
+    case ledgerNoDevice(serial: String, path: String)
+    /// The ledger `ledger` holds no rollout `rollout` (no stage and no unit's result).
+    case noSuchRollout(ledger: String, rollout: String)
+
     // MARK: Preflight (before any unit is touched)
 
     /// The run's report cannot be written where it goes: nothing was started.
@@ -173,6 +181,9 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .recorderFailed: "fleet_recorder_failed"
         case .ledgerOffline: "fleet_ledger_offline"
         case .ledgerOfflineRollout: "fleet_ledger_offline_rollout"
+        case .ledgerMissing: "ledger_missing"
+        case .ledgerNoDevice: "ledger_no_device"
+        case .noSuchRollout: "fleet_no_such_rollout"
         case .reportNotWritable: "fleet_report_not_writable"
         case .sceneLacksReferenceTags: "fleet_scene_lacks_reference_tags"
         case .reportNotWritten: "fleet_report_not_written"
@@ -221,6 +232,9 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .updateDeclined(let device, let decision): [device, decision]
         case .recorderFailed(let operation, let subject, let cause): [operation, subject, cause.code] + cause.arguments
         case .ledgerOffline(let database, let detail), .ledgerOfflineRollout(let database, let detail): [database, detail]
+        case .ledgerMissing(let path): [path]
+        case .ledgerNoDevice(let serial, let path): [serial, path]
+        case .noSuchRollout(let ledger, let rollout): [ledger, rollout]
         case .reportNotWritable(let path, let detail): [path, detail]
         case .sceneLacksReferenceTags(let device, let scene, let missing): [device, scene, missing.joined(separator: " ")]
         case .reportNotWritten(let path, let detail), .benchUnreadable(let path, let detail): [path, detail]

@@ -212,7 +212,7 @@ public struct RolloutResult: Sendable, Hashable {
 }
 
 /// Every rollout's stage, history and units' results, read in one transaction: a
-/// consistent snapshot (``RolloutStageStore/rolloutRecords()``; what ``FleetView`` shows).
+/// consistent snapshot (``RolloutStageStore/rolloutRecords()``; what GrokFleet's `FleetStatusView` shows).
 public struct RolloutRecords: Sendable, Hashable {
     /// Every stage, by rollout id.
     public var stages: [RolloutStage]

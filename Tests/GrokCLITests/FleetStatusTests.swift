@@ -7,56 +7,10 @@ import Testing
 @testable import GrokCLI
 
 extension CLI {
-    /// `grokctl fleet status`: the read model (``FleetView``) from snapshots made by hand,
-    /// then the command on a real shared ledger (two stations' real provision runs plus the
+    /// `grokctl fleet status`: the command on a real shared ledger (two stations' real provision runs plus the
     /// rollout rows the rollout code writes) and on a station's SQLite file.
     @Suite("Fleet status", .serialized)
     struct FleetStatusTests {
-        static func result(_ serial: String, _ outcome: RolloutUnitOutcome, station: String, at minute: Double, revision: String = "3",
-                           percentage: Double = 50) -> RolloutResult {
-            RolloutResult(rolloutID: "r1", runKey: "run-\(station)", station: station, serial: serial, percentage: percentage,
-                          outcome: outcome, hardwareRevision: revision, firmwareAfter: nil,
-                          finishedAt: Date(timeIntervalSince1970: 1_796_000_000 + minute * 60))
-        }
-
-        @Test("a unit counts once, by its latest result; pending is what the selection picks among the Grokkers without one")
-        func viewCountsUnitsByTheirLatestResult() {
-            var snapshot = FleetSnapshot()
-            snapshot.rollouts.stages = [RolloutStage(rolloutID: "r1", release: "1.8.0", percentage: 50, state: .active, reasonCode: nil,
-                                                     reasonDetail: "", trippedBy: nil, updatedAt: Date(timeIntervalSince1970: 1_796_000_000),
-                                                     updatedBy: "ops")]
-            // Recorded out of time order: the view orders by when each unit finished.
-            snapshot.rollouts.results = [
-                Self.result("A", .succeeded, station: "s1", at: 3),
-                Self.result("B", .failed, station: "s2", at: 1, revision: "5"),
-                Self.result("B", .succeeded, station: "s2", at: 4, revision: "5"),
-                Self.result("C", .failed, station: "s2", at: 2, percentage: 25),
-                Self.result("D", .incomplete, station: "s1", at: 5),
-            ]
-            snapshot.devices = ["A", "B", "C", "D", "E", "F", "G"].map {
-                FleetSnapshot.Device(serial: $0, hardwareRevision: "3", firmware: $0 < "D" ? "1.8.0" : "1.7.3", station: $0 == "G" ? nil : "s1")
-            }
-            // The selection picks E and G (not F): G's station is not known.
-            let view = FleetView(snapshot, selects: { id, serial, percentage in id == "r1" && percentage == 50 && serial != "F" },
-                                 haltRules: ["r1": FleetView.HaltRule(afterDevices: 2, maxFailureRate: 0.2)])
-            let rollout = try! #require(view.rollouts.first)
-            #expect(view.rollouts.count == 1)
-            #expect(rollout.totals == FleetView.Counts(done: 2, failed: 1, incomplete: 1, pending: 2))
-            #expect(rollout.byStation.map(\.name) == ["", "s1", "s2"])
-            #expect(rollout.byStation[0].counts == FleetView.Counts(pending: 1))
-            #expect(rollout.byStation[1].counts == FleetView.Counts(done: 1, incomplete: 1, pending: 1))
-            #expect(rollout.byStation[2].counts == FleetView.Counts(done: 1, failed: 1))
-            #expect(rollout.byHardwareRevision.map(\.name) == ["3", "5"])
-            #expect(rollout.byStage.map(\.percentage) == [25, 50])
-            #expect(rollout.byStage[0].counts == FleetView.Counts(failed: 1))
-            // After B failed, C failed, A succeeded, B succeeded, D incomplete.
-            #expect(rollout.progress.map(\.failed) == [1, 2, 2, 1, 1])
-            #expect(rollout.progress.map(\.done) == [0, 0, 1, 2, 2])
-            #expect(rollout.progress.map(\.finished) == [1, 2, 3, 3, 4])
-            #expect(rollout.aboveThreshold == true)
-            #expect(view.firmware == [FleetView.Tally(name: "1.7.3", count: 4), FleetView.Tally(name: "1.8.0", count: 3)])
-        }
-
         @Test("the shared ledger: every station's units done, failed and pending, the halt and who tripped it, against the profile's threshold")
         func statusOfTheSharedLedger() throws {
             let fixture = try SharedFleetFixture.get()
@@ -115,30 +69,24 @@ extension CLI {
             }
         }
 
-        @Test("a station's SQLite ledger shows that station's part; an unknown rollout is an error naming it")
+        /// A station's SQLite ledger as a rollout run leaves it before its first unit: the stage
+        /// and one Grokker it selects (what the status counts: GrokFleetTests' FleetStatusViewTests).
+        static func stagedLedger(_ world: FleetWorld) throws {
+            let ledger = try Ledger.open(path: world.ledger, heartbeatInterval: nil)
+            try ledger.upsertDevice(DeviceSighting(serial: "00000042", hardwareType: "grokker", hardwareRevision: "3", firmware: "1.7.3",
+                                                   seenAt: Date(timeIntervalSince1970: 1_796_000_000)))
+            _ = try ledger.checkRolloutStage(StageCheck(rolloutID: "eu-night", release: "1.8.0", profilePercentage: 100, rule: nil,
+                                                        station: "bench-a", actor: "ops", runKey: "",
+                                                        now: Date(timeIntervalSince1970: 1_796_000_000)))
+        }
+
+        @Test("a station's SQLite ledger: its rollout as a JSON line (exit 0); an unknown rollout exits 1 naming it and the ledger; no ledger exits 1")
         func statusOfASQLiteLedger() throws {
-            let world = try FleetWorld(devices: 2)
-            let provision = try world.provision([], devices: "sim:0-1")
-            #expect(provision.status == 0, "\(provision.standardOutput)\n\(provision.standardError)")
-            let serial = String(format: "%08u", try world.device(0).serialNumber)
-            let insert = Process()
-            insert.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-            insert.arguments = [world.ledger, """
-                INSERT INTO rollout_stages (rollout_id, release, percentage, state, reason_code, reason_detail, tripped_by, updated_at, updated_by)
-                VALUES ('eu-night', '1.8.0', 100, 'paused', 'fleet_stage_paused', '', NULL, '2026-12-01T10:00:00.000Z', 'ops');
-                INSERT INTO rollout_results (rollout_id, run_id, station, serial, percentage, outcome, hardware_revision, firmware_after, finished_at)
-                VALUES ('eu-night', (SELECT min(id) FROM runs), 'bench-a', '\(serial)', 100, 'failed', '3', '1.7.3', '2026-12-01T10:05:00.000Z');
-                """]
-            try insert.run()
-            insert.waitUntilExit()
-            #expect(insert.terminationStatus == 0)
+            let world = try FleetWorld(devices: 1)
+            try Self.stagedLedger(world)
             let result = try world.run(["fleet", "status", "--json"])
             #expect(result.status == 0, "\(result.standardOutput)\n\(result.standardError)")
-            let rollout = try #require(jsonRecords(result.standardOutput, "rollout").first)
-            #expect(rollout["state"] as? String == "paused")
-            let totals = try #require(rollout["totals"] as? [String: Any])
-            #expect(totals["failed"] as? Int == 1 && totals["pending"] as? Int == 1, "\(totals)")
-            #expect(rollout["halt"] == nil && rollout["above_threshold"] == nil, "no profile given: no threshold")
+            #expect(jsonRecords(result.standardOutput, "rollout").map { $0["id"] as? String } == ["eu-night"], "\(result.standardOutput)")
             let unknown = try world.run(["fleet", "status", "--rollout", "nope"])
             #expect(unknown.status == 1)
             #expect(unknown.standardError.contains("'nope'") && unknown.standardError.contains(world.ledger), "\(unknown.standardError)")
@@ -146,26 +94,10 @@ extension CLI {
             #expect(none.status == 1 && none.standardError.contains("ledger"), "\(none.standardError)")
         }
 
-        @Test("a rollout no unit finished yet says so in every language, in the table and the report (no '– %'); its JSON failure rate is null")
+        @Test("a rollout no unit finished yet says so in every language, in the table and the report (no '– %')")
         func rolloutWithNoUnitFinished() throws {
             let world = try FleetWorld(devices: 1)
-            do {
-                // The stage a rollout run makes before its first unit, and one Grokker it selects.
-                let ledger = try Ledger.open(path: world.ledger, heartbeatInterval: nil)
-                try ledger.upsertDevice(DeviceSighting(serial: "00000042", hardwareType: "grokker", hardwareRevision: "3", firmware: "1.7.3",
-                                                       seenAt: Date(timeIntervalSince1970: 1_796_000_000)))
-                _ = try ledger.checkRolloutStage(StageCheck(rolloutID: "eu-night", release: "1.8.0", profilePercentage: 100, rule: nil,
-                                                            station: "bench-a", actor: "ops", runKey: "",
-                                                            now: Date(timeIntervalSince1970: 1_796_000_000)))
-            }
-            let json = try world.run(["fleet", "status", "--json"])
-            #expect(json.status == 0, "\(json.standardOutput)\n\(json.standardError)")
-            let rollout = try #require(jsonRecords(json.standardOutput, "rollout").first)
-            let totals = try #require(rollout["totals"] as? [String: Any])
-            #expect(totals["finished"] as? Int == 0 && totals["pending"] as? Int == 1, "\(totals)")
-            #expect(totals.keys.contains("failure_rate") && totals["failure_rate"] is NSNull, "\(totals)")
-            let stations = try #require(rollout["stations"] as? [[String: Any]])
-            #expect(stations.allSatisfy { ($0["counts"] as? [String: Any])?["failure_rate"] is NSNull }, "\(stations)")
+            try Self.stagedLedger(world)
             for language in Language.allCases {
                 let localizer = Localizer(language: language)
                 let none = localizer.text(.fleetStatusNoneFinished)

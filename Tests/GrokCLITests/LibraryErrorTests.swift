@@ -265,6 +265,8 @@ struct LibraryErrorTests {
             .recorderFailed(operation: "begin_run", subject: "20250115-120000-3fa2", cause: ErrorCause(code: "ledger_disk_full", arguments: ["/l.sqlite"])),
             .ledgerOffline(database: "postgresql://grokstation:***@db/fleet", detail: "Connection refused"),
             .ledgerOfflineRollout(database: "postgresql://grokstation:***@db/fleet", detail: "Connection refused"),
+            .ledgerMissing(path: "/l.sqlite"), .ledgerNoDevice(serial: "12345678", path: "/l.sqlite"),
+            .noSuchRollout(ledger: "/l.sqlite", rollout: "fw-1.8"),
             .reportNotWritable(path: "/r/run.json", detail: "read-only"),
             .sceneLacksReferenceTags(device: "sim:0", scene: "/b/sim-0/scene.json", missing: ["3034257BF4789000000003E8"]),
             .reportNotWritten(path: "/r/run.json", detail: "ENOSPC"),
@@ -278,7 +280,8 @@ struct LibraryErrorTests {
                 .deviceLocked, .portLocked, .lockFailed, .reader, .regionNotAllowed, .regionNotChosen, .regionDeclined, .regionUnsupported, .downgradeNotAllowed,
                 .sameVersionNotAllowed, .firmwareNotAvailable, .firmwareCache, .firmwareUpdateFailed, .firmwareNotRunning,
                 .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .stagePaused, .updateDeclined,
-                .interrupted, .readerFrozen, .timedOut, .recorderFailed, .ledgerOffline, .ledgerOfflineRollout, .reportNotWritable,
+                .interrupted, .readerFrozen, .timedOut, .recorderFailed, .ledgerOffline, .ledgerOfflineRollout,
+                .ledgerMissing, .ledgerNoDevice, .noSuchRollout, .reportNotWritable,
                 .sceneLacksReferenceTags, .reportNotWritten, .invalidDevice, .deviceOutOfRange, .duplicateDevice,
                 .benchUnreadable, .benchNotDirectory, .noDevices, .deviceBusy: break
             }

@@ -260,16 +260,13 @@ extension CLI {
                 .invalidServerURL("ftp://x"), .invalidPercent(value: "120", option: "--min-battery"),
                 .invalidFirmwareVersion("1.x"),
                 .packageNotListed(file: "a.ugif", channel: "release"),
-                .ledgerMissing(path: "/l.sqlite"), .ledgerNoDevice(serial: "12345678", path: "/l.sqlite"),
-                .noSuchRollout(ledger: "/l.sqlite", rollout: "fw-1.8"),
             ]
             for sample in samples {
                 switch sample {
                 case .unknownOption, .unknownSubcommand, .missingValue, .missingOption, .missingArgument,
                     .unexpectedArgument, .duplicateOption, .flagWithValue, .invalidValue, .badValue, .badArgument, .invalidChoice,
                     .devices, .invalidRegion, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
-                    .invalidPercent, .invalidFirmwareVersion, .packageNotListed,
-                    .ledgerMissing, .ledgerNoDevice, .noSuchRollout:
+                    .invalidPercent, .invalidFirmwareVersion, .packageNotListed:
                     break
                 }
                 #expect(MessageKey(errorCode: sample.code) != nil, "\(sample.code)")

@@ -1,6 +1,5 @@
 import Foundation
 import GrokFleet
-import GrokLedger
 
 // MARK: Shared options
 
@@ -193,7 +192,7 @@ struct LedgerShowCommand: Command {
 struct LedgerExportCommand: Command {
     static let csv = OptionDeclaration.flag("csv", help: .optionExportCSV)
     static let table = OptionDeclaration.option(
-        "table", value: .valueTable, help: .optionExportTable, choices: LedgerTable.allCases.map(\.rawValue))
+        "table", value: .valueTable, help: .optionExportTable, choices: LedgerExportTable.all.map(\.name))
     static let output = OptionDeclaration.option("output", short: "o", value: .valueFile, help: .optionExportOutput,
                                                  type: .outputFile)
 
@@ -202,8 +201,8 @@ struct LedgerExportCommand: Command {
                              options: [csv, table, output, FleetOptions.ledger], exclusive: [[csv, GlobalOptions.json]])
     }
 
-    let format: ExportFormat
-    let table: LedgerTable?
+    let format: LedgerExportFormat
+    let table: LedgerExportTable?
     let outputFile: String?
     let ledgerFile: String?
 
@@ -213,7 +212,7 @@ struct LedgerExportCommand: Command {
         let json = values.flag(GlobalOptions.json)
         guard csv || json else { throw .missingOneOf([Self.csv.spelling, GlobalOptions.json.spelling]) }
         format = csv ? .csv : .json
-        table = values.value(Self.table).flatMap(LedgerTable.init(rawValue:))
+        table = values.value(Self.table).flatMap(LedgerExportTable.init(name:))
         // `-` is standard output, as when `--output` is not given.
         outputFile = values.value(Self.output).flatMap { $0 == "-" ? nil : $0 }
         if let outputFile, outputFile.isEmpty { throw .invalidValue(value: outputFile, option: Self.output.spelling) }
@@ -303,13 +302,11 @@ enum StateDirectory {
 
     /// The spool of `station`: `<state dir>/spool/<station>.sqlite`.
     static func spool(station: String, environment: [String: String]) -> String {
-        join(spoolDirectory(environment: environment), Spool.fileName(station: station))
+        StationPaths.spool(station: station, in: spoolDirectory(environment: environment))
     }
 
     static func locks(environment: [String: String]) -> String { join(path(environment: environment), "locks") }
     static func reports(environment: [String: String]) -> String { join(path(environment: environment), "reports") }
 
-    static func join(_ directory: String, _ tail: String) -> String {
-        directory.hasSuffix("/") ? directory + tail : directory + "/" + tail
-    }
+    static func join(_ directory: String, _ tail: String) -> String { StationPaths.join(directory, tail) }
 }

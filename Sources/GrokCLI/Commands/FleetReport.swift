@@ -1,7 +1,5 @@
 import Foundation
 import GrokFleet
-import GrokCrypto
-import GrokLedger
 
 // MARK: grokctl fleet report
 
@@ -32,10 +30,9 @@ struct FleetReportCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let haltRules = try FleetViewOptions.haltRules(profileFile)
-        let opened = try LedgerReader.open(option: ledgerFile, environment: context.environment)
-        let view = try FleetViewOptions.view(opened, rollout: rollout, haltRules: haltRules)
-        let page = FleetReportPage(localizer: context.localizer, ledger: opened.location, generatedAt: Date()).html(view)
+        let view = try FleetStatusView(location: StateDirectory.ledger(option: ledgerFile, environment: context.environment),
+                                       rollout: rollout, profile: profileFile)
+        let page = FleetReportPage(localizer: context.localizer, ledger: view.location, generatedAt: Date()).html(view)
         guard let outputFile else {
             context.console.write(page)
             return .success
@@ -79,19 +76,13 @@ struct FleetReportPage {
         h.setAttribute('data-violations',String(v));h.setAttribute('data-errors',String(e));h.setAttribute('data-load-check','done');});})();
         """
 
-    static func hash(_ text: String) -> String {
-        "'sha256-" + Data(SHA256.hash(Array(text.utf8)).bytes).base64EncodedString() + "'"
-    }
-
     /// `default-src 'none'` and nothing else but the page's own style and script, by hash.
-    static var contentSecurityPolicy: String {
-        "default-src 'none'; style-src \(hash(style)); script-src \(hash(loadCheck)); img-src 'none'; base-uri 'none'; form-action 'none'"
-    }
+    static var contentSecurityPolicy: String { PageSecurityPolicy.policy(style: style, script: loadCheck) }
 
     static let colors = (done: "#2a8a3e", failed: "#c62828", incomplete: "#f0a020", pending: "#9e9e9e", line: "#1f5fa8",
                          threshold: "#c62828")
 
-    func html(_ view: FleetView) -> String {
+    func html(_ view: FleetStatusView) -> String {
         var out = """
             <!DOCTYPE html>
             <html lang="\(language.rawValue)">
@@ -117,7 +108,7 @@ struct FleetReportPage {
                                status.state(rollout.state))
             out += "<h3>\(escape(heading))</h3>\n"
             if let why = status.why(rollout) { out += "<p class=\"why\">\(escape(why))</p>\n" }
-            if rollout.state == .halted, let tripped = rollout.trippedBy {
+            if rollout.isHalted, let tripped = rollout.trippedBy {
                 out += "<p class=\"why\">\(escape(text(.fleetStatusTrippedBy, tripped)))</p>\n"
             }
             out += "<p>" + escape(status.summary(rollout)) + "</p>\n"
@@ -199,7 +190,7 @@ struct FleetReportPage {
 
     /// Units done and failed, after each unit finished, against time; a dashed line at the
     /// stage's whole (finished and pending).
-    func progressChart(_ rollout: FleetView.Rollout) -> String {
+    func progressChart(_ rollout: FleetStatusView.Rollout) -> String {
         let points = rollout.progress
         guard let first = points.first, let last = points.last else { return empty("progress") }
         let (width, height, left, right, top, bottom) = (640.0, 240.0, 50.0, 20.0, 15.0, 35.0)
@@ -210,8 +201,8 @@ struct FleetReportPage {
         var out = svgOpen("progress", width: Int(width), height: Int(height), label: text(.reportProgress))
         out += axes(width: width, height: height, left: left, right: right, top: top, bottom: bottom)
         out += line("whole", left, y(whole), width - right, y(whole), stroke: Self.colors.pending, extra: "stroke-dasharray=\"4 3\"")
-        for (name, color, value) in [("done", Self.colors.done, { (p: FleetView.ProgressPoint) in p.done }),
-                                     ("failed", Self.colors.failed, { (p: FleetView.ProgressPoint) in p.failed })] {
+        for (name, color, value) in [("done", Self.colors.done, { (p: FleetStatusView.ProgressPoint) in p.done }),
+                                     ("failed", Self.colors.failed, { (p: FleetStatusView.ProgressPoint) in p.failed })] {
             var path = "M\(f(left)) \(f(y(0)))"
             for point in points { path += " H\(f(x(point.at))) V\(f(y(value(point))))" }
             path += " H\(f(width - right))"
@@ -226,7 +217,7 @@ struct FleetReportPage {
     }
 
     /// The failure rate after each unit finished, and the halt threshold as a dashed line.
-    func failureRateChart(_ rollout: FleetView.Rollout) -> String {
+    func failureRateChart(_ rollout: FleetStatusView.Rollout) -> String {
         let points = rollout.progress
         guard let first = points.first, let last = points.last else { return empty("failure-rate") }
         let (width, height, left, right, top, bottom) = (640.0, 200.0, 50.0, 20.0, 15.0, 35.0)
@@ -265,7 +256,7 @@ struct FleetReportPage {
     }
 
     /// One bar per name, split into done, failed, incomplete and pending.
-    func stackedBars(_ name: String, _ groups: [(String, FleetView.Counts)]) -> String {
+    func stackedBars(_ name: String, _ groups: [(String, FleetStatusView.Counts)]) -> String {
         guard !groups.isEmpty else { return empty(name) }
         let (left, barWidth, row) = (140.0, 420.0, 22.0)
         let height = Double(groups.count) * row + 40
@@ -308,7 +299,7 @@ struct FleetReportPage {
     }
 
     /// Per station, the median read rate as a bar and the lowest to highest as a whisker.
-    func readRatesChart(_ rates: [FleetView.ReadRates]) -> String {
+    func readRatesChart(_ rates: [FleetStatusView.ReadRates]) -> String {
         guard !rates.isEmpty else { return empty("read-rates") }
         let (left, barWidth, row) = (140.0, 400.0, 22.0)
         let height = Double(rates.count) * row + 40

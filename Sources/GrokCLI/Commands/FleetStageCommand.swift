@@ -1,5 +1,4 @@
 import Foundation
-import GrokLedger
 
 /// `grokctl fleet stage`: the rollout stages the ledger keeps (docs/fleet.md, "Rollout
 /// stages across stations"): show them, pause, resume, advance.
@@ -75,10 +74,6 @@ struct FleetStageChangeOptions {
         note = values.value(FleetStageOptions.note) ?? ""
         ledgerFile = try FleetStageOptions.ledger(values)
     }
-
-    func run(_ change: StageChange, _ context: CommandContext) throws -> ExitCode {
-        try FleetStageRun(context: context, ledgerFile: ledgerFile).change(rolloutID, change, operatorName: operatorName, note: note)
-    }
 }
 
 /// `grokctl fleet stage pause ROLLOUT [--operator NAME] [--note TEXT] [--ledger L]`.
@@ -92,7 +87,7 @@ struct FleetStagePauseCommand: Command {
 
     init(_ values: ParsedValues) throws(CLIError) { options = try FleetStageChangeOptions(values) }
 
-    func run(_ context: CommandContext) throws -> ExitCode { try options.run(.pause, context) }
+    func run(_ context: CommandContext) throws -> ExitCode { try FleetStageRun(context: context, ledgerFile: options.ledgerFile).pause(options) }
 }
 
 /// `grokctl fleet stage resume ROLLOUT [--operator NAME] [--note TEXT] [--ledger L]`: also clears a halt.
@@ -106,7 +101,7 @@ struct FleetStageResumeCommand: Command {
 
     init(_ values: ParsedValues) throws(CLIError) { options = try FleetStageChangeOptions(values) }
 
-    func run(_ context: CommandContext) throws -> ExitCode { try options.run(.resume, context) }
+    func run(_ context: CommandContext) throws -> ExitCode { try FleetStageRun(context: context, ledgerFile: options.ledgerFile).resume(options) }
 }
 
 /// `grokctl fleet stage advance ROLLOUT --to PCT [--operator NAME] [--note TEXT] [--ledger L]`.
@@ -126,5 +121,7 @@ struct FleetStageAdvanceCommand: Command {
         self.percentage = percentage
     }
 
-    func run(_ context: CommandContext) throws -> ExitCode { try options.run(.advance(to: percentage), context) }
+    func run(_ context: CommandContext) throws -> ExitCode {
+        try FleetStageRun(context: context, ledgerFile: options.ledgerFile).advance(options, to: percentage)
+    }
 }

@@ -1,4 +1,5 @@
-import GrokLedger
+import GrokFleet
+
 /// `grokctl paths`: every place grokctl reads or writes by default and where each came
 /// from (an option, the environment, the package checkout, the install prefix, the system).
 /// None depends on the current directory.
@@ -38,7 +39,7 @@ struct PathsCommand: Command {
         ]
         return entries.map { name, entry in
             // A shared ledger's address is shown without its password.
-            Line(name: name, path: name == "ledger" ? entry.path.map(LedgerLocation.shown) : entry.path,
+            Line(name: name, path: name == "ledger" ? entry.path.map(StationPaths.shownLedger) : entry.path,
                  source: entry.source.rawValue, exists: entry.path.map { paths.exists($0) } ?? false)
         }
     }

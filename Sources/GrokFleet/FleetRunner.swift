@@ -116,6 +116,13 @@ public struct DeviceReport: Sendable, Hashable {
 
     /// The outcome of `step`, if it ran.
     public func step(_ step: FleetStep) -> StepOutcome? { steps.first { $0.step == step } }
+
+    /// Whether the smoke test was skipped because an earlier run's passed test still holds
+    /// (nothing changed on the unit since): the summary says so instead of a dash.
+    public var smokeTestPassedEarlier: Bool {
+        guard let smoke = step(.smokeTest) else { return false }
+        return smoke.result == .skipped && smoke.code == "step_already_satisfied"
+    }
 }
 
 /// What a run did.

@@ -96,7 +96,7 @@ extension FleetSession {
     func checkReportWritable() throws(FleetError) {
         let reportFile = configuration.reportFile
         if reportFile == "-" { return }  // standard output: checked as every write to it is
-        let path = reportFile ?? Self.join(configuration.reportsDirectory, "preflight.json")
+        let path = reportFile ?? joinPath(configuration.reportsDirectory, "preflight.json")
         let parent = (path as NSString).deletingLastPathComponent
         let directory = parent.isEmpty ? "." : parent
         // Made folder by folder with mkdir(2), so the refusal names the system's code (EACCES,
@@ -147,9 +147,5 @@ extension FleetSession {
                                           station: runOptions.station, operatorName: runOptions.operatorName,
                                           runKey: runOptions.runID, readOnly: readOnly)
         return PolicyDelegate(profile: profile, mode: mode, stage: tracker)
-    }
-
-    static func join(_ directory: String, _ tail: String) -> String {
-        directory.hasSuffix("/") ? directory + tail : directory + "/" + tail
     }
 }

@@ -102,7 +102,7 @@ extension FleetSession {
     /// Writes the report (whatever the ledger did: when it failed, the report is the record
     /// of the run) and, once it is on disk, records its path in the ledger.
     func finish(_ report: FleetReport, runner: FleetRunner, ledger opened: StationLedger) -> Outcome {
-        let reportPath = configuration.reportFile ?? Self.join(configuration.reportsDirectory, report.runID + ".json")
+        let reportPath = configuration.reportFile ?? joinPath(configuration.reportsDirectory, report.runID + ".json")
         let file = FleetReportFile(report: report, profile: profile, options: runOptions, ledger: opened.location)
         // `-`: the caller prints the report, after everything else (no file, so the ledger's
         // report path stays empty).

@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokFirmware
 import GrokLedger
@@ -117,7 +118,7 @@ public final class FleetSession: Sendable {
 
     /// This station's spool (where it records while the shared ledger cannot be reached).
     public var spoolPath: String {
-        Self.join(configuration.spoolDirectory, Spool.fileName(station: runOptions.station))
+        StationPaths.spool(station: runOptions.station, in: configuration.spoolDirectory)
     }
 }
 

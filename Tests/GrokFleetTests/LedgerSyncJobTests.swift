@@ -1,4 +1,5 @@
 import Foundation
+import GrokFirmware
 import GrokLedger
 import GrokTestSupport
 import PostgresTestSupport

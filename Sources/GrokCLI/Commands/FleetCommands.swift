@@ -1,4 +1,6 @@
+import GrokBasics
 import Foundation
+import GrokFirmware
 import GrokFleet
 
 // MARK: Shared options
@@ -270,14 +272,14 @@ enum StateDirectory {
     /// `$XDG_STATE_HOME/grokctl` (an absolute `XDG_STATE_HOME` only), else
     /// `~/.local/state/grokctl`: the directory the default bench is in.
     static func path(environment: [String: String]) -> String {
-        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return join(state, "grokctl") }
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return joinPath(state, "grokctl") }
         let home: String
         if let value = environment["HOME"], !value.isEmpty {
             home = value
         } else {
             home = FileManager.default.homeDirectoryForCurrentUser.path
         }
-        return join(home, ".local/state/grokctl")
+        return joinPath(home, ".local/state/grokctl")
     }
 
     /// `--ledger`, else `$GROKCTL_LEDGER`, else the profile's `station.ledger` (`profile`),
@@ -294,19 +296,18 @@ enum StateDirectory {
     }
 
     /// `<state dir>/ledger.sqlite`: the ledger when nothing names one.
-    static func defaultLedger(environment: [String: String]) -> String { join(path(environment: environment), "ledger.sqlite") }
+    static func defaultLedger(environment: [String: String]) -> String { joinPath(path(environment: environment), "ledger.sqlite") }
 
     /// `<state dir>/spool`: the stations' spools, where a run records while the shared
     /// ledger cannot be reached (docs/ledger.md, "Offline stations and the spool").
-    static func spoolDirectory(environment: [String: String]) -> String { join(path(environment: environment), "spool") }
+    static func spoolDirectory(environment: [String: String]) -> String { joinPath(path(environment: environment), "spool") }
 
     /// The spool of `station`: `<state dir>/spool/<station>.sqlite`.
     static func spool(station: String, environment: [String: String]) -> String {
         StationPaths.spool(station: station, in: spoolDirectory(environment: environment))
     }
 
-    static func locks(environment: [String: String]) -> String { join(path(environment: environment), "locks") }
-    static func reports(environment: [String: String]) -> String { join(path(environment: environment), "reports") }
+    static func locks(environment: [String: String]) -> String { joinPath(path(environment: environment), "locks") }
+    static func reports(environment: [String: String]) -> String { joinPath(path(environment: environment), "reports") }
 
-    static func join(_ directory: String, _ tail: String) -> String { StationPaths.join(directory, tail) }
 }

@@ -2,7 +2,6 @@ import GrokBasics
 import Foundation
 import GrokFirmware
 import GrokFleet
-import GrokLedger
 import UGrokIt
 
 /// How `provision`, `rollout` and `verify` end (docs/fleet.md, "Exit codes").
@@ -213,15 +212,15 @@ final class FleetRunPresenter {
 
     private func stepFinished(_ event: FleetEvent, row: Int) {
         guard let step = event.data["step"]?.string.flatMap(FleetStep.init(rawValue:)),
-              let result = event.data["result"]?.string.flatMap(StepResult.init(rawValue:)) else { return }
+              let result = event.data["result"]?.string else { return }
         let code = event.data["code"]?.string ?? ""
         if board != nil {
             show(row: row, step: step)
             return
         }
         // Plain lines: what changed, what was checked, and anything not done.
-        guard !console.isQuiet, result != .skipped, step != .connect, step != .record else {
-            if console.isQuiet, result == .failed || result == .refused {
+        guard !console.isQuiet, result != "skipped", step != .connect, step != .record else {
+            if console.isQuiet, result == "failed" || result == "refused" {
                 console.report(FleetStepProblem(device: event.device, code: code, arguments: event.arguments))
             }
             return
@@ -234,14 +233,14 @@ final class FleetRunPresenter {
             return
         }
         var message = localizer.fleetMessage(code: code, arguments: event.arguments)
-        if step == .region, result == .done, code == "step_region_set" {
+        if step == .region, result == "done", code == "step_region_set" {
             message = localizer.text(.fleetRegionChange, localizer.regionDisplay(event.data["region_before"]?.string),
                                      localizer.regionDisplay(event.data["region_after"]?.string))
-        } else if step == .firmware, result == .done, code == "step_firmware_updated",
+        } else if step == .firmware, result == "done", code == "step_firmware_updated",
                   let before = event.data["firmware_before"]?.string, let after = event.data["firmware_after"]?.string {
             message = localizer.text(.fleetFirmwareChange, before, after)
         }
-        console.print(localizer.text(.fleetStepLine, device, localizer.stepName(step), localizer.stepResult(result), message))
+        console.print(localizer.text(.fleetStepLine, device, localizer.stepName(step), localizer.stepResult(code: result), message))
     }
 
     /// The human summary at the end: a row per device, then the run's outcome, the report
@@ -292,9 +291,7 @@ final class FleetRunPresenter {
 
     private func smokeTest(_ device: DeviceReport) -> String {
         guard let test = device.smokeTests.last else {
-            if let step = device.step(.smokeTest), step.result == .skipped, step.code == "step_already_satisfied" {
-                return localizer.text(.fleetSmokeEarlier)
-            }
+            if device.smokeTestPassedEarlier { return localizer.text(.fleetSmokeEarlier) }
             return "–"
         }
         let rate = LocaleFormat.decimal(test.readsPerSecond, digits: 1, localizer.language)
@@ -409,8 +406,9 @@ extension Localizer {
         MessageKey(rawValue: "fleet.step." + step.rawValue).map { text($0) } ?? step.rawValue
     }
 
-    func stepResult(_ result: StepResult) -> String {
-        MessageKey(rawValue: "fleet.result." + result.rawValue).map { text($0) } ?? result.rawValue
+    /// The words for a step result's code (`done`, `skipped`, ...; the ledger's `StepResult`).
+    func stepResult(code: String) -> String {
+        MessageKey(rawValue: "fleet.result." + code).map { text($0) } ?? code
     }
 
     func deviceOutcome(_ outcome: DeviceOutcome) -> String {

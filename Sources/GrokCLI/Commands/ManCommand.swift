@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokFirmware
 
@@ -34,7 +35,7 @@ struct ManCommand: Command {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var written: [String] = []
         for page in pages.paths {
-            let file = InstallPaths.join(directory, pages.pageName(page) + ".1")
+            let file = joinPath(directory, pages.pageName(page) + ".1")
             try FirmwareFiles.write(Array(pages.page(page).utf8), to: file)
             written.append(file)
         }

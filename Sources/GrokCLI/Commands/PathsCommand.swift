@@ -1,3 +1,4 @@
+import GrokFirmware
 import GrokFleet
 
 /// `grokctl paths`: every place grokctl reads or writes by default and where each came

@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 
 /// The options every grokctl command accepts, before or after the subcommand.
@@ -63,7 +64,7 @@ public struct GlobalOptions: Sendable, Equatable {
     public static func defaultBench(environment: [String: String]) -> String {
         if let bench = environment["GROKCTL_BENCH"], !bench.isEmpty { return bench }
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
-            return join(state, "grokctl/bench")
+            return joinPath(state, "grokctl/bench")
         }
         let home: String
         if let value = environment["HOME"], !value.isEmpty {
@@ -71,11 +72,7 @@ public struct GlobalOptions: Sendable, Equatable {
         } else {
             home = FileManager.default.homeDirectoryForCurrentUser.path
         }
-        return join(home, ".local/state/grokctl/bench")
-    }
-
-    private static func join(_ directory: String, _ tail: String) -> String {
-        directory.hasSuffix("/") ? directory + tail : directory + "/" + tail
+        return joinPath(home, ".local/state/grokctl/bench")
     }
 
     /// The language and `--json` read straight from the arguments, before parsing, so

@@ -1,3 +1,4 @@
+import GrokBasics
 import Foundation
 import GrokFirmware
 
@@ -89,7 +90,7 @@ public struct InstallPaths: Sendable {
     private func inData(_ tail: String) -> Entry {
         let data = data
         guard let root = data.path else { return data }
-        return Entry(path: Self.join(root, tail), source: data.source)
+        return Entry(path: joinPath(root, tail), source: data.source)
     }
 
     /// The shipped fleet profiles (`bench-us.json`, ...).
@@ -106,8 +107,8 @@ public struct InstallPaths: Sendable {
 
     /// Per-user configuration: `$XDG_CONFIG_HOME/grokctl`, else `~/.config/grokctl`.
     public var userConfig: Entry {
-        if let config = Self.absolute(environment["XDG_CONFIG_HOME"]) { return Entry(path: Self.join(config, "grokctl"), source: .xdg) }
-        if let home = Self.absolute(environment["HOME"]) { return Entry(path: Self.join(home, ".config/grokctl"), source: .home) }
+        if let config = Self.absolute(environment["XDG_CONFIG_HOME"]) { return Entry(path: joinPath(config, "grokctl"), source: .xdg) }
+        if let home = Self.absolute(environment["HOME"]) { return Entry(path: joinPath(home, ".config/grokctl"), source: .home) }
         return Entry(path: nil, source: .missing)
     }
 
@@ -156,7 +157,7 @@ public struct InstallPaths: Sendable {
     /// Where a profile named by its name (`--profile bench-us`) is looked for, in order:
     /// per-user, system, shipped.
     public var profileDirectories: [String] {
-        [userConfig.path.map { Self.join($0, "profiles") }, Self.join(systemConfig.path!, "profiles"), profiles.path]
+        [userConfig.path.map { joinPath($0, "profiles") }, joinPath(systemConfig.path!, "profiles"), profiles.path]
             .compactMap { $0 }
     }
 
@@ -172,11 +173,11 @@ public struct InstallPaths: Sendable {
     public func profile(_ value: String, option: String) throws(CLIError) -> String {
         if value.contains("/") || value.hasSuffix(".json") {
             if exists(value) || value.hasPrefix("/") { return value }
-            if let root = data.path, exists(Self.join(root, value)) { return Self.join(root, value) }
+            if let root = data.path, exists(joinPath(root, value)) { return joinPath(root, value) }
             return value
         }
         for directory in profileDirectories {
-            let candidate = Self.join(directory, value + ".json")
+            let candidate = joinPath(directory, value + ".json")
             if exists(candidate) { return candidate }
         }
         throw .badValue(value: value, option: option, rule: .profile(directories: profileDirectories, names: knownProfiles))
@@ -198,9 +199,5 @@ public struct InstallPaths: Sendable {
     static func absolute(_ value: String?) -> String? {
         guard let value, value.hasPrefix("/") else { return nil }
         return value
-    }
-
-    static func join(_ directory: String, _ tail: String) -> String {
-        directory.hasSuffix("/") ? directory + tail : directory + "/" + tail
     }
 }

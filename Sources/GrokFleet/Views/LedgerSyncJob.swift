@@ -1,4 +1,6 @@
+import GrokBasics
 import Foundation
+import GrokFirmware
 import GrokLedger
 
 /// `grokctl ledger sync`: sends what stations of this machine recorded into their spools
@@ -19,7 +21,7 @@ public struct LedgerSyncJob {
             spools = [StationPaths.spool(station: station, in: spoolDirectory)].filter { FileManager.default.fileExists(atPath: $0) }
         } else {
             spools = ((try? FileManager.default.contentsOfDirectory(atPath: spoolDirectory)) ?? [])
-                .filter { $0.hasSuffix(".sqlite") }.sorted().map { StationPaths.join(spoolDirectory, $0) }
+                .filter { $0.hasSuffix(".sqlite") }.sorted().map { joinPath(spoolDirectory, $0) }
         }
     }
 

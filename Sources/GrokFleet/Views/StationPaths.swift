@@ -1,19 +1,17 @@
+import GrokBasics
+import GrokFirmware
 import GrokLedger
 
 /// The station's files whose names the ledger decides, and how a ledger's address is shown
-/// (`grokctl paths`, the spool's notices).
-public enum StationPaths {
+/// (`grokctl paths`, the spool's notices): the ledger's part of where a station keeps things
+/// (GrokFirmware's ``StationPaths`` holds the trust root and state directory).
+extension StationPaths {
     /// The spool of `station` in `directory`: `<directory>/<name>.sqlite`, the name with
     /// anything but letters, digits, `.`, `-` and `_` made `_` (``GrokLedger/Spool/fileName(station:)``).
     public static func spool(station: String, in directory: String) -> String {
-        join(directory, Spool.fileName(station: station))
+        joinPath(directory, Spool.fileName(station: station))
     }
 
     /// A ledger's address as people are shown it: a database's password masked, a file as it is.
     public static func shownLedger(_ location: String) -> String { LedgerLocation.shown(location) }
-
-    /// `tail` inside `directory`, with one `/` between them.
-    public static func join(_ directory: String, _ tail: String) -> String {
-        directory.hasSuffix("/") ? directory + tail : directory + "/" + tail
-    }
 }

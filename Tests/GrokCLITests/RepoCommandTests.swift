@@ -1,4 +1,5 @@
 import Foundation
+import GrokTestSupport
 import GrokFirmware
 import GrokTUF
 import UGrokIt
@@ -16,7 +17,7 @@ extension CLI {
         let keys: String
 
         init() throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("repo-cli-\(UUID().uuidString)").path
+            directory = TemporaryDirectory.untilExit("repo-cli")
             keys = directory + "/keys"
             try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import GrokTestSupport
 import Testing
 
 @testable import GrokCLI
@@ -54,10 +55,8 @@ func runBinary(_ arguments: [String], environment: [String: String] = [:]) throw
     process.executableURL = try grokctlExecutable()
     process.arguments = arguments
     process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("grokctl-cli-test-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
+    let scratch = TemporaryDirectory("grokctl-cli-run")
+    let directory = scratch.url
     let outURL = directory.appendingPathComponent("stdout")
     let errURL = directory.appendingPathComponent("stderr")
     _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
@@ -77,13 +76,8 @@ func runBinary(_ arguments: [String], environment: [String: String] = [:]) throw
         standardError: try String(contentsOf: errURL, encoding: .utf8))
 }
 
-/// A fresh directory under the system temporary directory.
-func makeTemporaryDirectory() throws -> String {
-    let path = FileManager.default.temporaryDirectory
-        .appendingPathComponent("grokctl-cli-test-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
+/// A fresh directory under the system temporary directory, removed when the tests exit.
+func makeTemporaryDirectory() throws -> String { TemporaryDirectory.untilExit("grokctl-cli-test") }
 
 /// The catalog text for `key` in `language`.
 func text(_ key: MessageKey, _ language: Language, _ arguments: String...) -> String {

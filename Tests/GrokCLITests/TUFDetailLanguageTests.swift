@@ -1,4 +1,5 @@
 import Foundation
+import GrokTestSupport
 import GrokBasics
 import GrokCrypto
 import GrokTUF
@@ -25,9 +26,7 @@ func expectNoEnglish(in failures: [(error: any CodedError, code: String, english
 struct TUFDetailLanguageTests {
     /// A fresh directory under the system's temporary one.
     static func temporaryDirectory() throws -> String {
-        let path = NSTemporaryDirectory() + "tuf-detail-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
+        TemporaryDirectory.untilExit("tuf-detail")
     }
 
     /// What `body` throws, as a TUF error.

@@ -1,4 +1,5 @@
 import Foundation
+import GrokTestSupport
 import GrokBasics
 import GrokFirmware
 import GrokkerEmulator
@@ -21,7 +22,7 @@ final class SessionStation {
     static let referenceTags = ["3034257BF4789000000003E8", "3034257BF4DA1C00000003EF", "3034257BF4789040000003ED"]
 
     init(devices: Int) throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-session-\(UUID().uuidString)").path
+        root = TemporaryDirectory.untilExit("fleet-session")
         for n in 0..<devices {
             try FileManager.default.createDirectory(atPath: bench + "/sim-\(n)", withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: repositoryRoot + "/profiles/scenes/demo.json", toPath: bench + "/sim-\(n)/scene.json")

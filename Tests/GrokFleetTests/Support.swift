@@ -6,6 +6,7 @@ import GrokFleet
 import GrokLedger
 import GrokkerEmulator
 import GrokProtocol
+import GrokTestSupport
 import GrokTUF
 import Synchronization
 import Testing
@@ -20,16 +21,9 @@ let repositoryRoot: String = {
 
 /// A fresh directory, removed when the bench goes away.
 final class FleetBench: @unchecked Sendable {
-    let path: String
-    let lockDirectory: String
-
-    init() {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("grokfleet-\(UUID().uuidString)").path
-        lockDirectory = path + "/locks"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    private let directory = TemporaryDirectory("grokfleet")
+    var path: String { directory.path }
+    var lockDirectory: String { path + "/locks" }
 
     /// Creates emulated Grokker `index` out of the box with serial `serial`, the demo scene
     /// (so the reference tags are there), and `battery` percent. (The vendor host reads the
@@ -195,7 +189,7 @@ final class TestLedger: LedgerStore {
 
     init(_ inner: (any LedgerStore)? = nil, afterStep: (@Sendable (Int) -> Void)? = nil,
          refuseStep: (@Sendable (StepRecord) -> LedgerError?)? = nil) throws {
-        self.inner = try inner ?? Ledger.open(path: NSTemporaryDirectory() + "/grok-test-ledger-\(UUID().uuidString).sqlite")
+        self.inner = try inner ?? Ledger.open(path: TemporaryDirectory.untilExit("grok-test-ledger") + "/ledger.sqlite")
         self.afterStep = afterStep
         self.refuseStep = refuseStep
     }

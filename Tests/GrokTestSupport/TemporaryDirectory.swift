@@ -48,3 +48,35 @@ public final class TemporaryDirectory: Sendable {
         try? FileManager.default.removeItem(atPath: path)
     }
 }
+
+extension TemporaryDirectory {
+    /// A fresh directory that lives until the test process exits, then is removed with
+    /// everything in it: for a test that hands the path to processes or objects that outlive
+    /// its own scope (a spawned grokctl, a bench).
+    public static func untilExit(_ label: String = "grok-test") -> String {
+        let directory = TemporaryDirectory(label)
+        ExitCleanup.keep(directory)
+        return directory.path
+    }
+}
+
+/// The directories ``TemporaryDirectory/untilExit(_:)`` made, removed when the process exits.
+private enum ExitCleanup {
+    nonisolated(unsafe) private static var kept: [TemporaryDirectory] = []
+    private static let lock = NSLock()
+    private static let registered: Void = { atexit { ExitCleanup.removeAll() } }()
+
+    static func keep(_ directory: TemporaryDirectory) {
+        lock.lock()
+        defer { lock.unlock() }
+        _ = registered
+        kept.append(directory)
+    }
+
+    static func removeAll() {
+        lock.lock()
+        defer { lock.unlock() }
+        for directory in kept { directory.remove() }
+        kept.removeAll()
+    }
+}

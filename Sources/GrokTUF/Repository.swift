@@ -401,7 +401,7 @@ public final class TUFRepository {
 
         let root = try rootMetadata()
         var written: [String] = []
-        let out = FileStore(directory: output + "/metadata")
+        let out = FileStore.published(directory: output + "/metadata")
         var files: [(String, [UInt8])] = []
         for v in 1..<root.version {
             guard let bytes = try metadataStore.read("\(v).root.json", limit: Self.maxFile) else {
@@ -420,7 +420,7 @@ public final class TUFRepository {
                       let data = try FileStore(directory: directory + "/targets/" + parts[0]).read(parts[1], limit: Int(clamping: info.length))
                 else { throw .publisher(detail: ErrorDetail("target_file_missing", [path])) }
                 try info.check(data)
-                try FileStore(directory: output + "/targets/" + parts[0]).write(digest + "." + parts[1], data)
+                try FileStore.published(directory: output + "/targets/" + parts[0]).write(digest + "." + parts[1], data)
                 written.append("targets/" + parts[0] + "/" + digest + "." + parts[1])
             }
         }

@@ -24,8 +24,18 @@ public func percentEncode(_ name: String) -> String {
 /// directory). Symbolic links are never followed: a link where a file should be is an error.
 public struct FileStore: Sendable {
     public let directory: String
+    /// The mode new files get: 0600 for what a station or publisher keeps to itself (its
+    /// trusted metadata, staged roles), 0644 for what a web server must serve (``published(directory:)``).
+    public let fileMode: mode_t
 
-    public init(directory: String) { self.directory = directory }
+    public init(directory: String, fileMode: mode_t = 0o600) {
+        self.directory = directory
+        self.fileMode = fileMode
+    }
+
+    /// A store of files published for any reader (a web server running as its own user):
+    /// files 0644, directories 0755.
+    public static func published(directory: String) -> FileStore { FileStore(directory: directory, fileMode: 0o644) }
 
     /// The path of `name` (already safe: see ``percentEncode(_:)``).
     public func path(_ name: String) -> String { directory + "/" + name }
@@ -57,12 +67,12 @@ public struct FileStore: Sendable {
         return out
     }
 
-    /// Replaces `name` with `bytes` atomically (GrokBasics' ``AtomicFile``; private to
-    /// this user, as the metadata is).
+    /// Replaces `name` with `bytes` atomically (GrokBasics' ``AtomicFile``), with
+    /// ``fileMode`` (the umask still applies).
     public func write(_ name: String, _ bytes: [UInt8]) throws(TUFError) {
         try makeDirectory()
         do throws(SystemCallError) {
-            try AtomicFile.write(bytes, to: path(name), options: AtomicFile.Options(mode: 0o600))
+            try AtomicFile.write(bytes, to: path(name), options: AtomicFile.Options(mode: fileMode))
         } catch {
             throw .storage(path: path(name), detail: .system(error.errno))
         }

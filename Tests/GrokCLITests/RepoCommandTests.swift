@@ -25,16 +25,7 @@ extension CLI {
         /// `openssl genpkey` into `keys/NAME.pem`, and its public half as `NAME.pub`.
         @discardableResult
         func key(_ name: String, _ algorithm: [String] = ["-algorithm", "ed25519"]) throws -> String {
-            let pem = keys + "/\(name).pem"
-            for arguments in [["genpkey"] + algorithm + ["-out", pem], ["pkey", "-in", pem, "-pubout", "-out", keys + "/\(name).pub"]] {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = ["openssl"] + arguments
-                try process.run()
-                process.waitUntilExit()
-                try #require(process.terminationStatus == 0, "openssl \(arguments)")
-            }
-            return pem
+            try OpenSSLTool.keyPair(name, in: keys, algorithm: algorithm)
         }
 
         func grokctl(_ arguments: [String], language: String = "en") -> RunResult {

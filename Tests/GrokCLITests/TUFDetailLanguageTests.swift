@@ -132,15 +132,7 @@ struct CryptoDetailLanguageTests {
 @Suite("A metadata refusal while signing names its role, in en, es, fr and de")
 struct SigningRoleTests {
     /// `openssl` with `arguments`, which must succeed.
-    static func openssl(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "openssl \(arguments)")
-    }
+    static func openssl(_ arguments: [String]) throws { try OpenSSLTool.run(arguments) }
 
     /// A new repository in `directory/work` with one Ed25519 key per role (`keys/<role>.pem`).
     static func repository(in directory: String) throws -> String {

@@ -5,19 +5,7 @@ import Testing
 
 /// Runs `openssl` with `arguments`; returns its standard output, failing the test on a
 /// non-zero exit.
-private func openssl(_ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["openssl"] + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = Pipe()
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    try #require(process.terminationStatus == 0, "openssl \(arguments.joined(separator: " ")) failed")
-    return String(decoding: data, as: UTF8.self)
-}
+private func openssl(_ arguments: [String]) throws -> String { try OpenSSLTool.run(arguments) }
 
 @Suite("Ed25519 through OpenSSL")
 struct Ed25519Tests {

@@ -5,20 +5,7 @@ import Testing
 
 /// Runs the openssl command line tool (installed by scripts/setup.sh --test) and returns stdout.
 private func openssl(_ arguments: [String], input: String? = nil) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["openssl"] + arguments
-    let output = Pipe()
-    let stdin = Pipe()
-    process.standardOutput = output
-    process.standardInput = stdin
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-    try stdin.fileHandleForWriting.close()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
+    try OpenSSLTool.run(arguments, input: input)
 }
 
 @Suite("ECDSA P-256, RSASSA-PSS and weak Ed25519 keys")

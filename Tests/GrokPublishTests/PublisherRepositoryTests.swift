@@ -18,17 +18,7 @@ struct PublisherRepositoryTests {
 
     /// `openssl genpkey` into `keys/NAME.pem`, and its public half as `NAME.pub`.
     func key(_ name: String, _ algorithm: [String] = ["-algorithm", "ed25519"]) throws {
-        try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
-        let pem = keys + "/\(name).pem"
-        for arguments in [["genpkey"] + algorithm + ["-out", pem], ["pkey", "-in", pem, "-pubout", "-out", keys + "/\(name).pub"]] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["openssl"] + arguments
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            try #require(process.terminationStatus == 0, "openssl \(arguments)")
-        }
+        try OpenSSLTool.keyPair(name, in: keys, algorithm: algorithm)
     }
 
     /// A small .ugif, firmware 1.9.9 (`GR-1_1-9-9_test.ugif`).
@@ -96,6 +86,29 @@ struct PublisherRepositoryTests {
         let listing = try #require(update.updates["release"]?.first)
         #expect(listing.metadata.version == FirmwareVersion("1.9.9")! && listing.metadata.notes["de"] == "Schneller.")
         #expect(try Data(contentsOf: URL(fileURLWithPath: update.files["release/GR-1_1-9-9_test.ugif"]!)) == Data(try Self.image()))
+    }
+
+    @Test("published files are readable by a web server running as another user (0644, directories 0755, less the umask); the publisher's own files stay 0600")
+    func publishedFilesAreWorldReadable() throws {
+        let served = try makeRepository()
+        // The process's umask, read without changing it (tests run in parallel).
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let umaskLine = try #require(status.split(separator: "\n").first { $0.hasPrefix("Umask:") })
+        let mask = try #require(mode_t(umaskLine.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8))
+        func mode(_ path: String) throws -> mode_t {
+            var info = stat()
+            try #require(stat(path, &info) == 0, "\(path)")
+            return info.st_mode & 0o777
+        }
+        let files = try FileManager.default.subpathsOfDirectory(atPath: served)
+        #expect(files.contains("metadata/timestamp.json") && files.contains { $0.hasPrefix("targets/release/") })
+        for file in files {
+            let path = served + "/" + file
+            var isDirectory: ObjCBool = false
+            _ = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            #expect(try mode(path) == (isDirectory.boolValue ? 0o755 : 0o644) & ~mask, "\(file)")
+        }
+        #expect(try mode(directory.path + "/work/repository.json") == 0o600 & ~mask)
     }
 
     @Test("python-tuf's own client accepts a repository made by the publisher, and refuses it once a package is changed")

@@ -15,9 +15,9 @@ let package = Package(
         // MARK: Basics (below every library)
 
         /// Coded errors and the message catalog's rules (placeholders, plurals, numbers);
-        /// the English text comes from Sources/GrokCLI/Localization/en.json, built in.
+        /// the English text comes from Sources/GrokCommandLine/Localization/en.json, built in.
         .target(name: "GrokBasics", plugins: ["CatalogCodegen"]),
-        /// Generates the English table (GrokBasics) and `MessageKey` (GrokCLI) from the catalog.
+        /// Generates the English table (GrokBasics) and `MessageKey` (GrokCommandLine) from the catalog.
         .executableTarget(name: "catalog-codegen"),
         .plugin(name: "CatalogCodegen", capability: .buildTool(), dependencies: ["catalog-codegen"]),
 
@@ -85,13 +85,20 @@ let package = Package(
 
         // MARK: Command line and benchmarks
 
-        /// grokctl's commands, parsing and localized presentation.
+        /// The command-line toolkit (as swift-argument-parser is to its tools): declarations,
+        /// parsing, help, man pages and completions; the console, tables and live boards; the
+        /// languages, the message catalogs and their `MessageKey`.
         .target(
-            name: "GrokCLI",
-            dependencies: ["GrokBasics", "UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto",
-                           "GrokFleet", "GrokLedger", "GrokTUF", "GrokPublish"],
+            name: "GrokCommandLine",
+            dependencies: ["GrokBasics"],
             resources: [.copy("Localization")],
             plugins: ["CatalogCodegen"]
+        ),
+        /// grokctl's commands, their declarations and the use cases' rendering.
+        .target(
+            name: "GrokCLI",
+            dependencies: ["GrokBasics", "GrokCommandLine", "UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokFirmware", "GrokNet", "GrokCrypto",
+                           "GrokFleet", "GrokLedger", "GrokTUF", "GrokPublish"]
         ),
         /// The grokctl executable: an entry point only.
         .executableTarget(name: "grokctl", dependencies: ["GrokCLI"]),
@@ -137,7 +144,7 @@ let package = Package(
         .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto", "GrokFirmware", "GrokNet", "NetTestSupport",
                                                   "GrokBasics", "GrokTestSupport"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "GrokCLITests", dependencies: ["GrokBasics", "GrokCLI", "GrokTUF", "GrokAudio", "GrokLink", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
+        .testTarget(name: "GrokCLITests", dependencies: ["GrokBasics", "GrokCommandLine", "GrokCLI", "GrokTUF", "GrokAudio", "GrokLink", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
                                                          "GrokFleet", "GrokLedger", "GrokkerEmulator", "PostgresTestSupport", "NetTestSupport", "DeviceTestSupport", "GrokTestSupport"]),
         .testTarget(name: "GrokLedgerTests", dependencies: ["GrokBasics", "GrokLedger", "GrokPostgres", "PostgresTestSupport", "GrokTestSupport"]),
         /// A throwaway PostgreSQL cluster (initdb in a temp dir, pg_ctl on a Unix socket) for the tests

@@ -1,21 +1,21 @@
 import Foundation
 import PackagePlugin
 
-/// Generates Swift from the message catalog (Sources/GrokCLI/Localization/en.json), so the
+/// Generates Swift from the message catalog (Sources/GrokCommandLine/Localization/en.json), so the
 /// catalog is the one source of English and of the key list:
 /// - for GrokBasics, `EnglishCatalog.swift`: the English catalog built in, which every
 ///   library error's `description` reads;
-/// - for GrokCLI, `MessageKey.swift`: one case per key (dotted key in camelCase).
+/// - for GrokCommandLine, `MessageKey.swift`: one case per key (dotted key in camelCase).
 @main
 struct CatalogCodegen: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: any Target) throws -> [Command] {
-        let catalog = context.package.directoryURL.appending(path: "Sources/GrokCLI/Localization/en.json")
+        let catalog = context.package.directoryURL.appending(path: "Sources/GrokCommandLine/Localization/en.json")
         let tool = try context.tool(named: "catalog-codegen")
         let mode: String
         let file: String
         switch target.name {
         case "GrokBasics": (mode, file) = ("english", "EnglishCatalog.swift")
-        case "GrokCLI": (mode, file) = ("keys", "MessageKey.swift")
+        case "GrokCommandLine": (mode, file) = ("keys", "MessageKey.swift")
         default: return []
         }
         let output = context.pluginWorkDirectoryURL.appending(path: file)

@@ -92,7 +92,7 @@ public struct MessageCatalog: Sendable {
         self.entries = entries
     }
 
-    /// The English catalog, built in from `Sources/GrokCLI/Localization/en.json`.
+    /// The English catalog, built in from `Sources/GrokCommandLine/Localization/en.json`.
     public static let english: MessageCatalog = {
         do { return try MessageCatalog(languageCode: "en", json: Data(englishJSON.utf8)) } catch {
             preconditionFailure("the built-in English catalog is broken: \(error)")

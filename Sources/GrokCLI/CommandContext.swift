@@ -1,4 +1,5 @@
 import Foundation
+import GrokCommandLine
 import GrokFleet
 
 /// What a running command gets: where to print, the global options, the environment.
@@ -12,12 +13,12 @@ public final class CommandContext {
     /// The process environment.
     public let environment: [String: String]
     /// The commands named on the command line, root first.
-    let path: [any Command.Type]
+    let path: [any ParsableCommand.Type]
     let helpFormatter: HelpFormatter
 
     init(
         console: Console, globals: GlobalOptions, environment: [String: String],
-        path: [any Command.Type], helpFormatter: HelpFormatter
+        path: [any ParsableCommand.Type], helpFormatter: HelpFormatter
     ) {
         self.console = console
         self.globals = globals

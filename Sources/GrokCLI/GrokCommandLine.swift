@@ -1,10 +1,11 @@
 import Foundation
+import GrokCommandLine
 
 /// grokctl's entry point: parses the command line, runs the command, reports errors,
 /// and returns the exit code (0 success, 1 failure, 64 usage error).
 public enum GrokCommandLine {
     /// The top of the command tree.
-    static var root: any Command.Type { GrokctlCommand.self }
+    static var root: any ParsableCommand.Type { GrokctlCommand.self }
 
     /// Runs grokctl with this process's arguments, environment and standard streams.
     public static func main() -> Int32 {
@@ -62,7 +63,10 @@ public enum GrokCommandLine {
                 localizer: localizer, json: globals.json, quiet: globals.quiet,
                 standardOutput: standardOutput, standardError: standardError)
             do {
-                let command = try path.last!.init(values)
+                guard let type = path.last as? any Command.Type else {
+                    preconditionFailure("every command in grokctl's tree is a Command")
+                }
+                let command = try type.init(values)
                 let context = CommandContext(
                     console: console, globals: globals, environment: environment, path: path,
                     helpFormatter: help)

@@ -3,6 +3,7 @@ import GrokBasics
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 extension CLI {
     /// Real grokctl runs whose audio port cannot be opened, through the real libasound (its

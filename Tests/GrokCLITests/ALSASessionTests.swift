@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// A grokctl started in the background, its output going to files, for sessions where two
 /// grokctl processes talk to each other.

@@ -3,6 +3,7 @@ import GrokBasics
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 extension CLI {
     /// Real `grokctl audio decode` runs on real damaged WAV files: what is wrong with the file

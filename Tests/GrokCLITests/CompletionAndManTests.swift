@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// Runs `program` with `arguments` in `directory` (default: a fresh temporary one), with
 /// only `environment` plus PATH; returns what it printed.

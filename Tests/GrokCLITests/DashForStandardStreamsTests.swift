@@ -3,6 +3,7 @@ import GrokLedger
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// `-` for standard output where a command writes a file, declared once on the option's
 /// type (`ValueType.outputFile`), so help and man pages say so.

@@ -4,6 +4,7 @@ import GrokAudio
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// One object per line of `--json` output.
 func jsonObjects(_ text: String) throws -> [[String: Any]] {

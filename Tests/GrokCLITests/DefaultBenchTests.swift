@@ -3,6 +3,7 @@ import GrokkerEmulator
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// The default bench (`sim:N` with no scene of its own) holds what the shipped profiles and
 /// the README expect: their Fleet and locate commands work on a bench nobody set up.

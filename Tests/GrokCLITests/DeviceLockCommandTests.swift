@@ -5,6 +5,7 @@ import GrokProtocol
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// The commands outside the fleet engine (`info`, `region`, `inventory`, `locate`, `tag`,
 /// `firmware flash`) take the same port lock a fleet run takes, so two grokctl never talk

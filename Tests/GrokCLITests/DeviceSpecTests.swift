@@ -2,6 +2,7 @@ import GrokFleet
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 extension CLI {
     @Suite("Device specs")

@@ -5,6 +5,7 @@ import GrokProtocol
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 extension CLI {
     @Suite("Emulate")

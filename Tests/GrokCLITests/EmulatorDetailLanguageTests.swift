@@ -3,6 +3,7 @@ import GrokBasics
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 extension CLI {
     /// Real grokctl runs on real emulated Grokkers whose files were damaged: a state.json

@@ -7,6 +7,7 @@ import Testing
 import UGrokIt
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// The repository root (three levels above this file).
 private let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

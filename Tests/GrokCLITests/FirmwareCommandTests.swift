@@ -5,6 +5,7 @@ import Testing
 import GrokFleet
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// The JSON objects of a `--json` run, one per line.
 func jsonLines(_ text: String) -> [[String: Any]] {

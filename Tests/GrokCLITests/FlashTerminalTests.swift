@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// `firmware flash` on a real terminal (a pty): bars that fit it, and Ctrl-C.
 @Suite("firmware flash on a terminal")

@@ -6,6 +6,7 @@ import GrokProtocol
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// The repository's root (the verify profile).
 private let root: String = {

@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// The repository's root (shipped profiles, scenes and the demo channel).
 private let repositoryRoot: String = {

@@ -3,6 +3,7 @@ import GrokFleet
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// What a value decoded by JSONSerialization was in the JSON text: `string`, `integer`,
 /// `number` (with a fraction or an exponent), `boolean`, `object`, `array` or `null`.

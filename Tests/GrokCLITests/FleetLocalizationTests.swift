@@ -8,6 +8,7 @@ import GrokProtocol
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 extension CLI {
     @Suite("Fleet: the terminal delegate and the localization acceptance", .serialized)

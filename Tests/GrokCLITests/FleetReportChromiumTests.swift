@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// Debian's chromium, headless: where it is, and whether a missing one may be skipped.
 enum Chromium {

@@ -5,6 +5,7 @@ import GrokkerEmulator
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 extension CLI {
     /// `grokctl fleet status`: the command on a real shared ledger (two stations' real provision runs plus the

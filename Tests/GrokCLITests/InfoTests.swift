@@ -3,6 +3,7 @@ import GrokkerEmulator
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 extension CLI {
     /// `grokctl info` on the emulated bench, as a technician runs it.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 extension CLI {
     @Suite("Install layout")

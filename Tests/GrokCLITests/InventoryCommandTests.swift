@@ -3,6 +3,7 @@ import GrokFleet
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 extension CLI {
     @Suite("inventory")

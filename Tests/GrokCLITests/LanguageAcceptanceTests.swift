@@ -6,6 +6,7 @@ import GrokLedger
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 extension CLI {
     /// Real grokctl runs in Spanish, French and German on a bench where one Grokker fails

@@ -3,6 +3,7 @@ import GrokLedger
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 extension CLI {
     @Suite("Ledger commands on a damaged ledger", .serialized)

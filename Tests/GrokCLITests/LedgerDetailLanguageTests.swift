@@ -4,6 +4,7 @@ import GrokLedger
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 extension CLI {
     /// Real ledger refusals (a real SQLite ledger, a real export): what the ledger refused

@@ -1,4 +1,5 @@
 @testable import GrokCLI
+@testable import GrokCommandLine
 import GrokAudio
 import GrokkerEmulator
 import GrokLink

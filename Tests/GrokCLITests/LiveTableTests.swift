@@ -1,4 +1,5 @@
 @testable import GrokCLI
+@testable import GrokCommandLine
 import Testing
 
 /// The live inventory table: a pure renderer, the ANSI frame, and when it is used.

@@ -5,6 +5,7 @@ import GrokFleet
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 extension CLI {
     @Suite("Localization")
@@ -265,7 +266,7 @@ extension CLI {
                 switch sample {
                 case .unknownOption, .unknownSubcommand, .missingValue, .missingOption, .missingArgument,
                     .unexpectedArgument, .duplicateOption, .flagWithValue, .invalidValue, .badValue, .badArgument, .invalidChoice,
-                    .devices, .invalidRegion, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
+                    .coded, .invalidRegion, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
                     .invalidPercent, .invalidFirmwareVersion, .packageNotListed:
                     break
                 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// A profile file that is not there was named wrong on the command line: a usage error
 /// (exit 64), with the message that names the file, in the user's language.

@@ -3,6 +3,7 @@ import Testing
 import GrokFleet
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 extension CLI {
     @Suite("Output")

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 struct UnexpectedOutcome: Error {}
 
@@ -197,7 +198,7 @@ extension CLI {
         }
 
         @Test func commandOptionsDoNotShadowGlobals() {
-            var stack: [any Command.Type] = [GrokctlCommand.self]
+            var stack: [any ParsableCommand.Type] = [GrokctlCommand.self]
             let globals = Set(GlobalOptions.declarations.map(\.long) + ["help"])
             while let command = stack.popLast() {
                 let own = command.configuration.options.map(\.long)

@@ -5,6 +5,7 @@ import GrokProtocol
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// What can be known to fail is found before the first unit is touched; the preflight's own
 /// refusals are tested against the library (GrokFleetTests, "Fleet session: preflight"), the

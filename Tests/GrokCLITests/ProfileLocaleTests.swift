@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// A fleet profile's `"locale"` is the language of its run's output: `--lang` outranks it,
 /// and it outranks the environment (docs/profiles.md, "The language of a run").

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// The live bars: the ETA from measured progress, and lines that fit the terminal.
 @Suite("Progress bars and ETA")

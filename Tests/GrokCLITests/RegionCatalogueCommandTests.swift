@@ -3,6 +3,7 @@ import GrokFirmware
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// The repository root (three levels above this file).
 private let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

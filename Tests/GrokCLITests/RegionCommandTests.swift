@@ -3,6 +3,7 @@ import GrokProtocol
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 extension CLI {
     @Suite("region")

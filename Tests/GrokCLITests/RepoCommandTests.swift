@@ -6,6 +6,7 @@ import UGrokIt
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// `grokctl repo`: a fleet owner's repository made, signed in turn, timestamped and
 /// published by the command line alone, with keys from openssl: what the binary shows

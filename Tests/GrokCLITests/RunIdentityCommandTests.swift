@@ -6,6 +6,7 @@ import GrokProtocol
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// Issue 12 item 4, through real grokctl processes: the id a run prints is the ledger's key
 /// for it, the ledger points to the report, every run outcome has one code in the summary,

@@ -3,6 +3,7 @@ import GrokTestSupport
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// All GrokCLI tests; `swift test --filter CLI` runs them.
 @Suite("CLI")

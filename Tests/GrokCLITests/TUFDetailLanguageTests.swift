@@ -6,6 +6,7 @@ import GrokTUF
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// Real TUF and signature failures (a bad metadata document, a target of the wrong length, a
 /// symbolic link in the trusted store, a file that is no key) shown in es, fr and de: the

@@ -4,6 +4,7 @@ import GrokProtocol
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// Tag access results are sentences with a next step, not bare vendor codes.
 @Suite("tag results")

@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// grokctl on a terminal, as a technician sees it: run under `script`, which gives it a
 /// pseudo-terminal of its own (its standard input and output are a tty, and Ctrl-C typed

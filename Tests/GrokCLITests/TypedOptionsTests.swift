@@ -4,11 +4,12 @@ import Testing
 import GrokProtocol
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// Every command of the tree, root first, as paths.
-func allCommandPaths() -> [[any Command.Type]] {
-    var result: [[any Command.Type]] = []
-    func visit(_ path: [any Command.Type]) {
+func allCommandPaths() -> [[any ParsableCommand.Type]] {
+    var result: [[any ParsableCommand.Type]] = []
+    func visit(_ path: [any ParsableCommand.Type]) {
         result.append(path)
         for sub in path.last!.configuration.subcommands { visit(path + [sub]) }
     }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GrokCLI
+@testable import GrokCommandLine
 
 /// The usage line is generated from the declarations: an exclusive set shows as one
 /// choice, a whole number's range in place of its value name.

@@ -1,3 +1,4 @@
+import GrokCommandLine
 /// `grokctl audio`: a group of commands for recorded link audio.
 struct AudioCommand: Command {
     static var configuration: CommandConfiguration {

@@ -1,3 +1,4 @@
+import GrokCommandLine
 /// `grokctl audio decode FILE.wav...`: the packets in recordings of the audio link, one
 /// file after the other (`-`: a recording on standard input, at most once).
 struct AudioDecodeCommand: Command {

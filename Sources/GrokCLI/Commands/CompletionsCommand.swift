@@ -1,3 +1,4 @@
+import GrokCommandLine
 /// `grokctl completions bash|zsh|fish`: prints the shell's completion script, generated
 /// from the same declarations as the parser and help (scripts/setup.sh installs them).
 struct CompletionsCommand: Command {

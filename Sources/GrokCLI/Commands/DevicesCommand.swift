@@ -1,3 +1,4 @@
+import GrokCommandLine
 import GrokFleet
 
 /// `grokctl devices`: the ALSA sound devices a Grokker could be plugged into, and the

@@ -1,3 +1,4 @@
+import GrokCommandLine
 /// `grokctl emulate --state DIR --input PATH --output PATH [--rate 44100]`: one emulated
 /// Grokker as its own process, speaking the vendor's audio protocol in raw s16le mono
 /// samples over two files or FIFOs, or standard input and output (`-`).

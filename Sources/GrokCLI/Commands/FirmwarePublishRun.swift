@@ -1,5 +1,6 @@
 import Foundation
 import GrokBasics
+import GrokCommandLine
 import GrokFirmware
 import GrokPublish
 import UGrokIt

@@ -1,5 +1,6 @@
 import GrokBasics
 import Foundation
+import GrokCommandLine
 import GrokFirmware
 import GrokFleet
 

@@ -1,3 +1,4 @@
+import GrokCommandLine
 /// `grokctl fleet`: the fleet as many stations share it (a PostgreSQL ledger, docs/fleet.md):
 /// its rollout stages, its status and its report.
 struct FleetCommand: Command {

@@ -1,4 +1,5 @@
 import Foundation
+import GrokCommandLine
 import GrokFleet
 
 // MARK: grokctl fleet report
@@ -336,4 +337,9 @@ struct FleetReportPage {
         }
         return out
     }
+}
+
+extension OutputError {
+    /// A file ``CheckedFile`` could not write, as output that was lost.
+    init(_ failure: CheckedFile.Failure) { self.init(path: failure.path, errno: failure.errno) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GrokCommandLine
 
 /// `grokctl fleet stage`: the rollout stages the ledger keeps (docs/fleet.md, "Rollout
 /// stages across stations"): show them, pause, resume, advance.

@@ -1,5 +1,6 @@
 import Foundation
 import GrokBasics
+import GrokCommandLine
 import GrokFleet
 
 /// `grokctl fleet stage ...` at work: the ledger (`--ledger`, `$GROKCTL_LEDGER`, the

@@ -1,3 +1,4 @@
+import GrokCommandLine
 /// `grokctl`: the root of the command tree. Add new commands to ``configuration``'s
 /// subcommands, in the order help should list them.
 struct GrokctlCommand: Command {

@@ -1,3 +1,4 @@
+import GrokCommandLine
 /// `grokctl help [<subcommand> ...]`: the same text as `grokctl <subcommand> ... --help`.
 struct HelpCommand: Command {
     static let subcommands = ArgumentDeclaration(
@@ -8,7 +9,7 @@ struct HelpCommand: Command {
     }
 
     /// The command to show help for, root first.
-    let path: [any Command.Type]
+    let path: [any ParsableCommand.Type]
 
     init(_ values: ParsedValues) throws(CLIError) {
         path = try Self.resolve(values.arguments(Self.subcommands), from: GrokCommandLine.root)
@@ -17,7 +18,7 @@ struct HelpCommand: Command {
     /// The commands named by `names` below `root`.
     ///
     /// - Throws: ``CLIError/unknownSubcommand(_:suggestion:)`` for a name that is not there.
-    static func resolve(_ names: [String], from root: any Command.Type) throws(CLIError) -> [any Command.Type] {
+    static func resolve(_ names: [String], from root: any ParsableCommand.Type) throws(CLIError) -> [any ParsableCommand.Type] {
         var path = [root]
         for name in names {
             let subcommands = path.last!.configuration.subcommands

@@ -1,3 +1,4 @@
+import GrokCommandLine
 import GrokFleet
 /// `grokctl info --device SPEC...`: identity, firmware and region of each Grokker.
 struct InfoCommand: Command {

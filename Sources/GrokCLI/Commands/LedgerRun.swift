@@ -1,5 +1,6 @@
 import Foundation
 import GrokBasics
+import GrokCommandLine
 import GrokFleet
 
 /// `grokctl ledger show`: the latest runs and every device, or one run and its steps, or

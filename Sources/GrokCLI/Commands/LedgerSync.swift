@@ -1,4 +1,5 @@
 import Foundation
+import GrokCommandLine
 import GrokFleet
 
 // MARK: grokctl ledger sync

@@ -1,5 +1,6 @@
 import GrokBasics
 import Foundation
+import GrokCommandLine
 import GrokFirmware
 
 /// `grokctl man [COMMAND...]`: prints the manual page (roff) of grokctl or of one of its
@@ -15,7 +16,7 @@ struct ManCommand: Command {
                              options: [directory], arguments: [commands])
     }
 
-    let path: [any Command.Type]
+    let path: [any ParsableCommand.Type]
     let directory: String?
 
     init(_ values: ParsedValues) throws(CLIError) {
@@ -27,7 +28,8 @@ struct ManCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let pages = ManPages(localizer: context.localizer, globals: GlobalOptions.declarations, root: GrokCommandLine.root)
+        let pages = ManPages(localizer: context.localizer, globals: GlobalOptions.declarations, root: GrokCommandLine.root,
+                             version: GrokVersion.current)
         guard let directory else {
             context.console.write(pages.page(path))
             return .success

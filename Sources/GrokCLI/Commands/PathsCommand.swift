@@ -1,3 +1,4 @@
+import GrokCommandLine
 import GrokFirmware
 import GrokFleet
 

@@ -1,3 +1,4 @@
+import GrokCommandLine
 import GrokFleet
 import GrokFirmware
 import UGrokIt

@@ -1,5 +1,6 @@
 import Foundation
 import GrokBasics
+import GrokCommandLine
 import GrokPublish
 
 /// `grokctl repo`: the fleet owner's TUF repository of firmware and region catalogues

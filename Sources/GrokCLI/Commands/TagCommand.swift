@@ -1,4 +1,5 @@
 import Foundation
+import GrokCommandLine
 import GrokFleet
 import UGrokIt
 
@@ -43,8 +44,7 @@ struct TagCommand: Command {
 
     static func epcValue(_ text: String, option: String) throws(CLIError) -> UgiEpc {
         do { return try UgiEpc(hex: text) } catch {
-            throw .badValue(value: text, option: option,
-                            rule: .epc(minDigits: UgiEpc.minByteCount * 2, maxDigits: UgiEpc.maxByteCount * 2))
+            throw .badValue(value: text, option: option, rule: ValueCheck.epc.rule)
         }
     }
 
@@ -221,4 +221,16 @@ struct TagKillCommand: Command {
     func run(_ context: CommandContext) throws -> ExitCode {
         throw ReaderError.notSupported(port: target.device.description, feature: "kill")
     }
+}
+
+extension ValueCheck {
+    /// An EPC in hex, as ``UgiEpc`` reads it (4 to 27 whole bytes).
+    static let epc = ValueCheck(
+        name: "epc", rule: .epc(minDigits: UgiEpc.minByteCount * 2, maxDigits: UgiEpc.maxByteCount * 2),
+        accepts: { (try? UgiEpc(hex: $0)) != nil })
+}
+
+extension ValueType {
+    /// An EPC in hex (4 to 27 whole bytes), checked by ``UgiEpc``.
+    static let epc = ValueType.checked(.epc)
 }

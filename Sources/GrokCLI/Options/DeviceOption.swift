@@ -1,3 +1,4 @@
+import GrokCommandLine
 import GrokFleet
 
 extension DeviceSpec {
@@ -9,5 +10,14 @@ extension DeviceSpec {
         } catch {
             throw .devices(error)
         }
+    }
+}
+
+extension CLIError {
+    /// Devices named wrong (`--device`): a spec that is not one, a number out of range, a
+    /// device named twice (``FleetError/invalidDevice(_:)``, ``FleetError/deviceOutOfRange(index:spec:)``,
+    /// ``FleetError/duplicateDevice(_:)``); its code and arguments are the library's.
+    static func devices(_ error: FleetError) -> CLIError {
+        .coded(code: error.code, arguments: error.arguments)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GrokCommandLine
 import GrokFirmware
 import GrokFleet
 import Synchronization

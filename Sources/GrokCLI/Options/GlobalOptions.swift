@@ -1,5 +1,6 @@
 import GrokBasics
 import Foundation
+import GrokCommandLine
 
 /// The options every grokctl command accepts, before or after the subcommand.
 public struct GlobalOptions: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import GrokBasics
 import Foundation
+import GrokCommandLine
 import GrokFirmware
 
 /// Every place grokctl reads or writes by default, and where each came from. None depends on

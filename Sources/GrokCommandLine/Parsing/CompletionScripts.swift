@@ -10,14 +10,20 @@ import Foundation
 /// declared type too (`audio decode <file>`: files; `completions <shell>`: the shells): bash
 /// and zsh count the positional words typed to know which argument comes next; fish offers
 /// the command's argument types.
-struct CompletionScripts {
+public struct CompletionScripts {
     /// The shells a script can be generated for.
-    enum Shell: String, CaseIterable, Sendable {
+    public enum Shell: String, CaseIterable, Sendable {
         case bash, zsh, fish
     }
 
-    let root: any Command.Type
+    let root: any ParsableCommand.Type
     let globals: [OptionDeclaration]
+
+    /// The scripts for the tree under `root`, whose every command also takes `globals`.
+    public init(root: any ParsableCommand.Type, globals: [OptionDeclaration]) {
+        self.root = root
+        self.globals = globals
+    }
 
     /// What one command of the tree offers.
     struct Node {
@@ -32,7 +38,7 @@ struct CompletionScripts {
     /// Every command of the tree, root first, with its options (globals and `--help` included).
     var nodes: [Node] {
         var result: [Node] = []
-        func visit(_ command: any Command.Type, _ names: [String]) {
+        func visit(_ command: any ParsableCommand.Type, _ names: [String]) {
             let configuration = command.configuration
             var options = configuration.options + globals + [.help]
             if names.count == 1 { options.append(.version) }
@@ -46,7 +52,7 @@ struct CompletionScripts {
     }
 
     /// The script for `shell`, ending with a newline.
-    func script(for shell: Shell) -> String {
+    public func script(for shell: Shell) -> String {
         switch shell {
         case .bash: bash()
         case .zsh: zsh()

@@ -1,5 +1,4 @@
 import Foundation
-import UGrokIt
 
 /// What an option's value must be, declared once on the option (as swift-argument-parser's
 /// `@Option var duration: Double = 5` declares type and default together).
@@ -38,8 +37,9 @@ public enum ValueType: Sendable, Hashable {
     case language
     /// A device spec (`sim:0-3`, `alsa:hw:1,0`); checked by ``DeviceSpec``.
     case device
-    /// An EPC in hex (4 to 27 whole bytes).
-    case epc
+    /// A value the application checks (an EPC, which the SDK parses); a bad one's error says
+    /// the check's rule.
+    case checked(ValueCheck)
     /// Bytes in hex, two digits each (`--data 0A0B`).
     case hexBytes
     /// A fleet profile: a file, or the name of a shipped or installed one (`bench-us`).
@@ -128,10 +128,8 @@ public enum ValueType: Sendable, Hashable {
                 throw bad(.language(Language.allCases.map(\.rawValue)))
             }
             return .text(language.rawValue)
-        case .epc:
-            guard (try? UgiEpc(hex: text)) != nil else {
-                throw bad(.epc(minDigits: UgiEpc.minByteCount * 2, maxDigits: UgiEpc.maxByteCount * 2))
-            }
+        case .checked(let check):
+            guard check.accepts(text) else { throw bad(check.rule) }
             return .text(text)
         case .hexBytes:
             let digits = text.lowercased().hasPrefix("0x") ? String(text.dropFirst(2)) : text
@@ -166,6 +164,28 @@ public enum ValueType: Sendable, Hashable {
         default: []
         }
     }
+}
+
+/// A check an application supplies for values the toolkit does not know, with the rule a
+/// refused value's error says. Checks are equal when their names are.
+public struct ValueCheck: Sendable, Hashable {
+    /// Names the check (`epc`); two checks with one name are the same check.
+    public let name: String
+    /// What a value must be, as its error says it.
+    public let rule: ValueRule
+    /// Whether `text` is a good value.
+    let accepts: @Sendable (String) -> Bool
+
+    /// A check called `name` that accepts what `accepts` accepts and otherwise says `rule`.
+    public init(name: String, rule: ValueRule, accepts: @escaping @Sendable (String) -> Bool) {
+        self.name = name
+        self.rule = rule
+        self.accepts = accepts
+    }
+
+    public static func == (left: ValueCheck, right: ValueCheck) -> Bool { left.name == right.name }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 
 /// A checked option value, converted.

@@ -54,9 +54,9 @@ struct ETAEstimate: Sendable {
 /// terminal's width (a wrapped line would break the redraw). Safe to update from any
 /// thread; it writes straight to the terminal on stderr (only use it when
 /// ``Console/isTerminal(_:)`` says stderr is one).
-final class ProgressBoard: Sendable {
+public final class ProgressBoard: Sendable {
     /// What `done` and `total` count.
-    enum Unit: Sendable {
+    public enum Unit: Sendable {
         /// Bytes, shown in KiB with one decimal.
         case kibibytes
         /// Steps of a job, `scale` units per step (so a step can be partly done), shown as whole steps.
@@ -65,7 +65,7 @@ final class ProgressBoard: Sendable {
 
     /// What a row's amounts read when its `done` and `total` count something else (a fleet
     /// run's link milliseconds, ``FleetWork``).
-    enum Amounts: Sendable, Hashable {
+    public enum Amounts: Sendable, Hashable {
         /// Steps finished of all the steps.
         case steps(done: Int, total: Int)
         /// Bytes sent of bytes to send, shown in KiB.
@@ -103,7 +103,7 @@ final class ProgressBoard: Sendable {
     ///   - phase: The phase shown before the first update.
     ///   - unit: What the amounts count (bytes unless said).
     ///   - columns: The terminal's width (default: the terminal on stderr, else `COLUMNS`, else 80).
-    init(labels: [String], phase: String, localizer: Localizer, unit: Unit = .kibibytes,
+    public init(labels: [String], phase: String, localizer: Localizer, unit: Unit = .kibibytes,
          sink: FileDescriptorSink = .standardError, columns: Int? = nil) {
         state = Mutex(State(rows: labels.map { Row(label: $0, phase: phase) }))
         self.sink = sink
@@ -114,7 +114,7 @@ final class ProgressBoard: Sendable {
 
     /// Row `row` is now in `phase` with `done` of `total` (bytes, or steps × scale, or what
     /// `amounts` says they stand for, which the row then reads).
-    func update(row: Int, phase: String, done: Int, total: Int, amounts: Amounts? = nil, at now: ContinuousClock.Instant = .now) {
+    public func update(row: Int, phase: String, done: Int, total: Int, amounts: Amounts? = nil, at now: ContinuousClock.Instant = .now) {
         let text: String? = state.withLock { state in
             var item = state.rows[row]
             let phaseChanged = item.phase != phase
@@ -132,7 +132,7 @@ final class ProgressBoard: Sendable {
     }
 
     /// Row `row` ends with `message` in place of its bar.
-    func finish(row: Int, message: String) {
+    public func finish(row: Int, message: String) {
         let text = state.withLock { state in
             state.rows[row].finished = message
             return render(&state, now: .now)

@@ -3,15 +3,26 @@ import Foundation
 /// Manual pages (roff, `man(7)` macros) generated from the command tree's declarations,
 /// the same ones help, the parser and the completion scripts read: one page per command
 /// (`grokctl.1`, `grokctl-firmware-flash.1`), in the user's language.
-struct ManPages {
+public struct ManPages {
     let localizer: Localizer
     let globals: [OptionDeclaration]
-    let root: any Command.Type
+    let root: any ParsableCommand.Type
+    /// The program's version, in each page's title line.
+    let version: String
+
+    /// The pages of the tree under `root` in `localizer`'s language, listing `globals` as
+    /// the global options, titled with `version`.
+    public init(localizer: Localizer, globals: [OptionDeclaration], root: any ParsableCommand.Type, version: String) {
+        self.localizer = localizer
+        self.globals = globals
+        self.root = root
+        self.version = version
+    }
 
     /// Every command of the tree, root first, as paths.
-    var paths: [[any Command.Type]] {
-        var result: [[any Command.Type]] = []
-        func visit(_ path: [any Command.Type]) {
+    public var paths: [[any ParsableCommand.Type]] {
+        var result: [[any ParsableCommand.Type]] = []
+        func visit(_ path: [any ParsableCommand.Type]) {
             result.append(path)
             for sub in path.last!.configuration.subcommands { visit(path + [sub]) }
         }
@@ -20,17 +31,17 @@ struct ManPages {
     }
 
     /// `grokctl-firmware-flash`: the page's name (and file name without `.1`).
-    func pageName(_ path: [any Command.Type]) -> String {
+    public func pageName(_ path: [any ParsableCommand.Type]) -> String {
         path.map { $0.configuration.name }.joined(separator: "-")
     }
 
     /// The page of the command at the end of `path`, ending with a newline.
-    func page(_ path: [any Command.Type]) -> String {
+    public func page(_ path: [any ParsableCommand.Type]) -> String {
         let configuration = path.last!.configuration
         let command = path.map { $0.configuration.name }.joined(separator: " ")
         let help = HelpFormatter(localizer: localizer, globals: globals)
         var out: [String] = []
-        out.append(".TH \(Self.escape(pageName(path).uppercased())) 1 \"\" \"\(Self.escape(root.configuration.name + " " + GrokVersion.current))\"")
+        out.append(".TH \(Self.escape(pageName(path).uppercased())) 1 \"\" \"\(Self.escape(root.configuration.name + " " + version))\"")
         out.append(".SH \(Self.escape(localizer.text(.manHeadingName)))")
         out.append(Self.escape(pageName(path)) + " \\- " + Self.escape(localizer.text(configuration.abstract)))
         out.append(".SH \(Self.escape(localizer.text(.manHeadingSynopsis)))")

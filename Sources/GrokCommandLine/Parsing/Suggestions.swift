@@ -1,9 +1,9 @@
 /// "Did you mean ...?" for mistyped option and subcommand names.
-enum Suggestions {
+public enum Suggestions {
     /// The candidate closest to `typed` by edit distance (a transposition counts as one
     /// edit), if it is close enough to be what was meant: at most 2 edits, and fewer than
     /// half the characters. Ties go to the earlier candidate.
-    static func closest(to typed: String, among candidates: [String]) -> String? {
+    public static func closest(to typed: String, among candidates: [String]) -> String? {
         var best: (name: String, distance: Int)?
         for candidate in candidates {
             let distance = editDistance(typed, candidate)

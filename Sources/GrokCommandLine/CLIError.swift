@@ -1,5 +1,5 @@
 import GrokBasics
-import GrokFleet
+
 /// How grokctl ends: `0` success, `1` failure, `64` usage error (sysexits' `EX_USAGE`).
 public struct ExitCode: RawRepresentable, Hashable, Sendable {
     /// The process exit status.
@@ -48,10 +48,11 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     case badArgument(value: String, name: MessageKey, rule: ValueRule)
     /// A value outside an option's fixed set (`--lang it`).
     case invalidChoice(value: String, option: String, choices: [String])
-    /// Devices named wrong (`--device`): a spec that is not one, a number out of range, a
-    /// device named twice (``FleetError/invalidDevice(_:)``, ``FleetError/deviceOutOfRange(index:spec:)``,
-    /// ``FleetError/duplicateDevice(_:)``); its code and arguments are the library's.
-    case devices(FleetError)
+    /// A value a library checked and refused with a ``CodedError`` of its own, such as devices
+    /// named wrong (`--device`: a spec that is not one, a number out of range, a device named
+    /// twice); its code and arguments are the library's (a `usage_` code with an `error.<code>`
+    /// catalog entry).
+    case coded(code: String, arguments: [String])
     /// A region that is not one of the vendor's 22 (`grokctl region set`).
     case invalidRegion(String)
     /// Two options that exclude each other were both given (`--name` and `--package`).
@@ -85,7 +86,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .badValue: "usage_bad_value"
         case .badArgument: "usage_bad_argument"
         case .invalidChoice: "usage_invalid_choice"
-        case .devices(let error): error.code
+        case .coded(let code, _): code
         case .invalidRegion: "usage_invalid_region"
         case .conflictingOptions: "usage_conflicting_options"
         case .missingOneOf: "usage_missing_one_of"
@@ -144,7 +145,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
             [value, "<\(localizer.text(name))>", localizer.text(rule.messageKey, arguments: rule.arguments)]
         case .invalidChoice(let value, let option, let choices):
             [value, option, choices.joined(separator: ", ")]
-        case .devices(let error): error.arguments
+        case .coded(_, let arguments): arguments
         case .invalidRegion(let spec): [spec]
         case .conflictingOptions(let first, let second): [first, second]
         case .missingOneOf(let names): [names.joined(separator: ", ")]

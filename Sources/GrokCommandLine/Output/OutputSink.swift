@@ -1,6 +1,5 @@
 import Foundation
 import GrokBasics
-import GrokFleet
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -116,15 +115,10 @@ public final class BufferSink: OutputSink {
 @available(*, unavailable)
 extension BufferSink: Sendable {}
 
-extension OutputError {
-    /// A file ``CheckedFile`` could not write, as output that was lost.
-    init(_ failure: CheckedFile.Failure) { self.init(path: failure.path, errno: failure.errno) }
-}
-
 /// The end of every command: the final flush of standard output, then any write that
 /// failed becomes an error naming the stream and exit 1 (unless the command already failed).
-enum OutputCheck {
-    static func finish(_ code: Int32, standardOutput: any OutputSink, console: Console) -> Int32 {
+public enum OutputCheck {
+    public static func finish(_ code: Int32, standardOutput: any OutputSink, console: Console) -> Int32 {
         (standardOutput as? FileDescriptorSink)?.flush()
         guard let failure = standardOutput.writeFailure else { return code }
         let reported = console.report(failure).rawValue

@@ -1,13 +1,13 @@
 /// What the command line asks for.
-enum ParseOutcome {
+public enum ParseOutcome {
     /// Run the last command of `path` with `values`.
-    case run(path: [any Command.Type], values: ParsedValues)
+    case run(path: [any ParsableCommand.Type], values: ParsedValues)
     /// Print the help of the last command of `path` (`-h`, `--help`).
-    case help(path: [any Command.Type])
+    case help(path: [any ParsableCommand.Type])
     /// Print the version (`--version`).
     case version
     /// A usage error, found while parsing the command at the end of `path`.
-    case failure(CLIError, path: [any Command.Type])
+    case failure(CLIError, path: [any ParsableCommand.Type])
 }
 
 /// Parses arguments against a command tree, swift-argument-parser style.
@@ -21,11 +21,11 @@ enum ParseOutcome {
 /// deepest command named is shown.
 ///
 /// Not thread-safe: one parser per command line.
-final class ArgumentParser {
-    let root: any Command.Type
+public final class ArgumentParser {
+    let root: any ParsableCommand.Type
     let globals: [OptionDeclaration]
 
-    private var path: [any Command.Type] = []
+    private var path: [any ParsableCommand.Type] = []
     private var values = ParsedValues()
     private var positionals: [String] = []
     private var lenient = false
@@ -33,13 +33,13 @@ final class ArgumentParser {
     /// - Parameters:
     ///   - root: The top command.
     ///   - globals: Options accepted before or after any subcommand.
-    init(root: any Command.Type, globals: [OptionDeclaration]) {
+    public init(root: any ParsableCommand.Type, globals: [OptionDeclaration]) {
         self.root = root
         self.globals = globals
     }
 
     /// Parses `arguments` (without the program name).
-    func parse(_ arguments: [String]) -> ParseOutcome {
+    public func parse(_ arguments: [String]) -> ParseOutcome {
         path = [root]
         values = ParsedValues()
         positionals = []

@@ -127,7 +127,7 @@ public final class Console {
     ///   - helpCommand: The command that shows help (`grokctl devices --help`).
     /// - Returns: ``ExitCode/usageError``.
     @discardableResult
-    func reportUsage(_ error: CLIError, usage: String, helpCommand: String) -> ExitCode {
+    public func reportUsage(_ error: CLIError, usage: String, helpCommand: String) -> ExitCode {
         if isJSON {
             writeJSONError(error)
         } else {

@@ -1,31 +1,17 @@
-/// A grokctl command: what it accepts (``configuration``), how it turns parsed values into
-/// typed, validated fields (``init(_:)``), and what it does (``run(_:)``).
+/// A command as the parser sees it: what it accepts (``configuration``) and how it turns
+/// parsed values into typed, validated fields (``init(_:)``). What it does is the
+/// application's (grokctl's `Command` adds `run`).
 ///
 /// This is swift-argument-parser's contract without its property wrappers: options are
 /// declared as static ``OptionDeclaration``s, so `init` can read them back by identity and
-/// help is generated from the same declarations. A command group (subcommands, nothing to
-/// run itself) keeps the default ``run(_:)``, which prints its help.
-public protocol Command {
+/// help is generated from the same declarations.
+public protocol ParsableCommand {
     /// Name, help text, options, arguments and subcommands.
     static var configuration: CommandConfiguration { get }
     /// Reads and validates the parsed command line.
     ///
     /// - Throws: a usage ``CLIError`` (exit 64) when a value is unusable.
     init(_ values: ParsedValues) throws(CLIError)
-    /// Does the work.
-    ///
-    /// - Returns: the exit code; throw instead to report a failure (exit 1, or 64 for a
-    ///   usage ``CLIError``).
-    func run(_ context: CommandContext) throws -> ExitCode
-}
-
-extension Command {
-    /// A command group has nothing to run: it shows its help (exit 0), as
-    /// swift-argument-parser does.
-    public func run(_ context: CommandContext) throws -> ExitCode {
-        context.printHelp()
-        return .success
-    }
 }
 
 /// What a command accepts and how its help reads.
@@ -41,7 +27,7 @@ public struct CommandConfiguration {
     /// Positional arguments, in order.
     public var arguments: [ArgumentDeclaration]
     /// Nested commands, in the order help lists them.
-    public var subcommands: [any Command.Type]
+    public var subcommands: [any ParsableCommand.Type]
     /// Sets of options of which at most one may be given (`--interactive` | `--unattended`);
     /// the parser refuses two of one set, and help and man pages show them as `a | b`.
     public var exclusive: [[OptionDeclaration]]
@@ -57,7 +43,7 @@ public struct CommandConfiguration {
     public init(
         name: String, abstract: MessageKey, discussion: MessageKey? = nil,
         options: [OptionDeclaration] = [], arguments: [ArgumentDeclaration] = [],
-        subcommands: [any Command.Type] = [], exclusive: [[OptionDeclaration]] = []
+        subcommands: [any ParsableCommand.Type] = [], exclusive: [[OptionDeclaration]] = []
     ) {
         self.exclusive = exclusive
         self.name = name
@@ -184,7 +170,7 @@ public struct ParsedValues: Sendable {
     var arguments: [ArgumentDeclaration: [String]] = [:]
     /// The process environment, for values whose meaning depends on it (a profile named
     /// by its name is looked up in the data directories).
-    public internal(set) var environment: [String: String] = [:]
+    public var environment: [String: String] = [:]
 
     /// Creates an empty set (tests build values this way).
     public init() {}

@@ -1,6 +1,5 @@
 import Foundation
 import GrokBasics
-import UGrokIt
 
 /// Turns ``MessageKey``s and errors into text in one ``Language``.
 ///
@@ -32,7 +31,7 @@ public struct Localizer: Sendable {
     }
 
     /// This language's catalog (English where it lacks a key).
-    var catalog: MessageCatalog { Catalogs.catalog(language) }
+    public var catalog: MessageCatalog { Catalogs.catalog(language) }
 
     /// `value` with exactly `digits` decimals as this language writes it (`12.5`, `12,5`).
     public func decimal(_ value: Double, digits: Int) -> String {
@@ -62,7 +61,7 @@ public struct Localizer: Sendable {
     /// A library error's argument as this language writes it: a plain decimal number
     /// (`12.5`, `-0.25`) gets the language's decimal separator; anything else (versions
     /// such as `1.8.0`, names, paths) is left as it is.
-    func localizedNumber(_ argument: String) -> String {
+    public func localizedNumber(_ argument: String) -> String {
         NumberText.localized(argument, languageCode: language.rawValue)
     }
 

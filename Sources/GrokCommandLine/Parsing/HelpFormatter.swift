@@ -1,6 +1,6 @@
 /// Help and usage text generated from the declarations, in swift-argument-parser's layout
 /// (OVERVIEW, USAGE, ARGUMENTS, OPTIONS, SUBCOMMANDS) with localized headings and text.
-struct HelpFormatter {
+public struct HelpFormatter {
     let localizer: Localizer
     let globals: [OptionDeclaration]
     /// Lines are wrapped to this many columns (fixed, so output does not depend on the
@@ -9,15 +9,21 @@ struct HelpFormatter {
     /// Where help text starts in OPTIONS and friends.
     var helpColumn = 26
 
+    /// A formatter writing in `localizer`'s language, listing `globals` as the global options.
+    public init(localizer: Localizer, globals: [OptionDeclaration]) {
+        self.localizer = localizer
+        self.globals = globals
+    }
+
     /// `grokctl audio decode`.
-    func commandName(_ path: [any Command.Type]) -> String {
+    func commandName(_ path: [any ParsableCommand.Type]) -> String {
         path.map { $0.configuration.name }.joined(separator: " ")
     }
 
     /// The usage line without `USAGE:`: the command, its own options (required ones
     /// bare, optional ones in brackets), `[<options>]` for the global ones, then its
     /// arguments, then `<subcommand>` for a group.
-    func usage(_ path: [any Command.Type]) -> String {
+    public func usage(_ path: [any ParsableCommand.Type]) -> String {
         let configuration = path.last!.configuration
         var parts = [commandName(path)]
         // An exclusive set is shown once, where its first member is declared: `[--csv | --json]`.
@@ -59,12 +65,12 @@ struct HelpFormatter {
     }
 
     /// The command that shows help for the command at the end of `path`.
-    func helpCommand(_ path: [any Command.Type]) -> String {
+    public func helpCommand(_ path: [any ParsableCommand.Type]) -> String {
         commandName(path) + " --help"
     }
 
     /// The full help text, ending with a newline.
-    func help(_ path: [any Command.Type]) -> String {
+    public func help(_ path: [any ParsableCommand.Type]) -> String {
         let configuration = path.last!.configuration
         var sections: [[String]] = []
 

@@ -2,4 +2,4 @@
 import Foundation
 import GrokCLI
 
-exit(GrokCommandLine.main())
+exit(Grokctl.main())

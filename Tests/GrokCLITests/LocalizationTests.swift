@@ -192,7 +192,7 @@ extension CLI {
                     #expect(!wrappable || TextWidth.of(line) <= 80, "\(language) \(path): \(line)")
                     #expect(!line.hasSuffix(" "), "\(language) \(path): trailing space in '\(line)'")
                 }
-                let command = try? HelpCommand.resolve(path, from: GrokCommandLine.root).last
+                let command = try? HelpCommand.resolve(path, from: Grokctl.root).last
                 for sub in command?.configuration.subcommands ?? [] { stack.append(path + [sub.configuration.name]) }
             }
         }

@@ -20,7 +20,7 @@ struct RunResult: Sendable {
 func runInProcess(_ arguments: [String], environment: [String: String] = [:]) -> RunResult {
     let output = BufferSink()
     let error = BufferSink()
-    let status = GrokCommandLine.run(
+    let status = Grokctl.run(
         arguments: arguments, environment: environment, standardOutput: output, standardError: error)
     return RunResult(status: status, standardOutput: output.text, standardError: error.text)
 }

@@ -22,7 +22,7 @@ struct CompletionsCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let scripts = CompletionScripts(root: GrokCommandLine.root, globals: GlobalOptions.declarations)
+        let scripts = CompletionScripts(root: Grokctl.root, globals: GlobalOptions.declarations)
         context.console.write(scripts.script(for: shell))
         return .success
     }

@@ -12,7 +12,7 @@ struct HelpCommand: Command {
     let path: [any ParsableCommand.Type]
 
     init(_ values: ParsedValues) throws(CLIError) {
-        path = try Self.resolve(values.arguments(Self.subcommands), from: GrokCommandLine.root)
+        path = try Self.resolve(values.arguments(Self.subcommands), from: Grokctl.root)
     }
 
     /// The commands named by `names` below `root`.

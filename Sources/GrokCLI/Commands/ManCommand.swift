@@ -20,7 +20,7 @@ struct ManCommand: Command {
     let directory: String?
 
     init(_ values: ParsedValues) throws(CLIError) {
-        path = try HelpCommand.resolve(values.arguments(Self.commands), from: GrokCommandLine.root)
+        path = try HelpCommand.resolve(values.arguments(Self.commands), from: Grokctl.root)
         directory = values.value(Self.directory)
         if directory != nil, path.count > 1 {
             throw .conflictingOptions(Self.directory.spelling, "<" + Localizer.english.text(.valueSubcommand) + ">")
@@ -28,7 +28,7 @@ struct ManCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let pages = ManPages(localizer: context.localizer, globals: GlobalOptions.declarations, root: GrokCommandLine.root,
+        let pages = ManPages(localizer: context.localizer, globals: GlobalOptions.declarations, root: Grokctl.root,
                              version: GrokVersion.current)
         guard let directory else {
             context.console.write(pages.page(path))

@@ -3,7 +3,7 @@ import GrokCommandLine
 
 /// grokctl's entry point: parses the command line, runs the command, reports errors,
 /// and returns the exit code (0 success, 1 failure, 64 usage error).
-public enum GrokCommandLine {
+public enum Grokctl {
     /// The top of the command tree.
     static var root: any ParsableCommand.Type { GrokctlCommand.self }
 

@@ -99,6 +99,7 @@ if [ "${1:-}" = "--install" ]; then
   # put_tree SRC DEST: every file of SRC under DEST, same layout.
   put_tree() {
     local file
+    [ -d "$1" ] || { echo "setup.sh: $1 is missing; build grokctl first (swift build -c release)" >&2; exit 1; }
     while IFS= read -r -d '' file; do
       put "$file" "$2/${file#"$1"/}" 0644
     done < <(find "$1" -type f -print0)
@@ -106,7 +107,7 @@ if [ "${1:-}" = "--install" ]; then
 
   put "$bin/grokctl" "$prefix/bin/grokctl" 0755
   # The message catalogs: SwiftPM's resource bundle, found beside the executable.
-  put_tree "$bin/grokctl_GrokCLI.resources" "$prefix/bin/grokctl_GrokCLI.resources"
+  put_tree "$bin/grokctl_GrokCommandLine.resources" "$prefix/bin/grokctl_GrokCommandLine.resources"
   put_tree "$root/profiles" "$prefix/share/grokctl/profiles"
   put_tree "$root/firmware/demo-channel" "$prefix/share/grokctl/firmware/demo-channel"
 

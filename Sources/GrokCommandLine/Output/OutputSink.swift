@@ -74,14 +74,13 @@ public struct OutputError: CodedError, Sendable, Equatable {
     public let path: String
     /// The system's error number.
     public let errno: Int32
-    /// What was lost: `output_write_failed` (output of any command) or
-    /// `fleet_report_not_written` (a fleet run's report; the run is recorded in the ledger).
-    public let code: String
+    /// `output_write_failed`: a command's output was lost (a fleet run's report that could
+    /// not be written is GrokFleet's `fleet_report_not_written`).
+    public var code: String { "output_write_failed" }
 
-    public init(path: String, errno: Int32, code: String = "output_write_failed") {
+    public init(path: String, errno: Int32) {
         self.path = path
         self.errno = errno
-        self.code = code
     }
 
     /// The path, then the reason as the system names it (`ENOSPC`, `EACCES`, ...: the same
@@ -92,9 +91,6 @@ public struct OutputError: CodedError, Sendable, Equatable {
     public var reasonCode: String { Self.reasonCode(errno) }
 
     static func reasonCode(_ number: Int32) -> String { systemErrorName(number) }
-
-    /// The same failure as a report that was not written.
-    func asReport() -> OutputError { OutputError(path: path, errno: errno, code: "fleet_report_not_written") }
 
     public var description: String { Localizer.english.message(for: self) }
 }

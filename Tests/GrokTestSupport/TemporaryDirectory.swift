@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A fresh directory under the system's temporary directory (`mkdtemp`, mode 0700), removed
 /// with everything in it by ``remove()`` or when the last reference goes.
@@ -62,21 +63,15 @@ extension TemporaryDirectory {
 
 /// The directories ``TemporaryDirectory/untilExit(_:)`` made, removed when the process exits.
 private enum ExitCleanup {
-    nonisolated(unsafe) private static var kept: [TemporaryDirectory] = []
-    private static let lock = NSLock()
+    private static let kept = Mutex<[TemporaryDirectory]>([])
     private static let registered: Void = { atexit { ExitCleanup.removeAll() } }()
 
     static func keep(_ directory: TemporaryDirectory) {
-        lock.lock()
-        defer { lock.unlock() }
         _ = registered
-        kept.append(directory)
+        kept.withLock { $0.append(directory) }
     }
 
     static func removeAll() {
-        lock.lock()
-        defer { lock.unlock() }
-        for directory in kept { directory.remove() }
-        kept.removeAll()
+        for directory in kept.withLock({ list in defer { list.removeAll() }; return list }) { directory.remove() }
     }
 }

@@ -152,7 +152,7 @@ let package = Package(
         .target(name: "PostgresTestSupport", path: "Tests/PostgresTestSupport"),
         .testTarget(name: "GrokPostgresTests", dependencies: ["GrokPostgres", "PostgresTestSupport"]),
         .testTarget(name: "GrokFleetTests", dependencies: ["GrokBasics", "GrokFleet", "GrokLedger", "UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokProtocol", "GrokFirmware", "GrokCrypto", "GrokTUF",
-                                                           "GrokTestSupport", "DeviceTestSupport", "PostgresTestSupport"]),
+                                                           "GrokTestSupport", "DeviceTestSupport", "PostgresTestSupport", "NetTestSupport"]),
         .testTarget(name: "GrokPublishTests", dependencies: ["GrokBasics", "GrokPublish", "GrokTUF", "GrokFirmware", "GrokCrypto", "GrokProtocol", "GrokTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -20,13 +20,14 @@ extension CLI {
     @Suite("Network details in es, fr and de: no English inside an unreachable channel's message")
     struct NetDetailLanguageTests {
         /// `grokctl firmware list` on `repository` with the demo channel's trust root, in a
-        /// fresh state directory.
+        /// fresh state directory, giving up at the first failure (the default four retries
+        /// would pause 15 s on each unreachable channel; the message is the same).
         static func list(_ repository: String, _ language: Language, extra: [String] = []) throws -> RunResult {
             let state = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: state) }
             return try runBinary(
                 ["firmware", "list", "--repository", repository, "--trusted-root", checkout + "/firmware/demo-channel/root.json",
-                 "--state", state] + extra + ["--lang", language.rawValue],
+                 "--state", state, "--network-retries", "0"] + extra + ["--lang", language.rawValue],
                 environment: ["HOME": state, "XDG_CONFIG_HOME": state + "/config", "LANG": language.rawValue])
         }
 

@@ -5,6 +5,7 @@ import GrokFirmware
 import GrokProtocol
 import GrokTestSupport
 import GrokTUF
+import NetTestSupport
 import Testing
 import UGrokIt
 
@@ -106,6 +107,22 @@ struct FirmwareQueryTests {
                                                        trustedRoot: directory.path + "/channel/root.json"))
         let listing = try #require(try await query.listings(named: nil).first)
         #expect(await code { _ = try await query.download(listing) } == "tuf_length_or_hash")
+    }
+
+    @Test("a channel that closes without answering is tried once with --network-retries 0 and twice with 1, then named in the error")
+    func networkRetriesAreTheStationsChoice() async throws {
+        let directory = TemporaryDirectory("firmware-query")
+        for retries in [0, 1] {
+            let silent = try ScriptedUpstream { _, _ in }  // closes every connection without a byte
+            defer { silent.stop() }
+            let location = FirmwareChannelLocation(
+                repositoryURL: "http://127.0.0.1:\(silent.port)/fleet", channel: "release", trustedRootFile: demoChannel + "/root.json",
+                stateDirectory: directory.path + "/state-\(retries)", allowInsecureHTTP: true, networkRetries: retries)
+            let query = FirmwareQuery(channel: try location.open())
+            let failure = await code { _ = try await query.listings(named: nil) }
+            #expect(failure == "tuf_fetch", "\(failure ?? "no error")")
+            #expect(silent.requests.count == retries + 1, "\(retries) retries: \(silent.requests.map(\.path))")
+        }
     }
 
     @Test("plain http is refused unless allowed, naming the URL; no trust root installed is refused naming where it was looked for")

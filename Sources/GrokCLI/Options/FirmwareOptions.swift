@@ -22,11 +22,16 @@ struct FirmwareOptions: Sendable {
     /// `--allow-insecure-http`.
     static let allowInsecureHTTP = OptionDeclaration.flag("allow-insecure-http", help: .optionAllowInsecureHTTP)
 
+    /// `--network-retries <count>`: how often a transient network failure is tried again.
+    static let networkRetries = OptionDeclaration.option(
+        "network-retries", value: .valueCount, help: .optionNetworkRetries,
+        defaultValue: String(FirmwareChannelLocation.defaultNetworkRetries), type: .integer(0...10))
+
     /// The `--repository` value that names the shipped demo channel.
     static let demoRepositoryName = "demo"
 
     /// All of them, in the order help lists them.
-    static let declarations = [repository, trustedRoot, state, allowInsecureHTTP, channel, caBundle]
+    static let declarations = [repository, trustedRoot, state, allowInsecureHTTP, channel, caBundle, networkRetries]
 
     let channel: String
     let caBundle: String?
@@ -34,6 +39,7 @@ struct FirmwareOptions: Sendable {
     let trustedRootFile: String?
     let stateDirectory: String?
     let allowInsecureHTTP: Bool
+    let networkRetries: Int
 
     /// Reads and checks the options.
     init(_ values: ParsedValues) throws(CLIError) {
@@ -74,6 +80,7 @@ struct FirmwareOptions: Sendable {
         trustedRootFile = values.value(Self.trustedRoot) ?? shippedRoot
         stateDirectory = values.value(Self.state)
         allowInsecureHTTP = values.flag(Self.allowInsecureHTTP)
+        networkRetries = try values.integer(Self.networkRetries) ?? FirmwareChannelLocation.defaultNetworkRetries
         if let file = trustedRootFile, file.isEmpty { throw .invalidValue(value: file, option: Self.trustedRoot.spelling) }
         if let dir = stateDirectory, dir.isEmpty { throw .invalidValue(value: dir, option: Self.state.spelling) }
     }
@@ -100,7 +107,8 @@ struct FirmwareOptions: Sendable {
     func openStationIfGiven() throws -> FirmwareChannel? {
         guard let url = repositoryURL else { return nil }
         return try FirmwareChannelLocation(repositoryURL: url, channel: channel, trustedRootFile: trustedRootFile, stateDirectory: stateDirectory,
-                                           caBundle: caBundle, allowInsecureHTTP: allowInsecureHTTP).open()
+                                           caBundle: caBundle, allowInsecureHTTP: allowInsecureHTTP,
+                                           networkRetries: networkRetries).open()
     }
 }
 

@@ -20,15 +20,22 @@ public struct FirmwareChannelLocation: Sendable, Hashable {
     public var caBundle: String?
     /// Whether plain http is accepted.
     public var allowInsecureHTTP: Bool
+    /// How many times a transient network failure (no answer, a refused or reset connection,
+    /// an unknown host) is tried again, after pauses of 1, 2, 4, 8 ... seconds.
+    public var networkRetries: Int
+
+    /// The retries a station makes by default: four, about 15 seconds of pauses in all.
+    public static let defaultNetworkRetries = TransferOptions().maxRetries
 
     public init(repositoryURL: String, channel: String, trustedRootFile: String? = nil, stateDirectory: String? = nil,
-                caBundle: String? = nil, allowInsecureHTTP: Bool = false) {
+                caBundle: String? = nil, allowInsecureHTTP: Bool = false, networkRetries: Int = defaultNetworkRetries) {
         self.repositoryURL = repositoryURL
         self.channel = channel
         self.trustedRootFile = trustedRootFile
         self.stateDirectory = stateDirectory
         self.caBundle = caBundle
         self.allowInsecureHTTP = allowInsecureHTTP
+        self.networkRetries = networkRetries
     }
 
     /// The station's TUF client for the channel; nothing is fetched yet.
@@ -49,6 +56,7 @@ public struct FirmwareChannelLocation: Sendable, Hashable {
         if lower.hasPrefix("http://"), !allowInsecureHTTP { throw TUFError.insecureTransport(url: repositoryURL) }
         var transfer = TransferOptions()
         if let caBundle { transfer.trust = .pinned(caBundle: caBundle) }
+        transfer.maxRetries = networkRetries
         let fetcher: any TUFFetching = lower.hasPrefix("file://")
             ? LocalFileFetcher() : CurlTUFFetcher(options: transfer, allowInsecureHTTP: allowInsecureHTTP)
         return FirmwareChannel(repository: StationRepository(stateDirectory: state, trustedRootFile: root, repositoryURL: repositoryURL,

@@ -47,16 +47,19 @@ extension FleetSession {
         let prefetched = firmware.map { firmware in firmware.listings.filter { firmware.isDownloaded($0) }.map(\.name) } ?? []
         let devices = specs.map { DevicePorts.fleetDevice($0, context: configuration.ports) }
         let offline = profile.station?.offline ?? .refuse
+        let reconnect = profile.station?.ledgerReconnectSeconds ?? Profile.StationConfig.defaultLedgerReconnectSeconds
         if configuration.dryRun {
             // The plan reads the ledger's history (whether a smoke test is owed) and writes nothing.
             let history = try StationLedger.openForPlan(location: ledgerLocation, station: runOptions.station,
-                                                        mode: configuration.mode, offline: offline, spoolPath: spoolPath)
+                                                        mode: configuration.mode, offline: offline, spoolPath: spoolPath,
+                                                        reconnectSeconds: reconnect)
             return Prepared(devices: devices, firmware: firmware, prefetched: prefetched, ledger: nil, history: history,
                             policy: try policy(ledger: history, readOnly: true))
         }
         // The shared ledger, or (unreachable) a refusal or this station's spool.
         let ledger = try StationLedger.open(location: ledgerLocation, station: runOptions.station,
-                                            mode: configuration.mode, offline: offline, spoolPath: spoolPath)
+                                            mode: configuration.mode, offline: offline, spoolPath: spoolPath,
+                                            reconnectSeconds: reconnect)
         return Prepared(devices: devices, firmware: firmware, prefetched: prefetched, ledger: ledger, history: nil,
                         policy: try policy(ledger: ledger.ledger, readOnly: false))
     }

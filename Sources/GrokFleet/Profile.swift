@@ -236,11 +236,22 @@ public struct Profile: Sendable, Equatable {
         /// file path; `nil`: the station's default file.
         public var ledger: String?
         public var offline: Offline
+        /// How long a run waits for a shared ledger that stopped answering (a restart, a
+        /// network cut) before it counts as lost: the run then fails, or spools with
+        /// `offline: spool`. At opening, a server still starting is waited for up to 5 s of it.
+        public var ledgerReconnectSeconds: Double
 
-        public init(name: String? = nil, ledger: String? = nil, offline: Offline = .refuse) {
+        /// The wait when the profile does not say: 30 s.
+        public static let defaultLedgerReconnectSeconds = 30.0
+        /// The waits accepted: 1 s to 10 min.
+        public static let ledgerReconnectRange = 1.0...600.0
+
+        public init(name: String? = nil, ledger: String? = nil, offline: Offline = .refuse,
+                    ledgerReconnectSeconds: Double = defaultLedgerReconnectSeconds) {
             self.name = name
             self.ledger = ledger
             self.offline = offline
+            self.ledgerReconnectSeconds = ledgerReconnectSeconds
         }
 
         /// The longest station name accepted.
@@ -325,7 +336,7 @@ public struct Profile: Sendable, Equatable {
     }
 
     private static func readStation(_ top: ProfileObject) throws(FleetError) -> StationConfig? {
-        guard let o = try top.object("station", allowed: ["name", "ledger", "offline"]) else { return nil }
+        guard let o = try top.object("station", allowed: ["name", "ledger", "offline", "ledger_reconnect_s"]) else { return nil }
         let nameExpected = "a station name of 1 to \(StationConfig.maxNameLength) characters, no control characters, no spaces at either end"
         let name = try o.string("name", expected: nameExpected, check: { name in
             !name.isEmpty && name.count <= StationConfig.maxNameLength && name == name.trimmingCharacters(in: .whitespaces)
@@ -339,7 +350,9 @@ public struct Profile: Sendable, Equatable {
         let modes = StationConfig.Offline.allCases.map(\.rawValue)
         let offline = try o.string("offline", expected: "one of " + modes.joined(separator: ", "), check: { modes.contains($0) })
             .flatMap(StationConfig.Offline.init(rawValue:)) ?? .refuse
-        return StationConfig(name: name, ledger: ledger, offline: offline)
+        let reconnect = try o.number("ledger_reconnect_s", in: StationConfig.ledgerReconnectRange, unit: " seconds")
+            ?? StationConfig.defaultLedgerReconnectSeconds
+        return StationConfig(name: name, ledger: ledger, offline: offline, ledgerReconnectSeconds: reconnect)
     }
 
     private static func readRegion(_ top: ProfileObject) throws(FleetError) -> RegionPolicy? {

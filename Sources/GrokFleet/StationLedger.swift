@@ -35,16 +35,19 @@ extension StationLedger {
     ///   rule needs every station's results);
     /// - with `offline` `.refuse`, ``FleetError/ledgerOffline(database:detail:)``;
     /// - with `.spool`, the spool at `spoolPath` (created if needed), a SQLite ledger.
-    /// Any of these is thrown before a Grokker is touched.
+    /// Any of these is thrown before a Grokker is touched. `reconnectSeconds` is how long the
+    /// shared database may stop answering before it counts as lost (the profile's
+    /// `station.ledger_reconnect_s`).
     public static func open(location: String, station: String, mode: FleetMode,
-                                   offline: Profile.StationConfig.Offline, spoolPath: String) throws -> StationLedger {
+                            offline: Profile.StationConfig.Offline, spoolPath: String,
+                            reconnectSeconds: Double = Profile.StationConfig.defaultLedgerReconnectSeconds) throws -> StationLedger {
         guard LedgerLocation.isShared(location) else {
             return StationLedger(ledger: try LedgerLocation.open(location, station: station), spool: nil,
                                  unreachable: nil, synced: nil, syncFailure: nil)
         }
         let shared: PostgresLedger
         do {
-            shared = try PostgresLedger.open(location, station: station)
+            shared = try PostgresLedger.open(location, station: station, reconnectSeconds: reconnectSeconds)
         } catch {
             guard case .cannotOpen(let database, let detail) = error else { throw error }
             if mode == .rollout { throw FleetError.ledgerOfflineRollout(database: database, detail: detail) }
@@ -75,12 +78,13 @@ extension StationLedger {
     /// would meet (``open(location:station:mode:offline:spoolPath:)``), or with
     /// `spool` the station's spool read-only (nil when there is none yet).
     public static func openForPlan(location: String, station: String, mode: FleetMode,
-                                   offline: Profile.StationConfig.Offline, spoolPath: String) throws -> (any LedgerStore)? {
+                                   offline: Profile.StationConfig.Offline, spoolPath: String,
+                                   reconnectSeconds: Double = Profile.StationConfig.defaultLedgerReconnectSeconds) throws -> (any LedgerStore)? {
         guard LedgerLocation.isShared(location) else {
             return FileManager.default.fileExists(atPath: location) ? try LedgerLocation.open(location, station: station) : nil
         }
         do {
-            return try PostgresLedger.open(location, station: station)
+            return try PostgresLedger.open(location, station: station, reconnectSeconds: reconnectSeconds)
         } catch {
             guard case .cannotOpen(let database, let detail) = error else { throw error }
             if mode == .rollout { throw FleetError.ledgerOfflineRollout(database: database, detail: detail) }

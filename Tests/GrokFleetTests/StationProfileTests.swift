@@ -12,7 +12,7 @@ struct StationProfileTests {
         try Profile.parse(Array((Self.base + station + "}").utf8), file: "p.json")
     }
 
-    @Test("name, shared ledger and offline mode are read; offline defaults to refuse; no section, no station config")
+    @Test("name, shared ledger, offline mode and reconnection window are read; offline defaults to refuse, the window to 30 s; no section, no station config")
     func read() throws {
         let full = try parse(#"{"name": "bench-3", "ledger": "postgresql://grokstation@db.example/grokfleet", "offline": "spool"}"#)
         #expect(full.station == Profile.StationConfig(name: "bench-3", ledger: "postgresql://grokstation@db.example/grokfleet",
@@ -21,6 +21,8 @@ struct StationProfileTests {
         #expect(try parse(#"{"ledger": "/var/lib/grokctl/bench.sqlite"}"#).station?.ledger == "/var/lib/grokctl/bench.sqlite")
         #expect(try parse(#"{"ledger": "postgres://db/fleet"}"#).station?.ledger == "postgres://db/fleet")
         #expect(try Profile.parse(Array(#"{"format": 1, "name": "t"}"#.utf8), file: "p.json").station == nil)
+        #expect(full.station?.ledgerReconnectSeconds == 30)
+        #expect(try parse(#"{"ledger_reconnect_s": 2.5}"#).station?.ledgerReconnectSeconds == 2.5)
     }
 
     struct Bad: Sendable, CustomStringConvertible {
@@ -40,6 +42,9 @@ struct StationProfileTests {
         Bad(station: #"{"ledger": "ledger.sqlite"}"#, code: "fleet_profile_invalid", keyPath: "station.ledger"),
         Bad(station: #"{"ledger": "mysql://db/fleet"}"#, code: "fleet_profile_invalid", keyPath: "station.ledger"),
         Bad(station: #"{"ledger": 5432}"#, code: "fleet_profile_invalid", keyPath: "station.ledger"),
+        Bad(station: #"{"ledger_reconnect_s": 0}"#, code: "fleet_profile_invalid", keyPath: "station.ledger_reconnect_s"),
+        Bad(station: #"{"ledger_reconnect_s": 601}"#, code: "fleet_profile_invalid", keyPath: "station.ledger_reconnect_s"),
+        Bad(station: #"{"ledger_reconnect_s": "30"}"#, code: "fleet_profile_invalid", keyPath: "station.ledger_reconnect_s"),
         Bad(station: #"{"offlne": "spool"}"#, code: "fleet_profile_unknown_key", keyPath: "station.offlne"),
         Bad(station: #""bench-3""#, code: "fleet_profile_invalid", keyPath: "station"),
     ]

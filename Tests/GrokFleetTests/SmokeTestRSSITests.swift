@@ -28,7 +28,7 @@ struct SmokeTestRSSITests {
         let bench = TemporaryDirectory("smoke-rssi")
         let (session, epc) = try Self.session(bench, tagAt: 5)
         let strict = Profile.SmokeTestPolicy(referenceTags: [epc], inventoryType: .inventoryDistance, duration: 1,
-                                             minReadsPerSecond: 1, minRSSI: -60)
+                                             minReadsPerSecond: 0.5, minRSSI: -60)
         let weak = try SmokeTest.run(strict, on: session)
         #expect(!weak.passed && weak.reasons == ["rssi"], "\(weak.reasons)")
         let figure = try #require(weak.weakestReferenceRSSI)

@@ -73,6 +73,7 @@ public enum SmokeTest {
     public static func run(_ policy: Profile.SmokeTestPolicy, on session: ReaderSession) throws(ReaderError) -> SmokeTestMeasurement {
         var configuration = UgiRfidConfiguration.config(inventoryType: policy.inventoryType)
         configuration.soundType = .none
+        // RSSI is asked for on every run: `min_rssi_dbm` judges it, the ledger records it.
         configuration.reportRssi = true
         // Dual target: tags still quiet from an inventory just before (a re-run, a retry)
         // are read on the other target, so every test sees every tag.
@@ -95,23 +96,29 @@ public enum SmokeTest {
 
     /// Judges a set of reads against the policy.
     public static func judge(_ policy: Profile.SmokeTestPolicy, reports: [TagReport], duration: Double) -> SmokeTestMeasurement {
-        var strongest: [[UInt8]: Double] = [:]
+        // Each tag's strongest read, dBm; nil for a tag read only without RSSI.
+        var strongest: [[UInt8]: Double?] = [:]
         for report in reports {
-            let rssi = Double(max(report.rssiITenthsDBm, report.rssiQTenthsDBm)) / 10
-            strongest[report.epc] = max(strongest[report.epc] ?? -.infinity, rssi)
+            let known = strongest[report.epc] ?? nil
+            switch (known, report.rssiDBm) {
+            case let (a?, b?): strongest[report.epc] = max(a, b)
+            case let (a, b): strongest[report.epc] = .some(a ?? b)
+            }
         }
         let readsPerSecond = Double(reports.count) / duration
         let missing = policy.referenceTags.filter { strongest[$0.bytes] == nil }
         let referenceRSSI = policy.referenceTags.compactMap { strongest[$0.bytes] }
-        let weakestReference = referenceRSSI.min()
-        let best = strongest.values.max()
+        let weakestReference = referenceRSSI.contains { $0 == nil } ? nil : referenceRSSI.compactMap { $0 }.min()
+        let best = strongest.values.compactMap { $0 }.max()
         var reasons: [String] = []
         if reports.isEmpty { reasons.append("no_reads") }
         if !missing.isEmpty { reasons.append("missing_tags") }
         if readsPerSecond < policy.minReadsPerSecond { reasons.append("reads_per_second") }
-        if let minimum = policy.minRSSI {
+        if let minimum = policy.minRSSI, !reports.isEmpty {
+            // A read without RSSI cannot show the minimum was reached: it fails the test.
             let judged = policy.referenceTags.isEmpty ? best : weakestReference
-            if let judged, judged < minimum { reasons.append("rssi") }
+            let unmeasured = policy.referenceTags.isEmpty ? best == nil : referenceRSSI.contains { $0 == nil }
+            if unmeasured || (judged.map { $0 < minimum } ?? false) { reasons.append("rssi") }
         }
         return SmokeTestMeasurement(passed: reasons.isEmpty, reasons: reasons, reads: reports.count, duration: duration,
                                     readsPerSecond: readsPerSecond, uniqueTags: strongest.count,

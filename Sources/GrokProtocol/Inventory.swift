@@ -69,9 +69,10 @@ public struct TagReport: Sendable, Hashable {
     public var epc: [UInt8]
     /// The tag's protocol-control word.
     public var pc: UInt16
-    /// Received signal strength, 0.1 dBm, in-phase and quadrature channels.
-    public var rssiITenthsDBm: Int16
-    public var rssiQTenthsDBm: Int16
+    /// Received signal strength, 0.1 dBm, in-phase and quadrature channels; nil when the
+    /// reader sent none (the inventory did not ask for RSSI).
+    public var rssiITenthsDBm: Int16?
+    public var rssiQTenthsDBm: Int16?
     /// The channel it was read on, kHz.
     public var frequencyKHz: UInt32
     /// Milliseconds since the inventory started, on the reader's clock.
@@ -84,7 +85,7 @@ public struct TagReport: Sendable, Hashable {
     /// past the end of its bank.
     public var readData: [UInt16]
 
-    public init(epc: [UInt8], pc: UInt16, rssiITenthsDBm: Int16, rssiQTenthsDBm: Int16, frequencyKHz: UInt32,
+    public init(epc: [UInt8], pc: UInt16, rssiITenthsDBm: Int16?, rssiQTenthsDBm: Int16?, frequencyKHz: UInt32,
                 milliseconds: UInt32, tid: [UInt8] = [], user: [UInt8] = [], readData: [UInt16] = []) {
         self.readData = readData
         self.epc = epc
@@ -97,6 +98,16 @@ public struct TagReport: Sendable, Hashable {
         self.user = user
     }
 
+    /// The read's RSSI, dBm: the stronger of the I and Q channels; nil when the reader sent
+    /// none. The one RSSI figure grokctl shows and judges (inventory, locate, smoke test).
+    public var rssiDBm: Double? {
+        switch (rssiITenthsDBm, rssiQTenthsDBm) {
+        case let (i?, q?): Double(max(i, q)) / 10
+        case let (i?, nil): Double(i) / 10
+        case let (nil, q?): Double(q) / 10
+        case (nil, nil): nil
+        }
+    }
 }
 
 /// How an inventory ended, in the vendor's numbering (`UGI_INVENTORY_COMPLETED_*`).

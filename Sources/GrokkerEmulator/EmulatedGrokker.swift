@@ -813,11 +813,11 @@ public final class EmulatedGrokker: CablePeer {
         totalReportsSent += 1
     }
 
-    /// RSSI byte: I in the high nibble, Q in the low, each `(dBm + 90) / 4` clamped to 0-15
-    /// (the vendor's units are not known; a guess that keeps the order of strengths).
+    /// RSSI byte of a read: its I and Q channel powers on ``VendorRSSI``'s scale (level n
+    /// covers [-90 + 4n, -86 + 4n) dBm; the vendor's own units are not known).
     static func rssiByte(_ report: TagReport) -> UInt8 {
-        func nibble(_ tenths: Int16) -> UInt8 { UInt8(clamping: max(0, min(15, (Int(tenths) / 10 + 90) / 4))) }
-        return nibble(report.rssiITenthsDBm) << 4 | nibble(report.rssiQTenthsDBm)
+        func dBm(_ tenths: Int16?) -> Double { tenths.map { Double($0) / 10 } ?? -.infinity }
+        return VendorRSSI.byte(iDBm: dBm(report.rssiITenthsDBm), qDBm: dBm(report.rssiQTenthsDBm))
     }
 
     /// The host's answer to a reader packet in slave mode.

@@ -7,9 +7,10 @@ public struct UgiDetailedPerReadData: Sendable, Hashable {
     public var timestamp: Date
     /// The channel, MHz.
     public var frequencyMHz: Double
-    /// In-phase and quadrature received power, dBm.
-    public var rssiI: Double
-    public var rssiQ: Double
+    /// In-phase and quadrature received power, dBm (``VendorRSSI``'s scale); nil when the
+    /// reader sent no RSSI.
+    public var rssiI: Double?
+    public var rssiQ: Double?
     /// The first and second words read with the find (vendor `readData1`, `readData2`),
     /// when the configuration asked for them.
     public var readData1: UInt16?
@@ -68,8 +69,8 @@ public final class InventoryTracker {
         var user: [UInt8]
         var total = 0
         var lastRead: Date
-        var rssiI = 0.0
-        var rssiQ = 0.0
+        var rssiI: Double?
+        var rssiQ: Double?
         /// Finds per interval, a ring: `history[(head + k) % depth]` is k intervals ago.
         var history: [Int]
         var head = 0
@@ -188,8 +189,8 @@ extension InventoryTracker.Record {
         pendingFinds += 1
         history[head] += 1
         lastRead = time
-        rssiI = Double(report.rssiITenthsDBm) / 10
-        rssiQ = Double(report.rssiQTenthsDBm) / 10
+        rssiI = report.rssiITenthsDBm.map { Double($0) / 10 }
+        rssiQ = report.rssiQTenthsDBm.map { Double($0) / 10 }
         if !report.tid.isEmpty { tid = report.tid }
         if !report.user.isEmpty { user = report.user }
         if detailed { pendingDetail.append(Self.detail(report, at: time)) }
@@ -198,7 +199,8 @@ extension InventoryTracker.Record {
     static func detail(_ report: TagReport, at time: Date) -> UgiDetailedPerReadData {
         let data = report.readData
         return UgiDetailedPerReadData(timestamp: time, frequencyMHz: Double(report.frequencyKHz) / 1000,
-                                      rssiI: Double(report.rssiITenthsDBm) / 10, rssiQ: Double(report.rssiQTenthsDBm) / 10,
+                                      rssiI: report.rssiITenthsDBm.map { Double($0) / 10 },
+                                      rssiQ: report.rssiQTenthsDBm.map { Double($0) / 10 },
                                       readData1: data.first, readData2: data.count > 1 ? data[1] : nil)
     }
 }

@@ -88,7 +88,7 @@ extension ReaderSession {
         if options.logger.isEnabled(.inventoryDetail) {
             for r in reports {
                 log(.inventoryDetail, "read \(hexString(r.epc)) at \(r.milliseconds) ms, \(r.frequencyKHz) kHz, "
-                    + "RSSI \(Double(r.rssiITenthsDBm) / 10)/\(Double(r.rssiQTenthsDBm) / 10)")
+                    + "RSSI " + (r.rssiDBm.map { "\($0) dBm" } ?? "not sent"))
             }
         }
         return reports

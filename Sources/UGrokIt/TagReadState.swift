@@ -16,11 +16,14 @@ public struct UgiTagReadState: Sendable, Hashable, Codable, CustomStringConverti
     public let totalReads: Int
     /// When the tag was last found. Vendor: `mostRecentRead`.
     public let mostRecentRead: Date
-    /// The in-phase RSSI of the last find, dBm (0 unless the configuration asks for
-    /// ``UgiRfidConfiguration/reportRssi``). Vendor: `mostRecentRssiI`.
-    public let mostRecentRssiI: Double
-    /// The quadrature RSSI of the last find, dBm. Vendor: `mostRecentRssiQ`.
-    public let mostRecentRssiQ: Double
+    /// The in-phase RSSI of the last find, dBm on ``VendorRSSI``'s scale; nil when the
+    /// reader sent none (the configuration did not ask for
+    /// ``UgiRfidConfiguration/reportRssi``). Vendor: `mostRecentRssiI`, which is the raw
+    /// 4-bit level (0-15) and 0 when none was sent.
+    public let mostRecentRssiI: Double?
+    /// The quadrature RSSI of the last find, dBm, as ``mostRecentRssiI``. Vendor:
+    /// `mostRecentRssiQ`.
+    public let mostRecentRssiQ: Double?
     /// Finds per history interval, `[0]` the newest (current) interval. Vendor: `readHistory`.
     public let readHistory: [Int]
 
@@ -28,7 +31,7 @@ public struct UgiTagReadState: Sendable, Hashable, Codable, CustomStringConverti
     /// `readHistory`".
     public init(
         timestamp: Date, isVisible: Bool? = nil, totalReads: Int, mostRecentRead: Date,
-        mostRecentRssiI: Double = 0, mostRecentRssiQ: Double = 0, readHistory: [Int]
+        mostRecentRssiI: Double? = nil, mostRecentRssiQ: Double? = nil, readHistory: [Int]
     ) {
         self.timestamp = timestamp
         self.isVisible = isVisible ?? readHistory.contains { $0 > 0 }
@@ -50,10 +53,13 @@ public struct UgiTagReadState: Sendable, Hashable, Codable, CustomStringConverti
     /// Finds within the history window (the sum of ``readHistory``).
     public var readsInHistory: Int { readHistory.reduce(0, +) }
 
-    /// The last find's total received power, dBm: the I and Q channel powers added,
-    /// `10 log10(10^(I/10) + 10^(Q/10))`.
-    public var mostRecentRssi: Double {
-        10 * log10(pow(10, mostRecentRssiI / 10) + pow(10, mostRecentRssiQ / 10))
+    /// The last find's RSSI, dBm: the stronger of the I and Q channels (as
+    /// `TagReport.rssiDBm`); nil when the reader sent none.
+    public var mostRecentRssi: Double? {
+        switch (mostRecentRssiI, mostRecentRssiQ) {
+        case let (i?, q?): max(i, q)
+        case let (i, q): i ?? q
+        }
     }
 
     public var description: String {

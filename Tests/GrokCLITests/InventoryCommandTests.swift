@@ -30,6 +30,10 @@ extension CLI {
             #expect(tags.allSatisfy { $0["device"] as? String == "sim:0" && ($0["epc"] as? String)?.count == 24 })
             #expect(tags.allSatisfy { ($0["uri"] as? String)?.hasPrefix("urn:epc:tag:sgtin-96:") == true })
             #expect(tags.allSatisfy { ($0["reads"] as? Int ?? 0) > 0 && $0["rssi_dbm"] as? Double != nil && $0["first_seen_s"] as? Double != nil })
+            // The reader's RSSI in dBm (its scale runs -90 to -30 dBm), not one constant for
+            // every tag of the bench (tags from 0.3 m to several metres).
+            let rssi = tags.compactMap { $0["rssi_dbm"] as? Double }
+            #expect(rssi.allSatisfy { $0 >= -90 && $0 <= -30 } && Set(rssi).count > 2, "\(rssi)")
         }
 
         @Test("bad durations and types are usage errors", arguments: [

@@ -88,7 +88,7 @@ extension CLI {
             (.en, .inventorySummary, ["sim:0", "1", "1", "1.5"], "sim:0: 1 tag, 1 read in 1.5 s."),
             (.es, .inventorySummary, ["sim:0", "1", "40", "1.5"], "sim:0: 1 etiqueta, 40 lecturas en 1,5 s."),
             (.de, .inventorySummary, ["sim:0", "13", "1", "1.5"], "sim:0: 13 Tags, 1 Lesung in 1,5 s."),
-            (.fr, .locateLine, ["1,0", "[###]", "9", "1"], "1,0 s  [###]  RSSI 9/15  1 lecture"),
+            (.fr, .locateLine, ["1,0", "[###]", "-62,0", "1"], "1,0 s  [###]  RSSI -62,0 dBm  1 lecture"),
             (.en, .ledgerRecoverLostRows, ["steps", "1", "7"], "Lost from steps: 1 row (number 7)."),
             (.de, .ledgerRecoverLostRows, ["steps", "2", "7, 8"], "Verloren aus steps: 2 Zeilen (Nummern 7, 8)."),
             (.de, .ledgerRecovered, ["a", "b", "1", "1", "1", "1"], "„a“ nach „b“ gerettet: 1 Lauf, 1 Schritt, 1 Funktionstest, 1 Grokker."),

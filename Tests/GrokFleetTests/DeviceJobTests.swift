@@ -154,6 +154,10 @@ struct DeviceJobTests {
         #expect(readings.count == 12)
         #expect(readings.last!.proximity > readings.first!.proximity + 0.1)
         #expect(readings.map(\.timeS) == (1...12).map { Double($0) / 2 })
+        // The figure is dBm (the reader's scale runs from -90 to -30 dBm), rising as it nears.
+        let heardRSSI = readings.compactMap(\.rssi)
+        #expect(!heardRSSI.isEmpty && heardRSSI.allSatisfy { $0 >= -90 && $0 <= -30 }, "\(heardRSSI)")
+        #expect(heardRSSI.last! > heardRSSI.first!)
         var silent: [LocateJob.Reading] = []
         let missing = try LocateJob(access: Self.access(bench), epc: try UgiEpc(hex: "000000000000000000000001"), seconds: 1)
             .run(on: .emulated(index: 0)) { silent.append($0) }
@@ -161,12 +165,13 @@ struct DeviceJobTests {
         #expect(!silent.isEmpty && silent.allSatisfy { $0.reads == 0 && $0.rssi == nil && $0.proximity == 0 })
     }
 
-    @Test("locate: proximity is the 4-bit RSSI scale from 0 to 1, 0 when not heard")
+    @Test("locate: proximity is where the RSSI (dBm) lies on the reader's scale, -90 to -30 dBm, 0 when not heard")
     func proximityScale() {
         #expect(LocateJob.proximity(rssi: nil) == 0)
-        #expect(LocateJob.proximity(rssi: 7.5) == 0.5)
-        #expect(LocateJob.proximity(rssi: 20) == 1)
-        #expect(LocateJob.proximity(rssi: -1) == 0)
+        #expect(LocateJob.proximity(rssi: -60) == 0.5)
+        #expect(LocateJob.proximity(rssi: -30) == 1)
+        #expect(LocateJob.proximity(rssi: -20) == 1)
+        #expect(LocateJob.proximity(rssi: -95) == 0)
     }
 
     // MARK: fan-out

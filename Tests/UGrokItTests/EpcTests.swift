@@ -357,13 +357,15 @@ struct TagReadStateTests {
         #expect(gone.description == "9 reads, not visible, history [0 0 0]")
     }
 
-    @Test func combinedRssiAddsTheChannelPowers() {
+    @Test func rssiIsTheStrongerChannelAndNilWhenNoneWasSent() {
         let equal = UgiTagReadState(
             timestamp: start, totalReads: 1, mostRecentRead: start, mostRecentRssiI: -60, mostRecentRssiQ: -60, readHistory: [1])
-        #expect(abs(equal.mostRecentRssi - (-60 + 10 * log10(2.0))) < 1e-9)
+        #expect(equal.mostRecentRssi == -60)
         let dominated = UgiTagReadState(
-            timestamp: start, totalReads: 1, mostRecentRead: start, mostRecentRssiI: -40, mostRecentRssiQ: -90, readHistory: [1])
-        #expect(abs(dominated.mostRecentRssi - -40) < 0.001)
+            timestamp: start, totalReads: 1, mostRecentRead: start, mostRecentRssiI: -90, mostRecentRssiQ: -40, readHistory: [1])
+        #expect(dominated.mostRecentRssi == -40)
+        let none = UgiTagReadState(timestamp: start, totalReads: 1, mostRecentRead: start, readHistory: [1])
+        #expect(none.mostRecentRssi == nil)
     }
 
     @Test func snapshotsRoundTripThroughJSON() throws {

@@ -40,12 +40,23 @@ struct InventoryCommand: Command {
         let epc: String
         let uri: String
         let reads: Int
-        let rssiDBm: Double
+        /// nil (JSON null) when the reader sent no RSSI.
+        let rssiDBm: Double?
         let firstSeenS: Double
         enum CodingKeys: String, CodingKey {
             case device, epc, uri, reads
             case rssiDBm = "rssi_dbm"
             case firstSeenS = "first_seen_s"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(device, forKey: .device)
+            try c.encode(epc, forKey: .epc)
+            try c.encode(uri, forKey: .uri)
+            try c.encode(reads, forKey: .reads)
+            try c.encode(rssiDBm, forKey: .rssiDBm)
+            try c.encode(firstSeenS, forKey: .firstSeenS)
         }
     }
 
@@ -63,7 +74,7 @@ struct InventoryCommand: Command {
 
     func run(_ context: CommandContext) throws -> ExitCode {
         let localizer = context.localizer
-        let job = InventoryJob(access: context.deviceAccess, configuration: UgiRfidConfiguration.config(inventoryType: inventoryType),
+        let job = InventoryJob(access: context.deviceAccess, configuration: InventoryJob.configuration(inventoryType: inventoryType),
                                seconds: seconds)
         let console = context.console
         let results: [DeviceResult<InventoryJob.Found>]
@@ -97,7 +108,7 @@ struct InventoryCommand: Command {
         let listed = results.map { result in
             (result.value?.tags ?? []).map { tag in
                 TagLine(device: result.device.description, epc: tag.epc.description, uri: tag.epc.toTagURI(),
-                        reads: tag.readState.totalReads, rssiDBm: (tag.readState.mostRecentRssi * 10).rounded() / 10,
+                        reads: tag.readState.totalReads, rssiDBm: tag.readState.mostRecentRssi.map { ($0 * 10).rounded() / 10 },
                         firstSeenS: (tag.firstRead.timeIntervalSince1970 * 1000).rounded() / 1000)
             }
         }
@@ -109,7 +120,7 @@ struct InventoryCommand: Command {
                                                     error: result.error.map(InfoReport.Problem.init))))
             }
         } else {
-            let rows = listed.joined().map { [$0.device, $0.epc, String($0.reads), localizer.localizedNumber(format($0.rssiDBm)),
+            let rows = listed.joined().map { [$0.device, $0.epc, String($0.reads), $0.rssiDBm.map { localizer.localizedNumber(format($0)) } ?? "-",
                                               localizer.localizedNumber(format($0.firstSeenS))] }
             if !rows.isEmpty {
                 console.table(Table(

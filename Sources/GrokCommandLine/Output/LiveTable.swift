@@ -11,13 +11,14 @@ public enum LiveTable {
     public struct Row: Sendable, Equatable {
         public var epc: String
         public var reads: Int
-        public var rssiDBm: Double
+        /// nil when the reader sent no RSSI (shown "-").
+        public var rssiDBm: Double?
         /// Seconds since the inventory started, of the first and the latest read.
         public var firstSeenS: Double
         public var lastSeenS: Double
         public var visible: Bool
 
-        public init(epc: String, reads: Int, rssiDBm: Double, firstSeenS: Double, lastSeenS: Double, visible: Bool) {
+        public init(epc: String, reads: Int, rssiDBm: Double?, firstSeenS: Double, lastSeenS: Double, visible: Bool) {
             self.epc = epc
             self.reads = reads
             self.rssiDBm = rssiDBm
@@ -49,7 +50,7 @@ public enum LiveTable {
         }
         let table = Table(
             headers: headers,
-            rows: shown.map { [$0.epc, String($0.reads), number($0.rssiDBm), number($0.lastSeenS), $0.visible ? visibleMark : ""] },
+            rows: shown.map { [$0.epc, String($0.reads), $0.rssiDBm.map(number) ?? "-", number($0.lastSeenS), $0.visible ? visibleMark : ""] },
             alignments: [.left, .right, .right, .right, .left])
         var lines = table.lines()
         if hidden > 0 { lines.append(more(hidden)) }

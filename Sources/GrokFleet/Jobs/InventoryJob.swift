@@ -16,6 +16,14 @@ public struct InventoryJob: Sendable {
         self.seconds = seconds
     }
 
+    /// The configuration `grokctl inventory` runs: the vendor's preset for `type`, asking
+    /// the reader for RSSI (no preset does) so each tag's RSSI is the reader's figure.
+    public static func configuration(inventoryType type: UgiInventoryType) -> UgiRfidConfiguration {
+        var configuration = UgiRfidConfiguration.config(inventoryType: type)
+        configuration.reportRssi = true
+        return configuration
+    }
+
     /// What one Grokker found: its tags (times from the start of the inventory) and the reads
     /// they came from.
     public struct Found: Sendable, Hashable {

@@ -1,3 +1,4 @@
+import GrokProtocol
 import UGrokIt
 
 /// `grokctl locate`: a proximity reading of one tag per history interval, like the vendor's
@@ -9,10 +10,10 @@ public struct LocateJob: Sendable {
         public var timeS: Double
         /// The tag's reads in the interval.
         public var reads: Int
-        /// The strongest RSSI of the interval on the reader's own scale: the vendor's read
-        /// records carry RSSI as two 4-bit values (I and Q, 0 to 15, units unknown).
+        /// The strongest RSSI of the interval, dBm (`TagReport.rssiDBm`); nil when the tag
+        /// was not heard or the reader sent no RSSI.
         public var rssi: Double?
-        /// 0 (not heard) to 1 (the top of the reader's 4-bit RSSI scale).
+        /// 0 (not heard, or at the bottom of the RSSI scale) to 1 (its top), from ``rssi``.
         public var proximity: Double
 
         enum CodingKeys: String, CodingKey {
@@ -32,10 +33,11 @@ public struct LocateJob: Sendable {
         self.seconds = seconds
     }
 
-    /// 0 (not heard) to 1 (the top of the reader's 4-bit RSSI scale).
+    /// 0 (not heard) to 1 (the top of the RSSI scale the reader sends, ``VendorRSSI``):
+    /// where `rssi` (dBm) lies between the scale's lowest and highest figures.
     public static func proximity(rssi: Double?) -> Double {
         guard let rssi else { return 0 }
-        return min(1, max(0, rssi / 15))
+        return min(1, max(0, (rssi - VendorRSSI.floorDBm) / (VendorRSSI.ceilingDBm - VendorRSSI.floorDBm)))
     }
 
     /// The inventory that follows the tag: the vendor's locate preset, selecting the tag's
@@ -67,8 +69,7 @@ public struct LocateJob: Sendable {
                 try session.collect(forAtMost: step)
                 elapsed += step
                 let reads = session.takeReports().filter { $0.epc == epc.bytes }
-                // TagReport carries each 4-bit RSSI value times ten (UGrokIt's VendorInventoryHost).
-                let rssi = reads.map { Double(max($0.rssiITenthsDBm, $0.rssiQTenthsDBm)) / 10 }.max()
+                let rssi = reads.compactMap(\.rssiDBm).max()
                 heard = heard || !reads.isEmpty
                 reading(Reading(timeS: (elapsed * 10).rounded() / 10, reads: reads.count, rssi: rssi,
                                 proximity: Self.proximity(rssi: rssi)))

@@ -8,8 +8,8 @@ public struct VendorTagRead: Sendable, Hashable {
     public var isFirstFind: Bool
     /// The reader's find count for this report (1 for a first read without subsequent finds).
     public var numFinds: Int
-    /// The two RSSI nibbles (high, low) when the inventory reports RSSI; the vendor library
-    /// hands them to the application as two numbers, their unit is not confirmed.
+    /// The two RSSI levels (I high nibble, Q low) when the inventory reports RSSI; the vendor
+    /// library hands them to the application as two numbers 0-15 (``VendorRSSI``).
     public var rssi: (high: UInt8, low: UInt8)?
     public var perReads: [VendorPerRead]
     public var tid: [UInt8]
@@ -30,8 +30,9 @@ public struct VendorTagRead: Sendable, Hashable {
         hasher.combine(rounds)
     }
 
-    /// The read as the ``InventoryTracker`` takes it. RSSI: the nibbles times ten in the
-    /// I and Q fields (the numbers the vendor library passes on); frequency: the channel of
+    /// The read as the ``InventoryTracker`` takes it. RSSI: the record's levels (else the
+    /// newest per-read data's) in dBm on ``VendorRSSI``'s scale, nil when the reader sent
+    /// none; frequency: the channel of
     /// the region's hop table when `channelsKHz` is given, else 0; time: the reader's
     /// "ms ago" subtracted from `atMilliseconds`.
     public func report(atMilliseconds now: Int, channelsKHz: [Int] = []) -> TagReport {
@@ -43,8 +44,11 @@ public struct VendorTagRead: Sendable, Hashable {
         var words: [UInt16] = []
         if let pair = last?.words { words = [pair.0, pair.1] }
         let pcWords = UInt16(epc.count / 2)
-        return TagReport(epc: epc, pc: pcWords << 11, rssiITenthsDBm: Int16(rssi?.high ?? 0) * 10,
-                         rssiQTenthsDBm: Int16(rssi?.low ?? 0) * 10, frequencyKHz: frequency, milliseconds: UInt32(ms),
+        let levels = rssi.map { $0.high << 4 | $0.low & 0x0f } ?? last?.rssi
+        let dBm = levels.map(VendorRSSI.dBm(byte:))
+        func tenths(_ value: Double?) -> Int16? { value.map { Int16(($0 * 10).rounded()) } }
+        return TagReport(epc: epc, pc: pcWords << 11, rssiITenthsDBm: tenths(dBm?.i),
+                         rssiQTenthsDBm: tenths(dBm?.q), frequencyKHz: frequency, milliseconds: UInt32(ms),
                          tid: tid, user: user, readData: words)
     }
 }

@@ -63,7 +63,8 @@ struct FleetStageCommandTests {
         let shared = try PostgresLedger.open(uri, station: "auditor")
         let stage = try #require(try shared.rolloutStage(Self.rolloutID))
         #expect(stage.state == .halted && stage.trippedBy == "bench-bad")
-        #expect(stage.halt == RolloutHalt(failed: 2, finished: 2, threshold: 0.3, trippedBy: "bench-bad", stationFailures: 2))
+        #expect(stage.halt == RolloutHalt(failed: 2, finished: 2, threshold: 0.3, trippedBy: "bench-bad", stationFailures: 2,
+                                           rule: RolloutHaltRule(afterDevices: 2, maxFailureRate: 0.3, windowDevices: 8)))
 
         // Station bench-good: the stage is halted, so no unit starts, and the run says why.
         let before = good.deviceBytes(2)

@@ -228,7 +228,8 @@ struct FleetReportPage {
     func progressChart(_ rollout: FleetStatusView.Rollout) -> String {
         let points = rollout.progress
         guard let first = points.first, let last = points.last else { return empty("progress") }
-        let (width, height, left, right, top, bottom) = (640.0, 240.0, 50.0, 20.0, 15.0, 35.0)
+        // The legend goes under the time axis, clear of the series.
+        let (width, height, left, right, top, bottom) = (640.0, 262.0, 50.0, 20.0, 15.0, 57.0)
         let whole = max(rollout.totals.finished + rollout.totals.pending, points.map { $0.finished + $0.pending }.max() ?? 1, 1)
         let (start, span) = Self.timeAxis(first.at, last.at)
         func x(_ date: Date) -> Double { left + (width - left - right) * date.timeIntervalSince(start) / span }
@@ -249,9 +250,9 @@ struct FleetReportPage {
                 + "stroke-width=\"2\"/>\n"
         }
         out += label(left - 5, y(whole) + 4, String(whole), anchor: "end") + label(left - 5, y(0) + 4, "0", anchor: "end")
-        out += timeLabels(start: start, span: span, left: left, right: width - right, y: height - 12)
+        out += timeLabels(start: start, span: span, left: left, right: width - right, y: height - bottom + 23)
         out += legend([(text(.fleetColumnDone), Self.colors.done), (text(.fleetColumnFailed), Self.colors.failed),
-                       (text(.fleetColumnPending), Self.colors.pending), (text(.reportStageWhole), "#555")], x: left + 10, y: top + 5)
+                       (text(.fleetColumnPending), Self.colors.pending), (text(.reportStageWhole), "#555")], x: left, y: height - 16)
         return out + "</svg>\n"
     }
 
@@ -300,8 +301,8 @@ struct FleetReportPage {
         return out
     }
 
-    /// How wide a date label is drawn, at most: 11 px sans-serif, a date's digits and
-    /// separators under 7.5 px each (a wide character counts twice).
+    /// How wide a label is drawn, at most: 11 px sans-serif, the digits, separators and most
+    /// letters under 7.5 px each (a wide character counts twice).
     static func textWidth(_ text: String) -> Double { Double(TextWidth.of(text)) * 7.5 }
 
     /// The time axis from a little before the first unit finished to a little after the last:
@@ -388,7 +389,7 @@ struct FleetReportPage {
         for (name, color) in items {
             out += "<rect class=\"legend\" x=\"\(f(at))\" y=\"\(f(y))\" width=\"10\" height=\"10\" fill=\"\(color)\"/>\n"
             out += label(at + 14, y + 9, name)
-            at += 24 + Double(TextWidth.of(name)) * 6.5
+            at += 24 + Self.textWidth(name)
         }
         return out
     }

@@ -33,6 +33,7 @@ extension CLI {
                     "\(judgement)")
             let halt = try #require(rollout["halt"] as? [String: Any])
             #expect(halt["max_failure_rate"] as? Double == 0.3 && halt["source"] as? String == "stage", "\(halt)")
+            #expect(halt["after_devices"] == nil, "a halt recorded without its rule: after_devices is not known, never the profile's")
             // The failed unit (bench-1's first Grokker; its run failed no step).
             let failed = try #require(rollout["failed_units"] as? [[String: Any]])
             #expect(failed.map { $0["serial"] as? String } == [fixture.serials[1][0]] && failed.first?["station"] as? String == "bench-1",

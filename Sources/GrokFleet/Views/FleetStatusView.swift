@@ -182,9 +182,12 @@ public struct FleetStatusView: Sendable {
         public var progress: [ProgressPoint]
         public var events: [StageHistoryEntry]
         /// The halt rule the figures are judged by: the one the stage recorded when it halted,
-        /// else the `--profile`'s (nil: neither). One rule, so one threshold on every page.
+        /// else the `--profile`'s (nil: neither, or a halt recorded before halts kept their
+        /// rule, of which only ``threshold`` is known). One rule, so one threshold on every page.
         public var rule: RolloutHaltRule?
-        /// Where ``rule`` comes from: `stage` (recorded with the halt) or `profile`.
+        /// The threshold the failure rate is drawn against (0 ... 1): the halt's, else ``rule``'s; nil without either.
+        public var threshold: Double?
+        /// Where ``threshold`` and ``rule`` come from: `stage` (recorded with the halt) or `profile`.
         public var ruleSource: String?
         /// The halt rule read now: over the rule's window (since the stage was last resumed).
         public var judgement: HaltJudgement
@@ -199,9 +202,6 @@ public struct FleetStatusView: Sendable {
 
         /// The halt rule's finding, when the rule halted the stage (``GrokLedger/RolloutStage/halt``).
         var haltFinding: RolloutHalt? { stageState == .halted ? RolloutHalt(json: reasonDetail) : nil }
-
-        /// The threshold the failure rate is drawn against (0 ... 1), nil without a rule.
-        public var threshold: Double? { rule?.maxFailureRate }
 
         /// Whether the rule's window is above its threshold: true for a halt and above; nil without a rule.
         public var aboveThreshold: Bool? {
@@ -227,7 +227,8 @@ public struct FleetStatusView: Sendable {
         }
 
         struct HaltObject: Encodable {
-            let rule: RolloutHaltRule
+            let threshold: Double
+            let rule: RolloutHaltRule?
             let source: String
             enum CodingKeys: String, CodingKey {
                 case afterDevices = "after_devices", maxFailureRate = "max_failure_rate", windowDevices = "window_devices"
@@ -236,10 +237,10 @@ public struct FleetStatusView: Sendable {
 
             func encode(to encoder: any Encoder) throws {
                 var container = encoder.container(keyedBy: CodingKeys.self)
-                try container.encode(rule.afterDevices, forKey: .afterDevices)
-                try container.encode(rule.maxFailureRate, forKey: .maxFailureRate)
-                try container.encodeIfPresent(rule.windowDevices, forKey: .windowDevices)
-                try container.encodeIfPresent(rule.windowMinutes, forKey: .windowMinutes)
+                try container.encodeIfPresent(rule?.afterDevices, forKey: .afterDevices)
+                try container.encode(threshold, forKey: .maxFailureRate)
+                try container.encodeIfPresent(rule?.windowDevices, forKey: .windowDevices)
+                try container.encodeIfPresent(rule?.windowMinutes, forKey: .windowMinutes)
                 try container.encode(source, forKey: .source)
             }
         }
@@ -315,7 +316,7 @@ public struct FleetStatusView: Sendable {
             try container.encodeIfPresent(updatedAt.map { Timestamp.iso8601($0) }, forKey: .updatedAt)
             try container.encodeIfPresent(updatedBy, forKey: .updatedBy)
             try container.encode(totals, forKey: .totals)
-            try container.encodeIfPresent(rule.map { HaltObject(rule: $0, source: ruleSource ?? "profile") }, forKey: .halt)
+            try container.encodeIfPresent(threshold.map { HaltObject(threshold: $0, rule: rule, source: ruleSource ?? "profile") }, forKey: .halt)
             try container.encode(JudgementObject(judgement: judgement), forKey: .judgement)
             try container.encodeIfPresent(aboveThreshold, forKey: .aboveThreshold)
             try container.encode(byStation, forKey: .stations)
@@ -544,12 +545,11 @@ public struct FleetStatusView: Sendable {
         let events = snapshot.rollouts.events.filter { $0.rolloutID == id }
         // One rule: the one the stage recorded when it halted, else the profile's.
         let finding = stage?.halt
-        let recorded = finding.map { $0.rule ?? RolloutHaltRule(afterDevices: 0, maxFailureRate: $0.threshold) }
         let given = profile.halt.map {
             RolloutHaltRule(afterDevices: $0.afterDevices, maxFailureRate: $0.maxFailureRate, windowDevices: $0.windowDevices,
                             windowMinutes: $0.windowMinutes)
         }
-        let rule = recorded ?? given
+        let rule = finding.map { $0.rule } ?? given
         let judgement: HaltJudgement
         if let finding {
             judgement = .halted(failed: finding.failed, finished: finding.finished, threshold: finding.threshold)
@@ -573,7 +573,8 @@ public struct FleetStatusView: Sendable {
             byHardwareRevision: revisions.keys.sorted(by: revisionOrder).map { Group(name: $0, counts: revisions[$0]!) },
             byStage: stages.keys.sorted().map { StageGroup(percentage: $0, counts: stages[$0]!) },
             progress: progress, events: events.map(StageHistoryEntry.init),
-            rule: rule, ruleSource: recorded != nil ? "stage" : (given != nil ? "profile" : nil), judgement: judgement,
+            rule: rule, threshold: finding?.threshold ?? rule?.maxFailureRate,
+            ruleSource: finding != nil ? "stage" : (given != nil ? "profile" : nil), judgement: judgement,
             failedUnits: failedUnits, throughput: throughput(results, timeZone: timeZone))
     }
 

@@ -86,6 +86,8 @@ struct FleetReportPageTests {
                      localizer.text(.fleetActionHalted)] {
             #expect(history.contains(render.escape(word)), "\(language): no '\(word)' in the history")
         }
+        // The halt's row says why: its own figures and threshold.
+        #expect(history.contains(render.escape(localizer.text(.fleetStatusJudgementHalted, "3", "3", "20"))), "\(language)")
         // Which units failed: serial, station, step and why.
         let failed = try #require(Self.table(page, "failed-units"))
         #expect(failed.components(separatedBy: "<tr>").count - 2 == 3, "three failed units")

@@ -145,6 +145,10 @@ struct FleetStatusViewTests {
         let rollout = try #require(view.rollouts.first)
         #expect(rollout.judgement == .halted(failed: 3, finished: 3, threshold: 0.2))
         #expect(rollout.threshold == 0.2 && rollout.rule == rule && rollout.ruleSource == "stage")
+        #expect(rollout.events.isEmpty)
+        snapshot.rollouts.events = [Self.event(.created, at: 0), Self.event(.halted, at: 3)]
+        let history = try #require(FleetStatusView(snapshot, selects: { _, _, _ in true }).rollouts.first?.events)
+        #expect(history.map(\.halt) == [nil, .halted(failed: 3, finished: 3, threshold: 0.2)], "the halt that holds the stage now says why")
         let json = try jsonObject(rollout)
         #expect((json["judgement"] as? [String: Any])?["code"] as? String == "halted")
         #expect((json["halt"] as? [String: Any])?["max_failure_rate"] as? Double == 0.2)
@@ -163,6 +167,7 @@ struct FleetStatusViewTests {
         #expect(rollout.totals.failureRate == 0.75, "the totals still count every unit")
         #expect(rollout.judgement == .tooFew(finished: 1, needed: 2), "\(rollout.judgement)")
         #expect(rollout.aboveThreshold == false)
+        #expect(rollout.events.map(\.halt) == [nil, nil, nil], "a halt since resumed keeps no figures: not known, never made up")
         // Ten finished of which four are newer than the resume, none failed: judged, and not above.
         snapshot.rollouts.results += (0..<3).map { Self.result("N\($0)", .succeeded, station: "bench-2", at: Double(12 + $0)) }
         let later = try #require(FleetStatusView(snapshot, selects: { _, _, _ in true }, profiles: ["r1": profile]).rollouts.first)

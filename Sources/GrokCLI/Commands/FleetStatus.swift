@@ -80,8 +80,10 @@ struct FleetStatusText {
 
     /// How the halt rule reads now: "halted: 3 of 3 failed, above 20 %", "too few finished to
     /// judge: 4 of 10", ... (the rule the stage recorded when it halted, else `--profile`'s).
-    func judgement(_ rollout: FleetStatusView.Rollout) -> String {
-        switch rollout.judgement {
+    func judgement(_ rollout: FleetStatusView.Rollout) -> String { judgement(rollout.judgement) }
+
+    func judgement(_ judgement: FleetStatusView.HaltJudgement) -> String {
+        switch judgement {
         case .noRule: localizer.text(.fleetStatusNoThreshold)
         case .halted(let failed, let finished, let threshold):
             localizer.text(.fleetStatusJudgementHalted, String(failed), String(finished), percent(threshold * 100))
@@ -140,12 +142,20 @@ struct FleetStatusText {
     func history(_ rollout: FleetStatusView.Rollout, timeZone: TimeZone = .current) -> (headers: [String], rows: [[String]])? {
         guard !rollout.events.isEmpty else { return nil }
         let headers = [localizer.text(.ledgerColumnWhen), localizer.text(.fleetColumnChange), localizer.text(.fleetColumnStage),
-                       localizer.text(.fleetColumnStation), localizer.text(.fleetColumnWho), localizer.text(.fleetColumnNote)]
+                       localizer.text(.fleetColumnStation), localizer.text(.fleetColumnWho), localizer.text(.fleetColumnDetail),
+                       localizer.text(.fleetColumnNote)]
         let rows = rollout.events.map { event in
             var stage = [event.percentageBefore, event.percentageAfter].compactMap { $0 }.map { percent($0) + " %" }
             if stage.count == 2, stage[0] == stage[1] { stage.removeFirst() }
+            // Why a halt happened: the current halt's figures; a halt since resumed kept none (a dash: not known).
+            var why = ""
+            if let halt = event.halt {
+                why = judgement(halt)
+            } else if event.action == "halted" {
+                why = "–"
+            }
             return [LocaleFormat.dateTime(event.at, language, timeZone: timeZone), action(event.action), stage.joined(separator: " → "),
-                    event.station ?? "–", person(event.actor), event.note]
+                    event.station ?? "–", person(event.actor), why, event.note]
         }
         return (headers, rows)
     }

@@ -290,8 +290,9 @@ public struct FleetStatusView: Sendable {
             let actor: String
             let note: String
             let at: String
+            let halt: JudgementObject?
             enum CodingKeys: String, CodingKey {
-                case action, station, actor, note, at
+                case action, station, actor, note, at, halt
                 case percentageBefore = "percentage_before", percentageAfter = "percentage_after"
             }
         }
@@ -324,7 +325,8 @@ public struct FleetStatusView: Sendable {
             try container.encode(byStage, forKey: .stages)
             try container.encode(events.map {
                 EventObject(action: $0.action, percentageBefore: $0.percentageBefore, percentageAfter: $0.percentageAfter,
-                            station: $0.station, actor: $0.actor, note: $0.note, at: Timestamp.iso8601($0.at))
+                            station: $0.station, actor: $0.actor, note: $0.note, at: Timestamp.iso8601($0.at),
+                            halt: $0.halt.map(JudgementObject.init))
             }, forKey: .events)
             try container.encode(failedUnits.map(FailedObject.init), forKey: .failedUnits)
         }
@@ -545,6 +547,10 @@ public struct FleetStatusView: Sendable {
         let events = snapshot.rollouts.events.filter { $0.rolloutID == id }
         // One rule: the one the stage recorded when it halted, else the profile's.
         let finding = stage?.halt
+        var history = events.map(StageHistoryEntry.init)
+        if let finding, let last = history.lastIndex(where: { $0.action == StageAction.halted.rawValue }) {
+            history[last].halt = .halted(failed: finding.failed, finished: finding.finished, threshold: finding.threshold)
+        }
         let given = profile.halt.map {
             RolloutHaltRule(afterDevices: $0.afterDevices, maxFailureRate: $0.maxFailureRate, windowDevices: $0.windowDevices,
                             windowMinutes: $0.windowMinutes)
@@ -572,7 +578,7 @@ public struct FleetStatusView: Sendable {
             byStation: stations.keys.sorted().map { Group(name: $0, counts: stations[$0]!) },
             byHardwareRevision: revisions.keys.sorted(by: revisionOrder).map { Group(name: $0, counts: revisions[$0]!) },
             byStage: stages.keys.sorted().map { StageGroup(percentage: $0, counts: stages[$0]!) },
-            progress: progress, events: events.map(StageHistoryEntry.init),
+            progress: progress, events: history,
             rule: rule, threshold: finding?.threshold ?? rule?.maxFailureRate,
             ruleSource: finding != nil ? "stage" : (given != nil ? "profile" : nil), judgement: judgement,
             failedUnits: failedUnits, throughput: throughput(results, timeZone: timeZone))

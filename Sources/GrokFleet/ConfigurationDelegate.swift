@@ -173,6 +173,10 @@ public enum DeviceOutcome: String, Sendable, Hashable, Codable {
     case halted
     /// The run was cancelled before the device finished.
     case interrupted
+    /// A rollout's stage does not select the unit (`fleet_not_in_rollout`): once identified,
+    /// nothing else was done to it (no provisioning, region, smoke test or firmware), and it
+    /// is not counted in the rollout's results. Code `not_in_stage`.
+    case notInStage = "not_in_stage"
 }
 
 /// The vendor's configuration delegate (`UgiConfigurationDelegate`): every housekeeping
@@ -248,6 +252,10 @@ public protocol ConfigurationDelegate: Sendable {
 
     /// Whether to start the next device (the halt rule answers no); `nil` = start, else the reason.
     func shouldStartDevice(_ context: FleetDeviceContext) -> FleetError?
+    /// Once the device is identified: why a rollout's stage leaves it out
+    /// (``FleetError/notInRollout(device:serial:percentage:source:profilePercentage:)``), or
+    /// `nil` when the stage selects it or no stage applies. A unit left out is not touched.
+    func stageLeavesOut(_ context: FleetDeviceContext) -> FleetError?
     /// A device is being started.
     func deviceStarted(_ context: FleetDeviceContext)
     /// A step is about to run.
@@ -281,6 +289,7 @@ extension ConfigurationDelegate {
     public func startBackgroundAction(_ context: FleetDeviceContext, cause: BackgroundAction) {}
     public func finishBackgroundAction(_ context: FleetDeviceContext, cause: BackgroundAction) {}
     public func shouldStartDevice(_ context: FleetDeviceContext) -> FleetError? { nil }
+    public func stageLeavesOut(_ context: FleetDeviceContext) -> FleetError? { nil }
     public var isInteractive: Bool { false }
     public func firmwarePolicy(_ context: FleetDeviceContext, offer: FirmwareOffer) -> FirmwareUpdateDecision { .update }
     public func deviceStarted(_ context: FleetDeviceContext) {}

@@ -59,6 +59,8 @@ extension DeviceWorker {
         if let refused = lockBySerial(identified.serialNumberText) { return unreachable(.identify, refused) }
         inLoader = session.version?.software == .loader
         history = runner.recorder.flatMap { try? Self.completedSteps(serial: identified.serialNumberText, in: $0) } ?? []
+        // The stage the run would ask: the plan's policy's (a dry run reads it, never makes it).
+        leftOut = (policy.map { $0 as any ConfigurationDelegate } ?? delegate).stageLeavesOut(context)
         let identifyDecision = decider.decide(.identify, facts(identified))
         planned.append(identifyDecision.planned)
         action = workflow.next(.ended(DeviceWorkflow.assumedEnding(of: identifyDecision, inLoader: inLoader)))

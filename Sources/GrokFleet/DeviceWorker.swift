@@ -45,6 +45,8 @@ final class DeviceWorker {
     var lockedOut: FleetError?
     /// The unit answered from its loader when identified.
     var inLoader = false
+    /// Once identified: why the rollout's stage leaves the unit out (nil: it does not).
+    var leftOut: FleetError?
     /// The battery, once read (the firmware step reads it before deciding on an update).
     var battery: BatteryInfo?
     /// The wall-clock bounds on this Grokker's audio I/O (the port's stall bound, this
@@ -122,6 +124,7 @@ final class DeviceWorker {
                     continue
                 }
                 let ended = self.step(step) { () throws(Stop) in try perform(step) }
+                if step == .identify, ended.result == .done { leftOut = delegate.stageLeavesOut(context) }
                 if step == .record { recorded = Self.outcome(of: steps) }
                 action = workflow.next(interrupted && step != .record
                     ? .interrupted
@@ -132,7 +135,9 @@ final class DeviceWorker {
 
     /// Performs `step` with the device; the record is of the device as its steps left it.
     func perform(_ step: FleetStep) throws(Stop) -> Result {
-        switch step {
+        // A unit the rollout's stage leaves out is not touched (the same decision a plan shows).
+        if let info, let skipped = decider.leftOut(step, facts(info)).flatMap(Self.result(of:)) { return skipped }
+        return switch step {
         case .connect: try connect()
         case .identify: try identify()
         case .provision: try provision()
@@ -149,12 +154,20 @@ final class DeviceWorker {
         if steps.contains(where: { $0.result == .refused }) { return .refused }
         // Declined by the person asked: not done, not failed; like a postponement the next run asks again.
         if steps.contains(where: { $0.result == .postponed || $0.result == .declined }) { return .postponed }
+        if steps.contains(where: { $0.result == .skipped && $0.code == notInStageCode }) { return .notInStage }
         return .done
     }
+
+    /// The code of a step a rollout's stage left out (``FleetError/notInRollout(device:serial:percentage:source:profilePercentage:)``).
+    static let notInStageCode = "fleet_not_in_rollout"
 
     func finish(_ outcome: DeviceOutcome, code error: FleetError?) -> DeviceReport {
         var code = error?.code
         var arguments = error?.arguments ?? []
+        if outcome == .notInStage, let left = steps.last(where: { $0.code == Self.notInStageCode }) {
+            code = left.code
+            arguments = left.arguments
+        }
         if code == nil, outcome != .done, let last = steps.last(where: { $0.result != .done && $0.result != .skipped }) {
             code = last.code
             arguments = last.arguments
@@ -261,7 +274,7 @@ final class DeviceWorker {
                          provisioning: provisioning, batteryPercent: battery.map { Int($0.percentRemaining) },
                          externalPower: battery?.externalPowerIsConnected ?? false, history: history, changed: changed,
                          regionsOffered: session?.regionNames(catalogue: runner.firmware?.regionCatalogue).names ?? RegionCatalog.all.map(\.name),
-                         listings: runner.firmware?.listings, interactive: delegate.isInteractive,
+                         listings: runner.firmware?.listings, interactive: delegate.isInteractive, leftOut: leftOut,
                          policy: { offer in delegate.firmwarePolicy(context, offer: offer) })
     }
 

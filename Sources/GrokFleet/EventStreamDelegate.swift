@@ -230,6 +230,8 @@ public struct EventStreamDelegate: ConfigurationDelegate {
         return halt
     }
 
+    public func stageLeavesOut(_ context: FleetDeviceContext) -> FleetError? { decider.stageLeavesOut(context) }
+
     public func deviceStarted(_ context: FleetDeviceContext) {
         decider.deviceStarted(context)
         emit("device_started", context)

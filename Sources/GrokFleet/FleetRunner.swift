@@ -277,11 +277,13 @@ public final class FleetRunner: Sendable {
     }
 
     static func outcome(of reports: [DeviceReport], cancelled: Bool) -> RunOutcome {
-        if reports.contains(where: { $0.outcome == .interrupted }) || (cancelled && reports.contains { $0.outcome != .done }) {
+        // A unit the stage leaves out has nothing left to do in this run: it counts as done.
+        let finished: Set<DeviceOutcome> = [.done, .notInStage]
+        if reports.contains(where: { $0.outcome == .interrupted }) || (cancelled && reports.contains { !finished.contains($0.outcome) }) {
             return .interrupted
         }
         if reports.contains(where: { $0.outcome == .failed }) { return .failed }
-        return reports.allSatisfy { $0.outcome == .done } ? .succeeded : .incomplete
+        return reports.allSatisfy { finished.contains($0.outcome) } ? .succeeded : .incomplete
     }
 
     /// The one device fan-out (runs, dry runs, flash and every device command): runs `job`

@@ -105,7 +105,7 @@ public final class RolloutStageTracker: Sendable {
         case .done: counted = .succeeded
         case .postponed, .refused: counted = .incomplete
         case .failed: counted = .failed
-        case .halted, .interrupted: return
+        case .halted, .interrupted, .notInStage: return
         }
         guard RolloutSelection.place(serial: serial, rolloutID: rollout.id) < percentage else { return }
         let result = RolloutResult(rolloutID: rollout.id, runKey: runKey, station: station, serial: serial, percentage: percentage,
@@ -179,14 +179,27 @@ public struct PolicyDelegate: ConfigurationDelegate {
                                                                       externalPower: offer?.externalPower ?? false, now: time,
                                                                       halt: stageNow?.stop)
         // Not selected: say whose percentage it was (the stage's rules once it exists).
-        if case .cancel(let reason, _) = decision, reason == "fleet_not_in_rollout", let stageNow, let serial = context.serial,
-           let profilePercentage = profile.rollout?.percentage {
-            let error = FleetError.notInRollout(device: context.device, serial: serial, percentage: stageNow.percentage,
-                                                source: stageNow.fromLedger ? "ledger" : "profile",
-                                                profilePercentage: stageNow.percentage != profilePercentage ? profilePercentage : nil)
+        if case .cancel(let reason, _) = decision, reason == "fleet_not_in_rollout", let stageNow,
+           let error = leftOut(context, percentage: stageNow.percentage, fromLedger: stageNow.fromLedger) {
             return .cancel(reason: error.code, arguments: error.arguments)
         }
         return decision
+    }
+
+    /// Why the stage's `percentage` leaves the unit in `context` out, saying whose percentage
+    /// it is (the stage's once it exists, else the profile's); nil when it selects the unit.
+    private func leftOut(_ context: FleetDeviceContext, percentage: Double, fromLedger: Bool) -> FleetError? {
+        guard let rollout = profile.rollout, let serial = context.serial,
+              RolloutSelection.place(serial: serial, rolloutID: rollout.id) >= percentage else { return nil }
+        return .notInRollout(device: context.device, serial: serial, percentage: percentage, source: fromLedger ? "ledger" : "profile",
+                             profilePercentage: percentage != rollout.percentage ? rollout.percentage : nil)
+    }
+
+    /// A rollout's unit the stage's percentage does not select is left out once identified:
+    /// nothing is done to it (the same selection its firmware decision and its result use).
+    public func stageLeavesOut(_ context: FleetDeviceContext) -> FleetError? {
+        guard let stageNow = stageNow(now()) else { return nil }
+        return leftOut(context, percentage: stageNow.percentage, fromLedger: stageNow.fromLedger)
     }
 
     public func firmwarePolicy(_ context: FleetDeviceContext, offer: FirmwareOffer) -> FirmwareUpdateDecision {

@@ -82,6 +82,9 @@ struct StepFacts: Sendable {
     var interactive: Bool = false
     /// The delegate's `doAutomaticFirmwareUpdate` answer.
     var automaticFirmwareUpdate: Bool = true
+    /// Why a rollout's stage leaves the unit out (``ConfigurationDelegate/stageLeavesOut(_:)``):
+    /// every step after identify but the record is skipped with its code.
+    var leftOut: FleetError? = nil
     /// The policy's answer to an update on offer (``ConfigurationDelegate/firmwarePolicy(_:offer:)``:
     /// a ``PolicyDelegate`` judges it by ``StepDecider/firmwarePolicy(mode:device:serial:batteryPercent:externalPower:now:halt:)``).
     var policy: @Sendable (FirmwareOffer) -> FirmwareUpdateDecision = { _ in .update }
@@ -97,7 +100,8 @@ struct StepDecider: Sendable {
     let profile: Profile
 
     func decide(_ step: FleetStep, _ facts: StepFacts) -> StepDecision {
-        switch step {
+        if let leftOut = leftOut(step, facts) { return leftOut }
+        return switch step {
         case .connect: .run(.connect, "step_will_connect")
         case .identify: .run(.identify, "step_will_identify")
         case .provision: provision(facts)
@@ -107,6 +111,13 @@ struct StepDecider: Sendable {
         case .reconnect: reconnect(facts)
         case .record: .run(.record, "step_will_record")
         }
+    }
+
+    /// A unit a rollout's stage leaves out: every step after identify but the record is
+    /// skipped with the stage's reason (nil: the unit is in, or the step is one of those three).
+    func leftOut(_ step: FleetStep, _ facts: StepFacts) -> StepDecision? {
+        guard let leftOut = facts.leftOut, ![FleetStep.connect, .identify, .record].contains(step) else { return nil }
+        return .skip(step, leftOut.code, leftOut.arguments, detail: leftOut.description)
     }
 
     // MARK: Provisioning

@@ -13,12 +13,38 @@ public struct FleetSnapshot: Sendable {
         public var hardwareRevision: String?
         public var firmware: String?
         public var station: String?
+        /// The region the unit was set to, as last recorded (nil: not set, or not known).
+        public var region: String?
 
-        public init(serial: String, hardwareRevision: String? = nil, firmware: String? = nil, station: String? = nil) {
+        public init(serial: String, hardwareRevision: String? = nil, firmware: String? = nil, station: String? = nil,
+                    region: String? = nil) {
             self.serial = serial
             self.hardwareRevision = hardwareRevision
             self.firmware = firmware
             self.station = station
+            self.region = region
+        }
+    }
+
+    /// A step that failed, with its run (to name why a rollout's unit failed).
+    public struct FailedStep: Sendable, Equatable {
+        /// The run's key (``RunKey``), as ``RolloutResult/runKey`` names it.
+        public var runKey: String
+        public var serial: String
+        public var step: String
+        /// Its stable code (a `fleet_*` error code), when one was recorded.
+        public var code: String?
+        /// The ledger's text for people, as recorded.
+        public var detail: String
+        public var endedAt: Date
+
+        public init(runKey: String, serial: String, step: String, code: String?, detail: String, endedAt: Date) {
+            self.runKey = runKey
+            self.serial = serial
+            self.step = step
+            self.code = code
+            self.detail = detail
+            self.endedAt = endedAt
         }
     }
 
@@ -43,11 +69,15 @@ public struct FleetSnapshot: Sendable {
     public var rollouts: RolloutRecords
     public var devices: [Device]
     public var smokeTests: [SmokeTest]
+    /// Every step that failed, in the order recorded (a rollout's failed units name theirs by run and serial).
+    public var failedSteps: [FailedStep]
 
-    public init(rollouts: RolloutRecords = RolloutRecords(), devices: [Device] = [], smokeTests: [SmokeTest] = []) {
+    public init(rollouts: RolloutRecords = RolloutRecords(), devices: [Device] = [], smokeTests: [SmokeTest] = [],
+                failedSteps: [FailedStep] = []) {
         self.rollouts = rollouts
         self.devices = devices
         self.smokeTests = smokeTests
+        self.failedSteps = failedSteps
     }
 }
 
@@ -69,13 +99,18 @@ extension Ledger: FleetViewSource {
                 rollouts: version >= 5 ? try SQLiteStageTransaction(db: db).records() : RolloutRecords(),
                 devices: try db.rows("""
                     SELECT d.serial, d.hardware_revision, d.firmware,
-                           (SELECT r.station FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.serial = d.serial ORDER BY s.id DESC LIMIT 1)
+                           (SELECT r.station FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.serial = d.serial ORDER BY s.id DESC LIMIT 1),
+                           d.region
                     FROM devices d ORDER BY d.serial
                     """) { (row) throws(LedgerError) in try FleetRows.device(row) },
                 smokeTests: try db.rows("""
                     SELECT t.serial, r.station, t.reads_per_second, t.passed, t.started_at
                     FROM smoke_tests t JOIN runs r ON r.id = t.run_id ORDER BY t.id
-                    """) { (row) throws(LedgerError) in try FleetRows.smokeTest(row) })
+                    """) { (row) throws(LedgerError) in try FleetRows.smokeTest(row) },
+                failedSteps: version >= 4 ? try db.rows("""
+                    SELECT r.run_key, s.serial, s.step, s.code, s.detail, s.ended_at
+                    FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.result = 'failed' ORDER BY s.id
+                    """) { (row) throws(LedgerError) in try FleetRows.failedStep(row) } : [])
         }
     }
 }
@@ -89,12 +124,17 @@ extension PostgresLedger: FleetViewSource {
                 rollouts: try PostgresStageTransaction(db: db, location: target).records(),
                 devices: try Self.rows(db, target, """
                     SELECT d.serial, d.hardware_revision, d.firmware,
-                           coalesce(d.last_station, (SELECT s.station FROM steps s WHERE s.serial = d.serial ORDER BY s.id DESC LIMIT 1))
+                           coalesce(d.last_station, (SELECT s.station FROM steps s WHERE s.serial = d.serial ORDER BY s.id DESC LIMIT 1)),
+                           d.region
                     FROM devices d ORDER BY d.serial
                     """) { (row) throws(LedgerError) in try FleetRows.device(row) },
                 smokeTests: try Self.rows(db, target, """
                     SELECT serial, station, reads_per_second, passed, started_at FROM smoke_tests ORDER BY id
-                    """) { (row) throws(LedgerError) in try FleetRows.smokeTest(row) })
+                    """) { (row) throws(LedgerError) in try FleetRows.smokeTest(row) },
+                failedSteps: try Self.rows(db, target, """
+                    SELECT r.run_key, s.serial, s.step, s.code, s.detail, s.ended_at
+                    FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.result = 'failed' ORDER BY s.id
+                    """) { (row) throws(LedgerError) in try FleetRows.failedStep(row) })
         }
     }
 }
@@ -102,10 +142,17 @@ extension PostgresLedger: FleetViewSource {
 /// The view's own projections of a device and a smoke test (with the station), one decoder
 /// each over both ledgers' rows.
 enum FleetRows {
-    /// serial, hardware revision, firmware, station.
+    /// serial, hardware revision, firmware, station, region.
     static func device(_ row: some LedgerRow) throws(LedgerError) -> FleetSnapshot.Device {
         FleetSnapshot.Device(serial: try row.required(0, "devices.serial"), hardwareRevision: row.text(1), firmware: row.text(2),
-                             station: row.text(3))
+                             station: row.text(3), region: row.text(4))
+    }
+
+    /// run key, serial, step, code, detail, ended at.
+    static func failedStep(_ row: some LedgerRow) throws(LedgerError) -> FleetSnapshot.FailedStep {
+        FleetSnapshot.FailedStep(runKey: try row.required(0, "runs.run_key"), serial: try row.required(1, "steps.serial"),
+                                 step: try row.required(2, "steps.step"), code: row.text(3), detail: row.text(4) ?? "",
+                                 endedAt: try row.date(5, "steps.ended_at"))
     }
 
     /// serial, station, reads per second, passed, started at.

@@ -37,6 +37,11 @@ public enum RolloutUnitOutcome: String, Sendable, Hashable, Codable, CaseIterabl
 /// The halt rule of a rollout, over the fleet's results: once the window holds at least
 /// `afterDevices` finished units and more than `maxFailureRate` of them failed, the stage halts.
 public struct RolloutHaltRule: Sendable, Hashable, Codable {
+    enum CodingKeys: String, CodingKey {
+        case afterDevices = "after_devices", maxFailureRate = "max_failure_rate", windowDevices = "window_devices"
+        case windowMinutes = "window_minutes"
+    }
+
     public var afterDevices: Int
     /// 0 ... 1.
     public var maxFailureRate: Double
@@ -71,12 +76,13 @@ public struct RolloutHaltRule: Sendable, Hashable, Codable {
         // The station with the most failures; a tie goes to the first name.
         let worst = byStation.min { ($0.value, $1.key) > ($1.value, $0.key) }!
         return RolloutHalt(failed: failed, finished: finished, threshold: maxFailureRate, trippedBy: worst.key,
-                           stationFailures: worst.value)
+                           stationFailures: worst.value, rule: self)
     }
 }
 
 /// Why the halt rule stopped a stage: kept as data in `rollout_stages.reason_detail` (JSON),
-/// so every language can say it.
+/// so every language can say it, with the rule that halted it (a station's profile's, which
+/// the fleet view shows instead of guessing it from another profile).
 public struct RolloutHalt: Sendable, Hashable, Codable {
     /// Failed units in the window.
     public var failed: Int
@@ -88,17 +94,21 @@ public struct RolloutHalt: Sendable, Hashable, Codable {
     public var trippedBy: String
     /// Its failures in the window.
     public var stationFailures: Int
+    /// The rule that halted it (`after_devices`, the window); nil in a halt recorded before
+    /// halts kept their rule (only `threshold` is known then).
+    public var rule: RolloutHaltRule?
 
-    public init(failed: Int, finished: Int, threshold: Double, trippedBy: String, stationFailures: Int) {
+    public init(failed: Int, finished: Int, threshold: Double, trippedBy: String, stationFailures: Int, rule: RolloutHaltRule? = nil) {
         self.failed = failed
         self.finished = finished
         self.threshold = threshold
         self.trippedBy = trippedBy
         self.stationFailures = stationFailures
+        self.rule = rule
     }
 
     enum CodingKeys: String, CodingKey {
-        case failed, finished, threshold
+        case failed, finished, threshold, rule
         case trippedBy = "tripped_by"
         case stationFailures = "station_failures"
     }

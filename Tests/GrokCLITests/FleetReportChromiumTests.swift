@@ -119,9 +119,13 @@ extension CLI {
                     .replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\u{00A0}", with: "&nbsp;")
                 #expect(dom.contains(heading), "\(language): no '\(heading)'")
             }
-            // The halt threshold is drawn: a dashed line and its label in the language's words.
+            // The halt threshold is drawn: a dashed line and its label in the language's words; one
+            // threshold, the rule that halted the stage (30 %), not the --profile's (25 %).
             #expect(dom.contains("class=\"threshold\""))
-            #expect(dom.contains(localizer.text(.reportThreshold, "25")), "\(language)")
+            #expect(dom.contains(localizer.text(.reportThreshold, "30")), "\(language)")
+            #expect(!dom.contains(localizer.text(.reportThreshold, "25")), "\(language)")
+            // The stage history, the failed units and the throughput are on the page.
+            for table in ["history", "failed-units", "throughput"] { #expect(dom.contains("<table id=\"\(table)\">"), "\(language): no \(table)") }
             // Series were drawn from the data: the two stations' bars, the four units' progress.
             #expect(dom.contains("bench-0") && dom.contains("bench-1"))
             #expect(dom.components(separatedBy: "class=\"bar-failed\"").count - 1 >= 1)

@@ -63,7 +63,8 @@ struct FleetStageCommandTests {
         let shared = try PostgresLedger.open(uri, station: "auditor")
         let stage = try #require(try shared.rolloutStage(Self.rolloutID))
         #expect(stage.state == .halted && stage.trippedBy == "bench-bad")
-        #expect(stage.halt == RolloutHalt(failed: 2, finished: 2, threshold: 0.3, trippedBy: "bench-bad", stationFailures: 2))
+        #expect(stage.halt == RolloutHalt(failed: 2, finished: 2, threshold: 0.3, trippedBy: "bench-bad", stationFailures: 2,
+                                           rule: RolloutHaltRule(afterDevices: 2, maxFailureRate: 0.3, windowDevices: 8)))
 
         // Station bench-good: the stage is halted, so no unit starts, and the run says why.
         let before = good.deviceBytes(2)
@@ -129,8 +130,17 @@ struct FleetStageCommandTests {
         #expect(dry.status == 0, "\(dry.standardOutput)\n\(dry.standardError)")
         #expect(dry.standardOutput.contains("the profile's percentage: the ledger has no stage of this rollout yet"), "\(dry.standardOutput)")
         #expect(!FileManager.default.fileExists(atPath: world.ledger))
-        // The first run makes the stage at the profile's 0 %: nothing is selected.
-        #expect(try rollout(none).status == 0)
+        // The first run makes the stage at the profile's 0 %: nothing is selected, so nothing is
+        // done to either unit: the summary says "not in this stage" (never "done"), with no smoke
+        // test, and `fleet status` counts no unit of the rollout.
+        let first = try rollout(none)
+        #expect(first.status == 0, "\(first.standardOutput)\n\(first.standardError)")
+        #expect(first.standardOutput.components(separatedBy: "not in this stage: ").count - 1 == 2, "\(first.standardOutput)")
+        #expect(first.standardOutput.contains("succeeded; 0 of 2 Grokkers done"), "\(first.standardOutput)")
+        #expect(!first.standardOutput.contains("passed,"), "a smoke test ran on a unit the stage leaves out: \(first.standardOutput)")
+        let status = try world.run(["fleet", "status", "--json"])
+        let totals = Self.jsonLines(status.standardOutput).first { $0["record"] as? String == "rollout" }?["totals"] as? [String: Any]
+        #expect(totals?["finished"] as? Int == 0 && totals?["pending"] as? Int == 0, "\(status.standardOutput)")
         // The profile now says 100 %, the ledger's stage 0 %: the ledger rules, and the plan says so.
         let disagree = try rollout(all, ["--dry-run"])
         #expect(disagree.standardOutput.contains("the stage's percentage in the ledger; the profile says 100 %"), "\(disagree.standardOutput)")

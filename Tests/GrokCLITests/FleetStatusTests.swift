@@ -27,6 +27,17 @@ extension CLI {
             let totals = try #require(rollout["totals"] as? [String: Any])
             #expect(totals["done"] as? Int == 2 && totals["failed"] as? Int == 1 && totals["pending"] as? Int == 1, "\(totals)")
             #expect(rollout["above_threshold"] as? Bool == true)
+            // The rule read as the stage recorded it when it halted (30 %), not the --profile's 25 %.
+            let judgement = try #require(rollout["judgement"] as? [String: Any])
+            #expect(judgement["code"] as? String == "halted" && judgement["failed"] as? Int == 1 && judgement["finished"] as? Int == 3,
+                    "\(judgement)")
+            let halt = try #require(rollout["halt"] as? [String: Any])
+            #expect(halt["max_failure_rate"] as? Double == 0.3 && halt["source"] as? String == "stage", "\(halt)")
+            #expect(halt["after_devices"] == nil, "a halt recorded without its rule: after_devices is not known, never the profile's")
+            // The failed unit (bench-1's first Grokker; its run failed no step).
+            let failed = try #require(rollout["failed_units"] as? [[String: Any]])
+            #expect(failed.map { $0["serial"] as? String } == [fixture.serials[1][0]] && failed.first?["station"] as? String == "bench-1",
+                    "\(failed)")
             let stations = try #require(rollout["stations"] as? [[String: Any]])
             #expect(stations.map { $0["name"] as? String } == ["bench-0", "bench-1"])
             let counts = stations.map { $0["counts"] as? [String: Any] ?? [:] }
@@ -62,6 +73,9 @@ extension CLI {
             // 3 finished, failure rate 33.3 %: a plural form and the language's decimal separator.
             #expect(output.contains(localizer.text(.fleetStatusFinished, "3", LocaleFormat.decimal(100.0 / 3, digits: 1, language))), "\(output)")
             #expect(output.contains(localizer.text(.fleetStatusPending, "1")), "\(output)")
+            // How the rule reads: the halt by the rule that halted it (30 %), not the profile's 25 %.
+            #expect(output.contains(localizer.text(.fleetStatusJudgementHalted, "1", "3", "30")), "\(output)")
+            #expect(!output.contains("25 %"), "the profile's threshold is shown beside the stage's: \(output)")
             #expect(output.contains(localizer.text(.fleetStatusFirmware, "4")), "\(output)")
             if language != .en {
                 let words = LanguageAcceptanceTests.englishWordsIn(output)

@@ -35,7 +35,7 @@ struct FleetStatusViewTests {
         }
         // The selection picks E and G (not F): G's station is not known.
         let view = FleetStatusView(snapshot, selects: { id, serial, percentage in id == "r1" && percentage == 50 && serial != "F" },
-                                   haltRules: ["r1": RolloutPolicy.HaltRule(afterDevices: 2, maxFailureRate: 0.2)])
+                                   profiles: ["r1": .init(halt: RolloutPolicy.HaltRule(afterDevices: 2, maxFailureRate: 0.2))])
         let rollout = try #require(view.rollouts.first)
         #expect(view.rollouts.count == 1)
         #expect(rollout.totals == FleetStatusView.Counts(done: 2, failed: 1, incomplete: 1, pending: 2))
@@ -50,8 +50,9 @@ struct FleetStatusViewTests {
         #expect(rollout.progress.map(\.failed) == [1, 2, 2, 1, 1])
         #expect(rollout.progress.map(\.done) == [0, 0, 1, 2, 2])
         #expect(rollout.progress.map(\.finished) == [1, 2, 3, 3, 4])
-        #expect(rollout.aboveThreshold == true)
-        #expect(rollout.thresholdCrossed, "1 of 4 finished failed, above 20 %, after 2 units")
+        // Every result counts in the rule's window (no resume): 2 of 5 failed, above 20 %.
+        #expect(rollout.judgement == .above(failed: 2, finished: 5, threshold: 0.2))
+        #expect(rollout.aboveThreshold == true && rollout.ruleSource == "profile")
         #expect(view.firmware == [FleetStatusView.Tally(name: "1.7.3", count: 4, share: 4.0 / 7),
                                   FleetStatusView.Tally(name: "1.8.0", count: 3, share: 3.0 / 7)])
     }
@@ -88,7 +89,9 @@ struct FleetStatusViewTests {
         #expect(rollout.state == "paused")
         #expect(rollout.stopReason == .error(.stagePaused(rollout: "eu-night", by: "ops")))
         #expect(rollout.totals.failed == 1 && rollout.totals.pending == 1, "\(rollout.totals)")
-        #expect(rollout.halt == nil && rollout.aboveThreshold == nil, "no profile given: no threshold")
+        #expect(rollout.rule == nil && rollout.aboveThreshold == nil && rollout.judgement == .noRule, "no profile given: no threshold")
+        // Why the unit failed: its run's failed step, as the ledger holds it (none here: the result names the provision run's key).
+        #expect(rollout.failedUnits.map(\.serial) == [fixture.serials[0]])
         #expect(rollout.events.map(\.action) == ["created", "paused"])
         #expect(view.firmware == [FleetStatusView.Tally(name: "1.8.0", count: 2, share: 1)])
         #expect(view.readRates == [FleetStatusView.ReadRates(station: "bench-a", tests: 1, passed: 1, minimum: 41.5, median: 41.5, maximum: 41.5)])
@@ -112,5 +115,123 @@ struct FleetStatusViewTests {
         let stations = try #require(json["stations"] as? [[String: Any]])
         #expect(!stations.isEmpty && stations.allSatisfy { ($0["counts"] as? [String: Any])?["failure_rate"] is NSNull }, "\(stations)")
         #expect(json["halt"] == nil && json["above_threshold"] == nil)
+    }
+
+    // MARK: The halt rule as a manager reads it
+
+    static func stage(_ state: RolloutStageState, percentage: Double = 100, halt: RolloutHalt? = nil) -> RolloutStage {
+        RolloutStage(rolloutID: "r1", release: "1.8.0", percentage: percentage, state: state, reasonCode: halt == nil ? nil : "fleet_halted",
+                     reasonDetail: halt?.json ?? "", trippedBy: halt?.trippedBy, updatedAt: Date(timeIntervalSince1970: 1_796_000_000),
+                     updatedBy: "bench-1")
+    }
+
+    static func event(_ action: StageAction, at minute: Double) -> StageEvent {
+        StageEvent(rolloutID: "r1", action: action, percentageBefore: 100, percentageAfter: 100, station: "bench-1", actor: "Ann",
+                   note: action == .resumed ? "cable swapped" : "", at: Date(timeIntervalSince1970: 1_796_000_000 + minute * 60))
+    }
+
+    @Test("a halted stage reads as the rule that halted it (recorded with the halt), never as another profile's threshold")
+    func haltReadsAsTheRuleThatHaltedIt() throws {
+        let rule = RolloutHaltRule(afterDevices: 3, maxFailureRate: 0.2, windowDevices: 10)
+        // The ledger's own rule records itself in the finding.
+        let found = try #require(rule.evaluate((0..<3).map { Self.result("S\($0)", .failed, station: "bench-1", at: Double($0)) }))
+        #expect(found.rule == rule && RolloutHalt(json: found.json) == found)
+        var snapshot = FleetSnapshot()
+        snapshot.rollouts.stages = [Self.stage(.halted, halt: found)]
+        snapshot.rollouts.results = (0..<3).map { Self.result("S\($0)", .failed, station: "bench-1", at: Double($0)) }
+        // The profile given says 10 % after 1: the stage's recorded 20 % after 3 is the one shown.
+        let view = FleetStatusView(snapshot, selects: { _, _, _ in true },
+                                   profiles: ["r1": .init(halt: RolloutPolicy.HaltRule(afterDevices: 1, maxFailureRate: 0.1))])
+        let rollout = try #require(view.rollouts.first)
+        #expect(rollout.judgement == .halted(failed: 3, finished: 3, threshold: 0.2))
+        #expect(rollout.threshold == 0.2 && rollout.rule == rule && rollout.ruleSource == "stage")
+        #expect(rollout.events.isEmpty)
+        snapshot.rollouts.events = [Self.event(.created, at: 0), Self.event(.halted, at: 3)]
+        let history = try #require(FleetStatusView(snapshot, selects: { _, _, _ in true }).rollouts.first?.events)
+        #expect(history.map(\.halt) == [nil, .halted(failed: 3, finished: 3, threshold: 0.2)], "the halt that holds the stage now says why")
+        let json = try jsonObject(rollout)
+        #expect((json["judgement"] as? [String: Any])?["code"] as? String == "halted")
+        #expect((json["halt"] as? [String: Any])?["max_failure_rate"] as? Double == 0.2)
+        #expect((json["halt"] as? [String: Any])?["source"] as? String == "stage")
+    }
+
+    @Test("after a resume the rule's window starts again: an active stage is not 'above the threshold' for the results before it")
+    func resumeStartsTheWindowAgain() throws {
+        var snapshot = FleetSnapshot()
+        snapshot.rollouts.stages = [Self.stage(.active)]
+        snapshot.rollouts.events = [Self.event(.created, at: 0), Self.event(.halted, at: 4), Self.event(.resumed, at: 10)]
+        snapshot.rollouts.results = (0..<3).map { Self.result("F\($0)", .failed, station: "bench-1", at: Double($0 + 1)) }
+            + [Self.result("OK", .succeeded, station: "bench-1", at: 11)]
+        let profile = FleetStatusView.RolloutProfile(halt: RolloutPolicy.HaltRule(afterDevices: 2, maxFailureRate: 0.2))
+        let rollout = try #require(FleetStatusView(snapshot, selects: { _, _, _ in true }, profiles: ["r1": profile]).rollouts.first)
+        #expect(rollout.totals.failureRate == 0.75, "the totals still count every unit")
+        #expect(rollout.judgement == .tooFew(finished: 1, needed: 2), "\(rollout.judgement)")
+        #expect(rollout.aboveThreshold == false)
+        #expect(rollout.events.map(\.halt) == [nil, nil, nil], "a halt since resumed keeps no figures: not known, never made up")
+        // Ten finished of which four are newer than the resume, none failed: judged, and not above.
+        snapshot.rollouts.results += (0..<3).map { Self.result("N\($0)", .succeeded, station: "bench-2", at: Double(12 + $0)) }
+        let later = try #require(FleetStatusView(snapshot, selects: { _, _, _ in true }, profiles: ["r1": profile]).rollouts.first)
+        #expect(later.judgement == .notAbove(failed: 0, finished: 4, threshold: 0.2))
+        // Too few to judge: 4 finished, the rule waits for 10.
+        let patient = FleetStatusView.RolloutProfile(halt: RolloutPolicy.HaltRule(afterDevices: 10, maxFailureRate: 0.2))
+        #expect(FleetStatusView(snapshot, selects: { _, _, _ in true }, profiles: ["r1": patient]).rollouts.first?.judgement
+                    == .tooFew(finished: 4, needed: 10))
+    }
+
+    @Test("the pending series ends at the pending count; units recorded in a region the rollout is not for are not pending")
+    func pendingSeriesAndRegions() throws {
+        var snapshot = FleetSnapshot()
+        snapshot.rollouts.stages = [Self.stage(.active)]
+        snapshot.rollouts.results = [Self.result("A", .succeeded, station: "eu-1", at: 1), Self.result("B", .failed, station: "eu-1", at: 2)]
+        snapshot.devices = [
+            FleetSnapshot.Device(serial: "A", station: "eu-1", region: "ETSI (EU)"), FleetSnapshot.Device(serial: "B", station: "eu-1", region: "ETSI (EU)"),
+            FleetSnapshot.Device(serial: "C", station: "eu-1", region: "ETSI (EU)"), FleetSnapshot.Device(serial: "D", station: "eu-1"),
+            FleetSnapshot.Device(serial: "US1", station: "us-1", region: "FCC (US), IC (Canada)"), FleetSnapshot.Device(serial: "US2", station: "us-1", region: "FCC (US), IC (Canada)"),
+        ]
+        let eu = FleetStatusView.RolloutProfile(regions: ["etsi"])
+        let rollout = try #require(FleetStatusView(snapshot, selects: { _, _, _ in true }, profiles: ["r1": eu]).rollouts.first)
+        // C (ETSI) and D (no region recorded yet: the run sets it) are pending; the FCC units are not.
+        #expect(rollout.totals.pending == 2, "\(rollout.totals)")
+        #expect(!rollout.byStation.map(\.name).contains("us-1"))
+        #expect(rollout.progress.map(\.pending) == [3, 2])
+        #expect(rollout.progress.last?.pending == rollout.totals.pending)
+        // Without a profile nothing says which region the rollout is for: every selected unit is pending.
+        #expect(FleetStatusView(snapshot, selects: { _, _, _ in true }).rollouts.first?.totals.pending == 4)
+        // A profile's region policy: its set region, else the allowed ones; all 22 allowed says nothing.
+        var profile = try testProfile()
+        #expect(FleetStatusView.RolloutProfile(profile).regions == ["fcc"])
+        profile.region = Profile.RegionPolicy(set: nil)
+        #expect(FleetStatusView.RolloutProfile(profile).regions == nil)
+    }
+
+    @Test("failed units name their station, step and reason; throughput counts units per station and day in the view's time zone")
+    func failedUnitsAndThroughput() throws {
+        var snapshot = FleetSnapshot()
+        snapshot.rollouts.stages = [Self.stage(.active)]
+        snapshot.rollouts.results = [
+            Self.result("A", .failed, station: "s1", at: 0), Self.result("B", .failed, station: "s2", at: 1),
+            Self.result("B", .succeeded, station: "s2", at: 2), Self.result("C", .succeeded, station: "s1", at: 600),
+        ]
+        snapshot.failedSteps = [
+            FleetSnapshot.FailedStep(runKey: "run-s1", serial: "A", step: "connect", code: "fleet_port_unavailable", detail: "no carrier",
+                                     endedAt: Date(timeIntervalSince1970: 1_796_000_000)),
+            FleetSnapshot.FailedStep(runKey: "run-s1", serial: "A", step: "smoke_test", code: "fleet_smoke_test_failed", detail: "missing tags",
+                                     endedAt: Date(timeIntervalSince1970: 1_796_000_000)),
+            FleetSnapshot.FailedStep(runKey: "run-s2", serial: "B", step: "firmware", code: "fleet_firmware_update_failed", detail: "",
+                                     endedAt: Date(timeIntervalSince1970: 1_796_000_060)),
+        ]
+        let utc = try #require(FleetStatusView(snapshot, selects: { _, _, _ in false }).rollouts.first)
+        // B succeeded on its re-run: only A is a failed unit, with its last failed step.
+        #expect(utc.failedUnits == [FleetStatusView.FailedUnit(serial: "A", station: "s1", finishedAt: Date(timeIntervalSince1970: 1_796_000_000),
+                                                                step: "smoke_test", code: "fleet_smoke_test_failed", detail: "missing tags")])
+        // 1_796_000_000 is 2026-11-30 00:53 UTC; ten hours later is the same day in UTC.
+        #expect(utc.throughput.map(\.day) == ["2026-11-30", "2026-11-30"])
+        #expect(utc.throughput.map(\.station) == ["s1", "s2"])
+        #expect(utc.throughput[0].counts == FleetStatusView.Counts(done: 1, failed: 1))
+        #expect(utc.throughput[1].counts == FleetStatusView.Counts(done: 1, failed: 1), "a re-run counts again")
+        // In New York the first three finished the evening before.
+        let newYork = try #require(TimeZone(identifier: "America/New_York"))
+        let local = try #require(FleetStatusView(snapshot, selects: { _, _, _ in false }, timeZone: newYork).rollouts.first)
+        #expect(local.throughput.map(\.day) == ["2026-11-29", "2026-11-29", "2026-11-30"])
     }
 }

@@ -2,6 +2,8 @@ import Foundation
 import GrokFleet
 import GrokkerEmulator
 import GrokLedger
+import GrokProtocol
+import Synchronization
 import Testing
 
 /// A rollout run and its stage in the ledger while another station writes the same stage:
@@ -102,5 +104,59 @@ struct RolloutStageRunTests {
         let resumed = try await Self.runner(bench, ledger, firmware: firmware) { _ in }.run([bench.device(0)])
         #expect(resumed.devices.map(\.outcome) == [.done])
         #expect(try bench.state(0).firmwareVersion == FirmwareFixture.v180)
+    }
+
+    @Test("a 25 % stage leaves the other units untouched: 'not in this stage', no smoke test, no change, not counted; the view counts as the run did")
+    func unitsTheStageLeavesOut() async throws {
+        let bench = FleetBench()
+        // At 25 % of rollout "eu-25" only 64000005 is selected (its place is 0.8; the others' 26.0 and 85.7).
+        let serials: [UInt32] = [64_000_001, 64_000_003, 64_000_005]
+        for (i, serial) in serials.enumerated() { try bench.prepare(i, serial: serial) }
+        let rollout = RolloutPolicy(id: "eu-25", percentage: 25, halt: .init(afterDevices: 5, maxFailureRate: 0.5))
+        #expect(serials.map { RolloutSelection.selects(rollout, serial: ReaderInfo.formatSerialNumber($0)) } == [false, false, true])
+        let before = try serials.indices.map { try bench.state($0) }
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
+        let ledger = try Ledger.open(path: bench.path + "/ledger.sqlite")
+        let profile = try testProfile(rollout: rollout)
+        let devices = serials.indices.map { bench.device($0) }
+        // The dry run says it first, with the same code.
+        let plan = FleetRunner(profile: profile, firmware: firmware.fleet, delegate: PolicyDelegate(profile: profile, mode: .rollout),
+                               recorder: ledger, options: bench.options(.rollout, concurrency: 1))
+            .plan([devices[0]], policy: PolicyDelegate(profile: profile, mode: .rollout))
+        #expect(plan[0].steps.map(\.action) == [.run, .run, .skip, .skip, .skip, .skip, .skip, .skip, .run], "\(plan[0].steps)")
+        #expect(plan[0].steps.dropFirst(2).dropLast().allSatisfy { $0.code == "fleet_not_in_rollout" })
+
+        let options = bench.options(.rollout, concurrency: 1)
+        let stage = RolloutStageTracker(store: ledger, rollout: rollout, station: "bench-a", operatorName: options.operatorName,
+                                        runKey: options.runID)
+        let events = Mutex<[FleetEvent]>([])
+        let delegate = EventStreamDelegate(decider: PolicyDelegate(profile: profile, mode: .rollout, stage: stage)) { event in
+            events.withLock { $0.append(event) }
+        }
+        let report = try await FleetRunner(profile: profile, firmware: firmware.fleet, delegate: delegate, recorder: ledger,
+                                           options: options).run(devices)
+        #expect(report.devices.map(\.outcome) == [.notInStage, .notInStage, .done])
+        #expect(report.outcome == .succeeded)
+        for i in 0..<2 {
+            let device = report.devices[i]
+            #expect(device.code == "fleet_not_in_rollout" && device.arguments.contains("25"), "\(device)")
+            #expect(device.smokeTests.isEmpty, "a smoke test ran on a unit the stage leaves out")
+            #expect(device.steps.filter { $0.result == .done }.map(\.step) == [.connect, .identify, .record])
+            #expect(device.steps.filter { $0.result == .skipped }.allSatisfy { $0.code == "fleet_not_in_rollout" })
+            let after = try bench.state(i)
+            #expect(after.firmwareVersion == before[i].firmwareVersion && after.region == before[i].region, "the unit was changed")
+        }
+        #expect(report.devices[2].step(.firmware)?.result == .done)
+        // --json says it with its stable code; the ledger records the skipped steps with theirs.
+        let finished = events.withLock { $0 }.filter { $0.event == "device_finished" }.compactMap { $0.data["outcome"]?.string }
+        #expect(finished == ["not_in_stage", "not_in_stage", "done"])
+        let steps = try ledger.steps(run: nil, serial: ReaderInfo.formatSerialNumber(serials[0]))
+        #expect(steps.first { $0.step == "smoke_test" }?.code == "fleet_not_in_rollout")
+        #expect(try ledger.smokeTests(serial: ReaderInfo.formatSerialNumber(serials[0])).isEmpty)
+        // The rollout's results hold the selected unit only, and the fleet view counts what the run's summary counted.
+        #expect(try ledger.rolloutResults("eu-25").map(\.serial) == [ReaderInfo.formatSerialNumber(serials[2])])
+        let rolloutView = try #require(try FleetStatusView(location: bench.path + "/ledger.sqlite").rollouts.first)
+        #expect(rolloutView.totals == FleetStatusView.Counts(done: report.devices.filter { $0.outcome == .done }.count,
+                                                             failed: report.devices.filter { $0.outcome == .failed }.count))
     }
 }

@@ -95,7 +95,8 @@ struct RolloutStageTests {
         // The window is the last 4: bench-b's three failures and one success of bench-a.
         #expect(stage.state == .halted)
         #expect(stage.reasonCode == "fleet_halted" && stage.trippedBy == "bench-b")
-        #expect(stage.halt == RolloutHalt(failed: 3, finished: 4, threshold: 0.5, trippedBy: "bench-b", stationFailures: 3))
+        #expect(stage.halt == RolloutHalt(failed: 3, finished: 4, threshold: 0.5, trippedBy: "bench-b", stationFailures: 3, rule: Self.rule),
+                "the halt records the rule that tripped")
         // The other station sees it before its next unit, and nothing more is written.
         let seen = try a.checkRolloutStage(Self.check("bench-a", run: runA, at: 7))
         #expect(seen.state == .halted && seen.halt?.trippedBy == "bench-b")
@@ -227,7 +228,7 @@ struct RolloutStageTests {
         // Newest first: the three failures are the newest; the old successes fall out of the window.
         let newestFirst = Self.results([("b", .failed), ("c", .failed), ("c", .failed), ("a", .succeeded), ("a", .succeeded),
                                         ("a", .succeeded), ("a", .succeeded)])
-        #expect(rule.evaluate(newestFirst) == RolloutHalt(failed: 3, finished: 5, threshold: 0.45, trippedBy: "c", stationFailures: 2))
+        #expect(rule.evaluate(newestFirst) == RolloutHalt(failed: 3, finished: 5, threshold: 0.45, trippedBy: "c", stationFailures: 2, rule: rule))
         #expect(RolloutHaltRule(afterDevices: 3, maxFailureRate: 0.45).evaluate(newestFirst) == nil, "without a window: 3 of 7")
     }
 

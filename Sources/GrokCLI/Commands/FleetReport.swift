@@ -33,7 +33,7 @@ struct FleetReportCommand: Command {
     func run(_ context: CommandContext) throws -> ExitCode {
         let view = try FleetStatusView(location: StateDirectory.ledger(option: ledgerFile, environment: context.environment),
                                        rollout: rollout, profile: profileFile)
-        let page = FleetReportPage(localizer: context.localizer, ledger: view.location, generatedAt: Date()).html(view)
+        let page = FleetReportPage(localizer: context.localizer, ledger: view.location, generatedAt: Date(), timeZone: view.timeZone).html(view)
         guard let outputFile else {
             context.console.write(page)
             return .success
@@ -58,6 +58,8 @@ struct FleetReportPage {
     let localizer: Localizer
     let ledger: String
     let generatedAt: Date
+    /// The time zone every date on the page is shown in (the page says which).
+    var timeZone: TimeZone = .current
     var language: Language { localizer.language }
 
     static let style = """
@@ -97,7 +99,8 @@ struct FleetReportPage {
             </head>
             <body>
             <h1 id="report-title">\(escape(text(.reportTitle)))</h1>
-            <p class="note">\(escape(text(.reportGenerated, LocaleFormat.dateTime(generatedAt, language), ledger)))</p>
+            <p class="note">\(escape(text(.reportGenerated, date(generatedAt), ledger)))</p>
+            <p class="note" id="time-zone">\(escape(text(.reportTimeZone, timeZone.identifier, Self.offset(timeZone, at: generatedAt))))</p>
 
             """
         out += "<section id=\"rollouts\">\n<h2>\(escape(text(.reportRollouts)))</h2>\n"
@@ -122,6 +125,23 @@ struct FleetReportPage {
                           text(.fleetColumnPending), text(.fleetColumnFailureRate)],
                          rollout.byStation.map { [status.station($0.name), String($0.counts.done), String($0.counts.failed),
                                                   String($0.counts.incomplete), String($0.counts.pending), status.rate($0.counts.failureRate)] })
+            out += "<h4>\(escape(text(.reportFailedUnits)))</h4>\n"
+            if rollout.failedUnits.isEmpty { out += "<p>\(escape(text(.reportNoFailedUnits)))</p>\n" }
+            out += table([text(.fleetColumnSerial), text(.fleetColumnStation), text(.ledgerColumnWhen), text(.fleetColumnStep),
+                          text(.fleetColumnDetail)],
+                         rollout.failedUnits.map { unit in
+                             [unit.serial, status.station(unit.station), date(unit.finishedAt), unit.step.map { FleetStep(rawValue: $0).map(localizer.stepName) ?? $0 } ?? "–",
+                              reason(unit)]
+                         }, id: "failed-units")
+            out += "<h4>\(escape(text(.reportThroughput)))</h4>\n"
+            out += table([text(.fleetColumnDay), text(.fleetColumnStation), text(.fleetColumnDone), text(.fleetColumnFailed),
+                          text(.fleetColumnIncomplete)],
+                         rollout.throughput.map { [$0.day, status.station($0.station), String($0.counts.done), String($0.counts.failed),
+                                                   String($0.counts.incomplete)] }, id: "throughput")
+            if let history = status.history(rollout, timeZone: timeZone) {
+                out += "<h4>\(escape(text(.reportHistory)))</h4>\n"
+                out += table(history.headers, history.rows, id: "history")
+            }
             out += "</article>\n"
         }
         out += "</section>\n"
@@ -143,6 +163,19 @@ struct FleetReportPage {
 
     func text(_ key: MessageKey, _ arguments: String...) -> String { localizer.text(key, arguments: arguments) }
     func decimal(_ value: Double, digits: Int = 1) -> String { LocaleFormat.decimal(value, digits: digits, language) }
+    func date(_ value: Date) -> String { LocaleFormat.dateTime(value, language, timeZone: timeZone) }
+
+    /// A time zone's offset from UTC at `date`: `+01:00`, `-05:30`, `±00:00` as `+00:00`.
+    static func offset(_ zone: TimeZone, at date: Date) -> String {
+        let seconds = zone.secondsFromGMT(for: date)
+        let minutes = abs(seconds) / 60
+        return (seconds < 0 ? "-" : "+") + String(format: "%02d:%02d", minutes / 60, minutes % 60)
+    }
+
+    /// Why a unit failed: the failed step's stable code and the ledger's text, as recorded.
+    func reason(_ unit: FleetStatusView.FailedUnit) -> String {
+        [unit.code, unit.detail.isEmpty ? nil : unit.detail].compactMap { $0 }.joined(separator: ": ")
+    }
 
     func escape(_ text: String) -> String {
         var out = ""
@@ -163,9 +196,9 @@ struct FleetReportPage {
         "<figure>\n<figcaption>\(escape(caption))</figcaption>\n\(svg)</figure>\n"
     }
 
-    func table(_ headers: [String], _ rows: [[String]]) -> String {
+    func table(_ headers: [String], _ rows: [[String]], id: String? = nil) -> String {
         guard !rows.isEmpty else { return "" }
-        var out = "<table>\n<tr>" + headers.map { "<th>\(escape($0))</th>" }.joined() + "</tr>\n"
+        var out = (id.map { "<table id=\"\($0)\">" } ?? "<table>") + "\n<tr>" + headers.map { "<th>\(escape($0))</th>" }.joined() + "</tr>\n"
         for row in rows { out += "<tr>" + row.map { "<td>\(escape($0))</td>" }.joined() + "</tr>\n" }
         return out + "</table>\n"
     }
@@ -175,8 +208,9 @@ struct FleetReportPage {
             + "viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"\(escape(label))\">\n"
     }
 
-    func label(_ x: Double, _ y: Double, _ value: String, anchor: String = "start") -> String {
-        "<text x=\"\(f(x))\" y=\"\(f(y))\" text-anchor=\"\(anchor)\">\(escape(value))</text>\n"
+    func label(_ x: Double, _ y: Double, _ value: String, anchor: String = "start", name: String? = nil) -> String {
+        let kind = name.map { " class=\"\($0)\"" } ?? ""
+        return "<text\(kind) x=\"\(f(x))\" y=\"\(f(y))\" text-anchor=\"\(anchor)\">\(escape(value))</text>\n"
     }
 
     /// A coordinate: two decimals at most, always with a point (SVG's syntax, not a person's).
@@ -189,40 +223,46 @@ struct FleetReportPage {
         svgOpen(name, width: 640, height: 40, label: text(.reportNoData)) + label(10, 25, text(.reportNoData)) + "</svg>\n"
     }
 
-    /// Units done and failed, after each unit finished, against time; a dashed line at the
-    /// stage's whole (finished and pending).
+    /// Units done, failed and pending, after each unit finished, against time; a dashed line
+    /// at the stage's whole (finished and pending).
     func progressChart(_ rollout: FleetStatusView.Rollout) -> String {
         let points = rollout.progress
         guard let first = points.first, let last = points.last else { return empty("progress") }
-        let (width, height, left, right, top, bottom) = (640.0, 240.0, 50.0, 20.0, 15.0, 35.0)
-        let whole = max(rollout.totals.finished + rollout.totals.pending, points.map(\.finished).max() ?? 1, 1)
+        // The legend goes under the time axis, clear of the series.
+        let (width, height, left, right, top, bottom) = (640.0, 262.0, 50.0, 20.0, 15.0, 57.0)
+        let whole = max(rollout.totals.finished + rollout.totals.pending, points.map { $0.finished + $0.pending }.max() ?? 1, 1)
         let (start, span) = Self.timeAxis(first.at, last.at)
         func x(_ date: Date) -> Double { left + (width - left - right) * date.timeIntervalSince(start) / span }
         func y(_ count: Int) -> Double { height - bottom - (height - top - bottom) * Double(count) / Double(whole) }
         var out = svgOpen("progress", width: Int(width), height: Int(height), label: text(.reportProgress))
         out += axes(width: width, height: height, left: left, right: right, top: top, bottom: bottom)
-        out += line("whole", left, y(whole), width - right, y(whole), stroke: Self.colors.pending, extra: "stroke-dasharray=\"4 3\"")
-        for (name, color, value) in [("done", Self.colors.done, { (p: FleetStatusView.ProgressPoint) in p.done }),
-                                     ("failed", Self.colors.failed, { (p: FleetStatusView.ProgressPoint) in p.failed })] {
-            var path = "M\(f(left)) \(f(y(0)))"
+        out += line("whole", left, y(whole), width - right, y(whole), stroke: "#555", extra: "stroke-dasharray=\"4 3\"")
+        // Pending starts at the stage's whole (nothing finished before the first unit did).
+        for (name, color, value, before) in [
+            ("done", Self.colors.done, { (p: FleetStatusView.ProgressPoint) in p.done }, 0),
+            ("failed", Self.colors.failed, { (p: FleetStatusView.ProgressPoint) in p.failed }, 0),
+            ("pending", Self.colors.pending, { (p: FleetStatusView.ProgressPoint) in p.pending }, first.pending + first.finished),
+        ] {
+            var path = "M\(f(left)) \(f(y(before)))"
             for point in points { path += " H\(f(x(point.at))) V\(f(y(value(point))))" }
             path += " H\(f(width - right))"
-            out += "<path class=\"series-\(name)\" d=\"\(path)\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"/>\n"
+            out += "<path class=\"series-\(name)\" data-last=\"\(value(last))\" d=\"\(path)\" fill=\"none\" stroke=\"\(color)\" "
+                + "stroke-width=\"2\"/>\n"
         }
         out += label(left - 5, y(whole) + 4, String(whole), anchor: "end") + label(left - 5, y(0) + 4, "0", anchor: "end")
-        out += label(x(first.at), height - 12, LocaleFormat.dateTime(first.at, language))
-        out += label(x(last.at), height - 12, LocaleFormat.dateTime(last.at, language), anchor: "end")
+        out += timeLabels(start: start, span: span, left: left, right: width - right, y: height - bottom + 23)
         out += legend([(text(.fleetColumnDone), Self.colors.done), (text(.fleetColumnFailed), Self.colors.failed),
-                       (text(.fleetColumnPending), Self.colors.pending)], x: left + 10, y: top + 5)
+                       (text(.fleetColumnPending), Self.colors.pending), (text(.reportStageWhole), "#555")], x: left, y: height - 16)
         return out + "</svg>\n"
     }
 
-    /// The failure rate after each unit finished, and the halt threshold as a dashed line.
+    /// The failure rate after each unit finished, and the halt threshold (the one rule the
+    /// view judges by) as a dashed line.
     func failureRateChart(_ rollout: FleetStatusView.Rollout) -> String {
         let points = rollout.progress
         guard let first = points.first, let last = points.last else { return empty("failure-rate") }
         let (width, height, left, right, top, bottom) = (640.0, 200.0, 50.0, 20.0, 15.0, 35.0)
-        let threshold = rollout.halt?.maxFailureRate
+        let threshold = rollout.threshold
         let top100 = min(1, max(points.map(\.failureRate).max() ?? 0, threshold ?? 0) * 1.25 + 0.05)
         let (start, span) = Self.timeAxis(first.at, last.at)
         func x(_ date: Date) -> Double { left + (width - left - right) * date.timeIntervalSince(start) / span }
@@ -244,10 +284,26 @@ struct FleetReportPage {
         }
         out += label(left - 5, y(top100) + 4, decimal(top100 * 100, digits: 0) + " %", anchor: "end")
         out += label(left - 5, y(0) + 4, "0 %", anchor: "end")
-        out += label(x(first.at), height - 12, LocaleFormat.dateTime(first.at, language))
-        out += label(x(last.at), height - 12, LocaleFormat.dateTime(last.at, language), anchor: "end")
+        out += timeLabels(start: start, span: span, left: left, right: width - right, y: height - 12)
         return out + "</svg>\n"
     }
+
+    /// The time axis' labels: its start at the left end and its end at the right end, so
+    /// they never meet; when the two would not fit side by side, the start only.
+    func timeLabels(start: Date, span: Double, left: Double, right: Double, y: Double) -> String {
+        let first = date(start)
+        let last = date(start.addingTimeInterval(span))
+        let gap = 12.0
+        var out = label(left, y, first, anchor: "start", name: "time-start")
+        if Self.textWidth(first) + Self.textWidth(last) + gap <= right - left {
+            out += label(right, y, last, anchor: "end", name: "time-end")
+        }
+        return out
+    }
+
+    /// How wide a label is drawn, at most: 11 px sans-serif, the digits, separators and most
+    /// letters under 7.5 px each (a wide character counts twice).
+    static func textWidth(_ text: String) -> Double { Double(TextWidth.of(text)) * 7.5 }
 
     /// The time axis from a little before the first unit finished to a little after the last:
     /// its start and its length in seconds.
@@ -333,7 +389,7 @@ struct FleetReportPage {
         for (name, color) in items {
             out += "<rect class=\"legend\" x=\"\(f(at))\" y=\"\(f(y))\" width=\"10\" height=\"10\" fill=\"\(color)\"/>\n"
             out += label(at + 14, y + 9, name)
-            at += 24 + Double(TextWidth.of(name)) * 6.5
+            at += 24 + Self.textWidth(name)
         }
         return out
     }

@@ -451,10 +451,11 @@ enum LocaleFormat {
         return language == .en ? text : text.replacingOccurrences(of: ".", with: ",")
     }
 
-    /// A date and time in the local time zone, in the language's short form.
-    static func dateTime(_ date: Date, _ language: Language) -> String {
+    /// A date and time in `timeZone` (the local one unless said), in the language's short form.
+    static func dateTime(_ date: Date, _ language: Language, timeZone: TimeZone = .current) -> String {
         let formatter = DateFormatter()
         formatter.locale = locale(language)
+        formatter.timeZone = timeZone
         formatter.dateStyle = .short
         formatter.timeStyle = .medium
         return formatter.string(from: date)

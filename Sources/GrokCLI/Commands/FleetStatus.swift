@@ -78,10 +78,22 @@ struct FleetStatusText {
 
     func station(_ name: String) -> String { name.isEmpty ? localizer.text(.fleetStatusUnknownStation) : name }
 
-    func threshold(_ rollout: FleetStatusView.Rollout) -> String {
-        guard let halt = rollout.halt else { return localizer.text(.fleetStatusNoThreshold) }
-        return localizer.text(rollout.thresholdCrossed ? .fleetStatusAboveThreshold : .fleetStatusWithinThreshold,
-                              percent(halt.maxFailureRate * 100), String(halt.afterDevices))
+    /// How the halt rule reads now: "halted: 3 of 3 failed, above 20 %", "too few finished to
+    /// judge: 4 of 10", ... (the rule the stage recorded when it halted, else `--profile`'s).
+    func judgement(_ rollout: FleetStatusView.Rollout) -> String { judgement(rollout.judgement) }
+
+    func judgement(_ judgement: FleetStatusView.HaltJudgement) -> String {
+        switch judgement {
+        case .noRule: localizer.text(.fleetStatusNoThreshold)
+        case .halted(let failed, let finished, let threshold):
+            localizer.text(.fleetStatusJudgementHalted, String(failed), String(finished), percent(threshold * 100))
+        case .above(let failed, let finished, let threshold):
+            localizer.text(.fleetStatusJudgementAbove, String(failed), String(finished), percent(threshold * 100))
+        case .notAbove(let failed, let finished, let threshold):
+            localizer.text(.fleetStatusJudgementNotAbove, String(failed), String(finished), percent(threshold * 100))
+        case .tooFew(let finished, let needed):
+            localizer.text(.fleetStatusJudgementTooFew, String(finished), String(needed))
+        }
     }
 
     /// Why a stage is halted or paused, in the reader's language: a halt as the runs that met
@@ -104,7 +116,7 @@ struct FleetStatusText {
     }
 
     func summary(_ rollout: FleetStatusView.Rollout) -> String {
-        localizer.text(.fleetStatusSummary, finished(rollout.totals), threshold(rollout),
+        localizer.text(.fleetStatusSummary, finished(rollout.totals), judgement(rollout),
                        localizer.text(.fleetStatusPending, String(rollout.totals.pending)))
     }
 
@@ -124,6 +136,29 @@ struct FleetStatusText {
     }
 
     func date(_ value: Date?) -> String { value.map { LocaleFormat.dateTime($0, language) } ?? "–" }
+
+    /// The stage's history (created, halted, paused, resumed, advanced: when, the change of
+    /// percentage, station, who, note), as `fleet status` and the report show it; nil when empty.
+    func history(_ rollout: FleetStatusView.Rollout, timeZone: TimeZone = .current) -> (headers: [String], rows: [[String]])? {
+        guard !rollout.events.isEmpty else { return nil }
+        let headers = [localizer.text(.ledgerColumnWhen), localizer.text(.fleetColumnChange), localizer.text(.fleetColumnStage),
+                       localizer.text(.fleetColumnStation), localizer.text(.fleetColumnWho), localizer.text(.fleetColumnDetail),
+                       localizer.text(.fleetColumnNote)]
+        let rows = rollout.events.map { event in
+            var stage = [event.percentageBefore, event.percentageAfter].compactMap { $0 }.map { percent($0) + " %" }
+            if stage.count == 2, stage[0] == stage[1] { stage.removeFirst() }
+            // Why a halt happened: the current halt's figures; a halt since resumed kept none (a dash: not known).
+            var why = ""
+            if let halt = event.halt {
+                why = judgement(halt)
+            } else if event.action == "halted" {
+                why = "–"
+            }
+            return [LocaleFormat.dateTime(event.at, language, timeZone: timeZone), action(event.action), stage.joined(separator: " → "),
+                    event.station ?? "–", person(event.actor), why, event.note]
+        }
+        return (headers, rows)
+    }
 
     func print(_ view: FleetStatusView, to console: Console) {
         if view.rollouts.isEmpty { console.print(localizer.text(.fleetStatusNone, view.location)) }
@@ -149,18 +184,10 @@ struct FleetStatusText {
                                           rollout.byStage.map { FleetStatusView.Group(name: percent($0.percentage) + " %", counts: $0.counts) },
                                           total: nil))
             }
-            if !rollout.events.isEmpty {
+            if let history = history(rollout) {
                 console.print("")
                 console.print("  " + localizer.text(.fleetStatusEvents))
-                console.table(Table(
-                    headers: [localizer.text(.ledgerColumnWhen), localizer.text(.fleetColumnChange), localizer.text(.fleetColumnStage),
-                              localizer.text(.fleetColumnStation), localizer.text(.fleetColumnWho), localizer.text(.fleetColumnNote)],
-                    rows: rollout.events.map { event in
-                        var stage = [event.percentageBefore, event.percentageAfter].compactMap { $0 }.map { percent($0) + " %" }
-                        if stage.count == 2, stage[0] == stage[1] { stage.removeFirst() }
-                        return [date(event.at), action(event.action), stage.joined(separator: " → "), event.station ?? "–", event.actor,
-                                event.note]
-                    }))
+                console.table(Table(headers: history.headers, rows: history.rows))
             }
             console.print("")
         }

@@ -189,6 +189,8 @@ final class TerminalDelegate: ConfigurationDelegate {
 
     func shouldStartDevice(_ context: FleetDeviceContext) -> FleetError? { policy.shouldStartDevice(context) }
 
+    func stageLeavesOut(_ context: FleetDeviceContext) -> FleetError? { policy.stageLeavesOut(context) }
+
     func deviceFinished(_ context: FleetDeviceContext, outcome: DeviceOutcome, steps: [StepOutcome]) {
         policy.deviceFinished(context, outcome: outcome, steps: steps)
     }

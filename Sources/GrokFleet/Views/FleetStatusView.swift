@@ -1,6 +1,7 @@
 import Foundation
 import GrokBasics
 import GrokLedger
+import GrokProtocol
 
 /// The fleet as people see it (`grokctl fleet status`, `fleet report`): per rollout, its
 /// stage and why it stopped, its units done, failed, incomplete and pending by station, by
@@ -97,7 +98,58 @@ public struct FleetStatusView: Sendable {
         public var done: Int
         public var failed: Int
         public var finished: Int
+        /// The stage's units not finished yet: its whole now (finished and pending) less
+        /// `finished`, so the last point's is the rollout's pending count.
+        public var pending: Int
         public var failureRate: Double { finished == 0 ? 0 : Double(failed) / Double(finished) }
+    }
+
+    /// How the halt rule reads now, in words a manager reads right (`--json`: `judgement`).
+    public enum HaltJudgement: Sendable, Equatable {
+        /// The rule halted the stage: `failed` of `finished` in its window, above `threshold`
+        /// (the rule the stage recorded when it halted).
+        case halted(failed: Int, finished: Int, threshold: Double)
+        /// No rule is known: the stage was not halted by one, and no `--profile` gave one.
+        case noRule
+        /// Fewer units finished in the rule's window than it waits for (`after_devices`).
+        case tooFew(finished: Int, needed: Int)
+        /// Enough finished in the window, and more than the threshold failed (the next
+        /// check halts the stage, unless the profile given is not the stations' rule).
+        case above(failed: Int, finished: Int, threshold: Double)
+        /// Enough finished in the window, and no more than the threshold failed.
+        case notAbove(failed: Int, finished: Int, threshold: Double)
+
+        /// The stable code: `halted`, `no_rule`, `too_few`, `above`, `not_above`.
+        public var code: String {
+            switch self {
+            case .halted: "halted"
+            case .noRule: "no_rule"
+            case .tooFew: "too_few"
+            case .above: "above"
+            case .notAbove: "not_above"
+            }
+        }
+    }
+
+    /// A rollout's unit whose latest result is a failure, with the step that failed and why.
+    public struct FailedUnit: Sendable, Equatable {
+        public var serial: String
+        public var station: String
+        public var finishedAt: Date
+        /// The step that failed in that unit's run (nil: the ledger holds no failed step of it).
+        public var step: String?
+        /// Its stable code (a `fleet_*` code), when recorded.
+        public var code: String?
+        /// The ledger's text for people, as recorded.
+        public var detail: String
+    }
+
+    /// How many of a rollout's units finished at one station on one day (in the view's time zone).
+    public struct Throughput: Sendable, Equatable {
+        public var station: String
+        /// The day, `yyyy-MM-dd` in ``FleetStatusView/timeZone``.
+        public var day: String
+        public var counts: Counts
     }
 
     /// Why a rollout's stage lets no unit start.
@@ -129,8 +181,20 @@ public struct FleetStatusView: Sendable {
         public var byStage: [StageGroup]
         public var progress: [ProgressPoint]
         public var events: [StageHistoryEntry]
-        /// The profile's halt rule, when one was given: the threshold the failure rate is drawn against.
-        public var halt: RolloutPolicy.HaltRule?
+        /// The halt rule the figures are judged by: the one the stage recorded when it halted,
+        /// else the `--profile`'s (nil: neither, or a halt recorded before halts kept their
+        /// rule, of which only ``threshold`` is known). One rule, so one threshold on every page.
+        public var rule: RolloutHaltRule?
+        /// The threshold the failure rate is drawn against (0 ... 1): the halt's, else ``rule``'s; nil without either.
+        public var threshold: Double?
+        /// Where ``threshold`` and ``rule`` come from: `stage` (recorded with the halt) or `profile`.
+        public var ruleSource: String?
+        /// The halt rule read now: over the rule's window (since the stage was last resumed).
+        public var judgement: HaltJudgement
+        /// The units whose latest result is a failure, oldest first.
+        public var failedUnits: [FailedUnit]
+        /// Units finished per station and day, by day then station.
+        public var throughput: [Throughput]
 
         /// The stage's state code (`active`, `paused`, `halted`); nil when only results name the rollout.
         public var state: String? { stageState?.rawValue }
@@ -139,17 +203,13 @@ public struct FleetStatusView: Sendable {
         /// The halt rule's finding, when the rule halted the stage (``GrokLedger/RolloutStage/halt``).
         var haltFinding: RolloutHalt? { stageState == .halted ? RolloutHalt(json: reasonDetail) : nil }
 
-        /// Whether the failure rate is above the halt threshold (nil without a rule or a finished unit).
+        /// Whether the rule's window is above its threshold: true for a halt and above; nil without a rule.
         public var aboveThreshold: Bool? {
-            guard let halt, let rate = totals.failureRate else { return nil }
-            return rate > halt.maxFailureRate
-        }
-
-        /// Whether the threshold shows as crossed: above it, with at least as many units
-        /// finished as the rule waits for.
-        public var thresholdCrossed: Bool {
-            guard let halt else { return false }
-            return aboveThreshold == true && totals.finished >= halt.afterDevices
+            switch judgement {
+            case .halted, .above: true
+            case .tooFew, .notAbove: false
+            case .noRule: nil
+            }
         }
 
         /// Why the stage is halted or paused.
@@ -167,9 +227,59 @@ public struct FleetStatusView: Sendable {
         }
 
         struct HaltObject: Encodable {
-            let afterDevices: Int
-            let maxFailureRate: Double
-            enum CodingKeys: String, CodingKey { case afterDevices = "after_devices", maxFailureRate = "max_failure_rate" }
+            let threshold: Double
+            let rule: RolloutHaltRule?
+            let source: String
+            enum CodingKeys: String, CodingKey {
+                case afterDevices = "after_devices", maxFailureRate = "max_failure_rate", windowDevices = "window_devices"
+                case windowMinutes = "window_minutes", source
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encodeIfPresent(rule?.afterDevices, forKey: .afterDevices)
+                try container.encode(threshold, forKey: .maxFailureRate)
+                try container.encodeIfPresent(rule?.windowDevices, forKey: .windowDevices)
+                try container.encodeIfPresent(rule?.windowMinutes, forKey: .windowMinutes)
+                try container.encode(source, forKey: .source)
+            }
+        }
+
+        struct JudgementObject: Encodable {
+            let judgement: HaltJudgement
+            enum CodingKeys: String, CodingKey { case code, failed, finished, needed, threshold }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(judgement.code, forKey: .code)
+                switch judgement {
+                case .halted(let failed, let finished, let threshold), .above(let failed, let finished, let threshold),
+                     .notAbove(let failed, let finished, let threshold):
+                    try container.encode(failed, forKey: .failed)
+                    try container.encode(finished, forKey: .finished)
+                    try container.encode(threshold, forKey: .threshold)
+                case .tooFew(let finished, let needed):
+                    try container.encode(finished, forKey: .finished)
+                    try container.encode(needed, forKey: .needed)
+                case .noRule:
+                    break
+                }
+            }
+        }
+
+        struct FailedObject: Encodable {
+            let unit: FailedUnit
+            enum CodingKeys: String, CodingKey { case serial, station, step, code, detail, at }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(unit.serial, forKey: .serial)
+                try container.encode(unit.station, forKey: .station)
+                try container.encodeIfPresent(unit.step, forKey: .step)
+                try container.encodeIfPresent(unit.code, forKey: .code)
+                try container.encode(unit.detail, forKey: .detail)
+                try container.encode(Timestamp.iso8601(unit.finishedAt), forKey: .at)
+            }
         }
 
         struct EventObject: Encodable {
@@ -180,14 +290,16 @@ public struct FleetStatusView: Sendable {
             let actor: String
             let note: String
             let at: String
+            let halt: JudgementObject?
             enum CodingKeys: String, CodingKey {
-                case action, station, actor, note, at
+                case action, station, actor, note, at, halt
                 case percentageBefore = "percentage_before", percentageAfter = "percentage_after"
             }
         }
 
         enum CodingKeys: String, CodingKey {
-            case record, id, release, percentage, state, totals, halt, stations, stages, events
+            case record, id, release, percentage, state, totals, halt, stations, stages, events, judgement
+            case failedUnits = "failed_units"
             case reasonCode = "reason_code", reasonDetail = "reason_detail", trippedBy = "tripped_by", updatedAt = "updated_at"
             case updatedBy = "updated_by", aboveThreshold = "above_threshold", hardwareRevisions = "hardware_revisions"
         }
@@ -205,16 +317,18 @@ public struct FleetStatusView: Sendable {
             try container.encodeIfPresent(updatedAt.map { Timestamp.iso8601($0) }, forKey: .updatedAt)
             try container.encodeIfPresent(updatedBy, forKey: .updatedBy)
             try container.encode(totals, forKey: .totals)
-            try container.encodeIfPresent(halt.map { HaltObject(afterDevices: $0.afterDevices, maxFailureRate: $0.maxFailureRate) },
-                                          forKey: .halt)
+            try container.encodeIfPresent(threshold.map { HaltObject(threshold: $0, rule: rule, source: ruleSource ?? "profile") }, forKey: .halt)
+            try container.encode(JudgementObject(judgement: judgement), forKey: .judgement)
             try container.encodeIfPresent(aboveThreshold, forKey: .aboveThreshold)
             try container.encode(byStation, forKey: .stations)
             try container.encode(byHardwareRevision, forKey: .hardwareRevisions)
             try container.encode(byStage, forKey: .stages)
             try container.encode(events.map {
                 EventObject(action: $0.action, percentageBefore: $0.percentageBefore, percentageAfter: $0.percentageAfter,
-                            station: $0.station, actor: $0.actor, note: $0.note, at: Timestamp.iso8601($0.at))
+                            station: $0.station, actor: $0.actor, note: $0.note, at: Timestamp.iso8601($0.at),
+                            halt: $0.halt.map(JudgementObject.init))
             }, forKey: .events)
+            try container.encode(failedUnits.map(FailedObject.init), forKey: .failedUnits)
         }
     }
 
@@ -284,35 +398,72 @@ public struct FleetStatusView: Sendable {
     public var deviceCount: Int
     /// Every station the view names, sorted.
     public var stations: [String]
+    /// The time zone the days of ``Rollout/throughput`` are counted in (and the report's dates are shown in).
+    public var timeZone: TimeZone
 
-    /// The view of the ledger at `location` (read-only), with the halt rule of `profile`'s
-    /// rollout when a profile file is given.
-    /// - Parameter rollout: only this rollout (nil: all).
+    /// What a profile tells the view about its rollout: the halt rule, and the regions the
+    /// rollout is for (a unit recorded in another region is not pending in it).
+    public struct RolloutProfile: Sendable {
+        public var halt: RolloutPolicy.HaltRule?
+        /// The regions (``GrokProtocol/VendorRegion`` codes: `etsi`, `fcc`) the rollout's units may be in (nil: any).
+        public var regions: Set<String>?
+
+        public init(halt: RolloutPolicy.HaltRule? = nil, regions: Set<String>? = nil) {
+            self.halt = halt
+            self.regions = regions
+        }
+
+        /// The profile's `region`: its `set` region, else its allowed ones (nil when it allows all).
+        init(_ profile: Profile) {
+            halt = profile.rollout?.halt
+            if let policy = profile.region {
+                if let set = policy.set {
+                    regions = [set.code]
+                } else if policy.allowed.count < RegionCatalog.all.count {
+                    regions = Set(policy.allowed.map(\.code))
+                }
+            }
+        }
+    }
+
+    /// The view of the ledger at `location` (read-only), with the halt rule and regions of
+    /// `profile`'s rollout when a profile file is given.
+    /// - Parameters:
+    ///   - rollout: only this rollout (nil: all).
+    ///   - timeZone: the days of the throughput are counted in it.
     /// - Throws: ``FleetError/ledgerMissing(path:)``, ``FleetError/noSuchRollout(ledger:rollout:)``,
     ///   the profile's or the ledger's error.
-    public init(location: String, rollout: String? = nil, profile: String? = nil) throws {
-        var haltRules: [String: RolloutPolicy.HaltRule] = [:]
-        if let profile, let policy = try Profile.load(path: profile).rollout, let halt = policy.halt { haltRules[policy.id] = halt }
+    public init(location: String, rollout: String? = nil, profile: String? = nil, timeZone: TimeZone = .current,
+                now: Date = Date()) throws {
+        var profiles: [String: RolloutProfile] = [:]
+        if let profile {
+            let loaded = try Profile.load(path: profile)
+            if let policy = loaded.rollout { profiles[policy.id] = RolloutProfile(loaded) }
+        }
         let reading = try LedgerReading(location: location)
         self.init(try reading.store.fleetSnapshot(), location: reading.location, selects: { id, serial, percentage in
             RolloutSelection.place(serial: serial, rolloutID: id) < percentage
-        }, haltRules: haltRules, rollout: rollout)
+        }, profiles: profiles, rollout: rollout, timeZone: timeZone, now: now)
         if let rollout, rollouts.isEmpty { throw FleetError.noSuchRollout(ledger: reading.location, rollout: rollout) }
     }
 
     /// The view of `snapshot`.
     /// - Parameters:
     ///   - selects: whether rollout `id` at `percentage` selects `serial` (``RolloutSelection`` in a real view).
-    ///   - haltRules: each rollout's halt rule, when known (from its profile), by rollout id.
+    ///   - profiles: what each rollout's profile says (its halt rule, its regions), when known, by rollout id.
     ///   - rollout: only this rollout (nil: all).
-    init(_ snapshot: FleetSnapshot, location: String = "", selects: (_ id: String, _ serial: String, _ percentage: Double) -> Bool,
-         haltRules: [String: RolloutPolicy.HaltRule] = [:], rollout only: String? = nil) {
+    ///   - now: the time the rule's `window_minutes` is judged at.
+    public init(_ snapshot: FleetSnapshot, location: String = "", selects: (_ id: String, _ serial: String, _ percentage: Double) -> Bool,
+         profiles: [String: RolloutProfile] = [:], rollout only: String? = nil, timeZone: TimeZone = TimeZone(identifier: "UTC")!,
+         now: Date = Date()) {
         self.location = location
+        self.timeZone = timeZone
         var ids = Set(snapshot.rollouts.stages.map(\.rolloutID))
         ids.formUnion(snapshot.rollouts.results.map(\.rolloutID))
         if let only { ids = ids.filter { $0 == only } }
         rollouts = ids.sorted().map { id in
-            Self.rollout(id, snapshot, stage: snapshot.rollouts.stages.first { $0.rolloutID == id }, selects: selects, halt: haltRules[id])
+            Self.rollout(id, snapshot, stage: snapshot.rollouts.stages.first { $0.rolloutID == id }, selects: selects,
+                         profile: profiles[id] ?? RolloutProfile(), timeZone: timeZone, now: now)
         }
         var versions: [String?: Int] = [:]
         for device in snapshot.devices { versions[device.firmware, default: 0] += 1 }
@@ -352,19 +503,20 @@ public struct FleetStatusView: Sendable {
     public static let unknownStation = ""
 
     private static func rollout(_ id: String, _ snapshot: FleetSnapshot, stage: RolloutStage?,
-                                selects: (String, String, Double) -> Bool, halt: RolloutPolicy.HaltRule?) -> Rollout {
+                                selects: (String, String, Double) -> Bool, profile: RolloutProfile, timeZone: TimeZone,
+                                now: Date) -> Rollout {
         let results = snapshot.rollouts.results.enumerated().filter { $0.element.rolloutID == id }
             .sorted { ($0.element.finishedAt, $0.offset) < ($1.element.finishedAt, $1.offset) }
             .map(\.element)
         // The latest result of each unit decides how it counts.
         var latest: [String: RolloutResult] = [:]
-        var progress: [ProgressPoint] = []
         var running = Counts()
+        var steps: [(at: Date, counts: Counts)] = []
         for result in results {
             if let before = latest[result.serial] { running.add(before.outcome, -1) }
             latest[result.serial] = result
             running.add(result.outcome)
-            progress.append(ProgressPoint(at: result.finishedAt, done: running.done, failed: running.failed, finished: running.finished))
+            steps.append((result.finishedAt, running))
         }
         let percentage = stage?.percentage ?? results.last?.percentage ?? 0
         var totals = Counts()
@@ -377,12 +529,48 @@ public struct FleetStatusView: Sendable {
             revisions[result.hardwareRevision ?? "", default: Counts()].add(result.outcome)
             stages[result.percentage, default: Counts()].add(result.outcome)
         }
+        // Pending: selected by the stage now, no result yet, and (when the profile says) in the rollout's regions.
         for device in snapshot.devices where latest[device.serial] == nil && selects(id, device.serial, percentage) {
+            if let regions = profile.regions, let region = device.region, !regions.contains(RegionCatalog.find(region)?.code ?? region) {
+                continue
+            }
             totals.pending += 1
             stations[device.station ?? unknownStation, default: Counts()].pending += 1
             revisions[device.hardwareRevision ?? "", default: Counts()].pending += 1
             stages[percentage, default: Counts()].pending += 1
         }
+        let whole = totals.finished + totals.pending
+        let progress = steps.map {
+            ProgressPoint(at: $0.at, done: $0.counts.done, failed: $0.counts.failed, finished: $0.counts.finished,
+                          pending: whole - $0.counts.finished)
+        }
+        let events = snapshot.rollouts.events.filter { $0.rolloutID == id }
+        // One rule: the one the stage recorded when it halted, else the profile's.
+        let finding = stage?.halt
+        var history = events.map(StageHistoryEntry.init)
+        if let finding, let last = history.lastIndex(where: { $0.action == StageAction.halted.rawValue }) {
+            history[last].halt = .halted(failed: finding.failed, finished: finding.finished, threshold: finding.threshold)
+        }
+        let given = profile.halt.map {
+            RolloutHaltRule(afterDevices: $0.afterDevices, maxFailureRate: $0.maxFailureRate, windowDevices: $0.windowDevices,
+                            windowMinutes: $0.windowMinutes)
+        }
+        let rule = finding.map { $0.rule } ?? given
+        let judgement: HaltJudgement
+        if let finding {
+            judgement = .halted(failed: finding.failed, finished: finding.finished, threshold: finding.threshold)
+        } else if let rule {
+            judgement = Self.judge(rule, results: results, since: events.last { $0.action == .resumed }?.at, now: now)
+        } else {
+            judgement = .noRule
+        }
+        var failedUnits: [FailedUnit] = []
+        for result in latest.values where result.outcome == .failed {
+            let failed = snapshot.failedSteps.last { $0.runKey == result.runKey && $0.serial == result.serial }
+            failedUnits.append(FailedUnit(serial: result.serial, station: result.station, finishedAt: result.finishedAt, step: failed?.step,
+                                          code: failed?.code, detail: failed?.detail ?? ""))
+        }
+        failedUnits.sort { ($0.finishedAt, $0.serial) < ($1.finishedAt, $1.serial) }
         return Rollout(
             id: id, release: stage?.release ?? results.last?.firmwareAfter, percentage: percentage, stageState: stage?.state,
             reasonCode: stage?.reasonCode, reasonDetail: stage?.reasonDetail ?? "", trippedBy: stage?.trippedBy,
@@ -390,7 +578,40 @@ public struct FleetStatusView: Sendable {
             byStation: stations.keys.sorted().map { Group(name: $0, counts: stations[$0]!) },
             byHardwareRevision: revisions.keys.sorted(by: revisionOrder).map { Group(name: $0, counts: revisions[$0]!) },
             byStage: stages.keys.sorted().map { StageGroup(percentage: $0, counts: stages[$0]!) },
-            progress: progress, events: snapshot.rollouts.events.filter { $0.rolloutID == id }.map(StageHistoryEntry.init),
-            halt: halt)
+            progress: progress, events: history,
+            rule: rule, threshold: finding?.threshold ?? rule?.maxFailureRate,
+            ruleSource: finding != nil ? "stage" : (given != nil ? "profile" : nil), judgement: judgement,
+            failedUnits: failedUnits, throughput: throughput(results, timeZone: timeZone))
+    }
+
+    /// The rule over its window as the stations judge it (``GrokLedger/RolloutHaltRule``): the
+    /// results finished since the stage was last resumed, in the last `window_minutes`, the last
+    /// `window_devices` of them.
+    static func judge(_ rule: RolloutHaltRule, results: [RolloutResult], since resumed: Date?, now: Date) -> HaltJudgement {
+        let cutoff = rule.cutoff(now: now)
+        var window = results.reversed().filter { result in
+            (resumed.map { result.finishedAt > $0 } ?? true) && (cutoff.map { result.finishedAt >= $0 } ?? true)
+        }
+        if let limit = rule.windowDevices { window = Array(window.prefix(limit)) }
+        let finished = window.count
+        let failed = window.filter { $0.outcome == .failed }.count
+        guard finished > 0, finished >= rule.afterDevices else { return .tooFew(finished: finished, needed: max(rule.afterDevices, 1)) }
+        return rule.evaluate(window) != nil ? .above(failed: failed, finished: finished, threshold: rule.maxFailureRate)
+                                            : .notAbove(failed: failed, finished: finished, threshold: rule.maxFailureRate)
+    }
+
+    /// Units finished per station and calendar day in `timeZone` (every result: a re-run counts again).
+    static func throughput(_ results: [RolloutResult], timeZone: TimeZone) -> [Throughput] {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        var counts: [String: [String: Counts]] = [:]
+        for result in results {
+            let parts = calendar.dateComponents([.year, .month, .day], from: result.finishedAt)
+            let day = String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+            counts[day, default: [:]][result.station, default: Counts()].add(result.outcome)
+        }
+        return counts.keys.sorted().flatMap { day in
+            counts[day]!.keys.sorted().map { Throughput(station: $0, day: day, counts: counts[day]![$0]!) }
+        }
     }
 }

@@ -131,6 +131,10 @@ public struct StageHistoryEntry: Sendable, Equatable, Encodable {
     public var actor: String
     public var note: String
     public var at: Date
+    /// Why the rule halted the stage, for the `halted` change that halted it as it stands
+    /// now (the stage keeps its current halt's figures and rule; a halt since resumed keeps
+    /// none, so nil there: not known). Not part of `fleet stage show --json`.
+    public var halt: FleetStatusView.HaltJudgement?
 
     init(_ event: StageEvent) {
         rolloutID = event.rolloutID

@@ -55,7 +55,7 @@ public final class CommandContext {
     /// configuration, the audio recording and the state directory's locks (the fleet runs' too).
     var ports: DevicePortContext {
         DevicePortContext(bench: bench, alsaConfig: globals.alsaConfig, recordAudio: globals.recordAudio,
-                          lockDirectory: StateDirectory.locks(environment: environment))
+                          lockDirectory: StateDirectory.locks(environment: environment), lockWait: globals.lockWait)
     }
 
     /// Prints the running command's help on stdout.

@@ -43,11 +43,12 @@ struct DeviceLockCommandTests {
         let locks = world.state + "/grokctl/locks"
         let held = try #require(try DeviceLock.acquire(directory: locks, port: DevicePorts.portKey(.emulated(index: 0), context: ports)))
         defer { held.unlock() }
-        let german = try world.run(command + ["--bench", world.bench, "--lang", "de"])
+        // --lock-wait 0.2: refused after a fifth of a second instead of the default 3 s.
+        let german = try world.run(command + ["--bench", world.bench, "--lang", "de", "--lock-wait", "0.2"])
         let germanText = german.standardOutput + german.standardError
         #expect(german.status == 1, "\(command): \(germanText)")
         #expect(germanText.contains("wird von einem anderen grokctl verwendet (Prozess \(getpid())"), "\(germanText)")
-        let json = try world.run(command + ["--bench", world.bench, "--json"])
+        let json = try world.run(command + ["--bench", world.bench, "--json", "--lock-wait", "0.2"])
         #expect(json.status == 1)
         #expect((json.standardOutput + json.standardError).contains(#""code":"device_busy""#), "\(json.standardOutput)\(json.standardError)")
         // The unit was never opened: a new unit's state file is not even created.

@@ -1,4 +1,5 @@
 import Foundation
+import GrokAudio
 import GrokFleet
 import Testing
 
@@ -32,6 +33,27 @@ struct DeviceLockTests {
         try FileManager.default.createDirectory(atPath: bench.lockDirectory, withIntermediateDirectories: true)
         #expect(mkfifo(bench.lockDirectory + "/GK-0002.lock", 0o644) == 0)
         #expect(throws: FleetError.self) { _ = try DeviceLock.acquire(directory: bench.lockDirectory, serial: "GK-0002") }
+    }
+
+    @Test("opening a held port waits the context's lockWait: refused as device_busy when the holder keeps it, opened when it lets go in time")
+    func portWaitsItsLockWait() throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 0x0BAD_F00D)
+        var context = DevicePortContext(bench: Bench(directory: bench.path), lockDirectory: bench.lockDirectory, lockWait: 0.1)
+        let key = DevicePorts.portKey(.emulated(index: 0), context: context)
+        let held = try #require(try DeviceLock.acquire(directory: bench.lockDirectory, port: key))
+        do {
+            _ = try DevicePorts.open(.emulated(index: 0), context: context)
+            Issue.record("opened a port another process holds")
+        } catch let error as FleetError {
+            #expect(error.code == "device_busy", "\(error)")
+        }
+        // The holder lets go after 0.3 s, within a 10 s wait: the port opens.
+        context.lockWait = 10
+        let release = Thread { usleep(300_000); held.unlock() }
+        release.start()
+        let port = try DevicePorts.open(.emulated(index: 0), context: context)
+        port.close()
     }
 
     @Test("a plain lock is taken, held against a second taker, and free again once unlocked")

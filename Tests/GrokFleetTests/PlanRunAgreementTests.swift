@@ -112,6 +112,10 @@ func disagreement(_ planned: PlannedStep?, _ taken: StepOutcome) -> String? {
 
 @Suite("Plan and run agree")
 struct PlanRunAgreementTests {
+    /// 32 seeded situations in the suite (about 30 s of CPU); `GROKCTL_PLAN_SITUATIONS` runs
+    /// more (seeds 1000 on), as a longer campaign.
+    static let situationCount = Int(ProcessInfo.processInfo.environment["GROKCTL_PLAN_SITUATIONS"] ?? "") ?? 32
+
     /// The channels of the situations (built once per case: a TUF repository each).
     static func channel(_ kind: Int, _ bench: FleetBench) async throws -> FirmwareFixture? {
         switch kind {
@@ -123,7 +127,7 @@ struct PlanRunAgreementTests {
     }
 
     @Test("for generated situations (profiles, modes, unit states, channels, history, answers) the plan predicts every step the run takes and flags every refusal it could know",
-          arguments: (0..<64).map { UInt64(1000 + $0) })
+          arguments: (0..<situationCount).map { UInt64(1000 + $0) })
     func planPredictsRun(seed: UInt64) async throws {
         let situation = try Situation.generate(seed: seed)
         let bench = FleetBench()

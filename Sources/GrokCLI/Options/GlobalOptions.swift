@@ -1,6 +1,7 @@
 import GrokBasics
 import Foundation
 import GrokCommandLine
+import GrokFleet
 
 /// The options every grokctl command accepts, before or after the subcommand.
 public struct GlobalOptions: Sendable, Equatable {
@@ -21,6 +22,8 @@ public struct GlobalOptions: Sendable, Equatable {
     public var realtime: Bool
     /// An ALSA configuration file to use instead of the system one (`--alsa-config`).
     public var alsaConfig: String?
+    /// How long a command waits for a Grokker another grokctl is working on (`--lock-wait`).
+    public var lockWait: Double
 
     /// `--lang <language>`.
     public static let lang = OptionDeclaration.option(
@@ -39,9 +42,12 @@ public struct GlobalOptions: Sendable, Equatable {
     /// `--alsa-config <file>`.
     public static let alsaConfig = OptionDeclaration.option(
         "alsa-config", value: .valueFile, help: .optionALSAConfig, type: .file)
+    /// `--lock-wait <seconds>`.
+    public static let lockWait = OptionDeclaration.option(
+        "lock-wait", value: .valueSeconds, help: .optionLockWait, defaultValue: "3", type: .decimal(above: 0, upTo: 3600))
 
     /// All of them, in the order help lists them.
-    public static let declarations = [lang, json, quiet, bench, recordAudio, realtime, alsaConfig]
+    public static let declarations = [lang, json, quiet, bench, recordAudio, realtime, alsaConfig, lockWait]
 
     /// Reads the global options.
     ///
@@ -57,6 +63,8 @@ public struct GlobalOptions: Sendable, Equatable {
         recordAudio = values.value(Self.recordAudio)
         realtime = values.flag(Self.realtime)
         alsaConfig = values.value(Self.alsaConfig)
+        // Checked by the parser (above 0, at most 3600 s); the default when it was not given.
+        lockWait = (try? values.decimal(Self.lockWait)).flatMap { $0 } ?? DevicePortContext.defaultLockWait
     }
 
     /// The bench directory when `--bench` is not given: `$GROKCTL_BENCH`, else

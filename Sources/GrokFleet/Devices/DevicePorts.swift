@@ -22,18 +22,16 @@ public enum DevicePorts {
         }
     }
 
-    /// How long a command waits for a port another grokctl holds before it gives up.
-    public static let lockWaitSeconds = 3.0
-
     /// Opens the port of `spec` under its lock (the same lock a fleet run takes, in
     /// `context.lockDirectory`), so two commands never talk to one Grokker at once: when
-    /// another process holds it, waits up to `wait` seconds for it, then refuses with
+    /// another process holds it, waits up to `wait` seconds (by default the context's
+    /// ``DevicePortContext/lockWait``) for it, then refuses with
     /// ``FleetError/deviceBusy(device:pid:command:lockFile:)`` naming the holder. The lock is
     /// released when the port is closed (or freed). Without a lock directory: unlocked.
-    public static func open(_ spec: DeviceSpec, context: DevicePortContext, wait: Double = lockWaitSeconds) throws -> any AudioPort {
+    public static func open(_ spec: DeviceSpec, context: DevicePortContext, wait: Double? = nil) throws -> any AudioPort {
         guard let directory = context.lockDirectory else { return try openUnlocked(spec, context: context) }
         let key = portKey(spec, context: context)
-        let lock = try acquire(directory: directory, key: key, device: spec.description, wait: wait)
+        let lock = try acquire(directory: directory, key: key, device: spec.description, wait: wait ?? context.lockWait)
         do {
             return LockedPort(try openUnlocked(spec, context: context), lock: lock)
         } catch {
@@ -95,12 +93,19 @@ public struct DevicePortContext: Sendable {
     public var cable = CableConfiguration.clean
     /// Where the ports' locks are (the state directory's `locks`); `nil`: ports are not locked.
     public var lockDirectory: String? = nil
+    /// How long opening a port waits for another grokctl that holds it (`--lock-wait`).
+    public var lockWait: Double
 
-    public init(bench: Bench, alsaConfig: String? = nil, recordAudio: String? = nil, lockDirectory: String? = nil) {
+    /// The wait when none is given: 3 s, long enough for a command just finishing.
+    public static let defaultLockWait = 3.0
+
+    public init(bench: Bench, alsaConfig: String? = nil, recordAudio: String? = nil, lockDirectory: String? = nil,
+                lockWait: Double = defaultLockWait) {
         self.bench = bench
         self.alsaConfig = alsaConfig
         self.recordAudio = recordAudio
         self.lockDirectory = lockDirectory
+        self.lockWait = lockWait
     }
 }
 

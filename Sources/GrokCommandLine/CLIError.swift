@@ -67,9 +67,6 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidPercent(value: String, option: String)
     /// `--version` is not MAJOR.MINOR.BUILD.
     case invalidFirmwareVersion(String)
-    /// A package file given to `firmware flash --package` is not listed in the channel's
-    /// verified metadata, so it is not approved for flashing.
-    case packageNotListed(file: String, channel: String)
 
     /// A stable identifier for `--json` output; the catalog key is `error.<code>`.
     public var code: String {
@@ -94,16 +91,13 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidServerURL: "usage_invalid_server_url"
         case .invalidPercent: "usage_invalid_percent"
         case .invalidFirmwareVersion: "usage_invalid_firmware_version"
-        case .packageNotListed: "firmware_package_not_listed"
         }
     }
 
-    /// Whether the command line was at fault (exit 64) rather than the work (exit 1).
+    /// Whether the command line was at fault (exit 64) rather than the work (exit 1): every
+    /// case is the command line's (the work's errors are the libraries').
     public var isUsageError: Bool {
-        switch self {
-        case .packageNotListed: false
-        default: true
-        }
+        true
     }
 
     /// The exit code this error ends grokctl with.
@@ -151,7 +145,6 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .missingOneOf(let names): [names.joined(separator: ", ")]
         case .invalidChannel(let name), .invalidServerURL(let name), .invalidFirmwareVersion(let name): [name]
         case .invalidPercent(let value, let option): [value, option]
-        case .packageNotListed(let file, let channel): [file, channel]
         }
     }
 }

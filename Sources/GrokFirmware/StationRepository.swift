@@ -84,9 +84,11 @@ public struct StationUpdate: Sendable {
 /// and verified images by hash (`images/SHA256`).
 ///
 /// An update runs under an exclusive lock (`lock`), on a private copy of the trusted
-/// metadata; only when the refresh, the channel listings and every requested download
-/// succeeded is the copy committed. So a failed refresh or a bad image commits nothing,
-/// and two concurrent updates cannot lower what the other accepted. Symbolic links, files
+/// metadata. A refresh (or a channel listing) that fails commits nothing. Once the refresh
+/// and the listings succeeded, their verified metadata is committed even when a requested
+/// download then fails (TUF's client workflow persists every role it verified before any
+/// target is fetched, so that a station cannot later be rolled back below it); a failed
+/// download adds no image. Two concurrent updates cannot lower what the other accepted. Symbolic links, files
 /// of another owner and files the client did not make are refused in the state directory.
 public struct StationRepository: Sendable {
     public let stateDirectory: String
@@ -118,7 +120,8 @@ public struct StationRepository: Sendable {
     }
 
     /// Refreshes the trusted metadata, lists `channels`, downloads the targets `download`
-    /// (verified, into `images/`), and commits it all only if everything succeeded.
+    /// (verified, into `images/`). Nothing is committed when the refresh or a listing fails;
+    /// when a download fails, the verified metadata is committed and no image is.
     public func update(channels: [String], download: [String] = []) async throws -> StationUpdate {
         try Self.checkDirectory(stateDirectory, create: true)
         let lock = try await Self.lock(stateDirectory + "/lock")
@@ -157,18 +160,25 @@ public struct StationRepository: Sendable {
         }
         var files: [String: String] = [:]
         var fetched: [(String, String)] = []
-        for path in download {
-            guard let info = try await updater.targetInfo(path), let digest = info.hashes["sha256"]?.lowercased() else {
-                throw TUFError.unknownTarget(target: path)
+        do {
+            for path in download {
+                guard let info = try await updater.targetInfo(path), let digest = info.hashes["sha256"]?.lowercased() else {
+                    throw TUFError.unknownTarget(target: path)
+                }
+                let final = imagesDirectory + "/" + digest
+                let existing = (try? FileStore(directory: imagesDirectory).read(digest, limit: Int(clamping: info.length))) ?? nil
+                if existing.map({ (try? info.check($0)) != nil }) != true {
+                    let bytes = try await updater.download(info, to: staging + "/targets")
+                    try FileStore(directory: staging + "/images").write(digest, bytes)
+                    fetched.append((digest, final))
+                }
+                files[path] = final
             }
-            let final = imagesDirectory + "/" + digest
-            let existing = (try? FileStore(directory: imagesDirectory).read(digest, limit: Int(clamping: info.length))) ?? nil
-            if existing.map({ (try? info.check($0)) != nil }) != true {
-                let bytes = try await updater.download(info, to: staging + "/targets")
-                try FileStore(directory: staging + "/images").write(digest, bytes)
-                fetched.append((digest, final))
-            }
-            files[path] = final
+        } catch {
+            // TUF's client workflow persists each role once verified (spec 5.3-5.6), before any
+            // target is fetched (5.7): the refresh's metadata is committed, no image is.
+            try Self.commitMetadata(from: copy, into: committed, previous: names, metadataDirectory: metadataDirectory)
+            throw error
         }
         let versions = await updater.trustedVersions
         // Commit: images first (content-addressed, harmless alone), then the metadata.
@@ -177,17 +187,24 @@ public struct StationRepository: Sendable {
                 throw TUFError.storage(path: final, detail: .system(errno))
             }
         }
-        let kept = try Self.checkedEntries(copy.directory) { _ in true }.filter { $0.hasSuffix(".json") }
+        try Self.commitMetadata(from: copy, into: committed, previous: names, metadataDirectory: metadataDirectory)
+        return StationUpdate(versions: versions, updates: updates, targets: listed, files: files)
+    }
+
+    /// Moves the verified metadata of `copy` into the committed set (rename per file), removes
+    /// what the refresh deleted (fast-forward recovery) of the `previous` names, and syncs the
+    /// directory.
+    static func commitMetadata(from copy: FileStore, into committed: FileStore, previous names: [String],
+                               metadataDirectory: String) throws {
+        let kept = try checkedEntries(copy.directory) { _ in true }.filter { $0.hasSuffix(".json") }
         for name in kept {
             guard rename(copy.directory + "/" + name, metadataDirectory + "/" + name) == 0 else {
                 throw TUFError.storage(path: metadataDirectory + "/" + name, detail: .system(errno))
             }
         }
-        // Files the refresh deleted (fast-forward recovery) go from the committed set too.
         for name in names where !kept.contains(name) { try committed.remove(name) }
         let directory = open(metadataDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directory >= 0 { fsync(directory); close(directory) }
-        return StationUpdate(versions: versions, updates: updates, targets: listed, files: files)
     }
 
     static func isChannelFileName(_ name: String) -> Bool {

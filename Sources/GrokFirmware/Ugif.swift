@@ -84,6 +84,24 @@ public struct UgifImage: Sendable, Hashable {
         return image.compatibility(hardwareTypeName: unit, running: running)
     }
 
+    // MARK: Contents
+
+    /// The checks the format allows beyond its syntax, for an image nobody vouches for (no
+    /// trusted channel lists it). Parsing already checked each section's declared length
+    /// against its data, its address range, and that LOADER and READER do not overlap; this
+    /// checks the version inside: a READER image that carries a version (``ImageVersionMarker``)
+    /// must carry the header's, or the unit would come back on another version than the file
+    /// says. A `.ugif` has no checksum: a changed data digit outside the marker cannot be
+    /// found, which is why only a channel's signed SHA-256 makes an image intact.
+    public func checkContents() throws(UgifError) {
+        if let inside = ImageVersionMarker.find(in: reader.bytes) {
+            let found = UgifVersion(major: inside.major, minor: inside.minor, build: inside.build)
+            guard found == version else {
+                throw .innerVersionMismatch(section: "READER", inImage: found.description, inHeader: version.description)
+            }
+        }
+    }
+
     // MARK: Writing
 
     /// The file's text: header, LOADER (when present), READER; hex upper case, 64 hex
@@ -411,6 +429,8 @@ public enum UgifError: Error, Sendable, Equatable, CodedError {
     case emptyImage(section: String)
     case addressOutOfRange(section: String, address: UInt64, base: UInt64)
     case sectionsOverlap(loader: UInt16, reader: UInt16)
+    /// The version inside a section (``ImageVersionMarker``) is not the header's.
+    case innerVersionMismatch(section: String, inImage: String, inHeader: String)
 
     public var code: String {
         switch self {
@@ -429,6 +449,7 @@ public enum UgifError: Error, Sendable, Equatable, CodedError {
         case .emptyImage: "ugif_empty_image"
         case .addressOutOfRange: "ugif_address_out_of_range"
         case .sectionsOverlap: "ugif_sections_overlap"
+        case .innerVersionMismatch: "ugif_inner_version_mismatch"
         }
     }
 
@@ -449,6 +470,7 @@ public enum UgifError: Error, Sendable, Equatable, CodedError {
         case .emptyImage(let s): [s]
         case .addressOutOfRange(let s, let a, let b): [s, String(a, radix: 16), String(b, radix: 16)]
         case .sectionsOverlap(let l, let r): [String(l, radix: 16), String(r, radix: 16)]
+        case .innerVersionMismatch(let s, let found, let header): [s, found, header]
         }
     }
 

@@ -102,10 +102,13 @@ extension DeviceWorker {
             let run = runner.options.cancellation
             let context = self.context
             let delegate = self.delegate
-            let report = FirmwareUpdater(session: session, options: options).update(
+            let report = FirmwareUpdater(session: session, options: options, journal: runner.options.uploadJournal).update(
                 to: release.ugif, progress: { delegate.updateFirmwareUpdateProgress(context, progress: $0) },
                 shouldCancel: { cancel.isCancelled || run.isCancelled })
             if let fresh = session.info { self.context.info = fresh }
+            // Only a connected session knows what the unit runs now (after a reconnect that did
+            // not finish, its last GetVersion is the one from before).
+            if session.isConnected { inLoader = session.version?.software == .loader }
             if report.result == .success {
                 delegate.notifyFirmwareUpdateSuccess(self.context, report: report)
                 delegate.afterFirmwareUpdate(self.context, updated: true)
@@ -126,7 +129,8 @@ extension DeviceWorker {
                 delegate.afterFirmwareUpdate(self.context, updated: false)
                 if run.isCancelled {
                     interrupted = true
-                    return .failing(.failed, .interrupted(device: device.name))
+                    // Stopped mid-upload: a unit left in its loader has no application; say so.
+                    return .failing(.failed, inLoader ? .updateUnfinished(device: device.name) : .interrupted(device: device.name))
                 }
                 return .failing(.postponed, .updateDeclined(device: device.name, decision: "cancelled"))
             case .cantReconnect:

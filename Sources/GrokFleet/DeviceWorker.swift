@@ -81,7 +81,9 @@ final class DeviceWorker {
 
     var info: ReaderInfo? { context.info }
     var serial: String { context.serial ?? "" }
-    var firmwareText: String? { info.map { "\($0.firmwareVersion)" } }
+    /// The application's version the unit runs; `nil` while it is in its loader (GetVersion
+    /// then gives the loader's version, and the application is not whole).
+    var firmwareText: String? { inLoader ? nil : info.map { "\($0.firmwareVersion)" } }
     /// The region the unit was set to (`nil`: not set, whatever the vendor rules show).
     var regionText: String? { info.flatMap { Self.regionSetByUser(info: $0, version: session?.version) }?.name }
     /// ``regionText`` when the unit was first connected.
@@ -183,7 +185,7 @@ final class DeviceWorker {
         let firstFirmware = first.map { "\($0.firmwareVersion)" }
         return DeviceReport(device: device.name, serial: context.serial, outcome: outcome, code: code, arguments: arguments,
                             steps: steps, smokeTests: smokeTests, firmwareBefore: firstFirmware, firmwareAfter: firmwareText,
-                            regionBefore: firstRegion, regionAfter: regionText)
+                            regionBefore: firstRegion, regionAfter: regionText, inLoader: inLoader)
     }
 
     /// What a step's body returns.

@@ -21,14 +21,20 @@ public struct FlashJob: Sendable {
         /// A channel's listings (read and checked before any device, ``prepare(_:wanted:)``)
         /// and what is wanted of them.
         case channel(FleetFirmware, FirmwareWanted)
-        /// An image from a file, shown as `name`.
-        case package(name: String, UgifImage)
+        /// An image from a file, shown as `name` (made by ``preparePackage(_:file:shownAs:fileName:channel:allowUnlisted:)``,
+        /// which refuses what it cannot vouch for); `listedAs`: the channel's target it is,
+        /// `nil` when none vouches for it (flashed on the technician's word, `--allow-unlisted`).
+        case package(name: String, UgifImage, listedAs: String? = nil)
     }
 
     public let source: Source
     /// The updater's options: allowing a downgrade or the same version, the lowest battery.
     public var options: FirmwareUpdateOptions
     public var readerOptions: ReaderOptions
+    /// Where each unit's reader-image upload is noted, so that a re-run after a stop resumes
+    /// it at the unit's last 4 KiB instead of its first byte (``UploadJournalFile``); `nil`:
+    /// every upload starts at its first byte.
+    public var journal: (any UploadJournal)?
 
     public init(source: Source, options: FirmwareUpdateOptions = .init(), readerOptions: ReaderOptions = .init()) {
         self.source = source
@@ -50,6 +56,23 @@ public struct FlashJob: Sendable {
         return .channel(firmware, wanted)
     }
 
+    /// Reads a local image for `--package`, before any device is opened: parsed and checked
+    /// as far as the format allows (``FirmwareVerification``); with `channel`, found by its
+    /// SHA-256 (a copy of a listed image that differs from it is refused as damaged). An image
+    /// no trusted channel lists is taken only with `allowUnlisted`: a `.ugif` carries no
+    /// checksum, so nothing else says it is intact.
+    /// - Throws: the verification's errors; ``FlashPackageUnlisted`` for an image nothing
+    ///   vouches for without `allowUnlisted`.
+    public static func preparePackage(_ bytes: [UInt8], file: String, shownAs: String, fileName: String?,
+                                      channel: FirmwareChannel?, allowUnlisted: Bool) async throws -> Source {
+        let verified = try await FirmwareVerification.verify(bytes, file: file, shownAs: shownAs, fileName: fileName, channel: channel)
+        if verified.listedAs == nil, !allowUnlisted {
+            throw FlashPackageUnlisted(file: shownAs, channel: verified.channel)
+        }
+        let name = fileName.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? shownAs
+        return .package(name: name, verified.image, listedAs: verified.listedAs)
+    }
+
     /// Why `listings` cannot answer `wanted` whatever the unit: no listing of that name or version.
     static func notListed(_ wanted: FirmwareWanted, channel: String, in listings: [FirmwareListing]) -> (any CodedError)? {
         switch wanted {
@@ -69,7 +92,7 @@ public struct FlashJob: Sendable {
         case .channel(let firmware, let wanted):
             FirmwareChoice.choose(wanted, listings: firmware.listings, unit: unit, allowDowngrade: options.allowDowngrade,
                                   allowSameVersion: options.allowSameVersion)
-        case .package(_, let image):
+        case .package(_, let image, _):
             FirmwareChoice.choose(.package(image), listings: [], unit: unit, allowDowngrade: options.allowDowngrade,
                                   allowSameVersion: options.allowSameVersion)
         }
@@ -126,7 +149,7 @@ public struct FlashJob: Sendable {
                 name = listing.name
                 image = try firmware.releaseBlocking(listing).ugif
             case .send(.package(let file), _):
-                guard case .package(let shown, _) = source else { preconditionFailure("a package is chosen from a file only") }
+                guard case .package(let shown, _, _) = source else { preconditionFailure("a package is chosen from a file only") }
                 name = shown
                 image = file
             case .upToDate:
@@ -161,13 +184,20 @@ public struct FlashJob: Sendable {
             let twoImages = image.loader != nil && !unit.inLoader
             let bytes = image.reader.bytes.count + (twoImages ? image.loader?.bytes.count ?? 0 : 0)
             events(.started(device: index, name: name, from: running, to: image.version.description, bytes: bytes))
-            let report = FirmwareUpdater(session: opened, options: unitOptions).update(
+            let report = FirmwareUpdater(session: opened, options: unitOptions, journal: journal).update(
                 to: image,
                 progress: { progress in
                     let phase: FlashPhase = twoImages && !progress.secondImage ? .loader : .reader
                     events(.progress(device: index, phase: phase, done: progress.done, total: progress.total))
                 },
                 shouldCancel: shouldCancel)
+            if report.result == .protocolFailure, let back = report.finalVersion, back.software == .application,
+               UgifVersion(running: back) != image.version {
+                // The unit took the image and runs what it holds, which is not the version the
+                // file says: the same file would do the same again.
+                throw FlashWrongVersion(device: device.name, running: UgifVersion(running: back).description,
+                                        image: image.version.description)
+            }
             guard report.result == .success else {
                 throw FlashFailure(device: device.name, result: report.result, detail: report.detail, running: running,
                                    image: image.version.description, imageHardware: image.hardwareTypeName,
@@ -270,6 +300,42 @@ public struct UpdateNotForDevice: CodedError {
 
     public var code: String { "flash_not_for_device" }
     public var arguments: [String] { [device, name, compatibility.vendorName] }
+    public var description: String { englishMessage }
+}
+
+/// A local image (`--package`) that no trusted channel lists, given without `--allow-unlisted`:
+/// refused before any device is opened. `channel`: the channel asked (`nil`: none was).
+public struct FlashPackageUnlisted: CodedError {
+    public let file: String
+    public let channel: String?
+
+    public init(file: String, channel: String?) {
+        self.file = file
+        self.channel = channel
+    }
+
+    public var code: String { channel == nil ? "flash_package_not_vouched" : "flash_package_not_listed" }
+    public var arguments: [String] { channel.map { [file, $0] } ?? [file] }
+    public var description: String { englishMessage }
+}
+
+/// After an update the unit runs another version than the image's header says: the image's
+/// content is not what its header claims (a damaged or mislabelled file). Running the same
+/// command again would write the same file.
+public struct FlashWrongVersion: CodedError {
+    public let device: String
+    /// The version the unit reports now, and the image's header's.
+    public let running: String
+    public let image: String
+
+    public init(device: String, running: String, image: String) {
+        self.device = device
+        self.running = running
+        self.image = image
+    }
+
+    public var code: String { "flash_unit_runs_other_version" }
+    public var arguments: [String] { [device, running, image] }
     public var description: String { englishMessage }
 }
 

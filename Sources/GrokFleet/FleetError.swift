@@ -86,6 +86,10 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     case updateDeclined(device: String, decision: String)
     /// The run was cancelled before this device finished; re-run to finish it.
     case interrupted(device: String)
+    /// The run was stopped during the firmware upload and the unit was left in its loader
+    /// (its application erased, the update not finished): the same command run again
+    /// installs the update (a unit in its loader takes it whatever its loader's version).
+    case updateUnfinished(device: String)
     /// During `step`, one call on the device's audio port blocked for `seconds` of wall-clock
     /// time with nothing moving (the profile's `timeouts.stall_s`): the reader, or the
     /// program on the other end of its FIFOs, is frozen.
@@ -176,6 +180,7 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .stagePaused: "fleet_stage_paused"
         case .updateDeclined: "fleet_update_declined"
         case .interrupted: "fleet_interrupted"
+        case .updateUnfinished: "fleet_update_unfinished"
         case .readerFrozen: "fleet_reader_frozen"
         case .timedOut: "fleet_timed_out"
         case .recorderFailed: "fleet_recorder_failed"
@@ -210,7 +215,7 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .lockFailed(let path, let detail): [path, detail]
         case .reader(let device, let step, let cause): [device, step, cause.code] + cause.arguments
         case .regionNotAllowed(let device, let region, let allowed): [device, region, allowed.joined(separator: ", ")]
-        case .regionNotChosen(let device), .regionDeclined(let device), .interrupted(let device): [device]
+        case .regionNotChosen(let device), .regionDeclined(let device), .interrupted(let device), .updateUnfinished(let device): [device]
         case .readerFrozen(let device, let step, let seconds): [device, step, seconds]
         case .timedOut(let device, let step, let what, let seconds): [device, step, what, seconds]
         case .regionUnsupported(let device, let firmware): [device, firmware]

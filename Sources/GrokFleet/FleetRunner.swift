@@ -47,6 +47,9 @@ public struct FleetRunOptions: Sendable {
     /// change is recorded (`grokctl`'s chaos hook kills the process there; see
     /// scripts/chaos.sh). `nil`: nothing.
     public var afterChange: (@Sendable (FleetStep) -> Void)? = nil
+    /// Where each unit's reader-image upload is noted, so that a re-run resumes a stopped one
+    /// (``UploadJournalFile`` in the station's state directory); `nil`: from the first byte.
+    public var uploadJournal: (any UploadJournal)? = nil
 
     public init(mode: FleetMode, lockDirectory: String, runID: String = UUID().uuidString,
                 station: String = ProcessInfo.processInfo.hostName, operatorName: String = "",
@@ -113,6 +116,10 @@ public struct DeviceReport: Sendable, Hashable {
     public var firmwareAfter: String?
     public var regionBefore: String?
     public var regionAfter: String?
+    /// Whether the unit was last seen in its loader: an update stopped mid-way, not finished
+    /// (``firmwareAfter`` is then `nil`: the application is not whole); the same command run
+    /// again finishes it.
+    public var inLoader = false
 
     /// The outcome of `step`, if it ran.
     public func step(_ step: FleetStep) -> StepOutcome? { steps.first { $0.step == step } }

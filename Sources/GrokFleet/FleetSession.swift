@@ -105,6 +105,9 @@ public final class FleetSession: Sendable {
         // --station, else the profile's station.name, else the host name (the default).
         if let station = configuration.station ?? profile.station?.name { options.station = station }
         options.operatorName = configuration.operatorName
+        if let repository = configuration.repository {
+            options.uploadJournal = UploadJournalFile(directory: repository.stateDirectory + "/uploads")
+        }
         if let step = configuration.chaos.killAfterChange {
             options.afterChange = { changed in
                 if changed.rawValue == step { kill(getpid(), SIGKILL) }

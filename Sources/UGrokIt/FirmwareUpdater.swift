@@ -76,6 +76,27 @@ public struct FirmwareUpdateReport: Sendable, Hashable {
     public var chunks: Int
     public var resumedChunks: Int
     public var chunkBytes: Int
+    /// Bytes of the reader image not sent again because an earlier, stopped upload of the
+    /// same image had written them (``UploadJournal``); 0 when the upload started from its
+    /// first byte.
+    public var resumedFromByte = 0
+}
+
+/// Where an upload of the reader image stood, kept by the host (ours: the vendor protocol has
+/// no request that reads the unit's flash or its upload's progress). The updater records the
+/// bytes the unit acknowledged, per unit and image, and a later update of the same image to a
+/// unit still in its loader starts at the last ``FirmwareUpdater/resumeAlignment`` boundary
+/// below them instead of at the first byte. ChangeSoftwareType's CRCs over the whole image
+/// are the proof: when the unit's flash does not hold the earlier bytes after all, it refuses
+/// them and the updater sends the whole image again.
+public protocol UploadJournal: Sendable {
+    /// Bytes of `section` (at its address) the unit `serial` acknowledged in an earlier
+    /// upload, from the section's start; 0 when none is known.
+    func written(serial: UInt32, section: UgifSection) -> Int
+    /// Notes that the unit `serial` acknowledged `bytes` of `section`.
+    func record(serial: UInt32, section: UgifSection, bytes: Int)
+    /// Forgets the unit's upload (it ended: installed, or found not to hold what was noted).
+    func clear(serial: UInt32)
 }
 
 /// Options of the vendor procedure and of what we add to it.
@@ -114,10 +135,18 @@ public struct FirmwareUpdateOptions: Sendable {
 public final class FirmwareUpdater {
     public let session: any FirmwareSession
     public var options: FirmwareUpdateOptions
+    /// Where stopped uploads are noted, to resume them (`nil`: every upload starts at its first byte).
+    public let journal: (any UploadJournal)?
 
-    public init(session: any FirmwareSession, options: FirmwareUpdateOptions = .init()) {
+    /// The flash erase sector a resumed upload starts on (4 KiB, the sector of the emulated
+    /// unit's NOR flash and of common serial NOR): a loader erases a sector when the first
+    /// chunk of an upload goes into it, so a resume starts at a sector's first byte.
+    public static let resumeAlignment = 4096
+
+    public init(session: any FirmwareSession, options: FirmwareUpdateOptions = .init(), journal: (any UploadJournal)? = nil) {
         self.session = session
         self.options = options
+        self.journal = journal
     }
 
     /// The compatibility the vendor reports for `image` against the connected unit, judged by
@@ -141,10 +170,11 @@ public final class FirmwareUpdater {
         var chunks = 0
         var resumed = 0
         var chunkBytes = 0
+        var resumedFrom = 0
         func report(_ result: FirmwareUpdateResult, _ detail: String = "", version: VendorReaderVersion? = nil) -> FirmwareUpdateReport {
             FirmwareUpdateReport(result: result, detail: detail, finalVersion: version ?? session.readerVersion,
                                  audioSeconds: session.audioSeconds - started, chunks: chunks, resumedChunks: resumed,
-                                 chunkBytes: chunkBytes)
+                                 chunkBytes: chunkBytes, resumedFromByte: resumedFrom)
         }
         guard let version = session.readerVersion else { return report(.protocolFailure, "not connected") }
         switch compatibility(of: image) {
@@ -173,6 +203,15 @@ public final class FirmwareUpdater {
             var offset = 0
             var needsStart = true
             var attempts = 0
+            // The loader writes the application: an upload it was writing when it stopped
+            // goes on at the sector boundary below what the unit acknowledged.
+            let journaled = step.target == .application && unit.software == .loader ? journal : nil
+            var skip = 0
+            if let journaled {
+                let earlier = min(journaled.written(serial: unit.serialNumber, section: step.section), bytes.count)
+                let address = Int(step.section.address)
+                skip = max(0, (address + earlier) / Self.resumeAlignment * Self.resumeAlignment - address)
+            }
             progress(FirmwareUpdateProgress(done: done, total: total, secondImage: index > 0))
             while offset < bytes.count || needsStart {
                 if shouldCancel() { return report(.cancelled, "cancelled at byte \(done) of \(total)") }
@@ -200,6 +239,7 @@ public final class FirmwareUpdater {
                         done -= offset
                         offset = 0
                         needsStart = true
+                        skip = 0
                         continue
                     }
                     guard let back = try? session.reconnect(receiveDisabledSeconds: options.receiveDisabledSeconds,
@@ -215,20 +255,37 @@ public final class FirmwareUpdater {
                 }
                 if needsStart {
                     needsStart = false
+                    if offset == 0, skip > 0 {
+                        // The bytes below `skip` are in the unit's flash from the earlier upload.
+                        offset = skip
+                        done += skip
+                        resumedFrom = skip
+                        progress(FirmwareUpdateProgress(done: done, total: total, secondImage: index > 0))
+                    }
                 } else {
                     let count = min(size, bytes.count - offset)
+                    let before = offset
                     offset += count
                     done += count
                     chunks += 1
+                    if let journaled, offset / Self.resumeAlignment != before / Self.resumeAlignment || offset == bytes.count {
+                        journaled.record(serial: unit.serialNumber, section: step.section, bytes: offset)
+                    }
                     progress(FirmwareUpdateProgress(done: done, total: total, secondImage: index > 0))
                 }
             }
             if shouldCancel() { return report(.cancelled, "cancelled before ChangeSoftwareType") }
             do throws(ReaderError) {
                 _ = try session.firmwareCall(.changeSoftwareType(step.section.changeSoftwareType(to: step.target)))
-            } catch .rejected {
-                return report(.crcMismatch, "the unit refused the \(step.target) image's CRCs")
             } catch {
+                if skip > 0, let journaled {
+                    // A resumed image the unit does not take (its CRCs are NACKed, and the packet
+                    // layer resends until it gives up): its flash did not hold the earlier bytes.
+                    // Send the whole image (the unit stays in its loader, its upload open).
+                    journaled.clear(serial: unit.serialNumber)
+                    return update(to: image, progress: progress, shouldCancel: shouldCancel)
+                }
+                if case .rejected = error { return report(.crcMismatch, "the unit refused the \(step.target) image's CRCs") }
                 return report(.protocolFailure, "ChangeSoftwareType: \(error)")
             }
             let back: VendorReaderVersion
@@ -242,6 +299,7 @@ public final class FirmwareUpdater {
                 return report(.protocolFailure, "the unit came back as software type \(back.softwareType), not \(step.target)", version: back)
             }
             if step.target == .application {
+                journaled?.clear(serial: unit.serialNumber)
                 let now = UgifVersion(running: back)
                 guard now == image.version else {
                     return report(.protocolFailure, "the unit came back on \(now), not \(image.version)", version: back)

@@ -55,7 +55,7 @@ extension CLI {
             #expect(events.last?["outcome"] as? String == "done")
 
             // The same version from a local file: the vendor's refusal, nothing flashed, in French.
-            let french = try station(["firmware", "flash", "--device", "sim:0", "--package", demoImage, "--lang", "fr"], dir: dir)
+            let french = try station(["firmware", "flash", "--device", "sim:0", "--package", demoImage, "--lang", "fr"] + repository, dir: dir)
             #expect(french.status == 1)
             #expect(french.standardOutput.contains("--allow-same-version"), "\(french.standardOutput)")
             #expect(french.standardOutput.contains(text(.errorFlashSameVersionNotAllowed, .fr, "sim:0", "1.8.0")), "\(french.standardOutput)")
@@ -101,7 +101,7 @@ extension CLI {
             // That a re-run finishes the update: FlashJobTests.
         }
 
-        @Test("verify --json: a local .ugif's facts; with --repository, listed as the demo target; a cut file is refused by verify and by flash before any device")
+        @Test("verify --json: a local .ugif's facts; with --repository, listed as the demo target (intact); a copy with one changed digit is only well-formed alone, damaged against the channel, and flash refuses it before any Grokker is opened; a cut file is refused by verify and by flash before any device")
         func verifyAndTampering() throws {
             let dir = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -122,8 +122,35 @@ extension CLI {
             #expect(byName.status == 0, "\(byName.standardError)")
             #expect(byName.standardOutput.contains("GR-1_1-8-0_demo.ugif"))
 
-            // A changed digit, unlisted and refused when bound by name: GrokFleetTests' FirmwareQueryTests.
+            // One hex digit changed in the READER's data (not its header, not a marker): the file still
+            // parses. Without a channel nothing says it is intact; the channel's listing of its name
+            // says it is damaged; flash refuses it before any Grokker is opened (issue 23, item 3).
             let lines = try String(contentsOfFile: demoImage, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            var damagedLines = lines
+            let row = try #require(damagedLines.indices.last { damagedLines[$0].count == 64 })
+            var digits = Array(damagedLines[row])
+            digits[10] = digits[10] == "0" ? "1" : "0"
+            damagedLines[row] = String(digits)
+            try FileManager.default.createDirectory(atPath: dir + "/copy", withIntermediateDirectories: true)
+            let damaged = dir + "/copy/GR-1_1-8-0_demo.ugif"
+            try damagedLines.joined(separator: "\n").write(toFile: damaged, atomically: true, encoding: .utf8)
+            let unknown = try station(["firmware", "verify", damaged], dir: dir)
+            #expect(unknown.status == 0 && !unknown.standardOutput.contains(text(.verifyIntact, .en, damaged)), "\(unknown.standardOutput)")
+            #expect(unknown.standardOutput.contains(text(.verifyWellFormed, .en, damaged)), "\(unknown.standardOutput)")
+            let unknownJSON = try station(["firmware", "verify", damaged, "--json"], dir: dir)
+            #expect(jsonLines(unknownJSON.standardOutput).first?["integrity"] as? String == "not_checked")
+            #expect(jsonLines(local.standardOutput).first?["integrity"] as? String == "not_checked")
+            #expect(jsonLines(listed.standardOutput).first?["integrity"] as? String == "listed")
+            let checked = try station(["firmware", "verify", damaged, "--json"] + repository, dir: dir)
+            #expect(checked.status == 1)
+            #expect(checked.standardError.contains("firmware_image_hash_mismatch"), "\(checked.standardError)")
+            for extra in [[], repository] {
+                let refusedFlash = try station(["firmware", "flash", "--device", "sim:0", "--package", damaged] + extra, dir: dir)
+                #expect(refusedFlash.status == 1)
+                #expect(refusedFlash.standardError.contains(extra.isEmpty ? "--allow-unlisted" : "SHA-256"), "\(refusedFlash.standardError)")
+                #expect(!FileManager.default.fileExists(atPath: dir + "/bench/sim-0"), "a Grokker was opened for a damaged image")
+            }
+
             // A file cut short does not parse: refused by verify, and by flash before any device.
             let cut = dir + "/GR-1_1-8-0_demo.ugif"
             try lines.prefix(lines.count / 2).joined(separator: "\n").write(toFile: cut, atomically: true, encoding: .utf8)
@@ -154,8 +181,9 @@ extension CLI {
             result = runInProcess(["firmware", "list"])
             #expect(result.status == 64)
             #expect(result.standardError.contains("--repository"))
-            result = runInProcess(["firmware", "flash", "--device", "sim:0", "--package", demoImage, "--repository", "file:///x"])
-            #expect(result.status == 64)
+            // --allow-unlisted says how to take a --package image: alone it is refused.
+            result = runInProcess(["firmware", "flash", "--device", "sim:0", "--allow-unlisted"])
+            #expect(result.status == 64 && result.standardError.contains("--package"), "\(result.standardError)")
             result = runInProcess(["firmware", "verify", "--name", "x.ugif"])
             #expect(result.status == 64)
             #expect(result.standardError.contains("--repository"))

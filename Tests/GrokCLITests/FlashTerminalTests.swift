@@ -19,7 +19,7 @@ struct FlashTerminalTests {
         let process = Process()
         process.executableURL = try grokctlExecutable()
         process.arguments = ["--bench", bench, "--lang", "en", "firmware", "flash", "--device", "sim:0",
-                             "--package", Self.root + "/firmware/demo/GR-1_1-8-0_demo.ugif"]
+                             "--package", Self.root + "/firmware/demo/GR-1_1-8-0_demo.ugif", "--allow-unlisted"]
         process.environment = ["PATH": "/usr/bin:/bin", "COLUMNS": "50", "TERM": "xterm", "HOME": bench]
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = terminal.slave

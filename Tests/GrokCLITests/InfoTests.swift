@@ -54,7 +54,7 @@ extension CLI {
             #expect(object["device"] as? String == "sim:0")
             #expect(object["status"] as? String == "ok")
             #expect(object["serial"] as? String == (try Self.serials(bench, 0...0)).first)
-            #expect(object["firmware"] as? String == "1.7.3" && object["loader"] as? String != nil)
+            #expect(object["firmware"] as? String == "1.7.3" && object["loader"] == nil && object["update_unfinished"] as? Bool == false)
             #expect(object["hardware_type"] as? String == "GROKKER_1" && object["hardware_revision"] as? Int == 3)
             #expect(object["region"] as? String == "FCC (US), IC (Canada)" && object["user_must_set_region"] as? Bool == false)
             #expect(object["region_set"] as? Bool == true && object["has_battery"] as? Bool != nil)

@@ -148,6 +148,7 @@ struct LibraryErrorTests {
             .sectionTooLarge(section: "READER", line: 8, length: 70_000, limit: 65_535), .duplicateSection(section: "READER", line: 12),
             .missingSection(section: "READER"), .emptyImage(section: "LOADER"), .addressOutOfRange(section: "READER", address: 0xFFF0, base: 0),
             .sectionsOverlap(loader: 0x7000, reader: 0x7800),
+            .innerVersionMismatch(section: "READER", inImage: "1.8.0", inHeader: "1.9.0"),
         ]
         Self.check(samples)
         Self.check(samples.map { FirmwareError.invalidInput(file: "x.ugif", detail: .ugif($0)) })
@@ -229,7 +230,11 @@ struct LibraryErrorTests {
         let codes = Set(samples.map(\.code))
         // The flash job's refusals before any update: not for this unit, a version not listed.
         samples.append(UpdateNotForDevice(device: "sim:0", name: "GR-1_1-8-0_demo.ugif", compatibility: .incompatible))
-        Self.check(samples + [FirmwareVersionNotListed(channel: "release", version: "1.9.0")])
+        samples.append(FlashWrongVersion(device: "sim:0", running: "0.0.0", image: "1.8.0"))
+        // A --package image nothing vouches for is refused before any device: it names the file.
+        Self.check(samples + [FirmwareVersionNotListed(channel: "release", version: "1.9.0"),
+                              FlashPackageUnlisted(file: "GR-1_1-8-0_demo.ugif", channel: nil),
+                              FlashPackageUnlisted(file: "GR-1_1-8-0_demo.ugif", channel: "release")])
         #expect(codes.count == 10, "\(codes.sorted())")
         #expect(codes.contains("flash_same_version_not_allowed") && codes.contains("flash_downgrade_not_allowed"))
         for sample in samples { #expect(sample.arguments.first == "sim:0") }
@@ -274,6 +279,7 @@ struct LibraryErrorTests {
             .invalidDevice("x"), .deviceOutOfRange(index: "64", spec: "sim:64"), .duplicateDevice("sim:1"),
             .benchUnreadable(path: "/x", detail: "y"), .benchNotDirectory(path: "/x"), .noDevices(bench: "/b"),
             .deviceBusy(device: "sim:0", pid: "4242", command: "grokctl provision", lockFile: "/l/port-sim.lock"),
+            .updateUnfinished(device: "sim:0"),
         ]
         for sample in samples {
             switch sample {
@@ -281,7 +287,7 @@ struct LibraryErrorTests {
                 .deviceLocked, .portLocked, .lockFailed, .reader, .regionNotAllowed, .regionNotChosen, .regionDeclined, .regionUnsupported, .downgradeNotAllowed,
                 .sameVersionNotAllowed, .firmwareNotAvailable, .firmwareCache, .firmwareUpdateFailed, .firmwareNotRunning,
                 .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .stagePaused, .updateDeclined,
-                .interrupted, .readerFrozen, .timedOut, .recorderFailed, .ledgerOffline, .ledgerOfflineRollout,
+                .interrupted, .updateUnfinished, .readerFrozen, .timedOut, .recorderFailed, .ledgerOffline, .ledgerOfflineRollout,
                 .ledgerMissing, .ledgerNoDevice, .noSuchRollout, .reportNotWritable,
                 .sceneLacksReferenceTags, .reportNotWritten, .invalidDevice, .deviceOutOfRange, .duplicateDevice,
                 .benchUnreadable, .benchNotDirectory, .noDevices, .deviceBusy: break

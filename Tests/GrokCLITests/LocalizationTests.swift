@@ -35,7 +35,7 @@ extension CLI {
             "errorUnknownOption", "errorUnknownSubcommand", "errorMissingValue", "errorMissingOption", "errorMissingArgument",
             "errorUnexpectedArgument", "errorDuplicateOption", "errorFlagWithValue", "errorInvalidValue", "errorInvalidChoice",
             "errorInvalidDevice", "errorDeviceOutOfRange", "errorDuplicateDevice", "errorAudioIO", "errorAudioBadWAV", "valueURL",
-            "optionAllowInsecureHTTP", "listHeadingTUF", "optionCABundle", "packageFactSHA256", "verifyOK",
+            "optionAllowInsecureHTTP", "listHeadingTUF", "optionCABundle", "packageFactSHA256",
             "errorUsageInvalidServerURL", "errorFirmwarePackageSegmentCRC", "errorFirmwareIO", "errorNetInvalidURL", "optionExportCSV",
         ]
 
@@ -260,14 +260,13 @@ extension CLI {
                 .conflictingOptions("--name", "--package"), .missingOneOf(["<file>", "--name"]), .invalidChannel("Rel ease"),
                 .invalidServerURL("ftp://x"), .invalidPercent(value: "120", option: "--min-battery"),
                 .invalidFirmwareVersion("1.x"),
-                .packageNotListed(file: "a.ugif", channel: "release"),
             ]
             for sample in samples {
                 switch sample {
                 case .unknownOption, .unknownSubcommand, .missingValue, .missingOption, .missingArgument,
                     .unexpectedArgument, .duplicateOption, .flagWithValue, .invalidValue, .badValue, .badArgument, .invalidChoice,
                     .coded, .invalidRegion, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
-                    .invalidPercent, .invalidFirmwareVersion, .packageNotListed:
+                    .invalidPercent, .invalidFirmwareVersion:
                     break
                 }
                 #expect(MessageKey(errorCode: sample.code) != nil, "\(sample.code)")

@@ -103,11 +103,12 @@ struct StationRepositoryTests {
         #expect(fleet.trustedVersion("development") == 2)
     }
 
-    @Test("a flipped image byte is refused and nothing of that refresh is committed")
-    func failedRefreshCommitsNothing() async throws {
+    @Test("a flipped image byte is refused: no image is kept, and the metadata the refresh verified is committed (TUF persists each verified role before fetching a target); a failed refresh commits nothing")
+    func failedDownloadCommitsTheVerifiedMetadataOnly() async throws {
         let fleet = try FleetRepository()
         _ = try await fleet.station().update(channels: ["release"])
         let before = snapshot(fleet.state + "/metadata")
+        let timestampBefore = try #require(fleet.trustedVersion("timestamp"))
         let image = try fleet.add(version: "1.9.0", name: "a")
         try fleet.publish()
         let served = fleet.served + "/targets/release/" + SHA256.hash(image.bytes).hex + ".GR-1_1-9-0_a.ugif"
@@ -115,9 +116,22 @@ struct StationRepositoryTests {
         bytes[40] ^= 1
         try writeFile(served, bytes)
         await #expect(throws: TUFError.self) { _ = try await fleet.station().update(channels: ["release"], download: [image.path]) }
-        #expect(snapshot(fleet.state + "/metadata") == before)
+        #expect(fleet.trustedVersion("timestamp") == timestampBefore + 1, "the verified timestamp was not committed")
+        #expect(fleet.trustedVersion("release") != nil && snapshot(fleet.state + "/metadata") != before)
         #expect(listing(fleet.state + "/images").isEmpty)
         #expect(!listing(fleet.state).contains { $0.hasPrefix(".staging") })
+
+        // A refresh that fails (a timestamp whose signature no longer verifies) commits nothing.
+        let committed = snapshot(fleet.state + "/metadata")
+        try fleet.add(version: "1.9.1", name: "b")
+        try fleet.publish()
+        let timestamp = fleet.served + "/metadata/timestamp.json"
+        var signed = try readFile(timestamp)
+        let at = try #require(signed.lastIndex(of: UInt8(ascii: "a")))
+        signed[at] = UInt8(ascii: "b")
+        try writeFile(timestamp, signed)
+        await #expect(throws: TUFError.self) { _ = try await fleet.station().update(channels: ["release"]) }
+        #expect(snapshot(fleet.state + "/metadata") == committed)
     }
 
     @Test("two concurrent updates, one from a stale mirror, never lower the trusted versions")

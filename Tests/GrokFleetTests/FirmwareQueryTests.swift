@@ -144,7 +144,7 @@ struct FirmwareQueryTests {
         }
     }
 
-    @Test("verify: a local image's facts; with the channel, listed as the demo target; a changed digit is unlisted and refused when bound by name; a cut file does not parse")
+    @Test("verify: a local image's facts; with the channel, listed as the demo target; a changed digit is damaged under the target's name, unlisted without a name, refused when bound by name; a cut file does not parse")
     func verifyAndTampering() async throws {
         let directory = TemporaryDirectory("firmware-query")
         let committed = [UInt8](try Data(contentsOf: URL(fileURLWithPath: demoImage)))
@@ -168,8 +168,12 @@ struct FirmwareQueryTests {
         line[10] = line[10] == "0" ? "1" : "0"
         lines[index] = String(line)
         let changed = Array(lines.joined(separator: "\n").utf8)
-        let unlisted = try await FirmwareVerification.verify(changed, file: "changed", shownAs: "changed", fileName: name, channel: channel)
-        #expect(unlisted.listedAs == nil && unlisted.channel == "release")
+        // Under the listed image's name it is a damaged copy; without a name (standard input)
+        // the channel does not list it, and nothing says it is intact.
+        let damaged = await code { _ = try await FirmwareVerification.verify(changed, file: "changed", shownAs: "changed", fileName: name, channel: channel) }
+        #expect(damaged == "firmware_image_hash_mismatch", "\(damaged ?? "no error")")
+        let unlisted = try await FirmwareVerification.verify(changed, file: "-", shownAs: "standard input", fileName: nil, channel: channel)
+        #expect(unlisted.listedAs == nil && unlisted.channel == "release" && unlisted.integrity == .unlisted)
         let bound = await code { _ = try await FirmwareVerification.verify(changed, file: "c", shownAs: "c", fileName: name, channel: channel, name: name) }
         #expect(bound?.hasPrefix("firmware_") == true, "\(bound ?? "no error")")
         await #expect(throws: FirmwareError.updateNotListed(channel: "release", name: "GR-1_9-9-9_x.ugif")) {

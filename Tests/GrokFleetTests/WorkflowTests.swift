@@ -366,6 +366,37 @@ struct WorkflowTests {
         #expect(update.runID == first.runID && update.code == "step_completed_by_interrupted_run")
     }
 
+    @Test("a run stopped during the reader image's upload: the unit is in its loader, and the summary, the step's code and info say the update is not finished (no downgrade to the loader's version); a re-run finishes it")
+    func stoppedInTheLoader() async throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 60_000_020)
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
+        let profile = try testProfile()
+        let cancel = CancelSwitch()
+        let recorder = try TestLedger()
+        let watched = FleetDevice(name: "sim:0") {
+            let unit = try EmulatedGrokker(benchDirectory: bench.path, index: 0)
+            return SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: LoaderWatcher(unit) { cancel.cancel() })
+        }
+        let first = try await runner(bench, profile, firmware, recorder: recorder, cancellation: cancel).run([watched])
+        #expect(first.outcome == .interrupted)
+        let device = first.devices[0]
+        #expect(device.inLoader && device.firmwareAfter == nil, "\(device.firmwareBefore ?? "-") -> \(device.firmwareAfter ?? "-")")
+        #expect(device.firmwareBefore == "1.7.3")
+        #expect(device.step(.firmware)?.code == "fleet_update_unfinished", "\(device.steps.map(\.code))")
+        #expect(device.code == "fleet_update_unfinished")
+        let recorded = try #require(try recorder.snapshot.steps.last { $0.step == .firmware })
+        #expect(recorded.code == "fleet_update_unfinished" && device.step(.firmware)?.firmwareAfter == nil)
+        let info = try #require(InfoJob(access: DeviceJobTests.access(bench)).query(.emulated(index: 0)).identity)
+        #expect(info.inLoader)
+
+        let second = try await runner(bench, profile, firmware, recorder: recorder).run([bench.device(0)])
+        #expect(second.outcome == .succeeded && !second.devices[0].inLoader)
+        #expect(try bench.state(0).firmwareVersion == FirmwareFixture.v180)
+        let after = try #require(InfoJob(access: DeviceJobTests.access(bench)).query(.emulated(index: 0)).identity)
+        #expect(!after.inLoader)
+    }
+
     @Test("a Grokker locked by another run is refused and left alone")
     func locked() async throws {
         let bench = FleetBench()
@@ -488,6 +519,27 @@ final class BootWatcher: CablePeer, @unchecked Sendable {
             // A machine busy elsewhere: this transfer takes longer than a stop's grace, so the
             // stop interrupts it (the updater is waiting for the unit's answer on the new image).
             Thread.sleep(forTimeInterval: WallClockBound.cancelGraceSeconds + 0.2)
+        }
+    }
+}
+
+/// Passes the cable's samples to `unit` and calls `entered` once the unit runs its loader
+/// (the loader image is in and the reader image's upload is about to begin).
+final class LoaderWatcher: CablePeer, @unchecked Sendable {
+    let unit: EmulatedGrokker
+    let entered: () -> Void
+    private var fired = false
+
+    init(_ unit: EmulatedGrokker, entered: @escaping () -> Void) {
+        self.unit = unit
+        self.entered = entered
+    }
+
+    func process(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
+        unit.process(input: input, output: output)
+        if !fired, unit.softwareType == .loader {
+            fired = true
+            entered()
         }
     }
 }

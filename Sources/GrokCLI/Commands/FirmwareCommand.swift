@@ -137,13 +137,14 @@ struct FirmwareFlashCommand: Command {
     static let package = OptionDeclaration.option("package", value: .valueFile, help: .optionFlashPackage, type: .inputFile)
     static let allowDowngrade = OptionDeclaration.flag("allow-downgrade", help: .optionAllowDowngrade)
     static let allowSameVersion = OptionDeclaration.flag("allow-same-version", help: .optionAllowSameVersion)
+    static let allowUnlisted = OptionDeclaration.flag("allow-unlisted", help: .optionAllowUnlisted)
     static let minBattery = OptionDeclaration.option(
         "min-battery", value: .valuePercent, help: .optionMinBattery, defaultValue: "20", type: .percent)
 
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "flash", abstract: .commandFirmwareFlashAbstract, discussion: .commandFirmwareFlashDiscussion,
-            options: [device, name, version, package, allowDowngrade, allowSameVersion, minBattery]
+            options: [device, name, version, package, allowDowngrade, allowSameVersion, allowUnlisted, minBattery]
                 + FirmwareOptions.declarations,
             exclusive: [[name, version, package]])
     }
@@ -164,6 +165,8 @@ struct FirmwareFlashCommand: Command {
     let target: Target
     let allowDowngrade: Bool
     let allowSameVersion: Bool
+    /// `--allow-unlisted`: flash a `--package` image no trusted channel lists.
+    let allowUnlisted: Bool
     let minimumBattery: Int
     let firmware: FirmwareOptions
 
@@ -185,6 +188,9 @@ struct FirmwareFlashCommand: Command {
         }
         allowDowngrade = values.flag(Self.allowDowngrade)
         allowSameVersion = values.flag(Self.allowSameVersion)
+        allowUnlisted = values.flag(Self.allowUnlisted)
+        // It says how to take a --package image; without one it would say nothing.
+        if allowUnlisted, case .package = target {} else if allowUnlisted { throw .missingOption(option: Self.package.spelling) }
         guard let percent = try values.integer(Self.minBattery) else { throw .missingOption(option: Self.minBattery.spelling) }
         minimumBattery = percent
         firmware = try FirmwareOptions(values)

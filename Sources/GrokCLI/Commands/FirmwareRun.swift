@@ -52,10 +52,6 @@ private func showFailure(_ device: String, _ error: any Error, _ context: Comman
 /// The `.ugif` image in `bytes`, parsed as the vendor's host parses it; a file's name must
 /// agree with its header, an image on standard input has no name to check. Errors name the
 /// input as `name` (``FirmwareError/invalidInput(file:detail:)``, exit 1).
-func parseUgif(_ bytes: [UInt8], input: InputFile, name: String) throws -> UgifImage {
-    try UgifImage.read(bytes, fileName: input.fileName, shownAs: name)
-}
-
 extension InputFile {
     /// The file's own name (its last path component), which a `.ugif` header must agree with; `nil` for standard input.
     var fileName: String? { isStandardInput ? nil : (argument as NSString).lastPathComponent }
@@ -225,12 +221,15 @@ func runFirmwareCheck(_ command: FirmwareCheckCommand, _ context: CommandContext
 struct VerifyReport: Encodable {
     let status = "ok"
     let image: UgifFileFacts
+    /// `listed` (a trusted channel lists its SHA-256: intact), `unlisted` (the channel asked
+    /// does not), `not_checked` (no channel asked): only `listed` says it is intact.
+    let integrity: String
     let channel: String?
     let listedAs: String?
     let targetsVersion: UInt64?
 
     enum CodingKeys: String, CodingKey {
-        case status, image, channel
+        case status, image, integrity, channel
         case listedAs = "listed_as"
         case targetsVersion = "targets_version"
     }
@@ -260,11 +259,15 @@ func runFirmwareVerify(_ command: FirmwareVerifyCommand, _ context: CommandConte
         verified = try Blocking.run { try await FirmwareVerification.verify(named: updateName, in: channel) }
     }
     let facts = verified.facts
+    // Exit 1 when the channel asked does not list it: nothing vouches for it.
+    let exit: ExitCode = verified.integrity == .unlisted ? .failure : .success
     if console.isJSON {
-        console.json(VerifyReport(image: facts, channel: verified.channel, listedAs: verified.listedAs, targetsVersion: verified.targetsVersion))
-        return .success
+        console.json(VerifyReport(image: facts, integrity: verified.integrity.rawValue, channel: verified.channel,
+                                  listedAs: verified.listedAs, targetsVersion: verified.targetsVersion))
+        return exit
     }
-    console.print(localizer.text(.verifyOK, facts.shownAs))
+    // "Intact" only when a trusted listing's SHA-256 says so: a .ugif carries no checksum.
+    console.print(localizer.text(verified.integrity == .listed ? .verifyIntact : .verifyWellFormed, facts.shownAs))
     var lines = [
         localizer.text(.packageFactFile, facts.shownAs),
         localizer.text(.packageFactSize, String(facts.size)),
@@ -283,6 +286,8 @@ func runFirmwareVerify(_ command: FirmwareVerifyCommand, _ context: CommandConte
         } else {
             console.print(localizer.text(.verifyNotListed, name))
         }
+    } else {
+        console.print(localizer.text(.verifyNoChannel))
     }
-    return .success
+    return exit
 }

@@ -42,6 +42,8 @@ struct FlashDoneEvent: Encodable {
     /// Bytes per chunk.
     let chunkBytes: Int
     let resumedChunks: Int
+    /// Bytes of the reader image not sent again: an earlier, stopped upload had written them.
+    let resumedFromByte: Int
     /// The vendor's result code (0, SUCCESS).
     let result: Int
     let resultName: String
@@ -49,6 +51,7 @@ struct FlashDoneEvent: Encodable {
     enum CodingKeys: String, CodingKey {
         case event, device, name, from, to, seconds, bytes, chunks, result
         case resumedChunks = "resumed_chunks"
+        case resumedFromByte = "resumed_from_byte"
         case chunkBytes = "chunk_bytes"
         case resultName = "result_name"
     }
@@ -110,14 +113,16 @@ func runFirmwareFlash(_ command: FirmwareFlashCommand, _ context: CommandContext
     let source: FlashJob.Source
     switch command.target {
     case .package(let input):
-        if command.firmware.repositoryURL != nil {
-            throw CLIError.conflictingOptions(FirmwareFlashCommand.package.spelling, FirmwareOptions.repository.spelling)
-        }
-        // Read as `firmware verify` reads it: once, at its size, at most a .ugif's limit.
+        // Read as `firmware verify` reads it: once, at its size, at most a .ugif's limit; checked
+        // (and, with --repository, found in the channel by its SHA-256) before any device.
         let name = input.name(context.localizer)
         let bytes = try input.readAll(limit: UgifImage.maxFileBytes, localizer: context.localizer)
-        let shown = input.isStandardInput ? name : (name as NSString).lastPathComponent
-        source = .package(name: shown, try parseUgif(bytes, input: input, name: name))
+        let station = try command.firmware.openStationIfGiven()
+        source = try Blocking.run {
+            try await FlashJob.preparePackage(bytes, file: input.argument, shownAs: name, fileName: input.fileName, channel: station,
+                                              allowUnlisted: command.allowUnlisted)
+        }
+        if case .package(_, _, nil) = source { context.console.warn(.flashUnlistedWarning, name) }
     case .best: source = try channel(.latest)
     case .name(let name): source = try channel(.named(name))
     case .version(let version): source = try channel(.version(version))
@@ -126,7 +131,12 @@ func runFirmwareFlash(_ command: FirmwareFlashCommand, _ context: CommandContext
     options.allowDowngrade = command.allowDowngrade
     options.allowSameVersion = command.allowSameVersion
     options.minimumBatteryPercent = command.minimumBattery
-    let job = FlashJob(source: source, options: options, readerOptions: FirmwareDevices.readerOptions(context))
+    var configured = FlashJob(source: source, options: options, readerOptions: FirmwareDevices.readerOptions(context))
+    // Stopped uploads are noted in the station's state directory, so a re-run resumes them.
+    if let state = StationPaths.stateDirectory(explicit: command.firmware.stateDirectory, environment: context.environment) {
+        configured.journal = UploadJournalFile(directory: state + "/uploads")
+    }
+    let job = configured
     let ports = FirmwareDevices.portContext(context)
     let devices = command.devices.map { spec in
         // The port's lock is taken as every device command takes it (waiting a bounded time).
@@ -239,7 +249,7 @@ final class FlashPresenter {
                 console.json(FlashDoneEvent(
                     device: device, name: name, from: from, to: to, seconds: (report.audioSeconds * 1000).rounded() / 1000,
                     bytes: bytes, chunks: report.chunks, chunkBytes: report.chunkBytes, resumedChunks: report.resumedChunks,
-                    result: report.result.rawValue, resultName: report.result.vendorName))
+                    resumedFromByte: report.resumedFromByte, result: report.result.rawValue, resultName: report.result.vendorName))
             } else {
                 console.print(localizer.text(.flashDone, device, from, to, String(format: "%.1f", report.audioSeconds),
                                              String(bytes)))

@@ -267,6 +267,9 @@ final class FleetRunPresenter {
         for device in report.devices {
             let firmware: String
             switch (device.firmwareBefore, device.firmwareAfter) {
+            case (let before?, _) where device.inLoader:
+                firmware = "\(before) → " + localizer.text(.fleetFirmwareInLoader)
+            case (nil, _) where device.inLoader: firmware = localizer.text(.fleetFirmwareInLoader)
             case (let before?, let after?) where before != after: firmware = "\(before) → \(after)"
             case (_, let after?): firmware = after
             case (let before?, nil): firmware = before

@@ -14,8 +14,13 @@ struct InfoReport: Encodable, Sendable {
     var hardwareType: String?
     var hardwareModel: String?
     var hardwareRevision: Int?
+    /// The application's version; `nil` while the unit is in its loader.
     var firmware: String?
+    /// GetVersion's version while the unit runs its loader (the loader's), else `nil`: an
+    /// application does not report its loader's version.
     var loader: String?
+    /// The unit is in its loader: an update stopped mid-way, not finished.
+    var updateUnfinished: Bool?
     var readerProtocol: Int?
     var region: String?
     var regionSet: Bool?
@@ -47,6 +52,7 @@ struct InfoReport: Encodable, Sendable {
         case readerProtocol = "reader_protocol"
         case regionSet = "region_set"
         case userMustSetRegion = "user_must_set_region"
+        case updateUnfinished = "update_unfinished"
         case maxPowerDBm = "max_power_dbm"
         case hasBattery = "has_battery"
         case batteryCapacityMinutes = "battery_capacity_minutes"
@@ -90,8 +96,12 @@ struct InfoReport: Encodable, Sendable {
         hardwareType = info.hardwareType.vendorName
         hardwareModel = info.hardwareModel
         hardwareRevision = Int(info.hardwareRevision)
-        firmware = info.firmwareVersion.description
-        loader = info.loaderVersion.description
+        if identity.inLoader {
+            loader = info.firmwareVersion.description
+        } else {
+            firmware = info.firmwareVersion.description
+        }
+        updateUnfinished = identity.inLoader
         readerProtocol = Int(info.readerProtocolVersion)
         region = info.region?.name
         regionSet = info.region != nil
@@ -137,7 +147,8 @@ func runInfo(_ command: InfoCommand, _ context: CommandContext) throws -> ExitCo
                 headers: [.infoColumnDevice, .infoColumnSerial, .infoColumnFirmware, .infoColumnHardware,
                           .infoColumnRegion, .infoColumnLink, .infoColumnConnect].map { localizer.text($0) },
                 rows: answered.map { r in
-                    [r.device, r.serial ?? "", r.firmware ?? "",
+                    [r.device, r.serial ?? "",
+                     r.updateUnfinished == true ? localizer.text(.infoInLoader, r.loader ?? "?") : r.firmware ?? "",
                      localizer.text(.infoHardware, r.hardwareType ?? "", String(r.hardwareRevision ?? 0)),
                      r.region.map { name in RegionCatalog.find(name).map(localizer.regionName) ?? name } ?? localizer.text(.infoRegionNotSet),
                      localizer.text(.infoBitRate, formatNumber(r.linkBitRate ?? 0)),

@@ -18,6 +18,9 @@ public struct InfoJob: Sendable {
         public var linkBitRate: Double
         /// How long the handshake and GetVersion took, in milliseconds of audio.
         public var connectMilliseconds: Double
+        /// Whether the unit runs its loader (software type 1): an update stopped mid-way, not
+        /// finished; GetVersion's version is then the loader's, not an application's.
+        public var inLoader = false
     }
 
     /// One device's answer; ``link`` is set whenever a session was opened, even when it failed.
@@ -44,13 +47,16 @@ public struct InfoJob: Sendable {
             let opened = try access.session(spec)
             session = opened
             let info = try opened.connect()
+            // Read while connected (close() forgets the GetVersion answer).
+            let inLoader = opened.version?.software == .loader
             // The negotiated bit rate, read while connected (close() drops the connection).
             let bitRate = Double(opened.link.sampleRate) / Double(max(1, opened.link.samplesPerBit))
             // Close before reading the counters, so they cover the session to its end.
             opened.close()
             session = nil
             return Result(device: spec,
-                          outcome: .success(Identity(info: info, linkBitRate: bitRate, connectMilliseconds: opened.connectMilliseconds ?? 0)),
+                          outcome: .success(Identity(info: info, linkBitRate: bitRate, connectMilliseconds: opened.connectMilliseconds ?? 0,
+                                                     inLoader: inLoader)),
                           link: LinkCounters(opened))
         } catch {
             session?.close()

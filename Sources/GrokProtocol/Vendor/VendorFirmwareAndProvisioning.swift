@@ -105,6 +105,28 @@ public enum VendorChecksums {
     }
 }
 
+/// The version an image carries inside itself: `GROKVER:` then major, minor and build, one
+/// byte each. Our demo and test images hold it (the loader and the factory applications); the
+/// emulated unit reports the version it finds there, and a host checks it against the
+/// `.ugif` header before it sends an image nobody vouches for (docs/firmware-format.md).
+public enum ImageVersionMarker {
+    /// `GROKVER:`.
+    public static let bytes: [UInt8] = Array("GROKVER:".utf8)
+
+    /// The version after the first marker in `image` (major, minor, build), `nil` when it holds none.
+    public static func find(in image: some RandomAccessCollection<UInt8>) -> (major: UInt8, minor: UInt8, build: UInt8)? {
+        let bytes = Array(image)
+        guard bytes.count >= Self.bytes.count + 3 else { return nil }
+        for i in 0...(bytes.count - Self.bytes.count - 3) where bytes[i] == Self.bytes[0] {
+            if bytes[i..<(i + Self.bytes.count)].elementsEqual(Self.bytes) {
+                let v = i + Self.bytes.count
+                return (bytes[v], bytes[v + 1], bytes[v + 2])
+            }
+        }
+        return nil
+    }
+}
+
 /// Provisioning (0x04) sub-ops, each answered ACK_0 (`CommandProvision*`, 0x14130-0x145f0).
 public enum VendorProvisioning: Sendable, Hashable {
     /// 00: `hwRev batteryConstA batteryConstB serialLE32 internalIdLE64 antenna` (17 bytes with

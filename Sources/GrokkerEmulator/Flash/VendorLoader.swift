@@ -108,8 +108,9 @@ public final class VendorLoader {
         var range: Range<Int> { Int(address)..<(Int(address) + length) }
     }
 
-    /// The marker before a version inside an image: `GROKVER:` then major, minor, build.
-    public static let versionMarker: [UInt8] = Array("GROKVER:".utf8)
+    /// The marker before a version inside an image: `GROKVER:` then major, minor, build
+    /// (GrokProtocol's ``ImageVersionMarker``, which a host checks too).
+    public static let versionMarker: [UInt8] = ImageVersionMarker.bytes
     /// The unit's address space, bytes.
     public static let addressSpace = 0x1_0000
     static let loaderRecordOffset = 0x10000
@@ -310,15 +311,7 @@ public final class VendorLoader {
 
     /// The version in `image`: after its ``versionMarker``, else from `catalogue` by CRC-32, else 0.0.0.
     public static func version(of image: [UInt8], catalogue: [UInt32: Version]) -> Version {
-        let marker = Self.versionMarker
-        if image.count >= marker.count + 3 {
-            for i in 0...(image.count - marker.count - 3) where image[i] == marker[0] {
-                if image[i..<(i + marker.count)].elementsEqual(marker) {
-                    let v = i + marker.count
-                    return Version(image[v], image[v + 1], image[v + 2])
-                }
-            }
-        }
+        if let found = ImageVersionMarker.find(in: image) { return Version(found.major, found.minor, found.build) }
         return catalogue[VendorChecksums.crc32MPEG2(image)] ?? Version(0, 0, 0)
     }
 

@@ -239,12 +239,14 @@ public final class ReaderSession {
         info = Self.readerInfo(fresh, enforceRegion: enforceRegion)
     }
 
-    /// ``ReaderInfo`` from a GetVersion answer, with the vendor's region rules.
+    /// ``ReaderInfo`` from a GetVersion answer, with the vendor's region rules. The region is
+    /// what the unit says: the region of its index (byte 30) when its "user has set region"
+    /// flag (byte 12, bit 7) is on, else none. A unit out of the box reports index 0 (FCC)
+    /// with the flag off; that index is no region anybody chose, whatever the board revision.
     public static func readerInfo(_ v: VendorReaderVersion, enforceRegion: Bool) -> ReaderInfo {
         let rules = RegionSettingRules(readerProtocolVersion: v.protocolVersion, hardwareRevision: v.hardwareRevision,
                                        softwareType: v.softwareType, deviceFlags: v.deviceFlags, enforceRegion: enforceRegion)
-        let region = rules.userHasSetRegion || !rules.hardwareRequiresSetRegion
-            ? RegionCatalog.named(vendorIndex: v.regionIndex)?.setting : nil
+        let region = rules.userHasSetRegion ? RegionCatalog.named(vendorIndex: v.regionIndex)?.setting : nil
         let firmware = FirmwareVersion(major: v.firmwareMajor, minor: v.firmwareMinor, build: UInt16(v.firmwareBuild))
         let isGrokker = v.hardwareType == 5
         return ReaderInfo(

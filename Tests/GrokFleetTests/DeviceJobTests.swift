@@ -33,7 +33,7 @@ struct DeviceJobTests {
 
     // MARK: info
 
-    @Test("info: four Grokkers at once, each its serial, firmware 1.7.3, GROKKER_1, FCC by the vendor's rules, the link's figures")
+    @Test("info: four Grokkers at once, each its serial, firmware 1.7.3, GROKKER_1, no region (none was set), the link's figures")
     func infoOfFour() throws {
         let bench = FleetBench()
         let results = InfoJob(access: Self.access(bench)).run(Self.sim(0...3))
@@ -44,9 +44,9 @@ struct DeviceJobTests {
             #expect(identity.info.serialNumberText == serials[index])
             #expect(identity.info.firmwareVersion.description == "1.7.3")
             #expect(identity.info.hardwareType.vendorName == "GROKKER_1")
-            // Hardware revision 3 needs no region set: by the vendor's rules GetVersion's
-            // index 0 shows as FCC (docs/vendor-protocol.md).
-            #expect(identity.info.region?.name == "FCC (US), IC (Canada)" && identity.info.userMustSetRegion == false)
+            // Out of the box GetVersion says index 0 with "user has set region" off: no region,
+            // though revision 3 does not oblige the user to set one.
+            #expect(identity.info.region == nil && !identity.info.regionSet && identity.info.userMustSetRegion == false)
             // The vendor handshake at 12 samples per bit and GetVersion: about 673 ms of audio.
             #expect(identity.connectMilliseconds <= 1000)
             #expect(identity.linkBitRate == 3675)
@@ -76,15 +76,16 @@ struct DeviceJobTests {
 
     // MARK: region
 
-    @Test("region: set on two Grokkers (their serials back); info shows it, the third keeps FCC")
+    @Test("region: set on two Grokkers (their serials back); info shows it, the third has none")
     func regionSet() throws {
         let bench = FleetBench()
         let etsi = try #require(RegionCatalog.find("etsi"))
         let results = RegionJob(access: Self.access(bench), region: etsi).run(Self.sim(0...1))
         #expect(results.map(\.value) == (try Self.serials(bench, 0...1)).map(Optional.some))
         let info = InfoJob(access: Self.access(bench)).run(Self.sim(0...2))
-        // sim:2 was not set: revision 3 shows FCC by the vendor's rules (GetVersion index 0).
-        #expect(info.map { $0.identity?.info.region?.name } == ["ETSI (EU)", "ETSI (EU)", "FCC (US), IC (Canada)"])
+        // sim:2 was not set: its GetVersion says index 0 with "user has set region" off.
+        #expect(info.map { $0.identity?.info.region?.name } == ["ETSI (EU)", "ETSI (EU)", nil])
+        #expect(info.map { $0.identity?.info.regionSet } == [true, true, false])
     }
 
     // MARK: inventory

@@ -94,7 +94,7 @@ struct InfoReport: Encodable, Sendable {
         loader = info.loaderVersion.description
         readerProtocol = Int(info.readerProtocolVersion)
         region = info.region?.name
-        regionSet = info.region != nil
+        regionSet = info.regionSet
         userMustSetRegion = info.userMustSetRegion
         maxPowerDBm = Double(info.maxPowerTenthsDBm) / 10
         hasBattery = info.hasBattery

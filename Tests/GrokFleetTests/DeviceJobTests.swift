@@ -108,6 +108,23 @@ struct DeviceJobTests {
         #expect(found.reads >= found.tags.count)
         // A quarter second of audio at a time: eight updates in two seconds.
         #expect(updates == 8)
+        Self.expectTimesWithinTheRun(found, collected: 2)
+        // Without updates, the reads are taken once after the stop: timed as they came all the same.
+        let once = try #require(InventoryJob(access: Self.access(bench), configuration: configuration, seconds: 1)
+            .run([.emulated(index: 0)])[0].value)
+        Self.expectTimesWithinTheRun(once, collected: 1)
+    }
+
+    /// Every time of `found` is on the audio clock from the inventory's start: the tags in
+    /// reach are first read within the first half second, none after the run ended, and the
+    /// run lasted the seconds collected plus the start and the stop (well under a second).
+    static func expectTimesWithinTheRun(_ found: InventoryJob.Found, collected: Double) {
+        #expect(found.seconds >= collected && found.seconds < collected + 1, "\(found.seconds)")
+        let first = found.tags.map(\.firstRead.timeIntervalSince1970)
+        let last = found.tags.map(\.readState.mostRecentRead.timeIntervalSince1970)
+        #expect((first.min() ?? 99) < 0.5 && (first.min() ?? -1) >= 0, "\(first.sorted())")
+        #expect((last.max() ?? 99) <= found.seconds, "\(last.sorted()) in \(found.seconds) s")
+        #expect(zip(first, last).allSatisfy { $0 <= $1 })
     }
 
     // MARK: tag

@@ -147,6 +147,25 @@ struct DeviceJobTests {
         #expect(after.contains(new) && !after.contains(old))
     }
 
+    @Test("tag: a read without a length reads to the end of the bank, as the tag tells it (MEMORY_OVERRUN one word on)")
+    func readToTheEndOfTheBank() throws {
+        let bench = FleetBench()
+        let access = Self.access(bench)
+        try Self.setFCC(bench, [.emulated(index: 0)])
+        // The README's example tag: a 96-bit EPC in an EPC bank with room for 8 EPC words.
+        let epc = try UgiEpc(hex: "3074257BF7194E4000001A85")
+        let job = TagJob(access: access, epc: epc)
+        let read = try job.run(.read(bank: .epc, offset: 4, length: 0), on: .emulated(index: 0))
+        #expect(read.status == .ok)
+        #expect(read.data == epc.bytes + [0, 0, 0, 0], "\(String(describing: read.data))")
+        // RESERVED: the kill and access passwords, 0 on the bench.
+        let reserved = try job.run(.read(bank: .reserved, offset: 0, length: 0), on: .emulated(index: 0))
+        #expect(reserved.status == .ok && reserved.data == [UInt8](repeating: 0, count: 8))
+        // One word more than it gave is past the end.
+        let past = try job.run(.read(bank: .epc, offset: 4, length: 18), on: .emulated(index: 0))
+        #expect(past.status == .memoryOverrun)
+    }
+
     @Test("tag: a tag out of reach is TAG_NOT_FOUND, an outcome and not an error")
     func tagOutOfReach() throws {
         let bench = FleetBench()

@@ -12,7 +12,7 @@ extension DeviceWorker {
     func region() throws(Stop) -> Result {
         guard profile.region != nil else { return .skipped("step_not_configured") }
         guard let session, let info else { throw Stop() }
-        let current = Self.regionSetByUser(info: info, version: session.version)
+        let current = info.region
         // The signed region catalogue of the channel (read through TUF with the channel
         // before the run: FleetFirmware.load) says which regions this unit (its board
         // revision and serial number) may choose; without one, the vendor's 22.
@@ -81,19 +81,13 @@ extension DeviceWorker {
         }
     }
 
-    /// Whether the reader's region is what `policy` wants. The vendor's rules show a region
-    /// (FCC) for board revisions up to 5 even when none was ever set; a unit counts as set
-    /// only when its GetVersion says the user set it (flag 0x80), so such a unit is given
-    /// the profile's region explicitly (readers that enforce it refuse an inventory otherwise).
-    static func regionSatisfied(_ policy: Profile.RegionPolicy, info: ReaderInfo, version: VendorReaderVersion?) -> Bool {
-        guard let current = regionSetByUser(info: info, version: version) else { return false }
+    /// Whether the reader's region is what `policy` wants: a unit counts as set only when its
+    /// GetVersion says the user set it (flag 0x80, ``ReaderInfo/region``), so a unit out of
+    /// the box is given the profile's region explicitly (readers that enforce it refuse an
+    /// inventory otherwise).
+    static func regionSatisfied(_ policy: Profile.RegionPolicy, info: ReaderInfo) -> Bool {
+        guard let current = info.region else { return false }
         if let wanted = policy.set { return current.number == wanted.number }
         return policy.allows(current)
-    }
-
-    /// The region the unit was set to: `nil` when GetVersion's user-set flag is clear.
-    static func regionSetByUser(info: ReaderInfo, version: VendorReaderVersion?) -> RegionSetting? {
-        if let version, version.deviceFlags & RegionSettingRules.userHasSetRegionFlag == 0 { return nil }
-        return info.region
     }
 }

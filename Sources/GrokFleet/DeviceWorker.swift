@@ -84,8 +84,8 @@ final class DeviceWorker {
     /// The application's version the unit runs; `nil` while it is in its loader (GetVersion
     /// then gives the loader's version, and the application is not whole).
     var firmwareText: String? { inLoader ? nil : info.map { "\($0.firmwareVersion)" } }
-    /// The region the unit was set to (`nil`: not set, whatever the vendor rules show).
-    var regionText: String? { info.flatMap { Self.regionSetByUser(info: $0, version: session?.version) }?.name }
+    /// The region the unit was set to (`nil`: not set).
+    var regionText: String? { info?.region?.name }
     /// ``regionText`` when the unit was first connected.
     var firstRegion: String?
 
@@ -272,7 +272,7 @@ final class DeviceWorker {
     func facts(_ info: ReaderInfo) -> StepFacts {
         let delegate = self.delegate
         let context = self.context
-        return StepFacts(mode: mode, device: device.name, info: info, version: session?.version, inLoader: inLoader,
+        return StepFacts(mode: mode, device: device.name, info: info, inLoader: inLoader,
                          provisioning: provisioning, batteryPercent: battery.map { Int($0.percentRemaining) },
                          externalPower: battery?.externalPowerIsConnected ?? false, history: history, changed: changed,
                          regionsOffered: session?.regionNames(catalogue: runner.firmware?.regionCatalogue).names ?? RegionCatalog.all.map(\.name),

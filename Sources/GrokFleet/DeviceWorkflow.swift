@@ -185,7 +185,6 @@ struct DeviceWorkflow: Sendable {
             if let region = name.flatMap(RegionCatalog.find) {
                 facts.info.region = region.setting
                 facts.info.userMustSetRegion = false
-                facts.version?.deviceFlags |= RegionSettingRules.userHasSetRegionFlag
             }
         case .firmware:
             if let target = decision.target.flatMap({ FirmwareVersion($0) }) { facts.info.firmwareVersion = target }

@@ -153,10 +153,11 @@ public struct FlashJob: Sendable {
                 name = shown
                 image = file
             case .upToDate:
-                return .skipped(running: running)
-            case .runsTarget(let target):
-                throw FlashFailure.refused(device: device.name, result: .incompatibleVersion, running: running, image: "\(target)",
-                                           unit: version, options: options)
+                return .skipped(running: running, reason: .upToDate)
+            case .runsTarget:
+                // The version asked for (a file's, or one named) is what it runs: nothing to
+                // do, as when the channel has nothing newer (`--allow-same-version` sends it).
+                return .skipped(running: running, reason: .runsTarget)
             case .downgradeRefused(let candidate):
                 throw FlashFailure.refused(device: device.name, result: .incompatibleVersion, running: running,
                                            image: "\(candidate.version)", unit: version, options: options)
@@ -234,8 +235,8 @@ public enum FlashEvent: Sendable {
 public enum FlashOutcome: Sendable {
     /// Updated: the image's name, the version it ran and runs now, the bytes sent, the updater's report.
     case done(name: String, from: String, to: String, bytes: Int, report: FirmwareUpdateReport)
-    /// Nothing newer fits it: it runs `running`.
-    case skipped(running: String)
+    /// Already up to date, nothing sent: it runs `running`, and `reason` says why that is enough.
+    case skipped(running: String, reason: FlashSkipReason)
     case failed(any Error)
 
     /// `flash_done`, `flash_up_to_date`, or the failure's code.
@@ -257,6 +258,15 @@ public enum FlashOutcome: Sendable {
 
     /// Whether the update was stopped by a cancellation (vendor result CANCELLED).
     public var wasCancelled: Bool { vendorResult == .cancelled }
+}
+
+/// Why a unit is already up to date (its `--json` code).
+public enum FlashSkipReason: String, Sendable, Hashable {
+    /// The channel has nothing newer the unit may take (no target given).
+    case upToDate = "up_to_date"
+    /// The unit runs the version asked for (a file's, a version or a name given), and the
+    /// same version was not asked for again.
+    case runsTarget = "runs_target"
 }
 
 /// How a flash ended, device by device in the order given.
@@ -404,7 +414,7 @@ public struct FlashFailure: CodedError {
         case .noFile: "flash_no_file"
         case .badFile: "flash_bad_file"
         case .incompatibleHardware: "flash_incompatible_hardware"
-        case .incompatibleVersion: running == image ? "flash_same_version_not_allowed" : "flash_downgrade_not_allowed"
+        case .incompatibleVersion: "flash_downgrade_not_allowed"
         case .protocolFailure: "flash_protocol_failure"
         case .cantReconnect: "flash_cant_reconnect"
         case .cancelled: "flash_update_cancelled"
@@ -415,7 +425,7 @@ public struct FlashFailure: CodedError {
     public var arguments: [String] {
         switch result {
         case .incompatibleHardware: [device, imageHardware, unitHardware]
-        case .incompatibleVersion: running == image ? [device, running] : [device, running, image]
+        case .incompatibleVersion: [device, running, image]
         case .cantReconnect: [device, String(format: "%.0f", options.reconnectTimeoutSeconds)]
         case .cancelled: [device]
         case .batteryTooLow: [device, String(battery ?? 0), String(options.minimumBatteryPercent)]

@@ -59,14 +59,18 @@ public final class FleetFirmware: Sendable {
             try await channel.target(named: listing.path)
         }
         if let policy {
-            let wanted: [FirmwareListing]
-            switch policy.target {
-            case .version(let version): wanted = listings.filter { $0.metadata.version == version }
-            case .latest: wanted = listings.filter { $0.metadata.version == listings.first?.metadata.version }
-            }
-            for listing in wanted { _ = try await firmware.release(listing) }
+            for listing in firmware.listings(targetedBy: policy) { _ = try await firmware.release(listing) }
         }
         return firmware
+    }
+
+    /// The listings `policy` may target, which a run fetches before any device starts: for a
+    /// version, the listings of that version; for `latest`, those of the newest version.
+    public func listings(targetedBy policy: Profile.FirmwarePolicy) -> [FirmwareListing] {
+        switch policy.target {
+        case .version(let version): listings.filter { $0.metadata.version == version }
+        case .latest: listings.filter { $0.metadata.version == listings.first?.metadata.version }
+        }
     }
 
     /// Whether the image of `listing` was downloaded and verified in this run.

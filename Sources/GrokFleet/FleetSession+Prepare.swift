@@ -16,10 +16,14 @@ extension FleetSession {
     public struct Prepared: Sendable {
         /// The units, in the order given.
         public let devices: [FleetDevice]
-        /// The profile's firmware channel, read and prefetched; `nil` without a firmware section.
+        /// The profile's firmware channel, read (and for a run, prefetched); `nil` without a
+        /// firmware section.
         public let firmware: FleetFirmware?
-        /// The releases downloaded and verified before the run (their names).
+        /// The releases downloaded and verified before the run (their names); none for a dry run.
         public let prefetched: [String]
+        /// A dry run's: the releases a run would fetch and verify before it starts (their
+        /// names); the dry run fetches none. Empty for a run.
+        public let wouldFetch: [String]
         /// Where a run records (the shared ledger, or the spool); `nil` for a dry run.
         public let ledger: StationLedger?
         /// The history a dry run reads (whether a smoke test is owed); `nil` for a run, or
@@ -45,6 +49,10 @@ extension FleetSession {
         if !configuration.dryRun { try checkReportWritable() }
         let firmware = try await openFirmware()
         let prefetched = firmware.map { firmware in firmware.listings.filter { firmware.isDownloaded($0) }.map(\.name) } ?? []
+        var wouldFetch: [String] = []
+        if configuration.dryRun, let firmware, let policy = profile.firmware {
+            wouldFetch = firmware.listings(targetedBy: policy).map(\.name)
+        }
         let devices = specs.map { DevicePorts.fleetDevice($0, context: configuration.ports) }
         let offline = profile.station?.offline ?? .refuse
         let reconnect = profile.station?.ledgerReconnectSeconds ?? Profile.StationConfig.defaultLedgerReconnectSeconds
@@ -53,15 +61,15 @@ extension FleetSession {
             let history = try StationLedger.openForPlan(location: ledgerLocation, station: runOptions.station,
                                                         mode: configuration.mode, offline: offline, spoolPath: spoolPath,
                                                         reconnectSeconds: reconnect)
-            return Prepared(devices: devices, firmware: firmware, prefetched: prefetched, ledger: nil, history: history,
-                            policy: try policy(ledger: history, readOnly: true))
+            return Prepared(devices: devices, firmware: firmware, prefetched: prefetched, wouldFetch: wouldFetch, ledger: nil,
+                            history: history, policy: try policy(ledger: history, readOnly: true))
         }
         // The shared ledger, or (unreachable) a refusal or this station's spool.
         let ledger = try StationLedger.open(location: ledgerLocation, station: runOptions.station,
                                             mode: configuration.mode, offline: offline, spoolPath: spoolPath,
                                             reconnectSeconds: reconnect)
-        return Prepared(devices: devices, firmware: firmware, prefetched: prefetched, ledger: ledger, history: nil,
-                        policy: try policy(ledger: ledger.ledger, readOnly: false))
+        return Prepared(devices: devices, firmware: firmware, prefetched: prefetched, wouldFetch: wouldFetch, ledger: ledger,
+                        history: nil, policy: try policy(ledger: ledger.ledger, readOnly: false))
     }
 
     /// The devices named, or without any, every emulated Grokker on the bench.
@@ -132,7 +140,9 @@ extension FleetSession {
         guard let repository = configuration.repository else {
             throw .firmwareCache(channel: policy.channel, cause: ErrorCause(code: "fleet_no_repository"))
         }
-        return try await FleetFirmware.load(FirmwareChannel(repository: repository, name: policy.channel), prefetch: policy)
+        // A dry run changes nothing: it reads the listings and fetches no image.
+        return try await FleetFirmware.load(FirmwareChannel(repository: repository, name: policy.channel),
+                                            prefetch: configuration.dryRun ? nil : policy)
     }
 
     /// The profile's policy for this run; a rollout's is given its stage in `ledger` (a dry

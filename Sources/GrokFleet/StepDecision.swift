@@ -62,7 +62,6 @@ struct StepFacts: Sendable {
     var device: String
     /// What the unit said it is (GetVersion, identify), as it stands now.
     var info: ReaderInfo
-    var version: VendorReaderVersion?
     /// The unit answered from its loader.
     var inLoader: Bool
     /// The unit's provisioning record (`nil`: not read, or unreadable).
@@ -90,8 +89,6 @@ struct StepFacts: Sendable {
     var policy: @Sendable (FirmwareOffer) -> FirmwareUpdateDecision = { _ in .update }
 
     var firmwareText: String { "\(info.firmwareVersion)" }
-    /// The region the unit was set to (`nil`: never set by a user).
-    var userRegion: RegionSetting? { DeviceWorker.regionSetByUser(info: info, version: version) }
 }
 
 /// The one decision of each step: a pure function from ``StepFacts`` and the profile to a
@@ -154,8 +151,8 @@ struct StepDecider: Sendable {
 
     func region(_ facts: StepFacts) -> StepDecision {
         guard let policy = profile.region else { return .skip(.region, "step_not_configured") }
-        let current = facts.userRegion
-        let satisfied = DeviceWorker.regionSatisfied(policy, info: facts.info, version: facts.version)
+        let current = facts.info.region
+        let satisfied = DeviceWorker.regionSatisfied(policy, info: facts.info)
         if facts.mode == .verify {
             if satisfied { return .run(.region, "step_verify_check", detail: "region \(current?.name ?? "")") }
             let expected = policy.set?.name ?? policy.allowed.map(\.name).joined(separator: " | ")
@@ -206,7 +203,7 @@ struct StepDecider: Sendable {
             return ownChanges.contains(history[lastChange].step) ? "step_smoke_test_after_change" : nil
         }
         let proven = history[lastSmoke]
-        let changedElsewhere = proven.firmwareAfter != facts.firmwareText || proven.regionAfter != facts.userRegion?.name
+        let changedElsewhere = proven.firmwareAfter != facts.firmwareText || proven.regionAfter != facts.info.region?.name
         return step == .smokeTest && changedElsewhere ? "step_smoke_test_changed_elsewhere" : nil
     }
 
@@ -223,9 +220,9 @@ struct StepDecider: Sendable {
         } else {
             return .skip(step, "step_already_satisfied", detail: "a smoke test passed since the last change")
         }
-        // A unit that enforces its region refuses an inventory until a user set one (the
-        // vendor's rules show FCC for board revisions up to 5 even then): known before it runs.
-        if facts.info.userMustSetRegion || (facts.info.enforceRegion && facts.userRegion == nil) {
+        // A unit that enforces its region refuses an inventory until a user set one (its
+        // GetVersion's "user has set region" flag): known before it runs.
+        if facts.info.userMustSetRegion || (facts.info.enforceRegion && facts.info.region == nil) {
             return .fail(step, .smokeTestFailed(device: facts.device, measurement: .regionNotSet()))
         }
         // Whether it passes is known only once it ran.

@@ -459,6 +459,9 @@ public final class Reader: Sendable {
         }]
         var tracker: InventoryTracker?
         var current: UgiInventory?
+        // The audio sample the current UgiInventory first started at: its reads are timed from
+        // there, across pauses and reconnections (each starts the reader's inventory again).
+        var origin: Int64 = 0
         var lost = false
         var connecting = false
         var pause = options.minimumRetryPause
@@ -488,6 +491,7 @@ public final class Reader: Sendable {
                         try session.startInventory(inventory.configuration)
                         // Reads of an earlier inventory that were still on their way belong to it.
                         _ = session.takeReports()
+                        origin = session.inventoryStartSample ?? session.link.now
                         let fresh = InventoryTracker(start: inventory.startTime, configuration: inventory.configuration)
                         let box = inventory.delegate
                         let keep = inventory.keep
@@ -526,7 +530,12 @@ public final class Reader: Sendable {
                 }
                 if let running = current, let tracker, !running.isPaused {
                     try session.collect(forAtMost: 0.05)
-                    for report in session.takeReports() { tracker.take(report) }
+                    let restartedAfter = (session.inventoryStartSample ?? origin) - origin
+                    let offset = Int(Double(restartedAfter) * 1000 / Double(session.link.sampleRate))
+                    for var report in session.takeReports() {
+                        report.milliseconds += UInt32(clamping: offset)
+                        tracker.take(report)
+                    }
                     let rounds = session.inventoryRounds
                     running.shared.withLock { $0.rounds = $0.roundsBeforePause + rounds }
                     let events = tracker.drainEvents()

@@ -28,10 +28,18 @@ extension ReaderSession {
         if let running = inventory, running.isActive { throw .inventoryRunning(port: port.name) }
         let host = VendorInventoryHost(start: start, stopAfterFirstTag: stopAfterFirstTag)
         host.onStateChange = { [unowned self] state in
+            switch state {
+            case .completed, .refused, .interrupted: if inventoryEndSample == nil { inventoryEndSample = link.now }
+            case .starting, .running, .stopping: break
+            }
             log(.inventoryEvents, "inventory \(state)")
             for listener in inventoryStateListeners { listener(state) }
         }
         inventory = host
+        // The inventory's clock starts as its start goes out: no read can be older.
+        inventoryStartSample = link.now
+        inventoryEndSample = nil
+        arrivedReads = []
         let form = VendorSelectForm(readerProtocol: version?.protocolVersion ?? 20)
         let request = VendorRequest.inventory(start, form)
         let response: VendorResponse
@@ -74,16 +82,40 @@ extension ReaderSession {
     }
 
     /// The reads gathered so far, oldest first; the buffer is emptied.
-    public func takeReads() -> [VendorTagRead] { inventory?.takeReads() ?? [] }
+    public func takeReads() -> [VendorTagRead] { takeArrivedReads().map(\.read) }
+
+    private func takeArrivedReads() -> [(read: VendorTagRead, sample: Int64)] {
+        defer { arrivedReads.removeAll(keepingCapacity: true) }
+        return arrivedReads
+    }
+
+    /// Audio milliseconds from the running (or last) inventory's start to `sample`.
+    func inventoryMilliseconds(at sample: Int64) -> Int {
+        Int(Double(sample - (inventoryStartSample ?? sample)) * 1000 / Double(link.sampleRate))
+    }
+
+    /// Audio milliseconds since the running inventory started (to its end, once it ended;
+    /// 0 before any): the clock ``takeReports()`` times reads on.
+    public var inventoryElapsedMilliseconds: Int { inventoryMilliseconds(at: inventoryEndSample ?? link.now) }
+
+    /// How long the last inventory ran, in seconds of audio, from its start going out to the
+    /// reader's completion (`nil` while it runs or before any). Every read it reported is
+    /// timed within it.
+    public var inventorySeconds: Double? {
+        guard let start = inventoryStartSample, let end = inventoryEndSample else { return nil }
+        return Double(end - start) / Double(link.sampleRate)
+    }
 
     /// The reads gathered so far as ``TagReport``s (what ``InventoryTracker`` and the fleet
     /// take), oldest first; the buffer is emptied. One report per reader packet record:
-    /// the time is the session's audio clock less the reader's "ms ago", the frequency the
-    /// channel of the hop table last sent (or the built-in one for the reader's region).
+    /// the time is audio milliseconds from the inventory's start to the packet's arrival,
+    /// less the reader's "ms ago" (never before the start), the frequency the channel of the
+    /// hop table last sent (or the built-in one for the reader's region).
     public func takeReports() -> [TagReport] {
-        let now = Int(elapsedMilliseconds)
         let channels = regionChannelsKHz
-        let reports = takeReads().map { $0.report(atMilliseconds: now, channelsKHz: channels) }
+        let reports = takeArrivedReads().map { read, sample in
+            read.report(atMilliseconds: inventoryMilliseconds(at: sample), channelsKHz: channels)
+        }
         if !reports.isEmpty { log(.inventoryEvents, "\(reports.count) reads") }
         if options.logger.isEnabled(.inventoryDetail) {
             for r in reports {

@@ -75,6 +75,13 @@ public final class ReaderSession {
     public var inventoryStateListeners: [(VendorInventoryState) -> Void] = []
     /// The running (or last) inventory's host side.
     public internal(set) var inventory: VendorInventoryHost?
+    /// The audio sample at which the running (or last) inventory's start was sent, and the
+    /// one at which it ended (the reader's completion, or slave mode lost): the inventory's
+    /// own clock, from which its reads are timed (``takeReports()``, ``inventorySeconds``).
+    var inventoryStartSample: Int64?
+    var inventoryEndSample: Int64?
+    /// The inventory's reads not yet taken, each with the audio sample its packet arrived at.
+    var arrivedReads: [(read: VendorTagRead, sample: Int64)] = []
     /// The sounds set on the reader (the vendor host serves GetConfiguration from this cache).
     public private(set) var configurationCache: [VendorConfigurationKind: VendorConfiguration] = [:]
     /// The bytes of AutoConfig's and testConnection's echoes (100 random bytes each by default).
@@ -239,12 +246,14 @@ public final class ReaderSession {
         info = Self.readerInfo(fresh, enforceRegion: enforceRegion)
     }
 
-    /// ``ReaderInfo`` from a GetVersion answer, with the vendor's region rules.
+    /// ``ReaderInfo`` from a GetVersion answer, with the vendor's region rules. The region is
+    /// what the unit says: the region of its index (byte 30) when its "user has set region"
+    /// flag (byte 12, bit 7) is on, else none. A unit out of the box reports index 0 (FCC)
+    /// with the flag off; that index is no region anybody chose, whatever the board revision.
     public static func readerInfo(_ v: VendorReaderVersion, enforceRegion: Bool) -> ReaderInfo {
         let rules = RegionSettingRules(readerProtocolVersion: v.protocolVersion, hardwareRevision: v.hardwareRevision,
                                        softwareType: v.softwareType, deviceFlags: v.deviceFlags, enforceRegion: enforceRegion)
-        let region = rules.userHasSetRegion || !rules.hardwareRequiresSetRegion
-            ? RegionCatalog.named(vendorIndex: v.regionIndex)?.setting : nil
+        let region = rules.userHasSetRegion ? RegionCatalog.named(vendorIndex: v.regionIndex)?.setting : nil
         let firmware = FirmwareVersion(major: v.firmwareMajor, minor: v.firmwareMinor, build: UInt16(v.firmwareBuild))
         let isGrokker = v.hardwareType == 5
         return ReaderInfo(
@@ -363,7 +372,13 @@ public final class ReaderSession {
     /// The answer to a packet the reader sends in slave mode.
     private func answerReader(_ request: RequestPacket) -> VendorReply {
         if let slaveHandler { return slaveHandler(request) }
-        if let inventory, inventory.isActive { return inventory.answer(request) }
+        if let inventory, inventory.isActive {
+            let reply = inventory.answer(request)
+            // Stamped on arrival: the reader's "ms ago" counts back from this packet.
+            let now = link.now
+            arrivedReads.append(contentsOf: inventory.takeReads().map { (read: $0, sample: now) })
+            return reply
+        }
         return VendorReply(.ack, endsSlaveMode: request.command == 0)
     }
 

@@ -35,7 +35,7 @@ extension CLI {
         // What a flash does (phases, results, re-runs, refusals, the loader) is GrokFleetTests'
         // FlashJobTests; here, what only the binary shows: the options, the events' fields, the
         // words and the exit codes.
-        @Test("flash sim:0 from the demo channel (1.7.3 -> 1.8.0) under --json: the events' fields, exit 0; the same image from a file is refused in French, exit 1")
+        @Test("flash sim:0 from the demo channel (1.7.3 -> 1.8.0) under --json: the events' fields, exit 0; the same image from a file is already up to date, in French, exit 0, as the channel says")
         func flashFromTheDemoChannel() throws {
             let dir = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -54,11 +54,15 @@ extension CLI {
             #expect(events.last?["event"] as? String == "flash_summary" && events.last?["updated"] as? Int == 1)
             #expect(events.last?["outcome"] as? String == "done")
 
-            // The same version from a local file: the vendor's refusal, nothing flashed, in French.
+            // The same version from a local file: already up to date, nothing flashed, in French,
+            // exit 0 as from the channel (which has nothing newer).
             let french = try station(["firmware", "flash", "--device", "sim:0", "--package", demoImage, "--lang", "fr"] + repository, dir: dir)
-            #expect(french.status == 1)
-            #expect(french.standardOutput.contains("--allow-same-version"), "\(french.standardOutput)")
-            #expect(french.standardOutput.contains(text(.errorFlashSameVersionNotAllowed, .fr, "sim:0", "1.8.0")), "\(french.standardOutput)")
+            #expect(french.status == 0, "\(french.standardOutput)\(french.standardError)")
+            #expect(french.standardOutput.contains(text(.flashRunsTarget, .fr, "sim:0", "1.8.0")), "\(french.standardOutput)")
+            #expect(french.standardOutput.contains(text(.flashSummary, .fr, "0", "1", "0", "1")), "\(french.standardOutput)")
+            let channel = try station(["firmware", "flash", "--device", "sim:0", "--json"] + repository, dir: dir)
+            #expect(channel.status == 0)
+            #expect(jsonLines(channel.standardOutput).contains { $0["event"] as? String == "flash_skipped" && $0["reason"] as? String == "up_to_date" })
         }
 
         @Test("Ctrl-C during a flash ends it CANCELLED (106), exit 130, with a localized message")

@@ -272,7 +272,7 @@ extension CLI {
             #expect(try ledger.devices().map(\.firmware) == devicesBefore.map(\.firmware))
         }
 
-        @Test("--dry-run prints the plan and touches nothing (no ledger, no report, Grokkers unchanged)")
+        @Test("--dry-run prints the plan and touches nothing (no ledger, no report, no image fetched, Grokkers unchanged)")
         func dryRun() throws {
             let world = try FleetWorld(devices: 2)
             // Let the Grokkers draw their serial numbers first (their first use writes state).
@@ -286,6 +286,9 @@ extension CLI {
             // Reasons, not outcomes: the region to set, and the smoke test's result unknown.
             #expect(plan.standardOutput.contains(text(.fleetCodeStepRegionNeeded, .en, text(.fleetRegionNotSet, .en), Localizer.english.regionDisplay("fcc"))))
             #expect(!plan.standardOutput.contains(text(.fleetCodeStepSmokeTestPassed, .en)))
+            // What a run would fetch, not that it was fetched.
+            #expect(plan.standardOutput.contains(text(.fleetWouldFetch, .en, "GR-1_1-8-0_demo.ugif")), "\(plan.standardOutput)")
+            #expect(!plan.standardOutput.contains(text(.fleetPrefetched, .en, "GR-1_1-8-0_demo.ugif")))
             #expect(world.deviceBytes(2) == before)
             #expect(!FileManager.default.fileExists(atPath: world.ledger))
             #expect(!FileManager.default.fileExists(atPath: world.state + "/grokctl/reports"))

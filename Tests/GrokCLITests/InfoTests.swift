@@ -34,9 +34,9 @@ extension CLI {
                 #expect(row.contains(serial))
                 #expect(row.contains("1.7.3"))
                 #expect(row.contains("GROKKER_1"))
-                // Hardware revision 3 needs no region set: by the vendor's rules GetVersion's
-                // index 0 shows as FCC (docs/vendor-protocol.md).
-                #expect(row.contains(text(.regionFcc, language)))
+                // Out of the box GetVersion says "user has set region" off: not set, not the
+                // FCC its region index 0 would name.
+                #expect(row.contains(text(.infoRegionNotSet, language)) && !row.contains(text(.regionFcc, language)), "\(row)")
             }
             #expect(lines.last == text(.infoSummary, language, "4", "4"))
         }
@@ -56,8 +56,9 @@ extension CLI {
             #expect(object["serial"] as? String == (try Self.serials(bench, 0...0)).first)
             #expect(object["firmware"] as? String == "1.7.3" && object["loader"] == nil && object["update_unfinished"] as? Bool == false)
             #expect(object["hardware_type"] as? String == "GROKKER_1" && object["hardware_revision"] as? Int == 3)
-            #expect(object["region"] as? String == "FCC (US), IC (Canada)" && object["user_must_set_region"] as? Bool == false)
-            #expect(object["region_set"] as? Bool == true && object["has_battery"] as? Bool != nil)
+            // No region set: `region` absent, `region_set` false (docs/cli.md).
+            #expect(object["region"] == nil && object["user_must_set_region"] as? Bool == false)
+            #expect(object["region_set"] as? Bool == false && object["has_battery"] as? Bool != nil)
             #expect((object["connect_ms"] as? Double ?? 999) <= 1000)
             #expect(object["link_bit_rate"] as? Double == 3675)
             #expect((object["packets_sent"] as? Int ?? 0) >= 1 && object["retries"] as? Int == 0)

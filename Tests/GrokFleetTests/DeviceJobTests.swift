@@ -33,7 +33,7 @@ struct DeviceJobTests {
 
     // MARK: info
 
-    @Test("info: four Grokkers at once, each its serial, firmware 1.7.3, GROKKER_1, FCC by the vendor's rules, the link's figures")
+    @Test("info: four Grokkers at once, each its serial, firmware 1.7.3, GROKKER_1, no region (none was set), the link's figures")
     func infoOfFour() throws {
         let bench = FleetBench()
         let results = InfoJob(access: Self.access(bench)).run(Self.sim(0...3))
@@ -44,9 +44,9 @@ struct DeviceJobTests {
             #expect(identity.info.serialNumberText == serials[index])
             #expect(identity.info.firmwareVersion.description == "1.7.3")
             #expect(identity.info.hardwareType.vendorName == "GROKKER_1")
-            // Hardware revision 3 needs no region set: by the vendor's rules GetVersion's
-            // index 0 shows as FCC (docs/vendor-protocol.md).
-            #expect(identity.info.region?.name == "FCC (US), IC (Canada)" && identity.info.userMustSetRegion == false)
+            // Out of the box GetVersion says index 0 with "user has set region" off: no region,
+            // though revision 3 does not oblige the user to set one.
+            #expect(identity.info.region == nil && !identity.info.regionSet && identity.info.userMustSetRegion == false)
             // The vendor handshake at 12 samples per bit and GetVersion: about 673 ms of audio.
             #expect(identity.connectMilliseconds <= 1000)
             #expect(identity.linkBitRate == 3675)
@@ -76,15 +76,16 @@ struct DeviceJobTests {
 
     // MARK: region
 
-    @Test("region: set on two Grokkers (their serials back); info shows it, the third keeps FCC")
+    @Test("region: set on two Grokkers (their serials back); info shows it, the third has none")
     func regionSet() throws {
         let bench = FleetBench()
         let etsi = try #require(RegionCatalog.find("etsi"))
         let results = RegionJob(access: Self.access(bench), region: etsi).run(Self.sim(0...1))
         #expect(results.map(\.value) == (try Self.serials(bench, 0...1)).map(Optional.some))
         let info = InfoJob(access: Self.access(bench)).run(Self.sim(0...2))
-        // sim:2 was not set: revision 3 shows FCC by the vendor's rules (GetVersion index 0).
-        #expect(info.map { $0.identity?.info.region?.name } == ["ETSI (EU)", "ETSI (EU)", "FCC (US), IC (Canada)"])
+        // sim:2 was not set: its GetVersion says index 0 with "user has set region" off.
+        #expect(info.map { $0.identity?.info.region?.name } == ["ETSI (EU)", "ETSI (EU)", nil])
+        #expect(info.map { $0.identity?.info.regionSet } == [true, true, false])
     }
 
     // MARK: inventory
@@ -107,6 +108,23 @@ struct DeviceJobTests {
         #expect(found.reads >= found.tags.count)
         // A quarter second of audio at a time: eight updates in two seconds.
         #expect(updates == 8)
+        Self.expectTimesWithinTheRun(found, collected: 2)
+        // Without updates, the reads are taken once after the stop: timed as they came all the same.
+        let once = try #require(InventoryJob(access: Self.access(bench), configuration: configuration, seconds: 1)
+            .run([.emulated(index: 0)])[0].value)
+        Self.expectTimesWithinTheRun(once, collected: 1)
+    }
+
+    /// Every time of `found` is on the audio clock from the inventory's start: the tags in
+    /// reach are first read within the first half second, none after the run ended, and the
+    /// run lasted the seconds collected plus the start and the stop (well under a second).
+    static func expectTimesWithinTheRun(_ found: InventoryJob.Found, collected: Double) {
+        #expect(found.seconds >= collected && found.seconds < collected + 1, "\(found.seconds)")
+        let first = found.tags.map(\.firstRead.timeIntervalSince1970)
+        let last = found.tags.map(\.readState.mostRecentRead.timeIntervalSince1970)
+        #expect((first.min() ?? 99) < 0.5 && (first.min() ?? -1) >= 0, "\(first.sorted())")
+        #expect((last.max() ?? 99) <= found.seconds, "\(last.sorted()) in \(found.seconds) s")
+        #expect(zip(first, last).allSatisfy { $0 <= $1 })
     }
 
     // MARK: tag
@@ -127,6 +145,25 @@ struct DeviceJobTests {
         #expect(read.data == new.bytes)
         let after = Set(try #require(inventory.run(.emulated(index: 0)).value).tags.map(\.epc))
         #expect(after.contains(new) && !after.contains(old))
+    }
+
+    @Test("tag: a read without a length reads to the end of the bank, as the tag tells it (MEMORY_OVERRUN one word on)")
+    func readToTheEndOfTheBank() throws {
+        let bench = FleetBench()
+        let access = Self.access(bench)
+        try Self.setFCC(bench, [.emulated(index: 0)])
+        // The README's example tag: a 96-bit EPC in an EPC bank with room for 8 EPC words.
+        let epc = try UgiEpc(hex: "3074257BF7194E4000001A85")
+        let job = TagJob(access: access, epc: epc)
+        let read = try job.run(.read(bank: .epc, offset: 4, length: 0), on: .emulated(index: 0))
+        #expect(read.status == .ok)
+        #expect(read.data == epc.bytes + [0, 0, 0, 0], "\(String(describing: read.data))")
+        // RESERVED: the kill and access passwords, 0 on the bench.
+        let reserved = try job.run(.read(bank: .reserved, offset: 0, length: 0), on: .emulated(index: 0))
+        #expect(reserved.status == .ok && reserved.data == [UInt8](repeating: 0, count: 8))
+        // One word more than it gave is past the end.
+        let past = try job.run(.read(bank: .epc, offset: 4, length: 18), on: .emulated(index: 0))
+        #expect(past.status == .memoryOverrun)
     }
 
     @Test("tag: a tag out of reach is TAG_NOT_FOUND, an outcome and not an error")

@@ -212,7 +212,7 @@ struct FirmwareChoiceTests {
         }
 
         for mode in FleetMode.allCases {
-            let facts = StepFacts(mode: mode, device: "sim:0", info: info, version: nil, inLoader: testCase.inLoader, provisioning: nil,
+            let facts = StepFacts(mode: mode, device: "sim:0", info: info, inLoader: testCase.inLoader, provisioning: nil,
                                   batteryPercent: 100, listings: Self.listings)
             let decision = StepDecider(profile: profile).firmware(facts)
             let expected: PlannedStep.Action = switch (testCase.expected, mode) {

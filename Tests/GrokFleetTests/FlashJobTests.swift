@@ -90,12 +90,12 @@ struct FlashJobTests {
         #expect(log.all.count { if case .finished = $0 { true } else { false } } == 2)
 
         let again = await job.run([bench.device(0)])
-        guard case .skipped(let running) = again.outcomes.first else { Issue.record("\(again.outcomes)"); return }
-        #expect(running == "1.8.0" && again.outcomes[0].code == "flash_up_to_date")
+        guard case .skipped(let running, let reason) = again.outcomes.first else { Issue.record("\(again.outcomes)"); return }
+        #expect(running == "1.8.0" && reason == .upToDate && again.outcomes[0].code == "flash_up_to_date")
         #expect(again.outcome(stopped: false) == .done && again.skipped == 1)
     }
 
-    @Test("the same version from a file, or an older one named, is the vendor's refusal (INCOMPATIBLE_VERSION 103) before anything is sent; allowed, it goes")
+    @Test("the version it runs, from a file or named on the channel, is already up to date (nothing sent, as with nothing newer); an older one named is the vendor's refusal (INCOMPATIBLE_VERSION 103); allowed, each goes")
     func sameVersionAndDowngrade() async throws {
         let (bench, fixture) = try await Self.bench()
         _ = await FlashJob(source: try await Self.source(fixture, directory: bench.path)).run([bench.device(0)])
@@ -103,10 +103,14 @@ struct FlashJobTests {
 
         let log = FlashLog()
         let same = await FlashJob(source: try Self.package(FirmwareFixture.v180)).run([bench.device(0)], events: log.record)
-        #expect(same.outcome(stopped: false) == .failed && same.failed == 1)
-        #expect(same.outcomes[0].vendorResult == .incompatibleVersion && same.outcomes[0].code == "flash_same_version_not_allowed")
-        guard case .failed(let error) = same.outcomes[0], let failure = error as? FlashFailure else { Issue.record("\(same.outcomes)"); return }
-        #expect(failure.arguments == ["sim:0", "1.8.0"])
+        let named = await FlashJob(source: try await Self.source(fixture, directory: bench.path, wanted: .version(FirmwareFixture.v180)))
+            .run([bench.device(0)], events: log.record)
+        for report in [same, named] {
+            #expect(report.outcome(stopped: false) == .done && report.skipped == 1 && report.failed == 0, "\(report.outcomes)")
+            guard case .skipped(let running, let reason) = report.outcomes[0] else { Issue.record("\(report.outcomes)"); return }
+            #expect(running == "1.8.0" && reason == .runsTarget && report.outcomes[0].code == "flash_up_to_date")
+            #expect(report.outcomes[0].vendorResult == nil)
+        }
         #expect(log.started(0) == nil && log.progressCount == 0)
 
         let older = FlashJob(source: try await Self.source(fixture, directory: bench.path, wanted: .version(FirmwareFixture.v170)))

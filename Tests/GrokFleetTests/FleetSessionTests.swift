@@ -1,4 +1,5 @@
 import Foundation
+import GrokCrypto
 import GrokTestSupport
 import GrokBasics
 import GrokFirmware
@@ -134,12 +135,19 @@ struct FleetSessionRunTests {
         #expect(try ledger.run(key: outcome.report.runID)?.reportPath == nil)
     }
 
-    @Test("a dry run plans every unit from what it reads and records nothing")
+    @Test("a dry run plans every unit from what it reads and records nothing; it names the images a run would fetch and fetches none")
     func dryRunPlansOnly() async throws {
         let station = try SessionStation(devices: 2)
         let session = try FleetSession(station.configuration(devices: [.emulated(index: 0), .emulated(index: 1)], dryRun: true))
         let prepared = try await session.prepare()
         #expect(prepared.ledger == nil)
+        // The profile targets the newest release: the run would fetch it; the dry run did not.
+        #expect(prepared.prefetched.isEmpty && prepared.wouldFetch == ["GR-1_1-8-0_demo.ugif"], "\(prepared.wouldFetch)")
+        // The state directory holds what TUF verified, by SHA-256: the region catalogue the plan
+        // reads, and no firmware image.
+        let images = (try? FileManager.default.contentsOfDirectory(atPath: station.root + "/tuf-state/images")) ?? []
+        let digests = try #require(prepared.firmware).listings.map { $0.sha256.hex.lowercased() }
+        #expect(!digests.isEmpty && images.allSatisfy { !digests.contains($0) }, "\(images)")
         let plans = session.plan(prepared, interactive: false)
         #expect(plans.map(\.device) == ["sim:0", "sim:1"])
         #expect(plans.allSatisfy { $0.error == nil && $0.steps.contains { $0.step == .region && $0.action == .run } })

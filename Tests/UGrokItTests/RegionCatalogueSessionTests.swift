@@ -26,8 +26,10 @@ struct RegionCatalogueSessionTests {
         let catalogue = try Self.catalogue(serial: info.serialNumber)
 
         let choices = RegionChoices(catalogue: catalogue, reader: info)
-        // Revision 3 does not require a region: GetVersion's index 0 (FCC) counts as set.
-        #expect(choices.names == ["FCC (US), IC (Canada)", "ETSI (EU)"] && choices.selected == 0)
+        // Out of the box no region is set (GetVersion's flag is off): none is selected, though
+        // the vendor's getRegionNames would select index 0 (FCC) on a revision that does not
+        // require one.
+        #expect(choices.names == ["FCC (US), IC (Canada)", "ETSI (EU)"] && choices.selected == nil)
         #expect(choices.entries.map(\.channelsKHz.count) == [50, 4])
         #expect(rig.session.regionNames(catalogue: catalogue).names == choices.names)
 

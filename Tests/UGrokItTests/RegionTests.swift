@@ -12,6 +12,29 @@ struct RegionTests {
         "Malaysia", "New Zealand", "Peru", "Russian Federation", "South Africa", "ETSI high", "India", "Singapore",
     ]
 
+    /// A GetVersion answer of board `revision` with region index `index` and device flags `flags`.
+    static func version(revision: UInt8, index: UInt8, flags: UInt8) -> VendorReaderVersion {
+        VendorReaderVersion(protocolVersion: 20, hardwareType: 5, hardwareRevision: revision, firmwareMajor: 1, firmwareMinor: 7,
+                            firmwareBuild: 3, antennaType: 2, maxPowerByte: 250, minusMaxSensitivity: 85, volumeLevels: 4,
+                            deviceFlags: flags, softwareType: 0, maxProgramBytes: 248, provisioningStatus: 1, internalId: 1,
+                            serialNumber: 1234, initStatus: 1, maxTones: 8, regionIndex: index)
+    }
+
+    @Test("the region is GetVersion's index only when its user-has-set-region flag is on, on every board revision",
+          arguments: [UInt8(3), 5, 6])
+    func regionExactlyAsGetVersionSays(revision: UInt8) throws {
+        // Out of the box: index 0 (FCC) with the flag off is no region.
+        let fresh = ReaderSession.readerInfo(Self.version(revision: revision, index: 0, flags: 0), enforceRegion: true)
+        #expect(fresh.region == nil && !fresh.regionSet && fresh.regionName == nil)
+        #expect(fresh.userMustSetRegion == (revision > 5))
+        #expect(fresh.description.hasSuffix("region not set"))
+        // Set: the flag on, the index names it (ours = index + 1).
+        let set = ReaderSession.readerInfo(Self.version(revision: revision, index: 1, flags: 0x80), enforceRegion: true)
+        #expect(set.region == RegionSetting(name: "ETSI (EU)", number: 2) && set.regionSet && !set.userMustSetRegion)
+        let fcc = ReaderSession.readerInfo(Self.version(revision: revision, index: 0, flags: 0x80), enforceRegion: true)
+        #expect(fcc.regionName == "FCC (US), IC (Canada)")
+    }
+
     @Test func theVendorsTwentyTwoRegionsInTheVendorsOrder() {
         #expect(RegionNames.all.count == 22)
         #expect(RegionNames.names == Self.vendorNames)

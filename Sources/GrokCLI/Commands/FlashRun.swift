@@ -61,7 +61,8 @@ struct FlashSkippedEvent: Encodable {
     let event = "flash_skipped"
     let device: String
     let running: String
-    let reason = "up_to_date"
+    /// `up_to_date` (the channel has nothing newer) or `runs_target` (it runs the version asked for).
+    let reason: String
 }
 
 struct FlashFailedEvent: Encodable {
@@ -254,12 +255,16 @@ final class FlashPresenter {
                 console.print(localizer.text(.flashDone, device, from, to, String(format: "%.1f", report.audioSeconds),
                                              String(bytes)))
             }
-        case .skipped(let running):
+        case .skipped(let running, let reason):
             board?.finish(row: row, message: localizer.text(.progressDone))
             if console.isJSON {
-                console.json(FlashSkippedEvent(device: device, running: running))
+                console.json(FlashSkippedEvent(device: device, running: running, reason: reason.rawValue))
             } else {
-                console.print(localizer.text(.flashUpToDate, device, running))
+                let key: MessageKey = switch reason {
+                case .upToDate: .flashUpToDate
+                case .runsTarget: .flashRunsTarget
+                }
+                console.print(localizer.text(key, device, running))
             }
         case .failed(let error):
             board?.finish(row: row, message: localizer.text(outcome.wasCancelled ? .progressCancelled : .progressFailed))

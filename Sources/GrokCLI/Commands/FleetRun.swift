@@ -61,6 +61,7 @@ struct FleetRun {
         let prepared = try Blocking.run { try await session.prepare() }
         let console = context.console
         for name in prepared.prefetched { console.say(.fleetPrefetched, name) }
+        for name in prepared.wouldFetch { console.say(.fleetWouldFetch, name) }
         let useTerminal = interactive ?? (isatty(STDIN_FILENO) == 1 && console.isTerminal(.standardOutput))
         if options.dryRun {
             return FleetPlanPresenter(context: context).present(session.plan(prepared, interactive: mode == .provision && useTerminal))

@@ -104,7 +104,7 @@ struct InfoReport: Encodable, Sendable {
         updateUnfinished = identity.inLoader
         readerProtocol = Int(info.readerProtocolVersion)
         region = info.region?.name
-        regionSet = info.region != nil
+        regionSet = info.regionSet
         userMustSetRegion = info.userMustSetRegion
         maxPowerDBm = Double(info.maxPowerTenthsDBm) / 10
         hasBattery = info.hasBattery

@@ -66,6 +66,7 @@ struct InventoryCommand: Command {
             let status: String
             let tags: Int
             let reads: Int
+            /// How long the inventory ran, in seconds of audio (the clock `first_seen_s` is on).
             let seconds: Double
             let error: InfoReport.Problem?
         }
@@ -116,7 +117,8 @@ struct InventoryCommand: Command {
             for (result, tags) in zip(results, listed) {
                 for tag in tags { console.json(tag) }
                 console.json(Summary(summary: .init(device: result.device.description, status: result.error == nil ? "ok" : "error",
-                                                    tags: tags.count, reads: result.value?.reads ?? 0, seconds: seconds,
+                                                    tags: tags.count, reads: result.value?.reads ?? 0,
+                                                    seconds: ((result.value?.seconds ?? 0) * 1000).rounded() / 1000,
                                                     error: result.error.map(InfoReport.Problem.init))))
             }
         } else {
@@ -133,7 +135,7 @@ struct InventoryCommand: Command {
                     console.print(localizer.text(.infoDeviceFailed, result.device.description, localizer.message(for: error)))
                 } else {
                     console.print(localizer.text(.inventorySummary, result.device.description, String(tags.count),
-                                                 String(result.value?.reads ?? 0), format(seconds)))
+                                                 String(result.value?.reads ?? 0), format(result.value?.seconds ?? 0)))
                 }
             }
         }

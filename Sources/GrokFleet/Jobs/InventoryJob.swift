@@ -7,7 +7,8 @@ import UGrokIt
 public struct InventoryJob: Sendable {
     public var access: DeviceAccess
     public var configuration: UgiRfidConfiguration
-    /// How long each Grokker reads, in seconds of audio.
+    /// How long each Grokker collects reads, in seconds of audio (the audio clock: wall-clock
+    /// time only when the audio is played live, a sound card or `--realtime`).
     public var seconds: Double
 
     public init(access: DeviceAccess, configuration: UgiRfidConfiguration, seconds: Double) {
@@ -24,11 +25,16 @@ public struct InventoryJob: Sendable {
         return configuration
     }
 
-    /// What one Grokker found: its tags (times from the start of the inventory) and the reads
-    /// they came from.
+    /// What one Grokker found: its tags and the reads they came from. Every time is on the
+    /// audio clock, counted from the inventory's start going out: a tag's
+    /// ``UgiTag/firstRead`` and ``UgiTagReadState/mostRecentRead`` are that many seconds
+    /// after the reference date (1970-01-01), never after ``seconds``.
     public struct Found: Sendable, Hashable {
         public var tags: [UgiTag]
         public var reads: Int
+        /// How long the inventory ran, in seconds of audio: from its start going out to the
+        /// reader's completion after the stop (a little more than ``InventoryJob/seconds``).
+        public var seconds: Double
     }
 
     /// Runs every device at once; the results in the order given.
@@ -53,7 +59,7 @@ public struct InventoryJob: Sendable {
                     try session.collect(forAtMost: step)
                     elapsed += step
                     for report in session.takeReports() { tracker.take(report) }
-                    tracker.advance(toMilliseconds: Int(elapsed * 1000))
+                    tracker.advance(toMilliseconds: session.inventoryElapsedMilliseconds)
                     progress(tracker.tags)
                 }
             } else {
@@ -61,7 +67,8 @@ public struct InventoryJob: Sendable {
             }
             _ = try session.stopInventory()
             for report in session.takeReports() { tracker.take(report) }
-            return Found(tags: tracker.tags, reads: tracker.readsTaken)
+            let ran = session.inventorySeconds ?? Double(session.inventoryElapsedMilliseconds) / 1000
+            return Found(tags: tracker.tags, reads: tracker.readsTaken, seconds: ran)
         }
     }
 }

@@ -5,7 +5,8 @@ import UGrokIt
 public struct TagJob: Sendable {
     /// What is done to the tag.
     public enum Operation: Sendable, Hashable {
-        /// Reads `length` bytes of `bank` from `offset` (0: as much as the bank holds).
+        /// Reads `length` bytes of `bank` from `offset` (0: to the end of the bank, see
+        /// ``TagJob/readToEnd(of:from:_:)``).
         case read(bank: UgiMemoryBank, offset: Int, length: Int)
         case write(bank: UgiMemoryBank, offset: Int, data: [UInt8])
         /// Gives the tag a new EPC.
@@ -47,10 +48,8 @@ public struct TagJob: Sendable {
     private func perform(_ operation: Operation, _ session: ReaderSession) throws(ReaderError) -> Outcome {
         switch operation {
         case .read(let bank, let offset, let length):
-            // 0: as much as the bank holds (the vendor's read takes a minimum and a maximum: 2 to 254 bytes).
-            let answer = length == 0 && password == 0
-                ? try session.readTag(epc, bank: bank, offset: offset, minBytes: 2, maxBytes: 254)
-                : try session.readTag(epc, bank: bank, offset: offset, maxBytes: length == 0 ? 254 : length, password: password)
+            if length == 0 { return try readToEnd(of: bank, from: offset, session) }
+            let answer = try session.readTag(epc, bank: bank, offset: offset, maxBytes: length, password: password)
             return Outcome(status: answer.status, data: answer.data)
         case .write(let bank, let offset, let data):
             return Outcome(status: try session.writeTag(epc, bank: bank, offset: offset, data: data, password: password))
@@ -59,5 +58,37 @@ public struct TagJob: Sendable {
         case .lock(let payload):
             return Outcome(status: try session.lockUnlockTag(epc, payload: payload, password: password))
         }
+    }
+
+    /// Words a read to the end of a bank asks for at first (``readToEnd(of:from:_:)``).
+    static let firstBlockWords = 8
+
+    /// Reads `bank` from byte `offset` to its end. A read asks for an exact number of words
+    /// and a Gen2 tag answers one that runs past its bank with MEMORY_OVERRUN, so the tag
+    /// tells how long the bank is: the bank is read in blocks of ``firstBlockWords`` words,
+    /// the block halved at each overrun; an overrun of a one-word block is the end. The
+    /// outcome is OK with every byte up to the end; MEMORY_OVERRUN when `offset` is already
+    /// past it; any other refusal (TAG_NOT_FOUND, PASSWORD_REQUIRED, ...) as the tag gave it,
+    /// without the bytes read before it.
+    func readToEnd(of bank: UgiMemoryBank, from offset: Int, _ session: ReaderSession) throws(ReaderError) -> Outcome {
+        var data: [UInt8] = []
+        var words = Self.firstBlockWords
+        // The request's word offset is 16 bits: a bank cannot go on past it.
+        while (offset + data.count) / 2 + words <= Int(UInt16.max) {
+            let answer = try session.readTag(epc, bank: bank, offset: offset + data.count, maxBytes: words * 2, password: password)
+            switch answer.status {
+            case .ok:
+                guard !answer.data.isEmpty else { return Outcome(status: .ok, data: data) }
+                data += answer.data
+            case .memoryOverrun where words > 1:
+                words /= 2
+            case .memoryOverrun:
+                // One word past the end: the bank ends here.
+                return data.isEmpty ? Outcome(status: .memoryOverrun, data: nil) : Outcome(status: .ok, data: data)
+            default:
+                return Outcome(status: answer.status, data: nil)
+            }
+        }
+        return Outcome(status: .ok, data: data)
     }
 }

@@ -168,6 +168,8 @@ extension CLI {
                                       run (for demonstrations).
               --alsa-config <file>    ALSA configuration file to load on top of the system
                                       one (for example, to define test devices).
+              --lock-wait <seconds>   How long to wait for a Grokker another grokctl is
+                                      working on before giving up. (default: 3)
 
             """
     }

@@ -15,6 +15,8 @@ enum UnitFile {
         case system(operation: String, errno: Int32)
         /// The file is larger than the caller's limit.
         case tooLarge(size: Int)
+        /// The path is a FIFO, a socket or a device, not a file a unit keeps.
+        case notRegularFile
 
         init(_ error: SystemCallError) {
             self = .system(operation: error.call, errno: error.errno)
@@ -26,6 +28,8 @@ enum UnitFile {
                 "\(operation) failed: \(String(cString: strerror(code)))"
             case .tooLarge(let size):
                 "file of \(size) bytes is too large"
+            case .notRegularFile:
+                "not a regular file"
             }
         }
 
@@ -35,6 +39,7 @@ enum UnitFile {
             switch self {
             case .system(let operation, let code): ErrorDetail("\(operation)_failed", [systemErrorName(code)])
             case .tooLarge(let size): ErrorDetail("file_too_large", [String(size)])
+            case .notRegularFile: ErrorDetail("not_a_regular_file")
             }
         }
     }
@@ -54,7 +59,8 @@ enum UnitFile {
     /// first: reading a state file is how a unit's directory is opened.
     static func readAll(_ path: String, limit: Int) throws(Failure) -> [UInt8]? {
         AtomicFile.removeStaleTemporaries(of: path)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking: opening a FIFO for reading would otherwise wait for a writer forever.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             let code = errno
             if code == ENOENT { return nil }
@@ -63,6 +69,10 @@ enum UnitFile {
         defer { close(fd) }
         var info = stat()
         try check("fstat") { fstat(fd, &info) }
+        // A FIFO, socket or device is refused before a read could block on it; a directory
+        // fails its read (EISDIR), as before.
+        let kind = info.st_mode & S_IFMT
+        guard kind == S_IFREG || kind == S_IFDIR else { throw .notRegularFile }
         let size = Int(info.st_size)
         guard size <= limit else { throw .tooLarge(size: size) }
         // Sized by the file, not by the limit: one byte more than `fstat` says, so a file that

@@ -146,7 +146,7 @@ struct DeviceStateTests {
         }
     }
 
-    @Test("an unreadable state file or unusable directory is an error naming it")
+    @Test("an unreadable state file (a directory, a FIFO) or unusable directory is an error naming it, without blocking")
     func unreadable() throws {
         let temp = TemporaryDirectory("grok-emulator-tests")
         defer { temp.remove() }
@@ -158,6 +158,16 @@ struct DeviceStateTests {
         } throws: { error in
             guard let error = error as? EmulatorError, case .stateUnreadable(let path, _) = error else { return false }
             return path == temp.file("unit/state.json") && error.description.contains(path)
+        }
+        // state.json is a FIFO (issue 27, item 6): refused at once, naming it, instead of a read
+        // that waits for a writer forever.
+        try FileManager.default.createDirectory(atPath: temp.file("fifo"), withIntermediateDirectories: true)
+        #expect(mkfifo(temp.file("fifo/state.json"), 0o644) == 0)
+        #expect {
+            _ = try DeviceStateStore.openOrCreate(deviceDirectory: temp.file("fifo"), using: &rng)
+        } throws: { error in
+            guard let error = error as? EmulatorError, case .stateUnreadable(let path, let detail) = error else { return false }
+            return path == temp.file("fifo/state.json") && detail.code == "not_a_regular_file" && error.description.contains(path)
         }
         // The device directory is a regular file.
         try Data("x".utf8).write(to: URL(fileURLWithPath: temp.file("plain")))

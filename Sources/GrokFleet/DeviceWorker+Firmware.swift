@@ -130,7 +130,7 @@ extension DeviceWorker {
                 if run.isCancelled {
                     interrupted = true
                     // Stopped mid-upload: a unit left in its loader has no application; say so.
-                    return .failing(.failed, inLoader ? .updateUnfinished(device: device.name) : .interrupted(device: device.name))
+                    return .failing(.interrupted, inLoader ? .updateUnfinished(device: device.name) : .interrupted(device: device.name))
                 }
                 return .failing(.postponed, .updateDeclined(device: device.name, decision: "cancelled"))
             case .cantReconnect:
@@ -151,7 +151,7 @@ extension DeviceWorker {
     func stoppedAtQuestion() -> Result? {
         guard runner.options.cancellation.isCancelled else { return nil }
         interrupted = true
-        return .failing(.failed, .interrupted(device: device.name))
+        return .failing(.interrupted, .interrupted(device: device.name))
     }
 
     /// The stable code of a vendor update result (`firmware_update_battery_too_low` ...).

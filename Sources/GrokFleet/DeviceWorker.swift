@@ -153,6 +153,8 @@ final class DeviceWorker {
 
     static func outcome(of steps: [StepOutcome]) -> DeviceOutcome {
         if steps.contains(where: { $0.result == .failed }) { return .failed }
+        // Stopped part-way by a stop signal: not a failure; the same command finishes it.
+        if steps.contains(where: { $0.result == .interrupted }) { return .interrupted }
         if steps.contains(where: { $0.result == .refused }) { return .refused }
         // Declined by the person asked: not done, not failed; like a postponement the next run asks again.
         if steps.contains(where: { $0.result == .postponed || $0.result == .declined }) { return .postponed }
@@ -255,7 +257,7 @@ final class DeviceWorker {
         switch fired {
         case .cancelled:
             interrupted = true
-            return .failing(.failed, .interrupted(device: device.name))
+            return .failing(.interrupted, .interrupted(device: device.name))
         case .stalled(_, let seconds):
             return .failing(.failed, .readerFrozen(device: device.name, step: step.rawValue, seconds: seconds))
         case .timedOut(_, let what, let seconds):

@@ -132,7 +132,7 @@ struct DeviceWorkflow: Sendable {
     func stops(_ ending: Ending) -> Bool {
         switch ending.result {
         case .failed: !(mode == .verify && StepDecision.verifyGoesOn.contains(ending.code))
-        case .refused: true
+        case .refused, .interrupted: true
         case .declined: ending.step == .region
         case .done, .skipped, .postponed: false
         }

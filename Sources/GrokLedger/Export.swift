@@ -53,7 +53,7 @@ struct ExportTable: Sendable {
         switch table {
         case .devices: list = LedgerRows.deviceColumns
         case .runs: return LedgerRows.runColumnList(version)
-        case .steps: list = "id, " + LedgerRows.stepColumns
+        case .steps: return ["id"] + LedgerRows.stepColumnList(version)
         case .smokeTests: list = "id, " + LedgerRows.smokeTestColumns
         case .intents: list = LedgerRows.intentColumns
         case .rolloutStages: list = LedgerRows.stageColumns

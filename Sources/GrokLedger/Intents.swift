@@ -8,13 +8,13 @@ public enum IntentOutcome: String, Sendable, CaseIterable {
     /// The change was not made (refused, postponed, not needed, or found not made afterwards).
     case notDone = "not_done"
 
-    /// The outcome a step's record gives its run's intent; `nil` for a failed step, which
-    /// may or may not have made the change.
+    /// The outcome a step's record gives its run's intent; `nil` for a failed or interrupted
+    /// step, which may or may not have made the change.
     init?(closing result: StepResult) {
         switch result {
         case .done: self = .done
         case .skipped, .refused, .postponed, .declined: self = .notDone
-        case .failed: return nil
+        case .failed, .interrupted: return nil
         }
     }
 }

@@ -393,7 +393,7 @@ public final class Ledger: RunRecorder {
     public func steps(run: RunID? = nil, serial: String? = nil) throws(LedgerError) -> [StepRecord] {
         try read { (db) throws(LedgerError) in
             try db.rows(
-                "SELECT \(LedgerRows.stepColumns) FROM steps WHERE (?1 IS NULL OR run_id = ?1) AND (?2 IS NULL OR serial = ?2) ORDER BY id",
+                "SELECT \(LedgerRows.stepColumns(fileVersion)) FROM steps WHERE (?1 IS NULL OR run_id = ?1) AND (?2 IS NULL OR serial = ?2) ORDER BY id",
                 [SQLValue(run?.rawValue), SQLValue(serial)]
             ) { (row) throws(LedgerError) in try LedgerRows.step(row) }
         }
@@ -428,7 +428,7 @@ public final class Ledger: RunRecorder {
                 runs[run.id] = run
             }
             typealias Keyed = (at: String, run: Int64, kind: Int, id: Int64, event: HistoryEntry.Event)
-            var events: [Keyed] = try db.rows("SELECT \(LedgerRows.stepColumns), id FROM steps WHERE serial = ?", [.text(serial)]) {
+            var events: [Keyed] = try db.rows("SELECT \(LedgerRows.stepColumns(fileVersion)), id FROM steps WHERE serial = ?", [.text(serial)]) {
                 (row) throws(LedgerError) in
                 let step = try LedgerRows.step(row)
                 return (row.text(3) ?? "", step.run.rawValue, 0, try row.requiredInteger(LedgerRows.stepColumnCount, "steps.id"), .step(step))

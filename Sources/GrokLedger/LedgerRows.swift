@@ -192,10 +192,15 @@ enum LedgerRows {
             reportPath: row.text(9), lastSeenAt: try row.optionalDate(10, "runs.heartbeat_at"))
     }
 
-    static let stepColumns = """
-        run_id, serial, step, started_at, ended_at, duration_ms, result, firmware_before, firmware_after, \
-        region_before, region_after, code, detail
-        """
+    /// The columns of `steps` in a ledger of schema `version`, as the newest schema has them
+    /// (before 6, a step a stop signal ended was recorded `failed`: read as `interrupted`).
+    static func stepColumnList(_ version: Int) -> [String] {
+        ["run_id", "serial", "step", "started_at", "ended_at", "duration_ms",
+         version >= 6 ? "result" : "(" + Schema.interruptedStepSQL + ") AS result",
+         "firmware_before", "firmware_after", "region_before", "region_after", "code", "detail"]
+    }
+    static func stepColumns(_ version: Int) -> String { stepColumnList(version).joined(separator: ", ") }
+    static let stepColumns = stepColumns(Schema.currentVersion)
     static let stepColumnCount = 13
 
     static func step(_ row: some LedgerRow) throws(LedgerError) -> StepRecord {

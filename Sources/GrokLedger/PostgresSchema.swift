@@ -153,6 +153,13 @@ enum PostgresSchema {
         ALTER TABLE steps ADD CONSTRAINT steps_result_check
             CHECK (result IN ('done', 'skipped', 'failed', 'postponed', 'refused', 'declined'));
         """,
+        // 6: a step a stop signal ended is `interrupted` (Schema's migration 6).
+        """
+        ALTER TABLE steps DROP CONSTRAINT steps_result_check;
+        UPDATE steps SET result = 'interrupted' WHERE result = 'failed' AND code IN ('fleet_interrupted', 'fleet_update_unfinished');
+        ALTER TABLE steps ADD CONSTRAINT steps_result_check
+            CHECK (result IN ('done', 'skipped', 'failed', 'postponed', 'refused', 'declined', 'interrupted'));
+        """,
     ]
 
     static var currentVersion: Int { firstVersion + migrations.count - 1 }
@@ -186,7 +193,9 @@ enum PostgresSchema {
     /// Brings the database to the newest version in one transaction; two stations starting
     /// on a new database at once migrate it once (the second waits on the migration lock).
     /// Refuses a database of a newer grokctl, and one that has tables but no version (not ours).
-    static func migrate(_ db: PostgresConnection, target: String) throws(LedgerError) {
+    /// `migrations` is this build's list; a test gives a prefix of it to make an older database.
+    static func migrate(_ db: PostgresConnection, target: String, migrations: [String] = PostgresSchema.migrations) throws(LedgerError) {
+        let currentVersion = firstVersion + migrations.count - 1
         do {
             try db.execute("BEGIN")
             do {

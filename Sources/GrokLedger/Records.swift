@@ -70,6 +70,10 @@ public enum StepResult: String, Sendable, Hashable, Codable, CaseIterable {
     case skipped
     /// The step was tried and did not succeed.
     case failed
+    /// A stop signal (Ctrl-C, SIGTERM, ...) ended the step before it finished: not a
+    /// failure of the unit; it may be part-way (a firmware update left in the unit's
+    /// loader), and the same command run again finishes it.
+    case interrupted
     /// Policy deferred the step (outside the maintenance window, low battery, a halt); a later run does it.
     case postponed
     /// Policy forbade the step (a downgrade not allowed, a region outside the allowed list, a lock held).

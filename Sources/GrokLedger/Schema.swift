@@ -207,7 +207,44 @@ enum Schema {
         CREATE INDEX steps_by_serial ON steps(serial, id);
         CREATE INDEX steps_by_run ON steps(run_id, id);
         """,
+        // 6: a step a stop signal ended is `interrupted`, not `failed` (a firmware update
+        // stopped in the unit's loader is unfinished, not broken; the same command finishes
+        // it). `steps` is rebuilt for the new CHECK, and the steps earlier versions recorded
+        // `failed` with the stop's own codes become `interrupted`.
+        """
+        CREATE TABLE steps_6 (
+            id              INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id          INTEGER NOT NULL REFERENCES runs(id),
+            serial          TEXT NOT NULL CHECK (serial <> ''),
+            step            TEXT NOT NULL CHECK (step <> ''),
+            started_at      TEXT NOT NULL,
+            ended_at        TEXT NOT NULL,
+            duration_ms     INTEGER NOT NULL CHECK (duration_ms >= 0),
+            result          TEXT NOT NULL CHECK (result IN ('done', 'skipped', 'failed', 'postponed', 'refused', 'declined',
+                                                            'interrupted')),
+            firmware_before TEXT,
+            firmware_after  TEXT,
+            region_before   TEXT,
+            region_after    TEXT,
+            code            TEXT,
+            detail          TEXT NOT NULL DEFAULT ''
+        );
+        INSERT INTO steps_6 SELECT id, run_id, serial, step, started_at, ended_at, duration_ms,
+                                   \(Schema.interruptedStepSQL), firmware_before,
+                                   firmware_after, region_before, region_after, code, detail FROM steps;
+        DROP TABLE steps;
+        ALTER TABLE steps_6 RENAME TO steps;
+        CREATE INDEX steps_by_serial ON steps(serial, id);
+        CREATE INDEX steps_by_run ON steps(run_id, id);
+        """,
     ]
+
+    /// A step's result as schema version 6 names it, from a file older than that: the stop
+    /// signal's codes were recorded `failed` (PostgresSchema's migration 6 does the same).
+    static let interruptedStepSQL = """
+        CASE WHEN result = 'failed' AND code IN ('fleet_interrupted', 'fleet_update_unfinished') THEN 'interrupted' \
+        ELSE result END
+        """
 
     /// A run's outcome as schema version 4 names it, from a file older than that.
     static let legacyOutcomeSQL = """

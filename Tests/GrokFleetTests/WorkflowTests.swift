@@ -387,6 +387,9 @@ struct WorkflowTests {
         #expect(device.code == "fleet_update_unfinished")
         let recorded = try #require(try recorder.snapshot.steps.last { $0.step == .firmware })
         #expect(recorded.code == "fleet_update_unfinished" && device.step(.firmware)?.firmwareAfter == nil)
+        // Interrupted, not failed: the unit is not broken, and the same command finishes it.
+        #expect(recorded.result == .interrupted && device.step(.firmware)?.result == .interrupted)
+        #expect(device.outcome == .interrupted)
         let info = try #require(InfoJob(access: DeviceJobTests.access(bench)).query(.emulated(index: 0)).identity)
         #expect(info.inLoader)
 

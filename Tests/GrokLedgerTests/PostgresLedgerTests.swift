@@ -203,6 +203,34 @@ struct PostgresLedgerTests {
                 == String(PostgresSchema.currentVersion))
     }
 
+    @Test("a version 5 shared ledger migrates: steps a stop signal ended, recorded failed, become interrupted; other failures stay failed")
+    func versionFiveMigrates() throws {
+        let database = try cluster.newDatabase("v5")
+        do {
+            let db = try PostgresConnection(cluster.conninfo(database), applicationName: "test")
+            try PostgresSchema.migrate(db, target: database, migrations: Array(PostgresSchema.migrations.prefix(2)))
+        }
+        #expect(try cluster.psql(database, "SELECT version FROM grokctl_schema").trimmingCharacters(in: .whitespacesAndNewlines) == "5")
+        var script = """
+            INSERT INTO runs (run_key, kind, profile_name, profile_sha256, station, operator, started_at)
+                VALUES ('20240501-100000-abcd', 'rollout', 'p', '\(profileDigest)', 'bench-1', 'o', '2024-05-01T10:00:00.000Z');
+
+            """
+        for (n, code) in ["fleet_update_unfinished", "fleet_interrupted", "fleet_reader_failed"].enumerated() {
+            script += """
+                INSERT INTO steps (run_id, station, serial, step, started_at, ended_at, duration_ms, result, code)
+                    VALUES (1, 'bench-1', 'GK-\(n)', 'firmware', '2024-05-01T10:00:0\(n).000Z', '2024-05-01T10:00:09.000Z', 8000,
+                            'failed', '\(code)');
+
+                """
+        }
+        _ = try cluster.psql(database, script)
+        let shared = try PostgresLedger.open(cluster.conninfo(database), station: "bench-1")
+        #expect(try shared.steps().map(\.result) == [.interrupted, .interrupted, .failed])
+        #expect(try cluster.psql(database, "SELECT version FROM grokctl_schema").trimmingCharacters(in: .whitespacesAndNewlines)
+                == String(PostgresSchema.currentVersion))
+    }
+
     @Test("a database of another application, a newer schema, and no server are each refused clearly")
     func refusals() throws {
         let foreign = try cluster.newDatabase("foreign")

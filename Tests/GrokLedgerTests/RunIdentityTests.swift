@@ -107,6 +107,49 @@ struct RunIdentityTests {
         #expect(try Ledger.check(path: scratch.ledgerPath).schemaVersion == Schema.currentVersion)
     }
 
+    @Test("a schema 5 ledger migrates: steps a stop signal ended, recorded failed, become interrupted; other failures stay failed; a read-only reader sees the same")
+    func schemaFiveMigrates() throws {
+        let scratch = Scratch()
+        try FileManager.default.createDirectory(at: URL(fileURLWithPath: scratch.ledgerPath).deletingLastPathComponent(),
+                                                withIntermediateDirectories: true)
+        do {
+            let connection = try SQLiteConnection(path: scratch.ledgerPath, busyTimeoutMilliseconds: 1000, create: true)
+            try connection.setCheckpointOnClose(true)
+            try Schema.migrate(connection, migrations: Array(Schema.migrations.prefix(5)))
+            _ = try connection.queryText("PRAGMA journal_mode = WAL")
+            var script = """
+                INSERT INTO runs (kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome, run_key)
+                    VALUES ('rollout', 'p', '\(profileDigest)', 's', 'o', '2024-05-01T10:00:00.000Z', '2024-05-01T10:01:00.000Z',
+                            'interrupted', '20240501-100000-abcd');
+
+                """
+            for (n, code) in ["fleet_update_unfinished", "fleet_interrupted", "fleet_reader_failed"].enumerated() {
+                script += """
+                    INSERT INTO steps (run_id, serial, step, started_at, ended_at, duration_ms, result, code)
+                        VALUES (1, 'GK-\(n)', 'firmware', '2024-05-01T10:00:01.000Z', '2024-05-01T10:00:09.000Z', 8000, 'failed', '\(code)');
+
+                    """
+            }
+            try connection.executeScript(script)
+        }
+        let expected: [StepResult] = [.interrupted, .interrupted, .failed]
+        let reader = try Ledger.open(path: scratch.ledgerPath, readOnly: true)
+        #expect(reader.fileVersion == 5)
+        #expect(try reader.steps().map(\.result) == expected)
+        let ledger = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
+        #expect(try ledger.steps().map(\.result) == expected)
+        #expect(try ledger.steps().map(\.code) == ["fleet_update_unfinished", "fleet_interrupted", "fleet_reader_failed"])
+        // The new result is stored as such, and the schema still refuses words outside the codes.
+        let run = try ledger.beginRun(start(.rollout))
+        try ledger.recordStep(step(run, "GK-9", "firmware", .interrupted))
+        #expect(try ledger.steps(serial: "GK-9").map(\.result) == [.interrupted])
+        #expect(throws: LedgerError.self) {
+            try ledger.withConnection { (db) throws(LedgerError) in
+                try db.execute("UPDATE steps SET result = 'stopped' WHERE serial = 'GK-9'")
+            }
+        }
+    }
+
     @Test("a run's key is refused empty; outcomes outside the codes are refused by the schema")
     func outcomeCodesAreTheOnlyOnes() throws {
         let scratch = Scratch()

@@ -6,6 +6,13 @@ decodes 99 % of the packets (snr_margin_db_vs_vendor).
   demod-vs-vendor.py HARNESS_DIR REC.raw PEER.jsonl [--spb 12] [--ppm 0] [--snr 30,20,...]
                      [--seeds 1,2,3] [--seconds 10] [--cpu-repeats 5] [--only vendor|ours]
 
+Like for like: both sides are the bare receiver on the same file, read into memory first,
+CPU read once around each whole loop (ours: scripts/demod-measure.sh; the vendor's:
+`vendorhost demod --bare`, its byte layer with no packet layer above it, so nothing is
+asked of the recording and nothing retried). A side that fails (exits with no result, or
+decodes fewer than 99 % of the clean recording's packets) fails the whole comparison: the
+script prints {"failed": SIDE, "why": ...} and exits 1.
+
 HARNESS_DIR is scripts/vendor-harness.sh's output (vendorhost, tonemeter); REC.raw what a
 reader sent (vendorhost --record-rx while grokpeer ran), PEER.jsonl grokpeer's events (the
 packets it sent are the reference). The noisy copies are made exactly as
@@ -43,16 +50,36 @@ measure = os.path.join(here, "demod-measure.sh")
 work = tempfile.mkdtemp(prefix="demod-vs-vendor-")
 
 
+def fail(side, why):
+    """A side of the comparison that did not run ends the whole comparison, loudly: a figure
+    with one side missing is never printed."""
+    print(json.dumps({"summary": "demod vs vendor", "failed": side, "why": why}), flush=True)
+    sys.exit(1)
+
+
 def vendor(path, extra=()):
-    out = subprocess.run([host, "demod", "--sdk", sdk, "--pcm-in", path, "--spb", a.spb, *extra],
-                         capture_output=True, text=True).stdout
-    lines = out.strip().splitlines()
-    return json.loads(lines[-1]) if lines else {}
+    """The vendor's bare receive path (`vendorhost demod --bare`: its byte layer alone, the
+    file in memory, the thread's CPU clock read once around the whole loop)."""
+    run = subprocess.run([host, "demod", "--bare", "--sdk", sdk, "--pcm-in", path, "--spb", a.spb, *extra],
+                         capture_output=True, text=True)
+    lines = run.stdout.strip().splitlines()
+    try:
+        result = json.loads(lines[-1])
+    except (IndexError, ValueError):
+        fail("vendor", f"vendorhost demod --bare exited {run.returncode} on {path} with no result: {run.stderr.strip()[-300:]}")
+    if run.returncode != 0 or "error" in result:
+        fail("vendor", f"vendorhost demod --bare exited {run.returncode} on {path}: {result.get('error', '')}")
+    return result
 
 
 def ours(path, repeats=1):
-    out = subprocess.run([measure, "rec", path, a.spb, "44100", str(repeats)], capture_output=True, text=True, check=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    """Our demodulator (scripts/demod-measure.sh: the file in memory, the thread's CPU clock
+    read once around the whole loop, `repeats` loops)."""
+    run = subprocess.run([measure, "rec", path, a.spb, "44100", str(repeats)], capture_output=True, text=True)
+    try:
+        return json.loads(run.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        fail("ours", f"demod-measure exited {run.returncode} on {path}: {run.stderr.strip()[-300:]}")
 
 
 def found(got, plist):
@@ -76,14 +103,20 @@ def receive(who, path):
 cpu = {}
 if a.only is None:
     # CPU on the whole recording.
-    v = [vendor(a.rec) for _ in range(3)]
-    o = ours(a.rec, a.cpu_repeats)
+    # CPU on the whole recording: each side's loop over the file in memory, its thread's CPU
+    # clock read once around the loop, one loop per process (a cold start on both sides),
+    # the two sides taking turns so a busy moment of the machine falls on both; medians.
+    v, o = [], []
+    for _ in range(a.cpu_repeats):
+        v.append(vendor(a.rec))
+        o.append(ours(a.rec, 1))
     vcpu = sorted(x["receive_cpu_per_audio_second"] for x in v)
-    cpu = {"figure": "cpu", "spb": int(a.spb), "audio_seconds": o["audio_seconds"],
+    ocpu = sorted(x["cpu_per_audio_second_min"] for x in o)
+    median = lambda xs: xs[len(xs) // 2]
+    cpu = {"figure": "cpu", "spb": int(a.spb), "audio_seconds": o[0]["audio_seconds"], "loops_each": a.cpu_repeats,
            "vendor_receive_cpu_per_audio_second": vcpu, "vendor_bytes": v[0].get("bytes_received"),
-           "ours_cpu_per_audio_second_min": o["cpu_per_audio_second_min"],
-           "ours_cpu_per_audio_second_median": o["cpu_per_audio_second_median"], "ours_bytes": o["bytes_received"],
-           "demod_cpu_vs_vendor": round(o["cpu_per_audio_second_median"] / vcpu[1], 4)}
+           "ours_cpu_per_audio_second": ocpu, "ours_bytes": o[0]["bytes_received"],
+           "demod_cpu_vs_vendor": round(median(ocpu) / median(vcpu), 4)}
     print(json.dumps(cpu), flush=True)
 
 packets = [e["bytes"] for e in (json.loads(l) for l in open(a.peer)) if e.get("dir") == "tx"
@@ -93,8 +126,13 @@ with open(a.rec, "rb") as f, open(clean, "wb") as g:
     g.write(f.read(int(a.seconds * 44100) * 2))
 # The reference: the packets every receiver run decodes from the recording without noise
 # (a packet the recording itself lost, e.g. to a real-time glitch, is not counted).
+sent = len(packets)
 for who in who_runs:
     packets = found(receive(who, clean), packets)
+    # A receiver that loses packets of the clean recording is not measured on noise: its
+    # losses would shrink the reference the other side is measured against.
+    if len(packets) < 0.99 * sent:
+        fail(who, f"decoded only {len(packets)} of the {sent} packets in the clean recording")
 results = []
 for snr in [float(x) for x in a.snr.split(",")]:
     tally = {who: [0, 0] for who in who_runs}
@@ -129,6 +167,9 @@ def lowest(key):
 
 lv = lowest("vendor_fraction") if "vendor" in who_runs else None
 lo = lowest("ours_fraction") if "ours" in who_runs else None
+for who, low in (("vendor", lv), ("ours", lo)):
+    if who in who_runs and low is None:
+        fail(who, f"found fewer than 99 % of the packets even at {max(r['snr_db'] for r in results)} dB")
 print(json.dumps({"summary": "demod vs vendor", "spb": int(a.spb), "ppm": a.ppm, "seconds": a.seconds,
                   "seeds": a.seeds, "packets": len(packets), "vendor_lowest_snr_db_99": lv, "ours_lowest_snr_db_99": lo,
                   "snr_margin_db_vs_vendor": (lv - lo) if lv is not None and lo is not None else None,

@@ -50,9 +50,19 @@ enum FlashBenchmark {
             }
         }
         figures.set("accepted_spb", accepted.joined(separator: ","))
-        if let ours = oursDefault, let vendor = vendorUpdateSeconds(image) {
+        if oursDefault == nil { figures.fail("update_s_default", "our update at the vendor's default setting did not complete") }
+        switch vendorUpdateSeconds(image) {
+        case .skipped(let why):
+            figures.set("update_time_vs_vendor", "skipped: \(why)")
+        case .failed(let why):
+            figures.fail("update_time_vs_vendor", "the vendor host's update: \(why)")
+        case .measured(let vendor):
             figures.set("vendor_update_s_default", vendor, digits: 1)
-            figures.set("update_time_vs_vendor", ours / vendor, digits: 3)
+            if let ours = oursDefault {
+                figures.set("update_time_vs_vendor", ours / vendor, digits: 3)
+            } else {
+                figures.fail("update_time_vs_vendor", "our update at the default setting did not complete")
+            }
         }
 
         let (ours, openssl) = verifySpeeds()
@@ -108,16 +118,25 @@ enum FlashBenchmark {
         }
     }
 
+    /// How the vendor side of the comparison went.
+    enum VendorRun {
+        /// Not asked for (no library named): the comparison is left out, and says so.
+        case skipped(String)
+        /// Asked for and failed: the comparison fails (grokbench exits 1).
+        case failed(String)
+        case measured(Double)
+    }
+
     /// The vendor host's update of `image` onto an out-of-the-box emulated Grokker: audio
     /// seconds (the harness' sample clock) from `firmware_update_started` to
-    /// `firmware_completed` with result 0; `nil` without the library or when it fails.
-    static func vendorUpdateSeconds(_ image: UgifImage) -> Double? {
-        guard let sdk = ProcessInfo.processInfo.environment["GROKCTL_VENDOR_SDK"], FileManager.default.isReadableFile(atPath: sdk) else {
-            return nil
+    /// `firmware_completed` with result 0.
+    static func vendorUpdateSeconds(_ image: UgifImage) -> VendorRun {
+        guard let sdk = ProcessInfo.processInfo.environment["GROKCTL_VENDOR_SDK"], !sdk.isEmpty else {
+            return .skipped("GROKCTL_VENDOR_SDK is not set")
         }
+        guard FileManager.default.isReadableFile(atPath: sdk) else { return .failed("GROKCTL_VENDOR_SDK=\(sdk) is not readable") }
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("grokbench-vendor-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: work) }
-        func say(_ text: String) { FileHandle.standardError.write(Data("grokbench flash: vendor: \(text)\n".utf8)) }
         do {
             try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
             let build = Process()
@@ -127,13 +146,12 @@ enum FlashBenchmark {
             try build.run()
             build.waitUntilExit()
             guard build.terminationStatus == 0, FileManager.default.isExecutableFile(atPath: work + "/harness/vendorhost") else {
-                say("the harness did not build")
-                return nil
+                return .failed("the harness did not build (scripts/vendor-harness.sh)")
             }
             let file = work + "/" + image.fileName(name: "bench")
             try image.encoded().write(toFile: file, atomically: true, encoding: .utf8)
             let h2p = work + "/h2p", p2h = work + "/p2h", events = work + "/host.jsonl"
-            guard mkfifo(h2p, 0o600) == 0, mkfifo(p2h, 0o600) == 0 else { say("mkfifo failed"); return nil }
+            guard mkfifo(h2p, 0o600) == 0, mkfifo(p2h, 0o600) == 0 else { return .failed("mkfifo failed") }
             let grokker = try EmulatedGrokker(benchDirectory: work + "/bench", index: 0)
             let host = Process()
             host.executableURL = URL(fileURLWithPath: work + "/harness/vendorhost")
@@ -148,21 +166,22 @@ enum FlashBenchmark {
             if host.isRunning { host.terminate() }
             host.waitUntilExit()
             let text = (try? String(contentsOfFile: events, encoding: .utf8)) ?? ""
-            var start: Double?, end: Double?
+            var start: Double?, end: Double?, failure: String?
             for line in text.split(separator: "\n") {
                 guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
                       let event = object["event"] as? String, let t = object["t"] as? Double else { continue }
                 if event == "firmware_update_started", (object["rc"] as? Int) == 0 { start = t }
                 if event == "firmware_completed" {
                     let result = object["result"] as? Int ?? (object["a"] as? [Int])?.first
-                    if result == 0 { end = t } else { say("firmware_completed \(object)") }
+                    if result == 0 { end = t } else { failure = "firmware_completed with result \(result.map(String.init) ?? "?")" }
                 }
             }
-            guard let start, let end else { say("no completed update in \(events)"); return nil }
-            return end - start
+            guard let start, let end else {
+                return .failed(failure ?? "no completed update in the vendor host's events (vendorhost exited \(host.terminationStatus))")
+            }
+            return .measured(end - start)
         } catch {
-            say("\(error)")
-            return nil
+            return .failed("\(error)")
         }
     }
 

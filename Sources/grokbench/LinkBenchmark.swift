@@ -9,6 +9,16 @@ import GrokLink
 /// An ordered set of named figures that prints as one JSON object.
 struct Figures {
     private(set) var entries: [(String, String)] = []
+    /// The comparisons that could not be made because a side of them failed: grokbench
+    /// prints them with the rest (the key's value `"failed: …"`) and exits 1, so a figure
+    /// with one side missing never passes for a measurement.
+    private(set) var failures: [String] = []
+
+    /// `key` could not be measured: one side of its comparison failed, for `reason`.
+    mutating func fail(_ key: String, _ reason: String) {
+        entries.append((key, "\"failed: \(reason.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\""))\""))
+        failures.append("\(key): \(reason)")
+    }
 
     mutating func set(_ key: String, _ value: Double, digits: Int = 3) {
         guard value.isFinite else {
@@ -129,9 +139,16 @@ enum LinkBenchmark {
         if !row.demodContinuousExact { figures.set("\(prefix)demod_continuous_error", "bytes decoded wrong") }
         if let minimodem {
             let m = minimodem.measure(bitsPerSecond: bps, sampleRate: rate, seconds: 60)
-            figures.set("\(prefix)minimodem_us_per_audio_s", m.micros, digits: 1)
-            figures.set("\(prefix)minimodem_bytes_right", m.exact ? "all" : "not all")
-            figures.set("\(prefix)demod_cpu_vs_minimodem", row.demodContinuousMicros / m.micros, digits: 4)
+            if !m.micros.isFinite {
+                figures.fail("\(prefix)demod_cpu_vs_minimodem", "minimodem did not run at \(bps) bit/s")
+            } else if !m.exact {
+                // An anchor that decoded wrong did not do the same work: no ratio.
+                figures.fail("\(prefix)demod_cpu_vs_minimodem", "minimodem did not decode every byte of its own FSK at \(bps) bit/s")
+            } else {
+                figures.set("\(prefix)minimodem_us_per_audio_s", m.micros, digits: 1)
+                figures.set("\(prefix)minimodem_bytes_right", "all")
+                figures.set("\(prefix)demod_cpu_vs_minimodem", row.demodContinuousMicros / m.micros, digits: 4)
+            }
         }
     }
 
@@ -327,6 +344,13 @@ struct MinimodemProbe {
 /// (`scripts/vendor-harness.sh`, built into `GROKCTL_VENDOR_HARNESS` or
 /// `.build/vendor-harness`) and the package root as the working directory.
 enum VendorComparison {
+    /// `grokbench vendor-demod`: the comparison alone, without the link's other figures.
+    static func alone() -> Figures {
+        var figures = Figures()
+        run(into: &figures)
+        return figures
+    }
+
     static func run(into figures: inout Figures) {
         let env = ProcessInfo.processInfo.environment
         guard let sdk = env["GROKCTL_VENDOR_SDK"], !sdk.isEmpty else {
@@ -340,16 +364,16 @@ enum VendorComparison {
         if access(harness + "/vendorhost", X_OK) != 0 {
             _ = shell(["/bin/bash", root + "/scripts/vendor-harness.sh", harness])
         }
+        // Asked for (the library is named) but impossible here: a failure, not a skip.
         guard access(script, R_OK) == 0, access(harness + "/vendorhost", X_OK) == 0 else {
-            figures.set("demod_cpu_vs_vendor", "skipped: run from the package root with the harness built (scripts/vendor-harness.sh)")
-            figures.set("snr_margin_db_vs_vendor", "skipped: no harness")
+            figures.fail("demod_cpu_vs_vendor", "no \(script) or no harness at \(harness) (run from the package root; scripts/vendor-harness.sh builds it)")
             return
         }
         let dir = NSTemporaryDirectory() + "grokbench-vendor-\(getpid())"
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         guard record(rec: dir + "/rec.raw", peer: dir + "/peer.jsonl", seconds: 12) else {
-            figures.set("demod_cpu_vs_vendor", "failed: the recording session did not connect")
+            figures.fail("demod_cpu_vs_vendor", "the recording session did not connect")
             return
         }
         for (ppm, suffix) in [(0, ""), (300, "_300ppm")] {
@@ -357,7 +381,13 @@ enum VendorComparison {
                              "--spb", "12", "--ppm", String(ppm)]) ?? ""
             guard let last = out.split(separator: "\n").last,
                   let summary = try? JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any] else {
-                figures.set("snr_margin_db_vs_vendor\(suffix)", "failed: demod-vs-vendor.py gave no summary")
+                figures.fail("snr_margin_db_vs_vendor\(suffix)", "demod-vs-vendor.py gave no summary")
+                continue
+            }
+            if let side = summary["failed"] as? String {
+                let why = "\(side): \(summary["why"] as? String ?? "")"
+                if ppm == 0 { figures.fail("demod_cpu_vs_vendor", why) }
+                figures.fail("snr_margin_db_vs_vendor\(suffix)", why)
                 continue
             }
             if ppm == 0, let cpu = summary["demod_cpu_vs_vendor"] as? Double { figures.set("demod_cpu_vs_vendor", cpu, digits: 4) }

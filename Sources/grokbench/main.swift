@@ -1,5 +1,6 @@
 // grokbench: measured figures for docs/benchmarks.md. Run in release builds:
 //   swift run -c release grokbench link --json
+//   swift run -c release grokbench vendor-demod --json   (link's vendor comparison alone; needs GROKCTL_VENDOR_SDK)
 //   swift run -c release grokbench cable --json
 //   swift run -c release grokbench flash --json
 //   swift run -c release grokbench fleet --json [--devices N]   (grokctl provision, built beside it)
@@ -11,11 +12,11 @@
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-let suites: [String: () -> Figures] = ["link": LinkBenchmark.run, "cable": CableBenchmark.run, "inventory": InventoryBenchmark.run,
+let suites: [String: () -> Figures] = ["link": LinkBenchmark.run, "vendor-demod": VendorComparison.alone, "cable": CableBenchmark.run, "inventory": InventoryBenchmark.run,
                                              "flash": FlashBenchmark.run, "fleet": ProvisionBenchmark.run,
                                              "sessions": FleetBenchmark.run, "ledger": LedgerBenchmark.run]
 guard let name = arguments.first, let suite = suites[name] else {
-    FileHandle.standardError.write(Data("usage: grokbench link|cable|inventory|flash|fleet|sessions|ledger [--json] (fleet: [--devices N] | [--stations N]; ledger: [--stations N] [--runs R])\n".utf8))
+    FileHandle.standardError.write(Data("usage: grokbench link|vendor-demod|cable|inventory|flash|fleet|sessions|ledger [--json] (fleet: [--devices N] | [--stations N]; ledger: [--stations N] [--runs R])\n".utf8))
     exit(64)
 }
 // `fleet --stations N`: many stations on one shared ledger (issue 14's name for it).
@@ -24,4 +25,9 @@ if arguments.contains("--json") {
     print(figures.json)
 } else {
     for (key, value) in figures.entries { print("\(key): \(value)") }
+}
+if !figures.failures.isEmpty {
+    let lines = figures.failures.map { "grokbench \(name): failed: \($0)\n" }.joined()
+    FileHandle.standardError.write(Data(lines.utf8))
+    exit(1)
 }

@@ -123,3 +123,77 @@ static void report(int crashed_now) {
     printf(",\"complete\":%s}\n", g_expect < 0 ? "null" : bstats[3] == (unsigned)g_expect ? "true" : "false");
     fflush(stdout);
 }
+
+/* vendorhost demod --bare: the vendor's receive path alone, like for like with our
+ * demodulator (scripts/demod-measure): the library's byte layer only, opened with
+ * ByteProtocolOpenConnection (0xf670) as its packet layer opens it
+ * (PacketProtocolOpenConnection, 0x10950: mode 1, the connection parameters, the buffer
+ * parameters, 16, a byte handler, no close handler), but with our byte handler in place of
+ * the packet layer's (0x10f10, `void handler(int byte)`), and a connection helper that does
+ * nothing in place of the command layer's (0x157d0, which asks the reader GetVersion). No
+ * packet is parsed, nothing is asked and nothing retried: a recording that cannot answer
+ * the host's requests decodes the same as one that can.
+ *
+ * The whole file is read into memory first; then, on this thread, every 256-sample block
+ * goes to the library's recorder callback (ByteProtocol_Helper_HandleReceiveBuffer), and
+ * this thread's CPU clock is read once before the first block and once after the last.
+ * The library's transmitter runs on the clock thread, never more than 0.1 s ahead (not
+ * counted: our demodulator's figure has no transmitter either). */
+static int bare_count, bare_cap;
+static unsigned char *bare_bytes;
+static void bare_on_byte(int byte) {
+    if (bare_count == bare_cap) bare_bytes = realloc(bare_bytes, (size_t)(bare_cap = bare_cap * 2 + 4096));
+    bare_bytes[bare_count++] = (unsigned char)byte;
+}
+static void bare_helper(void) {}
+
+static double thread_cpu(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int demod_bare_main(const char *path, int trace) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); return 2; }
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    int rate = vendorhost_rate(), spb = vendorhost_spb();
+    long lead = rate / 4; /* a quarter second of silence first: the modem's handshake state */
+    long n = size / 2 + lead;
+    int16_t *pcm = calloc((size_t)n + 256, sizeof(int16_t));
+    if (!pcm || fread(pcm + lead, 2, (size_t)(size / 2), f) != (size_t)(size / 2)) { perror(path); return 2; }
+    fclose(f);
+    fakesl_configure(-1, -1, 0);
+    fakesl_set_manual_input(rate / 10);
+    void *env = vendorhost_env(), *cls = vendorhost_class();
+    void (*bpinit)(void *, void *) = vendorhost_sym("Java_com_ugrokit_api_Jni_ByteProtocolInit");
+    bpinit(env, cls);
+    void (*set_helper)(void (*)(void)) = vendorhost_sym("ByteProtocolSetConnectionHelper");
+    set_helper(bare_helper);
+    int connection[7] = {spb, rate, 0, 0, 0, 0, 0};
+    int buffers[4] = {1, 256, 1, 256};
+    void (*open_bytes)(int, void *, void *, int, void (*)(int), void *, void *) = vendorhost_sym("ByteProtocolOpenConnection");
+    open_bytes(1, connection, buffers, 16, bare_on_byte, NULL, NULL);
+    if (fakesl_wait_recording(5000) != 0) {
+        printf("{\"mode\":\"demod-bare\",\"error\":\"the library never started recording\"}\n");
+        fflush(stdout);
+        _exit(4);
+    }
+    double c0 = thread_cpu();
+    for (long i = 0; i + 256 <= n; i += 256) fakesl_feed(pcm + i, 256);
+    double c1 = thread_cpu();
+    double audio_seconds = (double)(size / 2) / rate;
+    printf("{\"mode\":\"demod-bare\",\"recording\":\"%s\",\"rate\":%d,\"spb\":%d,\"audio_seconds\":%.4f,"
+           "\"lead_seconds\":0.25,\"receive_cpu_seconds\":%.6f,\"receive_cpu_per_audio_second\":%.6f,\"bytes_received\":%d",
+           path, rate, spb, audio_seconds, c1 - c0, (c1 - c0) / audio_seconds, bare_count);
+    if (trace) {
+        printf(",\"received\":\"");
+        for (int k = 0; k < bare_count; k++) printf("%02x", bare_bytes[k]);
+        printf("\"");
+    }
+    printf("}\n");
+    fflush(stdout);
+    _exit(0);
+}

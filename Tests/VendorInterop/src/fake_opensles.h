@@ -25,4 +25,13 @@ uint64_t fakesl_samples_played(void);
 uint32_t fakesl_sample_rate(void);
 void fakesl_stats(struct fakesl_stats *s);
 int fakesl_input_exhausted(void);
+/* Manual input (demod --bare): the clock thread no longer services the recorder; the
+ * harness hands each block to the library's recorder callback itself, on its own thread,
+ * with fakesl_feed (the player still runs on the clock thread, at most lead_samples ahead
+ * of what was fed, so the library's transmitter keeps time with its receiver). */
+void fakesl_set_manual_input(long lead_samples);
+/* Waits (up to timeout_ms) until the library records; 0 when it does, -1 on timeout. */
+int fakesl_wait_recording(int timeout_ms);
+/* Delivers n samples to the recorder on the calling thread (its callback runs here). */
+void fakesl_feed(const int16_t *in, int n);
 #endif

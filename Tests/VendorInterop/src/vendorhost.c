@@ -3,7 +3,7 @@
  *
  *   vendorhost --sdk PATH [--pcm-in FILE|-] [--pcm-out FILE|-] [--events FILE] [--trace]
  *              [--rate 44100|48000] [--spb N] [--no-pace] STEP...
- *   vendorhost demod --sdk PATH --pcm-in FILE [--spb N] [--rate R]
+ *   vendorhost demod --sdk PATH --pcm-in FILE [--spb N] [--rate R] [--bare] [--trace]
  *
  * The library is loaded unmodified; it finds our stand-in libc.so, liblog.so,
  * libOpenSLES.so ... beside this executable (see scripts/vendor-harness.sh). It is driven
@@ -526,7 +526,7 @@ static void usage(void) {
             "usage: vendorhost --sdk PATH [--pcm-in FILE|-] [--pcm-out FILE|-] [--events FILE] [--trace]\n"
             "                  [--debug-all] [--rate 44100|48000] [--spb N] [--no-pace] [--non-symmetric]\n"
             "                  [--record-rx FILE] [--record-tx FILE] STEP...\n"
-            "       vendorhost demod --sdk PATH --pcm-in FILE [--spb N] [--rate R] [--expect-bytes N] [--speed X]\n"
+            "       vendorhost demod --sdk PATH --pcm-in FILE [--spb N] [--rate R] [--expect-bytes N] [--speed X] [--bare] [--trace]\n"
             "steps:\n"
             "  connect [SPB] [TIMEOUT]      open the connection (no AutoConfig), wait for CONNECTED\n"
             "  autoconfig [SPB] [TIMEOUT]   open with AutoConfig (echo tests), wait for its result\n"
@@ -890,11 +890,12 @@ static void tap(const int16_t *tx, const int16_t *rx, int n, void *ctx) {
 }
 
 int demod_main(const char *path, int chunk, int expect_bytes, double speed);
+int demod_bare_main(const char *path, int trace);
 
 /* ---- main ---- */
 int main(int argc, char **argv) {
     const char *sdk = getenv("GROKCTL_VENDOR_SDK"), *pcm_in = NULL, *pcm_out = NULL, *ev = NULL;
-    int demod = 0, chunk = 256, expect_bytes = -1;
+    int demod = 0, chunk = 256, expect_bytes = -1, bare = 0;
     double demod_speed = 4; /* demod: times real time; 0 = unpaced (the replay may then end early) */
     int i = 1;
     if (i < argc && !strcmp(argv[i], "demod")) { demod = demod_mode = 1; i++; }
@@ -910,6 +911,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(o, "--expect-bytes") && i + 1 < argc) expect_bytes = atoi(argv[++i]);
         else if (!strcmp(o, "--speed") && i + 1 < argc) demod_speed = atof(argv[++i]);
         else if (!strcmp(o, "--trace")) opt_trace = 1;
+        else if (!strcmp(o, "--bare")) bare = 1;
         else if (!strcmp(o, "--record-rx") && i + 1 < argc) rec_rx = fopen(argv[++i], "wb");
         else if (!strcmp(o, "--record-tx") && i + 1 < argc) rec_tx = fopen(argv[++i], "wb");
         else if (!strcmp(o, "--debug-all")) opt_debug_all = 1;
@@ -947,6 +949,7 @@ int main(int argc, char **argv) {
     if (demod) {
         if (!pcm_in) die("demod needs --pcm-in FILE");
         close(in_fd);
+        if (bare) return demod_bare_main(pcm_in, opt_trace);
         if (opt_trace) {
             void (*sd)(void *, void *, unsigned char) = JNI("ByteProtocolSetDebug");
             sd(env, jni_class, 1);

@@ -53,12 +53,12 @@ extension CLI {
         }
 
         @Test("a shared ledger named in GROKCTL_LEDGER is listed without its password")
-        func sharedLedgerPasswordIsMasked() {
+        func sharedLedgerPasswordIsMasked() throws {
             let paths = InstallPaths(environment: [
                 "HOME": "/nonexistent-home",
                 "GROKCTL_LEDGER": "postgresql://station:s3cret@db.example/fleet?sslmode=require&password=other",
             ])
-            let ledger = PathsCommand.lines(paths, bench: "/b", benchFromOption: false).first { $0.name == "ledger" }
+            let ledger = PathsCommand.lines(paths, settings: try paths.stationSettings(), bench: "/b", benchFromOption: false).first { $0.name == "ledger" }
             #expect(ledger?.path == "postgresql://station:***@db.example/fleet?sslmode=require&password=***")
             #expect(ledger?.source == "environment")
         }
@@ -88,7 +88,7 @@ extension CLI {
             #expect(paths.profiles.path == prefix + "/share/grokctl/profiles")
             try "{}".write(toFile: prefix + "/share/grokctl/profiles/line-7.json", atomically: true, encoding: .utf8)
             #expect(try paths.profile("line-7", option: "--profile") == prefix + "/share/grokctl/profiles/line-7.json")
-            #expect(paths.knownProfiles == ["line-7"])
+            #expect(try paths.knownProfiles() == ["line-7"])
         }
 
         @Test func aProfileNameNotFoundNamesWhereItLookedAndWhatIsThere() throws {

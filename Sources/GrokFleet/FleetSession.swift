@@ -124,10 +124,12 @@ public final class FleetSession: Sendable {
     }
 
     /// Where the run's plain-text log goes, beside its report: `--report r.json` gives
-    /// `r.log` (any other name `<name>.log`); without `--report`, or with `--report -`,
+    /// `r.log` (any other name `<name>.log`); without `--report`, with `--report -` or a
+    /// report that is no regular file (`/dev/full`: nothing is made beside a device),
     /// `<reports directory>/<run id>.log` (docs/fleet.md, "The run's log").
     public var logPath: String {
-        if let file = configuration.reportFile, file != "-" {
+        var info = stat()
+        if let file = configuration.reportFile, file != "-", stat(file, &info) != 0 || (info.st_mode & S_IFMT) == S_IFREG {
             return (file.hasSuffix(".json") ? String(file.dropLast(5)) : file) + ".log"
         }
         return joinPath(configuration.reportsDirectory, configuration.runID + ".log")

@@ -97,9 +97,14 @@ public struct StationSettings: Sendable, Equatable {
     /// Reads the files that exist; a missing file is no setting.
     /// - Throws: ``FleetError`` naming the file that cannot be read or is not valid.
     public init(environment: [String: String]) throws(FleetError) {
+        try self.init(environment: environment, files: Self.files(environment: environment))
+    }
+
+    /// Reads `files` (each later one's settings over the earlier ones'; `user`: the user's).
+    init(environment: [String: String], files: [(path: String, user: Bool)]) throws(FleetError) {
         self.environment = environment
         var settings: [Key: Setting] = [:]
-        for file in Self.files(environment: environment) {
+        for file in files {
             guard let bytes = try Self.read(file.path) else { continue }
             for (key, value) in try Self.parse(bytes, file: file.path) {
                 settings[key] = Setting(value: value, origin: file.user ? .userFile(file.path) : .systemFile(file.path))

@@ -97,9 +97,10 @@ extension CLI {
             let demo = prefix + "/share/grokctl/firmware/demo"
             try FileManager.default.createDirectory(atPath: demo, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(atPath: prefix + "/bin", withIntermediateDirectories: true)
-            try "x".write(toFile: demo + "/GR-1_1-8-0_demo.ugif", atomically: true, encoding: .utf8)
+            // A name the current directory (the package, in tests) does not have.
+            try "x".write(toFile: demo + "/GR-1_9-9-9_installed.ugif", atomically: true, encoding: .utf8)
             let paths = InstallPaths(environment: ["HOME": "/nonexistent"], executable: prefix + "/bin/grokctl")
-            #expect(paths.shippedFile("firmware/demo/GR-1_1-8-0_demo.ugif") == demo + "/GR-1_1-8-0_demo.ugif")
+            #expect(paths.shippedFile("firmware/demo/GR-1_9-9-9_installed.ugif") == demo + "/GR-1_9-9-9_installed.ugif")
             #expect(paths.shippedFile("firmware/demo/none.ugif") == "firmware/demo/none.ugif")
             #expect(paths.shippedFile("-") == "-" && paths.shippedFile("/abs/x.ugif") == "/abs/x.ugif")
             #expect(paths.docs == InstallPaths.Entry(path: prefix + "/share/doc/grokctl", source: .prefix))

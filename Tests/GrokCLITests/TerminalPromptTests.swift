@@ -221,7 +221,7 @@ struct TerminalPromptTests {
         let terminal = try TerminalSession(["--bench", world.bench, "firmware", "flash", "--device", "sim:0", "--package", image,
                                             "--allow-unlisted"], environment: world.environment)
         #expect(terminal.waitFor(text(.flashConfirmPrompt, .en)))
-        #expect(terminal.text.contains(text(.flashConfirm, .en, "1", image, "sim:0")), "\(terminal.text)")
+        #expect(terminal.text.contains(text(.flashConfirm, .en, "1", "GR-1_1-8-0_demo.ugif", "sim:0")), "\(terminal.text)")
         terminal.type("perhaps\n")
         #expect(terminal.waitFor(text(.flashConfirmPrompt, .en), count: 2))
         terminal.type("n\n")

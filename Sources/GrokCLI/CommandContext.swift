@@ -31,11 +31,12 @@ public final class CommandContext {
     public var localizer: Localizer { console.localizer }
 
     /// A fleet profile's `locale` (`en`, `es`, `fr`, `de`) becomes the language of the rest of
-    /// the command, unless `--lang` was given: `--lang` > the profile's `locale` > the
-    /// environment (`LANGUAGE`, `LC_ALL`, `LC_MESSAGES`, `LANG`). A profile names its
-    /// station's language on purpose; the environment is only the shell's default.
+    /// the command only where the user chose none: `--lang` > the environment (`LANGUAGE`,
+    /// `LC_ALL`, `LC_MESSAGES`, `LANG`, when it names a language grokctl speaks) > the
+    /// profile's `locale` > English. The person at the station reads the output; a profile
+    /// written in Berlin must not turn an English technician's run German.
     public func adoptProfileLocale(_ locale: String?) {
-        guard globals.languageOption == nil, let locale, let language = Language(rawValue: locale) else { return }
+        guard !globals.languageChosen, let locale, let language = Language(rawValue: locale) else { return }
         console.speak(language)
     }
 

@@ -12,18 +12,38 @@ import GrokTUF
 /// Where a station keeps what it trusts. Never relative to the current directory: a USB
 /// stick's folder must not be able to supply its own trust root.
 public enum StationPaths {
+    /// Where a configuration directory came from.
+    public enum ConfigOrigin: String, Sendable, Equatable {
+        /// `$XDG_CONFIG_HOME/grokctl`.
+        case xdg
+        /// `$HOME/.config/grokctl`, the XDG fallback.
+        case home
+        /// `/etc/grokctl`.
+        case system
+    }
+
+    /// grokctl's configuration directories, the per-user one first (`$XDG_CONFIG_HOME/grokctl`,
+    /// else `$HOME/.config/grokctl`; relative values are ignored, as the XDG specification
+    /// says), then the system's (`/etc/grokctl`). Every file looked up in the configuration
+    /// (root.json, station.json, profiles) is looked up here, in this order: the user's
+    /// overrides the system's.
+    public static func configDirectories(_ environment: [String: String]) -> [(path: String, origin: ConfigOrigin)] {
+        var directories: [(path: String, origin: ConfigOrigin)] = []
+        if let config = absolute(environment["XDG_CONFIG_HOME"]) {
+            directories.append((config + "/grokctl", .xdg))
+        } else if let home = absolute(environment["HOME"]) {
+            directories.append((home + "/.config/grokctl", .home))
+        }
+        directories.append(("/etc/grokctl", .system))
+        return directories
+    }
+
     /// The file holding the first root a station trusts: `explicit` (`--trusted-root FILE`)
-    /// if given, else the first that exists of `$XDG_CONFIG_HOME/grokctl/root.json` (or
-    /// `$HOME/.config/grokctl/root.json`) and `/etc/grokctl/root.json`. Relative values of
-    /// `XDG_CONFIG_HOME` or `HOME` are ignored, as the XDG specification says.
+    /// if given, else the first that exists of `root.json` in ``configDirectories(_:)``.
     public static func trustedRoot(explicit: String?, environment: [String: String],
                                    exists: (String) -> Bool = { FileManager.default.fileExists(atPath: $0) }) -> String? {
         if let explicit { return explicit }
-        for candidate in [configHome(environment).map { $0 + "/grokctl/root.json" }, "/etc/grokctl/root.json"].compactMap({ $0 })
-        where exists(candidate) {
-            return candidate
-        }
-        return nil
+        return configDirectories(environment).map { $0.path + "/root.json" }.first(where: exists)
     }
 
     /// Where trusted metadata (the rollback state) and verified images live: `explicit` if
@@ -39,12 +59,7 @@ public enum StationPaths {
 
     /// The per-user trust root path `trustedRoot(explicit:environment:)` looks at first, if any.
     public static func configHomeRoot(_ environment: [String: String]) -> String? {
-        configHome(environment).map { $0 + "/grokctl/root.json" }
-    }
-
-    static func configHome(_ environment: [String: String]) -> String? {
-        if let config = absolute(environment["XDG_CONFIG_HOME"]) { return config }
-        return absolute(environment["HOME"]).map { $0 + "/.config" }
+        configDirectories(environment).first { $0.origin != .system }.map { $0.path + "/root.json" }
     }
 
     static func absolute(_ value: String?) -> String? {

@@ -57,16 +57,28 @@ public struct UgifFileFacts: Encodable, Sendable, Hashable {
 }
 
 extension UgifImage {
+    /// The image's own name in a file name: the last path component, without the
+    /// `<sha256>.` a TUF repository with consistent snapshots puts before a target's name
+    /// (`targets/release/ba51…c9a6.GR-1_1-8-0_demo.ugif` is `GR-1_1-8-0_demo.ugif`).
+    public static func imageName(ofFile fileName: String) -> String {
+        let base = fileName.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? fileName
+        let bytes = Array(base.utf8)
+        let isHex: (UInt8) -> Bool = { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        guard bytes.count > 65, bytes[64] == 0x2E, bytes[..<64].allSatisfy(isHex) else { return base }
+        return String(decoding: bytes[65...], as: UTF8.self)
+    }
+
     /// The `.ugif` image in `bytes`, parsed as the vendor's host parses it. A file's name
-    /// (`fileName`, its last path component) must agree with its header; an image without a
-    /// name (standard input) has none to check. Bytes that are not UTF-8 fail the parse.
+    /// (`fileName`, its image name: ``imageName(ofFile:)``) must agree with its header; an
+    /// image without a name (standard input) has none to check. Bytes that are not UTF-8 fail
+    /// the parse.
     ///
     /// - Parameter shownAs: The input as errors name it.
     /// - Throws: ``FirmwareError/invalidInput(file:detail:)`` with the parser's detail.
     public static func read(_ bytes: [UInt8], fileName: String?, shownAs: String) throws(FirmwareError) -> UgifImage {
         let text = String(decoding: bytes, as: UTF8.self)
         do throws(UgifError) {
-            if let fileName { return try parse(text, fileName: fileName) }
+            if let fileName { return try parse(text, fileName: imageName(ofFile: fileName)) }
             return try parseUnnamed(text)
         } catch {
             throw FirmwareError.invalidInput(file: shownAs, detail: .ugif(error))

@@ -52,6 +52,9 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     case firmwareNotAvailable(device: String, channel: String, version: String)
     /// The firmware cache could not give the channel or image; `cause` is the cache's error.
     case firmwareCache(channel: String, cause: ErrorCause)
+    /// The profile updates firmware from `channel`, but no repository was named (no
+    /// `--repository`, no `$GROKCTL_REPOSITORY`, no `repository` in the station settings).
+    case noRepository(profile: String, channel: String)
     /// The firmware update failed: `code` is the updater's result (`firmware_update_<vendor
     /// name>`, shown through `fleet.update_result.<code>`); `detail` is the updater's English
     /// detail, for logs only (it is not one of the message's arguments).
@@ -147,6 +150,21 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     /// Another process (`pid`, running `command`) holds the device's port lock and kept it
     /// past the wait: nothing was sent to the Grokker.
     case deviceBusy(device: String, pid: String, command: String, lockFile: String)
+    /// A station settings file (station.json) exists but cannot be read (`detail`: a code
+    /// under `fleet.profile_unreadable`).
+    case stationSettingsUnreadable(file: String, detail: String)
+    /// A station settings file is not strict JSON at `line`, `column`.
+    case stationSettingsNotJSON(file: String, line: Int, column: Int, detail: ErrorDetail)
+    /// A station settings file holds something other than one JSON object.
+    case stationSettingsNotObject(file: String)
+    /// A station settings file names a setting there is not.
+    case stationSettingsUnknownKey(file: String, key: String, known: [String])
+    /// A station setting's value is not of its form (`rule`: a code under `station.rule`).
+    case stationSettingsInvalid(file: String, key: String, found: String, rule: String)
+    /// `grokctl station init` found the file there and was not told `--force`.
+    case stationSettingsExists(file: String)
+    /// `grokctl station init` could not write the file (`detail`: the system error's name).
+    case stationSettingsNotWritten(file: String, detail: String)
 
     /// The stable code.
     public var code: String {
@@ -169,6 +187,7 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .sameVersionNotAllowed: "fleet_same_version_not_allowed"
         case .firmwareNotAvailable: "fleet_firmware_not_available"
         case .firmwareCache: "fleet_firmware_cache"
+        case .noRepository: "fleet_no_repository"
         case .firmwareUpdateFailed: "fleet_firmware_update_failed"
         case .firmwareNotRunning: "fleet_firmware_not_running"
         case .smokeTestFailed: "fleet_smoke_test_failed"
@@ -199,6 +218,13 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .benchNotDirectory: "bench_not_directory"
         case .noDevices: "fleet_no_devices"
         case .deviceBusy: "device_busy"
+        case .stationSettingsUnreadable: "station_settings_unreadable"
+        case .stationSettingsNotJSON: "station_settings_not_json"
+        case .stationSettingsNotObject: "station_settings_not_object"
+        case .stationSettingsUnknownKey: "station_settings_unknown_key"
+        case .stationSettingsInvalid: "station_settings_invalid"
+        case .stationSettingsExists: "station_settings_exists"
+        case .stationSettingsNotWritten: "station_settings_not_written"
         }
     }
 
@@ -223,6 +249,7 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .sameVersionNotAllowed(let device, let version): [device, version]
         case .firmwareNotAvailable(let device, let channel, let version): [device, channel, version]
         case .firmwareCache(let channel, let cause): [channel, cause.code] + cause.arguments
+        case .noRepository(let profile, let channel): [profile, channel]
         case .firmwareUpdateFailed(let device, let code, _): [device, code]
         case .firmwareNotRunning(let device, let expected, let found): [device, expected, found]
         case .smokeTestFailed(let device, let measurement): [device] + measurement.messageArguments
@@ -248,6 +275,11 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .benchNotDirectory(let path): [path]
         case .noDevices(let bench): [bench]
         case .deviceBusy(let device, let pid, let command, let lockFile): [device, pid, command, lockFile]
+        case .stationSettingsUnreadable(let file, let detail), .stationSettingsNotWritten(let file, let detail): [file, detail]
+        case .stationSettingsNotJSON(let file, let line, let column, let detail): [file, String(line), String(column)] + detail.flattened
+        case .stationSettingsNotObject(let file), .stationSettingsExists(let file): [file]
+        case .stationSettingsUnknownKey(let file, let key, let known): [file, key, known.joined(separator: ", ")]
+        case .stationSettingsInvalid(let file, let key, let found, let rule): [file, key, found, rule]
         }
     }
 

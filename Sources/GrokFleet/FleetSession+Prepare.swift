@@ -138,7 +138,7 @@ extension FleetSession {
     func openFirmware() async throws(FleetError) -> FleetFirmware? {
         guard let policy = profile.firmware else { return nil }
         guard let repository = configuration.repository else {
-            throw .firmwareCache(channel: policy.channel, cause: ErrorCause(code: "fleet_no_repository"))
+            throw .noRepository(profile: profile.file, channel: policy.channel)
         }
         // A dry run changes nothing: it reads the listings and fetches no image.
         return try await FleetFirmware.load(FirmwareChannel(repository: repository, name: policy.channel),

@@ -25,14 +25,19 @@ public final class FleetSession: Sendable {
         public var ports: DevicePortContext
         /// Link options (`--realtime`); the profile's timeouts replace the handshake's.
         public var readerOptions: ReaderOptions
-        /// `--station`; `nil`: the profile's `station.name`, else the host name.
+        /// `--station` (or `$GROKCTL_STATION`); `nil`: the profile's `station.name`, else
+        /// ``defaultStation``, else the host name.
         public var station: String?
+        /// The station's name when neither the command line nor the profile names one (the
+        /// station settings' `station`, ``StationSettings``).
+        public var defaultStation: String?
         /// Who runs it (`--operator`, else the login name).
         public var operatorName: String
         /// `--ledger` (or `$GROKCTL_LEDGER`); `nil`: the profile's `station.ledger`, else
         /// ``defaultLedger``.
         public var ledger: String?
-        /// The ledger when neither the command line nor the profile names one.
+        /// The ledger when neither the command line nor the profile names one (the station
+        /// settings' `ledger`, else `<state dir>/ledger.sqlite`).
         public var defaultLedger: String
         /// Where the stations' spools are (`<state dir>/spool`).
         public var spoolDirectory: String
@@ -60,7 +65,8 @@ public final class FleetSession: Sendable {
         public var chaos: FleetChaos
 
         public init(mode: FleetMode, profileFile: String, devices: [DeviceSpec], ports: DevicePortContext,
-                    readerOptions: ReaderOptions = ReaderOptions(), station: String? = nil, operatorName: String = "",
+                    readerOptions: ReaderOptions = ReaderOptions(), station: String? = nil, defaultStation: String? = nil,
+                    operatorName: String = "",
                     ledger: String? = nil, defaultLedger: String, spoolDirectory: String, lockDirectory: String,
                     reportFile: String? = nil, reportsDirectory: String, dryRun: Bool = false,
                     repository: StationRepository? = nil, runID: String = RunKey.make(),
@@ -72,6 +78,7 @@ public final class FleetSession: Sendable {
             self.ports = ports
             self.readerOptions = readerOptions
             self.station = station
+            self.defaultStation = defaultStation
             self.operatorName = operatorName
             self.ledger = ledger
             self.defaultLedger = defaultLedger
@@ -102,8 +109,8 @@ public final class FleetSession: Sendable {
         profile = try Profile.load(path: configuration.profileFile)
         var options = FleetRunOptions(mode: configuration.mode, lockDirectory: configuration.lockDirectory,
                                       runID: configuration.runID, readerOptions: configuration.readerOptions)
-        // --station, else the profile's station.name, else the host name (the default).
-        if let station = configuration.station ?? profile.station?.name { options.station = station }
+        // --station, else the profile's station.name, else the station settings', else the host name.
+        if let station = configuration.station ?? profile.station?.name ?? configuration.defaultStation { options.station = station }
         options.operatorName = configuration.operatorName
         if let repository = configuration.repository {
             options.uploadJournal = UploadJournalFile(directory: repository.stateDirectory + "/uploads")
@@ -114,6 +121,18 @@ public final class FleetSession: Sendable {
             }
         }
         runOptions = options
+    }
+
+    /// Where the run's plain-text log goes, beside its report: `--report r.json` gives
+    /// `r.log` (any other name `<name>.log`); without `--report`, with `--report -` or a
+    /// report that is no regular file (`/dev/full`: nothing is made beside a device),
+    /// `<reports directory>/<run id>.log` (docs/fleet.md, "The run's log").
+    public var logPath: String {
+        var info = stat()
+        if let file = configuration.reportFile, file != "-", stat(file, &info) != 0 || (info.st_mode & S_IFMT) == S_IFREG {
+            return (file.hasSuffix(".json") ? String(file.dropLast(5)) : file) + ".log"
+        }
+        return joinPath(configuration.reportsDirectory, configuration.runID + ".log")
     }
 
     /// The ledger the run records into: `--ledger`, else the profile's, else the default.

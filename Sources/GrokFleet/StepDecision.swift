@@ -176,7 +176,15 @@ struct StepDecider: Sendable {
         case 1:
             return .run(.region, "step_region_needed", [from, choices[0]], detail: "\(current?.name ?? "not set") -> \(choices[0])", target: choices[0])
         default:
-            guard facts.interactive else { return .refuse(.region, .regionNotChosen(device: facts.device)) }
+            guard facts.interactive else {
+                // Unattended, nobody chooses among several: a unit already on a region the
+                // profile does not allow is refused for that region (a rollout never moves a
+                // unit to another country's rules), one without a region for having none.
+                if let current {
+                    return .refuse(.region, .regionNotAllowed(device: facts.device, region: current.name, allowed: choices))
+                }
+                return .refuse(.region, .regionNotChosen(device: facts.device))
+            }
             var decision = StepDecision(step: .region, action: .ask, code: "step_region_ask", arguments: [String(choices.count)],
                                         detail: choices.joined(separator: " | "))
             decision.choices = choices

@@ -70,6 +70,15 @@ public struct FirmwarePack: Sendable {
                 throw FirmwareError.invalidInput(file: output, detail: ErrorDetail("name_disagrees", [image.fileName(name: "NAME")]))
             }
         } catch let error as UgifError {
+            // A reader image too long for the format beside the loader: say how many of its
+            // bytes fit, and the option that takes only those (the demo channel's 64 KiB hex).
+            if readerBytes == nil, let fits = Self.readerBytesThatFit(reader, loader: loaderHex, base: base) {
+                switch error {
+                case .addressOutOfRange(section: "READER", _, _), .sectionsOverlap:
+                    throw FirmwareError.invalidInput(file: application.name, detail: ErrorDetail("reader_too_long", [String(fits)]))
+                default: break
+                }
+            }
             throw FirmwareError.invalidInput(file: output, detail: .ugif(error))
         }
         let bytes = Array(image.encoded(comments: comments).utf8)
@@ -79,6 +88,21 @@ public struct FirmwarePack: Sendable {
         if let customOutput { try FirmwareFiles.write(custom + [0x0A], to: customOutput) }
         return PackedImage(image: UgifFileFacts(file: output, bytes: bytes, image: image), metadata: metadata,
                            customJSON: String(decoding: custom, as: UTF8.self))
+    }
+
+    /// How many of the reader image's first bytes fit the vendor format's 16-bit address space
+    /// from `base` and end before the loader (when the loader follows it); `nil` when the
+    /// image starts outside that space (no `--reader-bytes` helps then).
+    static func readerBytesThatFit(_ reader: IntelHex, loader: IntelHex?, base: UInt32) -> Int? {
+        guard let flat = reader.flattened(limit: 1 << 20), flat.address >= base, flat.address - base < 0x1_0000 else { return nil }
+        let start = Int(flat.address - base)
+        var end = 0x1_0000
+        if let loader = loader?.flattened(limit: 1 << 20), loader.address >= base {
+            let loaderStart = Int(loader.address - base)
+            if loaderStart > start { end = min(end, loaderStart) }
+        }
+        let fits = min(end - start, Int(UInt16.max))
+        return fits > 0 && fits < flat.bytes.count ? fits : nil
     }
 
     /// `2025-01-31`: the build date as the image's header gives it (UTC).

@@ -271,6 +271,16 @@ public final class DeviceStateStore: Sendable {
         return DeviceStateStore(deviceDirectory: deviceDirectory, state: try decodeState(data, path: path))
     }
 
+    /// The state of the emulated Grokker whose own directory is `deviceDirectory`, read
+    /// without creating anything; `nil` when it has no state yet (never used).
+    /// - Throws: the errors of ``openOrCreate(deviceDirectory:using:)`` for a state file
+    ///   that cannot be read or decoded.
+    public static func read(deviceDirectory: String) throws(EmulatorError) -> DeviceState? {
+        let path = stateFile(in: deviceDirectory)
+        guard let data = try readStateFile(path) else { return nil }
+        return try decodeState(data, path: path)
+    }
+
     /// The current state.
     public var state: DeviceState {
         current.withLock { $0 }

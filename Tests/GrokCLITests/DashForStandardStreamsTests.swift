@@ -24,6 +24,18 @@ struct DashForStandardStreamsTests {
         #expect(!result.standardOutput.contains(text(.fleetReportWritten, .en, "-")))
         let run = try #require(try Ledger.open(path: world.ledger).runs().first)
         #expect(run.reportPath == nil)
+        // The run's plain-text log has no report file to sit beside: it is in the state
+        // directory's reports, named by the run, and the summary names it.
+        let log = world.state + "/grokctl/reports/" + run.key + ".log"
+        #expect(result.standardOutput.contains(text(.fleetLogWritten, .en, log)), "\(result.standardOutput)")
+        let logged = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        let stamp = ISO8601DateFormatter()
+        stamp.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        // Every line stamped with the UTC time; the steps and the run's summary line as shown (never a bar).
+        #expect(logged.allSatisfy { stamp.date(from: String($0.prefix(24))) != nil && $0.dropFirst(24).hasPrefix("  ") }, "\(logged)")
+        let smokeTest = text(.fleetStepLine, .en, "sim:0", text(.fleetStepSmokeTest, .en), text(.fleetResultDone, .en), "")
+        #expect(logged.contains { $0.contains(smokeTest) }, "\(logged)")
+        #expect(logged.contains { $0.contains(run.key) }, "\(logged)")
     }
 
     @Test("help and the man page say what '-' means for --report and ledger export --output, in the user's language")

@@ -137,9 +137,9 @@ extension CLI {
                     #expect(lines.contains { $0.contains(",\(serial),\(step),") && $0.contains(",done,") }, "\(serial) \(step)")
                 }
             }
-            // A report file per run.
-            let reports = try FileManager.default.contentsOfDirectory(atPath: world.state + "/grokctl/reports")
-            #expect(reports.count == 1 && reports[0].hasSuffix(".json"))
+            // A report file per run, and its plain-text log beside it.
+            let reports = try FileManager.default.contentsOfDirectory(atPath: world.state + "/grokctl/reports").sorted()
+            #expect(reports.count == 2 && reports[0].hasSuffix(".json") && reports[1] == reports[0].dropLast(5) + ".log", "\(reports)")
 
             // Again: every change is satisfied and skipped; the Grokkers' bytes do not change.
             let before = world.deviceBytes()

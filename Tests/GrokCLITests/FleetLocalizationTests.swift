@@ -64,6 +64,24 @@ extension CLI {
             #expect(lowOutput.text.contains(text(.errorFleetBatteryLow, .en, "sim:0", "10", "30")))
         }
 
+        @Test("4, 5, 6: the answer of 1, 2, 3 for this Grokker and, without asking, for the remaining ones")
+        func firmwareChoiceForTheRemaining() throws {
+            let (delegate, output) = try delegate(["6"], .fr)
+            guard case .cancel = delegate.promptForFirmwareUpdate(context, offer: offer()) else {
+                Issue.record("6 did not cancel")
+                return
+            }
+            // No input left: the next Grokker takes the same answer, says so, and is not asked.
+            let next = FleetDeviceContext(device: "sim:1")
+            guard case .cancel = delegate.promptForFirmwareUpdate(next, offer: offer()) else {
+                Issue.record("the next Grokker was not cancelled")
+                return
+            }
+            #expect(output.text.components(separatedBy: text(.promptFirmwareChoices, .fr)).count - 1 == 1, "\(output.text)")
+            #expect(output.text.contains(text(.promptFirmwareRemembered, .fr, text(.promptDevice, .fr, "sim:1", "?"),
+                                              text(.promptAnswerCancel, .fr))), "\(output.text)")
+        }
+
         @Test("region: chosen by number or the default, confirmed in the user's language")
         func regionChoice() throws {
             let names = ["ETSI (EU)", "FCC (US), IC (Canada)", "Japan"]

@@ -53,12 +53,12 @@ extension CLI {
         }
 
         @Test("a shared ledger named in GROKCTL_LEDGER is listed without its password")
-        func sharedLedgerPasswordIsMasked() {
+        func sharedLedgerPasswordIsMasked() throws {
             let paths = InstallPaths(environment: [
                 "HOME": "/nonexistent-home",
                 "GROKCTL_LEDGER": "postgresql://station:s3cret@db.example/fleet?sslmode=require&password=other",
             ])
-            let ledger = PathsCommand.lines(paths, bench: "/b", benchFromOption: false).first { $0.name == "ledger" }
+            let ledger = PathsCommand.lines(paths, settings: try paths.stationSettings(), bench: "/b", benchFromOption: false).first { $0.name == "ledger" }
             #expect(ledger?.path == "postgresql://station:***@db.example/fleet?sslmode=require&password=***")
             #expect(ledger?.source == "environment")
         }
@@ -88,7 +88,28 @@ extension CLI {
             #expect(paths.profiles.path == prefix + "/share/grokctl/profiles")
             try "{}".write(toFile: prefix + "/share/grokctl/profiles/line-7.json", atomically: true, encoding: .utf8)
             #expect(try paths.profile("line-7", option: "--profile") == prefix + "/share/grokctl/profiles/line-7.json")
-            #expect(paths.knownProfiles == ["line-7"])
+            #expect(try paths.knownProfiles() == ["line-7"])
+        }
+
+        @Test("the README's relative paths of shipped data (the demo image, the hex) are found beside an installed program from any folder; a file in the current directory wins")
+        func shippedFilesAreFoundFromAnyFolder() throws {
+            let prefix = try makeTemporaryDirectory()
+            let demo = prefix + "/share/grokctl/firmware/demo"
+            try FileManager.default.createDirectory(atPath: demo, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: prefix + "/bin", withIntermediateDirectories: true)
+            // A name the current directory (the package, in tests) does not have.
+            try "x".write(toFile: demo + "/GR-1_9-9-9_installed.ugif", atomically: true, encoding: .utf8)
+            let paths = InstallPaths(environment: ["HOME": "/nonexistent"], executable: prefix + "/bin/grokctl")
+            #expect(paths.shippedFile("firmware/demo/GR-1_9-9-9_installed.ugif") == demo + "/GR-1_9-9-9_installed.ugif")
+            #expect(paths.shippedFile("firmware/demo/none.ugif") == "firmware/demo/none.ugif")
+            #expect(paths.shippedFile("-") == "-" && paths.shippedFile("/abs/x.ugif") == "/abs/x.ugif")
+            #expect(paths.docs == InstallPaths.Entry(path: prefix + "/share/doc/grokctl", source: .prefix))
+            // A relative file that exists where the user is, is theirs.
+            let cwd = FileManager.default.currentDirectoryPath
+            let mine = "grokctl-test-\(getpid()).ugif"
+            try "y".write(toFile: cwd + "/" + mine, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: cwd + "/" + mine) }
+            #expect(paths.shippedFile(mine) == mine)
         }
 
         @Test func aProfileNameNotFoundNamesWhereItLookedAndWhatIsThere() throws {
@@ -126,6 +147,21 @@ extension CLI {
             let data = listing.paths.first { $0.name == "data" }
             #expect(data?.path == prefix + "/share/grokctl" && data?.source == "prefix", "\(paths.standardOutput)")
             #expect(listing.paths.first { $0.name == "demo_channel" }?.exists == true)
+            // The documentation messages point at is installed, where paths says.
+            let docs = listing.paths.first { $0.name == "docs" }
+            #expect(docs?.path == prefix + "/share/doc/grokctl" && docs?.exists == true)
+            #expect(FileManager.default.fileExists(atPath: prefix + "/share/doc/grokctl/profiles.md"))
+            // The README's image, by the README's relative name from another folder, and the
+            // channel's own copy named by its hash, verify as listed by the shipped demo channel.
+            let verify = try runProgram(prefix + "/bin/grokctl", ["firmware", "verify", "firmware/demo/GR-1_1-8-0_demo.ugif",
+                                                                  "--repository", "demo", "--state", home + "/tuf", "--json"],
+                                        in: cwd, environment: ["HOME": home])
+            #expect(verify.status == 0 && verify.standardOutput.contains(#""listed_as":"GR-1_1-8-0_demo.ugif""#), "\(verify.standardError)\(verify.standardOutput)")
+            let targets = prefix + "/share/grokctl/firmware/demo-channel/targets/release"
+            let hashed = try #require(try FileManager.default.contentsOfDirectory(atPath: targets).first { $0.hasSuffix(".ugif") })
+            let byHash = try runProgram(prefix + "/bin/grokctl", ["firmware", "verify", targets + "/" + hashed, "--repository", "demo",
+                                                                  "--state", home + "/tuf"], in: cwd, environment: ["HOME": home])
+            #expect(byHash.status == 0, "\(byHash.standardError)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: cwd).isEmpty)
 
             let man = try runProgram("/usr/bin/man", ["-M", prefix + "/share/man", "grokctl-provision"],

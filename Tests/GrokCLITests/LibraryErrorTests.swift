@@ -281,6 +281,18 @@ struct LibraryErrorTests {
             .benchUnreadable(path: "/x", detail: "y"), .benchNotDirectory(path: "/x"), .noDevices(bench: "/b"),
             .deviceBusy(device: "sim:0", pid: "4242", command: "grokctl provision", lockFile: "/l/port-sim.lock"),
             .updateUnfinished(device: "sim:0"),
+            .noRepository(profile: "p.json", channel: "release"),
+            .stationSettingsUnreadable(file: "/etc/grokctl/station.json", detail: "permission_denied"),
+            .stationSettingsNotJSON(file: "/s.json", line: 3, column: 7, detail: ErrorDetail("duplicate_key", ["ledger"])),
+            .stationSettingsNotObject(file: "/s.json"),
+            .stationSettingsUnknownKey(file: "/s.json", key: "repo", known: ["repository", "ledger"]),
+            .stationSettingsInvalid(file: "/s.json", key: "trusted_root", found: "\"root.json\"", rule: "absolute_path"),
+            .stationSettingsInvalid(file: "/s.json", key: "repository", found: "\"ftp://x\"", rule: "repository"),
+            .stationSettingsInvalid(file: "/s.json", key: "ledger", found: "3", rule: "ledger"),
+            .stationSettingsInvalid(file: "/s.json", key: "station", found: "\" x\"", rule: "station"),
+            .stationSettingsInvalid(file: "/s.json", key: "trusted_root", found: "\"/r.json\"", rule: "existing_file"),
+            .stationSettingsInvalid(file: "/s.json", key: "profile_directory", found: "\"/p\"", rule: "existing_directory"),
+            .stationSettingsExists(file: "/s.json"), .stationSettingsNotWritten(file: "/s.json", detail: "EACCES"),
         ]
         for sample in samples {
             switch sample {
@@ -291,7 +303,9 @@ struct LibraryErrorTests {
                 .interrupted, .updateUnfinished, .readerFrozen, .timedOut, .recorderFailed, .ledgerOffline, .ledgerOfflineRollout,
                 .ledgerMissing, .ledgerNoDevice, .noSuchRollout, .reportNotWritable,
                 .sceneLacksReferenceTags, .reportNotWritten, .invalidDevice, .deviceOutOfRange, .duplicateDevice,
-                .benchUnreadable, .benchNotDirectory, .noDevices, .deviceBusy: break
+                .benchUnreadable, .benchNotDirectory, .noDevices, .deviceBusy, .noRepository, .stationSettingsUnreadable,
+                .stationSettingsNotJSON, .stationSettingsNotObject, .stationSettingsUnknownKey, .stationSettingsInvalid,
+                .stationSettingsExists, .stationSettingsNotWritten: break
             }
         }
         Self.check(samples)

@@ -85,6 +85,8 @@ extension CLI {
                     .firmwareDetailUgif,
                     // The field a .ugif name disagrees on: "version" is the French word too.
                     .firmwareFieldVersion,
+                    // The product's name as the devices table's heading.
+                    .devicesColumnGrokker,
                 ]
                 let same = MessageKey.allCases.filter {
                     !$0.rawValue.hasPrefix("region.") && !international.contains($0)

@@ -4,8 +4,9 @@ import Testing
 @testable import GrokCLI
 @testable import GrokCommandLine
 
-/// A fleet profile's `"locale"` is the language of its run's output: `--lang` outranks it,
-/// and it outranks the environment (docs/profiles.md, "The language of a run").
+/// A fleet profile's `"locale"` is the language of its run's output only where the user chose
+/// none: `--lang` and a language the environment names outrank it (docs/profiles.md, "The
+/// language of a run").
 @Suite("The profile's locale")
 struct ProfileLocaleTests {
     /// The shipped bench profile with `"locale": locale` (or none), written into the world.
@@ -26,21 +27,26 @@ struct ProfileLocaleTests {
                       environment: world.environment.merging(environment) { $1 }, input: nil)
     }
 
-    @Test("a profile's locale is the run's language, over LANG; --lang outranks it; without one LANG decides")
+    @Test("the user's language wins: LANG or --lang over a profile's locale, which applies under LANG=C or none")
     func precedence() throws {
         let world = try FleetWorld(devices: 1)
         let german = try profile(world, locale: "de")
-        let plain = try profile(world, locale: nil)
 
-        let byProfile = try dryRun(world, profile: german, environment: ["LANG": "fr_FR.UTF-8"])
-        #expect(byProfile.status == 0, "\(byProfile.standardError)")
-        #expect(byProfile.standardOutput.contains(text(.fleetPlanNothingDone, .de)), "\(byProfile.standardOutput)")
-        #expect(!byProfile.standardOutput.contains(text(.fleetPlanNothingDone, .fr)), "\(byProfile.standardOutput)")
+        // An English (or French) technician's run of a German profile stays in their language.
+        let byEnvironment = try dryRun(world, profile: german, environment: ["LANG": "fr_FR.UTF-8"])
+        #expect(byEnvironment.status == 0, "\(byEnvironment.standardError)")
+        #expect(byEnvironment.standardOutput.contains(text(.fleetPlanNothingDone, .fr)), "\(byEnvironment.standardOutput)")
+        #expect(!byEnvironment.standardOutput.contains(text(.fleetPlanNothingDone, .de)), "\(byEnvironment.standardOutput)")
+        let english = try dryRun(world, profile: german, environment: ["LANG": "en_US.UTF-8"])
+        #expect(english.standardOutput.contains(text(.fleetPlanNothingDone, .en)), "\(english.standardOutput)")
 
         let byOption = try dryRun(world, profile: german, environment: ["LANG": "fr_FR.UTF-8"], extra: ["--lang", "es"])
         #expect(byOption.standardOutput.contains(text(.fleetPlanNothingDone, .es)), "\(byOption.standardOutput)")
 
-        let byEnvironment = try dryRun(world, profile: plain, environment: ["LANG": "fr_FR.UTF-8"])
-        #expect(byEnvironment.standardOutput.contains(text(.fleetPlanNothingDone, .fr)), "\(byEnvironment.standardOutput)")
+        // No language chosen (C, or one grokctl does not speak): the profile's.
+        let byProfile = try dryRun(world, profile: german, environment: ["LANG": "C.UTF-8"])
+        #expect(byProfile.standardOutput.contains(text(.fleetPlanNothingDone, .de)), "\(byProfile.standardOutput)")
+        let unsupported = try dryRun(world, profile: german, environment: ["LANG": "it_IT.UTF-8"])
+        #expect(unsupported.standardOutput.contains(text(.fleetPlanNothingDone, .de)), "\(unsupported.standardOutput)")
     }
 }

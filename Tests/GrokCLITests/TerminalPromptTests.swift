@@ -196,4 +196,38 @@ struct TerminalPromptTests {
         #expect(status == 2, "\(terminal.text)")
         #expect(try world.device(0).region?.number == 8, "\(terminal.text)")
     }
+
+    @Test("'5' answers the update question for the remaining Grokkers too: asked once, the others postponed without a question")
+    func sameForTheRemaining() throws {
+        let world = try FleetWorld(devices: 3)
+        let terminal = try session(world, devices: "sim:0-2")
+        #expect(terminal.waitFor(text(.promptFirmwareChoicesRemaining, .en)))
+        #expect(terminal.waitFor(text(.promptChoice, .en, "1")))
+        terminal.type("5\n")
+        let status = terminal.finish()
+        let screen = terminal.text
+        #expect(status == 2, "\(screen)")
+        #expect(screen.components(separatedBy: text(.promptFirmwareChoices, .en)).count - 1 == 1, "\(screen)")
+        #expect(screen.components(separatedBy: text(.promptAnswerPostpone, .en) + " (").count - 1 == 2, "\(screen)")
+        for n in 0..<3 { #expect(try world.device(n).firmwareVersion == outOfBox) }
+        let steps = try Ledger.open(path: world.ledger).steps().filter { $0.step == "firmware" }
+        #expect(steps.count == 3 && steps.allSatisfy { $0.result == .postponed && $0.code == "fleet_update_declined" }, "\(steps)")
+    }
+
+    @Test("firmware flash at a terminal asks first: a bad answer is asked again, 'n' flashes nothing (exit 1)")
+    func flashAsksFirst() throws {
+        let world = try FleetWorld(devices: 1)
+        let image = FlashTerminalTests.root + "/firmware/demo/GR-1_1-8-0_demo.ugif"
+        let terminal = try TerminalSession(["--bench", world.bench, "firmware", "flash", "--device", "sim:0", "--package", image,
+                                            "--allow-unlisted"], environment: world.environment)
+        #expect(terminal.waitFor(text(.flashConfirmPrompt, .en)))
+        #expect(terminal.text.contains(text(.flashConfirm, .en, "1", "GR-1_1-8-0_demo.ugif", "sim:0")), "\(terminal.text)")
+        terminal.type("perhaps\n")
+        #expect(terminal.waitFor(text(.flashConfirmPrompt, .en), count: 2))
+        terminal.type("n\n")
+        let status = terminal.finish()
+        #expect(status == 1, "\(terminal.text)")
+        #expect(terminal.text.contains(text(.promptInvalid, .en)) && terminal.text.contains(text(.flashNotConfirmed, .en)), "\(terminal.text)")
+        #expect(try world.device(0).firmwareVersion == outOfBox)
+    }
 }

@@ -261,3 +261,23 @@ struct UgifTests {
         #expect(image.reader.changeSoftwareType(to: .application).encode() == [0x00, 0xF0, 0x58, 0x5F, 0x00, 0x64, 0xF5, 0x74, 0x7C, 0x00])
     }
 }
+
+/// A target file of a TUF repository with consistent snapshots is named `<sha256>.<name>`
+/// (the demo channel's `targets/release/ba51….GR-1_1-8-0_demo.ugif`): its image name is the target's.
+@Suite("The image name of a TUF target file")
+struct UgifTargetFileNameTests {
+    @Test("the hash prefix is not part of the name; the installed demo channel's image reads under its own name")
+    func hashPrefix() throws {
+        let hash = String(repeating: "ba51", count: 16)
+        #expect(UgifImage.imageName(ofFile: "/x/targets/release/\(hash).GR-1_1-8-0_demo.ugif") == "GR-1_1-8-0_demo.ugif")
+        #expect(UgifImage.imageName(ofFile: "GR-1_1-8-0_demo.ugif") == "GR-1_1-8-0_demo.ugif")
+        // Not 64 lower-case hex digits and a dot: the name as it is.
+        #expect(UgifImage.imageName(ofFile: "\(hash.uppercased()).GR-1_1-8-0_demo.ugif") == "\(hash.uppercased()).GR-1_1-8-0_demo.ugif")
+        #expect(UgifImage.imageName(ofFile: "\(hash.dropLast()).GR-1_1-8-0_demo.ugif") == "\(hash.dropLast()).GR-1_1-8-0_demo.ugif")
+        let directory = packageRoot + "/firmware/demo-channel/targets/release"
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasSuffix(".ugif") })
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory + "/" + file)))
+        let image = try UgifImage.read(bytes, fileName: file, shownAs: file)
+        #expect(image.version == UgifVersion(major: 1, minor: 8, build: 0) && image.hardwareTypeName == "GR-1")
+    }
+}

@@ -44,6 +44,20 @@ struct FirmwarePackTests {
         #expect((json["custom"] as? [String: Any])?["kind"] as? String == "firmware")
     }
 
+    @Test("the demo's 64 KiB application without --reader-bytes: refused naming the hex and the --reader-bytes that fits (61440), nothing written")
+    func tooLongSaysWhichReaderBytesFit() throws {
+        let directory = TemporaryDirectory("firmware-pack")
+        let demo = packageRoot + "/firmware/demo"
+        let output = directory.file("GR-1_1-8-0_fleet.ugif")
+        var pack = FirmwarePack(application: try Self.input(demo + "/grokker-app-1.8.0.hex"), loader: try Self.input(demo + "/grokker-loader-1.0.0.hex"),
+                                description: .init(bytes: Array(Self.description.utf8), name: "desc.json"), output: output)
+        pack.base = 0x0800_7000
+        #expect(throws: FirmwareError.invalidInput(file: demo + "/grokker-app-1.8.0.hex", detail: ErrorDetail("reader_too_long", ["61440"]))) {
+            try pack.make()
+        }
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
     @Test("a file name that does not say the description's version is refused naming the file, and nothing is written")
     func nameMustAgree() throws {
         let directory = TemporaryDirectory("firmware-pack")

@@ -118,7 +118,9 @@ struct FirmwareVerifyCommand: Command {
     let firmware: FirmwareOptions
 
     init(_ values: ParsedValues) throws(CLIError) {
-        packageFile = values.input(Self.package)
+        // A relative path not in the current directory may name the shipped data (the README's
+        // firmware/demo/GR-1_1-8-0_demo.ugif from an installed copy).
+        packageFile = values.argument(Self.package).map { InputFile(InstallPaths(environment: values.environment).shippedFile($0)) }
         updateName = values.value(Self.name)
         if packageFile == nil, updateName == nil {
             throw .missingOneOf([Self.package.spelling, Self.name.spelling])
@@ -140,11 +142,13 @@ struct FirmwareFlashCommand: Command {
     static let allowUnlisted = OptionDeclaration.flag("allow-unlisted", help: .optionAllowUnlisted)
     static let minBattery = OptionDeclaration.option(
         "min-battery", value: .valuePercent, help: .optionMinBattery, defaultValue: "20", type: .percent)
+    /// `--yes`: no confirmation at a terminal.
+    static let yes = OptionDeclaration.flag("yes", short: "y", help: .optionFlashYes)
 
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "flash", abstract: .commandFirmwareFlashAbstract, discussion: .commandFirmwareFlashDiscussion,
-            options: [device, name, version, package, allowDowngrade, allowSameVersion, allowUnlisted, minBattery]
+            options: [device, name, version, package, allowDowngrade, allowSameVersion, allowUnlisted, minBattery, yes]
                 + FirmwareOptions.declarations,
             exclusive: [[name, version, package]])
     }
@@ -168,10 +172,13 @@ struct FirmwareFlashCommand: Command {
     /// `--allow-unlisted`: flash a `--package` image no trusted channel lists.
     let allowUnlisted: Bool
     let minimumBattery: Int
+    /// `--yes`: start without asking.
+    let confirmed: Bool
     let firmware: FirmwareOptions
 
     init(_ values: ParsedValues) throws(CLIError) {
         devices = try DeviceSpec.parseOption(values.values(Self.device))
+        confirmed = values.flag(Self.yes)
         // At most one of them: the declaration's exclusive set, checked by the parser.
         let chosen = [Self.name, Self.version, Self.package].compactMap { option in values.value(option).map { (option, $0) } }
         if let (option, value) = chosen.first {
@@ -181,7 +188,7 @@ struct FirmwareFlashCommand: Command {
             case "version":
                 guard let version = FirmwareVersion(value) else { throw .invalidFirmwareVersion(value) }
                 target = .version(version)
-            default: target = .package(InputFile(value))
+            default: target = .package(InputFile(InstallPaths(environment: values.environment).shippedFile(value)))
             }
         } else {
             target = .best
@@ -232,8 +239,10 @@ struct FirmwarePackCommand: Command {
     let customOutput: String?
 
     init(_ values: ParsedValues) throws(CLIError) {
-        hexFile = InputFile(try nonEmpty(values, Self.hex))
-        loaderFile = values.value(Self.loader) == nil ? nil : InputFile(try nonEmpty(values, Self.loader))
+        // The README packs the shipped demo hex (firmware/demo/...), found from any folder.
+        let paths = InstallPaths(environment: values.environment)
+        hexFile = InputFile(paths.shippedFile(try nonEmpty(values, Self.hex)))
+        loaderFile = values.value(Self.loader) == nil ? nil : InputFile(paths.shippedFile(try nonEmpty(values, Self.loader)))
         descriptionFile = InputFile(try nonEmpty(values, Self.description))
         outputFile = try nonEmpty(values, Self.output)
         guard let baseText = values.value(Self.base) else { throw .missingOption(option: Self.base.spelling) }

@@ -128,6 +128,11 @@ func runFirmwareFlash(_ command: FirmwareFlashCommand, _ context: CommandContext
     case .name(let name): source = try channel(.named(name))
     case .version(let version): source = try channel(.version(version))
     }
+    // A person at a terminal confirms before any unit is touched (as fwupdmgr asks).
+    guard FlashConfirmation(command: command, context: context).confirmed(source) else {
+        context.console.say(.flashNotConfirmed, to: .standardError)
+        return .failure
+    }
     var options = FirmwareUpdateOptions()
     options.allowDowngrade = command.allowDowngrade
     options.allowSameVersion = command.allowSameVersion
@@ -177,6 +182,43 @@ func runFirmwareFlash(_ command: FirmwareFlashCommand, _ context: CommandContext
     }
     if stop.requested { cancel.set() }
     return presenter.summary(report!, stopped: cancel.isSet)
+}
+
+/// `firmware flash`'s question before it starts: which units, which image, "Continue? [Y/n]".
+/// Asked only when standard input and output are a terminal, without `--yes` and `--json`;
+/// a bad answer is asked again (three times), the end of input is "no".
+struct FlashConfirmation {
+    let command: FirmwareFlashCommand
+    let context: CommandContext
+    var input: any LineSource = StandardInputLines()
+
+    /// Whether to go on: `true` without a person to ask.
+    func confirmed(_ source: FlashJob.Source) -> Bool {
+        let console = context.console
+        guard !command.confirmed, !console.isJSON, isatty(STDIN_FILENO) == 1, console.isTerminal(.standardOutput) else { return true }
+        let localizer = context.localizer
+        let image: String
+        switch (source, command.target) {
+        case (.package(let name, _, _), _): image = name
+        case (_, .name(let name)): image = name
+        case (_, .version(let version)): image = localizer.text(.flashConfirmVersion, version.description)
+        default: image = localizer.text(.flashConfirmBest)
+        }
+        let devices = command.devices.map(\.description)
+        console.print(localizer.text(.flashConfirm, String(devices.count), image, devices.joined(separator: ", ")))
+        for _ in 0..<3 {
+            console.write(localizer.text(.flashConfirmPrompt) + " ")
+            guard let line = input.readLine() else {
+                console.print("")
+                return false
+            }
+            if let answer = TerminalDelegate.yesNo(line.trimmingCharacters(in: .whitespaces), defaultAnswer: true, localizer: localizer) {
+                return answer
+            }
+            console.print(localizer.text(.promptInvalid))
+        }
+        return false
+    }
 }
 
 /// How `firmware flash` ends when Ctrl-C stopped it: 130, as the fleet commands.

@@ -284,20 +284,25 @@ enum StateDirectory {
     }
 
     /// `--ledger`, else `$GROKCTL_LEDGER`, else the profile's `station.ledger` (`profile`),
-    /// else `<state dir>/ledger.sqlite`.
-    static func ledger(option: String?, environment: [String: String], profile: String? = nil) -> String {
-        ledgerOverride(option: option, environment: environment) ?? profile ?? defaultLedger(environment: environment)
+    /// else the station settings' `ledger`, else `<state dir>/ledger.sqlite`.
+    /// - Throws: ``FleetError`` for a station settings file that is not valid.
+    static func ledger(option: String?, environment: [String: String], profile: String? = nil) throws -> String {
+        try ledgerOverride(option: option, environment: environment) ?? profile ?? defaultLedger(environment: environment)
     }
 
     /// `--ledger`, else `$GROKCTL_LEDGER`: what overrides a profile's `station.ledger`.
     static func ledgerOverride(option: String?, environment: [String: String]) -> String? {
-        if let option { return option }
-        if let value = environment["GROKCTL_LEDGER"], !value.isEmpty { return value }
-        return nil
+        StationSettings.override(.ledger, option: option, environment: environment)
+    }
+
+    /// The ledger when neither the command line, the environment nor a profile names one: the
+    /// station settings' `ledger` (``StationSettings``), else ``builtInLedger(environment:)``.
+    static func defaultLedger(environment: [String: String]) throws -> String {
+        try StationSettings(environment: environment).fromFiles[.ledger]?.value ?? builtInLedger(environment: environment)
     }
 
     /// `<state dir>/ledger.sqlite`: the ledger when nothing names one.
-    static func defaultLedger(environment: [String: String]) -> String { joinPath(path(environment: environment), "ledger.sqlite") }
+    static func builtInLedger(environment: [String: String]) -> String { joinPath(path(environment: environment), "ledger.sqlite") }
 
     /// `<state dir>/spool`: the stations' spools, where a run records while the shared
     /// ledger cannot be reached (docs/ledger.md, "Offline stations and the spool").

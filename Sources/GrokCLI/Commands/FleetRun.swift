@@ -35,12 +35,17 @@ struct FleetRun {
 
     func run() throws -> ExitCode {
         let environment = context.environment
+        // The station's name: --station, else $GROKCTL_STATION (both over the profile's), else
+        // the profile's, else the station settings' (StationSettings), else the host name.
+        let settings = try StationSettings(environment: environment)
         let configuration = FleetSession.Configuration(
             mode: mode, profileFile: options.profileFile, devices: options.devices, ports: context.ports,
-            readerOptions: FirmwareDevices.readerOptions(context), station: options.station,
+            readerOptions: FirmwareDevices.readerOptions(context),
+            station: StationSettings.override(.station, option: options.station, environment: environment),
+            defaultStation: settings.fromFiles[.station]?.value,
             operatorName: options.operatorName ?? context.defaultOperator,
             ledger: StateDirectory.ledgerOverride(option: options.ledgerFile, environment: environment),
-            defaultLedger: StateDirectory.defaultLedger(environment: environment),
+            defaultLedger: try StateDirectory.defaultLedger(environment: environment),
             spoolDirectory: StateDirectory.spoolDirectory(environment: environment),
             lockDirectory: StateDirectory.locks(environment: environment), reportFile: options.reportFile,
             reportsDirectory: StateDirectory.reports(environment: environment), dryRun: options.dryRun,
@@ -80,16 +85,28 @@ struct FleetRun {
         }
         let presenter = FleetRunPresenter(devices: prepared.devices.map(\.name), context: context, liveBars: !useTerminal,
                                           smokeTestSeconds: session.profile.smokeTest?.duration ?? 0)
+        // The run's plain-text log beside its report: the same lines as plain output, stamped.
+        let log = RunLogFile(path: session.logPath)
+        let logPresenter = FleetRunPresenter(
+            devices: prepared.devices.map(\.name), context: context, liveBars: false,
+            smokeTestSeconds: session.profile.smokeTest?.duration ?? 0,
+            console: Console(localizer: context.localizer, json: false, quiet: false, standardOutput: log, standardError: log))
         // Installed until the process exits (not restored when the run returns): a signal
         // that arrives while the report is written or the summary printed must not kill it.
         _ = StopSignals.install(StopSignals.fleetSignals)
         let outcome = try session.run(prepared, decider: decider, holdEvents: { gate.isOpen }) { event in
             switch event {
-            case .fleet(let event): presenter.handle(event)
+            case .fleet(let event):
+                presenter.handle(event)
+                logPresenter.handle(event)
             case .spooling(let database, let spool): SpoolNotices(console: console).switched(database: database, spool: spool)
             }
         }
-        presenter.summary(outcome.report, reportPath: outcome.reportPath, ledgerPath: outcome.ledgerLocation)
+        logPresenter.summary(outcome.report, reportPath: outcome.reportPath, ledgerPath: outcome.ledgerLocation)
+        log.close()
+        if !log.isComplete { console.warn(.fleetLogNotWritten, log.path) }
+        presenter.summary(outcome.report, reportPath: outcome.reportPath, ledgerPath: outcome.ledgerLocation,
+                          logPath: log.isComplete ? log.path : nil)
         if let text = outcome.reportText { console.write(text) }
         if let failure = outcome.reportFailure { console.report(failure) }
         if let failure = outcome.ledgerFailure { console.report(failure) }
@@ -158,10 +175,12 @@ final class FleetRunPresenter {
 
     /// - Parameter smokeTestSeconds: the profile's smoke test length (`smoke_test.duration_s`;
     ///   0 without a smoke test), what a smoke test is expected to take.
-    init(devices: [String], context: CommandContext, liveBars: Bool, smokeTestSeconds: Double) {
+    /// - Parameter console: where it prints (the run's log); by default the command's console.
+    init(devices: [String], context: CommandContext, liveBars: Bool, smokeTestSeconds: Double, console: Console? = nil) {
         self.devices = devices
         rows = Dictionary(devices.enumerated().map { ($1, $0) }) { first, _ in first }
-        console = context.console
+        let console = console ?? context.console
+        self.console = console
         localizer = context.localizer
         work = devices.map { _ in FleetWork(smokeTestSeconds: smokeTestSeconds) }
         let bars = liveBars && !console.isJSON && !console.isQuiet && console.isTerminal(.standardError)
@@ -247,10 +266,12 @@ final class FleetRunPresenter {
 
     /// The human summary at the end: a row per device, then the run's outcome, the report
     /// file and the ledger.
-    /// - Parameter reportPath: where the report was written; nil when it could not be.
-    func summary(_ report: FleetReport, reportPath: String?, ledgerPath: String) {
+    /// - Parameters:
+    ///   - reportPath: where the report was written; nil when it could not be.
+    ///   - logPath: where the run's log is; nil when it could not be written (or in the log itself).
+    func summary(_ report: FleetReport, reportPath: String?, ledgerPath: String, logPath: String? = nil) {
         if console.isJSON {
-            console.json(FleetSummaryObject(report: report, reportPath: reportPath, ledgerPath: ledgerPath))
+            console.json(FleetSummaryObject(report: report, reportPath: reportPath, ledgerPath: ledgerPath, logPath: logPath))
             return
         }
         guard !console.isQuiet else {
@@ -291,6 +312,7 @@ final class FleetRunPresenter {
         console.print(localizer.text(.fleetRunSummary, report.runID, localizer.runOutcome(report.outcome), String(done),
                                      String(report.devices.count), LocaleFormat.decimal(seconds, digits: 1, localizer.language)))
         if let reportPath { console.print(localizer.text(.fleetReportWritten, reportPath)) }
+        if let logPath { console.print(localizer.text(.fleetLogWritten, logPath)) }
         console.print(localizer.text(.fleetLedgerAt, ledgerPath))
     }
 
@@ -325,8 +347,10 @@ struct FleetSummaryObject: Encodable {
     /// Nil when the report could not be written (the error says why).
     let report: String?
     let ledger: String
+    /// The run's plain-text log; nil when it could not be written.
+    let log: String?
 
-    init(report: FleetReport, reportPath: String?, ledgerPath: String) {
+    init(report: FleetReport, reportPath: String?, ledgerPath: String, logPath: String?) {
         runID = report.runID
         mode = report.mode.rawValue
         outcome = report.outcome.rawValue
@@ -336,10 +360,11 @@ struct FleetSummaryObject: Encodable {
         self.counts = counts
         self.report = reportPath
         ledger = ledgerPath
+        log = logPath
     }
 
     enum CodingKeys: String, CodingKey {
-        case event, mode, outcome, devices, counts, report, ledger
+        case event, mode, outcome, devices, counts, report, ledger, log
         case runID = "run_id"
     }
 }

@@ -8,7 +8,7 @@ struct GrokctlCommand: Command {
             subcommands: [
                 DevicesCommand.self, InfoCommand.self, RegionCommand.self, InventoryCommand.self, LocateCommand.self, TagCommand.self, FirmwareCommand.self, RepoCommand.self,
                 ProvisionCommand.self, RolloutCommand.self, VerifyCommand.self, LedgerCommand.self, FleetCommand.self, AudioCommand.self, EmulateCommand.self,
-                PathsCommand.self, CompletionsCommand.self, ManCommand.self, HelpCommand.self,
+                StationCommand.self, PathsCommand.self, CompletionsCommand.self, ManCommand.self, HelpCommand.self,
             ])
     }
 

@@ -179,7 +179,7 @@ func runLedgerCheck(_ command: LedgerCheckCommand, _ context: CommandContext) th
 /// `<ledger>.recovered`), says what was lost and how to put the new file in place. Exit 0
 /// when nothing was lost, 1 otherwise.
 func runLedgerRecover(_ command: LedgerRecoverCommand, _ context: CommandContext) throws -> ExitCode {
-    let path = StateDirectory.ledger(option: command.ledgerFile, environment: context.environment)
+    let path = try StateDirectory.ledger(option: command.ledgerFile, environment: context.environment)
     let output = command.outputFile ?? path + ".recovered"
     let report = try LedgerCheck.recover(location: path, to: output)
     let console = context.console

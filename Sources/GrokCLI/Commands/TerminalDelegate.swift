@@ -45,6 +45,9 @@ final class TerminalDelegate: ConfigurationDelegate {
     private let isCancelled: @Sendable () -> Bool
     /// How many times an unreadable answer is asked again before the safe answer is taken.
     private let attempts = 3
+    /// The update question's answer given "for the remaining Grokkers" (choices 4 to 6):
+    /// 1, 2 or 3, then taken for every later unit without asking.
+    private let remainingAnswer = Mutex<Int?>(nil)
 
     init(localizer: Localizer, policy: PolicyDelegate, input: any LineSource, output: any OutputSink & Sendable,
          gate: PromptGate = PromptGate(), isCancelled: @escaping @Sendable () -> Bool = { false }) {
@@ -61,12 +64,15 @@ final class TerminalDelegate: ConfigurationDelegate {
     }
 
     /// Asks `question` until an answer `parse` accepts (up to ``attempts`` times); `nil` at
-    /// the end of input or after too many unreadable answers.
-    private func ask<Answer>(_ lines: [String], prompt: String, parse: (String) -> Answer?) -> Answer? {
+    /// the end of input or after too many unreadable answers. `given`, checked once the
+    /// terminal is this question's, is an answer already given (for the remaining Grokkers):
+    /// then nothing is asked.
+    private func ask<Answer>(_ lines: [String], prompt: String, given: () -> Answer? = { nil }, parse: (String) -> Answer?) -> Answer? {
         gate.open()
         defer { gate.close() }
         return lock.withLock { _ in
             if isCancelled() { return nil }
+            if let answer = given() { return answer }
             output.write(lines.map { $0 + "\n" }.joined())
             for _ in 0..<attempts {
                 output.write(prompt + " ")
@@ -84,6 +90,11 @@ final class TerminalDelegate: ConfigurationDelegate {
     /// Yes or no in this language (`y`/`n`, `s`/`n`, `o`/`n`, `j`/`n`; English letters too);
     /// an empty answer is `defaultAnswer`.
     func yesNo(_ answer: String, defaultAnswer: Bool) -> Bool? {
+        Self.yesNo(answer, defaultAnswer: defaultAnswer, localizer: localizer)
+    }
+
+    /// ``yesNo(_:defaultAnswer:)`` in `localizer`'s language (also `firmware flash`'s confirmation).
+    static func yesNo(_ answer: String, defaultAnswer: Bool, localizer: Localizer) -> Bool? {
         let lower = answer.lowercased()
         if lower.isEmpty { return defaultAnswer }
         // `y,yes|n,no` in each language.
@@ -122,19 +133,43 @@ final class TerminalDelegate: ConfigurationDelegate {
         case .postpone(let reason, let arguments), .cancel(let reason, let arguments):
             lines.append(localizer.text(.promptPolicyAdvice, localizer.fleetMessage(code: reason, arguments: arguments)))
         }
-        lines.append(localizer.text(.promptFirmwareChoices))
         let defaultChoice = advice == .update ? 1 : 2
-        let choice = ask(lines, prompt: localizer.text(.promptChoice, String(defaultChoice))) { answer -> Int? in
+        lines.append(localizer.text(.promptFirmwareChoices))
+        lines.append(localizer.text(.promptFirmwareChoicesRemaining))
+        let remembered = { () -> Int? in
+            // "The same for the remaining Grokkers" (4 to 6), once given, answers without asking.
+            guard let choice = self.remainingAnswer.withLock({ $0 }) else { return nil }
+            self.output.write(self.localizer.text(.promptFirmwareRemembered, self.who(context),
+                                                  self.localizer.text(Self.answerKey(choice))) + "\n")
+            return choice
+        }
+        let choice = ask(lines, prompt: localizer.text(.promptChoice, String(defaultChoice)), given: remembered) { answer -> Int? in
             if answer.isEmpty { return defaultChoice }
-            guard let number = Int(answer), (1...3).contains(number) else { return nil }
+            guard let number = Int(answer), (1...6).contains(number) else { return nil }
             return number
         }
+        guard let choice else { return decision(2, context) }
+        if choice > 3 { remainingAnswer.withLock { $0 = choice - 3 } }
+        return decision(choice > 3 ? choice - 3 : choice, context)
+    }
+
+    /// The decision of update-question answer `choice` (1 update, 2 postpone, 3 cancel).
+    private func decision(_ choice: Int, _ context: FleetDeviceContext) -> FirmwareUpdateDecision {
         switch choice {
-        case 1?: return .update
+        case 1: return .update
         // The decision as a code (shown through `fleet.decision.<code>`), never as words of
         // this terminal's language: the ledger keeps it, and a report may be read in another.
-        case 3?: return .cancel(reason: "fleet_update_declined", arguments: [context.device, "cancelled"])
+        case 3: return .cancel(reason: "fleet_update_declined", arguments: [context.device, "cancelled"])
         default: return .postpone(reason: "fleet_update_declined", arguments: [context.device, "postponed"])
+        }
+    }
+
+    /// The words of update-question answer `choice`.
+    static func answerKey(_ choice: Int) -> MessageKey {
+        switch choice {
+        case 1: .promptAnswerUpdate
+        case 3: .promptAnswerCancel
+        default: .promptAnswerPostpone
         }
     }
 

@@ -35,11 +35,15 @@ struct FirmwareOptions: Sendable {
 
     let channel: String
     let caBundle: String?
-    let repositoryURL: String?
-    let trustedRootFile: String?
+    /// `--repository`, as a URL (`demo` and a directory made URLs).
+    let repositoryOption: String?
+    /// `--trusted-root`, else the shipped demo channel's root.json for `--repository demo`.
+    let trustedRootOption: String?
     let stateDirectory: String?
     let allowInsecureHTTP: Bool
     let networkRetries: Int
+    /// The environment the station settings are read from.
+    let environment: [String: String]
 
     /// Reads and checks the options.
     init(_ values: ParsedValues) throws(CLIError) {
@@ -52,37 +56,69 @@ struct FirmwareOptions: Sendable {
         } else {
             caBundle = nil
         }
+        environment = values.environment
         var shippedRoot: String?
-        if var url = values.value(Self.repository) {
-            // `demo`: the shipped demo channel, found beside the program (never in the current
-            // directory), trusted through the root.json shipped beside it.
-            if url == Self.demoRepositoryName {
-                let paths = InstallPaths(environment: values.environment)
-                guard let demo = paths.demoChannel.path, paths.exists(demo) else {
-                    throw .badValue(value: url, option: Self.repository.spelling,
-                                    rule: .shippedData(paths.demoChannel.path ?? "/usr/share/grokctl/firmware/demo-channel"))
-                }
-                url = demo
-                shippedRoot = demo + "/root.json"
-            }
-            // A directory (a USB stick, the shipped demo channel) is read as a file:// repository.
-            if !url.isEmpty, !url.contains("://") {
-                url = "file://" + URL(fileURLWithPath: url).standardizedFileURL.path
-            }
-            let lower = url.lowercased()
-            guard ["https://", "http://", "file:///"].contains(where: { lower.hasPrefix($0) && lower.count > $0.count }) else {
-                throw .invalidServerURL(url)
-            }
-            repositoryURL = url
+        if let value = values.value(Self.repository) {
+            let repository = try Self.repositoryURL(value, environment: values.environment)
+            repositoryOption = repository.url
+            shippedRoot = repository.shippedRoot
         } else {
-            repositoryURL = nil
+            repositoryOption = nil
         }
-        trustedRootFile = values.value(Self.trustedRoot) ?? shippedRoot
+        trustedRootOption = values.value(Self.trustedRoot) ?? shippedRoot
         stateDirectory = values.value(Self.state)
         allowInsecureHTTP = values.flag(Self.allowInsecureHTTP)
         networkRetries = try values.integer(Self.networkRetries) ?? FirmwareChannelLocation.defaultNetworkRetries
-        if let file = trustedRootFile, file.isEmpty { throw .invalidValue(value: file, option: Self.trustedRoot.spelling) }
+        if let file = trustedRootOption, file.isEmpty { throw .invalidValue(value: file, option: Self.trustedRoot.spelling) }
         if let dir = stateDirectory, dir.isEmpty { throw .invalidValue(value: dir, option: Self.state.spelling) }
+    }
+
+    /// A repository as the option, the environment or the station settings give it, as a
+    /// URL: `demo` is the shipped demo channel, found beside the program (never in the current
+    /// directory) and trusted through the root.json shipped beside it (`shippedRoot`); a
+    /// directory (a USB stick) is read as a `file://` repository.
+    static func repositoryURL(_ value: String, environment: [String: String]) throws(CLIError) -> (url: String, shippedRoot: String?) {
+        var url = value
+        var shippedRoot: String?
+        if url == Self.demoRepositoryName {
+            let paths = InstallPaths(environment: environment)
+            guard let demo = paths.demoChannel.path, paths.exists(demo) else {
+                throw .badValue(value: url, option: Self.repository.spelling,
+                                rule: .shippedData(paths.demoChannel.path ?? "/usr/share/grokctl/firmware/demo-channel"))
+            }
+            url = demo
+            shippedRoot = demo + "/root.json"
+        }
+        if !url.isEmpty, !url.contains("://") {
+            url = "file://" + URL(fileURLWithPath: url).standardizedFileURL.path
+        }
+        let lower = url.lowercased()
+        guard ["https://", "http://", "file:///"].contains(where: { lower.hasPrefix($0) && lower.count > $0.count }) else {
+            throw .invalidServerURL(url)
+        }
+        return (url, shippedRoot)
+    }
+
+    /// The repository and its trust root: `--repository`, else `$GROKCTL_REPOSITORY`, else
+    /// the station settings' `repository` (``StationSettings``); `nil` when none names one.
+    /// The trust root is `--trusted-root` (or the demo channel's own root.json), else
+    /// `$GROKCTL_TRUSTED_ROOT`, else the settings' `trusted_root`, else `root.json` in the
+    /// configuration directories (``StationPaths``).
+    /// - Throws: ``FleetError`` for a station settings file that is not valid.
+    func repository() throws -> (url: String, trustedRoot: String?)? {
+        let settings = try StationSettings(environment: environment)
+        var trustedRoot = trustedRootOption
+        let url: String
+        if let repositoryOption {
+            url = repositoryOption
+        } else if let setting = settings.setting(.repository) {
+            let repository = try Self.repositoryURL(setting.value, environment: environment)
+            url = repository.url
+            trustedRoot = trustedRoot ?? repository.shippedRoot
+        } else {
+            return nil
+        }
+        return (url, trustedRoot ?? settings.setting(.trustedRoot)?.value)
     }
 
     /// Whether `name` can be a channel name (a TUF delegation's name and a directory name):
@@ -95,19 +131,21 @@ struct FirmwareOptions: Sendable {
         }
     }
 
-    /// The station's TUF client for `--repository`; without it, `--repository` is missing
-    /// (a usage error). The trust root is `--trusted-root`, else the per-user or system
-    /// root.json (``StationPaths``); plain http is refused unless `--allow-insecure-http`.
+    /// The station's TUF client for the repository (``repository()``); without one, a usage
+    /// error naming both ways to give it (`--repository`, the station settings).
     func openStation() throws -> FirmwareChannel {
-        guard let channel = try openStationIfGiven() else { throw CLIError.missingOption(option: Self.repository.spelling) }
+        guard let channel = try openStationIfGiven() else {
+            throw CLIError.coded(code: "usage_no_repository",
+                                 arguments: [StationSettings.userFile(environment: environment) ?? StationSettings.systemFile(environment: environment)])
+        }
         return channel
     }
 
-    /// ``openStation()``, or `nil` when no `--repository` was given (GrokFleet's ``FirmwareChannelLocation``).
+    /// ``openStation()``, or `nil` when no repository is named (GrokFleet's ``FirmwareChannelLocation``).
     func openStationIfGiven() throws -> FirmwareChannel? {
-        guard let url = repositoryURL else { return nil }
-        return try FirmwareChannelLocation(repositoryURL: url, channel: channel, trustedRootFile: trustedRootFile, stateDirectory: stateDirectory,
-                                           caBundle: caBundle, allowInsecureHTTP: allowInsecureHTTP,
+        guard let repository = try repository() else { return nil }
+        return try FirmwareChannelLocation(repositoryURL: repository.url, channel: channel, trustedRootFile: repository.trustedRoot,
+                                           stateDirectory: stateDirectory, caBundle: caBundle, allowInsecureHTTP: allowInsecureHTTP,
                                            networkRetries: networkRetries).open()
     }
 }

@@ -7,9 +7,12 @@ import GrokFleet
 public struct GlobalOptions: Sendable, Equatable {
     /// The language of messages (`--lang`, else the environment).
     public var language: Language
-    /// `--lang` itself, when given: it outranks a profile's `locale`, which outranks the
-    /// environment (``CommandContext/adoptProfileLocale(_:)``).
+    /// `--lang` itself, when given.
     public var languageOption: Language?
+    /// Whether the user chose the language: `--lang`, or an environment that names one
+    /// grokctl speaks (``Language/chosen(environment:)``). A fleet profile's `locale`
+    /// applies only when not (``CommandContext/adoptProfileLocale(_:)``).
+    public var languageChosen: Bool
     /// Machine output (`--json`).
     public var json: Bool
     /// Informational prose silenced (`--quiet`).
@@ -57,6 +60,7 @@ public struct GlobalOptions: Sendable, Equatable {
     public init(_ values: ParsedValues, environment: [String: String]) {
         languageOption = values.value(Self.lang).flatMap(Language.init(localeName:))
         language = Language.resolve(option: languageOption, environment: environment)
+        languageChosen = languageOption != nil || Language.chosen(environment: environment) != nil
         json = values.flag(Self.json)
         quiet = values.flag(Self.quiet)
         bench = values.value(Self.bench) ?? Self.defaultBench(environment: environment)

@@ -2,6 +2,7 @@ import GrokBasics
 import Foundation
 import GrokCommandLine
 import GrokFirmware
+import GrokFleet
 
 /// Every place grokctl reads or writes by default, and where each came from. None depends on
 /// the current directory: shipped data is found from the executable, configuration under
@@ -33,6 +34,14 @@ public struct InstallPaths: Sendable {
         case derived
         /// Nowhere: no candidate exists.
         case missing
+        /// The user's station settings (`$XDG_CONFIG_HOME/grokctl/station.json`).
+        case userSettings = "user_settings"
+        /// The system's station settings (`/etc/grokctl/station.json`).
+        case systemSettings = "system_settings"
+        /// grokctl's own default (the station's name: the host name).
+        case builtIn = "built_in"
+        /// A setting nobody gave, which has no default.
+        case unset
     }
 
     /// A path and its origin.
@@ -98,27 +107,53 @@ public struct InstallPaths: Sendable {
     public var profiles: Entry { inData("profiles") }
     /// The shipped RF scenes for emulated Grokkers.
     public var scenes: Entry { inData("profiles/scenes") }
+    /// grokctl's documentation (profiles.md, fleet.md, ...), which messages point at: the
+    /// checkout's `docs/`, or installed beside the shipped data, `<prefix>/share/doc/grokctl`.
+    public var docs: Entry {
+        let data = data
+        guard let root = data.path else { return data }
+        switch data.source {
+        case .prefix, .system:
+            return Entry(path: joinPath(URL(fileURLWithPath: root).deletingLastPathComponent().path, "doc/grokctl"), source: data.source)
+        default:
+            return Entry(path: joinPath(root, "docs"), source: data.source)
+        }
+    }
     /// The shipped demo channel: a TUF repository on disk, its `root.json` beside it.
     public var demoChannel: Entry { inData("firmware/demo-channel") }
 
     // MARK: Configuration
 
     /// System configuration: `/etc/grokctl`.
-    public var systemConfig: Entry { Entry(path: "/etc/grokctl", source: .system) }
+    public var systemConfig: Entry { configEntry(user: false) }
 
     /// Per-user configuration: `$XDG_CONFIG_HOME/grokctl`, else `~/.config/grokctl`.
-    public var userConfig: Entry {
-        if let config = Self.absolute(environment["XDG_CONFIG_HOME"]) { return Entry(path: joinPath(config, "grokctl"), source: .xdg) }
-        if let home = Self.absolute(environment["HOME"]) { return Entry(path: joinPath(home, ".config/grokctl"), source: .home) }
-        return Entry(path: nil, source: .missing)
-    }
+    public var userConfig: Entry { configEntry(user: true) }
 
-    /// The station's trust root when `--trusted-root` is not given (``StationPaths``).
-    public var trustedRoot: Entry {
-        guard let path = StationPaths.trustedRoot(explicit: nil, environment: environment) else {
+    /// One of ``StationPaths/configDirectories(_:)`` (the one lookup of the configuration).
+    private func configEntry(user: Bool) -> Entry {
+        guard let directory = StationPaths.configDirectories(environment).first(where: { ($0.origin == .system) != user }) else {
             return Entry(path: nil, source: .missing)
         }
-        return Entry(path: path, source: path.hasPrefix("/etc/") ? .system : (environment["XDG_CONFIG_HOME"]?.hasPrefix("/") == true ? .xdg : .home))
+        return Entry(path: directory.path, source: Self.source(directory.origin))
+    }
+
+    /// A configuration directory's origin as a path's source.
+    static func source(_ origin: StationPaths.ConfigOrigin) -> Source {
+        switch origin {
+        case .xdg: .xdg
+        case .home: .home
+        case .system: .system
+        }
+    }
+
+    /// The station's trust root when neither `--trusted-root` nor the station settings name
+    /// one: the first `root.json` of the configuration directories (``StationPaths``).
+    public var trustedRoot: Entry {
+        for directory in StationPaths.configDirectories(environment) where exists(directory.path + "/root.json") {
+            return Entry(path: directory.path + "/root.json", source: Self.source(directory.origin))
+        }
+        return Entry(path: nil, source: .missing)
     }
 
     // MARK: State
@@ -135,10 +170,22 @@ public struct InstallPaths: Sendable {
         return Entry(path: GlobalOptions.defaultBench(environment: environment), source: .derived)
     }
 
-    /// The ledger when `--ledger` is not given.
-    public var ledger: Entry {
-        if let value = environment["GROKCTL_LEDGER"], !value.isEmpty { return Entry(path: value, source: .environment) }
-        return Entry(path: StateDirectory.ledger(option: nil, environment: environment), source: .derived)
+    /// The ledger when `--ledger` is not given: `$GROKCTL_LEDGER`, else the station settings',
+    /// else `<state dir>/ledger.sqlite`.
+    public func ledger(_ settings: StationSettings) -> Entry {
+        setting(.ledger, in: settings) ?? Entry(path: StateDirectory.builtInLedger(environment: environment), source: .derived)
+    }
+
+    /// A station setting as the environment or the station settings give it, and where from;
+    /// `nil` when neither says.
+    public func setting(_ key: StationSettings.Key, in settings: StationSettings) -> Entry? {
+        guard let setting = settings.setting(key) else { return nil }
+        switch setting.origin {
+        case .option: return Entry(path: setting.value, source: .option)
+        case .environment: return Entry(path: setting.value, source: .environment)
+        case .userFile: return Entry(path: setting.value, source: .userSettings)
+        case .systemFile: return Entry(path: setting.value, source: .systemSettings)
+        }
     }
 
     /// Device locks.
@@ -155,11 +202,23 @@ public struct InstallPaths: Sendable {
 
     // MARK: Profiles by name
 
-    /// Where a profile named by its name (`--profile bench-us`) is looked for, in order:
-    /// per-user, system, shipped.
-    public var profileDirectories: [String] {
-        [userConfig.path.map { joinPath($0, "profiles") }, joinPath(systemConfig.path!, "profiles"), profiles.path]
-            .compactMap { $0 }
+    /// Where a profile named by its name (`--profile bench-us`) is looked for, in order: the
+    /// station settings' `profile_directory` (``StationSettings``), then `profiles/` in the
+    /// per-user and system configuration directories, then the shipped ones.
+    /// - Throws: ``CLIError/coded(code:arguments:)`` for a station settings file that is not valid.
+    public func profileDirectories() throws(CLIError) -> [String] {
+        let configured = try stationSettings().setting(.profileDirectory)?.value
+        let configuration: [String?] = StationPaths.configDirectories(environment).map { joinPath($0.path, "profiles") }
+        return ([configured] + configuration + [profiles.path]).compactMap { $0 }
+    }
+
+    /// The station settings; a file that is not valid is an error naming it.
+    public func stationSettings() throws(CLIError) -> StationSettings {
+        do {
+            return try StationSettings(environment: environment)
+        } catch {
+            throw .coded(code: error.code, arguments: error.arguments)
+        }
     }
 
     /// The file a `--profile` value names.
@@ -172,22 +231,30 @@ public struct InstallPaths: Sendable {
     /// - Throws: ``CLIError/badValue(value:option:rule:)`` naming where it looked and the
     ///   profiles there.
     public func profile(_ value: String, option: String) throws(CLIError) -> String {
-        if value.contains("/") || value.hasSuffix(".json") {
-            if exists(value) || value.hasPrefix("/") { return value }
-            if let root = data.path, exists(joinPath(root, value)) { return joinPath(root, value) }
-            return value
-        }
-        for directory in profileDirectories {
+        if value.contains("/") || value.hasSuffix(".json") { return shippedFile(value) }
+        let directories = try profileDirectories()
+        for directory in directories {
             let candidate = joinPath(directory, value + ".json")
             if exists(candidate) { return candidate }
         }
-        throw .badValue(value: value, option: option, rule: .profile(directories: profileDirectories, names: knownProfiles))
+        throw .badValue(value: value, option: option, rule: .profile(directories: directories, names: try knownProfiles()))
     }
 
-    /// The names of the profiles in ``profileDirectories``, sorted.
-    public var knownProfiles: [String] {
+    /// A file the user named as the README names shipped data (`profiles/bench-us.json`,
+    /// `firmware/demo/GR-1_1-8-0_demo.ugif`): as given when it exists (a relative path from
+    /// the current directory, since the user typed it) or is absolute or `-`; else, when the
+    /// same relative path is inside the shipped data, that file; else as given (its error
+    /// then names it as typed).
+    public func shippedFile(_ value: String) -> String {
+        if value.hasPrefix("/") || value == "-" || exists(value) { return value }
+        if let root = data.path, exists(joinPath(root, value)) { return joinPath(root, value) }
+        return value
+    }
+
+    /// The names of the profiles in ``profileDirectories()``, sorted.
+    public func knownProfiles() throws(CLIError) -> [String] {
         var names = Set<String>()
-        for directory in profileDirectories {
+        for directory in try profileDirectories() {
             for file in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where file.hasSuffix(".json") {
                 names.insert(String(file.dropLast(5)))
             }

@@ -22,16 +22,23 @@ public enum Language: String, CaseIterable, Sendable, Hashable {
     ///   catalog gives English. Like gettext, a `LANGUAGE` list none of whose entries is
     ///   supported gives English rather than the locale's language.
     public static func resolve(option: Language?, environment: [String: String]) -> Language {
-        if let option { return option }
+        option ?? chosen(environment: environment) ?? .en
+    }
+
+    /// The language the environment chooses, as ``resolve(option:environment:)`` reads it;
+    /// `nil` when it chooses none grokctl speaks (unset, `C`, `POSIX`, a language without a
+    /// catalog, a `LANGUAGE` list without a supported entry). A fleet profile's `locale`
+    /// applies only then (and without `--lang`).
+    public static func chosen(environment: [String: String]) -> Language? {
         let locale = messagesLocale(environment)
-        if isCLocale(locale) { return .en }
+        if isCLocale(locale) { return nil }
         if let list = nonEmpty(environment["LANGUAGE"]) {
             for entry in list.split(separator: ":") {
                 if let language = Language(localeName: String(entry)) { return language }
             }
-            return .en
+            return nil
         }
-        return Language(localeName: locale) ?? .en
+        return Language(localeName: locale)
     }
 
     /// The locale of the LC_MESSAGES category: `LC_ALL`, else `LC_MESSAGES`, else `LANG`,

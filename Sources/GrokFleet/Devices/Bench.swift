@@ -1,5 +1,7 @@
 import Foundation
+import GrokBasics
 import GrokkerEmulator
+import GrokProtocol
 
 /// The directory where emulated Grokkers keep their state, one subdirectory each
 /// (`sim-0`, `sim-1`, ...), so a bench survives between runs like real readers would.
@@ -42,5 +44,30 @@ public struct Bench: Sendable, Equatable {
             else { return nil }
             return index
         }.sorted()
+    }
+
+    /// What an emulated Grokker of the bench says about itself, read from its state without
+    /// connecting to it (`grokctl devices`).
+    public struct Unit: Sendable, Equatable {
+        /// The 8-digit serial number; `nil` for a unit never used (its serial is drawn then).
+        public var serial: String?
+        public var firmware: String?
+        /// The vendor's name of its region; `nil` when none is set or unknown.
+        public var region: String?
+        /// Why the state could not be read, when it could not (``GrokBasics/ErrorCause``).
+        public var unreadable: ErrorCause?
+    }
+
+    /// Emulated Grokker `index`'s serial number, firmware and region from its state file.
+    public func unit(_ index: Int) -> Unit {
+        do {
+            guard let state = try DeviceStateStore.read(deviceDirectory: stateDirectory(for: index)) else {
+                return Unit(serial: nil, firmware: nil, region: nil, unreadable: nil)
+            }
+            return Unit(serial: ReaderInfo.formatSerialNumber(state.serialNumber), firmware: state.firmwareVersion.description,
+                        region: state.region?.name, unreadable: nil)
+        } catch {
+            return Unit(serial: nil, firmware: nil, region: nil, unreadable: ErrorCause(error))
+        }
     }
 }

@@ -70,7 +70,7 @@ public struct FirmwareVerification: Sendable {
             listing = found
         } else {
             let sha256 = SHA256.hash(bytes)
-            let base = fileName.map { $0.split(separator: "/").last.map(String.init) ?? $0 }
+            let base = fileName.map(UgifImage.imageName(ofFile:))
             // Its own listing by hash; else the listing of its file name, which it must then
             // match (a copy of a listed image with a changed digit is damaged, not "unlisted").
             listing = listings.first { $0.sha256 == sha256 && $0.length == bytes.count }

@@ -71,7 +71,7 @@ let package = Package(
         // MARK: Fleet
 
         /// The provisioning ledger: devices, runs, steps and smoke tests in SQLite; CSV/JSON export.
-        .target(name: "GrokLedger", dependencies: ["GrokBasics", "CSQLite", "GrokPostgres"]),
+        .target(name: "GrokLedger", dependencies: ["GrokBasics", "CSQLite", "GrokPostgres", "GrokCrypto"]),
         /// A PostgreSQL client on libpq: connections, parameterized statements, transactions,
         /// advisory locks; no libpq type escapes.
         .target(name: "GrokPostgres", dependencies: ["CLibPQ"]),

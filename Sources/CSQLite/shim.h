@@ -1,3 +1,6 @@
+// The pre-update hook (a spool's seals check a row as it was before a write changes it) is
+// declared only with this macro; Debian's and Ubuntu's libsqlite3 are built with it.
+#define SQLITE_ENABLE_PREUPDATE_HOOK 1
 #include <sqlite3.h>
 
 // SQLITE_TRANSIENT is a macro casting -1 to a function pointer, which Swift cannot import.

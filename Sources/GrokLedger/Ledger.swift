@@ -59,6 +59,16 @@ public final class Ledger: RunRecorder {
     ///   `newerSchema`, `cannotOpen`, `readOnly`, `locked`.
     public static func open(path: String, busyTimeout: Duration = .seconds(5), readOnly: Bool = false,
                             heartbeatInterval: Duration? = .seconds(10)) throws(LedgerError) -> Ledger {
+        try open(path: path, busyTimeout: busyTimeout, readOnly: readOnly, heartbeatInterval: heartbeatInterval, sealer: nil)
+    }
+
+    /// ``open(path:busyTimeout:readOnly:heartbeatInterval:)``, with `sealer` called inside
+    /// every write transaction after the file is verified and migrated (closing abandoned
+    /// runs included), just before its commit, with the rows of its tables the transaction
+    /// changed: a spool's seals (``Spool``).
+    static func open(path: String, busyTimeout: Duration = .seconds(5), readOnly: Bool = false,
+                     heartbeatInterval: Duration? = .seconds(10),
+                     sealer: RowSealer?) throws(LedgerError) -> Ledger {
         guard !path.isEmpty else { throw .cannotOpen(path: path, detail: "empty_path") }
         let milliseconds = max(0, Self.milliseconds(busyTimeout))
         if readOnly {
@@ -89,12 +99,19 @@ public final class Ledger: RunRecorder {
         try connection.configureForWriting()
         try Schema.migrate(connection)
         try connection.execute("PRAGMA foreign_keys = ON")
+        if let sealer { connection.installSealer(tables: sealer.tables, sealer.seal) }
         let locks = try RunLockFile(ledgerPath: path)
         let interrupted = try closeAbandonedRuns(connection, locks)
         let ledger = Ledger(connection: connection, readOnly: false, fileVersion: Schema.currentVersion, runLocks: locks,
                             interrupted: interrupted)
         if let heartbeatInterval { ledger.startHeartbeat(every: heartbeatInterval) }
         return ledger
+    }
+
+    /// What ``open(path:busyTimeout:readOnly:heartbeatInterval:sealer:)`` calls before each commit.
+    struct RowSealer: Sendable {
+        var tables: Set<String>
+        var seal: @Sendable (SQLiteConnection, [RowChanges.Row]) throws(LedgerError) -> Void
     }
 
     static func milliseconds(_ duration: Duration) -> Int {

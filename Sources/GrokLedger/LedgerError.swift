@@ -44,8 +44,8 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
     /// SQLite failed in a way not listed above (an I/O error, out of memory);
     /// `sqliteCode` is its extended result code.
     case sqlite(path: String, sqliteCode: Int32, detail: ErrorDetail)
-    /// A run with this key (``RunKey``) is already recorded: two runs started in the same
-    /// second drew the same four hex digits. Nothing was recorded; start the run again.
+    /// A run with this key (``RunKey``) is already recorded, and a key given for a new run
+    /// must be new: nothing was recorded (the run is never merged into the other one).
     case duplicateRun(path: String, run: String)
     /// No run has this key (`grokctl ledger show RUN`).
     case noSuchRun(path: String, run: String)
@@ -63,6 +63,13 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
     /// `grokctl ledger sync` was given a ledger that is not a shared database: a spool is
     /// sent to a `postgresql://` ledger only.
     case syncNeedsShared(path: String)
+    /// A spool was not sent (nothing of it): record `row` of `table` (of run `run`) is not
+    /// as the station that wrote it sealed it (`problem`, `ledger.spool.<code>`: `unsealed`,
+    /// `seal_mismatch`, `key_new`, `missing`); docs/ledger.md, "What a spool's seals protect".
+    case spoolRefused(path: String, table: String, row: Int64, run: String, problem: ErrorDetail)
+    /// The station's spool key cannot be used (`problem`, `ledger.spool_key.<code>`:
+    /// `not_regular`, `not_owned`, `not_private`, `malformed`, `system_call`).
+    case spoolKey(path: String, problem: ErrorDetail)
 
     /// The stable machine code of the case.
     public var code: String {
@@ -88,6 +95,8 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
         case .stageNotChangeable: "ledger_stage_not_changeable"
         case .stageNotUpward: "ledger_stage_not_upward"
         case .syncNeedsShared: "ledger_sync_not_shared"
+        case .spoolRefused: "ledger_spool_refused"
+        case .spoolKey: "ledger_spool_key"
         }
     }
 
@@ -115,6 +124,8 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
         case .stageNotChangeable(let p, let r, let s, let c): [p, r, s, c]
         case .stageNotUpward(let p, let r, let c, let n): [p, r, NumberText.plain(c), NumberText.plain(n)]
         case .syncNeedsShared(let p): [p]
+        case .spoolRefused(let p, let t, let r, let k, let d): [p, t, String(r), k] + d.flattened
+        case .spoolKey(let p, let d): [p] + d.flattened
         }
     }
 
@@ -125,7 +136,8 @@ public enum LedgerError: Error, Sendable, CodedError, Equatable {
             .newerSchema(let p, _, _), .diskFull(let p), .readOnly(let p, _), .invalidRecord(let p, _),
             .unknownRun(let p, _), .runFinished(let p, _), .exportFailed(let p, _), .sqlite(let p, _, _),
             .duplicateRun(let p, _), .noSuchRun(let p, _), .server(let p, _, _), .noSuchStage(let p, _),
-            .stageNotChangeable(let p, _, _, _), .stageNotUpward(let p, _, _, _), .syncNeedsShared(let p):
+            .stageNotChangeable(let p, _, _, _), .stageNotUpward(let p, _, _, _), .syncNeedsShared(let p),
+            .spoolRefused(let p, _, _, _, _), .spoolKey(let p, _):
             p
         }
     }

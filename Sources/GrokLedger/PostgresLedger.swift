@@ -29,6 +29,8 @@ public final class PostgresLedger: RunRecorder {
     private let conninfo: String
     private let connection: Mutex<PostgresConnection?>
     private let ownRuns = Mutex<Set<Int64>>([])
+    /// Set by ``stopReconnecting()``: writes no longer wait for a lost server.
+    private let givenUp = Mutex(false)
 
     private init(conninfo: String, target: String, station: String, connection: sending PostgresConnection,
                  reconnectSeconds: Double, abandoned: [RunRecord]) {
@@ -499,8 +501,17 @@ public final class PostgresLedger: RunRecorder {
 
     // MARK: Transactions and reconnection
 
+    /// Ends the waiting for a lost server: from now on a write (one waiting now included, at
+    /// its next try) fails at once on a lost connection instead of trying again for up to
+    /// ``reconnectSeconds``. ``SpoolFailover`` calls it once the station has gone over to its
+    /// spool, so every worker follows that one decision without waiting out its own window.
+    public func stopReconnecting() {
+        givenUp.withLock { $0 = true }
+    }
+
     /// Runs `body` in one transaction, again on a new connection while the server cannot be
-    /// reached (up to ``reconnectSeconds``), or after a serialization failure.
+    /// reached (up to ``reconnectSeconds``, unless ``stopReconnecting()`` was called), or
+    /// after a serialization failure.
     func write<T: Sendable>(_ body: (PostgresConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
         let deadline = ContinuousClock.now.advanced(by: .seconds(reconnectSeconds))
         var pause: Duration = .milliseconds(50)
@@ -518,7 +529,7 @@ public final class PostgresLedger: RunRecorder {
                     }
                 }
             } catch {
-                guard Self.retryable(error), ContinuousClock.now < deadline else { throw error }
+                guard Self.retryable(error), ContinuousClock.now < deadline, !givenUp.withLock({ $0 }) else { throw error }
                 connection.withLock { db in if db?.isOpen != true { db?.close(); db = nil } }
                 let ms = pause.components.seconds * 1000 + pause.components.attoseconds / 1_000_000_000_000_000
                 usleep(UInt32(clamping: ms * 1000))

@@ -26,6 +26,12 @@ final class SQLiteConnection {
     let busyTimeoutMilliseconds: Int
     private let db: OpaquePointer
     private var statements: [String: PreparedStatement] = [:]
+    /// The rows written in the open transaction (`sqlite3_update_hook`), kept only while a
+    /// ``sealer`` is installed.
+    private let changes = RowChanges()
+    /// Called with every row a write transaction changed, inside it, just before `COMMIT`
+    /// (``installSealer(_:)``): a spool seals its records in the transaction that writes them.
+    private var sealer: (@Sendable (SQLiteConnection, [RowChanges.Row]) throws(LedgerError) -> Void)?
 
     /// Opens the existing database file at `path` with extended result codes and the busy
     /// timeout. Nothing is read or written yet: the caller verifies the file
@@ -74,7 +80,34 @@ final class SQLiteConnection {
         try execute("PRAGMA foreign_keys = ON")
     }
 
+    /// Has `sealer` called, inside every later write transaction and just before its
+    /// `COMMIT`, with the rows of `tables` the transaction inserted, updated or deleted, each
+    /// updated or deleted row with its values as they were before (`sqlite3_preupdate_hook`;
+    /// rowid tables only). A sealer that throws rolls the whole transaction back.
+    func installSealer(tables: Set<String>, _ sealer: @escaping @Sendable (SQLiteConnection, [RowChanges.Row]) throws(LedgerError) -> Void) {
+        self.sealer = sealer
+        changes.tables = tables
+        let context = Unmanaged.passUnretained(changes).toOpaque()
+        _ = sqlite3_preupdate_hook(db, { context, db, operation, _, table, oldRowid, newRowid in
+            guard let context, let table else { return }
+            let changes = Unmanaged<RowChanges>.fromOpaque(context).takeUnretainedValue()
+            let name = String(cString: table)
+            guard changes.tables.contains(name) else { return }
+            var before: [SQLValue]?
+            if operation != SQLITE_INSERT {
+                before = (0..<sqlite3_preupdate_count(db)).map { column in
+                    var value: OpaquePointer?
+                    guard sqlite3_preupdate_old(db, column, &value) == SQLITE_OK, let value else { return .null }
+                    return SQLValue(value)
+                }
+            }
+            changes.rows.append(RowChanges.Row(table: name, rowid: operation == SQLITE_INSERT ? newRowid : oldRowid,
+                                               newRowid: operation == SQLITE_DELETE ? nil : newRowid, before: before))
+        }, context)
+    }
+
     deinit {
+        if sealer != nil { _ = sqlite3_preupdate_hook(db, nil, nil) }
         for statement in statements.values { statement.finalize() }
         statements.removeAll()
         sqlite3_close_v2(db)
@@ -201,25 +234,31 @@ final class SQLiteConnection {
     /// COMMIT rolls everything back and is rethrown.
     func transaction<T>(_ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
         try begin("BEGIN IMMEDIATE")
-        return try finish(body)
+        return try finish(body, sealing: true)
     }
 
     /// Runs `body` in a read transaction: every query in it sees the same snapshot.
     func readTransaction<T>(_ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
         try begin("BEGIN DEFERRED")
-        return try finish(body)
+        return try finish(body, sealing: false)
     }
 
     private func begin(_ sql: String) throws(LedgerError) {
         guard !inTransaction else {
             throw .sqlite(path: path, sqliteCode: SQLITE_MISUSE, detail: ErrorDetail("nested_transaction", [sql]))
         }
+        changes.rows.removeAll()
         try execute(sql)
     }
 
-    private func finish<T>(_ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
+    private func finish<T>(_ body: (SQLiteConnection) throws(LedgerError) -> T, sealing: Bool) throws(LedgerError) -> T {
+        defer { changes.rows.removeAll() }
         do {
             let result = try body(self)
+            if sealing, let sealer, !changes.rows.isEmpty {
+                let rows = changes.rows
+                try sealer(self, rows)
+            }
             try execute("COMMIT")
             return result
         } catch {
@@ -231,6 +270,39 @@ final class SQLiteConnection {
 }
 
 @available(*, unavailable) extension SQLiteConnection: Sendable {}
+
+/// The rows of some tables a connection's open transaction changed, as
+/// `sqlite3_preupdate_hook` reports them (called on the thread running the statement, which
+/// holds the connection).
+final class RowChanges {
+    struct Row {
+        var table: String
+        /// The row's id before the change (for an insert, its new id).
+        var rowid: Int64
+        /// Its id after the change; nil when it was deleted.
+        var newRowid: Int64?
+        /// Its values before the change, in the table's column order; nil for an insert.
+        var before: [SQLValue]?
+    }
+    var tables: Set<String> = []
+    var rows: [Row] = []
+}
+
+extension SQLValue {
+    /// A value as SQLite holds it (`sqlite3_value*`), read as ``PreparedStatement/value(_:)``
+    /// reads a column (a blob, which no ledger column holds, as its bytes taken for text).
+    init(_ value: OpaquePointer) {
+        switch sqlite3_value_type(value) {
+        case SQLITE_NULL: self = .null
+        case SQLITE_INTEGER: self = .integer(sqlite3_value_int64(value))
+        case SQLITE_FLOAT: self = .real(sqlite3_value_double(value))
+        default:
+            guard let bytes = sqlite3_value_text(value) else { self = .null; return }
+            let count = Int(sqlite3_value_bytes(value))
+            self = .text(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
+        }
+    }
+}
 
 /// One prepared statement (`sqlite3_stmt*`), owned by its connection's cache and finalized
 /// with it. Columns are read by index while a row is current.

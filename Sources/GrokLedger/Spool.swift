@@ -1,5 +1,6 @@
 import Foundation
 import GrokBasics
+import GrokCrypto
 import GrokPostgres
 
 /// A station's offline journal (docs/ledger.md, "Offline stations and the spool"): while the
@@ -8,33 +9,39 @@ import GrokPostgres
 /// guarantees), and sends it to the shared database exactly once when it is back
 /// (``sync(to:)``).
 ///
-/// Exactly once:
-/// - every spooled record is sent with a record id made from the spool's own id and the
-///   record's row (`spool:<spool id>:steps:<row>`), and the shared tables keep a record id
-///   once (`record_id` is unique there), so sending a record again changes nothing;
+/// Exactly once, by each record's identity:
+/// - every spooled record is sent with a record id made from its run's station and key, its
+///   table and its row (`spool:bench-3:20261201-104000-abcd:steps:<row>`), never from
+///   anything a copy of the file could change without changing the records; the shared
+///   tables keep a record id once (`record_id` is unique there), so sending a record again,
+///   from this file or any copy of it, changes nothing;
 /// - a spooled run is sent in one transaction of the shared database, and marked sent in
 ///   the spool (`spool_sent`) only after that commit: a crash between the two sends the run
 ///   again, which the record ids and the run's key make a no-op;
 /// - a spooled run whose key another station's run has already taken is never merged into
-///   it: it is sent under a key of its own (the key, a dash and hex digits of the spool's
-///   id), the same key every time.
+///   it: it is sent under a key of its own (the key, a dash and hex digits of the SHA-256 of
+///   its station's name), the same key every time.
+///
+/// Only as the station wrote it: every record is sealed with the station's key
+/// (``SpoolSeal``, ``SpoolKey``, `<station>.key` beside the spool), and ``sync(to:)`` checks
+/// every record it would send before it sends anything.
 public final class Spool: Sendable {
     /// The spool file, a ledger like any other (what a spooling run records into).
     public let ledger: Ledger
-    /// The spool's own id (random, made when the file was created): the stem of its record ids.
-    public let spoolID: String
+    let key: SpoolKey
 
     public var path: String { ledger.path }
+    /// The station's spool key, beside the spool.
+    public var keyPath: String { key.path }
 
-    private init(ledger: Ledger, spoolID: String) {
+    private init(ledger: Ledger, key: SpoolKey) {
         self.ledger = ledger
-        self.spoolID = spoolID
+        self.key = key
     }
 
-    /// The spool's bookkeeping, beside the ledger's tables: its id, and which runs were sent
-    /// where. (No foreign key to `runs`: a later migration may rebuild that table.)
-    static let bookkeeping = """
-        CREATE TABLE IF NOT EXISTS spool_identity (spool_id TEXT NOT NULL);
+    /// The spool's bookkeeping, beside the ledger's tables: which runs were sent where, and
+    /// the records' seals. (No foreign key to `runs`: a later migration may rebuild that table.)
+    static let bookkeeping = SpoolSeal.schema + """
         CREATE TABLE IF NOT EXISTS spool_sent (
             run_id     INTEGER PRIMARY KEY,
             shared_key TEXT NOT NULL,
@@ -44,17 +51,21 @@ public final class Spool: Sendable {
         """
 
     /// Opens (or creates) the spool at `path`: a ledger file (``Ledger/open(path:busyTimeout:readOnly:heartbeatInterval:)``)
-    /// with the spool's bookkeeping added in one transaction.
+    /// with the spool's bookkeeping added in one transaction, every record written through
+    /// it sealed with the station's key (`<path without .sqlite>.key`, made 0600 when there
+    /// is none).
+    /// - Throws: ``LedgerError/spoolKey(path:problem:)`` for a key that cannot be used, or
+    ///   the ledger's errors.
     public static func open(path: String) throws(LedgerError) -> Spool {
-        let ledger = try Ledger.open(path: path)
-        let id = try ledger.write { (db) throws(LedgerError) -> String in
-            try db.executeScript(bookkeeping)
-            if let id = try db.queryText("SELECT spool_id FROM spool_identity LIMIT 1") { return id }
-            let id = UUID().uuidString.lowercased()
-            try db.execute("INSERT INTO spool_identity (spool_id) VALUES (?)", [.text(id)])
-            return id
-        }
-        return Spool(ledger: ledger, spoolID: id)
+        let existed = FileManager.default.fileExists(atPath: path)
+        var key = try SpoolKey.loadOrCreate(SpoolKey.path(forSpool: path))
+        key.isNew = key.isNew && existed
+        let secret = key.bytes
+        let ledger = try Ledger.open(path: path, sealer: Ledger.RowSealer(tables: SpoolSeal.tables) {
+            (db, rows) throws(LedgerError) in try SpoolSeal.seal(db, rows, key: secret)
+        })
+        try ledger.write { (db) throws(LedgerError) in try db.executeScript(bookkeeping) }
+        return Spool(ledger: ledger, key: key)
     }
 
     /// A run of the spool and whether it was sent.
@@ -97,12 +108,17 @@ public final class Spool: Sendable {
     }
 
     /// Sends every finished run of the spool not yet sent to `shared`, oldest first, each in
-    /// one transaction there, and marks each sent after its commit. Stops at the first run
-    /// that cannot be sent (the error says why); the runs sent before it stay sent.
+    /// one transaction there, and marks each sent after its commit. First every record those
+    /// runs would send is checked against its seal: one that is not as the station sealed it
+    /// (``LedgerError/spoolRefused(path:table:row:run:problem:)``) stops the sync before
+    /// anything is sent. Then it stops at the first run that cannot be sent (the error says
+    /// why); the runs sent before it stay sent.
     @discardableResult
     public func sync(to shared: PostgresLedger) throws(LedgerError) -> SyncReport {
         var report = SyncReport()
-        for entry in try entries() {
+        let entries = try entries()
+        for entry in entries where entry.sentAs == nil && entry.run.endedAt != nil { _ = try read(entry.run) }
+        for entry in entries {
             if entry.sentAs != nil { report.alreadySent += 1; continue }
             guard entry.run.endedAt != nil else { report.open.append(entry.run.key); continue }
             let batch = try read(entry.run)
@@ -140,11 +156,38 @@ public final class Spool: Sendable {
         var sentKeys: [Int64: String] = [:]
     }
 
-    func recordID(_ table: String, _ row: String?) -> String { "spool:\(spoolID):\(table):\(row ?? "")" }
+    /// A spooled record's identity in the shared database: its run's station and key, its
+    /// table and its row in the spool (`spool:<station>:<run key>:<table>:<row>`).
+    static func recordID(station: String, run: String, table: String, row: String?) -> String {
+        "spool:\(station):\(run):\(table):\(row ?? "")"
+    }
 
+    /// Reads one run's records, each checked against its seal
+    /// (``LedgerError/spoolRefused(path:table:row:run:problem:)`` for the first that fails).
     private func read(_ run: RunRecord) throws(LedgerError) -> Batch {
         let id = SQLValue.integer(run.id.rawValue)
+        let spoolPath = path
+        let key = key
         return try ledger.read { (db) throws(LedgerError) -> Batch in
+            // The station and key of every spooled run, by row: what the records' ids are made of.
+            let runs = Dictionary(try db.query("SELECT id, station, run_key FROM runs", [], {
+                (String($0.integer(0) ?? 0), (station: $0.text(1) ?? "", key: $0.text(2) ?? ""))
+            }), uniquingKeysWith: { first, _ in first })
+            func checked(_ table: String, _ row: Int64?, runRow: String?) throws(LedgerError) {
+                guard let row else { return }
+                if let problem = try SpoolSeal.problem(db, table, row, key: key) {
+                    throw .spoolRefused(path: spoolPath, table: table, row: row, run: runRow.flatMap { runs[$0]?.key } ?? run.key,
+                                        problem: problem)
+                }
+            }
+            func identified(_ table: String, runColumn: Int) -> ([String?]) throws(LedgerError) -> [String?] {
+                { (record) throws(LedgerError) -> [String?] in
+                    try checked(table, record[0].flatMap { Int64($0) }, runRow: record[runColumn])
+                    let owner = record[runColumn].flatMap { runs[$0] } ?? (run.station, run.key)
+                    return [Self.recordID(station: owner.station, run: owner.key, table: table, row: record[0])] + record.dropFirst()
+                }
+            }
+            try checked("runs", run.id.rawValue, runRow: String(run.id.rawValue))
             // Reals as Swift writes them (the shortest text that reads back exactly), not SQLite's 15 digits.
             func rows(_ sql: String, _ count: Int32, reals: Set<Int32> = []) throws(LedgerError) -> [[String?]] {
                 try db.query(sql, [id]) { row in
@@ -160,20 +203,24 @@ public final class Spool: Sendable {
                 WHERE run_id = ?1 OR (code = 'step_completed_by_interrupted_run' AND EXISTS (
                     SELECT 1 FROM intents i WHERE i.resolved_by = ?1 AND i.run_id = s.run_id AND i.serial = s.serial AND i.step = s.step))
                 ORDER BY id
-                """, 14).map { [recordID("steps", $0[0])] + $0.dropFirst() }
+                """, 14).map(identified("steps", runColumn: 1))
             batch.smokeTests = try rows("""
                 SELECT id, run_id, serial, after_step, started_at, duration_ms, expected_tags, found_tags, missing_tags,
                        reads_per_second, min_rssi, passed FROM smoke_tests WHERE run_id = ?1 ORDER BY id
-                """, 12, reals: [9, 10]).map { [recordID("smoke_tests", $0[0])] + $0.dropFirst() }
+                """, 12, reals: [9, 10]).map(identified("smoke_tests", runColumn: 1))
             batch.intents = try rows("""
                 SELECT id, run_id, serial, step, target, recorded_at, outcome, resolved_at, resolved_by FROM intents
                 WHERE run_id = ?1 OR resolved_by = ?1 ORDER BY id
-                """, 9).map { [recordID("intents", $0[0])] + $0.dropFirst() }
+                """, 9).map(identified("intents", runColumn: 1))
             batch.rolloutResults = try rows("""
                 SELECT id, rollout_id, run_id, serial, percentage, outcome, hardware_revision, firmware_after, finished_at
                 FROM rollout_results WHERE run_id = ?1 ORDER BY id
-                """, 9, reals: [4]).map { [recordID("rollout_results", $0[0])] + $0.dropFirst() }
+                """, 9, reals: [4]).map(identified("rollout_results", runColumn: 2))
             let serials = Set(batch.steps.compactMap { $0[2] } + batch.smokeTests.compactMap { $0[2] } + batch.intents.compactMap { $0[2] })
+            for (row, serial) in try db.query("SELECT rowid, serial FROM devices ORDER BY serial", [], { ($0.integer(0), $0.text(1) ?? "") })
+            where serials.contains(serial) {
+                try checked("devices", row, runRow: nil)
+            }
             batch.devices = try db.rows("SELECT \(LedgerRows.deviceColumns) FROM devices ORDER BY serial") {
                 (row) throws(LedgerError) in try LedgerRows.device(row)
             }.filter { serials.contains($0.serial) }
@@ -186,12 +233,13 @@ public final class Spool: Sendable {
 
     // MARK: Sending
 
-    /// The keys a spooled run may have in the shared database, in the order they are tried:
-    /// its own, then its own with more and more of the spool's id (the same list every time,
-    /// so a run sent again finds the key it was sent under).
-    func candidateKeys(_ key: String) -> [String] {
-        let stem = spoolID.filter(\.isHexDigit)
-        return [key] + [4, 8, 12, 16, 32].map { "\(key)-\(stem.prefix($0))" }
+    /// The keys a spooled run of `station` may have in the shared database, in the order
+    /// they are tried: its own, then its own with more and more hex digits of the SHA-256 of
+    /// the station's name (the same list every time, from whatever copy of the spool, so a
+    /// run sent again finds the key it was sent under).
+    static func candidateKeys(_ key: String, station: String) -> [String] {
+        let stem = SHA256.hash(Array(station.utf8)).hex
+        return [key] + [4, 8, 12, 16, 64].map { "\(key)-\(stem.prefix($0))" }
     }
 
     /// Sends one run in one transaction of `shared`; returns its key there and whether it was
@@ -199,7 +247,7 @@ public final class Spool: Sendable {
     private func send(_ batch: Batch, to shared: PostgresLedger) throws(LedgerError) -> (String, Bool) {
         let target = shared.target
         let run = batch.run
-        let candidates = candidateKeys(run.key)
+        let candidates = Self.candidateKeys(run.key, station: run.station)
         let spoolPath = path
         return try shared.write { (db) throws(LedgerError) -> (String, Bool) in
             @discardableResult

@@ -30,6 +30,9 @@ public final class SpoolFailover: LedgerStore {
         var mirrored: [Int64: Int64] = [:]
     }
     private let state = Mutex(State())
+    /// Held for the whole switch to the spool: the station decides once, and every worker
+    /// that lost the database meanwhile waits here and then follows that decision.
+    private let switching = Mutex(())
 
     public init(shared: PostgresLedger, spoolPath: String) {
         self.shared = shared
@@ -50,22 +53,28 @@ public final class SpoolFailover: LedgerStore {
         return state.isEmpty || state.hasPrefix("08") || state == "57P01" || state == "57P03"
     }
 
-    /// Opens the spool (once) and begins this ledger's open runs again in it.
+    /// Opens the spool and begins this ledger's open runs again in it, once for the whole
+    /// station: the first worker that finds the database lost makes the switch holding
+    /// ``switching``; the others wait for it and use its spool (two workers switching at
+    /// once each began the run again, and the second was refused as `ledger_duplicate_run`).
+    /// A switch that failed is tried again by the next worker.
     private func switchToSpool() throws(LedgerError) -> Spool {
-        if let spool { return spool }
-        let spool = try Spool.open(path: spoolPath)
-        let began = state.withLock { $0.began }
-        var mirrored: [Int64: Int64] = [:]
-        for (id, start) in began.sorted(by: { $0.key < $1.key }) {
-            mirrored[id] = try spool.ledger.beginRun(start).rawValue
-        }
-        state.withLock { state in
-            if state.spool == nil {
+        try switching.withLock { (_) throws(LedgerError) -> Spool in
+            if let spool { return spool }
+            let spool = try Spool.open(path: spoolPath)
+            let began = state.withLock { $0.began }
+            var mirrored: [Int64: Int64] = [:]
+            for (id, start) in began.sorted(by: { $0.key < $1.key }) {
+                mirrored[id] = try spool.ledger.beginRun(start).rawValue
+            }
+            state.withLock { state in
                 state.spool = spool
                 state.mirrored = mirrored
             }
+            // The workers still waiting for the server follow this decision at their next try.
+            shared.stopReconnecting()
+            return spool
         }
-        return self.spool ?? spool
     }
 
     /// Where run `run` (as handed out) is recorded now: `nil` for the shared database, else

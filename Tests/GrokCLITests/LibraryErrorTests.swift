@@ -330,12 +330,24 @@ struct LibraryErrorTests {
             .stageNotChangeable(path: p, rollout: "fw-1.8", state: "active", change: "resume"),
             .stageNotUpward(path: p, rollout: "fw-1.8", percentage: 25, requested: 12.5),
             .syncNeedsShared(path: p),
+            .spoolRefused(path: "/s/bench-3.sqlite", table: "steps", row: 2, run: "20250115-120000-3fa2",
+                          problem: ErrorDetail("seal_mismatch", ["/s/bench-3.key"])),
+            .spoolRefused(path: "/s/bench-3.sqlite", table: "steps", row: 4, run: "20250115-120000-3fa2",
+                          problem: ErrorDetail("unsealed", ["/s/bench-3.key"])),
+            .spoolRefused(path: "/s/bench-5.sqlite", table: "runs", row: 1, run: "20250115-120000-3fa2",
+                          problem: ErrorDetail("key_new", ["/s/bench-5.key"])),
+            .spoolRefused(path: "/s/bench-3.sqlite", table: "devices", row: 1, run: "20250115-120000-3fa2", problem: ErrorDetail("missing")),
+            .spoolKey(path: "/s/bench-3.key", problem: ErrorDetail("not_private", ["644"])),
+            .spoolKey(path: "/s/bench-3.key", problem: ErrorDetail("not_regular")),
+            .spoolKey(path: "/s/bench-3.key", problem: ErrorDetail("not_owned", ["1000", "0"])),
+            .spoolKey(path: "/s/bench-3.key", problem: ErrorDetail("malformed")),
+            .spoolKey(path: "/s/bench-3.key", problem: ErrorDetail("system_call", ["open", "EACCES"])),
         ]
         for sample in samples {
             switch sample {
             case .cannotOpen, .locked, .corrupt, .empty, .notSQLite, .notALedger, .newerSchema, .diskFull, .readOnly, .invalidRecord, .unknownRun,
                 .runFinished, .exportFailed, .sqlite, .duplicateRun, .noSuchRun, .server, .noSuchStage, .stageNotChangeable,
-                .stageNotUpward, .syncNeedsShared: break
+                .stageNotUpward, .syncNeedsShared, .spoolRefused, .spoolKey: break
             }
         }
         Self.check(samples)

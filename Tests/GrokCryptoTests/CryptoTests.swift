@@ -20,6 +20,22 @@ struct CryptoTests {
         #expect(hasher.finalize() == SHA256.hash(Array("abc".utf8)))
     }
 
+    @Test("HMAC-SHA256 of RFC 4231's vectors (short key, text key, key longer than the block); a changed byte is invalid")
+    func hmacVectors() {
+        let one = HMACSHA256.code(key: [UInt8](repeating: 0x0b, count: 20), message: Array("Hi There".utf8))
+        #expect(Hex.encode(one) == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
+        let two = HMACSHA256.code(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
+        #expect(Hex.encode(two) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        let long = HMACSHA256.code(key: [UInt8](repeating: 0xaa, count: 131),
+                                   message: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
+        #expect(Hex.encode(long) == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+        #expect(HMACSHA256.isValid(two, key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8)))
+        var changed = two
+        changed[31] ^= 1
+        #expect(!HMACSHA256.isValid(changed, key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8)))
+        #expect(!HMACSHA256.isValid(two, key: Array("Jeff".utf8), message: Array("what do ya want for nothing?".utf8)))
+    }
+
     @Test("A digest round-trips through hex and JSON and refuses the wrong length")
     func digestText() {
         let digest = SHA256.hash([1, 2, 3])

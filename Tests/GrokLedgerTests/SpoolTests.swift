@@ -1,5 +1,6 @@
 import Foundation
 import PostgresTestSupport
+import Synchronization
 import Testing
 
 @testable import GrokLedger
@@ -115,7 +116,7 @@ struct SpoolTests {
         let report = try spool.sync(to: shared)
         let sentAs = try #require(report.sent.first?.sharedKey)
         #expect(sentAs != key && sentAs.hasPrefix(key + "-"), "\(sentAs)")
-        #expect(spool.candidateKeys(key).dropFirst().first == sentAs, "the key of its own is the spool's first choice")
+        #expect(Spool.candidateKeys(key, station: "bench-3").dropFirst().first == sentAs, "the key of its own is the spool's first choice")
         // Their run is untouched: its station, its one step.
         let theirRecord = try #require(try shared.run(key: key))
         #expect(theirRecord.station == "bench-9" && theirRecord.id == theirRun)
@@ -229,5 +230,175 @@ struct SpoolTests {
         try spool.ledger.write { (db) throws(LedgerError) in try db.execute("DELETE FROM spool_sent") }
         try spool.sync(to: shared)
         #expect(try ["runs", "steps", "smoke_tests", "intents", "devices"].map { try cluster.psql(database, "SELECT * FROM \($0) ORDER BY 1") } == before)
+    }
+
+    // MARK: Replays and forgeries (issue 27 item 4)
+
+    /// The spool file at `path` and its `-wal` copied to `copy`, with the station's key
+    /// beside it when `key` (a restored backup, a renamed spool).
+    func copySpool(_ path: String, to copy: String, key: Bool) throws {
+        try FileManager.default.createDirectory(atPath: (copy as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
+        }
+        if key { try FileManager.default.copyItem(atPath: keyFile(path), toPath: keyFile(copy)) }
+    }
+
+    func keyFile(_ spool: String) -> String { String(spool.dropLast(".sqlite".count)) + ".key" }
+
+    /// The code and arguments of what `body` threw (nil: it threw nothing).
+    func thrown(_ body: () throws -> Void) -> [String]? {
+        do { try body() } catch let error as LedgerError { return [error.code] + error.arguments } catch { return ["\(error)"] }
+        return nil
+    }
+
+    @Test("a copy of a sent spool under another name, its sent marks gone and its spool id changed, stores nothing again: records are known by their station, run and row")
+    func renamedCopySendsNothingNew() throws {
+        let scratch = Scratch()
+        let path = scratch.file("spool/bench-3.sqlite")
+        let spool = try Spool.open(path: path)
+        try spoolRun(spool)
+        let database = try cluster.newDatabase("spoolcopy")
+        let shared = try PostgresLedger.open(cluster.conninfo(database), station: "sync")
+        try spool.sync(to: shared)
+        let before = try snapshot(database)
+
+        let copy = scratch.file("spool/bench-3-restored.sqlite")
+        try copySpool(path, to: copy, key: true)
+        // The sqlite3 shell: the marks gone and, where a spool has an id of its own, a new one.
+        try Ledger.open(path: copy).write { (db) throws(LedgerError) in
+            try db.execute("DELETE FROM spool_sent")
+            if try db.queryInteger("SELECT count(*) FROM sqlite_master WHERE name = 'spool_identity'") != 0 {
+                try db.execute("UPDATE spool_identity SET spool_id = '00000000-0000-4000-8000-00000000beef'")
+            }
+        }
+        let again = try Spool.open(path: copy).sync(to: shared)
+        #expect(again.sent.map(\.wasThere) == [true])
+        #expect(try snapshot(database) == before, "the copy's records were stored a second time")
+        #expect(try shared.smokeTests().count == 1 && shared.steps().count == 3 && shared.intents().count == 1)
+    }
+
+    @Test("a spool edited behind the station's back is refused whole before anything is sent, naming the spool, the record and what is wrong; put back, it syncs")
+    func editedSpoolIsRefused() throws {
+        let database = try cluster.newDatabase("spoolforged")
+        let shared = try PostgresLedger.open(cluster.conninfo(database), station: "sync")
+        let refusal = "ledger_spool_refused"
+
+        // A serial rewritten with the sqlite3 shell (a connection without the station's key).
+        let scratch = Scratch()
+        let path = scratch.file("spool/bench-3.sqlite")
+        let spool = try Spool.open(path: path)
+        let spooled = try spoolRun(spool)
+        let shell = try Ledger.open(path: path)
+        try shell.write { (db) throws(LedgerError) in try db.execute("UPDATE steps SET serial = 'GRK-9' WHERE serial = 'GRK-2' AND step = 'region'") }
+        #expect(thrown { try spool.sync(to: shared) } == [refusal, path, "steps", "2", spooled.key, "seal_mismatch", keyFile(path)])
+        #expect(try shared.runs().isEmpty && shared.steps().isEmpty && shared.devices().isEmpty, "part of a forged spool was sent")
+
+        // A step added for a Grokker no station saw.
+        let added = Scratch()
+        let addedPath = added.file("spool/bench-3.sqlite")
+        let addedSpool = try Spool.open(path: addedPath)
+        let addedRun = try spoolRun(addedSpool)
+        try Ledger.open(path: addedPath).write { (db) throws(LedgerError) in
+            try db.execute("""
+                INSERT INTO steps (run_id, serial, step, started_at, ended_at, duration_ms, result, detail)
+                SELECT run_id, 'GRK-666', step, started_at, ended_at, duration_ms, result, detail FROM steps WHERE id = 1
+                """)
+        }
+        #expect(thrown { try addedSpool.sync(to: shared) } == [refusal, addedPath, "steps", "4", addedRun.key, "unsealed", keyFile(addedPath)])
+
+        // A device row changed by hand, then seen again by the station: the station's write
+        // does not bless what it found changed.
+        let device = Scratch()
+        let devicePath = device.file("spool/bench-3.sqlite")
+        let deviceSpool = try Spool.open(path: devicePath)
+        try spoolRun(deviceSpool)
+        try Ledger.open(path: devicePath).write { (db) throws(LedgerError) in
+            try db.execute("UPDATE devices SET provisioned = 1, hardware_revision = '9' WHERE serial = 'GRK-2'")
+        }
+        try deviceSpool.ledger.upsertDevice(DeviceSighting(serial: "GRK-2", firmware: "1.8.0", seenAt: at(9)))
+        let deviceRefusal = thrown { try deviceSpool.sync(to: shared) }
+        #expect(deviceRefusal?.first == refusal && deviceRefusal?[2] == "devices" && deviceRefusal?[5] == "seal_mismatch", "\(deviceRefusal ?? [])")
+        #expect(try shared.runs().isEmpty)
+
+        // The serial put back as the station wrote it: the spool is whole again and syncs.
+        try shell.write { (db) throws(LedgerError) in try db.execute("UPDATE steps SET serial = 'GRK-2' WHERE id = 2") }
+        #expect(try spool.sync(to: shared).sent.map(\.key) == [spooled.key])
+        #expect(try shared.steps().map(\.serial).sorted() == ["GRK-1", "GRK-2", "GRK-2"])
+    }
+
+    @Test("another station's spool copied or renamed into this station's name is refused: it was sealed under another key")
+    func foreignSpoolIsRefused() throws {
+        let database = try cluster.newDatabase("spoolforeign")
+        let shared = try PostgresLedger.open(cluster.conninfo(database), station: "sync")
+        let scratch = Scratch()
+        let theirs = scratch.file("bench-3/spool/bench-3.sqlite")
+        let spooled = try spoolRun(try Spool.open(path: theirs))
+        // Station bench-4 has a key of its own; bench-3's spool copied over its spool.
+        let ours = scratch.file("bench-4/spool/bench-4.sqlite")
+        _ = try Spool.open(path: ours)
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: ours + suffix) }
+        try copySpool(theirs, to: ours, key: false)
+        #expect(thrown { try Spool.open(path: ours).sync(to: shared) } == ["ledger_spool_refused", ours, "runs", "1", spooled.key, "seal_mismatch", keyFile(ours)])
+        // Renamed where no station has a key yet: the key made now cannot have sealed it.
+        let renamed = scratch.file("elsewhere/spool/bench-5.sqlite")
+        try copySpool(theirs, to: renamed, key: false)
+        #expect(thrown { try Spool.open(path: renamed).sync(to: shared) } == ["ledger_spool_refused", renamed, "runs", "1", spooled.key, "key_new", keyFile(renamed)])
+        #expect(try shared.runs().isEmpty)
+    }
+
+    @Test("the station's spool key is made 0600 beside the spool; a key others may read, or a link in its place, is refused, naming it")
+    func spoolKeyFile() throws {
+        let scratch = Scratch()
+        let path = scratch.file("spool/bench-3.sqlite")
+        _ = try Spool.open(path: path)
+        let key = keyFile(path)
+        let attributes = try FileManager.default.attributesOfItem(atPath: key)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let text = try String(contentsOfFile: key, encoding: .utf8)
+        #expect(text.count == 65 && text.hasSuffix("\n"))
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: key)
+        #expect(thrown { _ = try Spool.open(path: path) } == ["ledger_spool_key", key, "not_private", "644"])
+        try FileManager.default.removeItem(atPath: key)
+        try FileManager.default.createSymbolicLink(atPath: key, withDestinationPath: scratch.file("elsewhere.key"))
+        #expect(thrown { _ = try Spool.open(path: path) } == ["ledger_spool_key", key, "not_regular"])
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("elsewhere.key")), "a key was written through the link")
+    }
+
+    // MARK: The switch to the spool (issue 27 item 8)
+
+    @Test("the database lost under four workers at once: the station goes over to its spool once, and every worker's records land there")
+    func fourWorkersSwitchOnce() throws {
+        let cluster = try PostgresCluster()
+        let database = try cluster.newDatabase("switch")
+        let scratch = Scratch()
+        let failover = SpoolFailover(shared: try PostgresLedger.open(cluster.conninfo(database), station: "bench-3", reconnectSeconds: 1),
+                                     spoolPath: scratch.file("spool/bench-3.sqlite"))
+        var begin = start(at: 0)
+        begin.station = "bench-3"
+        begin.key = "20240501-104000-cafe"
+        let run = try failover.beginRun(begin)
+        cluster.stop()
+        let failures = Mutex<[String]>([])
+        let group = DispatchGroup()
+        for worker in 0..<4 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                do throws(LedgerError) {
+                    try failover.upsertDevice(DeviceSighting(serial: "GRK-\(worker)", firmware: "1.7.3", seenAt: at(1)))
+                    try failover.recordStep(step(run, "GRK-\(worker)", "region", from: 1, to: 2))
+                } catch {
+                    failures.withLock { $0.append(error.code + ": " + error.arguments.joined(separator: " ")) }
+                }
+            }.start()
+        }
+        group.wait()
+        #expect(failures.withLock { $0 } == [])
+        let spool = try #require(failover.spool)
+        #expect(try spool.ledger.runs().map(\.key) == ["20240501-104000-cafe"], "the run was begun in the spool more than once")
+        #expect(try spool.ledger.steps().map(\.serial).sorted() == ["GRK-0", "GRK-1", "GRK-2", "GRK-3"])
+        try failover.finishRun(run, outcome: .succeeded, endedAt: at(3), reportPath: nil)
+        #expect(try spool.ledger.run(key: "20240501-104000-cafe")?.outcome == .succeeded)
     }
 }

@@ -20,20 +20,88 @@ public struct WAVAudio: Sendable, Equatable {
     public var frameCount: Int { channels.first?.count ?? 0 }
 }
 
+/// Where a WAV file's bytes come from, front to back, once: a file, a pipe, memory.
+public protocol WAVByteSource {
+    /// Reads into `buffer` until it is full or the input ends; returns how many bytes came.
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(AudioError) -> Int
+}
+
+/// A file descriptor read from its current position (a regular file, a pipe, a socket).
+public struct FileDescriptorSource: WAVByteSource {
+    let fd: Int32
+    let name: String
+
+    /// Reads `fd` (not closed here); errors name the file as `name`.
+    public init(fd: Int32, name: String) {
+        self.fd = fd
+        self.name = name
+    }
+
+    public mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(AudioError) -> Int {
+        try POSIXCall.readAll(fd, path: name, "read", buffer).get()
+    }
+}
+
+/// Bytes already in memory.
+struct MemorySource: WAVByteSource {
+    let bytes: [UInt8]
+    var position = 0
+
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(AudioError) -> Int {
+        let n = min(buffer.count, bytes.count - position)
+        bytes.withUnsafeBytes { all in
+            buffer.baseAddress?.copyMemory(from: all.baseAddress! + position, byteCount: n)
+        }
+        position += n
+        return n
+    }
+}
+
+/// What a streamed WAV file held besides its samples.
+public struct WAVStreamSummary: Sendable, Equatable {
+    /// Frames per second.
+    public var sampleRate: Int
+    public var channelCount: Int
+    /// Frames per channel, all blocks together.
+    public var frameCount: Int
+}
+
 /// Reads RIFF/WAVE files: PCM 8/16/24/32-bit integer, 32/64-bit IEEE float, plain or
 /// `WAVE_FORMAT_EXTENSIBLE` (as sox writes), any number of channels.
 ///
-/// Unknown chunks are skipped, odd-sized chunks are taken as padded to an even size, and
-/// every size is checked against the file before anything is allocated. Sample data is
-/// limited to ``maximumDataBytes`` (1 GiB); RF64 and big-endian RIFX files are refused.
+/// One reader, front to back (``stream(_:name:size:limits:blockFrames:_:)``): the samples
+/// go to the caller in blocks as they are read, so memory stays at one block whatever the
+/// file's length (a `data` chunk before its `fmt` chunk, which the format allows but nobody
+/// writes, is held until the format is known). Unknown chunks are skipped, odd-sized chunks
+/// are taken as padded to an even size, and every size is checked before it is read: the
+/// `data` chunk is limited to ``maximumDataBytes`` (1 GiB), refused by its header alone, and
+/// reading stops at its end, so endless input costs at most that. A stream of unknown
+/// length (a pipe) may have at most ``maximumOtherBytes`` of headers and other chunks; a
+/// file's are bounded by its size. RF64 and big-endian RIFX files are refused.
 public enum WAVFile {
     /// The largest `data` chunk read: 1 GiB.
     public static let maximumDataBytes = 1 << 30
+    /// The most bytes other than the samples (the RIFF header, chunk headers, `fmt` and
+    /// other chunks) a stream of unknown length may carry: 64 KiB.
+    public static let maximumOtherBytes = 64 * 1024
+    /// Frames per block handed to the caller.
+    public static let blockFrames = 65_536
 
-    /// Reads and decodes the whole file.
+    /// The reader's limits (tests set smaller ones).
+    public struct Limits: Sendable {
+        public var dataBytes: Int
+        public var otherBytes: Int
+        public init(dataBytes: Int = WAVFile.maximumDataBytes, otherBytes: Int = WAVFile.maximumOtherBytes) {
+            self.dataBytes = dataBytes
+            self.otherBytes = otherBytes
+        }
+    }
+
+    /// Streams the file at `path` (a regular file: anything else is refused).
     /// - Throws: ``AudioError/file(path:detail:)`` when it cannot be opened or read,
     ///   ``AudioError/badWAV(path:detail:)`` saying what is wrong otherwise.
-    public static func read(path: String) throws(AudioError) -> WAVAudio {
+    public static func stream(path: String, blockFrames: Int = blockFrames,
+                              _ body: (_ sampleRate: Int, _ block: [[Float]]) -> Void) throws(AudioError) -> WAVStreamSummary {
         let fd = try POSIXCall.retrying(path: path, "open") { open(path, O_RDONLY | O_CLOEXEC) }
         defer { close(fd) }
         var info = stat()
@@ -41,29 +109,69 @@ public enum WAVFile {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw AudioError.file(path: path, detail: ErrorDetail("not_regular_file"))
         }
-        let reader = Reader(fd: fd, memory: nil, path: path, size: Int(info.st_size))
-        return try reader.decode()
+        var source = FileDescriptorSource(fd: fd, name: path)
+        return try stream(&source, name: path, size: Int(info.st_size), blockFrames: blockFrames, body)
     }
 
-    /// Decodes a whole file already in memory (read from a pipe, such as standard input).
+    /// Streams what `fd` holds from its current position (standard input: a pipe, or a file
+    /// redirected, whose size then bounds it as a file's does); errors call it `name`.
+    public static func stream(fileDescriptor fd: Int32, name: String, blockFrames: Int = blockFrames,
+                              _ body: (_ sampleRate: Int, _ block: [[Float]]) -> Void) throws(AudioError) -> WAVStreamSummary {
+        var info = stat()
+        try POSIXCall.retrying(path: name, "fstat") { fstat(fd, &info) }
+        var size: Int?
+        if (info.st_mode & S_IFMT) == S_IFREG {
+            let position = lseek(fd, 0, SEEK_CUR)
+            if position >= 0 { size = max(0, Int(info.st_size) - Int(position)) }
+        }
+        var source = FileDescriptorSource(fd: fd, name: name)
+        return try stream(&source, name: name, size: size, blockFrames: blockFrames, body)
+    }
+
+    /// The one reader: parses `source` front to back and hands `body` the samples, one block
+    /// of at most `blockFrames` frames at a time (one array per channel, in -1...1).
+    /// - Parameters:
+    ///   - name: What errors call the input.
+    ///   - size: The input's length when known (a file): a `data` chunk it cannot hold is
+    ///     refused before any sample is read, and the other chunks need no limit of their own.
+    ///   - limits: ``Limits`` (the defaults outside tests).
+    /// - Throws: ``AudioError/badWAV(path:detail:)`` saying what is wrong, or the source's error.
+    public static func stream(_ source: inout some WAVByteSource, name: String, size: Int? = nil, limits: Limits = Limits(),
+                              blockFrames: Int = blockFrames,
+                              _ body: (_ sampleRate: Int, _ block: [[Float]]) -> Void) throws(AudioError) -> WAVStreamSummary {
+        var reader = Reader(name: name, size: size, limits: limits)
+        return try reader.run(&source, blockFrames: max(1, blockFrames), body)
+    }
+
+    /// Reads and decodes the whole file into memory (tests, benchmarks: short files).
+    public static func read(path: String) throws(AudioError) -> WAVAudio {
+        var collected = Collected()
+        let summary = try stream(path: path) { collected.add($1) }
+        return collected.audio(summary)
+    }
+
+    /// Decodes a whole file already in memory.
     /// - Parameters:
     ///   - bytes: The file's bytes.
     ///   - name: What errors call the file (`standard input`).
     /// - Throws: ``AudioError/badWAV(path:detail:)`` saying what is wrong.
     public static func decode(_ bytes: [UInt8], name: String) throws(AudioError) -> WAVAudio {
-        try Reader(fd: -1, memory: bytes, path: name, size: bytes.count).decode()
+        var source = MemorySource(bytes: bytes)
+        var collected = Collected()
+        let summary = try stream(&source, name: name, size: bytes.count) { collected.add($1) }
+        return collected.audio(summary)
     }
 
-    /// How many bytes ``checkStart(_:name:)`` looks at: the RIFF header.
-    public static let startBytes = 12
-
-    /// Checks the first ``startBytes`` bytes of a stream (fewer: it ended there) as
-    /// ``decode(_:name:)`` would, so a pipe that carries no WAV is refused before the rest of
-    /// it is read.
-    /// - Throws: ``AudioError/badWAV(path:detail:)``, the same error decoding would give.
-    public static func checkStart(_ start: [UInt8], name: String) throws(AudioError) {
-        let reader = Reader(fd: -1, memory: start, path: name, size: start.count)
-        _ = try reader.header()
+    private struct Collected {
+        var channels: [[Float]] = []
+        mutating func add(_ block: [[Float]]) {
+            if channels.isEmpty { channels = Array(repeating: [], count: block.count) }
+            for (index, samples) in block.enumerated() { channels[index] += samples }
+        }
+        func audio(_ summary: WAVStreamSummary) -> WAVAudio {
+            WAVAudio(sampleRate: summary.sampleRate,
+                     channels: channels.isEmpty ? Array(repeating: [], count: summary.channelCount) : channels)
+        }
     }
 
     private struct Format {
@@ -75,30 +183,115 @@ public enum WAVFile {
     }
 
     private struct Reader {
-        let fd: Int32
-        /// The whole file, when it was read from a pipe; `nil`: read `fd` at offsets.
-        let memory: [UInt8]?
-        let path: String
-        let size: Int
+        let name: String
+        let size: Int?
+        let limits: Limits
+        /// Bytes taken from the source so far (the offset in the file).
+        var offset = 0
+        /// Of those, bytes that were not samples.
+        var otherBytes = 0
 
-        func bad(_ code: String, _ values: [String] = []) -> AudioError { .badWAV(path: path, detail: ErrorDetail(code, values)) }
+        init(name: String, size: Int?, limits: Limits) {
+            self.name = name
+            self.size = size
+            self.limits = limits
+        }
 
-        func bytes(at offset: Int, count: Int) throws(AudioError) -> [UInt8] {
-            guard offset >= 0, count >= 0, offset + count <= size else {
-                throw bad("ends_early", [String(offset + count), String(size)])
-            }
-            if let memory { return Array(memory[offset..<(offset + count)]) }
+        func bad(_ code: String, _ values: [String] = []) -> AudioError { .badWAV(path: name, detail: ErrorDetail(code, values)) }
+
+        /// Up to `count` bytes (fewer: the input ended).
+        mutating func take(_ source: inout some WAVByteSource, _ count: Int) throws(AudioError) -> [UInt8] {
             var buffer = [UInt8](repeating: 0, count: count)
             let got = try buffer.withUnsafeMutableBytes { raw in
-                POSIXCall.readAll(fd, path: path, "read", raw, at: offset)
+                Result { () throws(AudioError) in try source.read(into: raw) }
             }.get()
-            if got < count { throw bad("ends_early", [String(offset + count), String(offset + got)]) }
+            offset += got
+            if got < count { buffer.removeLast(count - got) }
             return buffer
         }
 
+        /// Exactly `count` bytes that are not samples.
+        mutating func other(_ source: inout some WAVByteSource, _ count: Int) throws(AudioError) -> [UInt8] {
+            try allowOther(count)
+            let start = offset
+            let bytes = try take(&source, count)
+            guard bytes.count == count else { throw bad("ends_early", [String(start + count), String(offset)]) }
+            return bytes
+        }
+
+        /// Counts `count` more bytes of headers and other chunks against the limit (a stream
+        /// of unknown length only; a file's size bounds them).
+        mutating func allowOther(_ count: Int) throws(AudioError) {
+            otherBytes += count
+            if size == nil, otherBytes > limits.otherBytes { throw bad("headers_too_large", [String(limits.otherBytes)]) }
+        }
+
+        /// Reads and drops `count` bytes; false when the input ended first.
+        mutating func skip(_ source: inout some WAVByteSource, _ count: Int) throws(AudioError) -> Bool {
+            var left = count
+            while left > 0 {
+                let piece = try take(&source, min(left, 65_536))
+                left -= piece.count
+                if piece.isEmpty { return false }
+            }
+            return true
+        }
+
+        mutating func run(_ source: inout some WAVByteSource, blockFrames: Int,
+                          _ body: (_ sampleRate: Int, _ block: [[Float]]) -> Void) throws(AudioError) -> WAVStreamSummary {
+            try checkHeader(try other(&source, 12))
+            // The RIFF size is often wrong in streamed files; chunks are bounded by the input.
+            var format: Format?
+            // A data chunk met before the fmt chunk, held until the format is known.
+            var early: [UInt8]?
+            while true {
+                let chunk = try take(&source, 8)
+                if chunk.count < 8 { break }
+                try allowOther(8)
+                let length = Int(le32(chunk, 4))
+                let padded = length + (length & 1)
+                switch describe(chunk[0..<4]) {
+                case "'fmt '" where format == nil:
+                    guard length >= 16 else { throw bad("fmt_too_short", [String(length)]) }
+                    guard length <= 1024 else { throw bad("fmt_too_long", [String(length)]) }
+                    format = try parseFormat(try other(&source, length))
+                    if length & 1 == 1 { try allowOther(1); _ = try take(&source, 1) }
+                case "'data'" where format == nil && early == nil:
+                    try checkData(length, at: offset)
+                    let bytes = try take(&source, length)
+                    guard bytes.count == length else { throw bad("data_truncated", [String(length), String(bytes.count)]) }
+                    early = bytes
+                    if length & 1 == 1 { _ = try take(&source, 1) }
+                case "'data'" where format != nil:
+                    // The data chunk after the fmt chunk: streamed, never held.
+                    try checkData(length, at: offset)
+                    var blocks = Blocks(format: format!, blockFrames: blockFrames)
+                    let start = offset
+                    let frames = try blocks.pass(&source, bytes: length, body)
+                    offset += blocks.consumed
+                    guard blocks.consumed == length else {
+                        throw bad("data_truncated", [String(length), String(offset - start)])
+                    }
+                    return WAVStreamSummary(sampleRate: format!.sampleRate, channelCount: format!.channels, frameCount: frames)
+                default:
+                    // Another chunk: skipped (at the end of the input, the next header is missing).
+                    try allowOther(padded)
+                    _ = try skip(&source, padded)
+                    continue
+                }
+                if let format, let early {
+                    var blocks = Blocks(format: format, blockFrames: blockFrames)
+                    var memory = MemorySource(bytes: early)
+                    let frames = try blocks.pass(&memory, bytes: early.count, body)
+                    return WAVStreamSummary(sampleRate: format.sampleRate, channelCount: format.channels, frameCount: frames)
+                }
+            }
+            guard format != nil else { throw bad("no_fmt_chunk") }
+            throw bad("no_data_chunk")
+        }
+
         /// The RIFF header, checked.
-        func header() throws(AudioError) -> [UInt8] {
-            let header = try bytes(at: 0, count: 12)
+        func checkHeader(_ header: [UInt8]) throws(AudioError) {
             let magic = String(decoding: header[0..<4], as: UTF8.self)
             switch magic {
             case "RIFF": break
@@ -109,43 +302,14 @@ public enum WAVFile {
             guard header[8..<12].elementsEqual("WAVE".utf8) else {
                 throw bad("not_wave", [describe(header[8..<12])])
             }
-            return header
         }
 
-        func decode() throws(AudioError) -> WAVAudio {
-            _ = try header()
-            // The RIFF size is often wrong in streamed files; chunks are bounded by the file.
-            var offset = 12
-            var format: Format?
-            var data: (offset: Int, count: Int)?
-            while offset + 8 <= size, format == nil || data == nil {
-                let chunk = try bytes(at: offset, count: 8)
-                let id = describe(chunk[0..<4])
-                let length = Int(le32(chunk, 4))
-                let body = offset + 8
-                switch id {
-                case "'fmt '":
-                    guard length >= 16 else { throw bad("fmt_too_short", [String(length)]) }
-                    guard length <= 1024 else { throw bad("fmt_too_long", [String(length)]) }
-                    format = try parseFormat(try bytes(at: body, count: length))
-                case "'data'":
-                    guard length <= WAVFile.maximumDataBytes else {
-                        throw bad("data_too_large", [String(length)])
-                    }
-                    guard body + length <= size else {
-                        throw bad("data_truncated", [String(length), String(max(0, size - body))])
-                    }
-                    data = (body, length)
-                default:
-                    break
-                }
-                offset = body + length + (length & 1)
+        /// A data chunk's declared length, checked before a byte of it is read.
+        func checkData(_ length: Int, at body: Int) throws(AudioError) {
+            guard length <= limits.dataBytes else { throw bad("data_too_large", [String(length)]) }
+            if let size, body + length > size {
+                throw bad("data_truncated", [String(length), String(max(0, size - body))])
             }
-            guard let format else { throw bad("no_fmt_chunk") }
-            guard let data else { throw bad("no_data_chunk") }
-            let frames = data.count / format.blockAlign
-            let samples = try bytes(at: data.offset, count: frames * format.blockAlign)
-            return WAVAudio(sampleRate: format.sampleRate, channels: convert(samples, format: format, frames: frames))
         }
 
         func parseFormat(_ fmt: [UInt8]) throws(AudioError) -> Format {
@@ -180,14 +344,53 @@ public enum WAVFile {
             }
             return Format(isFloat: isFloat, channels: channels, sampleRate: sampleRate, bitsPerSample: bits, blockAlign: blockAlign)
         }
+    }
 
-        func convert(_ bytes: [UInt8], format: Format, frames: Int) -> [[Float]] {
-            let width = format.bitsPerSample / 8
-            var channels = [[Float]](repeating: [], count: format.channels)
-            for channel in 0..<format.channels {
-                channels[channel].reserveCapacity(frames)
+    /// The samples of a data chunk, converted a block at a time into buffers used again.
+    private struct Blocks {
+        let format: Format
+        let blockFrames: Int
+        var channels: [[Float]]
+        var raw: [UInt8]
+        /// Bytes of the chunk taken from the source by the last ``pass(_:bytes:_:)``.
+        var consumed = 0
+
+        init(format: Format, blockFrames: Int) {
+            self.format = format
+            self.blockFrames = blockFrames
+            channels = Array(repeating: [], count: format.channels)
+            for index in channels.indices { channels[index].reserveCapacity(blockFrames) }
+            raw = [UInt8](repeating: 0, count: blockFrames * format.blockAlign)
+        }
+
+        /// Reads `bytes` bytes of samples (whole frames go to `body`; a trailing part-frame is
+        /// dropped); returns the frames passed. Stops early when the input ends.
+        mutating func pass(_ source: inout some WAVByteSource, bytes: Int,
+                           _ body: (_ sampleRate: Int, _ block: [[Float]]) -> Void) throws(AudioError) -> Int {
+            consumed = 0
+            var frames = 0
+            while consumed < bytes {
+                let wanted = min(raw.count, bytes - consumed)
+                let got = try raw.withUnsafeMutableBytes { buffer in
+                    Result { () throws(AudioError) in try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted])) }
+                }.get()
+                consumed += got
+                let whole = got / format.blockAlign
+                if whole > 0 {
+                    convert(frames: whole)
+                    body(format.sampleRate, channels)
+                    frames += whole
+                }
+                if got < wanted { break }
             }
-            bytes.withUnsafeBytes { raw in
+            return frames
+        }
+
+        mutating func convert(frames: Int) {
+            let width = format.bitsPerSample / 8
+            let format = self.format
+            for index in channels.indices { channels[index].removeAll(keepingCapacity: true) }
+            raw.withUnsafeBytes { raw in
                 for frame in 0..<frames {
                     for channel in 0..<format.channels {
                         let at = frame * format.blockAlign + channel * width
@@ -215,20 +418,20 @@ public enum WAVFile {
                     }
                 }
             }
-            return channels
-        }
-
-        func le16(_ bytes: [UInt8], _ at: Int) -> UInt16 { UInt16(bytes[at]) | UInt16(bytes[at + 1]) << 8 }
-        func le32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
-            UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
-        }
-        func describe(_ bytes: ArraySlice<UInt8>) -> String {
-            let printable = bytes.allSatisfy { (0x20..<0x7F).contains($0) }
-            return printable
-                ? "'\(String(decoding: bytes, as: UTF8.self))'"
-                : bytes.map { "0x" + String($0, radix: 16) }.joined(separator: " ")
         }
     }
+
+}
+
+private func le16(_ bytes: [UInt8], _ at: Int) -> UInt16 { UInt16(bytes[at]) | UInt16(bytes[at + 1]) << 8 }
+private func le32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
+    UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
+}
+private func describe(_ bytes: ArraySlice<UInt8>) -> String {
+    let printable = bytes.allSatisfy { (0x20..<0x7F).contains($0) }
+    return printable
+        ? "'\(String(decoding: bytes, as: UTF8.self))'"
+        : bytes.map { "0x" + String($0, radix: 16) }.joined(separator: " ")
 }
 
 // MARK: - Writing

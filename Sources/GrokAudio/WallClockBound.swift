@@ -197,7 +197,9 @@ final class WatchdogSlot: Sendable {
     struct Call {
         let bound: WallClockBound
         let port: String
-        let since: ContinuousClock.Instant
+        /// When the call began, moved later by the time the watchdog itself could not run
+        /// (the process starved of CPU: that wait is not the peer's fault).
+        var since: ContinuousClock.Instant
         /// Set by the watchdog when the bound fired during this call.
         var fired: AudioError?
         var lastSignal: ContinuousClock.Instant?
@@ -257,7 +259,14 @@ final class WatchdogSlot: Sendable {
     /// The thread is signalled under this slot's lock, for a call still armed: it is alive
     /// and inside that call (a thread that has exited has no slot; one that disarmed is
     /// not signalled).
-    func watch(now: ContinuousClock.Instant, soon: ContinuousClock.Instant, active: inout Bool) -> ContinuousClock.Instant? {
+    ///
+    /// `starved` is how long the watchdog could not run since its last look beyond the
+    /// interval it asked for (``WallClockWatchdog/starvation(expected:now:)``): the process was
+    /// starved of CPU, its own threads did not run, so that time does not count towards the
+    /// stall bound of the calls armed then (a peer is frozen when it sent nothing while we
+    /// were there to read, not when we were not).
+    func watch(now: ContinuousClock.Instant, soon: ContinuousClock.Instant, starved: Duration = .zero,
+               active: inout Bool) -> ContinuousClock.Instant? {
         state.withLock { state in
             if state.arms != state.armsSeen {
                 state.armsSeen = state.arms
@@ -267,6 +276,9 @@ final class WatchdogSlot: Sendable {
             active = true
             var next: ContinuousClock.Instant?
             for index in state.calls.indices {
+                if starved > .zero, state.calls[index].fired == nil {
+                    state.calls[index].since = min(now, state.calls[index].since.advanced(by: starved))
+                }
                 let call = state.calls[index]
                 let due: ContinuousClock.Instant
                 if let error = call.fired ?? call.bound.check(port: call.port, now: now, blockedSince: call.since) {
@@ -424,18 +436,34 @@ final class WallClockWatchdog: Sendable {
         slots.withLock { slots in slots.registered.removeAll { $0 === slot } }
     }
 
+    /// How late a look may come before the time past it counts as starvation: scheduling
+    /// jitter on a busy machine stays below it.
+    static let starvationSlack: Duration = .milliseconds(200)
+
+    /// The time the watchdog could not run: how much later than `expected` (the wake it
+    /// asked for) this look at `now` came, less ``starvationSlack``; zero when on time.
+    static func starvation(expected: ContinuousClock.Instant?, now: ContinuousClock.Instant) -> Duration {
+        guard let expected else { return .zero }
+        let late = expected.duration(to: now) - starvationSlack
+        return late > .zero ? late : .zero
+    }
+
     private func loop() {
         var quiet = 0
+        // The wake the last look asked for while calls were armed (nil: none armed).
+        var expected: ContinuousClock.Instant?
         while true {
             let now = ContinuousClock.now
             let soon = now.advanced(by: Self.repeatInterval)
+            let starved = Self.starvation(expected: expected, now: now)
             var next: ContinuousClock.Instant?
             var active = false
             slots.withLock { slots in
                 for slot in slots.registered {
-                    if let due = slot.watch(now: now, soon: soon, active: &active) { next = min(next ?? due, due) }
+                    if let due = slot.watch(now: now, soon: soon, starved: starved, active: &active) { next = min(next ?? due, due) }
                 }
             }
+            expected = next
             quiet = active ? 0 : quiet + 1
             if active, sleeping.load(ordering: .relaxed) { sleeping.store(false, ordering: .relaxed) }
             if next == nil && quiet < Self.quietScans { next = soon }

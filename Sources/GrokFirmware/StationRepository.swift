@@ -157,11 +157,15 @@ public struct StationRepository: Sendable {
             if let bytes = try committed.read(name, limit: 16 << 20) { try copy.write(name, bytes) }
         }
         if !names.contains("root.json") {
-            guard let data = FileManager.default.contents(atPath: trustedRootFile), data.count <= 512_000 else {
-                throw TUFError.storage(path: trustedRootFile, detail: ErrorDetail("no_trusted_root"))
-            }
-            let bytes = Array(data)
-            try Updater.initialize(metadataDirectory: copy.directory, trustedRoot: bytes)
+            try seed(copy, replacing: nil)
+        } else if let cached = try? copy.read("root.json", limit: Self.rootLimit), (try? Updater.checkRoot(cached ?? [])) != nil {
+            // The cached root is whole: the chain goes on from it.
+        } else {
+            // A cached root that is no root any more (emptied, cut short, edited) is replaced
+            // by the station's trust root, and the chain walked again from there, as a new
+            // station's is; the trusted timestamp, snapshot and targets kept still guard their
+            // versions against rollback.
+            try seed(copy, replacing: committed.path("root.json"))
         }
         let updater = try Updater(metadataDirectory: copy.directory, metadataBaseURL: metadataURL, targetBaseURL: targetsURL,
                                   fetcher: fetcher, clock: clock)
@@ -204,6 +208,23 @@ public struct StationRepository: Sendable {
         }
         try Self.commitMetadata(from: copy, into: committed, previous: names, metadataDirectory: metadataDirectory)
         return StationUpdate(versions: versions, updates: updates, targets: listed, files: files)
+    }
+
+    /// The largest root file read.
+    static let rootLimit = 512_000
+
+    /// Writes the trust root (``trustedRootFile``) into `copy` as its root.
+    /// - Parameter damaged: The cached root it replaces, if any (for the error when it cannot).
+    /// - Throws: ``TUFError/storage(path:detail:)`` naming the trust root file
+    ///   (`no_trusted_root`) when there was none before, else naming the damaged cached root
+    ///   and the trust root that cannot replace it (`cached_root_damaged`).
+    func seed(_ copy: FileStore, replacing damaged: String?) throws(TUFError) {
+        let bytes = FileManager.default.contents(atPath: trustedRootFile).flatMap { $0.count <= Self.rootLimit ? Array($0) : nil }
+        if let damaged, bytes.map({ (try? Updater.checkRoot($0)) != nil }) != true {
+            throw TUFError.storage(path: damaged, detail: ErrorDetail("cached_root_damaged", [trustedRootFile]))
+        }
+        guard let bytes else { throw TUFError.storage(path: trustedRootFile, detail: ErrorDetail("no_trusted_root")) }
+        try Updater.initialize(metadataDirectory: copy.directory, trustedRoot: bytes)
     }
 
     /// Moves the verified metadata of `copy` into the committed set (rename per file), removes

@@ -51,9 +51,14 @@ public actor Updater {
     /// Writes `rootBytes` as the trusted root of a new client in `metadataDirectory`
     /// (checked to be a self-signed root first).
     public static func initialize(metadataDirectory: String, trustedRoot rootBytes: [UInt8]) throws(TUFError) {
+        try checkRoot(rootBytes)
+        try FileStore(directory: metadataDirectory).write("root.json", rootBytes)
+    }
+
+    /// Checks that `rootBytes` is a root signed by its own keys (what a client can start from).
+    public static func checkRoot(_ rootBytes: [UInt8]) throws(TUFError) {
         let root = try RootMetadata(rootBytes)
         try root.verify(root.envelope, as: .root)
-        try FileStore(directory: metadataDirectory).write("root.json", rootBytes)
     }
 
     /// A client over the trusted metadata in `metadataDirectory` (which must hold a

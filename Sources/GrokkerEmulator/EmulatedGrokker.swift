@@ -35,7 +35,8 @@ import GrokProtocol
 /// the flash's records at every power-on and reset (the flash wins). A power cut may fall on
 /// any sample (``powerCutAt``); the unit is then dead until a new ``EmulatedGrokker`` opens
 /// its directory, and the loader's invariants keep one good program in flash, so it answers
-/// and can be updated again.
+/// and can be updated again; a flash erased by hand starts the boot ROM's loader (0.0.0),
+/// which an update fills.
 ///
 /// Its output never holds an exact-zero sample while a tone plays: the vendor's receive path
 /// loses bits on exact zeros (docs/vendor-protocol.md); see ``process(input:output:)``.
@@ -228,17 +229,17 @@ public final class EmulatedGrokker: CablePeer {
     }
 
     /// Makes `state.json` say what the flash holds: the application's and the loader's
-    /// versions from their records (a program whose record is not whole keeps the last
-    /// version recorded).
+    /// versions from their records; 0.0.0 for a program the flash does not hold whole
+    /// (erased, or cut off mid-update), never a version that is gone.
     private func reconcileState() throws(EmulatorError) {
-        func firmware(_ v: VendorLoader.Version) -> FirmwareVersion {
-            FirmwareVersion(major: v.major, minor: v.minor, build: UInt16(v.build))
+        func firmware(_ v: VendorLoader.Version?) -> FirmwareVersion {
+            FirmwareVersion(major: v?.major ?? 0, minor: v?.minor ?? 0, build: UInt16(v?.build ?? 0))
         }
-        let application = loader.applicationRecord.map { firmware($0.version) }
-        let loaderVersion = loader.loaderRecord.map { firmware($0.version) }
+        let application = firmware(loader.applicationRecord?.version)
+        let loaderVersion = firmware(loader.loaderRecord?.version)
         try store.update { state in
-            if let application { state.firmwareVersion = application }
-            if let loaderVersion { state.loaderVersion = loaderVersion }
+            state.firmwareVersion = application
+            state.loaderVersion = loaderVersion
         }
     }
 

@@ -244,13 +244,14 @@ struct WAVTests {
         }
     }
 
-    @Test("a WAV held in memory (read from a pipe) decodes as the same file on disk; a bad one names what the caller calls it",
+    @Test("a WAV held in memory or streamed without a known size decodes as the same file on disk; a bad one names what the caller calls it, with the same problem",
           arguments: badFiles)
-    func inMemoryDecodeAgreesWithTheFile(name: String, bytes: [UInt8], problem: String) throws {
+    func inMemoryAndStreamedDecodeAgreeWithTheFile(name: String, bytes: [UInt8], problem: String) throws {
         let good = WAVBytes.riff(WAVBytes.fmt(tag: 1, channels: 2, rate: 48000, bits: 24),
                                  WAVBytes.chunk("LIST", [1, 2, 3]), WAVBytes.chunk("data", [0, 0, 0x80, 0xFF, 0xFF, 0x7F, 1, 2]))
-        #expect(try WAVFile.decode(good, name: "standard input") == WAVFile.read(path: try write(good)))
-        try WAVFile.checkStart(Array(good.prefix(WAVFile.startBytes)), name: "standard input")
+        let file = try WAVFile.read(path: try write(good))
+        #expect(try WAVFile.decode(good, name: "standard input") == file)
+        #expect(try Self.streamed(good).audio == file)
         var decodeError: AudioError?
         do { _ = try WAVFile.decode(bytes, name: "standard input") } catch { decodeError = error }
         guard case .badWAV(let named, let detail)? = decodeError else {
@@ -258,10 +259,83 @@ struct WAVTests {
             return
         }
         #expect(named == "standard input" && detail.code == problem, "\(detail)")
-        // Its start alone refuses it the same way, or passes when the fault lies further on.
-        do { try WAVFile.checkStart(Array(bytes.prefix(WAVFile.startBytes)), name: "standard input") } catch {
-            #expect(error == decodeError, "\(name)")
+        #expect(throws: decodeError!) { _ = try Self.streamed(bytes) }
+    }
+
+    /// An input read front to back that never ends: `start`, then zeros; counts what was taken.
+    struct EndlessSource: WAVByteSource {
+        var start: [UInt8]
+        var taken = 0
+        var stopAt: Int?
+        mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(AudioError) -> Int {
+            var n = buffer.count
+            if let stopAt { n = min(n, stopAt - taken) }
+            for i in 0..<n { buffer[i] = taken + i < start.count ? start[taken + i] : 0 }
+            taken += n
+            return n
         }
+    }
+
+    /// `bytes` streamed with no size known, collected; with the blocks' sizes.
+    static func streamed(_ bytes: [UInt8], blockFrames: Int = 4) throws(AudioError) -> (audio: WAVAudio, blocks: [Int]) {
+        var source = EndlessSource(start: bytes, stopAt: bytes.count)
+        var channels: [[Float]] = []
+        var blocks: [Int] = []
+        let summary = try WAVFile.stream(&source, name: "standard input", blockFrames: blockFrames) { _, block in
+            if channels.isEmpty { channels = Array(repeating: [], count: block.count) }
+            for (index, samples) in block.enumerated() { channels[index] += samples }
+            blocks.append(block[0].count)
+        }
+        #expect(channels.isEmpty || channels[0].count == summary.frameCount)
+        return (WAVAudio(sampleRate: summary.sampleRate,
+                         channels: channels.isEmpty ? Array(repeating: [], count: summary.channelCount) : channels), blocks)
+    }
+
+    @Test("a header declaring 0xFFFFFFFF data bytes on endless input is refused after its 44 header bytes, not after reading them")
+    func hugeDeclaredDataIsRefusedByItsHeader() {
+        for declared in [0xFFFF_FFFF, (1 << 30) + 1] {
+            var source = EndlessSource(start: WAVBytes.riff(WAVBytes.fmt(tag: 1, channels: 2, rate: 44100, bits: 16))
+                + Array("data".utf8) + (0..<4).map { UInt8(truncatingIfNeeded: declared >> (8 * $0)) })
+            #expect(throws: AudioError.badWAV(path: "standard input", detail: ErrorDetail("data_too_large", [String(declared)]))) {
+                _ = try WAVFile.stream(&source, name: "standard input") { _, _ in Issue.record("a block was read") }
+            }
+            #expect(source.taken == 44)
+        }
+    }
+
+    @Test("a data chunk over the limit (set small here) is refused before a sample is read; one within it is read to its end and no further, a block at a time")
+    func dataLimitAndEndlessInput() throws {
+        let limits = WAVFile.Limits(dataBytes: 100_000)
+        func header(_ declared: Int) -> [UInt8] {
+            WAVBytes.riff(WAVBytes.fmt(tag: 1, channels: 1, rate: 44100, bits: 16)) + Array("data".utf8)
+                + (0..<4).map { UInt8(truncatingIfNeeded: declared >> (8 * $0)) }
+        }
+        var over = EndlessSource(start: header(100_002))
+        #expect(throws: AudioError.badWAV(path: "pipe", detail: ErrorDetail("data_too_large", ["100002"]))) {
+            _ = try WAVFile.stream(&over, name: "pipe", limits: limits) { _, _ in }
+        }
+        #expect(over.taken == 44)
+
+        var within = EndlessSource(start: header(100_000))
+        var largest = 0
+        var frames = 0
+        let summary = try WAVFile.stream(&within, name: "pipe", limits: limits, blockFrames: 4096) { _, block in
+            largest = max(largest, block[0].count)
+            frames += block[0].count
+        }
+        #expect(within.taken == 44 + 100_000)
+        #expect(summary.frameCount == 50_000 && frames == 50_000)
+        #expect(largest == 4096)
+    }
+
+    @Test("other chunks on a stream of unknown length are limited (64 KiB): an endless LIST chunk is refused by its header")
+    func endlessOtherChunkIsRefused() {
+        var source = EndlessSource(start: Array("RIFF".utf8) + [0xFF, 0xFF, 0xFF, 0xFF] + Array("WAVE".utf8)
+            + Array("LIST".utf8) + [0xFF, 0xFF, 0xFF, 0x7F])
+        #expect(throws: AudioError.badWAV(path: "pipe", detail: ErrorDetail("headers_too_large", [String(WAVFile.maximumOtherBytes)]))) {
+            _ = try WAVFile.stream(&source, name: "pipe") { _, _ in }
+        }
+        #expect(source.taken == 20)
     }
 
     @Test func missingFileIsAFileError() {

@@ -326,6 +326,37 @@ struct WallClockWatchdogTests {
         try inner.guardingTransfer(port: "inner") { () throws(AudioError) in }
     }
 
+    @Test("time the watchdog itself could not run (the process starved of CPU, or stopped) does not count towards a call's stall bound: a peer is frozen when it sent nothing while we were there to read")
+    func starvationIsNotAFrozenPeer() {
+        let start = ContinuousClock.now
+        let at = { (seconds: Double) in start.advanced(by: .seconds(seconds)) }
+        // On time, or late by scheduling jitter: no starvation.
+        #expect(WallClockWatchdog.starvation(expected: nil, now: at(5)) == .zero)
+        #expect(WallClockWatchdog.starvation(expected: at(1), now: at(1.1)) == .zero)
+        #expect(WallClockWatchdog.starvation(expected: at(1), now: at(0.5)) == .zero)
+        #expect(WallClockWatchdog.starvation(expected: at(1), now: at(3)) == .seconds(2) - WallClockWatchdog.starvationSlack)
+
+        let bound = WallClockBound(stallSeconds: 1)
+        let slot = WatchdogSlot(thread: pthread_self(), serial: .max, watchdog: WallClockWatchdog.shared)
+        slot.arm(bound, port: "pipe", since: start)
+        var active = false
+        // 1.5 s after the call began, but the watchdog did not run for 1.2 s of them: 0.3 s blocked.
+        _ = slot.watch(now: at(1.5), soon: at(1.52), starved: .seconds(1.2), active: &active)
+        #expect(slot.fired == nil && bound.fired == nil)
+        // Then the watchdog runs on time and the peer still sends nothing: frozen 1 s later.
+        _ = slot.watch(now: at(2.1), soon: at(2.12), active: &active)
+        #expect(slot.fired == nil)
+        _ = slot.watch(now: at(2.6), soon: at(2.62), active: &active)
+        #expect(slot.fired == .stalled(port: "pipe", seconds: "1"))
+        _ = slot.disarm()
+        // Without the starvation the same call is frozen at 1.5 s (what happened before).
+        let other = WallClockBound(stallSeconds: 1)
+        slot.arm(other, port: "pipe", since: start)
+        _ = slot.watch(now: at(1.5), soon: at(1.52), active: &active)
+        #expect(slot.fired == .stalled(port: "pipe", seconds: "1"))
+        _ = slot.disarm()
+    }
+
     @Test("a watchdog that fell asleep with nothing armed wakes for the next call and ends it within its bound")
     func sleepingWatchdogWakesForTheNextCall() throws {
         let scratch = TemporaryDirectory("grokaudio-test")

@@ -144,10 +144,10 @@ extension CLI {
             }
         }
 
-        @Test("SIGTERM, SIGINT, SIGHUP, SIGPIPE and SIGXFSZ at seeded moments end the run cleanly, closed as interrupted")
+        @Test("SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGXFSZ and SIGQUIT (Ctrl-\\) at seeded moments end the run cleanly, closed as interrupted")
         func signals() throws {
             var random = SplitMix64(seed: 0x5160_0A15)
-            for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGXFSZ] {
+            for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGXFSZ, SIGQUIT] {
                 let world = try FleetWorld()
                 let run = try RunningProvision(world)
                 let afterSteps = Int.random(in: 2...24, using: &random)

@@ -62,6 +62,56 @@ func runBinary(_ arguments: [String], pipedInput input: [UInt8], environment: [S
                      standardError: try String(contentsOfFile: paths[1], encoding: .utf8))
 }
 
+/// Runs the built grokctl with `header` then zeros (at most `limit` bytes in all) written into
+/// a pipe on its standard input until it stops reading; returns the run and the bytes written.
+func runBinary(_ arguments: [String], header: [UInt8], thenZeros limit: Int) throws -> (RunResult, Int) {
+    let directory = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let process = Process()
+    process.executableURL = try grokctlExecutable()
+    process.arguments = arguments
+    process.environment = ["PATH": "/usr/bin:/bin"]
+    let paths = ["out", "err"].map { directory + "/" + $0 }
+    for path in paths { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+    let out = try FileHandle(forWritingTo: URL(fileURLWithPath: paths[0]))
+    let err = try FileHandle(forWritingTo: URL(fileURLWithPath: paths[1]))
+    let pipe = Pipe()
+    process.standardInput = pipe
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let writer = pipe.fileHandleForWriting.fileDescriptor
+    let fed = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) var written = 0
+    let thread = Thread {
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
+        let zeros = [UInt8](repeating: 0, count: 64 * 1024)
+        while written < limit {
+            let piece = written < header.count ? Array(header[written...]) : zeros
+            let n = piece.withUnsafeBytes { write(writer, $0.baseAddress!, min(piece.count, limit - written)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                break  // EPIPE: grokctl stopped reading
+            }
+            written += n
+        }
+        var none = timespec(tv_sec: 0, tv_nsec: 0)
+        _ = sigtimedwait(&blocked, nil, &none)
+        try? pipe.fileHandleForWriting.close()
+        fed.signal()
+    }
+    thread.start()
+    process.waitUntilExit()
+    fed.wait()
+    try out.close()
+    try err.close()
+    return (RunResult(status: process.terminationStatus, standardOutput: try String(contentsOfFile: paths[0], encoding: .utf8),
+                      standardError: try String(contentsOfFile: paths[1], encoding: .utf8)), written)
+}
+
 /// The `error` object of a `--json` run's standard error.
 private func jsonError(_ text: String) -> [String: Any]? {
     jsonLines(text).compactMap { $0["error"] as? [String: Any] }.first
@@ -134,6 +184,20 @@ extension CLI {
             #expect(piped.status == file.status)
             #expect(jsonError(piped.standardError)?["code"] as? String == jsonError(file.standardError)?["code"] as? String)
             #expect(jsonError(piped.standardError)?["code"] as? String == "audio_bad_wav", "\(piped.standardError)")
+        }
+
+        @Test("audio decode - refuses a header declaring 0xFFFFFFFF data bytes by the header: endless input behind it is not read (was: 1 GiB read, 2 GiB RSS)")
+        func audioDecodeRefusesAHugeDeclaredSizeBeforeReading() throws {
+            var header = Array("RIFF".utf8) + [0xFF, 0xFF, 0xFF, 0xFF] + Array("WAVE".utf8)
+            header += Array("fmt ".utf8) + [16, 0, 0, 0, 1, 0, 1, 0, 0x44, 0xAC, 0, 0, 0x88, 0x58, 1, 0, 2, 0, 16, 0]
+            header += Array("data".utf8) + [0xFF, 0xFF, 0xFF, 0xFF]
+            // Endless zeros after it, cut off at 64 MiB should grokctl go on reading.
+            let (result, written) = try runBinary(["audio", "decode", "-", "--json"], header: header, thenZeros: 64 << 20)
+            #expect(result.status == 1)
+            #expect(jsonError(result.standardError)?["code"] as? String == "audio_bad_wav", "\(result.standardError)")
+            #expect(result.standardError.contains("4294967295"), "\(result.standardError)")
+            // What the pipe holds (64 KiB here) and what grokctl read: the header only.
+            #expect(written < 4 << 20, "\(written) bytes went into the pipe")
         }
 
         // MARK: firmware verify -

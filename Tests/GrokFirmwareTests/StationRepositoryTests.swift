@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokCrypto
 import GrokFirmware
 import GrokProtocol
@@ -150,6 +151,35 @@ struct StationRepositoryTests {
             _ = await (a, b)
             #expect(fleet.trustedVersion("timestamp") == Int64(round + 2), "round \(round)")
         }
+    }
+
+    @Test("an emptied or cut cached root is replaced by the station's trust root and the chain walked again (to root 2 here); when the trust root cannot replace it, the error names the cached file and the trust root")
+    func damagedCachedRootIsReseededFromTheTrustRoot() async throws {
+        let fleet = try FleetRepository()
+        // Root 2 (a new timestamp key), published: the station walks 1 -> 2 and caches 2.
+        let timestampKey = try TUFSigningKey.ed25519()
+        try fleet.repository.rotate(role: "timestamp", to: .init(keys: [(timestampKey.publicKeyJSON, timestampKey.keyID)], threshold: 1),
+                                    now: fleet.now)
+        try fleet.repository.sign(role: "root", with: fleet.keys["root"]!)
+        try fleet.repository.timestamp(with: [timestampKey], snapshotKeys: [fleet.keys["snapshot"]!], now: fleet.now)
+        try fleet.repository.publish(to: fleet.served, now: fleet.now)
+        _ = try await fleet.station().update(channels: ["release"])
+        #expect(fleet.trustedVersion("root") == 2)
+        let cached = fleet.state + "/metadata/root.json"
+        let whole = try readFile(cached)
+        for damage in [[], Array(whole.prefix(whole.count / 2)), Array("{}".utf8)] {
+            try writeFile(cached, damage)
+            let update = try await fleet.station().update(channels: ["release"])
+            #expect(update.versions["root"] == 2)
+            #expect(try readFile(cached) == whole)
+        }
+        // The trust root gone too: the error names the cached root and the trust root.
+        try writeFile(cached, [])
+        try writeFile(fleet.rootFile, [])
+        await #expect(throws: TUFError.storage(path: cached, detail: ErrorDetail("cached_root_damaged", [fleet.rootFile]))) {
+            _ = try await fleet.station().update(channels: ["release"])
+        }
+        #expect(try readFile(cached) == [])
     }
 
     @Test("a symbolic link or a file grokctl did not make in the state directory is refused")

@@ -199,18 +199,33 @@ struct DecodeJobTests {
             == Self.keys(original.packets.filter { $0.channel == 0 }))
     }
 
-    @Test("a recording read whole (standard input) decodes as the file does; what is no WAV is refused by its start")
-    func bytesDecodeAsTheFile() throws {
+    @Test("a recording streamed from a pipe (standard input) decodes as the file does; what is no WAV is refused by its start")
+    func pipeDecodesAsTheFile() throws {
         let recording = try LinkRecording.record()
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: recording.wav)))
         let fromFile = try Self.decode(recording)
-        var whole = try RecordingDecoder.decode(bytes: bytes, name: "standard input", file: recording.wav)
-        #expect(whole == fromFile)
-        whole = try RecordingDecoder.decode(bytes: bytes, name: "standard input", file: "-")
-        #expect(whole.packets.allSatisfy { $0.file == "-" } && whole.summary.file == "-")
-        try RecordingDecoder.checkStart(Array(bytes.prefix(RecordingDecoder.startBytes)), name: "standard input")
-        #expect(throws: AudioError.self) {
-            try RecordingDecoder.checkStart(Array("this is not a".utf8), name: "standard input")
+        func piped(_ input: [UInt8], file: String) throws -> DecodedRecording {
+            var fds: [Int32] = [0, 0]
+            try #require(pipe(&fds) == 0)
+            defer { close(fds[0]) }
+            let end = fds[1]
+            let writer = Thread {
+                var offset = 0
+                while offset < input.count {
+                    let n = input.withUnsafeBytes { write(end, $0.baseAddress! + offset, input.count - offset) }
+                    if n <= 0 { break }
+                    offset += n
+                }
+                close(end)
+            }
+            writer.start()
+            return try RecordingDecoder.decode(fileDescriptor: fds[0], name: "standard input", file: file)
+        }
+        #expect(try piped(bytes, file: recording.wav) == fromFile)
+        let dashed = try piped(bytes, file: "-")
+        #expect(dashed.packets.allSatisfy { $0.file == "-" } && dashed.summary.file == "-")
+        #expect(throws: AudioError.badWAV(path: "standard input", detail: ErrorDetail("not_riff", ["'this'"]))) {
+            _ = try piped(Array("this is not a".utf8), file: "-")
         }
     }
 }

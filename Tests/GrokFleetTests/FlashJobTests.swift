@@ -151,6 +151,18 @@ struct FlashJobTests {
         #expect(try bench.state(0).firmwareVersion == FirmwareFixture.v170)
     }
 
+    @Test("a unit whose flash.bin was erased whole answers in its (boot ROM) loader as 0.0.0 and is updated, the reader image only; state.json follows the flash")
+    func erasedUnitIsUpdated() async throws {
+        let (bench, fixture) = try await Self.bench()
+        let unit = DeviceStateStore.deviceDirectory(in: bench.path, index: 0)
+        try Data(repeating: 0xFF, count: VendorLoader.flashBytes).write(to: URL(fileURLWithPath: unit + "/" + EmulatedGrokker.flashFileName))
+        let log = FlashLog()
+        let report = await FlashJob(source: try await Self.source(fixture, directory: bench.path)).run([bench.device(0)], events: log.record)
+        guard case .done(_, "0.0.0", "1.8.0", _, _) = report.outcomes[0] else { Issue.record("\(report.outcomes)"); return }
+        #expect(log.phases(0).allSatisfy { $0 == .reader })
+        #expect(try bench.state(0).firmwareVersion == FirmwareFixture.v180)
+    }
+
     @Test("a cancellation before the devices are reached touches none of them; a re-run finishes the update")
     func cancelBeforeStart() async throws {
         let (bench, fixture) = try await Self.bench()

@@ -154,6 +154,27 @@ struct EmulatedGrokkerFirmwareTests {
         #expect(damaged.store.state.firmwareVersion == FirmwareVersion(major: 1, minor: 9, build: 0))
     }
 
+    @Test("a unit whose flash was erased whole comes up in the boot ROM's loader (0.0.0), state.json says 0.0.0 (not the version that is gone), and an update installs the application")
+    func erasedUnitIsUpdatedByTheLoaderPath() throws {
+        let bench = try VendorHostBench()
+        try Data(repeating: 0xFF, count: VendorLoader.flashBytes).write(to: URL(fileURLWithPath: bench.grokker.flashPath))
+        let erased = try VendorHostBench(powerOn: bench)
+        #expect(erased.grokker.softwareType == .loader)
+        #expect(erased.store.state.firmwareVersion == FirmwareVersion(major: 0, minor: 0, build: 0))
+        #expect(erased.store.state.loaderVersion == FirmwareVersion(major: 0, minor: 0, build: 0))
+        try erased.connect(samplesPerBit: 8)
+        let version = try #require(try erased.readerVersion())
+        #expect(version.software == .loader && (version.firmwareMajor, version.firmwareMinor, version.firmwareBuild) == (0, 0, 0))
+        #expect(try erased.update(loader: linkLoader, reader: linkReader) == .done)
+        let updated = try #require(try erased.readerVersion())
+        #expect(updated.software == .application && (updated.firmwareMajor, updated.firmwareMinor) == (1, 9))
+        #expect(erased.store.state.firmwareVersion == FirmwareVersion(major: 1, minor: 9, build: 0))
+        // A power cycle agrees: the application is in flash now.
+        let again = try VendorHostBench(powerOn: erased)
+        #expect(again.grokker.softwareType == .application)
+        #expect(again.store.state.firmwareVersion == FirmwareVersion(major: 1, minor: 9, build: 0))
+    }
+
     @Test("a power cut at any of 64 seeded samples of an update leaves a unit that answers at the next power-on, agrees with state.json, and updates again")
     func powerCutsAtAnySample() throws {
         // How long a whole update takes on this bench, in device samples.

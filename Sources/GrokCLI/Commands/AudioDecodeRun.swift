@@ -13,20 +13,15 @@ extension LinkDirection {
     }
 }
 
-/// The recording in `input`, decoded (GrokFleet's ``RecordingDecoder``): a file is read in
-/// place (its chunks at their offsets); standard input is checked by its RIFF header, then
-/// read whole (at most ``RecordingDecoder/byteLimit`` bytes), its errors naming it as
-/// standard input in `localizer`'s language.
+/// The recording in `input`, decoded (GrokFleet's ``RecordingDecoder``, which streams it):
+/// a file by its path, standard input from where it stands, its errors naming it as standard
+/// input in `localizer`'s language.
 func readRecording(_ input: InputFile, _ localizer: Localizer) throws -> DecodedRecording {
     switch input {
     case .path(let path):
         return try RecordingDecoder.decode(path: path, file: input.argument)
     case .standardInput:
-        // What is no WAV is refused by its first bytes, before the rest is read.
-        let start = try input.readStart(RecordingDecoder.startBytes, localizer: localizer)
-        try RecordingDecoder.checkStart(start, name: input.name(localizer))
-        let bytes = try input.readAll(limit: RecordingDecoder.byteLimit, localizer: localizer, after: start)
-        return try RecordingDecoder.decode(bytes: bytes, name: input.name(localizer), file: input.argument)
+        return try RecordingDecoder.decode(fileDescriptor: STDIN_FILENO, name: input.name(localizer), file: input.argument)
     }
 }
 

@@ -27,7 +27,7 @@ struct EmulateStartEvent: Encodable, Sendable {
 /// The last line of `grokctl emulate --json`: why it stopped and what went over the link.
 struct EmulateEndEvent: Encodable, Sendable {
     var event = "end"
-    /// `host_closed` (the host went away) or `signal` (SIGINT or SIGTERM).
+    /// `host_closed` (the host went away) or `signal` (SIGINT, SIGQUIT or SIGTERM).
     var reason: String
     var audioSeconds: Double
     var packetsSent: Int
@@ -49,7 +49,7 @@ struct EmulateEndEvent: Encodable, Sendable {
 
 /// `grokctl emulate`: one emulated Grokker (GrokFleet's ``EmulatorJob``) over raw s16le
 /// mono PCM: FIFOs, files or standard input and output (`-`), until the host goes away or
-/// SIGINT/SIGTERM arrives. Exit 0 either way. With `-` as the output, every message goes to
+/// SIGINT/SIGQUIT/SIGTERM arrives. Exit 0 either way. With `-` as the output, every message goes to
 /// standard error and the JSON start/end lines are not printed (standard output carries the audio).
 func runEmulate(_ command: EmulateCommand, _ context: CommandContext) throws -> ExitCode {
     let console = context.console
@@ -63,7 +63,7 @@ func runEmulate(_ command: EmulateCommand, _ context: CommandContext) throws -> 
     console.say(.emulateWaiting, command.inputPath, command.outputPath, to: .standardError)
     let recording = try job.open(input: command.inputPath, output: command.outputPath, recordAudio: context.globals.recordAudio)
 
-    // From here on SIGINT/SIGTERM ask the loop to stop; the start line tells a script (or
+    // From here on SIGINT/SIGQUIT/SIGTERM ask the loop to stop; the start line tells a script (or
     // a test) that the Grokker is serving and a signal will end it cleanly.
     let stop = StopSignals.install()
     let unit = job.unit
@@ -101,7 +101,7 @@ func runEmulate(_ command: EmulateCommand, _ context: CommandContext) throws -> 
     return .success
 }
 
-/// SIGINT and SIGTERM as a request to stop, for as long as the emulator serves.
+/// SIGINT, SIGQUIT and SIGTERM as a request to stop, for as long as the emulator serves.
 ///
 /// The handlers only set an atomic flag (async-signal-safe) and reset themselves
 /// (`SA_RESETHAND`), so a second Ctrl-C ends the process the default way even when the
@@ -120,10 +120,12 @@ final class StopSignals {
     private var previousMask: sigset_t?
 
     /// What a fleet run takes as a request to stop (docs/fleet.md, "Signals"): SIGINT,
-    /// SIGTERM and SIGHUP (a second one ends the process the default way); SIGPIPE (stdout
-    /// or stderr closed under us, `| head`) and SIGXFSZ (a file over the size limit), which
-    /// come back with every failed write, so they stay caught and the write just fails.
-    static let fleetSignals = [SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ]
+    /// SIGQUIT (Ctrl-\\), SIGTERM and SIGHUP (a second one ends the process the default way);
+    /// SIGPIPE (stdout or stderr closed under us, `| head`) and SIGXFSZ (a file over the size
+    /// limit), which come back with every failed write, so they stay caught and the write
+    /// just fails. SIGQUIT is caught explicitly because a shell starts background jobs with it
+    /// ignored, and an ignored Ctrl-\\ would let the run go on and exit 0.
+    static let fleetSignals = [SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ]
 
     /// From now on, stop signals are only noted (see ``absorbing``); the handlers stay
     /// installed until the process exits.
@@ -151,7 +153,7 @@ final class StopSignals {
 
     /// Installs the handlers, clears the flag, and unblocks the two signals on this thread
     /// (a parent may have started us with them blocked: Foundation's `Process` does).
-    static func install(_ signals: [Int32] = [SIGINT, SIGTERM]) -> StopSignals {
+    static func install(_ signals: [Int32] = [SIGINT, SIGQUIT, SIGTERM]) -> StopSignals {
         flag.store(false, ordering: .relaxed)
         first.store(0, ordering: .relaxed)
         absorbing.store(false, ordering: .relaxed)
@@ -164,7 +166,7 @@ final class StopSignals {
                 let again = StopSignals.flag.load(ordering: .relaxed)
                 _ = StopSignals.first.compareExchange(expected: 0, desired: number, ordering: .relaxed)
                 StopSignals.flag.store(true, ordering: .relaxed)
-                // A second SIGINT/SIGTERM/SIGHUP while the work goes on ends the process the
+                // A second SIGINT/SIGQUIT/SIGTERM/SIGHUP while the work goes on ends the process the
                 // default way (the way out of a stop that does not come); SIGPIPE and SIGXFSZ
                 // recur on every failed write and must not; nothing does once only the
                 // ending is left. (signal() and raise() are async-signal-safe.)

@@ -86,7 +86,7 @@ struct FlashSummaryEvent: Encodable {
     let updated: Int
     let skipped: Int
     let failed: Int
-    /// Devices whose update Ctrl-C (SIGINT, SIGTERM) stopped (vendor result CANCELLED).
+    /// Devices whose update Ctrl-C (SIGINT, SIGQUIT, SIGTERM) stopped (vendor result CANCELLED).
     let cancelled: Int
     /// `done`, `failed` or `cancelled` (exit 0, 1, 130).
     let outcome: String

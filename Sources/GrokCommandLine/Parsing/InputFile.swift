@@ -8,7 +8,7 @@ import GrokBasics
 /// A file a command reads once, from start to end: a path, or standard input (`-`), as an
 /// ``ValueType/inputFile`` argument names it (`audio decode -`, `firmware verify -`).
 ///
-/// Read it whole with ``readAll(limit:localizer:after:)``: at its size (a regular file's, or what
+/// Read it whole with ``readAll(limit:localizer:)``: at its size (a regular file's, or what
 /// a pipe delivers), never past the caller's limit, so a too-large input is a clear error
 /// rather than a memory blow-up. Messages name standard input as such, in the reader's
 /// language (``name(_:)``), never as `-`.
@@ -51,48 +51,27 @@ public enum InputFile: Sendable, Hashable {
     ///   - limit: The most bytes the caller takes; more is ``InputFileError/tooLarge(name:limit:)``.
     ///   - localizer: For the name errors give the file (standard input in the reader's language).
     /// - Throws: ``InputFileError`` naming the file and what is wrong.
-    ///   - start: What ``readStart(_:localizer:)`` already took from standard input; it
-    ///     counts against `limit` and begins the result.
-    /// - Throws: ``InputFileError`` naming the file and what is wrong.
-    public func readAll(limit: Int, localizer: Localizer, after start: [UInt8] = []) throws(InputFileError) -> [UInt8] {
+    public func readAll(limit: Int, localizer: Localizer) throws(InputFileError) -> [UInt8] {
         let name = self.name(localizer)
         switch self {
         case .standardInput:
-            return try Self.read(STDIN_FILENO, name: name, limit: limit, start: start)
+            return try Self.read(STDIN_FILENO, name: name, limit: limit)
         case .path(let path):
             let fd = try Self.check(name) { open(path, O_RDONLY | O_CLOEXEC) }
             defer { close(fd) }
-            return try Self.read(fd, name: name, limit: limit, start: start)
+            return try Self.read(fd, name: name, limit: limit)
         }
-    }
-
-    /// The first `count` bytes of standard input (fewer when it ends sooner), so a command
-    /// can refuse a stream by its start before reading the rest (`audio decode -` and a
-    /// pipe that carries no WAV); ``readAll(limit:localizer:after:)`` goes on from there.
-    /// A path is not read: the command reads it in place.
-    public func readStart(_ count: Int, localizer: Localizer) throws(InputFileError) -> [UInt8] {
-        guard case .standardInput = self else { return [] }
-        let name = self.name(localizer)
-        var bytes = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        while filled < count {
-            let n = try Self.check(name) { bytes.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress! + filled, count - filled) } }
-            if n == 0 { break }
-            filled += n
-        }
-        return Array(bytes[0..<filled])
     }
 
     /// Reads `fd` to its end, at most `limit + 1` bytes: a regular file into a buffer of its
     /// `fstat` size (plus one byte, so a file that grew is noticed), a pipe in 64 KiB pieces
     /// appended as they come.
-    static func read(_ fd: Int32, name: String, limit: Int, start: [UInt8] = []) throws(InputFileError) -> [UInt8] {
+    static func read(_ fd: Int32, name: String, limit: Int) throws(InputFileError) -> [UInt8] {
         var info = stat()
         try check(name) { fstat(fd, &info) }
         let kind = info.st_mode & S_IFMT
         if kind == S_IFDIR { throw .unreadable(name: name, problem: .isDirectory) }
-        var bytes = start
-        guard bytes.count <= limit else { throw .tooLarge(name: name, limit: limit) }
+        var bytes: [UInt8] = []
         if kind == S_IFREG {
             // What is left of the file (standard input may be a file, partly read already).
             let left = Int(info.st_size) - Int(lseek(fd, 0, SEEK_CUR))

@@ -8,47 +8,61 @@ import GrokProtocol
 /// found by one ``VendorPacketScanner`` per channel (every samples-per-bit setting at the
 /// file's rate; none at a rate the modem does not run), sorted by time then channel, with
 /// what each channel carried.
+///
+/// The recording is streamed (GrokAudio's ``WAVFile/stream(_:name:size:limits:blockFrames:_:)``):
+/// the scanners take its samples a block at a time, so memory holds one block and the packets
+/// found, however long the recording; a header declaring more than the 1 GiB the reader takes
+/// is refused before a sample is read, and reading stops at the end of the data chunk.
 public enum RecordingDecoder {
-    /// The most bytes a recording read whole may have (from standard input): the largest
-    /// data chunk a WAV file may hold and 64 KiB of headers and other chunks.
-    public static let byteLimit = WAVFile.maximumDataBytes + 64 * 1024
-    /// How many bytes ``checkStart(_:name:)`` looks at.
-    public static let startBytes = WAVFile.startBytes
-
-    /// Refuses what is no WAV file by its first ``startBytes`` bytes, before the rest is read.
-    /// - Throws: ``AudioError`` naming `name`.
-    public static func checkStart(_ start: [UInt8], name: String) throws(AudioError) {
-        try WAVFile.checkStart(start, name: name)
-    }
-
-    /// Decodes the recording at `path` (read in place), its packets labelled `file`.
+    /// Decodes the recording at `path` (a regular file), its packets labelled `file`.
     /// - Throws: ``AudioError`` when it cannot be read as a WAV file.
     public static func decode(path: String, file: String) throws(AudioError) -> DecodedRecording {
-        decode(try WAVFile.read(path: path), file: file)
+        var scan = Scan()
+        let summary = try WAVFile.stream(path: path) { scan.add(sampleRate: $0, block: $1) }
+        return scan.finish(summary, file: file)
     }
 
-    /// Decodes a recording read whole (`name`: how errors name it), its packets labelled `file`.
-    public static func decode(bytes: [UInt8], name: String, file: String) throws(AudioError) -> DecodedRecording {
-        decode(try WAVFile.decode(bytes, name: name), file: file)
+    /// Decodes what `fd` holds from where it stands (standard input), `name` in errors, its
+    /// packets labelled `file`.
+    public static func decode(fileDescriptor fd: Int32, name: String, file: String) throws(AudioError) -> DecodedRecording {
+        var scan = Scan()
+        let summary = try WAVFile.stream(fileDescriptor: fd, name: name) { scan.add(sampleRate: $0, block: $1) }
+        return scan.finish(summary, file: file)
     }
 
-    static func decode(_ audio: WAVAudio, file: String) -> DecodedRecording {
-        var found: [(channel: Int, packet: ScannedVendorPacket)] = []
-        for (index, samples) in audio.channels.enumerated() {
-            var scanner = VendorPacketScanner(sampleRate: audio.sampleRate)
-            samples.withUnsafeBufferPointer { all in
-                var i = 0
-                while i < all.count {
-                    let n = min(65_536, all.count - i)
-                    scanner.scan(UnsafeBufferPointer(rebasing: all[i..<(i + n)]))
-                    i += n
-                }
+    /// Decodes `source` (`name` in errors, `size` when known) within `limits`, its packets
+    /// labelled `file`.
+    public static func decode(_ source: inout some WAVByteSource, name: String, size: Int? = nil,
+                              limits: WAVFile.Limits = .init(), file: String) throws(AudioError) -> DecodedRecording {
+        var scan = Scan()
+        let summary = try WAVFile.stream(&source, name: name, size: size, limits: limits) { scan.add(sampleRate: $0, block: $1) }
+        return scan.finish(summary, file: file)
+    }
+
+    /// One scanner per channel, fed block by block.
+    struct Scan {
+        var scanners: [VendorPacketScanner] = []
+
+        mutating func add(sampleRate: Int, block: [[Float]]) {
+            if scanners.isEmpty { scanners = block.map { _ in VendorPacketScanner(sampleRate: sampleRate) } }
+            for (index, samples) in block.enumerated() {
+                samples.withUnsafeBufferPointer { scanners[index].scan($0) }
             }
-            found += scanner.packets.map { (index, $0) }
         }
+
+        func finish(_ audio: WAVStreamSummary, file: String) -> DecodedRecording {
+            var found: [(channel: Int, packet: ScannedVendorPacket)] = []
+            for (index, scanner) in scanners.enumerated() { found += scanner.packets.map { (index, $0) } }
+            return RecordingDecoder.describe(found, audio, file: file)
+        }
+    }
+
+    static func describe(_ scanned: [(channel: Int, packet: ScannedVendorPacket)], _ audio: WAVStreamSummary,
+                         file: String) -> DecodedRecording {
+        var found = scanned
         found.sort { ($0.packet.endSample, $0.channel) < ($1.packet.endSample, $1.channel) }
         let firstRequest = found.first { if case .request = $0.packet.content { true } else { false } }?.channel
-        let directions = self.directions(firstRequestChannel: firstRequest, channels: audio.channels.count)
+        let directions = self.directions(firstRequestChannel: firstRequest, channels: audio.channelCount)
         let packets = found.map {
             describe($0.packet, file: file, channel: $0.channel, direction: directions[$0.channel], rate: audio.sampleRate)
         }

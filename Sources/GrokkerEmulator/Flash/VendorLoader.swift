@@ -26,7 +26,8 @@ import GrokProtocol
 /// the loader only the application's; so at every sample at least one good program is in
 /// flash. A unit cut off mid-update comes back in whichever is good: in its loader
 /// (software type 1, the loader's version) once the application was erased, never
-/// reporting a damaged application's version.
+/// reporting a damaged application's version. A flash with neither (erased by hand) starts
+/// the boot ROM's loader (software type 1, version 0.0.0), which installs an application.
 ///
 /// The first chunk an upload writes into a sector erases that sector. A chunk whose bytes
 /// the flash already holds, in sectors this upload wrote, is acknowledged without writing
@@ -215,11 +216,12 @@ public final class VendorLoader {
         } else {
             choice = applicationRecord ?? loaderRecord
         }
-        // With neither program good the unit answers nothing (not reachable through the
-        // vendor procedure: see the type's invariants).
-        guard let choice else { return }
-        softwareType = choice.type
-        runningVersion = choice.version
+        // With neither program good (an erased flash: not reachable through the vendor
+        // procedure, see the type's invariants) the MCU's boot ROM takes the loader's place,
+        // version 0.0.0: it answers as a loader does and installs an application, which is
+        // what a loader is for.
+        softwareType = choice?.type ?? .loader
+        runningVersion = choice?.version ?? Version(0, 0, 0)
     }
 
     /// Resets the unit (after ChangeSoftwareType): as a power cycle.

@@ -12,8 +12,10 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     /// The profile file cannot be read; `detail` is a code (`no_such_file`,
     /// `permission_denied`, `read_error`, `too_large`), shown through `fleet.profile_unreadable.<code>`.
     case profileUnreadable(file: String, detail: String)
-    /// The profile is not JSON (`detail` from the parser).
-    case profileNotJSON(file: String, detail: String)
+    /// The profile is not strict JSON: a syntax error, a key given twice in one object, a
+    /// trailing comma; `line` and `column` (from 1, columns in characters) are where the
+    /// parser stopped, `detail` a code under `tuf.detail` (the strict parser's).
+    case profileNotJSON(file: String, line: Int, column: Int, detail: ErrorDetail)
     /// The value at `keyPath` is `found`, but `expected` is what the key takes.
     case profileInvalid(file: String, keyPath: String, expected: String, found: String)
     /// `keyPath` is required and missing; `expected` says what it takes.
@@ -205,7 +207,8 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     /// The values the localized message fills in, in order.
     public var arguments: [String] {
         switch self {
-        case .profileUnreadable(let file, let detail), .profileNotJSON(let file, let detail): [file, detail]
+        case .profileUnreadable(let file, let detail): [file, detail]
+        case .profileNotJSON(let file, let line, let column, let detail): [file, String(line), String(column)] + detail.flattened
         case .profileInvalid(let file, let keyPath, let expected, let found): [file, keyPath, expected, found]
         case .profileMissingKey(let file, let keyPath, let expected): [file, keyPath, expected]
         case .profileUnknownKey(let file, let keyPath, let known): [file, keyPath, known.joined(separator: ", ")]

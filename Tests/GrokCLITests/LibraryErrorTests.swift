@@ -243,7 +243,7 @@ struct LibraryErrorTests {
 
     @Test func fleetErrors() {
         let samples: [FleetError] = [
-            .profileUnreadable(file: "p.json", detail: "no_such_file"), .profileNotJSON(file: "p.json", detail: "line 3"),
+            .profileUnreadable(file: "p.json", detail: "no_such_file"), .profileNotJSON(file: "p.json", line: 3, column: 7, detail: ErrorDetail("duplicate_key", ["set"])),
             .profileInvalid(file: "p.json", keyPath: "region.set", expected: "a region", found: "\"mars\""),
             .profileMissingKey(file: "p.json", keyPath: "name", expected: "a name"),
             .profileUnknownKey(file: "p.json", keyPath: "regoin", known: ["region", "firmware"]),

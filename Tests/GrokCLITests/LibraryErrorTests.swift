@@ -274,10 +274,10 @@ struct LibraryErrorTests {
             .ledgerOfflineRollout(database: "postgresql://grokstation:***@db/fleet", detail: "Connection refused"),
             .ledgerMissing(path: "/l.sqlite"), .ledgerNoDevice(serial: "12345678", path: "/l.sqlite"),
             .noSuchRollout(ledger: "/l.sqlite", rollout: "fw-1.8"),
-            .reportNotWritable(path: "/r/run.json", detail: "read-only"),
+            .reportNotWritable(path: "/r/run.json", detail: "read-only"), .reportDirectoryMissing(path: "/r/x/run.json", directory: "/r/x"),
             .sceneLacksReferenceTags(device: "sim:0", scene: "/b/sim-0/scene.json", missing: ["3034257BF4789000000003E8"]),
             .reportNotWritten(path: "/r/run.json", detail: "ENOSPC"),
-            .invalidDevice("x"), .deviceOutOfRange(index: "64", spec: "sim:64"), .duplicateDevice("sim:1"),
+            .invalidDevice("x"), .deviceWithoutScheme(spec: "hw:1,0", suggestion: "alsa:hw:1,0"), .deviceOutOfRange(index: "64", spec: "sim:64"), .duplicateDevice("sim:1"),
             .benchUnreadable(path: "/x", detail: "y"), .benchNotDirectory(path: "/x"), .noDevices(bench: "/b"),
             .deviceBusy(device: "sim:0", pid: "4242", command: "grokctl provision", lockFile: "/l/port-sim.lock"),
             .updateUnfinished(device: "sim:0"),
@@ -289,8 +289,8 @@ struct LibraryErrorTests {
                 .sameVersionNotAllowed, .firmwareNotAvailable, .firmwareCache, .firmwareUpdateFailed, .firmwareNotRunning,
                 .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .stagePaused, .updateDeclined,
                 .interrupted, .updateUnfinished, .readerFrozen, .timedOut, .recorderFailed, .ledgerOffline, .ledgerOfflineRollout,
-                .ledgerMissing, .ledgerNoDevice, .noSuchRollout, .reportNotWritable,
-                .sceneLacksReferenceTags, .reportNotWritten, .invalidDevice, .deviceOutOfRange, .duplicateDevice,
+                .ledgerMissing, .ledgerNoDevice, .noSuchRollout, .reportNotWritable, .reportDirectoryMissing,
+                .sceneLacksReferenceTags, .reportNotWritten, .invalidDevice, .deviceWithoutScheme, .deviceOutOfRange, .duplicateDevice,
                 .benchUnreadable, .benchNotDirectory, .noDevices, .deviceBusy: break
             }
         }

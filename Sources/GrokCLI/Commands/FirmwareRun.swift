@@ -212,7 +212,7 @@ func runFirmwareCheck(_ command: FirmwareCheckCommand, _ context: CommandContext
         }
     }
     if failed { return .failure }
-    return available ? FirmwareCheckCommand.updateAvailable : .success
+    return available ? FirmwareCheckCommand.updateAvailable.code : .success
 }
 
 // MARK: verify

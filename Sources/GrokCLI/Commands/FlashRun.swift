@@ -181,7 +181,7 @@ func runFirmwareFlash(_ command: FirmwareFlashCommand, _ context: CommandContext
 
 /// How `firmware flash` ends when Ctrl-C stopped it: 130, as the fleet commands.
 enum FlashExit {
-    static let cancelled = ExitCode(rawValue: 130)
+    static let cancelled = ExitStatus(130, meaning: .manExitFlashCancelled)
 }
 
 /// Set once SIGINT arrives; read by every device's `shouldCancel`.
@@ -296,7 +296,7 @@ final class FlashPresenter {
             console.say(.flashSummary, String(updated), String(skipped), String(failed), String(count))
         }
         switch outcome {
-        case .cancelled: return FlashExit.cancelled
+        case .cancelled: return FlashExit.cancelled.code
         case .done: return count == devices.count ? .success : .failure
         case .failed: return .failure
         }

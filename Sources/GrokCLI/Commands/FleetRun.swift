@@ -7,17 +7,19 @@ import UGrokIt
 
 /// How `provision`, `rollout` and `verify` end (docs/fleet.md, "Exit codes").
 enum FleetExit {
-    /// Some Grokkers were postponed, refused or halted by policy; none failed.
-    static let incomplete = ExitCode(rawValue: 2)
+    /// Some Grokkers were postponed, declined, refused or halted by policy; none failed.
+    static let incomplete = ExitStatus(2, meaning: .manExitFleetIncomplete)
     /// The run was stopped (Ctrl-C, SIGTERM) before every Grokker finished; re-run it.
-    static let interrupted = ExitCode(rawValue: 130)
+    static let interrupted = ExitStatus(130, meaning: .manExitFleetInterrupted)
+    /// What the three fleet commands declare (their man pages list them).
+    static let statuses = [incomplete, interrupted]
 
     static func code(for outcome: GrokFleet.RunOutcome) -> ExitCode {
         switch outcome {
         case .succeeded: .success
-        case .incomplete: incomplete
+        case .incomplete: incomplete.code
         case .failed: .failure
-        case .interrupted: interrupted
+        case .interrupted: interrupted.code
         }
     }
 }

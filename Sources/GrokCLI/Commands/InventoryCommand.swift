@@ -7,7 +7,7 @@ import UGrokIt
 /// each Grokker and list them.
 struct InventoryCommand: Command {
     static let device = OptionDeclaration.option(
-        "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true)
+        "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true, type: .device)
     static let duration = OptionDeclaration.option(
         "duration", value: .valueSeconds, help: .optionDuration, defaultValue: "5", type: .decimal(above: 0, upTo: 3600))
     static let type = OptionDeclaration.option(

@@ -46,9 +46,9 @@ struct RegionListCommand: Command {
 
 /// `grokctl region set REGION --device SPEC...`: set the region on each Grokker.
 struct RegionSetCommand: Command {
-    static let region = ArgumentDeclaration(name: .valueRegion, help: .argumentRegion)
+    static let region = ArgumentDeclaration(name: .valueRegion, help: .argumentRegion, type: .region)
     static let device = OptionDeclaration.option(
-        "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true)
+        "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true, type: .device)
 
     static var configuration: CommandConfiguration {
         CommandConfiguration(

@@ -186,7 +186,7 @@ struct LibraryErrorTests {
         let u = "https://fw.example/metadata/timestamp.json"
         let samples: [TUFError] = [
             .json(detail: ErrorDetail("duplicate_key", ["sha256"]), offset: 120), .metadata(role: "release", detail: ErrorDetail("missing_field", ["keyval"])),
-            .threshold(role: "root", valid: 1, threshold: 2), .expired(role: "timestamp", expires: "2026-12-02T00:00:00Z"),
+            .threshold(role: "root", valid: 1, threshold: 2), .threshold(role: "timestamp", valid: 0, threshold: 1), .expired(role: "timestamp", expires: "2026-12-02T00:00:00Z"),
             .rollback(role: "timestamp", trusted: 9, offered: 3), .versionMismatch(role: "snapshot", expected: 4, found: 3),
             .lengthOrHash(what: "release/a.ugif", detail: ErrorDetail("wrong_hash", ["sha256", "aa", "bb"])), .notFound(url: u),
             .fetch(url: u, detail: ErrorDetail("not_modified")), .tooLarge(url: u, limit: 16_384),

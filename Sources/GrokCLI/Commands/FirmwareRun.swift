@@ -150,7 +150,7 @@ func runFirmwareDownload(_ command: FirmwareDownloadCommand, _ context: CommandC
                                         sha256: done.sha256, alreadyCached: done.alreadyCached, path: done.path))
         } else {
             console.print(context.localizer.text(done.alreadyCached ? .downloadAlreadyCached : .downloadDone, done.name,
-                                                 done.version.description, String(done.size)))
+                                                 done.version.description, String(done.size), done.path))
         }
     }
     return .success

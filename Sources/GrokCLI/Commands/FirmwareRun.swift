@@ -45,7 +45,7 @@ private func showFailure(_ device: String, _ error: any Error, _ context: Comman
     if context.console.isJSON {
         context.console.json(DeviceProblem(device: device, error: error))
     } else {
-        context.console.print(context.localizer.text(.infoDeviceFailed, device, context.localizer.message(for: error)))
+        context.console.print(context.localizer.text(.infoDeviceFailed, device, context.localizer.message(for: error, about: device)))
     }
 }
 

@@ -274,7 +274,7 @@ final class FlashPresenter {
                                               message: Localizer.english.message(for: error), result: result?.rawValue,
                                               resultName: result?.vendorName))
             } else {
-                console.print(localizer.text(.flashFailed, device, localizer.message(for: error)))
+                console.print(localizer.text(.flashFailed, device, localizer.message(for: error, about: device)))
             }
         }
     }

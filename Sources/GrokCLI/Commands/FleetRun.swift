@@ -428,11 +428,7 @@ extension Localizer {
     /// The message of a code about `device` without the device it starts with (`sim:2: `,
     /// `sim:2 : `), for a line or a table row that names the device already.
     func fleetMessage(code: String, arguments: [String], about device: String) -> String {
-        let message = fleetMessage(code: code, arguments: arguments)
-        guard message.hasPrefix(device) else { return message }
-        let rest = message.dropFirst(device.count).drop { $0 == " " || $0 == "\u{00A0}" || $0 == "\u{202F}" }
-        guard rest.hasPrefix(":") else { return message }
-        return String(rest.dropFirst().drop { $0 == " " })
+        Localizer.dropping(subject: device, from: fleetMessage(code: code, arguments: arguments))
     }
 
     func stepName(_ step: FleetStep) -> String {

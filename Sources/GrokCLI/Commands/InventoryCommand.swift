@@ -132,7 +132,8 @@ struct InventoryCommand: Command {
             }
             for (result, tags) in zip(results, listed) {
                 if let error = result.error {
-                    console.print(localizer.text(.infoDeviceFailed, result.device.description, localizer.message(for: error)))
+                    console.print(localizer.text(.infoDeviceFailed, result.device.description,
+                                                         localizer.message(for: error, about: result.device.description)))
                 } else {
                     console.print(localizer.text(.inventorySummary, result.device.description, String(tags.count),
                                                  String(result.value?.reads ?? 0), format(result.value?.seconds ?? 0)))

@@ -101,7 +101,7 @@ struct RegionSetCommand: Command {
                 console.json(result.error.map { Report(device: device, status: "error", error: InfoReport.Problem($0)) }
                     ?? Report(device: device, status: "ok", regionCode: region.code, regionName: region.name, serial: result.value))
             } else if let error = result.error {
-                console.print(localizer.text(.infoDeviceFailed, device, localizer.message(for: error)))
+                console.print(localizer.text(.infoDeviceFailed, device, localizer.message(for: error, about: device)))
             } else {
                 console.print(localizer.text(.regionSetDone, device, localizer.regionName(region)))
             }

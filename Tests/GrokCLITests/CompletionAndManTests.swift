@@ -141,6 +141,13 @@ extension CLI {
                 environment: ["HOME": home])
             #expect(completed.standardOutput.split(separator: "\n").map { String($0.split(separator: "\t")[0]) } == ["flash"],
                     "\(completed.standardOutput) \(completed.standardError)")
+            // A value of the station: the region codes, asked of the built grokctl.
+            let binaries = try grokctlExecutable().deletingLastPathComponent().path
+            let regions = try runProgram(
+                "/usr/bin/fish", ["--no-config", "-c", "source '\(script)'; complete -C 'grokctl region set et'"],
+                environment: ["HOME": home, "PATH": binaries + ":/usr/bin:/bin"])
+            #expect(regions.standardOutput.split(separator: "\n").map { String($0.split(separator: "\t")[0]) } == ["etsi", "etsi_high"],
+                    "\(regions.standardOutput) \(regions.standardError)")
         }
 
         @Test func unknownShellIsAUsageErrorListingTheShells() {

@@ -46,6 +46,9 @@ public enum Grokctl {
             localizer: localizer, json: early.json, quiet: false,
             standardOutput: standardOutput, standardError: standardError)
 
+        if arguments.first == CompletionSource.command {
+            return CompletionCandidates.run(Array(arguments.dropFirst()), environment: environment, console: console).rawValue
+        }
         let parser = ArgumentParser(root: root, globals: GlobalOptions.declarations)
         switch parser.parse(arguments) {
         case .help(let path):

@@ -15,6 +15,25 @@ public struct ExitCode: RawRepresentable, Hashable, Sendable {
     public static let usageError = ExitCode(rawValue: 64)
 }
 
+/// An exit status a command declares besides the ones every command has (0, 1, 64), with
+/// what it means (`firmware check`'s 100: an update is available); its man page lists it.
+public struct ExitStatus: Sendable, Hashable {
+    /// The status.
+    public let code: ExitCode
+    /// What it means, as the man page's EXIT STATUS section says it.
+    public let meaning: MessageKey
+
+    public init(_ code: Int32, meaning: MessageKey) {
+        self.code = ExitCode(rawValue: code)
+        self.meaning = meaning
+    }
+
+    /// What every command may end with: 0, 1 and 64.
+    public static let success = ExitStatus(0, meaning: .manExitSuccess)
+    public static let failure = ExitStatus(1, meaning: .manExitFailure)
+    public static let usageError = ExitStatus(64, meaning: .manExitUsage)
+}
+
 /// Everything that can go wrong in the command line itself: the arguments (usage errors,
 /// exit 64) and the few failures the CLI layer owns (exit 1). Library errors keep their own
 /// types and reach the user through ``CodedError``.

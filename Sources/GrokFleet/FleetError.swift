@@ -12,8 +12,10 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     /// The profile file cannot be read; `detail` is a code (`no_such_file`,
     /// `permission_denied`, `read_error`, `too_large`), shown through `fleet.profile_unreadable.<code>`.
     case profileUnreadable(file: String, detail: String)
-    /// The profile is not JSON (`detail` from the parser).
-    case profileNotJSON(file: String, detail: String)
+    /// The profile is not strict JSON: a syntax error, a key given twice in one object, a
+    /// trailing comma; `line` and `column` (from 1, columns in characters) are where the
+    /// parser stopped, `detail` a code under `tuf.detail` (the strict parser's).
+    case profileNotJSON(file: String, line: Int, column: Int, detail: ErrorDetail)
     /// The value at `keyPath` is `found`, but `expected` is what the key takes.
     case profileInvalid(file: String, keyPath: String, expected: String, found: String)
     /// `keyPath` is required and missing; `expected` says what it takes.
@@ -127,6 +129,9 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
 
     /// The run's report cannot be written where it goes: nothing was started.
     case reportNotWritable(path: String, detail: String)
+    /// The folder `directory` of the report `path` the user gave does not exist (or is not a
+    /// folder): nothing was started, and no folder was made.
+    case reportDirectoryMissing(path: String, directory: String)
     /// The emulated Grokker's scene lacks reference tags the smoke test requires: nothing was started.
     case sceneLacksReferenceTags(device: String, scene: String, missing: [String])
     /// The run's report could not be written at its end (`detail`: the system's error name);
@@ -137,6 +142,9 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
 
     /// A device spec that is not `sim:N`, `sim:A-B`, `alsa:NAME` or `pcm:IN,OUT`.
     case invalidDevice(String)
+    /// A device spec without its scheme that names one with it: `hw:1,0` (`alsa:hw:1,0`),
+    /// `3` or `sim3` (`sim:3`); `suggestion` is the spec meant.
+    case deviceWithoutScheme(spec: String, suggestion: String)
     /// `sim:N` with N outside 0...63.
     case deviceOutOfRange(index: String, spec: String)
     /// The same device named twice (directly or through a range).
@@ -209,9 +217,11 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .ledgerNoDevice: "ledger_no_device"
         case .noSuchRollout: "fleet_no_such_rollout"
         case .reportNotWritable: "fleet_report_not_writable"
+        case .reportDirectoryMissing: "fleet_report_directory_missing"
         case .sceneLacksReferenceTags: "fleet_scene_lacks_reference_tags"
         case .reportNotWritten: "fleet_report_not_written"
         case .invalidDevice: "usage_invalid_device"
+        case .deviceWithoutScheme: "usage_device_without_scheme"
         case .deviceOutOfRange: "usage_device_out_of_range"
         case .duplicateDevice: "usage_duplicate_device"
         case .benchUnreadable: "bench_unreadable"
@@ -231,7 +241,8 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     /// The values the localized message fills in, in order.
     public var arguments: [String] {
         switch self {
-        case .profileUnreadable(let file, let detail), .profileNotJSON(let file, let detail): [file, detail]
+        case .profileUnreadable(let file, let detail): [file, detail]
+        case .profileNotJSON(let file, let line, let column, let detail): [file, String(line), String(column)] + detail.flattened
         case .profileInvalid(let file, let keyPath, let expected, let found): [file, keyPath, expected, found]
         case .profileMissingKey(let file, let keyPath, let expected): [file, keyPath, expected]
         case .profileUnknownKey(let file, let keyPath, let known): [file, keyPath, known.joined(separator: ", ")]
@@ -268,9 +279,11 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .ledgerNoDevice(let serial, let path): [serial, path]
         case .noSuchRollout(let ledger, let rollout): [ledger, rollout]
         case .reportNotWritable(let path, let detail): [path, detail]
+        case .reportDirectoryMissing(let path, let directory): [path, directory]
         case .sceneLacksReferenceTags(let device, let scene, let missing): [device, scene, missing.joined(separator: " ")]
         case .reportNotWritten(let path, let detail), .benchUnreadable(let path, let detail): [path, detail]
         case .invalidDevice(let spec), .duplicateDevice(let spec): [spec]
+        case .deviceWithoutScheme(let spec, let suggestion): [spec, suggestion]
         case .deviceOutOfRange(let index, let spec): [index, spec]
         case .benchNotDirectory(let path): [path]
         case .noDevices(let bench): [bench]

@@ -102,14 +102,21 @@ extension FleetSession {
         }
     }
 
-    /// Preflight: the report's folder can be made and written to, and the report file (when
-    /// it is there) written over.
+    /// Preflight: the report's folder can be written to, and the report file (when it is
+    /// there) written over. The station's reports folder is made when missing; the folder of
+    /// a `--report` the user gave must exist (a typo is not made into folders).
     func checkReportWritable() throws(FleetError) {
         let reportFile = configuration.reportFile
         if reportFile == "-" { return }  // standard output: checked as every write to it is
         let path = reportFile ?? joinPath(configuration.reportsDirectory, "preflight.json")
         let parent = (path as NSString).deletingLastPathComponent
         let directory = parent.isEmpty ? "." : parent
+        if reportFile != nil {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw .reportDirectoryMissing(path: path, directory: directory)
+            }
+        }
         // Made folder by folder with mkdir(2), so the refusal names the system's code (EACCES,
         // EROFS, ...), the same in every language, not Foundation's English sentence.
         var prefix = directory.hasPrefix("/") ? "/" : ""

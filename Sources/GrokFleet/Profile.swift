@@ -1,5 +1,6 @@
 import Foundation
 import GrokProtocol
+import GrokTUF
 import UGrokIt
 
 /// A fleet profile (`profiles/*.json`): what a run does to every Grokker and the policy
@@ -282,13 +283,17 @@ public struct Profile: Sendable, Equatable {
         return try parse(Array(data), file: path)
     }
 
-    /// Checks a profile's bytes; `file` names it in errors.
+    /// Checks a profile's bytes; `file` names it in errors. The JSON is read strictly (the
+    /// parser TUF metadata is read with): a syntax error, a key given twice in one object or
+    /// a trailing comma is refused with its line and column.
     public static func parse(_ bytes: [UInt8], file: String) throws(FleetError) -> Profile {
         let root: JSONValue
         do {
-            root = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+            root = JSONValue(try JSONParser.parse(bytes, limits: JSONLimits(maxBytes: maxFileBytes)))
         } catch {
-            throw .profileNotJSON(file: file, detail: describe(error))
+            guard case .json(let detail, let offset) = error else { preconditionFailure("the JSON parser throws only .json: \(error)") }
+            let (line, column) = JSONParser.lineAndColumn(of: offset, in: bytes)
+            throw .profileNotJSON(file: file, line: line, column: column, detail: detail)
         }
         let top = try ProfileObject(root, file: file, path: "", allowed: topKeys)
         let format = try top.required("format", "the number \(currentFormat)") { k throws(FleetError) in try top.integer(k, in: 1...Int.max >> 11) }
@@ -457,16 +462,6 @@ public struct Profile: Sendable, Equatable {
         test.minReadsPerSecond = try o.number("min_reads_per_second", in: 0...100_000) ?? test.minReadsPerSecond
         test.minRSSI = try o.number("min_rssi_dbm", in: -120...0, unit: " dBm")
         return test
-    }
-
-    private static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.dataCorrupted(let context):
-            if let underlying = context.underlyingError { return "\(underlying)" }
-            return context.debugDescription
-        default:
-            return "\(error)"
-        }
     }
 }
 

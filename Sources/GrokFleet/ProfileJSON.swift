@@ -1,8 +1,9 @@
 import Foundation
+import GrokTUF
 
 /// A JSON value as the profile reader sees it: booleans and numbers kept apart, so `true`
 /// is never taken for 1.
-enum JSONValue: Decodable, Sendable, Equatable {
+enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case number(Double)
@@ -10,28 +11,20 @@ enum JSONValue: Decodable, Sendable, Equatable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    init(from decoder: any Decoder) throws {
-        if var list = try? decoder.unkeyedContainer() {
-            var values: [JSONValue] = []
-            while !list.isAtEnd { values.append(try list.decode(JSONValue.self)) }
-            self = .array(values)
-            return
-        }
-        if let keyed = try? decoder.container(keyedBy: AnyKey.self) {
-            var members: [String: JSONValue] = [:]
-            for key in keyed.allKeys { members[key.stringValue] = try keyed.decode(JSONValue.self, forKey: key) }
-            self = .object(members)
-            return
-        }
-        let single = try decoder.singleValueContainer()
-        if single.decodeNil() {
-            self = .null
-        } else if let value = try? single.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? single.decode(Double.self) {
-            self = .number(value)
-        } else {
-            self = .string(try single.decode(String.self))
+    /// The value the strict parser read (which has already refused a key given twice).
+    init(_ json: JSON) {
+        switch json {
+        case .null: self = .null
+        case .bool(let value): self = .bool(value)
+        case .integer(let value): self = .number(Double(value))
+        case .unsignedInteger(let value): self = .number(Double(value))
+        // The parser checked the number's grammar, so it converts (a huge one to infinity,
+        // which every range check refuses).
+        case .number(let text): self = .number(Double(text) ?? .nan)
+        case .string(let value): self = .string(value)
+        case .array(let items): self = .array(items.map(JSONValue.init))
+        case .object(let object):
+            self = .object(Dictionary(uniqueKeysWithValues: object.members.map { ($0.key, JSONValue($0.value)) }))
         }
     }
 
@@ -45,13 +38,6 @@ enum JSONValue: Decodable, Sendable, Equatable {
         case .array: "an array"
         case .object: "an object"
         }
-    }
-
-    struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
     }
 }
 

@@ -121,6 +121,16 @@ public struct JSONParser {
         return value
     }
 
+    /// Where byte `offset` of `bytes` is as an editor shows it: the line (from 1, after each
+    /// line feed) and the column (from 1, counted in characters, so `é` is one column).
+    public static func lineAndColumn(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
+        let end = min(max(offset, 0), bytes.count)
+        let lineStart = bytes[..<end].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+        let line = 1 + bytes[..<lineStart].count(where: { $0 == 0x0A })
+        let column = 1 + String(decoding: bytes[lineStart..<end], as: UTF8.self).count
+        return (line, column)
+    }
+
     private init(bytes: [UInt8], limits: JSONLimits) {
         self.bytes = bytes
         self.limits = limits
@@ -156,7 +166,7 @@ public struct JSONParser {
                 object[key] = try value(depth: depth + 1)
                 skipSpace()
                 guard at < bytes.count else { throw fail("ends_in_object") }
-                if bytes[at] == UInt8(ascii: ",") { at += 1; continue }
+                if bytes[at] == UInt8(ascii: ",") { at += 1; try noTrailingComma(before: "}"); continue }
                 if bytes[at] == UInt8(ascii: "}") { at += 1; return .object(object) }
                 throw fail("object_separator_expected")
             }
@@ -171,7 +181,7 @@ public struct JSONParser {
                 array.append(try value(depth: depth + 1))
                 skipSpace()
                 guard at < bytes.count else { throw fail("ends_in_array") }
-                if bytes[at] == UInt8(ascii: ",") { at += 1; continue }
+                if bytes[at] == UInt8(ascii: ",") { at += 1; try noTrailingComma(before: "]"); continue }
                 if bytes[at] == UInt8(ascii: "]") { at += 1; return .array(array) }
                 throw fail("array_separator_expected")
             }
@@ -187,6 +197,16 @@ public struct JSONParser {
             return try number()
         default:
             throw fail("unexpected_byte", ["0x" + String(bytes[at], radix: 16)])
+        }
+    }
+
+    /// Refuses a comma right before the object's or array's end (`[1, 2,]`), naming it as
+    /// such rather than as a missing value; the offset is the comma's.
+    private mutating func noTrailingComma(before end: Unicode.Scalar) throws(TUFError) {
+        let comma = at - 1
+        skipSpace()
+        if at < bytes.count, bytes[at] == UInt8(ascii: end) {
+            throw TUFError.json(detail: ErrorDetail("trailing_comma", [String(Character(end))]), offset: comma)
         }
     }
 

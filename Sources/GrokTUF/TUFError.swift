@@ -47,6 +47,10 @@ public enum TUFError: Error, Sendable, Equatable, CodedError {
         switch self {
         case .json: "tuf_json"
         case .metadata: "tuf_metadata"
+        // No signature at all by the keys the trusted root names for a top-level role: most
+        // likely the station trusts another repository's root (said as a hint).
+        case .threshold(let role, let valid, _) where valid == 0 && ["root", "timestamp", "snapshot", "targets"].contains(role):
+            "tuf_threshold_foreign_root"
         case .threshold: "tuf_threshold"
         case .expired: "tuf_expired"
         case .rollback: "tuf_rollback"

@@ -157,7 +157,9 @@ extension CLI {
                                       LANG.
               --json                  Print JSON for scripts (stable codes, no prose);
                                       errors go to stderr as JSON objects.
-              -q, --quiet             Print only results and errors, no progress or hints.
+              -q, --quiet             Print only results and errors, no progress or hints
+                                      (provision, rollout and verify print only errors:
+                                      their result is the exit code and the report).
               --bench <dir>           Directory where emulated Grokkers keep their state
                                       (default: $GROKCTL_BENCH, else
                                       $XDG_STATE_HOME/grokctl/bench, else

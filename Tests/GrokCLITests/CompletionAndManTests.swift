@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import GrokProtocol
 
 @testable import GrokCLI
 @testable import GrokCommandLine
@@ -45,17 +46,22 @@ extension CLI {
             return file
         }
 
-        /// What bash completes for the words typed so far (the last one being completed).
-        static func bashCompletes(_ words: [String], script: String) throws -> [String] {
-            let quoted = words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        /// What bash completes for the words typed so far (the last one being completed), as
+        /// bash calls the function (COMP_LINE up to the cursor), with the built grokctl on the
+        /// PATH for the candidates it lists (`environment` is its environment).
+        static func bashCompletes(_ words: [String], script: String, environment: [String: String] = [:]) throws -> [String] {
+            let line = words.joined(separator: " ")
+            let quotedLine = "'" + line.replacingOccurrences(of: "'", with: "'\\''") + "'"
             let program = """
                 source '\(script)' || exit 3
                 complete -p grokctl || exit 4
-                COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1)
+                COMP_LINE=\(quotedLine); COMP_POINT=${#COMP_LINE}
                 _grokctl
                 printf '%s\\n' "${COMPREPLY[@]}"
                 """
-            let result = try runProgram("/usr/bin/bash", ["--norc", "-c", program])
+            let binaries = try grokctlExecutable().deletingLastPathComponent().path
+            let result = try runProgram("/usr/bin/bash", ["--norc", "-c", program],
+                                        environment: environment.merging(["PATH": binaries + ":/usr/bin:/bin"]) { $1 })
             #expect(result.status == 0, "\(result.standardError)")
             var lines = result.standardOutput.split(separator: "\n").map(String.init)
             #expect(lines.first == "complete -o default -F _grokctl grokctl")
@@ -79,6 +85,33 @@ extension CLI {
             try "{}".write(toFile: directory + "/night.json", atomically: true, encoding: .utf8)
             #expect(try Self.bashCompletes(["grokctl", "provision", "--profile", directory + "/ni"], script: script)
                     == [directory + "/night.json"])
+        }
+
+        @Test("region set, --profile and --device complete to the regions, the profiles and the devices of this station")
+        func valuesOfTheStationComplete() throws {
+            // The helper the scripts call, one candidate a line.
+            let bench = try makeTemporaryDirectory()
+            for index in [2, 11] { try FileManager.default.createDirectory(atPath: bench + "/sim-\(index)", withIntermediateDirectories: true) }
+            let environment = ["GROKCTL_BENCH": bench, "HOME": bench]
+            let regions = runInProcess(["__complete", "region"]).standardOutput.split(separator: "\n").map(String.init)
+            #expect(regions == RegionCatalog.all.map(\.code) && regions.contains("etsi"))
+            let devices = runInProcess(["__complete", "device"], environment: environment).standardOutput.split(separator: "\n")
+            #expect(devices.prefix(2) == ["sim:2", "sim:11"] && devices.dropFirst(2).allSatisfy { $0.hasPrefix("alsa:") }, "\(devices)")
+            let profiles = runInProcess(["__complete", "profile"], environment: environment).standardOutput
+            #expect(profiles.split(separator: "\n").map(String.init) == InstallPaths(environment: environment).knownProfiles)
+            #expect(InstallPaths(environment: environment).knownProfiles.contains("bench-us"))
+            #expect(runInProcess(["__complete", "colour"]).status == 64)
+
+            // Through bash: the words typed so far decide what is asked for.
+            let script = try Self.script("bash")
+            #expect(try Self.bashCompletes(["grokctl", "region", "set", "et"], script: script) == ["etsi", "etsi_high"])
+            #expect(try Self.bashCompletes(["grokctl", "provision", "--profile", "bench"], script: script, environment: environment)
+                    == ["bench-us"])
+            #expect(try Self.bashCompletes(["grokctl", "info", "--device", "s"], script: script, environment: environment)
+                    == ["sim:2", "sim:11"])
+            // bash keeps `sim:` as words of its own (COMP_WORDBREAKS has the colon): only the rest is offered.
+            #expect(try Self.bashCompletes(["grokctl", "--json", "info", "--device", "sim:1"], script: script, environment: environment)
+                    == ["11"])
         }
 
         @Test func everyOptionOfEveryCommandIsOffered() throws {
@@ -108,6 +141,13 @@ extension CLI {
                 environment: ["HOME": home])
             #expect(completed.standardOutput.split(separator: "\n").map { String($0.split(separator: "\t")[0]) } == ["flash"],
                     "\(completed.standardOutput) \(completed.standardError)")
+            // A value of the station: the region codes, asked of the built grokctl.
+            let binaries = try grokctlExecutable().deletingLastPathComponent().path
+            let regions = try runProgram(
+                "/usr/bin/fish", ["--no-config", "-c", "source '\(script)'; complete -C 'grokctl region set et'"],
+                environment: ["HOME": home, "PATH": binaries + ":/usr/bin:/bin"])
+            #expect(regions.standardOutput.split(separator: "\n").map { String($0.split(separator: "\t")[0]) } == ["etsi", "etsi_high"],
+                    "\(regions.standardOutput) \(regions.standardError)")
         }
 
         @Test func unknownShellIsAUsageErrorListingTheShells() {
@@ -151,6 +191,33 @@ extension CLI {
             let german = try runBinary(["--lang", "de", "man", "provision"])
             #expect(german.standardOutput.contains(".SH BEZEICHNUNG"))
             #expect(german.standardOutput.contains(ManPages.escape(text(.commandProvisionAbstract, .de))))
+        }
+
+        /// The EXIT STATUS section of `command`'s page: each status and its meaning.
+        static func exitStatuses(_ command: [String], _ language: Language = .en) -> [Int32: String] {
+            let result = runInProcess(["--lang", language.rawValue, "man"] + command)
+            #expect(result.status == 0, "\(result.standardError)")
+            let heading = ".SH " + ManPages.escape(text(.manHeadingExitStatus, language))
+            let section = result.standardOutput.components(separatedBy: heading).last!.components(separatedBy: "\n.SH ").first!
+            var statuses: [Int32: String] = [:]
+            let lines = section.split(separator: "\n").map(String.init)
+            for (index, line) in lines.enumerated() where line.hasPrefix(".B ") && index + 1 < lines.count {
+                statuses[Int32(line.dropFirst(3))!] = lines[index + 1]
+            }
+            return statuses
+        }
+
+        @Test("each command's page lists its own exit statuses with their meanings, besides 0, 1 and 64")
+        func eachPageListsItsOwnExitStatuses() {
+            let common: [Int32: String] = [0: ManPages.escape(text(.manExitSuccess, .en)), 1: ManPages.escape(text(.manExitFailure, .en)),
+                                           64: ManPages.escape(text(.manExitUsage, .en))]
+            #expect(Self.exitStatuses(["firmware", "check"]) == common.merging([100: ManPages.escape(text(.manExitUpdateAvailable, .en))]) { $1 })
+            let fleet = common.merging([2: ManPages.escape(text(.manExitFleetIncomplete, .en)),
+                                        130: ManPages.escape(text(.manExitFleetInterrupted, .en))]) { $1 }
+            for command in ["provision", "rollout", "verify"] { #expect(Self.exitStatuses([command]) == fleet, "\(command)") }
+            #expect(Self.exitStatuses(["firmware", "flash"]) == common.merging([130: ManPages.escape(text(.manExitFlashCancelled, .en))]) { $1 })
+            #expect(Self.exitStatuses(["ledger", "show"]) == common)
+            #expect(Self.exitStatuses(["firmware", "check"], .de)[100] == ManPages.escape(text(.manExitUpdateAvailable, .de)))
         }
 
         @Test func unknownCommandSuggestsTheClosest() {

@@ -15,6 +15,8 @@ struct FirmwareCacheStateTests {
         let images = world.tufState + "/images"
         let files = try FileManager.default.contentsOfDirectory(atPath: images).filter { !$0.hasPrefix(".") }
         let file = try #require(files.first)
+        // The download says where the image went.
+        #expect(download.standardOutput.contains(": " + images + "/" + file), "\(download.standardOutput)")
         var bytes = try #require(FileManager.default.contents(atPath: images + "/" + file))
         bytes[bytes.count / 2] ^= 0xFF
         try bytes.write(to: URL(fileURLWithPath: images + "/" + file))

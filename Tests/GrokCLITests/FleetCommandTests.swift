@@ -318,7 +318,10 @@ extension CLI {
             try store.update { $0.batteryPercent = 10 }
             let result = try world.provision(devices: "sim:0")
             #expect(result.status == 2, "\(result.standardOutput)\n\(result.standardError)")
-            #expect(result.standardOutput.contains(text(.errorFleetBatteryLow, .en, "sim:0", "10", "30")), "\(result.standardOutput)")
+            // The reason, without the device its line and its row name already.
+            let reason = Localizer(language: .en).fleetMessage(code: "fleet_battery_low", arguments: ["sim:0", "10", "30"], about: "sim:0")
+            #expect(result.standardOutput.contains("postponed: " + reason), "\(result.standardOutput)")
+            #expect(!result.standardOutput.contains("sim:0: the battery"), "\(result.standardOutput)")
             #expect(try world.device(0).firmwareVersion == FirmwareVersion(major: 1, minor: 7, build: 3))
             #expect(try world.device(0).region?.number == fcc)
             let steps = try Ledger.open(path: world.ledger).steps()

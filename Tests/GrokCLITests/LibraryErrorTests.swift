@@ -186,7 +186,7 @@ struct LibraryErrorTests {
         let u = "https://fw.example/metadata/timestamp.json"
         let samples: [TUFError] = [
             .json(detail: ErrorDetail("duplicate_key", ["sha256"]), offset: 120), .metadata(role: "release", detail: ErrorDetail("missing_field", ["keyval"])),
-            .threshold(role: "root", valid: 1, threshold: 2), .expired(role: "timestamp", expires: "2026-12-02T00:00:00Z"),
+            .threshold(role: "root", valid: 1, threshold: 2), .threshold(role: "timestamp", valid: 0, threshold: 1), .expired(role: "timestamp", expires: "2026-12-02T00:00:00Z"),
             .rollback(role: "timestamp", trusted: 9, offered: 3), .versionMismatch(role: "snapshot", expected: 4, found: 3),
             .lengthOrHash(what: "release/a.ugif", detail: ErrorDetail("wrong_hash", ["sha256", "aa", "bb"])), .notFound(url: u),
             .fetch(url: u, detail: ErrorDetail("not_modified")), .tooLarge(url: u, limit: 16_384),
@@ -243,7 +243,7 @@ struct LibraryErrorTests {
 
     @Test func fleetErrors() {
         let samples: [FleetError] = [
-            .profileUnreadable(file: "p.json", detail: "no_such_file"), .profileNotJSON(file: "p.json", detail: "line 3"),
+            .profileUnreadable(file: "p.json", detail: "no_such_file"), .profileNotJSON(file: "p.json", line: 3, column: 7, detail: ErrorDetail("duplicate_key", ["set"])),
             .profileInvalid(file: "p.json", keyPath: "region.set", expected: "a region", found: "\"mars\""),
             .profileMissingKey(file: "p.json", keyPath: "name", expected: "a name"),
             .profileUnknownKey(file: "p.json", keyPath: "regoin", known: ["region", "firmware"]),
@@ -274,10 +274,10 @@ struct LibraryErrorTests {
             .ledgerOfflineRollout(database: "postgresql://grokstation:***@db/fleet", detail: "Connection refused"),
             .ledgerMissing(path: "/l.sqlite"), .ledgerNoDevice(serial: "12345678", path: "/l.sqlite"),
             .noSuchRollout(ledger: "/l.sqlite", rollout: "fw-1.8"),
-            .reportNotWritable(path: "/r/run.json", detail: "read-only"),
+            .reportNotWritable(path: "/r/run.json", detail: "read-only"), .reportDirectoryMissing(path: "/r/x/run.json", directory: "/r/x"),
             .sceneLacksReferenceTags(device: "sim:0", scene: "/b/sim-0/scene.json", missing: ["3034257BF4789000000003E8"]),
             .reportNotWritten(path: "/r/run.json", detail: "ENOSPC"),
-            .invalidDevice("x"), .deviceOutOfRange(index: "64", spec: "sim:64"), .duplicateDevice("sim:1"),
+            .invalidDevice("x"), .deviceWithoutScheme(spec: "hw:1,0", suggestion: "alsa:hw:1,0"), .deviceOutOfRange(index: "64", spec: "sim:64"), .duplicateDevice("sim:1"),
             .benchUnreadable(path: "/x", detail: "y"), .benchNotDirectory(path: "/x"), .noDevices(bench: "/b"),
             .deviceBusy(device: "sim:0", pid: "4242", command: "grokctl provision", lockFile: "/l/port-sim.lock"),
             .updateUnfinished(device: "sim:0"),
@@ -301,8 +301,8 @@ struct LibraryErrorTests {
                 .sameVersionNotAllowed, .firmwareNotAvailable, .firmwareCache, .firmwareUpdateFailed, .firmwareNotRunning,
                 .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .stagePaused, .updateDeclined,
                 .interrupted, .updateUnfinished, .readerFrozen, .timedOut, .recorderFailed, .ledgerOffline, .ledgerOfflineRollout,
-                .ledgerMissing, .ledgerNoDevice, .noSuchRollout, .reportNotWritable,
-                .sceneLacksReferenceTags, .reportNotWritten, .invalidDevice, .deviceOutOfRange, .duplicateDevice,
+                .ledgerMissing, .ledgerNoDevice, .noSuchRollout, .reportNotWritable, .reportDirectoryMissing,
+                .sceneLacksReferenceTags, .reportNotWritten, .invalidDevice, .deviceWithoutScheme, .deviceOutOfRange, .duplicateDevice,
                 .benchUnreadable, .benchNotDirectory, .noDevices, .deviceBusy, .noRepository, .stationSettingsUnreadable,
                 .stationSettingsNotJSON, .stationSettingsNotObject, .stationSettingsUnknownKey, .stationSettingsInvalid,
                 .stationSettingsExists, .stationSettingsNotWritten: break

@@ -29,6 +29,35 @@ extension CLI {
             }
         }
 
+        @Test("a change is written with one arrow, →, in every language (never ->)", arguments: Language.allCases)
+        func oneArrow(_ language: Language) throws {
+            for (key, value) in try Catalogs.load(language) {
+                #expect(!value.texts.contains { $0.contains("->") }, "\(language).json \(key)")
+            }
+        }
+
+        @Test("a date says its time zone, in every language")
+        func datesSayTheirZone() throws {
+            let date = Date(timeIntervalSince1970: 1_736_942_400)
+            for language in Language.allCases {
+                let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+                let text = LocaleFormat.dateTime(date, language, timeZone: berlin)
+                #expect(text.hasSuffix(" " + (berlin.abbreviation(for: date) ?? "-")), "\(text)")
+                #expect(LocaleFormat.dateTime(date, language, timeZone: try #require(TimeZone(identifier: "UTC"))) != text)
+            }
+        }
+
+        @Test("a message about a device drops the device it starts with where the line names it already")
+        func messageWithoutItsDevice() {
+            for language in Language.allCases {
+                let localizer = Localizer(language: language)
+                let full = localizer.fleetMessage(code: "fleet_battery_low", arguments: ["sim:2", "10", "30"])
+                let short = localizer.fleetMessage(code: "fleet_battery_low", arguments: ["sim:2", "10", "30"], about: "sim:2")
+                #expect(full.hasPrefix("sim:2") && !short.contains("sim:2") && full.hasSuffix(short), "\(language): \(short)")
+                #expect(localizer.fleetMessage(code: "fleet_battery_low", arguments: ["sim:2", "10", "30"], about: "sim:3") == full)
+            }
+        }
+
         /// The names `MessageKey` had when it was kept by hand, where they differ from the rule.
         static let legacyNames: Set<String> = [
             "optionJSON", "optionALSAConfig", "argumentWAVFile", "decodeStatusOK", "decodeStatusBadCRC", "devicesNoALSA",

@@ -21,6 +21,19 @@ extension CLI {
             #expect(spanish.standardError.contains(text(.errorReaderNotSupported, .es, "sim:0", "kill")), "\(spanish.standardError)")
         }
 
+        @Test("program says the EPC the tag answers with now, in text and in --json")
+        func programNamesTheNewEPC() throws {
+            let bench = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: bench) }
+            let (old, new) = ("3074257BF7194E4000001A85", "3074257BF7194E4000001A99")
+            #expect(try runBinary(["--bench", bench, "region", "set", "fcc", "--device", "sim:0"]).status == 0)
+            let german = try runBinary(["--bench", bench, "--lang", "de", "tag", "program", "--device", "sim:0", "--epc", old, "--new-epc", new])
+            #expect(german.status == 0, "\(german.standardError)")
+            #expect(german.standardOutput.contains(text(.tagProgrammed, .de, "sim:0", old, new)), "\(german.standardOutput)")
+            let json = try runBinary(["--bench", bench, "--json", "tag", "program", "--device", "sim:0", "--epc", new, "--new-epc", old])
+            #expect(json.status == 0 && json.standardOutput.contains("\"new_epc\":\"\(old)\""), "\(json.standardOutput)")
+        }
+
         /// A tag out of reach (TAG_NOT_FOUND, exit 1) is TagResultTests' and DeviceJobTests'.
         @Test("a bad EPC, odd data or a payload past 20 bits is a usage error")
         func failures() throws {

@@ -165,7 +165,10 @@ struct TerminalPromptTests {
         let status = terminal.finish()
         #expect(status == 2, "\(terminal.text)")
         #expect(!terminal.text.contains(text(.promptFirmwareChoices, .en)), "\(terminal.text)")
-        #expect(terminal.text.contains(text(.errorFleetBatteryLow, .en, "sim:0", "10", "30")), "\(terminal.text)")
+        // The reason once, without repeating the device its line already names.
+        let reason = Localizer(language: .en).fleetMessage(code: "fleet_battery_low", arguments: ["sim:0", "10", "30"], about: "sim:0")
+        #expect(terminal.text.contains(": " + reason), "\(terminal.text)")
+        #expect(!terminal.text.contains(text(.errorFleetBatteryLow, .en, "sim:0", "10", "30")), "\(terminal.text)")
     }
 
     @Test("only the regions the profile allows are offered, and a wrong choice is asked again")

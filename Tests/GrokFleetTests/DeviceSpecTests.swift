@@ -42,6 +42,13 @@ struct DeviceSpecTests {
         }
     }
 
+    @Test("a spec without its scheme is refused with the spec meant: hw:1,0 is alsa:hw:1,0, 3 is sim:3",
+          arguments: [("hw:1,0", "alsa:hw:1,0"), ("plughw:2,0", "alsa:plughw:2,0"), ("default", "alsa:default"), ("3", "sim:3"),
+                      ("sim3", "sim:3"), ("sim-12", "sim:12")])
+    func specWithoutSchemeSuggestsIt(_ spec: String, _ meant: String) {
+        #expect(throws: FleetError.deviceWithoutScheme(spec: spec, suggestion: meant)) { try DeviceSpec.parseList([spec]) }
+    }
+
     @Test func outOfRange() {
         #expect(throws: FleetError.deviceOutOfRange(index: "64", spec: "sim:64")) { try DeviceSpec.parse("sim:64") }
         #expect(throws: FleetError.deviceOutOfRange(index: "70", spec: "sim:0-70")) { try DeviceSpec.parse("sim:0-70") }

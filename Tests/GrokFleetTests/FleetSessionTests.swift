@@ -77,12 +77,25 @@ struct FleetSessionPreflightTests {
     func unwritableReport() async throws {
         let station = try SessionStation(devices: 1)
         let before = station.deviceBytes(1)
-        // A folder under a file can never be made, whoever runs the test.
-        let report = "/dev/null/reports/run.json"
-        let session = try FleetSession(station.configuration(devices: [.emulated(index: 0)], reportFile: report))
+        // A folder under a file can never be made, whoever runs the test: the station's
+        // reports folder (made when missing) is one here.
+        var configuration = station.configuration(devices: [.emulated(index: 0)])
+        configuration.reportsDirectory = "/dev/null/reports"
+        let report = "/dev/null/reports/preflight.json"
+        let session = try FleetSession(configuration)
         await #expect(throws: FleetError.reportNotWritable(path: report, detail: "ENOTDIR")) { _ = try await session.prepare() }
         #expect(FleetError.reportNotWritable(path: report, detail: "ENOTDIR").englishMessage.contains("--report"))
         #expect(station.deviceBytes(1) == before)
+        #expect(!FileManager.default.fileExists(atPath: station.ledger))
+    }
+
+    @Test("a --report in a folder that does not exist is refused naming the folder, which is not made")
+    func reportInAMissingFolder() async throws {
+        let station = try SessionStation(devices: 1)
+        let folder = station.bench + "-nonexistent/dir"
+        let session = try FleetSession(station.configuration(devices: [.emulated(index: 0)], reportFile: folder + "/r.json"))
+        await #expect(throws: FleetError.reportDirectoryMissing(path: folder + "/r.json", directory: folder)) { _ = try await session.prepare() }
+        #expect(!FileManager.default.fileExists(atPath: station.bench + "-nonexistent"))
         #expect(!FileManager.default.fileExists(atPath: station.ledger))
     }
 

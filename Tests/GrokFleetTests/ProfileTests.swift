@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokFleet
 import GrokProtocol
 import Testing
@@ -80,6 +81,34 @@ struct ProfileTests {
             #expect(error.code == bad.code, "\(error)")
             #expect(Array(error.arguments.prefix(bad.arguments.count)) == bad.arguments, "\(error)")
             #expect(error.description.contains("p.json"))
+        }
+    }
+
+    struct Malformed: Sendable, CustomStringConvertible {
+        let json: String
+        let line: Int
+        let column: Int
+        let detail: ErrorDetail
+        var description: String { json }
+    }
+
+    static let malformed: [Malformed] = [
+        // A syntax error: where the parser stopped (a value was expected after the colon).
+        Malformed(json: "{\n  \"format\": 1,\n  \"name\": }\n", line: 3, column: 11, detail: ErrorDetail("unexpected_byte", ["0x7d"])),
+        // A key given twice is refused at its second occurrence, naming it (JSONDecoder kept the last).
+        Malformed(json: "{\"format\": 1, \"name\": \"t\",\n \"region\": {\"set\": \"etsi\",\n   \"set\": \"fcc\"}}",
+                  line: 3, column: 4, detail: ErrorDetail("duplicate_key", ["set"])),
+        // Trailing commas, in an object and in an array, are refused at the comma.
+        Malformed(json: "{\"format\": 1,\n \"name\": \"t\",\n}", line: 2, column: 13, detail: ErrorDetail("trailing_comma", ["}"])),
+        Malformed(json: "{\"format\": 1, \"name\": \"é\", \"region\": {\"allowed\": [\"fcc\", ]}}", line: 1,
+                  column: 56, detail: ErrorDetail("trailing_comma", ["]"])),
+    ]
+
+    @Test("a profile that is not strict JSON is refused with the line and column where it goes wrong and what is wrong",
+          arguments: malformed)
+    func notStrictJSON(_ bad: Malformed) {
+        #expect(throws: FleetError.profileNotJSON(file: "p.json", line: bad.line, column: bad.column, detail: bad.detail)) {
+            try Profile.parse(Array(bad.json.utf8), file: "p.json")
         }
     }
 

@@ -31,6 +31,18 @@ struct StageJobTests {
         #expect(history[3].percentageBefore == 50 && history[3].percentageAfter == 75)
     }
 
+    @Test("pausing a paused stage is no failure: it says so, changes nothing and records no second event")
+    func pauseIsIdempotent() throws {
+        let fixture = ViewLedgerFixture()
+        try fixture.addRollout(try fixture.make(), "eu-night", percentage: 50, failed: false)
+        let job = try StageJob(location: fixture.path, write: true, machine: "host")
+        let first = try job.pause("eu-night", by: "Zoë", note: "night shift", at: ViewLedgerFixture.at(20))
+        #expect(!first.alreadySo)
+        let again = try job.pause("eu-night", by: "ops", note: "", at: ViewLedgerFixture.at(21))
+        #expect(again.alreadySo && again.stage == first.stage && again.stage.updatedBy == "Zoë")
+        #expect(try job.stage("eu-night").history.map(\.action) == ["created", "paused"])
+    }
+
     @Test("refused: an unknown stage, a step down, a change through a read-only job, a ledger that does not exist (and is not created)")
     func refusals() throws {
         let fixture = ViewLedgerFixture()

@@ -71,6 +71,15 @@ struct UpdaterTests {
         #expect(trustedVersion(client, "root") == 1)
     }
 
+    @Test("no signature at all by a top-level role's trusted keys is said as a likely foreign root; a delegated role's is not")
+    func foreignRootHint() {
+        for role in ["root", "timestamp", "snapshot", "targets"] {
+            #expect(TUFError.threshold(role: role, valid: 0, threshold: 1).code == "tuf_threshold_foreign_root")
+            #expect(TUFError.threshold(role: role, valid: 1, threshold: 2).code == "tuf_threshold")
+        }
+        #expect(TUFError.threshold(role: "release", valid: 0, threshold: 1).code == "tuf_threshold")
+    }
+
     @Test("A new root that skips a version is refused")
     func rootVersionSkip() async throws {
         let repo = try TestRepository()

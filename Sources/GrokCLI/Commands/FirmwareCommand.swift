@@ -21,10 +21,10 @@ struct FirmwareCommand: Command {
 
 /// `--device <device>`, optional and repeatable (`firmware list`).
 private let optionalDevice = OptionDeclaration.option(
-    "device", value: .valueDevice, help: .optionDevice, repeatable: true)
+    "device", value: .valueDevice, help: .optionDevice, repeatable: true, type: .device)
 /// `--device <device>`, required and repeatable.
 private let requiredDevice = OptionDeclaration.option(
-    "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true)
+    "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true, type: .device)
 /// `--name <name>`: an update by its name in the channel.
 private let updateNameOption = OptionDeclaration.option("name", value: .valueName, help: .optionUpdateName)
 
@@ -58,11 +58,11 @@ struct FirmwareCheckCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "check", abstract: .commandFirmwareCheckAbstract, discussion: .commandFirmwareCheckDiscussion,
-            options: [device] + FirmwareOptions.declarations)
+            options: [device] + FirmwareOptions.declarations, exitStatuses: [updateAvailable])
     }
 
     /// The exit status when at least one device has an update (as `dnf check-update`).
-    static let updateAvailable = ExitCode(rawValue: 100)
+    static let updateAvailable = ExitStatus(100, meaning: .manExitUpdateAvailable)
 
     let devices: [DeviceSpec]
     let firmware: FirmwareOptions
@@ -150,7 +150,7 @@ struct FirmwareFlashCommand: Command {
             name: "flash", abstract: .commandFirmwareFlashAbstract, discussion: .commandFirmwareFlashDiscussion,
             options: [device, name, version, package, allowDowngrade, allowSameVersion, allowUnlisted, minBattery, yes]
                 + FirmwareOptions.declarations,
-            exclusive: [[name, version, package]])
+            exclusive: [[name, version, package]], exitStatuses: [FlashExit.cancelled])
     }
 
     /// What to install.

@@ -45,7 +45,7 @@ private func showFailure(_ device: String, _ error: any Error, _ context: Comman
     if context.console.isJSON {
         context.console.json(DeviceProblem(device: device, error: error))
     } else {
-        context.console.print(context.localizer.text(.infoDeviceFailed, device, context.localizer.message(for: error)))
+        context.console.print(context.localizer.text(.infoDeviceFailed, device, context.localizer.message(for: error, about: device)))
     }
 }
 
@@ -150,7 +150,7 @@ func runFirmwareDownload(_ command: FirmwareDownloadCommand, _ context: CommandC
                                         sha256: done.sha256, alreadyCached: done.alreadyCached, path: done.path))
         } else {
             console.print(context.localizer.text(done.alreadyCached ? .downloadAlreadyCached : .downloadDone, done.name,
-                                                 done.version.description, String(done.size)))
+                                                 done.version.description, String(done.size), done.path))
         }
     }
     return .success
@@ -212,7 +212,7 @@ func runFirmwareCheck(_ command: FirmwareCheckCommand, _ context: CommandContext
         }
     }
     if failed { return .failure }
-    return available ? FirmwareCheckCommand.updateAvailable : .success
+    return available ? FirmwareCheckCommand.updateAvailable.code : .success
 }
 
 // MARK: verify

@@ -223,7 +223,7 @@ struct FlashConfirmation {
 
 /// How `firmware flash` ends when Ctrl-C stopped it: 130, as the fleet commands.
 enum FlashExit {
-    static let cancelled = ExitCode(rawValue: 130)
+    static let cancelled = ExitStatus(130, meaning: .manExitFlashCancelled)
 }
 
 /// Set once SIGINT arrives; read by every device's `shouldCancel`.
@@ -316,7 +316,7 @@ final class FlashPresenter {
                                               message: Localizer.english.message(for: error), result: result?.rawValue,
                                               resultName: result?.vendorName))
             } else {
-                console.print(localizer.text(.flashFailed, device, localizer.message(for: error)))
+                console.print(localizer.text(.flashFailed, device, localizer.message(for: error, about: device)))
             }
         }
     }
@@ -338,7 +338,7 @@ final class FlashPresenter {
             console.say(.flashSummary, String(updated), String(skipped), String(failed), String(count))
         }
         switch outcome {
-        case .cancelled: return FlashExit.cancelled
+        case .cancelled: return FlashExit.cancelled.code
         case .done: return count == devices.count ? .success : .failure
         case .failed: return .failure
         }

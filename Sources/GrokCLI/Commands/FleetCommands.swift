@@ -13,9 +13,9 @@ import GrokFleet
 struct FleetOptions: Sendable {
     static let profile = OptionDeclaration.option("profile", value: .valueFile, help: .optionProfile, required: true, type: .profile)
     static let requiredDevice = OptionDeclaration.option(
-        "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true)
+        "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true, type: .device)
     static let optionalDevice = OptionDeclaration.option(
-        "device", value: .valueDevice, help: .optionFleetDevicesOptional, repeatable: true)
+        "device", value: .valueDevice, help: .optionFleetDevicesOptional, repeatable: true, type: .device)
     static let dryRun = OptionDeclaration.flag("dry-run", help: .optionDryRun)
     static let station = OptionDeclaration.option("station", value: .valueName, help: .optionStation)
     static let operatorName = OptionDeclaration.option("operator", value: .valueName, help: .optionOperator)
@@ -77,7 +77,7 @@ struct ProvisionCommand: Command {
         CommandConfiguration(
             name: "provision", abstract: .commandProvisionAbstract, discussion: .commandProvisionDiscussion,
             options: FleetOptions.declarations(devicesRequired: true) + [interactive, unattended],
-            exclusive: [[interactive, unattended]])
+            exclusive: [[interactive, unattended]], exitStatuses: FleetExit.statuses)
     }
 
     /// `nil`: interactive when stdin and stdout are a terminal.
@@ -104,7 +104,7 @@ struct RolloutCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "rollout", abstract: .commandRolloutAbstract, discussion: .commandRolloutDiscussion,
-            options: FleetOptions.declarations(devicesRequired: false))
+            options: FleetOptions.declarations(devicesRequired: false), exitStatuses: FleetExit.statuses)
     }
 
     let fleet: FleetOptions
@@ -126,7 +126,7 @@ struct VerifyCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "verify", abstract: .commandVerifyAbstract, discussion: .commandVerifyDiscussion,
-            options: FleetOptions.declarations(devicesRequired: true))
+            options: FleetOptions.declarations(devicesRequired: true), exitStatuses: FleetExit.statuses)
     }
 
     let fleet: FleetOptions

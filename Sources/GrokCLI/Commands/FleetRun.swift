@@ -7,17 +7,19 @@ import UGrokIt
 
 /// How `provision`, `rollout` and `verify` end (docs/fleet.md, "Exit codes").
 enum FleetExit {
-    /// Some Grokkers were postponed, refused or halted by policy; none failed.
-    static let incomplete = ExitCode(rawValue: 2)
+    /// Some Grokkers were postponed, declined, refused or halted by policy; none failed.
+    static let incomplete = ExitStatus(2, meaning: .manExitFleetIncomplete)
     /// The run was stopped (Ctrl-C, SIGTERM) before every Grokker finished; re-run it.
-    static let interrupted = ExitCode(rawValue: 130)
+    static let interrupted = ExitStatus(130, meaning: .manExitFleetInterrupted)
+    /// What the three fleet commands declare (their man pages list them).
+    static let statuses = [incomplete, interrupted]
 
     static func code(for outcome: GrokFleet.RunOutcome) -> ExitCode {
         switch outcome {
         case .succeeded: .success
-        case .incomplete: incomplete
+        case .incomplete: incomplete.code
         case .failed: .failure
-        case .interrupted: interrupted
+        case .interrupted: interrupted.code
         }
     }
 }
@@ -172,6 +174,8 @@ final class FleetRunPresenter {
     private var serials: [String: String] = [:]
     /// Each Grokker's work so far (by row).
     private var work: [FleetWork]
+    /// The halts and pauses said so far (each once per run).
+    private var runStops: Set<String> = []
 
     /// - Parameter smokeTestSeconds: the profile's smoke test length (`smoke_test.duration_s`;
     ///   0 without a smoke test), what a smoke test is expected to take.
@@ -222,9 +226,12 @@ final class FleetRunPresenter {
             let outcome = event.data["outcome"]?.string.flatMap(DeviceOutcome.init(rawValue:)) ?? .failed
             board?.finish(row: row, message: localizer.deviceOutcome(outcome))
         case "device_halted":
+            // The rollout's halt (or pause) is the run's, not the unit's: said once, not for
+            // each of the units it keeps from starting (the summary lists them).
             let code = event.data["code"]?.string ?? "fleet_halted"
-            if board == nil, !console.isQuiet {
-                console.print(localizer.text(.infoDeviceFailed, event.device, localizer.fleetMessage(code: code, arguments: event.arguments)))
+            let message = localizer.fleetMessage(code: code, arguments: event.arguments)
+            if board == nil, !console.isQuiet, runStops.insert(message).inserted {
+                console.print(message)
             }
         default:
             break
@@ -253,7 +260,7 @@ final class FleetRunPresenter {
             console.print(localizer.text(.fleetIdentified, device, event.serial ?? "?", firmware, region))
             return
         }
-        var message = localizer.fleetMessage(code: code, arguments: event.arguments)
+        var message = localizer.fleetMessage(code: code, arguments: event.arguments, about: device)
         if step == .region, result == "done", code == "step_region_set" {
             message = localizer.text(.fleetRegionChange, localizer.regionDisplay(event.data["region_before"]?.string),
                                      localizer.regionDisplay(event.data["region_after"]?.string))
@@ -286,6 +293,7 @@ final class FleetRunPresenter {
         let headers: [MessageKey] = [.fleetColumnDevice, .fleetColumnSerial, .fleetColumnFirmware, .fleetColumnRegion,
                                      .fleetColumnSmokeTest, .fleetColumnResult]
         var rows: [[String]] = []
+        var stops: [String] = []
         for device in report.devices {
             let firmware: String
             switch (device.firmwareBefore, device.firmwareAfter) {
@@ -298,18 +306,28 @@ final class FleetRunPresenter {
             default: firmware = "–"
             }
             var result = localizer.deviceOutcome(device.outcome)
-            if device.outcome != .done, let code = device.code {
-                result += ": " + localizer.fleetMessage(code: code, arguments: device.arguments)
+            if device.outcome == .halted, let code = device.code {
+                // The run's halt or pause: said once, under the table.
+                let message = localizer.fleetMessage(code: code, arguments: device.arguments)
+                if !stops.contains(message) { stops.append(message) }
+            } else if device.outcome != .done, let code = device.code {
+                result += ": " + localizer.fleetMessage(code: code, arguments: device.arguments, about: device.device)
             }
             rows.append([device.device, device.serial ?? "–", firmware,
                          device.serial == nil ? "–" : localizer.regionDisplay(device.regionAfter ?? device.regionBefore),
                          smokeTest(device), result])
         }
         console.table(Table(headers: headers.map { localizer.text($0) }, rows: rows))
+        for stop in stops { console.print(stop) }
         console.print("")
         let done = report.devices.filter { $0.outcome == .done }.count
         let seconds = report.ended.timeIntervalSince(report.started)
-        console.print(localizer.text(.fleetRunSummary, report.runID, localizer.runOutcome(report.outcome), String(done),
+        // An incomplete run whose units were held back only by the technician's answers says so.
+        let declinedCodes: Set<String> = ["fleet_update_declined", "fleet_region_declined"]
+        let notDone = report.devices.filter { $0.outcome != .done }
+        let outcome = report.outcome == .incomplete && !notDone.isEmpty && notDone.allSatisfy { declinedCodes.contains($0.code ?? "") }
+            ? localizer.text(.fleetRunOutcomeDeclined) : localizer.runOutcome(report.outcome)
+        console.print(localizer.text(.fleetRunSummary, report.runID, outcome, String(done),
                                      String(report.devices.count), LocaleFormat.decimal(seconds, digits: 1, localizer.language)))
         if let reportPath { console.print(localizer.text(.fleetReportWritten, reportPath)) }
         if let logPath { console.print(localizer.text(.fleetLogWritten, logPath)) }
@@ -432,6 +450,12 @@ extension Localizer {
         catalog.fleetMessage(code: code, arguments: arguments)
     }
 
+    /// The message of a code about `device` without the device it starts with (`sim:2: `,
+    /// `sim:2 : `), for a line or a table row that names the device already.
+    func fleetMessage(code: String, arguments: [String], about device: String) -> String {
+        Localizer.dropping(subject: device, from: fleetMessage(code: code, arguments: arguments))
+    }
+
     func stepName(_ step: FleetStep) -> String {
         MessageKey(rawValue: "fleet.step." + step.rawValue).map { text($0) } ?? step.rawValue
     }
@@ -480,13 +504,17 @@ enum LocaleFormat {
         return language == .en ? text : text.replacingOccurrences(of: ".", with: ",")
     }
 
-    /// A date and time in `timeZone` (the local one unless said), in the language's short form.
+    /// A date and time in `timeZone` (the local one unless said), in the language's short form, with
+    /// the zone.
     static func dateTime(_ date: Date, _ language: Language, timeZone: TimeZone = .current) -> String {
         let formatter = DateFormatter()
         formatter.locale = locale(language)
         formatter.timeZone = timeZone
         formatter.dateStyle = .short
         formatter.timeStyle = .medium
-        return formatter.string(from: date)
+        // With the zone (`UTC`, `CET`, `GMT+1`), so a date read on another station or
+        // after a clock change is not taken for local time.
+        let zone = timeZone.abbreviation(for: date) ?? timeZone.identifier
+        return formatter.string(from: date) + " " + zone
     }
 }

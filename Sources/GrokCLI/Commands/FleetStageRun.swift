@@ -78,8 +78,8 @@ struct FleetStageRun {
     }
 
     func pause(_ options: FleetStageChangeOptions) throws -> ExitCode {
-        try change(options) { job, actor in try job.pause(options.rolloutID, by: actor, note: options.note) } text: { _ in
-            context.localizer.text(.fleetStagePausedDone, options.rolloutID)
+        try change(options) { job, actor in try job.pause(options.rolloutID, by: actor, note: options.note) } text: { changed in
+            context.localizer.text(changed.alreadySo ? .fleetStageAlreadyPaused : .fleetStagePausedDone, options.rolloutID)
         }
     }
 

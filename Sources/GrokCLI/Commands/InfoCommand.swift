@@ -4,7 +4,7 @@ import GrokFleet
 struct InfoCommand: Command {
     /// `--device <device>`, repeatable, comma lists allowed.
     static let device = OptionDeclaration.option(
-        "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true)
+        "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true, type: .device)
 
     static var configuration: CommandConfiguration {
         CommandConfiguration(

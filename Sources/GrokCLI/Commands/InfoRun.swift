@@ -156,7 +156,7 @@ func runInfo(_ command: InfoCommand, _ context: CommandContext) throws -> ExitCo
                 }))
         }
         for r in reports where r.status != "ok" {
-            console.print(localizer.text(.infoDeviceFailed, r.device, r.localizedError ?? ""))
+            console.print(localizer.text(.infoDeviceFailed, r.device, Localizer.dropping(subject: r.device, from: r.localizedError ?? "")))
         }
         console.say(.infoSummary, String(answered.count), String(reports.count))
     }

@@ -7,7 +7,7 @@ import UGrokIt
 /// each Grokker and list them.
 struct InventoryCommand: Command {
     static let device = OptionDeclaration.option(
-        "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true)
+        "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true, type: .device)
     static let duration = OptionDeclaration.option(
         "duration", value: .valueSeconds, help: .optionDuration, defaultValue: "5", type: .decimal(above: 0, upTo: 3600))
     static let type = OptionDeclaration.option(
@@ -132,7 +132,8 @@ struct InventoryCommand: Command {
             }
             for (result, tags) in zip(results, listed) {
                 if let error = result.error {
-                    console.print(localizer.text(.infoDeviceFailed, result.device.description, localizer.message(for: error)))
+                    console.print(localizer.text(.infoDeviceFailed, result.device.description,
+                                                         localizer.message(for: error, about: result.device.description)))
                 } else {
                     console.print(localizer.text(.inventorySummary, result.device.description, String(tags.count),
                                                  String(result.value?.reads ?? 0), format(result.value?.seconds ?? 0)))

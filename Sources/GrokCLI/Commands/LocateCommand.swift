@@ -7,7 +7,7 @@ import UGrokIt
 /// like the vendor's Geiger counter: stronger and more frequent reads mean closer.
 struct LocateCommand: Command {
     static let epc = ArgumentDeclaration(name: .valueHex, help: .optionEpc, type: .epc)
-    static let device = OptionDeclaration.option("device", value: .valueDevice, help: .optionDevice, required: true)
+    static let device = OptionDeclaration.option("device", value: .valueDevice, help: .optionDevice, required: true, type: .device)
     static let duration = OptionDeclaration.option("duration", value: .valueSeconds, help: .optionDuration, defaultValue: "5",
                                                   type: .decimal(above: 0, upTo: 3600))
 

@@ -46,9 +46,9 @@ struct RegionListCommand: Command {
 
 /// `grokctl region set REGION --device SPEC...`: set the region on each Grokker.
 struct RegionSetCommand: Command {
-    static let region = ArgumentDeclaration(name: .valueRegion, help: .argumentRegion)
+    static let region = ArgumentDeclaration(name: .valueRegion, help: .argumentRegion, type: .region)
     static let device = OptionDeclaration.option(
-        "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true)
+        "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true, type: .device)
 
     static var configuration: CommandConfiguration {
         CommandConfiguration(
@@ -101,7 +101,7 @@ struct RegionSetCommand: Command {
                 console.json(result.error.map { Report(device: device, status: "error", error: InfoReport.Problem($0)) }
                     ?? Report(device: device, status: "ok", regionCode: region.code, regionName: region.name, serial: result.value))
             } else if let error = result.error {
-                console.print(localizer.text(.infoDeviceFailed, device, localizer.message(for: error)))
+                console.print(localizer.text(.infoDeviceFailed, device, localizer.message(for: error, about: device)))
             } else {
                 console.print(localizer.text(.regionSetDone, device, localizer.regionName(region)))
             }

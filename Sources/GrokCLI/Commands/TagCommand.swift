@@ -16,7 +16,7 @@ struct TagCommand: Command {
 
     init(_ values: ParsedValues) {}
 
-    static let device = OptionDeclaration.option("device", value: .valueDevice, help: .optionDevice, required: true)
+    static let device = OptionDeclaration.option("device", value: .valueDevice, help: .optionDevice, required: true, type: .device)
     static let epc = OptionDeclaration.option("epc", value: .valueHex, help: .optionEpc, required: true, type: .epc)
     static let password = OptionDeclaration.option("password", value: .valueHex, help: .optionTagPassword, defaultValue: "0",
                                                    type: .hex(bits: 32))
@@ -80,6 +80,13 @@ struct TagCommand: Command {
         let operation: String
         let result: String
         let data: String?
+        /// The EPC the tag answers with after a `program` that succeeded.
+        var newEpc: String?
+
+        enum CodingKeys: String, CodingKey {
+            case device, epc, operation, result, data
+            case newEpc = "new_epc"
+        }
     }
 
     /// The sentence that says what a result means and what to do next.
@@ -103,14 +110,20 @@ struct TagCommand: Command {
         let status = outcome.status
         let hex = outcome.data.map { $0.map { String(format: "%02X", $0) }.joined() }
         let console = context.console
+        var programmed: UgiEpc?
+        if status == .ok, case .program(let newEpc) = operation { programmed = newEpc }
         if console.isJSON {
             console.json(Outcome(device: target.device.description, epc: target.epc.description, operation: name,
-                                 result: status.description, data: hex))
+                                 result: status.description, data: hex, newEpc: programmed?.description))
         } else {
             console.print(context.localizer.text(.tagResult, target.device.description, target.epc.description,
                                                  status.description))
             if status == .ok {
                 if let hex { console.print(hex.isEmpty ? "-" : hex) }
+                if let programmed {
+                    console.print(context.localizer.text(.tagProgrammed, target.device.description, target.epc.description,
+                                                         programmed.description))
+                }
             } else {
                 // What the vendor's code means, and what to do next.
                 console.print(context.localizer.text(Self.sentence(status), target.device.description))

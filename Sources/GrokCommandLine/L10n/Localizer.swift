@@ -38,6 +38,21 @@ public struct Localizer: Sendable {
         NumberText.decimal(value, digits: digits, languageCode: language.rawValue)
     }
 
+    /// The message of `error` without the subject it starts with (`sim:2: `, `sim:2 : `),
+    /// for a line or a table row that names the subject already.
+    public func message(for error: any Error, about subject: String) -> String {
+        Self.dropping(subject: subject, from: message(for: error))
+    }
+
+    /// `message` without `subject` and the colon after it at its start (any spaces around
+    /// the colon, as French writes it); `message` itself when it does not start so.
+    public static func dropping(subject: String, from message: String) -> String {
+        guard !subject.isEmpty, message.hasPrefix(subject) else { return message }
+        let rest = message.dropFirst(subject.count).drop { $0 == " " || $0 == "\u{00A0}" || $0 == "\u{202F}" }
+        guard rest.hasPrefix(":") else { return message }
+        return String(rest.dropFirst().drop { $0 == " " || $0 == "\u{00A0}" || $0 == "\u{202F}" })
+    }
+
     /// What went wrong, in this language, without the `Error:` prefix.
     ///
     /// - Parameter error: Any error; ``CLIError`` and ``CodedError``s are localized, a code

@@ -86,20 +86,38 @@ public struct CompletionScripts {
         return lines.joined(separator: "\n")
     }
 
-    /// What an option's value completes to, per shell: `words`, `file` or `directory`.
+    /// What a value completes to: fixed words, the candidates the program lists
+    /// (`<program> __complete <source>`, with paths too for a profile, which may be a file),
+    /// files or directories.
     private enum ValueCompletion {
-        case words([String]), file, directory, none
-    }
-
-    private static func completion(of option: OptionDeclaration) -> ValueCompletion {
-        completion(of: option.valueType)
+        case words([String]), listed(CompletionSource, files: Bool), file, directory, none
     }
 
     private static func completion(of type: ValueType) -> ValueCompletion {
         if !type.completionWords.isEmpty { return .words(type.completionWords) }
+        if let source = type.completionSource { return .listed(source, files: type.completesAsPath) }
         if type == .directory { return .directory }
         if type.completesAsPath { return .file }
         return .none
+    }
+
+    /// The command that prints a source's candidates, one a line (errors silenced).
+    private func candidates(_ source: CompletionSource) -> String {
+        "\(name) \(CompletionSource.command) \(source.rawValue) 2>/dev/null"
+    }
+
+    /// The `case "$path|$prev"` arms (bash and zsh) that complete an option's value by its
+    /// type, `action` saying how in the shell; a value with no completion offers nothing.
+    private func valueArms(_ action: (ValueCompletion) -> String?) -> [String] {
+        var arms: [String] = []
+        for node in nodes {
+            for option in node.options where option.takesValue {
+                let keys = (["\"\(node.path)|\(option.spelling)\""] + (option.short.map { ["\"\(node.path)|-\($0)\""] } ?? []))
+                    .joined(separator: "|")
+                arms.append("        \(keys)) \(action(Self.completion(of: option.valueType)).map { $0 + "; " } ?? "")return ;;")
+            }
+        }
+        return arms
     }
 
     /// The `case "$path|$npos"` arms (bash and zsh) that complete the next positional
@@ -120,36 +138,41 @@ public struct CompletionScripts {
     // MARK: bash
 
     private func bash() -> String {
-        let bashPositionalArms = positionalArms { completion in
+        let action: (ValueCompletion) -> String? = { completion in
             switch completion {
             case .words(let words): "COMPREPLY=($(compgen -W \"\(words.joined(separator: " "))\" -- \"$cur\"))"
+            case .listed(let source, let files):
+                "COMPREPLY=($(compgen -W \"$(\(self.candidates(source)))\" -- \"$cur\")\(files ? " $(compgen -f -- \"$cur\")" : ""))"
             case .file: "COMPREPLY=($(compgen -f -- \"$cur\"))"
             case .directory: "COMPREPLY=($(compgen -d -- \"$cur\"))"
             case .none: nil
             }
         }
-        var valueArms: [String] = []
-        var nodeArms: [String] = []
-        for node in nodes {
-            for option in node.options where option.takesValue {
-                let keys = (["\"\(node.path)|\(option.spelling)\""] + (option.short.map { ["\"\(node.path)|-\($0)\""] } ?? []))
-                    .joined(separator: "|")
-                switch Self.completion(of: option) {
-                case .words(let words):
-                    valueArms.append("        \(keys)) COMPREPLY=($(compgen -W \"\(words.joined(separator: " "))\" -- \"$cur\")); return ;;")
-                case .file: valueArms.append("        \(keys)) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;")
-                case .directory: valueArms.append("        \(keys)) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;")
-                case .none: valueArms.append("        \(keys)) return ;;")
-                }
-            }
-            nodeArms.append("        \"\(node.path)\") subs=\"\(node.subcommands.joined(separator: " "))\"; opts=\"\(Self.spellings(node.options))\" ;;")
+        let nodeArms = nodes.map { node in
+            "        \"\(node.path)\") subs=\"\(node.subcommands.joined(separator: " "))\"; opts=\"\(Self.spellings(node.options))\" ;;"
         }
         return """
             # bash completion for \(name), generated from its declarations (\(name) completions bash).
+            # The words are split at blanks only (COMP_WORDS splits alsa:hw:1,0 at its colons);
+            # what is offered then loses the part of the word before its last colon, which bash
+            # keeps as a word of its own.
             \(function)() {
-                local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="\(name)" skip=0 npos=0 i w subs="" opts=""
-                for ((i = 1; i < COMP_CWORD; i++)); do
-                    w="${COMP_WORDS[i]}"
+                local line="${COMP_LINE:0:COMP_POINT}" cur i
+                local -a words
+                read -ra words <<< "$line"
+                if [[ -z "$line" || "$line" == *[[:space:]] ]]; then words+=(""); fi
+                cur="${words[${#words[@]}-1]}"
+                \(function)_reply
+                if [[ "$cur" == *:* && "$COMP_WORDBREAKS" == *:* ]]; then
+                    local colon="${cur%"${cur##*:}"}"
+                    for i in "${!COMPREPLY[@]}"; do COMPREPLY[i]="${COMPREPLY[i]#"$colon"}"; done
+                fi
+            }
+            # Sets COMPREPLY from words (the last one, cur, being completed).
+            \(function)_reply() {
+                local prev="" path="\(name)" skip=0 npos=0 i w subs="" opts=""
+                for ((i = 1; i < ${#words[@]} - 1; i++)); do
+                    w="${words[i]}"
                     if [ "$skip" = 1 ]; then skip=0; prev=""; continue; fi
                     prev="$w"
                     case "$path|$w" in
@@ -159,12 +182,12 @@ public struct CompletionScripts {
                 done
                 if [ "$skip" = 1 ]; then
                     case "$path|$prev" in
-            \(valueArms.joined(separator: "\n"))
+            \(valueArms(action).joined(separator: "\n"))
                     esac
                 fi
                 if [[ "$cur" != -?* ]]; then
                     case "$path|$npos" in
-            \(bashPositionalArms.joined(separator: "\n"))
+            \(positionalArms(action).joined(separator: "\n"))
                     esac
                 fi
                 case "$path" in
@@ -184,28 +207,17 @@ public struct CompletionScripts {
     // MARK: zsh
 
     private func zsh() -> String {
-        let zshPositionalArms = positionalArms { completion in
+        let action: (ValueCompletion) -> String? = { completion in
             switch completion {
             case .words(let words): "compadd -- \(words.joined(separator: " "))"
+            case .listed(let source, let files): "compadd -- ${(f)\"$(\(self.candidates(source)))\"}\(files ? "; _files" : "")"
             case .file: "_files"
             case .directory: "_files -/"
             case .none: nil
             }
         }
-        var valueArms: [String] = []
-        var nodeArms: [String] = []
-        for node in nodes {
-            for option in node.options where option.takesValue {
-                let keys = (["\"\(node.path)|\(option.spelling)\""] + (option.short.map { ["\"\(node.path)|-\($0)\""] } ?? []))
-                    .joined(separator: "|")
-                switch Self.completion(of: option) {
-                case .words(let words): valueArms.append("        \(keys)) compadd -- \(words.joined(separator: " ")); return ;;")
-                case .file: valueArms.append("        \(keys)) _files; return ;;")
-                case .directory: valueArms.append("        \(keys)) _files -/; return ;;")
-                case .none: valueArms.append("        \(keys)) return ;;")
-                }
-            }
-            nodeArms.append("        \"\(node.path)\") subs=(\(node.subcommands.joined(separator: " "))); opts=(\(Self.spellings(node.options))) ;;")
+        let nodeArms = nodes.map { node in
+            "        \"\(node.path)\") subs=(\(node.subcommands.joined(separator: " "))); opts=(\(Self.spellings(node.options))) ;;"
         }
         return """
             #compdef \(name)
@@ -224,12 +236,12 @@ public struct CompletionScripts {
                 done
                 if [[ $skip == 1 ]]; then
                     case "$cpath|$prev" in
-            \(valueArms.joined(separator: "\n"))
+            \(valueArms(action).joined(separator: "\n"))
                     esac
                 fi
                 if [[ "${words[CURRENT]}" != -?* ]]; then
                     case "$cpath|$npos" in
-            \(zshPositionalArms.joined(separator: "\n"))
+            \(positionalArms(action).joined(separator: "\n"))
                     esac
                 fi
                 case "$cpath" in
@@ -285,6 +297,8 @@ public struct CompletionScripts {
             for argument in node.arguments {
                 switch Self.completion(of: argument.valueType) {
                 case .words(let words): lines.append("complete -c \(name) \(condition) -a '\(words.joined(separator: " "))'")
+                case .listed(let source, let files):
+                    lines.append("complete -c \(name) \(condition) -a '(\(candidates(source)))'\(files ? " -F" : "")")
                 case .file: lines.append("complete -c \(name) \(condition) -F")
                 case .directory: lines.append("complete -c \(name) \(condition) -a '(__fish_complete_directories)'")
                 case .none: break
@@ -295,8 +309,9 @@ public struct CompletionScripts {
                 if let short = option.short { line += " -s \(short)" }
                 if option.takesValue {
                     line += " -r"
-                    switch Self.completion(of: option) {
+                    switch Self.completion(of: option.valueType) {
                     case .words(let words): line += " -a '\(words.joined(separator: " "))'"
+                    case .listed(let source, let files): line += " -a '(\(candidates(source)))'\(files ? " -F" : "")"
                     case .file: line += " -F"
                     case .directory: line += " -a '(__fish_complete_directories)'"
                     case .none: break

@@ -31,6 +31,9 @@ public struct CommandConfiguration {
     /// Sets of options of which at most one may be given (`--interactive` | `--unattended`);
     /// the parser refuses two of one set, and help and man pages show them as `a | b`.
     public var exclusive: [[OptionDeclaration]]
+    /// The exit statuses this command may end with besides 0, 1 and 64, each with its
+    /// meaning (listed in its man page).
+    public var exitStatuses: [ExitStatus]
 
     /// - Parameters:
     ///   - name: The word typed on the command line.
@@ -40,12 +43,15 @@ public struct CommandConfiguration {
     ///   - arguments: Positional arguments, in order.
     ///   - subcommands: Nested commands.
     ///   - exclusive: Sets of options of which at most one may be given.
+    ///   - exitStatuses: Its own exit statuses besides 0, 1 and 64.
     public init(
         name: String, abstract: MessageKey, discussion: MessageKey? = nil,
         options: [OptionDeclaration] = [], arguments: [ArgumentDeclaration] = [],
-        subcommands: [any ParsableCommand.Type] = [], exclusive: [[OptionDeclaration]] = []
+        subcommands: [any ParsableCommand.Type] = [], exclusive: [[OptionDeclaration]] = [],
+        exitStatuses: [ExitStatus] = []
     ) {
         self.exclusive = exclusive
+        self.exitStatuses = exitStatuses
         self.name = name
         self.abstract = abstract
         self.discussion = discussion

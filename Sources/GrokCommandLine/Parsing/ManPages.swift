@@ -90,7 +90,13 @@ public struct ManPages {
             }
         }
         out.append(".SH \(Self.escape(localizer.text(.manHeadingExitStatus)))")
-        out.append(Self.escape(localizer.text(.manExitStatus)))
+        let common: [ExitStatus] = [.success, .failure, .usageError]
+        let statuses = (common + configuration.exitStatuses).sorted { $0.code.rawValue < $1.code.rawValue }
+        for status in statuses {
+            out.append(".TP")
+            out.append(".B \(status.code.rawValue)")
+            out.append(Self.escape(localizer.text(status.meaning)))
+        }
         let related = (path.count > 1 ? [path.dropLast()] : []) + configuration.subcommands.map { path + [$0] }
         if !related.isEmpty {
             out.append(".SH \(Self.escape(localizer.text(.manHeadingSeeAlso)))")

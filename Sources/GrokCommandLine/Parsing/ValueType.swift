@@ -44,6 +44,8 @@ public enum ValueType: Sendable, Hashable {
     case hexBytes
     /// A fleet profile: a file, or the name of a shipped or installed one (`bench-us`).
     case profile
+    /// A region by its name, code or number (`fcc`); checked by the application.
+    case region
 
     /// Checks `text` and converts it.
     ///
@@ -82,7 +84,7 @@ public enum ValueType: Sendable, Hashable {
             }
         }
         switch self {
-        case .text, .device, .profile:
+        case .text, .device, .profile, .region:
             guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { throw bad(.nonEmpty) }
             return .text(text)
         case .inputFile, .outputFile:
@@ -155,13 +157,23 @@ public enum ValueType: Sendable, Hashable {
         }
     }
 
-    /// The words a completion can offer for this value, if the set is known.
+    /// The words a completion can offer for this value, if the set is fixed.
     var completionWords: [String] {
         switch self {
         case .choice(let choices): choices
         case .language: Language.allCases.map(\.rawValue)
-        case .device: ["sim:0", "sim:0-3", "alsa:default"]
         default: []
+        }
+    }
+
+    /// The values the application lists when a shell completes this value (which depend on
+    /// the station: its bench, sound cards and profiles), if any.
+    var completionSource: CompletionSource? {
+        switch self {
+        case .device: .device
+        case .profile: .profile
+        case .region: .region
+        default: nil
         }
     }
 }
@@ -268,4 +280,19 @@ public enum ValueRule: Sendable, Hashable {
     private static func number(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
+}
+
+/// What the application lists for a shell completing a value that depends on the station,
+/// not on the declarations: the completion scripts run `<program> __complete <source>`,
+/// which prints one candidate a line (``command``).
+public enum CompletionSource: String, CaseIterable, Sendable {
+    /// The devices a `--device` can name here (emulated units on the bench, sound cards).
+    case device
+    /// The names of the profiles installed, configured and shipped.
+    case profile
+    /// The region codes.
+    case region
+
+    /// The hidden first argument that asks for the candidates (never in help or man pages).
+    public static let command = "__complete"
 }

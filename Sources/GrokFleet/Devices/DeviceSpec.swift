@@ -46,7 +46,26 @@ public enum DeviceSpec: Hashable, Sendable, CustomStringConvertible, Comparable 
             guard paths.count == 2, paths.allSatisfy({ !$0.isEmpty }), paths[0] != paths[1] else { throw .invalidDevice(spec) }
             return [.pipe(input: String(paths[0]), output: String(paths[1]))]
         }
+        if let meant = withScheme(spec) { throw .deviceWithoutScheme(spec: spec, suggestion: meant) }
         throw .invalidDevice(spec)
+    }
+
+    /// The spec `spec` most likely means when its scheme was left out: an ALSA name
+    /// (`hw:1,0`, `plughw:1`, `default`) under `alsa:`, an emulated unit's number (`3`,
+    /// `sim3`, `sim-3`) under `sim:`; `nil` when it looks like neither.
+    static func withScheme(_ spec: String) -> String? {
+        let alsaPrefixes = ["hw:", "plughw:", "sysdefault:", "front:", "dmix:", "dsnoop:"]
+        if alsaPrefixes.contains(where: { spec.hasPrefix($0) && spec.count > $0.count }) || ["default", "sysdefault"].contains(spec) {
+            return "alsa:" + spec
+        }
+        var number = Substring(spec)
+        if number.hasPrefix("sim") { number = number.dropFirst(3) }
+        if number.hasPrefix("-") && spec.hasPrefix("sim") { number = number.dropFirst() }
+        if !number.isEmpty, number.allSatisfy(\.isASCII), number.allSatisfy(\.isNumber), let index = Int(number),
+           emulatedRange.contains(index) {
+            return "sim:\(index)"
+        }
+        return nil
     }
 
     /// Parses the values of a repeatable `--device` option, each of which may itself be a

@@ -40,9 +40,13 @@ public struct StageJob {
     public struct Changed: Sendable, Equatable {
         public var percentageBefore: Double?
         public var stage: StageSummary
+        /// The stage was already as asked (a pause of a paused stage): nothing was changed or
+        /// recorded, and that is no failure (as `systemctl stop` of a stopped unit).
+        public var alreadySo = false
     }
 
-    /// Stops the stage: no new unit starts until someone resumes it.
+    /// Stops the stage: no new unit starts until someone resumes it. A paused stage stays
+    /// paused (``Changed/alreadySo``); a halted one is refused (resume it first).
     public func pause(_ rolloutID: String, by actor: String, note: String, at time: Date = Date()) throws -> Changed {
         try change(rolloutID, .pause, by: actor, note: note, at: time)
     }
@@ -59,6 +63,9 @@ public struct StageJob {
 
     private func change(_ rolloutID: String, _ change: StageChange, by actor: String, note: String, at time: Date) throws -> Changed {
         let before = try store.rolloutStage(rolloutID)
+        if let before, case .pause = change, before.state == .paused {
+            return Changed(percentageBefore: before.percentage, stage: StageSummary(before), alreadySo: true)
+        }
         let stage = try store.changeRolloutStage(rolloutID, change, by: actor, note: note, at: time)
         return Changed(percentageBefore: before?.percentage, stage: StageSummary(stage))
     }

@@ -98,8 +98,8 @@ extension CLI {
             let devices = runInProcess(["__complete", "device"], environment: environment).standardOutput.split(separator: "\n")
             #expect(devices.prefix(2) == ["sim:2", "sim:11"] && devices.dropFirst(2).allSatisfy { $0.hasPrefix("alsa:") }, "\(devices)")
             let profiles = runInProcess(["__complete", "profile"], environment: environment).standardOutput
-            #expect(profiles.split(separator: "\n").map(String.init) == InstallPaths(environment: environment).knownProfiles)
-            #expect(InstallPaths(environment: environment).knownProfiles.contains("bench-us"))
+            #expect(profiles.split(separator: "\n").map(String.init) == (try InstallPaths(environment: environment).knownProfiles()))
+            #expect(try InstallPaths(environment: environment).knownProfiles().contains("bench-us"))
             #expect(runInProcess(["__complete", "colour"]).status == 64)
 
             // Through bash: the words typed so far decide what is asked for.

@@ -170,7 +170,8 @@ extension CLI {
             #expect(collapsed(man.standardOutput).contains(text(.commandProvisionAbstract, .en)), "\(man.standardOutput)")
             let completion = try runProgram("/usr/bin/bash", ["--norc", "-c", """
                 source '\(prefix)/share/bash-completion/completions/grokctl'
-                COMP_WORDS=(grokctl led); COMP_CWORD=1; _grokctl; echo "${COMPREPLY[@]}"
+                COMP_WORDS=(grokctl led); COMP_CWORD=1; COMP_LINE='grokctl led'; COMP_POINT=${#COMP_LINE}
+                _grokctl; echo "${COMPREPLY[@]}"
                 """])
             #expect(completion.standardOutput == "ledger\n")
             #expect(FileManager.default.fileExists(atPath: prefix + "/share/zsh/site-functions/_grokctl"))

@@ -433,9 +433,11 @@ extension CLI {
             let directory = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: directory) }
             try Data().write(to: URL(fileURLWithPath: directory + "/recording.wav"))
+            // region set's values are asked of the built grokctl (`grokctl __complete region`).
+            let binaries = try grokctlExecutable().deletingLastPathComponent().path
             func completes(_ line: String) throws -> [String] {
                 let result = try runProgram("/usr/bin/fish", ["--no-config", "-c", "source '\(script)'; complete -C '\(line)'"],
-                                            environment: ["HOME": directory])
+                                            environment: ["HOME": directory, "PATH": binaries + ":/usr/bin:/bin"])
                 #expect(result.standardError.isEmpty, "\(result.standardError)")
                 return result.standardOutput.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
             }

@@ -16,7 +16,7 @@ struct StationSettingsTests {
     @Test("a syntax error, a duplicate key or a trailing comma is refused with its line and column, naming the file")
     func strictJSON() {
         for (text, line, column) in [("{\n  \"station\": \"a\",\n  \"station\": \"b\"\n}", 3, 3),
-                                     ("{\n  \"repository\": \"demo\",\n}\n", 3, 1),
+                                     ("{\n  \"repository\": \"demo\",\n}\n", 2, 23),
                                      ("{\"station\" \"a\"}", 1, 12)] {
             #expect {
                 _ = try Self.parse(text)

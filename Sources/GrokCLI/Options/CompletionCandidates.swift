@@ -19,7 +19,8 @@ enum CompletionCandidates {
             let emulated = ((try? bench.emulatedDevices()) ?? []).map { DeviceSpec.emulated(index: $0).description }
             return emulated + SoundCard.list().map(\.device.description)
         case .profile:
-            return InstallPaths(environment: environment).knownProfiles
+            // A broken station settings file completes nothing (the command itself will say why).
+            return (try? InstallPaths(environment: environment).knownProfiles()) ?? []
         case .region:
             return RegionCatalog.all.map(\.code)
         }

@@ -146,10 +146,12 @@ final class TerminalDelegate: ConfigurationDelegate {
         let choice = ask(lines, prompt: localizer.text(.promptChoice, String(defaultChoice)), given: remembered) { answer -> Int? in
             if answer.isEmpty { return defaultChoice }
             guard let number = Int(answer), (1...6).contains(number) else { return nil }
+            // Remembered while this question still holds the terminal: a unit waiting for it
+            // takes the answer instead of being asked (CI once saw it asked in between).
+            if number > 3 { self.remainingAnswer.withLock { $0 = number - 3 } }
             return number
         }
         guard let choice else { return decision(2, context) }
-        if choice > 3 { remainingAnswer.withLock { $0 = choice - 3 } }
         return decision(choice > 3 ? choice - 3 : choice, context)
     }
 

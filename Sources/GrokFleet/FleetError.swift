@@ -16,10 +16,11 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     /// trailing comma; `line` and `column` (from 1, columns in characters) are where the
     /// parser stopped, `detail` a code under `tuf.detail` (the strict parser's).
     case profileNotJSON(file: String, line: Int, column: Int, detail: ErrorDetail)
-    /// The value at `keyPath` is `found`, but `expected` is what the key takes.
-    case profileInvalid(file: String, keyPath: String, expected: String, found: String)
-    /// `keyPath` is required and missing; `expected` says what it takes.
-    case profileMissingKey(file: String, keyPath: String, expected: String)
+    /// The value at `keyPath` is `found` (JSON as written: `"mars"`, `3`, `[…]`), but
+    /// `expected` is what the key takes (a ``ProfileRule``: a code under `profile.rule`).
+    case profileInvalid(file: String, keyPath: String, expected: ErrorDetail, found: String)
+    /// `keyPath` is required and missing; `expected` says what it takes (a ``ProfileRule``).
+    case profileMissingKey(file: String, keyPath: String, expected: ErrorDetail)
     /// `keyPath` is not a key the schema knows (a typo?); `known` lists the keys allowed there.
     case profileUnknownKey(file: String, keyPath: String, known: [String])
 
@@ -243,8 +244,8 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         switch self {
         case .profileUnreadable(let file, let detail): [file, detail]
         case .profileNotJSON(let file, let line, let column, let detail): [file, String(line), String(column)] + detail.flattened
-        case .profileInvalid(let file, let keyPath, let expected, let found): [file, keyPath, expected, found]
-        case .profileMissingKey(let file, let keyPath, let expected): [file, keyPath, expected]
+        case .profileInvalid(let file, let keyPath, let expected, let found): [file, keyPath, found] + expected.flattened
+        case .profileMissingKey(let file, let keyPath, let expected): [file, keyPath] + expected.flattened
         case .profileUnknownKey(let file, let keyPath, let known): [file, keyPath, known.joined(separator: ", ")]
         case .portUnavailable(let device, let cause): [device, cause.code] + cause.arguments
         case .deviceLocked(let device, let serial, let lockFile): [device, serial, lockFile]

@@ -296,13 +296,13 @@ public struct Profile: Sendable, Equatable {
             throw .profileNotJSON(file: file, line: line, column: column, detail: detail)
         }
         let top = try ProfileObject(root, file: file, path: "", allowed: topKeys)
-        let format = try top.required("format", "the number \(currentFormat)") { k throws(FleetError) in try top.integer(k, in: 1...Int.max >> 11) }
+        let format = try top.required("format", ProfileRule.format(currentFormat)) { k throws(FleetError) in try top.integer(k, in: 1...Int.max >> 11) }
         guard format == currentFormat else {
-            throw .profileInvalid(file: file, keyPath: "format", expected: "\(currentFormat) (this build's format)", found: String(format))
+            throw .profileInvalid(file: file, keyPath: "format", expected: ProfileRule.format(currentFormat), found: String(format))
         }
-        var profile = Profile(file: file, name: try top.required("name", "a short name") { k throws(FleetError) in try top.string(k, expected: "a non-empty string") })
+        var profile = Profile(file: file, name: try top.required("name", ProfileRule.profileName) { k throws(FleetError) in try top.string(k, expected: ProfileRule.nonEmptyString) })
         profile.description = try top.string("description", check: { _ in true })
-        profile.locale = try top.string("locale", expected: "one of " + locales.joined(separator: ", "), check: { locales.contains($0) })
+        profile.locale = try top.string("locale", expected: ProfileRule.oneOf(locales), check: { locales.contains($0) })
         profile.minimumBatteryPercent = try top.integer("minimum_battery_percent", in: 0...100) ?? 20
         profile.region = try readRegion(top)
         profile.firmware = try readFirmware(top)
@@ -317,21 +317,21 @@ public struct Profile: Sendable, Equatable {
         }
         if let o = try top.object("timeouts", allowed: ["handshake_s", "command_s", "reconnect_s", "stall_s", "step_s",
                                                         "device_run_s"]) {
-            profile.timeouts.handshake = try o.number("handshake_s", in: 0.1...600, unit: " seconds") ?? profile.timeouts.handshake
-            profile.timeouts.command = try o.number("command_s", in: 0.1...600, unit: " seconds") ?? profile.timeouts.command
-            profile.timeouts.reconnect = try o.number("reconnect_s", in: 0.1...600, unit: " seconds") ?? profile.timeouts.reconnect
+            profile.timeouts.handshake = try o.number("handshake_s", in: 0.1...600, unit: .seconds) ?? profile.timeouts.handshake
+            profile.timeouts.command = try o.number("command_s", in: 0.1...600, unit: .seconds) ?? profile.timeouts.command
+            profile.timeouts.reconnect = try o.number("reconnect_s", in: 0.1...600, unit: .seconds) ?? profile.timeouts.reconnect
             // The wall-clock bounds (seconds on the wall clock, not of audio): each must leave
             // room for the one it is part of.
-            profile.timeouts.stall = try o.number("stall_s", in: 0.1...600, unit: " seconds")
-            profile.timeouts.step = try o.number("step_s", in: 1...86_400, unit: " seconds")
-            profile.timeouts.deviceRun = try o.number("device_run_s", in: 1...604_800, unit: " seconds")
+            profile.timeouts.stall = try o.number("stall_s", in: 0.1...600, unit: .seconds)
+            profile.timeouts.step = try o.number("step_s", in: 1...86_400, unit: .seconds)
+            profile.timeouts.deviceRun = try o.number("device_run_s", in: 1...604_800, unit: .seconds)
             let bounds = profile.timeouts
             if let step = bounds.step, bounds.stallBound >= step {
-                throw o.invalid("step_s", "more than the stall bound (\(FleetError.number(bounds.stallBound)) s; timeouts.stall_s)",
+                throw o.invalid("step_s", ProfileRule.moreThanStall(bounds.stallBound),
                                 .number(step))
             }
             if let run = bounds.deviceRun, bounds.stepBound > run {
-                throw o.invalid("device_run_s", "at least the step bound (\(FleetError.number(bounds.stepBound)) s; timeouts.step_s)",
+                throw o.invalid("device_run_s", ProfileRule.atLeastStep(bounds.stepBound),
                                 .number(run))
             }
         }
@@ -342,45 +342,45 @@ public struct Profile: Sendable, Equatable {
 
     private static func readStation(_ top: ProfileObject) throws(FleetError) -> StationConfig? {
         guard let o = try top.object("station", allowed: ["name", "ledger", "offline", "ledger_reconnect_s"]) else { return nil }
-        let nameExpected = "a station name of 1 to \(StationConfig.maxNameLength) characters, no control characters, no spaces at either end"
+        let nameExpected = ProfileRule.stationName(maxLength: StationConfig.maxNameLength)
         let name = try o.string("name", expected: nameExpected, check: { name in
             !name.isEmpty && name.count <= StationConfig.maxNameLength && name == name.trimmingCharacters(in: .whitespaces)
                 && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
         })
-        let ledger = try o.string("ledger", expected: "a postgresql:// database address or an absolute path to a SQLite ledger file",
+        let ledger = try o.string("ledger", expected: ProfileRule.ledgerAddress,
                                   check: { text in
             (text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") || (text.hasPrefix("/") && !text.hasSuffix("/")))
                 && !text.unicodeScalars.contains { $0.properties.generalCategory == .control }
         })
         let modes = StationConfig.Offline.allCases.map(\.rawValue)
-        let offline = try o.string("offline", expected: "one of " + modes.joined(separator: ", "), check: { modes.contains($0) })
+        let offline = try o.string("offline", expected: ProfileRule.oneOf(modes), check: { modes.contains($0) })
             .flatMap(StationConfig.Offline.init(rawValue:)) ?? .refuse
-        let reconnect = try o.number("ledger_reconnect_s", in: StationConfig.ledgerReconnectRange, unit: " seconds")
+        let reconnect = try o.number("ledger_reconnect_s", in: StationConfig.ledgerReconnectRange, unit: .seconds)
             ?? StationConfig.defaultLedgerReconnectSeconds
         return StationConfig(name: name, ledger: ledger, offline: offline, ledgerReconnectSeconds: reconnect)
     }
 
     private static func readRegion(_ top: ProfileObject) throws(FleetError) -> RegionPolicy? {
         guard let o = try top.object("region", allowed: ["set", "allowed"]) else { return nil }
-        let expected = "a region name, code or number (e.g. \"fcc\"; see docs/profiles.md)"
+        let expected = ProfileRule.region
         let set = try o.string("set", expected: expected, check: { RegionCatalog.find($0) != nil }).flatMap(RegionCatalog.find)
         let allowed = try o.strings("allowed", expected: expected, element: RegionCatalog.find) ?? RegionCatalog.all
         guard set != nil || o.has("allowed") else {
-            throw .profileMissingKey(file: top.file, keyPath: o.keyPath("set"), expected: "region.set or region.allowed (or leave region out)")
+            throw .profileMissingKey(file: top.file, keyPath: o.keyPath("set"), expected: ProfileRule.regionSetOrAllowed)
         }
         if let set, !allowed.contains(set) {
-            throw .profileInvalid(file: top.file, keyPath: o.keyPath("set"), expected: "one of region.allowed (\(allowed.map(\.code).joined(separator: ", ")))", found: "\"\(set.code)\"")
+            throw .profileInvalid(file: top.file, keyPath: o.keyPath("set"), expected: ProfileRule.oneOfAllowed(allowed.map(\.code)), found: "\"\(set.code)\"")
         }
         return RegionPolicy(set: set, allowed: allowed)
     }
 
     private static func readFirmware(_ top: ProfileObject) throws(FleetError) -> FirmwarePolicy? {
         guard let o = try top.object("firmware", allowed: ["channel", "target", "allow_downgrade", "allow_same_version"]) else { return nil }
-        let channel = try o.required("channel", "a channel name such as \"release\"") { k throws(FleetError) in
-            try o.string(k, expected: "a channel name (letters, digits, '.', '-', '_')", check: Self.isChannelName)
+        let channel = try o.required("channel", ProfileRule.channelName) { k throws(FleetError) in
+            try o.string(k, expected: ProfileRule.channelName, check: Self.isChannelName)
         }
         var target = FirmwareTarget.latest
-        if let text = try o.string("target", expected: "\"latest\" or a version such as \"1.8.0\"", check: { $0 == "latest" || FirmwareVersion($0) != nil }),
+        if let text = try o.string("target", expected: ProfileRule.firmwareTarget, check: { $0 == "latest" || FirmwareVersion($0) != nil }),
            let version = FirmwareVersion(text) {
             target = .version(version)
         }
@@ -395,40 +395,40 @@ public struct Profile: Sendable, Equatable {
 
     private static func readWindows(_ top: ProfileObject) throws(FleetError) -> MaintenanceWindows? {
         guard let o = try top.object("maintenance_windows", allowed: ["time_zone", "windows"]) else { return nil }
-        let zoneName = try o.required("time_zone", "an IANA time zone name such as \"Europe/Berlin\"") { k throws(FleetError) in
-            try o.string(k, expected: "an IANA time zone name such as \"Europe/Berlin\"", check: { TimeZone(identifier: $0) != nil })
+        let zoneName = try o.required("time_zone", ProfileRule.timeZone) { k throws(FleetError) in
+            try o.string(k, expected: ProfileRule.timeZone, check: { TimeZone(identifier: $0) != nil })
         }
         let windows = try o.objects("windows", allowed: ["days", "start", "end"]) { w throws(FleetError) -> MaintenanceWindows.Window in
-            let days = try w.strings("days", expected: "a day (mon, tue, wed, thu, fri, sat, sun)", element: MaintenanceWindows.Day.init(rawValue:))
-            let clock = "a time of day \"HH:MM\" from 00:00 to 24:00"
+            let days = try w.strings("days", expected: ProfileRule.day, element: MaintenanceWindows.Day.init(rawValue:))
+            let clock = ProfileRule.clock
             let start = try w.required("start", clock) { k throws(FleetError) in try w.string(k, expected: clock, check: { MaintenanceWindows.minutes($0) != nil }) }
             let end = try w.required("end", clock) { k throws(FleetError) in try w.string(k, expected: clock, check: { MaintenanceWindows.minutes($0) != nil }) }
             let startMinutes = MaintenanceWindows.minutes(start)!
             let endMinutes = MaintenanceWindows.minutes(end)!
             guard startMinutes != endMinutes else {
-                throw .profileInvalid(file: w.file, keyPath: w.keyPath("end"), expected: "a time other than start (\(start))", found: "\"\(end)\"")
+                throw .profileInvalid(file: w.file, keyPath: w.keyPath("end"), expected: ProfileRule.otherThanStart(start), found: "\"\(end)\"")
             }
             return MaintenanceWindows.Window(days: Set(days ?? MaintenanceWindows.Day.allCases), startMinute: startMinutes, endMinute: endMinutes)
         }
         guard let windows, !windows.isEmpty else {
-            throw .profileMissingKey(file: o.file, keyPath: o.keyPath("windows"), expected: "a non-empty list of {\"days\", \"start\", \"end\"}")
+            throw .profileMissingKey(file: o.file, keyPath: o.keyPath("windows"), expected: ProfileRule.windows)
         }
         return MaintenanceWindows(timeZone: TimeZone(identifier: zoneName)!, windows: windows)
     }
 
     private static func readRollout(_ top: ProfileObject) throws(FleetError) -> RolloutPolicy? {
         guard let o = try top.object("rollout", allowed: ["id", "percentage", "halt"]) else { return nil }
-        let id = try o.required("id", "a rollout id (any non-empty text)") { k throws(FleetError) in try o.string(k, expected: "a non-empty string") }
-        let percentage = try o.required("percentage", "a number from 0 to 100") { k throws(FleetError) in try o.number(k, in: 0...100) }
+        let id = try o.required("id", ProfileRule.rolloutID) { k throws(FleetError) in try o.string(k, expected: ProfileRule.nonEmptyString) }
+        let percentage = try o.required("percentage", ProfileRule.numberRange(0...100)) { k throws(FleetError) in try o.number(k, in: 0...100) }
         var halt: RolloutPolicy.HaltRule?
         if let h = try o.object("halt", allowed: ["after_devices", "max_failure_rate", "window_devices", "window_minutes"]) {
-            let after = try h.required("after_devices", "a whole number from 1") { k throws(FleetError) in try h.integer(k, in: 1...1_000_000) }
-            let rate = try h.required("max_failure_rate", "a number from 0 to 1") { k throws(FleetError) in try h.number(k, in: 0...1) }
+            let after = try h.required("after_devices", ProfileRule.wholeNumberFrom(1)) { k throws(FleetError) in try h.integer(k, in: 1...1_000_000) }
+            let rate = try h.required("max_failure_rate", ProfileRule.numberRange(0...1)) { k throws(FleetError) in try h.number(k, in: 0...1) }
             let window = try h.integer("window_devices", in: 1...1_000_000)
             if let window, window < after {
                 // A window smaller than the count the rule waits for could never trip it.
                 throw .profileInvalid(file: h.file, keyPath: h.keyPath("window_devices"),
-                                      expected: "a whole number from after_devices (\(after)) to 1000000", found: String(window))
+                                      expected: ProfileRule.windowDevices(after: after, upTo: 1_000_000), found: String(window))
             }
             let minutes = try h.number("window_minutes", in: 1...525_600)
             halt = RolloutPolicy.HaltRule(afterDevices: after, maxFailureRate: rate, windowDevices: window, windowMinutes: minutes)
@@ -438,29 +438,27 @@ public struct Profile: Sendable, Equatable {
 
     private static func readProvisioning(_ top: ProfileObject) throws(FleetError) -> ProvisioningPolicy? {
         guard let o = try top.object("provisioning", allowed: ["register_serial", "antenna_type", "hardware_revision", "status"]) else { return nil }
-        let names = ProvisioningStatus.named.map(\.name).joined(separator: ", ")
         return ProvisioningPolicy(
             registerSerial: try o.bool("register_serial") ?? false,
             antennaType: try o.integer("antenna_type", in: 1...255).map(UInt8.init),
             hardwareRevision: try o.integer("hardware_revision", in: 0...255).map(UInt8.init),
-            status: try o.string("status", expected: "one of \(names)", check: { text in ProvisioningStatus.named.contains { $0.name == text } })
+            status: try o.string("status", expected: ProfileRule.oneOf(ProvisioningStatus.named.map(\.name)), check: { text in ProvisioningStatus.named.contains { $0.name == text } })
                 .flatMap(ProvisioningStatus.init(name:)))
     }
 
     private static func readSmokeTest(_ top: ProfileObject) throws(FleetError) -> SmokeTestPolicy? {
         guard let o = try top.object("smoke_test", allowed: ["reference_tags", "inventory_type", "duration_s", "min_reads_per_second", "min_rssi_dbm"]) else { return nil }
         var test = SmokeTestPolicy()
-        test.referenceTags = try o.strings("reference_tags", expected: "an EPC in hex (4 to 62 bytes, whole 16-bit words)", allowEmpty: true) { text in
+        test.referenceTags = try o.strings("reference_tags", expected: ProfileRule.epc, allowEmpty: true) { text in
             guard text.count % 4 == 0, let epc = try? UgiEpc(hex: text) else { return nil }
             return epc
         } ?? []
-        let types = UgiInventoryType.allCases.map(\.code).joined(separator: ", ")
-        if let type = try o.string("inventory_type", expected: "one of \(types)", check: { UgiInventoryType(code: $0) != nil }) {
+        if let type = try o.string("inventory_type", expected: ProfileRule.oneOf(UgiInventoryType.allCases.map(\.code)), check: { UgiInventoryType(code: $0) != nil }) {
             test.inventoryType = UgiInventoryType(code: type)!
         }
-        test.duration = try o.number("duration_s", in: 0.1...60, unit: " seconds") ?? test.duration
+        test.duration = try o.number("duration_s", in: 0.1...60, unit: .seconds) ?? test.duration
         test.minReadsPerSecond = try o.number("min_reads_per_second", in: 0...100_000) ?? test.minReadsPerSecond
-        test.minRSSI = try o.number("min_rssi_dbm", in: -120...0, unit: " dBm")
+        test.minRSSI = try o.number("min_rssi_dbm", in: -120...0, unit: .dBm)
         return test
     }
 }

@@ -244,8 +244,12 @@ struct LibraryErrorTests {
     @Test func fleetErrors() {
         let samples: [FleetError] = [
             .profileUnreadable(file: "p.json", detail: "no_such_file"), .profileNotJSON(file: "p.json", line: 3, column: 7, detail: ErrorDetail("duplicate_key", ["set"])),
-            .profileInvalid(file: "p.json", keyPath: "region.set", expected: "a region", found: "\"mars\""),
-            .profileMissingKey(file: "p.json", keyPath: "name", expected: "a name"),
+            .profileInvalid(file: "p.json", keyPath: "region.set", expected: ErrorDetail("region"), found: "\"mars\""),
+            .profileInvalid(file: "p.json", keyPath: "smoke_test.min_reads_per_second", expected: ErrorDetail("number_range", ["0", "100000"]),
+                            found: "\"many\""),
+            .profileInvalid(file: "p.json", keyPath: "region.allowed", expected: ErrorDetail("non_empty_list", ["region"]), found: "[…]"),
+            .profileMissingKey(file: "p.json", keyPath: "name", expected: ErrorDetail("profile_name")),
+            .profileMissingKey(file: "p.json", keyPath: "format", expected: ErrorDetail("format", ["1"])),
             .profileUnknownKey(file: "p.json", keyPath: "regoin", known: ["region", "firmware"]),
             .portUnavailable(device: "sim:0", cause: ErrorCause(code: "audio_device_busy", arguments: ["hw:1,0"])), .deviceLocked(device: "sim:0", serial: "12345678", lockFile: "/l/12345678.lock"),
             .portLocked(device: "sim:0", lockFile: "/l/port-sim-0.lock"),
@@ -309,6 +313,32 @@ struct LibraryErrorTests {
             }
         }
         Self.check(samples)
+    }
+
+    @Test("a profile's errors read whole in the user's language: what a value must be too (issue 24 item 4: 'muss smoke_test.min_reads_per_second a number from 0 to 100000 sein')")
+    func profileRulesInEveryLanguage() {
+        let samples: [FleetError] = [
+            .profileInvalid(file: "p.json", keyPath: "smoke_test.min_reads_per_second", expected: ErrorDetail("number_range", ["0", "100000"]),
+                            found: "\"viel\""),
+            .profileInvalid(file: "p.json", keyPath: "region.allowed", expected: ErrorDetail("non_empty_list", ["region"]), found: "[…]"),
+            .profileMissingKey(file: "p.json", keyPath: "format", expected: ErrorDetail("format", ["1"])),
+        ]
+        for sample in samples {
+            // The rule is the arguments' tail: after file, key path and found value (missing: after file and key path).
+            guard case .profileInvalid = sample else { continue }
+            let rule = Array(sample.arguments.dropFirst(3))
+            let englishRule = Localizer(language: .en).catalog.fill("{0@profile.rule}", rule)
+            #expect(!englishRule.contains(rule[0]), "no English words for \(rule[0])")
+            for language in Language.allCases where language != .en {
+                let message = Localizer(language: language).message(for: sample)
+                #expect(!message.contains(englishRule), "\(language): \(message)")
+                #expect(!message.contains("profile.rule") && !message.contains(rule[0]), "\(language): \(message)")
+            }
+        }
+        #expect(Localizer(language: .fr).message(for: samples[2]).contains("le nombre 1 (le format de profil de cette version)"))
+        let german = Localizer(language: .de).message(for: samples[0])
+        #expect(german.contains("muss smoke_test.min_reads_per_second eine Zahl von 0 bis 100000 sein, ist aber \"viel\""), "\(german)")
+        #expect(Localizer(language: .de).message(for: samples[1]).contains("eine nicht leere Liste, jedes Element ein Name, Code oder eine Nummer einer Region"))
     }
 
     @Test func ledgerErrors() {

@@ -39,19 +39,19 @@ struct ProfileTests {
 
     static let bad: [Bad] = [
         Bad(json: base + #""smoke_test": {"min_reads_per_second": "fast"}}"#, code: "fleet_profile_invalid",
-            arguments: ["p.json", "smoke_test.min_reads_per_second", "a number from 0 to 100000", "\"fast\""]),
+            arguments: ["p.json", "smoke_test.min_reads_per_second", "\"fast\"", "number_range", "0", "100000"]),
         Bad(json: base + #""smoke_test": {"min_read_per_second": 5}}"#, code: "fleet_profile_unknown_key",
             arguments: ["p.json", "smoke_test.min_read_per_second", "reference_tags, inventory_type, duration_s, min_reads_per_second, min_rssi_dbm"]),
         Bad(json: base + #""regoin": {}}"#, code: "fleet_profile_unknown_key", arguments: ["p.json", "regoin"]),
         Bad(json: base + #""region": {"set": "etsi", "allowed": ["fcc"]}}"#, code: "fleet_profile_invalid",
-            arguments: ["p.json", "region.set", "one of region.allowed (fcc)", "\"etsi\""]),
+            arguments: ["p.json", "region.set", "\"etsi\"", "one_of_allowed", "fcc"]),
         Bad(json: base + #""region": {"set": "atlantis"}}"#, code: "fleet_profile_invalid", arguments: ["p.json", "region.set"]),
         Bad(json: base + #""region": {"allowed": ["fcc", 7]}}"#, code: "fleet_profile_invalid", arguments: ["p.json", "region.allowed[1]"]),
         Bad(json: base + #""firmware": {"channel": "release", "target": "newest"}}"#, code: "fleet_profile_invalid",
-            arguments: ["p.json", "firmware.target", "\"latest\" or a version such as \"1.8.0\"", "\"newest\""]),
+            arguments: ["p.json", "firmware.target", "\"newest\"", "firmware_target"]),
         Bad(json: base + #""firmware": {"target": "1.8.0"}}"#, code: "fleet_profile_missing_key", arguments: ["p.json", "firmware.channel"]),
         Bad(json: base + #""firmware": {"channel": "release", "allow_downgrade": 1}}"#, code: "fleet_profile_invalid",
-            arguments: ["p.json", "firmware.allow_downgrade", "true or false", "1"]),
+            arguments: ["p.json", "firmware.allow_downgrade", "1", "bool"]),
         Bad(json: base + #""maintenance_windows": {"time_zone": "Mars/Olympus", "windows": []}}"#, code: "fleet_profile_invalid",
             arguments: ["p.json", "maintenance_windows.time_zone"]),
         Bad(json: base + #""maintenance_windows": {"time_zone": "UTC", "windows": [{"start": "25:00", "end": "01:00"}]}}"#,
@@ -68,7 +68,7 @@ struct ProfileTests {
         Bad(json: base + #""locale": "it"}"#, code: "fleet_profile_invalid", arguments: ["p.json", "locale"]),
         Bad(json: #"{"format": 2, "name": "t"}"#, code: "fleet_profile_invalid", arguments: ["p.json", "format"]),
         Bad(json: #"{"format": 1}"#, code: "fleet_profile_missing_key", arguments: ["p.json", "name"]),
-        Bad(json: #"[1, 2]"#, code: "fleet_profile_invalid", arguments: ["p.json", "the top level", "an object", "an array"]),
+        Bad(json: #"[1, 2]"#, code: "fleet_profile_invalid", arguments: ["p.json", "$", "[…]", "object"]),
         Bad(json: #"{"format": 1, "name": }"#, code: "fleet_profile_not_json", arguments: ["p.json"]),
     ]
 

@@ -1,5 +1,6 @@
 import Foundation
 import GrokFleet
+import GrokBasics
 import Testing
 
 /// The profile's `station` section: the station's name, its ledger and what to do offline
@@ -63,7 +64,7 @@ struct StationProfileTests {
 
     @Test("the refusal of an unknown offline mode lists the modes")
     func offlineModesListed() {
-        #expect(throws: FleetError.profileInvalid(file: "p.json", keyPath: "station.offline", expected: "one of refuse, spool", found: "\"queue\"")) {
+        #expect(throws: FleetError.profileInvalid(file: "p.json", keyPath: "station.offline", expected: ErrorDetail("one_of", ["refuse, spool"]), found: "\"queue\"")) {
             _ = try parse(#"{"offline": "queue"}"#)
         }
     }

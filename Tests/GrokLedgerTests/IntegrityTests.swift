@@ -369,14 +369,9 @@ struct SchemaTwoTests {
     @Test("a version 1 ledger is read as it is when opened read-only, and a writable open migrates it, keeping every row and closing its open runs")
     func versionOneLedger() throws {
         let scratch = Scratch()
-        try FileManager.default.createDirectory(at: URL(fileURLWithPath: scratch.ledgerPath).deletingLastPathComponent(),
-                                                withIntermediateDirectories: true)
         do {
             // The file a grokctl of schema 1 made: one finished run and one left open by a kill.
-            let connection = try SQLiteConnection(path: scratch.ledgerPath, busyTimeoutMilliseconds: 1000, create: true)
-            try connection.setCheckpointOnClose(true)
-            try Schema.migrate(connection, migrations: [Schema.migrations[0]])
-            _ = try connection.queryText("PRAGMA journal_mode = WAL")
+            let connection = try olderLedger(at: scratch.ledgerPath, version: 1)
             try connection.executeScript("""
                 INSERT INTO runs (kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome)
                     VALUES ('provision', 'p', '\(profileDigest)', 's', 'o', '2024-05-01T10:00:00.000Z', '2024-05-01T10:05:00.000Z', 'succeeded');

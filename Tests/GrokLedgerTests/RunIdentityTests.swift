@@ -54,14 +54,9 @@ struct RunIdentityTests {
     @Test("a schema 3 ledger migrates: every run gets a key of its own, old outcome words become today's codes, rows and numbering kept")
     func schemaThreeMigrates() throws {
         let scratch = Scratch()
-        try FileManager.default.createDirectory(at: URL(fileURLWithPath: scratch.ledgerPath).deletingLastPathComponent(),
-                                                withIntermediateDirectories: true)
         do {
             // The file a grokctl of schema 3 made: runs ended with each of the old outcome words.
-            let connection = try SQLiteConnection(path: scratch.ledgerPath, busyTimeoutMilliseconds: 1000, create: true)
-            try connection.setCheckpointOnClose(true)
-            try Schema.migrate(connection, migrations: Array(Schema.migrations.prefix(3)))
-            _ = try connection.queryText("PRAGMA journal_mode = WAL")
+            let connection = try olderLedger(at: scratch.ledgerPath, version: 3)
             var script = ""
             for (n, outcome) in ["succeeded", "partial", "failed", "halted", "cancelled", "interrupted"].enumerated() {
                 script += """
@@ -110,13 +105,8 @@ struct RunIdentityTests {
     @Test("a schema 5 ledger migrates: steps a stop signal ended, recorded failed, become interrupted; other failures stay failed; a read-only reader sees the same")
     func schemaFiveMigrates() throws {
         let scratch = Scratch()
-        try FileManager.default.createDirectory(at: URL(fileURLWithPath: scratch.ledgerPath).deletingLastPathComponent(),
-                                                withIntermediateDirectories: true)
         do {
-            let connection = try SQLiteConnection(path: scratch.ledgerPath, busyTimeoutMilliseconds: 1000, create: true)
-            try connection.setCheckpointOnClose(true)
-            try Schema.migrate(connection, migrations: Array(Schema.migrations.prefix(5)))
-            _ = try connection.queryText("PRAGMA journal_mode = WAL")
+            let connection = try olderLedger(at: scratch.ledgerPath, version: 5)
             var script = """
                 INSERT INTO runs (kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome, run_key)
                     VALUES ('rollout', 'p', '\(profileDigest)', 's', 'o', '2024-05-01T10:00:00.000Z', '2024-05-01T10:01:00.000Z',

@@ -59,3 +59,14 @@ func parseCSV(_ text: String) -> [[String]] {
     if !field.isEmpty || !record.isEmpty { record.append(field); records.append(record) }
     return records
 }
+
+/// A ledger file at `path` as a grokctl of schema `version` made it (the first `version`
+/// migrations, WAL), for a test to fill with that version's rows before a newer open.
+func olderLedger(at path: String, version: Int) throws -> SQLiteConnection {
+    try FileManager.default.createDirectory(at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+    let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 1000, create: true)
+    try connection.setCheckpointOnClose(true)
+    try Schema.migrate(connection, migrations: Array(Schema.migrations.prefix(version)))
+    _ = try connection.queryText("PRAGMA journal_mode = WAL")
+    return connection
+}

@@ -16,6 +16,20 @@ private let demoImage = checkout + "/firmware/demo/GR-1_1-8-0_demo.ugif"
 /// another thread, so a large input never waits on the reader; SIGPIPE is blocked on that
 /// thread, so a grokctl that stops reading early ends the write, not the tests).
 func runBinary(_ arguments: [String], pipedInput input: [UInt8], environment: [String: String] = [:]) throws -> RunResult {
+    try runBinary(arguments, environment: environment, feeding: input.count) { input[$0...] }.0
+}
+
+/// Runs the built grokctl with `header` then zeros (at most `limit` bytes in all) written into
+/// a pipe on its standard input until it stops reading; returns the run and the bytes written.
+func runBinary(_ arguments: [String], header: [UInt8], thenZeros limit: Int) throws -> (RunResult, Int) {
+    let zeros = [UInt8](repeating: 0, count: 64 * 1024)
+    return try runBinary(arguments, environment: [:], feeding: limit) { written in written < header.count ? header[written...] : zeros[...] }
+}
+
+/// The one pipe feeder: writes `piece(bytesWrittenSoFar)` until `limit` bytes went in or
+/// grokctl stopped reading; returns the run and the bytes written.
+private func runBinary(_ arguments: [String], environment: [String: String], feeding limit: Int,
+                       piece: @escaping @Sendable (Int) -> ArraySlice<UInt8>) throws -> (RunResult, Int) {
     let directory = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let process = Process()
@@ -33,71 +47,22 @@ func runBinary(_ arguments: [String], pipedInput input: [UInt8], environment: [S
     try process.run()
     let writer = pipe.fileHandleForWriting.fileDescriptor
     let fed = DispatchSemaphore(value: 0)
-    let thread = Thread {
-        var blocked = sigset_t()
-        sigemptyset(&blocked)
-        sigaddset(&blocked, SIGPIPE)
-        pthread_sigmask(SIG_BLOCK, &blocked, nil)
-        var offset = 0
-        while offset < input.count {
-            let n = input.withUnsafeBytes { write(writer, $0.baseAddress! + offset, input.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                break  // EPIPE: grokctl stopped reading (a too-large input)
-            }
-            offset += n
-        }
-        // Take the SIGPIPE a broken write raised, so it is never delivered.
-        var none = timespec(tv_sec: 0, tv_nsec: 0)
-        _ = sigtimedwait(&blocked, nil, &none)
-        try? pipe.fileHandleForWriting.close()
-        fed.signal()
-    }
-    thread.start()
-    process.waitUntilExit()
-    fed.wait()
-    try out.close()
-    try err.close()
-    return RunResult(status: process.terminationStatus, standardOutput: try String(contentsOfFile: paths[0], encoding: .utf8),
-                     standardError: try String(contentsOfFile: paths[1], encoding: .utf8))
-}
-
-/// Runs the built grokctl with `header` then zeros (at most `limit` bytes in all) written into
-/// a pipe on its standard input until it stops reading; returns the run and the bytes written.
-func runBinary(_ arguments: [String], header: [UInt8], thenZeros limit: Int) throws -> (RunResult, Int) {
-    let directory = try makeTemporaryDirectory()
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    let process = Process()
-    process.executableURL = try grokctlExecutable()
-    process.arguments = arguments
-    process.environment = ["PATH": "/usr/bin:/bin"]
-    let paths = ["out", "err"].map { directory + "/" + $0 }
-    for path in paths { _ = FileManager.default.createFile(atPath: path, contents: nil) }
-    let out = try FileHandle(forWritingTo: URL(fileURLWithPath: paths[0]))
-    let err = try FileHandle(forWritingTo: URL(fileURLWithPath: paths[1]))
-    let pipe = Pipe()
-    process.standardInput = pipe
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let writer = pipe.fileHandleForWriting.fileDescriptor
-    let fed = DispatchSemaphore(value: 0)
     nonisolated(unsafe) var written = 0
     let thread = Thread {
         var blocked = sigset_t()
         sigemptyset(&blocked)
         sigaddset(&blocked, SIGPIPE)
         pthread_sigmask(SIG_BLOCK, &blocked, nil)
-        let zeros = [UInt8](repeating: 0, count: 64 * 1024)
         while written < limit {
-            let piece = written < header.count ? Array(header[written...]) : zeros
-            let n = piece.withUnsafeBytes { write(writer, $0.baseAddress!, min(piece.count, limit - written)) }
+            let next = piece(written)
+            let n = next.withUnsafeBytes { write(writer, $0.baseAddress!, min($0.count, limit - written)) }
             if n < 0 {
                 if errno == EINTR { continue }
-                break  // EPIPE: grokctl stopped reading
+                break  // EPIPE: grokctl stopped reading (a too-large input)
             }
             written += n
         }
+        // Take the SIGPIPE a broken write raised, so it is never delivered.
         var none = timespec(tv_sec: 0, tv_nsec: 0)
         _ = sigtimedwait(&blocked, nil, &none)
         try? pipe.fileHandleForWriting.close()

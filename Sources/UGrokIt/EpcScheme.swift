@@ -85,7 +85,7 @@ public enum EpcScheme: String, CaseIterable, Sendable, Codable {
         layout.flatMap { field -> [String] in
             switch field {
             case .partitioned(_, let reference, _): ["company_prefix", reference]
-            case .integer(let name, _), .digits(let name, _, _), .numericString(let name, _, _), .string7(let name, _),
+            case .integer(let name, _, _), .digits(let name, _, _), .numericString(let name, _, _), .string7(let name, _),
                  .string6(let name, _, _), .cage(let name, _):
                 [name]
             case .zeros: []
@@ -113,8 +113,8 @@ public enum EpcScheme: String, CaseIterable, Sendable, Codable {
         /// 3 partition bits, then company prefix and reference sharing `bits` (variable for
         /// a 6-bit string reference).
         case partitioned(bits: Int, reference: String, Reference)
-        /// A number without leading zeros below 2^bits.
-        case integer(String, bits: Int)
+        /// A number without leading zeros below 2^bits, of at most `maxDigits` digits.
+        case integer(String, bits: Int, maxDigits: Int = 20)
         /// Exactly `count` digits (leading zeros kept) below 2^bits.
         case digits(String, bits: Int, count: Int)
         /// Up to `maxDigits` digits, leading zeros kept: the number "1" followed by them.
@@ -146,7 +146,8 @@ public enum EpcScheme: String, CaseIterable, Sendable, Codable {
         case .gdti96: [.partitioned(bits: 41, reference: "document_type", .digits(total: 12)), .integer("serial", bits: 41)]
         case .gdti174: [.partitioned(bits: 41, reference: "document_type", .digits(total: 12)), .string7("serial", bits: 119)]
         case .cpi96: [.partitioned(bits: 51, reference: "part_reference", .integer(maxTotalDigits: 15)), .integer("serial", bits: 31)]
-        case .cpiVar: [.partitioned(bits: 0, reference: "part_reference", .string6(totalCharacters: 30)), .integer("serial", bits: 40)]
+        case .cpiVar: [.partitioned(bits: 0, reference: "part_reference", .string6(totalCharacters: 30)),
+                         .integer("serial", bits: 40, maxDigits: 12)]
         case .sgcn96: [.partitioned(bits: 41, reference: "document_type", .digits(total: 12)),
                        .numericString("serial", bits: 41, maxDigits: 12)]
         case .itip110: [.partitioned(bits: 44, reference: "item_reference", .digits(total: 13)), .digits("piece", bits: 7, count: 2),

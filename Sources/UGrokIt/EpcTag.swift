@@ -5,7 +5,7 @@
 ///
 ///     let tag = try EpcTag(identity: "sgtin", fields: "0614141.112345.400", filter: 1)
 ///     tag.tagURI        // urn:epc:tag:sgtin-96:1.0614141.112345.400
-///     tag.epc           // 3034257BF400B7800000019 0 (96 bits)
+///     try tag.epc       // 3034257BF400DB8000000190
 ///
 /// Fields are kept as the URI shows them unescaped (`"A/B"`, not `"A%2FB"`).
 public struct EpcTag: Sendable, Hashable, CustomStringConvertible {
@@ -15,9 +15,20 @@ public struct EpcTag: Sendable, Hashable, CustomStringConvertible {
     public let filter: Int
     /// The pure identity's fields in order, as ``EpcScheme/fieldNames`` names them.
     public let fields: [String]
-    /// The EPC: the scheme's bits, zero-padded to whole 16-bit words as a tag's EPC memory
-    /// holds them (to whole bytes for ITIP-212, whose 14 words exceed ``UgiEpc/maxByteCount``).
-    public let epc: UgiEpc
+    /// The encoded EPC: the scheme's bits, zero-padded to whole 16-bit words as a tag's EPC
+    /// memory holds them (or, when decoded, the bytes as they were read).
+    public let bytes: [UInt8]
+
+    /// ``bytes`` as a ``UgiEpc``, which a Grokker can read and program.
+    /// - Throws: ``EpcEncodingError/tooManyBits(scheme:bits:maximum:)`` for an EPC longer than
+    ///   the vendor protocol's 27 bytes: always ITIP-212 (14 words), and long CPI-var or ADI-var.
+    public var epc: UgiEpc {
+        get throws(EpcEncodingError) {
+            do { return try UgiEpc(bytes: bytes) } catch {
+                throw .tooManyBits(scheme: scheme.rawValue, bits: bytes.count * 8, maximum: UgiEpc.maxByteCount * 8)
+            }
+        }
+    }
 
     /// Encodes `fields` in `scheme` with `filter`.
     /// - Throws: ``EpcEncodingError`` naming the first field that does not fit and what it allows.
@@ -33,32 +44,36 @@ public struct EpcTag: Sendable, Hashable, CustomStringConvertible {
         writer.append(UInt64(scheme.header), 8)
         writer.append(UInt64(filter), scheme.filterBits)
         try EpcCodec.encode(scheme: scheme, fields: fields, into: &writer)
-        guard let epc = writer.epc() else {
-            throw .tooManyBits(scheme: scheme.rawValue, bits: writer.bits.count, maximum: UgiEpc.maxByteCount * 8)
-        }
         self.scheme = scheme
         self.filter = filter
         self.fields = fields
-        self.epc = epc
+        self.bytes = writer.words()
     }
 
     /// Decodes `epc`; `nil` unless it is a valid encoding of a TDS scheme (a known header,
     /// the scheme's length, and every field as the TDS allows it).
     public init?(epc: UgiEpc) {
-        guard let scheme = EpcScheme(header: epc.bytes[0]) else { return nil }
-        var reader = BitReader(bytes: epc.bytes, position: 8)
+        self.init(bytes: epc.bytes)
+    }
+
+    /// Decodes an EPC's bytes; `nil` unless they are a valid encoding of a TDS scheme: a
+    /// known header, every field as the TDS allows it, then only zero bits up to the next
+    /// 16-bit word or byte.
+    public init?(bytes: [UInt8]) {
+        guard let header = bytes.first, let scheme = EpcScheme(header: header) else { return nil }
+        var reader = BitReader(bytes: bytes, position: 8)
         guard reader.remaining >= scheme.filterBits else { return nil }
         let filter = Int(reader.read(scheme.filterBits))
         guard let fields = EpcCodec.decode(scheme: scheme, from: &reader) else { return nil }
         // What follows is padding: zero bits up to the next 16-bit word (or byte).
         let used = reader.position
-        guard epc.bitCount == (used + 15) / 16 * 16 || epc.bitCount == (used + 7) / 8 * 8,
+        guard bytes.count * 8 == (used + 15) / 16 * 16 || bytes.count * 8 == (used + 7) / 8 * 8,
               reader.remainingAreZero
         else { return nil }
         self.scheme = scheme
         self.filter = filter
         self.fields = fields
-        self.epc = epc
+        self.bytes = bytes
     }
 
     /// The EPC tag URI: `urn:epc:tag:sgtin-96:1.0614141.112345.400` (no filter for GID-96).
@@ -293,9 +308,9 @@ enum EpcCodec {
                     try string6(ref.value, scheme: name, field: ref.name, characters: string6Characters,
                                 allowed: "# - / 0-9 A-Z", range: 0...(totalCharacters - company.value.count), into: &writer)
                 }
-            case .integer(_, let bits):
+            case .integer(_, let bits, let maxDigits):
                 let field = next()
-                writer.append(try integer(field.value, scheme: name, field: field.name, bits: bits, maxDigits: nil), bits)
+                writer.append(try integer(field.value, scheme: name, field: field.name, bits: bits, maxDigits: maxDigits), bits)
             case .digits(_, let bits, let count):
                 let field = next()
                 try digitsOnly(field.value, scheme: name, field: field.name)
@@ -429,9 +444,11 @@ enum EpcCodec {
                           text.count <= totalCharacters - companyDigits else { return nil }
                     fields.append(text)
                 }
-            case .integer(_, let bits):
+            case .integer(_, let bits, let maxDigits):
                 guard reader.remaining >= bits else { return nil }
-                fields.append(String(reader.read(bits)))
+                let text = String(reader.read(bits))
+                guard text.count <= maxDigits else { return nil }
+                fields.append(text)
             case .digits(_, let bits, let count):
                 guard reader.remaining >= bits, let text = decimal(reader.read(bits), digits: count) else { return nil }
                 fields.append(text)
@@ -545,16 +562,10 @@ struct BitWriter {
         }
     }
 
-    /// The bits padded with zeros to whole 16-bit words, or to whole bytes where words
-    /// would exceed ``UgiEpc/maxByteCount``; `nil` when even bytes would (a long CPI-var or
-    /// ADI-var).
-    func epc() -> UgiEpc? {
-        var padded = bits
-        let words = (bits.count + 15) / 16 * 16
-        padded += [UInt8](repeating: 0, count: (words / 8 <= UgiEpc.maxByteCount ? words : (bits.count + 7) / 8 * 8) - bits.count)
-        var bytes: [UInt8] = []
-        for start in stride(from: 0, to: padded.count, by: 8) { bytes.append(padded[start..<start + 8].reduce(0) { $0 << 1 | $1 }) }
-        return try? UgiEpc(bytes: bytes)
+    /// The bits padded with zeros to whole 16-bit words, as bytes.
+    func words() -> [UInt8] {
+        let padded = bits + [UInt8](repeating: 0, count: (bits.count + 15) / 16 * 16 - bits.count)
+        return stride(from: 0, to: padded.count, by: 8).map { start in padded[start..<start + 8].reduce(0) { $0 << 1 | $1 } }
     }
 }
 

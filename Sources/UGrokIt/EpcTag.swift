@@ -128,12 +128,12 @@ extension EpcTag {
         var tagFilter = 0
         if scheme != .gid96 {
             let filterText = String(body.prefix { $0 != "." })
-            guard let value = Int(filterText), filterText.allSatisfy(\.isASCII), filterText.count <= 2,
-                  body.count > filterText.count
-            else {
+            guard body.count > filterText.count else {
                 throw .fieldCount(uri: EpcError.shown(uri), scheme: scheme.rawValue, expected: scheme.fieldNames.count + 1,
-                                  found: body.split(separator: ".", omittingEmptySubsequences: false).count,
-                                  format: "filter." + scheme.fieldFormat)
+                                  found: 1, format: "filter." + scheme.fieldFormat)
+            }
+            guard filterText.count <= 2, filterText.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(filterText) else {
+                throw .filterOutOfRange(scheme: scheme.rawValue, filter: EpcError.shown(filterText), maximum: scheme.maxFilter)
             }
             tagFilter = value
             body = String(body.dropFirst(filterText.count + 1))

@@ -96,6 +96,9 @@ struct EpcTagTests {
                      format: "company_prefix.item_reference.serial")),
         ("urn:epc:tag:sgtin-96:8.0614141.812345.1", .filterOutOfRange(scheme: "sgtin-96", filter: "8", maximum: 7)),
         ("urn:epc:tag:usdod-96:16.2S194.1", .filterOutOfRange(scheme: "usdod-96", filter: "16", maximum: 15)),
+        ("urn:epc:tag:adi-var:x.2S194.A.1", .filterOutOfRange(scheme: "adi-var", filter: "x", maximum: 63)),
+        ("urn:epc:tag:sscc-96:1", .fieldCount(uri: "urn:epc:tag:sscc-96:1", scheme: "sscc-96", expected: 3, found: 1,
+                                              format: "filter.company_prefix.serial_reference")),
         ("urn:epc:tag:sgtin-96:1.06141.8123456.1", .companyPrefixLength(scheme: "sgtin-96", value: "06141", digits: 5)),
         ("urn:epc:tag:sgtin-96:1.0614141.81234.1",
          .digitCount(scheme: "sgtin-96", field: "item_reference", value: "81234", expected: 6, companyDigits: 7)),
@@ -123,6 +126,18 @@ struct EpcTagTests {
         #expect(error == expected)
         #expect(error.code.hasPrefix("epc_"))
         #expect(!error.description.contains("{"), "every placeholder filled: \(error.description)")
+    }
+
+    @Test("Messages name the field in words and count in the right form")
+    func messages() {
+        #expect(EpcEncodingError.digitCount(scheme: "sgtin-96", field: "item_reference", value: "81234", expected: 6, companyDigits: 7)
+            .description == "sgtin-96: the item reference '81234' must have exactly 6 digits with a company prefix of 7 digits "
+            + "(together they make the whole GS1 key); add or remove leading zeros.")
+        #expect(EpcEncodingError.digitCount(scheme: "itip-110", field: "piece", value: "1", expected: 2, companyDigits: 0)
+            .description == "itip-110: the piece number '1' must have exactly 2 digits; add or remove leading zeros.")
+        #expect(EpcEncodingError.fieldCount(uri: "urn:epc:tag:sscc-96:1", scheme: "sscc-96", expected: 3, found: 1,
+                                            format: "filter.company_prefix.serial_reference").description
+            == "'urn:epc:tag:sscc-96:1' has 1 field where sscc-96 takes 3: filter.company_prefix.serial_reference.")
     }
 
     @Test("A tag URI's own filter wins over none, and another one is refused")

@@ -1,11 +1,11 @@
 /// An EPC as GS1's EPC Tag Data Standard (TDS 1.13) reads it: its binary scheme, filter
 /// value and the fields of its pure identity, decoded from a ``UgiEpc`` or encoded from
-/// parts or URIs. Every value is checked when made, so ``epc``, ``tagURI`` and
+/// parts or URIs. Every value is checked when made, so ``bytes``, ``tagURI`` and
 /// ``pureIdentityURI`` always describe one valid encoding.
 ///
 ///     let tag = try EpcTag(identity: "sgtin", fields: "0614141.112345.400", filter: 1)
 ///     tag.tagURI        // urn:epc:tag:sgtin-96:1.0614141.112345.400
-///     try tag.epc       // 3034257BF400DB8000000190
+///     try tag.epc       // 3034257BF46DB64000000190
 ///
 /// Fields are kept as the URI shows them unescaped (`"A/B"`, not `"A%2FB"`).
 public struct EpcTag: Sendable, Hashable, CustomStringConvertible {

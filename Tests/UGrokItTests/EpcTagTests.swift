@@ -29,6 +29,8 @@ struct EpcTagTests {
         #expect(try EpcTag(uri: "urn:epc:id:sgtin:0614141.812345.6789", filter: 3) == tag)
         #expect(try EpcTag(uri: tag.tagURI) == tag)
         #expect(try EpcTag(epc: tag.epc) == tag)
+        // The type's documentation example.
+        #expect(try EpcTag(identity: "sgtin", fields: "0614141.112345.400", filter: 1).epc.description == "3034257BF46DB64000000190")
     }
 
     @Test("A pure identity takes the 96-bit scheme when its serial fits, the long one otherwise")

@@ -305,7 +305,7 @@ enum EpcCodec {
                     try string7(ref.value, scheme: name, field: ref.name, bits: referenceBits,
                                 maxCharacters: totalCharacters - company.value.count, into: &writer)
                 case .string6(let totalCharacters):
-                    try string6(ref.value, scheme: name, field: ref.name, characters: string6Characters,
+                    try string6(ref.value, shown: ref.value, scheme: name, field: ref.name, characters: string6Characters,
                                 allowed: "# - / 0-9 A-Z", range: 0...(totalCharacters - company.value.count), into: &writer)
                 }
             case .integer(_, let bits, let maxDigits):
@@ -338,7 +338,7 @@ enum EpcCodec {
                 guard !value.isEmpty || minCharacters == 0 else {
                     throw .empty(scheme: name, field: field.name)
                 }
-                try string6(String(value), scheme: name, field: field.name, characters: adiCharacters,
+                try string6(String(value), shown: field.value, scheme: name, field: field.name, characters: adiCharacters,
                             allowed: "- / 0-9 A-Z" + (field.name == "serial" ? " (# first)" : ""),
                             range: 0...(maxCharacters - (field.value.count - value.count)), into: &writer)
             case .cage(_, let characterBits):
@@ -398,13 +398,16 @@ enum EpcCodec {
         writer.append(0, bits - 7 * value.count)
     }
 
-    private static func string6(_ value: String, scheme: String, field: String, characters: Set<Character>, allowed: String,
-                                range: ClosedRange<Int>, into writer: inout BitWriter) throws(EpcEncodingError) {
+    /// 6-bit characters of `value` and a terminating zero character; errors show `shown`
+    /// (the whole field, an ADI serial's leading `#` included).
+    private static func string6(_ value: String, shown: String, scheme: String, field: String, characters: Set<Character>,
+                                allowed: String, range: ClosedRange<Int>, into writer: inout BitWriter) throws(EpcEncodingError) {
         if let bad = value.first(where: { !characters.contains($0) }) {
-            throw .badCharacter(scheme: scheme, field: field, value: EpcError.shown(value), character: String(bad), allowed: allowed)
+            throw .badCharacter(scheme: scheme, field: field, value: EpcError.shown(shown), character: String(bad), allowed: allowed)
         }
         guard value.count <= range.upperBound else {
-            throw .tooLong(scheme: scheme, field: field, value: EpcError.shown(value), maximum: range.upperBound)
+            throw .tooLong(scheme: scheme, field: field, value: EpcError.shown(shown),
+                           maximum: range.upperBound + (shown.count - value.count))
         }
         for character in value.utf8 { writer.append(UInt64(character & 0x3F), 6) }
         writer.append(0, 6)  // The terminating zero character.

@@ -120,6 +120,8 @@ struct EpcTagTests {
         ("urn:epc:tag:usdod-96:1.2S1945X.1", .cageLength(scheme: "usdod-96", value: "2S1945X", characters: 7)),
         ("urn:epc:tag:adi-var:1.2SI94.A.1",
          .badCharacter(scheme: "adi-var", field: "cage", value: "2SI94", character: "I", allowed: "0-9 A-Z (not I or O)")),
+        ("urn:epc:tag:adi-var:1.2S194.A.%23BBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",
+         .tooLong(scheme: "adi-var", field: "serial", value: "#BBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", maximum: 30)),
         ("urn:epc:tag:adi-var:1.2S194.AAAAAAAAAAAAAAAAAAAAAAAA.BBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",
          .tooManyBits(scheme: "adi-var", bits: 400, maximum: 216)),
     ])

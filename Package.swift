@@ -143,7 +143,7 @@ let package = Package(
         .testTarget(name: "VendorInteropTests", dependencies: ["GrokBasics", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokTestSupport"]),
         .testTarget(name: "UGrokItTests", dependencies: ["UGrokIt", "GrokkerEmulator", "GrokAudio", "GrokLink", "GrokProtocol", "GrokCrypto", "GrokFirmware", "GrokNet", "NetTestSupport",
                                                   "GrokBasics", "GrokTestSupport"],
-                    resources: [.copy("Fixtures")]),
+                    exclude: ["Interop"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GrokCLITests", dependencies: ["GrokBasics", "GrokCommandLine", "GrokCLI", "GrokTUF", "GrokAudio", "GrokLink", "GrokFirmware", "GrokNet", "GrokCrypto", "GrokProtocol", "UGrokIt",
                                                          "GrokFleet", "GrokLedger", "GrokkerEmulator", "PostgresTestSupport", "NetTestSupport", "DeviceTestSupport", "GrokTestSupport"]),
         .testTarget(name: "GrokLedgerTests", dependencies: ["GrokBasics", "GrokLedger", "GrokPostgres", "PostgresTestSupport", "GrokTestSupport"]),

@@ -18,7 +18,7 @@ build_pkgs=(pkg-config libasound2-dev libcurl4-openssl-dev zlib1g-dev libssl-dev
 # the decoder test; openssl makes test keys and the test CA; nginx-light provides
 # /usr/sbin/nginx, the real HTTPS server the GrokNet download tests run on loopback;
 # sqlite3 is the second process the ledger tests read with and kill mid-transaction;
-# python3 and python3-venv hold python-tuf (below) for the TUF interop tests; minimodem makes
+# python3 and python3-venv hold python-tuf and epcpy (below) for the TUF and EPC interop tests; minimodem makes
 # another modem's FSK, which the vendor modem must never take for a Grokker; gcc builds the
 # vendor interop harness (used only when GROKCTL_VENDOR_SDK names the vendor library);
 # postgresql is the real server the shared-ledger tests start a throwaway cluster of
@@ -67,6 +67,16 @@ if [ "${1:-}" = "--test" ]; then
     mkdir -p "$root/.build"
     python3 -m venv "$venv"
     "$venv/bin/python3" -m pip install -q --disable-pip-version-check "tuf==7.0.0" "securesystemslib[crypto]==1.4.0"
+  fi
+  # epcpy (GS1's EPC Tag Data Standard in Python, by Nedap) is the independent peer
+  # UGrokItTests' EpcPeerTests encode and decode every EPC scheme against, in its own venv
+  # at .build/epcpy (or $GROK_EPCPY_PYTHON).
+  epcpy_venv="$root/.build/epcpy"
+  if ! "$epcpy_venv/bin/python3" -c 'import epcpy' >/dev/null 2>&1; then
+    echo "setup: installing epcpy into $epcpy_venv" >&2
+    rm -rf "$epcpy_venv"
+    python3 -m venv "$epcpy_venv"
+    "$epcpy_venv/bin/python3" -m pip install -q --disable-pip-version-check "epcpy==0.1.8"
   fi
 fi
 

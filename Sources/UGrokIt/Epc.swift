@@ -85,79 +85,29 @@ public struct UgiEpc: Sendable, Hashable, Codable, CustomStringConvertible {
 // MARK: - EPC Tag Data Standard URIs
 
 extension UgiEpc {
-    /// The EPC Tag URI of GS1's EPC Tag Data Standard (TDS). Vendor: `UgiEpc.toTagURI`.
+    /// The EPC Tag URI of GS1's EPC Tag Data Standard (TDS 1.13). Vendor: `UgiEpc.toTagURI`.
     ///
-    /// Decoded schemes (96-bit EPCs only):
-    /// - SGTIN-96 (header `0x30`): `urn:epc:tag:sgtin-96:F.CCCCCCC.IIIIII.S` (filter,
-    ///   company prefix and indicator + item reference with the digits the partition gives,
-    ///   serial in decimal).
-    /// - SSCC-96 (header `0x31`): `urn:epc:tag:sscc-96:F.CCCCCCC.SSSSSSSSSS`.
-    /// - GID-96 (header `0x35`, the scheme of U Grok It's own EPCs): `urn:epc:tag:gid-96:M.C.S`.
-    ///
-    /// Anything else, and any of these with a field the TDS forbids (partition 7, a company
-    /// prefix or reference with more digits than the partition allows, non-zero SSCC
-    /// reserved bits), is the TDS raw URI `urn:epc:raw:<bits>.x<HEX>`.
+    /// Every binary scheme of the TDS is decoded (``EpcScheme``: SGTIN-96/198, SSCC-96,
+    /// SGLN-96/195, GRAI-96/170, GIAI-96/202, GSRN-96, GSRNP-96, GDTI-96/174, CPI-96/var,
+    /// SGCN-96, ITIP-110/212, GID-96, USDOD-96, ADI-var), e.g.
+    /// `urn:epc:tag:sgtin-96:3.0614141.812345.6789`. Anything else, and any of these with a
+    /// field the TDS forbids (partition 7, a company prefix or reference with more digits
+    /// than the partition allows, non-zero reserved bits, a character outside the scheme's
+    /// set, the wrong length), is the TDS raw URI `urn:epc:raw:<bits>.x<HEX>`.
     public func toTagURI() -> String {
-        guard let decoded = decoded else { return "urn:epc:raw:\(bitCount).x\(description)" }
-        return decoded.tagURI
+        epcTag?.tagURI ?? "urn:epc:raw:\(bitCount).x\(description)"
     }
 
-    /// The EPC Pure Identity URI (`urn:epc:id:sgtin:C.I.S`, `urn:epc:id:sscc:C.S`,
-    /// `urn:epc:id:gid:M.C.S`): the tag URI without the encoding and filter, naming the
-    /// object rather than the tag. `nil` for an EPC that only has a raw URI.
+    /// The EPC Pure Identity URI (`urn:epc:id:sgtin:0614141.812345.6789`): the tag URI
+    /// without the encoding and filter, naming the object rather than the tag. `nil` for an
+    /// EPC that only has a raw URI.
     public func toPureIdentityURI() -> String? {
-        decoded?.pureIdentityURI
+        epcTag?.pureIdentityURI
     }
 
-    private struct Decoded {
-        let tagURI: String
-        let pureIdentityURI: String
-    }
-
-    /// SGTIN-96 and SSCC-96 partition tables (TDS tables 14-2 and 14-5): for each partition
-    /// value, (company prefix bits, company prefix digits, reference bits, reference digits).
-    /// SGTIN's company prefix and item reference share 44 bits, SSCC's company prefix and
-    /// serial reference 58 (8 + 3 + 3 + 58 + 24 unallocated = 96).
-    private static let sgtinPartitions: [(Int, Int, Int, Int)] = [
-        (40, 12, 4, 1), (37, 11, 7, 2), (34, 10, 10, 3), (30, 9, 14, 4), (27, 8, 17, 5), (24, 7, 20, 6), (20, 6, 24, 7),
-    ]
-    private static let ssccPartitions: [(Int, Int, Int, Int)] = [
-        (40, 12, 18, 5), (37, 11, 21, 6), (34, 10, 24, 7), (30, 9, 28, 8), (27, 8, 31, 9), (24, 7, 34, 10), (20, 6, 38, 11),
-    ]
-
-    private var decoded: Decoded? {
-        guard bytes.count == Self.standardByteCount else { return nil }
-        let bits = BitReader(bytes: bytes)
-        switch bytes[0] {
-        case 0x30:  // SGTIN-96: header 8, filter 3, partition 3, company+item 44, serial 38.
-            let filter = bits[8, 3]
-            let partition = Int(bits[11, 3])
-            guard partition < Self.sgtinPartitions.count else { return nil }
-            let (companyBits, companyDigits, itemBits, itemDigits) = Self.sgtinPartitions[partition]
-            guard let company = decimal(bits[14, companyBits], digits: companyDigits),
-                  let item = decimal(bits[14 + companyBits, itemBits], digits: itemDigits)
-            else { return nil }
-            let serial = String(bits[58, 38])
-            return Decoded(tagURI: "urn:epc:tag:sgtin-96:\(filter).\(company).\(item).\(serial)",
-                           pureIdentityURI: "urn:epc:id:sgtin:\(company).\(item).\(serial)")
-        case 0x31:  // SSCC-96: header 8, filter 3, partition 3, company+serial 58, unallocated 24.
-            let filter = bits[8, 3]
-            let partition = Int(bits[11, 3])
-            guard partition < Self.ssccPartitions.count, bits[72, 24] == 0 else { return nil }
-            let (companyBits, companyDigits, serialBits, serialDigits) = Self.ssccPartitions[partition]
-            guard let company = decimal(bits[14, companyBits], digits: companyDigits),
-                  let serial = decimal(bits[14 + companyBits, serialBits], digits: serialDigits)
-            else { return nil }
-            return Decoded(tagURI: "urn:epc:tag:sscc-96:\(filter).\(company).\(serial)",
-                           pureIdentityURI: "urn:epc:id:sscc:\(company).\(serial)")
-        case 0x35:  // GID-96: header 8, general manager 28, object class 24, serial 36.
-            let manager = bits[8, 28], objectClass = bits[36, 24], serial = bits[60, 36]
-            return Decoded(tagURI: "urn:epc:tag:gid-96:\(manager).\(objectClass).\(serial)",
-                           pureIdentityURI: "urn:epc:id:gid:\(manager).\(objectClass).\(serial)")
-        default:
-            return nil
-        }
-    }
+    /// The EPC decoded by the Tag Data Standard (scheme, filter and fields), or `nil` when
+    /// it is no valid encoding of any of its schemes.
+    public var epcTag: EpcTag? { EpcTag(epc: self) }
 }
 
 // MARK: - Unprogrammed tags
@@ -235,26 +185,6 @@ extension UgiEpc {
 }
 
 // MARK: - Helpers
-
-/// Reads big-endian bit fields of up to 64 bits, counted from the first byte's top bit.
-private struct BitReader {
-    let bytes: [UInt8]
-
-    subscript(offset: Int, count: Int) -> UInt64 {
-        var value: UInt64 = 0
-        for bit in offset..<(offset + count) {
-            value = value << 1 | UInt64(bytes[bit / 8] >> (7 - bit % 8) & 1)
-        }
-        return value
-    }
-}
-
-/// `value` as exactly `digits` decimal digits with leading zeros, or `nil` if it needs more.
-private func decimal(_ value: UInt64, digits: Int) -> String? {
-    let text = String(value)
-    guard text.count <= digits else { return nil }
-    return String(repeating: "0", count: digits - text.count) + text
-}
 
 /// Upper-case hex, as the vendor's `UgiEpc.toString` writes EPCs.
 func hexString(_ bytes: [UInt8]) -> String {

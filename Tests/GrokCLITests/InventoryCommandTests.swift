@@ -10,7 +10,7 @@ extension CLI {
     struct InventoryCommandTests {
         /// What the inventory finds is DeviceJobTests' (GrokFleetTests); here, the refusal in the
         /// user's language and the `--json` lines.
-        @Test("a Grokker without a region refuses, in the user's language (exit 1); with one, --json lists its tags then a summary")
+        @Test("a Grokker without a region refuses, in the user's language (exit 1); with one, --json lists its tags then a summary, the table their tag URIs")
         func inventory() throws {
             let bench = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: bench) }
@@ -38,6 +38,10 @@ extension CLI {
             // every tag of the bench (tags from 0.3 m to several metres).
             let rssi = tags.compactMap { $0["rssi_dbm"] as? Double }
             #expect(rssi.allSatisfy { $0 >= -90 && $0 <= -30 } && Set(rssi).count > 2, "\(rssi)")
+            // The table shows each tag's EPC tag URI too.
+            let german = try runBinary(["--bench", bench, "--lang", "de", "inventory", "--device", "sim:0", "--duration", "0.3"])
+            #expect(german.status == 0 && german.standardOutput.contains("Tag-URI"), "\(german.standardOutput)")
+            #expect(german.standardOutput.contains("urn:epc:tag:sgtin-96:"), "\(german.standardOutput)")
         }
 
         @Test("bad durations and types are usage errors", arguments: [

@@ -96,7 +96,7 @@ extension CLI {
                 // and formats that every one of these languages writes as English does.
                 let international: Set<MessageKey> = [
                     .inventoryColumnEpc, .inventoryColumnRssi, .infoBitRate, .infoMilliseconds, .infoDeviceFailed,
-                    .infoHardware, .valueHex, .packageFactSHA256,
+                    .infoHardware, .valueHex, .valueUri, .packageFactSHA256,
                     // "Grokker" is a name; "firmware" is the glossary's term in es, fr and de
                     // (docs/glossary.md); a separator before nested figures.
                     .infoSummaryTotal, .infoColumnFirmware, .fleetColumnFirmware, .fleetStepFirmware, .fleetFirmwareChange,

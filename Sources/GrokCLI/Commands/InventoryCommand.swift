@@ -123,11 +123,11 @@ struct InventoryCommand: Command {
             }
         } else {
             let rows = listed.joined().map { [$0.device, $0.epc, String($0.reads), $0.rssiDBm.map { localizer.localizedNumber(format($0)) } ?? "-",
-                                              localizer.localizedNumber(format($0.firstSeenS))] }
+                                              localizer.localizedNumber(format($0.firstSeenS)), $0.uri] }
             if !rows.isEmpty {
                 console.table(Table(
                     headers: [.infoColumnDevice, .inventoryColumnEpc, .inventoryColumnReads, .inventoryColumnRssi,
-                              .inventoryColumnSeen].map { localizer.text($0) },
+                              .inventoryColumnSeen, .inventoryColumnUri].map { localizer.text($0) },
                     rows: rows))
             }
             for (result, tags) in zip(results, listed) {

@@ -82,10 +82,13 @@ struct TagCommand: Command {
         let data: String?
         /// The EPC the tag answers with after a `program` that succeeded.
         var newEpc: String?
+        /// Its EPC tag URI (`urn:epc:raw:...` for an EPC of no Tag Data Standard scheme).
+        var newEpcURI: String?
 
         enum CodingKeys: String, CodingKey {
             case device, epc, operation, result, data
             case newEpc = "new_epc"
+            case newEpcURI = "new_epc_uri"
         }
     }
 
@@ -114,7 +117,8 @@ struct TagCommand: Command {
         if status == .ok, case .program(let newEpc) = operation { programmed = newEpc }
         if console.isJSON {
             console.json(Outcome(device: target.device.description, epc: target.epc.description, operation: name,
-                                 result: status.description, data: hex, newEpc: programmed?.description))
+                                 result: status.description, data: hex, newEpc: programmed?.description,
+                                 newEpcURI: programmed?.toTagURI()))
         } else {
             console.print(context.localizer.text(.tagResult, target.device.description, target.epc.description,
                                                  status.description))
@@ -122,7 +126,7 @@ struct TagCommand: Command {
                 if let hex { console.print(hex.isEmpty ? "-" : hex) }
                 if let programmed {
                     console.print(context.localizer.text(.tagProgrammed, target.device.description, target.epc.description,
-                                                         programmed.description))
+                                                         programmed.description, programmed.toTagURI()))
                 }
             } else {
                 // What the vendor's code means, and what to do next.
@@ -179,17 +183,40 @@ struct TagWriteCommand: Command {
 }
 
 struct TagProgramCommand: Command {
-    static let newEpc = OptionDeclaration.option("new-epc", value: .valueHex, help: .optionNewEpc, required: true, type: .epc)
+    static let newEpc = OptionDeclaration.option("new-epc", value: .valueHex, help: .optionNewEpc, type: .epc)
+    static let sgtin = OptionDeclaration.option("sgtin", value: .valueSgtin, help: .optionSgtin)
+    static let epcURI = OptionDeclaration.option("epc-uri", value: .valueUri, help: .optionEpcUri)
+    static let filter = OptionDeclaration.option("filter", value: .valueNumber, help: .optionEpcFilter, type: .integer(0...63))
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "program", abstract: .commandTagProgramAbstract,
-                             options: [TagCommand.device, TagCommand.epc, newEpc, TagCommand.password])
+                             options: [TagCommand.device, TagCommand.epc, newEpc, sgtin, epcURI, filter, TagCommand.password])
     }
     let target: TagCommand.Target
     let newEpc: UgiEpc
     init(_ values: ParsedValues) throws(CLIError) {
         target = try TagCommand.Target(values)
-        newEpc = try TagCommand.epcValue(values.value(Self.newEpc) ?? "", option: "--new-epc")
+        newEpc = try Self.newEpc(values)
     }
+
+    /// The new EPC from exactly one of `--new-epc` (hex), `--sgtin` (GS1 parts) and
+    /// `--epc-uri` (a tag or pure identity URI), encoded by ``EpcTag``.
+    static func newEpc(_ values: ParsedValues) throws(CLIError) -> UgiEpc {
+        let given = [newEpc, sgtin, epcURI].filter { values.value($0) != nil }
+        guard let first = given.first else { throw .missingOneOf([newEpc.spelling, sgtin.spelling, epcURI.spelling]) }
+        if given.count > 1 { throw .conflictingOptions(first.spelling, given[1].spelling) }
+        let filterValue = try values.integer(filter)
+        if first == newEpc {
+            if filterValue != nil { throw .conflictingOptions(newEpc.spelling, filter.spelling) }
+            return try TagCommand.epcValue(values.value(newEpc) ?? "", option: newEpc.spelling)
+        }
+        do {
+            if first == sgtin { return try EpcTag(identity: "sgtin", fields: values.value(sgtin) ?? "", filter: filterValue ?? 0).epc }
+            return try EpcTag(uri: values.value(epcURI) ?? "", filter: filterValue).epc
+        } catch {
+            throw .coded(code: error.code, arguments: error.arguments)
+        }
+    }
+
     func run(_ context: CommandContext) throws -> ExitCode {
         try TagCommand.perform(target, .program(newEpc: newEpc), name: "program", context)
     }

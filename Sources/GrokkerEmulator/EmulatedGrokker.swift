@@ -655,6 +655,7 @@ public final class EmulatedGrokker: CablePeer {
         p.maxRoundsPerSecond = UInt16(start.maxRoundsPerSecond)
         p.tidBytes = start.maxTidBytes
         p.userBytes = start.maxUserBytes
+        p.reservedBytes = start.maxReservedBytes
         p.reportSubsequentFinds = start.reportSubsequentFinds
         p.soundType = start.soundType
         let levels = max(1, Int(hardware.numVolumeLevels))
@@ -768,7 +769,7 @@ public final class EmulatedGrokker: CablePeer {
                     rssi: s.context.reportRssi ? rssi : nil, perReads: perReads, epc: report.epc,
                     tid: s.context.readsTid ? Array(report.tid.prefix(Int(s.start.maxTidBytes))) : nil,
                     user: s.context.readsUser ? Array(report.user.prefix(Int(s.start.maxUserBytes))) : nil,
-                    reserved: s.context.readsReserved ? [] : nil))
+                    reserved: s.context.readsReserved ? Array(report.reserved.prefix(Int(s.start.maxReservedBytes))) : nil))
                 record(report.epc)
             } else if report.epc.count >= 4, report.epc.count <= 27 {
                 leftover.append(report)

@@ -583,10 +583,13 @@ public final class EmulatedGrokker: CablePeer {
         case .radioDefaults:
             taken = true
         case .geigerCounterSound(let g):
-            taken = sounds.setGeiger(GeigerSound(
+            // Any value the wire carries (GeigerSound.isAudible); a rate above 65.5 clicks a
+            // read is clamped there, where the clicks-per-second limit decides anyway.
+            sounds.setGeiger(GeigerSound(
                 frequencyHz: g.frequencyHz, clickDurationMs: g.clickDurationMs,
                 clickRateThousandths: UInt16(clamping: Int(g.clickRate256) * 1000 / 256),
                 maxClicksPerSecond: UInt16(g.maxClicksPerSecond), historyDepthMs: UInt16(clamping: g.historyMs)))
+            taken = true
         case .tones(let kind, let tones):
             let list = tones.map { SoundTone(frequencyHz: $0.frequencyHz, durationMs: $0.durationMs) }
             let found = sounds.found

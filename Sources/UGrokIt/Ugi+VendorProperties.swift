@@ -1,3 +1,5 @@
+import GrokBasics
+import GrokProtocol
 import Synchronization
 
 extension VendorVersionRequest {
@@ -117,5 +119,17 @@ extension Ugi {
                 reader.callbackQueue.async { completion(.failure(error)) }
             }
         }
+    }
+}
+
+extension Ugi {
+    /// Vendor 1.15 `localizedRegionNameForName:`: a region's name (vendor name, code or
+    /// number, as ``RegionNames/region(named:)`` and friends take it) in `language` (`en`,
+    /// `es`, `fr`, `de`), as grokctl's catalogs write it; the vendor's name for a language
+    /// without a translation, and `name` itself when no region has it.
+    public static func localizedRegionNameForName(_ name: String, language: String) -> String {
+        let region = RegionNames.region(named: name) ?? RegionNames.region(code: name) ?? Int(name).flatMap(RegionNames.region(number:))
+        guard let region else { return name }
+        return MessageCatalog.regionNames[language]?[region.code] ?? region.name
     }
 }

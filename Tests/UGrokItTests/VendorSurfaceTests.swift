@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokAudio
 import GrokTestSupport
 import GrokkerEmulator
@@ -182,5 +183,24 @@ struct VendorSurfaceTests {
         let stopped = DispatchSemaphore(value: 0)
         second.stopInventory { stopped.signal() }
         #expect(stopped.wait(timeout: .now() + 60) == .success)
+    }
+}
+
+@Suite("Localized region names")
+struct LocalizedRegionNameTests {
+    @Test("a region's name in each language, as grokctl's catalogs write it; found by vendor name, code or number")
+    func names() {
+        #expect(Ugi.localizedRegionNameForName("FCC (US), IC (Canada)", language: "de") == "FCC (USA), IC (Kanada)")
+        #expect(Ugi.localizedRegionNameForName("etsi", language: "fr") == "ETSI (UE)")
+        #expect(Ugi.localizedRegionNameForName("18", language: "es") == "Federación de Rusia")
+        #expect(Ugi.localizedRegionNameForName("Japan (unlicensed)", language: "en") == "Japan (unlicensed)")
+        #expect(Ugi.localizedRegionNameForName("Japan (unlicensed)", language: "xx") == "Japan (unlicensed)")
+        #expect(Ugi.localizedRegionNameForName("Atlantis", language: "de") == "Atlantis")
+        // Every region has a name in every catalog.
+        for language in ["en", "es", "fr", "de"] {
+            for region in RegionNames.all {
+                #expect(MessageCatalog.regionNames[language]?[region.code] != nil, "\(language): \(region.code)")
+            }
+        }
     }
 }

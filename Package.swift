@@ -114,8 +114,8 @@ let package = Package(
                 path: "Examples/ExampleBench"),
         .executableTarget(name: "InventoryAllTags", dependencies: ["ExampleBench", "UGrokIt"], path: "Examples/InventoryAllTags"),
         .executableTarget(name: "FindTags", dependencies: ["ExampleBench", "UGrokIt"], path: "Examples/FindTags"),
-        .executableTarget(name: "ProgramTag", dependencies: ["ExampleBench", "UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokAudio"],
-                          path: "Examples/ProgramTag"),
+        .executableTarget(name: "ProgramTag", dependencies: ["ExampleBench", "UGrokIt"], path: "Examples/ProgramTag"),
+        .executableTarget(name: "TagEvents", dependencies: ["ExampleBench", "UGrokIt"], path: "Examples/TagEvents"),
 
         /// Fuzz entry points for the packet, command and firmware decoders (see docs/fuzzing.md).
         .executableTarget(name: "grokfuzz", dependencies: ["GrokProtocol", "GrokLink", "GrokAudio", "GrokFirmware", "GrokCrypto"]),

@@ -1,38 +1,52 @@
-// The vendor guide's tag-programming snippet: while inventory runs, give a tag a new EPC.
-//   swift run ProgramTag [hw:1,0]
-// Uses a ReaderSession (the synchronous reader under Reader) so each step reads in order.
+// The vendor guide's tag-programming snippet: while inventory runs, give a tag a new EPC
+// through the active inventory, and hear of it in the completion.
+//   swift run ProgramTag            (an emulated Grokker with the guide's tags)
+//   swift run ProgramTag hw:1,0     (a Grokker on a sound card)
+import Dispatch
 import ExampleBench
 import Foundation
-import GrokAudio
-import GrokkerEmulator
-import GrokProtocol
 import UGrokIt
 
-let bench = FileManager.default.temporaryDirectory.appendingPathComponent("ugrokit-example-program").path
-let port: any AudioPort
-if let device = CommandLine.arguments.dropFirst().first {
-    port = try ALSAPort(device: device)
-} else {
-    let store = try DeviceStateStore.openOrCreate(directory: bench, index: 0)
-    if store.state.region == nil {
-        try store.update { $0.region = RegionCatalog.find("fcc")?.setting; $0.provisioning.userHasSetRegion = true }
+/// Signals when the tag to program is in range.
+final class Finder: UgiInventoryDelegate, @unchecked Sendable {
+    let wanted: UgiEpc
+    let found = DispatchSemaphore(value: 0)
+    init(_ wanted: UgiEpc) { self.wanted = wanted }
+    func inventoryTagFound(_ tag: UgiTag, withDetailedPerReadData data: [UgiDetailedPerReadData]?) {
+        if tag.epc == wanted { found.signal() }
     }
-    port = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean,
-                              peer: try EmulatedGrokker(store: try DeviceStateStore.openOrCreate(directory: bench, index: 0)))
 }
-let session = try ReaderSession(port: port)
-try session.connect()
-let configuration = UgiRfidConfiguration.config(inventoryType: .inventoryShortRange)
-try session.startInventory(configuration)
-try session.collect(forAtMost: 1)
-guard let first = session.takeReports().first, let old = try? UgiEpc(bytes: first.epc) else {
-    print("no tag in range")
+
+let oldEpc = try UgiEpc(fromString: "1234567890abcdef12345678")
+let newEpc = try UgiEpc(fromString: "35fffffff956734504747454")
+Ugi.createSingleton(reader: try ExampleBench.reader())
+Ugi.singleton().openConnection()
+let finder = Finder(oldEpc)
+try Ugi.singleton().startInventory(finder, withConfiguration: UgiRfidConfiguration.config(inventoryType: .inventoryShortRange))
+guard finder.found.wait(timeout: .now() + 30) == .success else {
+    print("\(oldEpc) is not in range")
     exit(1)
 }
-var generator = SystemRandomNumberGenerator()
-let new = UgiEpc.newUGrokItEpc(using: &generator)
-let result = try session.programTag(old, to: new)
-print("program \(old) -> \(new): \(result)")
-try session.stopInventory()
-session.close()
-exit(result == .ok ? 0 : 1)
+let programmed = DispatchSemaphore(value: 0)
+nonisolated(unsafe) var outcome: Result<TagAccessStatus, ReaderError>?
+Ugi.singleton().activeInventory?.programTag(oldEpc, toEpc: newEpc, withPassword: UGI_NO_PASSWORD, whenCompleted: { result in
+    outcome = result
+    if case .success(.ok) = result {
+        // tag programmed successfully
+    } else {
+        // tag programming was unsuccessful
+    }
+    programmed.signal()
+})
+programmed.wait()
+print("program \(oldEpc) -> \(newEpc): \(outcome.map { "\($0)" } ?? "no result")")
+let stopped = DispatchSemaphore(value: 0)
+Ugi.singleton().activeInventory?.stopInventory { stopped.signal() }
+stopped.wait()
+Ugi.singleton().closeConnection()
+Ugi.releaseSingleton()
+if case .success(.ok) = outcome {
+    print("\(newEpc): OK")
+    exit(0)
+}
+exit(1)

@@ -19,12 +19,17 @@ struct CatalogCodegen: BuildToolPlugin {
         default: return []
         }
         let output = context.pluginWorkDirectoryURL.appending(path: file)
+        // English mode also reads the other catalogs' region names.
+        let localization = context.package.directoryURL.appending(path: "Sources/GrokCommandLine/Localization")
+        let inputs = mode == "english"
+            ? ["en", "es", "fr", "de"].map { localization.appending(path: "\($0).json") }
+            : [catalog]
         return [
             .buildCommand(
                 displayName: "Generating \(file) from the message catalog",
                 executable: tool.url,
                 arguments: [mode, catalog.path(percentEncoded: false), output.path(percentEncoded: false)],
-                inputFiles: [catalog],
+                inputFiles: inputs,
                 outputFiles: [output])
         ]
     }

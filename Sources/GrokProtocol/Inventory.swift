@@ -23,6 +23,8 @@ public struct InventoryParameters: Sendable, Hashable {
     /// Bytes of TID and USER to read with each find (0: none).
     public var tidBytes: UInt8 = 0
     public var userBytes: UInt8 = 0
+    /// Bytes of RESERVED (kill and access passwords) to read with each find (0: none).
+    public var reservedBytes: UInt8 = 0
     /// SELECT: only tags whose `bank` holds `mask` at `bitOffset` answer (empty mask: all).
     public var selectBank: UInt8 = 1
     public var selectBitOffset: UInt16 = 32
@@ -80,14 +82,17 @@ public struct TagReport: Sendable, Hashable {
     /// TID and USER bytes read with the find, when asked for.
     public var tid: [UInt8]
     public var user: [UInt8]
+    /// RESERVED bytes read with the find, when asked for.
+    public var reserved: [UInt8]
     /// The detail words asked for (``InventoryParameters/detailWords``), in order, read
     /// with this very read (vendor `readData1`, `readData2`); it stops at the first word
     /// past the end of its bank.
     public var readData: [UInt16]
 
     public init(epc: [UInt8], pc: UInt16, rssiITenthsDBm: Int16?, rssiQTenthsDBm: Int16?, frequencyKHz: UInt32,
-                milliseconds: UInt32, tid: [UInt8] = [], user: [UInt8] = [], readData: [UInt16] = []) {
+                milliseconds: UInt32, tid: [UInt8] = [], user: [UInt8] = [], reserved: [UInt8] = [], readData: [UInt16] = []) {
         self.readData = readData
+        self.reserved = reserved
         self.epc = epc
         self.pc = pc
         self.rssiITenthsDBm = rssiITenthsDBm

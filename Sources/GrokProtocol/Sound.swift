@@ -1,9 +1,9 @@
 /// One tone of a sound: a frequency held for a duration (vendor: the entries of the
 /// found-item and found-last-item sounds). A frequency of 0 is a rest (silence).
 public struct SoundTone: Sendable, Hashable {
-    /// Hz; 0 is a rest, otherwise within ``SoundLimits/frequencyHz``.
+    /// Hz; 0 is a rest, and so is a frequency the piezo does not sound (``isAudible``).
     public var frequencyHz: UInt16
-    /// Milliseconds, within ``SoundLimits/toneMilliseconds``.
+    /// Milliseconds.
     public var durationMs: UInt16
 
     public init(frequencyHz: UInt16, durationMs: UInt16) {
@@ -11,6 +11,9 @@ public struct SoundTone: Sendable, Hashable {
         self.durationMs = durationMs
     }
 
+    /// Whether the piezo sounds it: a frequency in ``SoundLimits/frequencyHz`` (0 is a rest)
+    /// for more than 0 ms.
+    public var isAudible: Bool { SoundLimits.frequencyHz.contains(frequencyHz) && durationMs > 0 }
 }
 
 /// The Geiger-counter sound an inventory with sound type GEIGER_COUNTER makes (vendor
@@ -20,15 +23,15 @@ public struct SoundTone: Sendable, Hashable {
 /// earned, at most ``maxClicksPerSecond``; clicks earned but not played within
 /// ``historyDepthMs`` are dropped, so the sound follows what the reader finds now.
 public struct GeigerSound: Sendable, Hashable {
-    /// Hz, within ``SoundLimits/frequencyHz``.
+    /// Hz (silent outside ``SoundLimits/frequencyHz``).
     public var frequencyHz: UInt16
-    /// Length of one click, ms (``SoundLimits/clickMilliseconds``).
+    /// Length of one click, ms.
     public var clickDurationMs: UInt16
     /// Clicks per read, in thousandths (1000: one click per read).
     public var clickRateThousandths: UInt16
-    /// Most clicks per second (``SoundLimits/clicksPerSecond``); clicks never overlap.
+    /// Most clicks per second; clicks never overlap (``playableClicksPerSecond``).
     public var maxClicksPerSecond: UInt16
-    /// How long earned clicks wait to be played, ms (``SoundLimits/historyMilliseconds``).
+    /// How long earned clicks wait to be played, ms.
     public var historyDepthMs: UInt16
 
     public init(frequencyHz: UInt16, clickDurationMs: UInt16, clickRateThousandths: UInt16,
@@ -45,27 +48,20 @@ public struct GeigerSound: Sendable, Hashable {
     public static let standard = GeigerSound(
         frequencyHz: 3000, clickDurationMs: 2, clickRateThousandths: 1000, maxClicksPerSecond: 40, historyDepthMs: 500)
 
-    /// Why a Grokker refuses this sound, or `nil` when it plays it.
-    public var problem: String? {
-        if !SoundLimits.frequencyHz.contains(frequencyHz) {
-            return "Geiger frequency \(frequencyHz) Hz is outside the piezo's \(SoundLimits.frequencyHz) Hz"
-        }
-        if !SoundLimits.clickMilliseconds.contains(clickDurationMs) {
-            return "click duration \(clickDurationMs) ms is outside \(SoundLimits.clickMilliseconds) ms"
-        }
-        if !SoundLimits.clickRateThousandths.contains(clickRateThousandths) {
-            return "click rate \(clickRateThousandths)/1000 per read is outside \(SoundLimits.clickRateThousandths)"
-        }
-        if !SoundLimits.clicksPerSecond.contains(maxClicksPerSecond) {
-            return "max clicks per second \(maxClicksPerSecond) is outside \(SoundLimits.clicksPerSecond)"
-        }
-        if Int(maxClicksPerSecond) * Int(clickDurationMs) > 1000 {
-            return "\(maxClicksPerSecond) clicks of \(clickDurationMs) ms do not fit in a second"
-        }
-        if !SoundLimits.historyMilliseconds.contains(historyDepthMs) {
-            return "history depth \(historyDepthMs) ms is outside \(SoundLimits.historyMilliseconds) ms"
-        }
-        return nil
+    /// Whether the piezo makes these clicks heard: a frequency it sounds
+    /// (``SoundLimits/frequencyHz``), clicks that last, and a rate above zero. A Grokker takes
+    /// any Geiger sound the vendor's library can encode (its host re-sends a refused one eight
+    /// times and then resets the link, so a unit that refused what the vendor's app sends
+    /// would be unusable to it); one that is not audible plays silence.
+    public var isAudible: Bool {
+        SoundLimits.frequencyHz.contains(frequencyHz) && clickDurationMs > 0 && clickRateThousandths > 0 && maxClicksPerSecond > 0
+    }
+
+    /// Clicks per second the piezo can play: at most ``maxClicksPerSecond``, and never
+    /// overlapping (at most 1000 / ``clickDurationMs``).
+    public var playableClicksPerSecond: Int {
+        guard clickDurationMs > 0 else { return 0 }
+        return min(Int(maxClicksPerSecond), 1000 / Int(clickDurationMs))
     }
 }
 
@@ -92,18 +88,12 @@ public struct FoundSounds: Sendable, Hashable {
     /// The most tones in one sound that fit the wire (a `u8` count).
     public static let maxWireTones = 255
 
-    /// Why a Grokker with room for `maxTones` tones per sound refuses these, or `nil`.
+    /// Why a Grokker with room for `maxTones` tones per sound refuses these, or `nil`: only
+    /// more tones than it has room for. Any frequency and length the wire carries is taken; a
+    /// tone the piezo cannot sound (``SoundTone/isAudible``) is a rest of its length.
     public func problem(maxTones: Int) -> String? {
-        for (name, sound) in [("found-item", foundItem), ("found-last-item", foundLast)] {
-            if sound.count > maxTones { return "the \(name) sound has \(sound.count) tones; this Grokker plays at most \(maxTones)" }
-            for tone in sound {
-                if tone.frequencyHz != 0, !SoundLimits.frequencyHz.contains(tone.frequencyHz) {
-                    return "a \(name) tone of \(tone.frequencyHz) Hz is outside the piezo's \(SoundLimits.frequencyHz) Hz (0 is a rest)"
-                }
-                if !SoundLimits.toneMilliseconds.contains(tone.durationMs) {
-                    return "a \(name) tone of \(tone.durationMs) ms is outside \(SoundLimits.toneMilliseconds) ms"
-                }
-            }
+        for (name, sound) in [("found-item", foundItem), ("found-last-item", foundLast)] where sound.count > maxTones {
+            return "the \(name) sound has \(sound.count) tones; this Grokker plays at most \(maxTones)"
         }
         return nil
     }
@@ -121,18 +111,8 @@ public enum SoundName: UInt8, Sendable, Hashable, CaseIterable {
 
 /// What the Grokker's piezo speaker can do. A piezo disc is loud near its resonance (about
 /// 2.7 kHz on the Grokker) and hardly audible below a few hundred hertz; above 8 kHz its
-/// driver cannot swing it. Durations are bounded so one sound cannot hold the speaker.
+/// driver cannot swing it. (Our model; the Grokker's figures are not published.)
 public enum SoundLimits {
-    /// Frequencies a tone or click may have, Hz.
+    /// Frequencies the piezo sounds, Hz; a tone or click outside them is silent.
     public static let frequencyHz: ClosedRange<UInt16> = 200...8000
-    /// Length of one tone, ms.
-    public static let toneMilliseconds: ClosedRange<UInt16> = 1...2000
-    /// Length of one Geiger click, ms.
-    public static let clickMilliseconds: ClosedRange<UInt16> = 1...100
-    /// Clicks per read, thousandths (0.001 to 10 clicks per read).
-    public static let clickRateThousandths: ClosedRange<UInt16> = 1...10_000
-    /// Most clicks per second.
-    public static let clicksPerSecond: ClosedRange<UInt16> = 1...200
-    /// How long earned clicks may wait, ms.
-    public static let historyMilliseconds: ClosedRange<UInt16> = 50...10_000
 }

@@ -583,10 +583,13 @@ public final class EmulatedGrokker: CablePeer {
         case .radioDefaults:
             taken = true
         case .geigerCounterSound(let g):
-            taken = sounds.setGeiger(GeigerSound(
+            // Any value the wire carries (GeigerSound.isAudible); a rate above 65.5 clicks a
+            // read is clamped there, where the clicks-per-second limit decides anyway.
+            sounds.setGeiger(GeigerSound(
                 frequencyHz: g.frequencyHz, clickDurationMs: g.clickDurationMs,
                 clickRateThousandths: UInt16(clamping: Int(g.clickRate256) * 1000 / 256),
                 maxClicksPerSecond: UInt16(g.maxClicksPerSecond), historyDepthMs: UInt16(clamping: g.historyMs)))
+            taken = true
         case .tones(let kind, let tones):
             let list = tones.map { SoundTone(frequencyHz: $0.frequencyHz, durationMs: $0.durationMs) }
             let found = sounds.found
@@ -655,6 +658,7 @@ public final class EmulatedGrokker: CablePeer {
         p.maxRoundsPerSecond = UInt16(start.maxRoundsPerSecond)
         p.tidBytes = start.maxTidBytes
         p.userBytes = start.maxUserBytes
+        p.reservedBytes = start.maxReservedBytes
         p.reportSubsequentFinds = start.reportSubsequentFinds
         p.soundType = start.soundType
         let levels = max(1, Int(hardware.numVolumeLevels))
@@ -768,7 +772,7 @@ public final class EmulatedGrokker: CablePeer {
                     rssi: s.context.reportRssi ? rssi : nil, perReads: perReads, epc: report.epc,
                     tid: s.context.readsTid ? Array(report.tid.prefix(Int(s.start.maxTidBytes))) : nil,
                     user: s.context.readsUser ? Array(report.user.prefix(Int(s.start.maxUserBytes))) : nil,
-                    reserved: s.context.readsReserved ? [] : nil))
+                    reserved: s.context.readsReserved ? Array(report.reserved.prefix(Int(s.start.maxReservedBytes))) : nil))
                 record(report.epc)
             } else if report.epc.count >= 4, report.epc.count <= 27 {
                 leftover.append(report)

@@ -135,7 +135,8 @@ final class InventoryRunner {
                 ? Gen2ListenBeforeTalk(listenSeconds: Double(lbt.listenMilliseconds) / 1000, thresholdDBm: Double(lbt.thresholdDBm),
                                        busyPercent: Self.busyChannelPercent, seed: busySeed)
                 : nil,
-            tidWordsToRead: (Int(p.tidBytes) + 1) / 2, userWordsToRead: (Int(p.userBytes) + 1) / 2, seed: seed)
+            tidWordsToRead: (Int(p.tidBytes) + 1) / 2, userWordsToRead: (Int(p.userBytes) + 1) / 2,
+            reservedWordsToRead: (Int(p.reservedBytes) + 1) / 2, seed: seed)
         engine = Gen2Inventory(configuration: configuration)
         startTime = time
         nextRound = time
@@ -239,7 +240,7 @@ final class InventoryRunner {
                     frequencyKHz: UInt32((read.frequencyMHz * 1000).rounded()),
                     milliseconds: UInt32(max(0, (read.time - startTime) * 1000)),
                     tid: TagMemory.bytes(fromWords: read.tid), user: TagMemory.bytes(fromWords: read.user),
-                    readData: detailData(ofTag: read.tagIndex))
+                    reserved: TagMemory.bytes(fromWords: read.reserved), readData: detailData(ofTag: read.tagIndex))
                 if pending.updateValue(report, forKey: read.epc) == nil {
                     pendingOrder.append(read.epc)
                 } else {

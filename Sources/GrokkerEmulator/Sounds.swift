@@ -50,12 +50,10 @@ final class SoundPlayer {
         (Int(volume) * (volumeLevels - 1) + 127) / 255
     }
 
-    /// Takes a Geiger-counter sound the host set (SetConfiguration kind 1); false when the
-    /// speaker cannot play it (nothing changes).
-    func setGeiger(_ sound: GeigerSound) -> Bool {
-        guard sound.problem == nil else { return false }
+    /// Takes a Geiger-counter sound the host set (SetConfiguration kind 1): any the wire
+    /// carries (``GeigerSound/isAudible`` says whether it is heard).
+    func setGeiger(_ sound: GeigerSound) {
         geiger = sound
-        return true
     }
 
     /// Takes found-item and found-last-item sounds the host set (kinds 2 and 3); false when
@@ -72,10 +70,10 @@ final class SoundPlayer {
         switch name {
         case .foundItem:
             log.foundItem += count
-            log.tones += count * found.foundItem.filter { $0.frequencyHz != 0 }.count
+            log.tones += count * found.foundItem.filter(\.isAudible).count
         case .foundLast:
             log.foundLast += count
-            log.tones += count * found.foundLast.filter { $0.frequencyHz != 0 }.count
+            log.tones += count * found.foundLast.filter(\.isAudible).count
         case .geigerClick:
             log.clicks += count
         }
@@ -101,7 +99,8 @@ final class SoundPlayer {
             // cannot be played within the history depth is dropped.
             let dt = max(0, time - (lastRoundTime ?? time))
             lastRoundTime = time
-            let rate = Double(geiger.maxClicksPerSecond)
+            guard geiger.isAudible else { break }
+            let rate = Double(geiger.playableClicksPerSecond)
             clickBudget = min(clickBudget + rate * dt, max(1, rate * dt))
             clickCredit += Double(reads) * Double(geiger.clickRateThousandths) / 1000
             clickCredit = min(clickCredit, max(1, rate * Double(geiger.historyDepthMs) / 1000))

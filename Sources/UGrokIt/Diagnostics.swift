@@ -23,7 +23,8 @@ public struct UgiDiagnostics: Sendable, Equatable {
     public var forgottenNotAcknowledged: Int { Int(reader?.forgottenNotAcknowledgedTags ?? 0) }
     /// Vendor `forgottenNotSent`.
     public var forgottenNotSent: Int { Int(reader?.forgottenNotSentTags ?? 0) }
-    /// Vendor `packetProtocolPacketsSent` / `...Received` (the host's).
+    /// The host's own packets sent and received (``link``). The vendor's
+    /// `packetProtocolPacketsSent`/`...Received` are the *reader's*: ``reader``.
     public var packetsSent: Int { link.packetsSent }
     public var packetsReceived: Int { link.packetsReceived }
 }

@@ -137,6 +137,9 @@ public final class FirmwareUpdater {
     public var options: FirmwareUpdateOptions
     /// Where stopped uploads are noted, to resume them (`nil`: every upload starts at its first byte).
     public let journal: (any UploadJournal)?
+    /// Vendor `isUpdateInProgress`: true while ``update(to:progress:shouldCancel:)`` runs
+    /// (its progress and cancel closures see it).
+    public private(set) var isUpdateInProgress = false
 
     /// The flash erase sector a resumed upload starts on (4 KiB, the sector of the emulated
     /// unit's NOR flash and of common serial NOR): a loader erases a sector when the first
@@ -166,6 +169,8 @@ public final class FirmwareUpdater {
     /// `shouldCancel` is asked before every packet (CANCELLED 106 when it answers true).
     public func update(to image: UgifImage, progress: (FirmwareUpdateProgress) -> Void = { _ in },
                        shouldCancel: () -> Bool = { false }) -> FirmwareUpdateReport {
+        isUpdateInProgress = true
+        defer { isUpdateInProgress = false }
         let started = session.audioSeconds
         var chunks = 0
         var resumed = 0

@@ -25,6 +25,9 @@ public struct UgiTag: Sendable, Hashable {
     /// Memory read with the finds, when asked for (vendor `tidMemory`, `userMemory`).
     public var tidMemory: [UInt8]
     public var userMemory: [UInt8]
+    /// RESERVED bank bytes read with the finds (`minReservedBytes`/`maxReservedBytes`;
+    /// vendor `reservedMemory`): the kill and access passwords, as the tag let them be read.
+    public var reservedMemory: [UInt8] = []
     /// How it has been read (vendor `readState`).
     public var readState: UgiTagReadState
     /// Whether it was found within the history window (vendor `isVisible`).
@@ -67,6 +70,7 @@ public final class InventoryTracker {
         var firstRead: Date
         var tid: [UInt8]
         var user: [UInt8]
+        var reserved: [UInt8]
         var total = 0
         var lastRead: Date
         var rssiI: Double?
@@ -115,7 +119,7 @@ public final class InventoryTracker {
             filtered.insert(epc)
             return
         }
-        var record = Record(epc: epc, firstRead: time, tid: report.tid, user: report.user, lastRead: time,
+        var record = Record(epc: epc, firstRead: time, tid: report.tid, user: report.user, reserved: report.reserved, lastRead: time,
                             history: [Int](repeating: 0, count: historyDepth))
         record.record(report, at: time, detailed: false)
         record.pendingFinds = 0
@@ -178,8 +182,9 @@ public final class InventoryTracker {
         history.reserveCapacity(historyDepth)
         for k in 0..<historyDepth { history.append(r.history[(r.head + k) % historyDepth]) }
         let state = UgiTagReadState(timestamp: time, isVisible: r.visible, totalReads: r.total, mostRecentRead: r.lastRead,
-                                    mostRecentRssiI: r.rssiI, mostRecentRssiQ: r.rssiQ, readHistory: history)
-        return UgiTag(epc: r.epc, firstRead: r.firstRead, tidMemory: r.tid, userMemory: r.user, readState: state)
+                                    mostRecentRssiI: r.rssiI, mostRecentRssiQ: r.rssiQ, readHistory: history, tagEpc: r.epc)
+        return UgiTag(epc: r.epc, firstRead: r.firstRead, tidMemory: r.tid, userMemory: r.user, reservedMemory: r.reserved,
+                      readState: state)
     }
 }
 
@@ -193,6 +198,7 @@ extension InventoryTracker.Record {
         rssiQ = report.rssiQTenthsDBm.map { Double($0) / 10 }
         if !report.tid.isEmpty { tid = report.tid }
         if !report.user.isEmpty { user = report.user }
+        if !report.reserved.isEmpty { reserved = report.reserved }
         if detailed { pendingDetail.append(Self.detail(report, at: time)) }
     }
 

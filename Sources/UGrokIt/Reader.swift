@@ -16,6 +16,10 @@ public protocol UgiInventoryDelegate: AnyObject {
     /// `inventoryFilter`: return true to ignore the tag entirely. Called on the reader's
     /// thread, so it must be fast and must not block.
     func inventoryFilter(_ epc: UgiEpc) -> Bool
+    /// `inventoryFilterLowLevel`: return true to ignore the tag entirely, asked first, with
+    /// the EPC as the reader sent it, before any tag object or history exists. Called on the
+    /// reader's thread: it must be fast and must not block.
+    func inventoryFilterLowLevel(_ epc: UgiEpc) -> Bool
     /// `inventoryTagFound:withDetailedPerReadData:`.
     func inventoryTagFound(_ tag: UgiTag, withDetailedPerReadData data: [UgiDetailedPerReadData]?)
     /// `inventoryTagSubsequentFinds:numFinds:withDetailedPerReadData:`.
@@ -30,6 +34,7 @@ extension UgiInventoryDelegate {
     public func inventoryDidStart() {}
     public func inventoryDidStop(_ result: InventoryStopReason) {}
     public func inventoryFilter(_ epc: UgiEpc) -> Bool { false }
+    public func inventoryFilterLowLevel(_ epc: UgiEpc) -> Bool { false }
     public func inventoryTagFound(_ tag: UgiTag, withDetailedPerReadData data: [UgiDetailedPerReadData]?) {}
     public func inventoryTagSubsequentFinds(_ tag: UgiTag, numFinds: Int, withDetailedPerReadData data: [UgiDetailedPerReadData]?) {}
     public func inventoryTagChanged(_ tag: UgiTag, isFirstFind: Bool) {}
@@ -131,16 +136,41 @@ public final class UgiInventory: Sendable {
                stopped: .inventoryStopped, completion: completion)
     }
 
-    /// Vendor `writeTag:bank:offset:data:previousData:password:whenCompleted:` (the
-    /// previous-data check is done by reading first, if you need it).
-    public func writeTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, data: [UInt8], password: UInt32 = 0,
+    /// Vendor `writeTag:memoryBank:offset:data:previousData:withPassword:whenCompleted:`.
+    /// `previousData` ("previous value for this data, nil if unknown", the header says) must
+    /// be as long as `data`; the vendor's write request has no field for it (only the new
+    /// bytes go to the reader, docs/vendor-protocol.md "Pending requests"), and what the
+    /// vendor's library does with it beyond that is not known, so it is checked, not sent.
+    public func writeTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, data: [UInt8], previousData: [UInt8]? = nil,
+                         password: UInt32 = 0,
                          whenCompleted completion: @escaping @Sendable (Result<TagAccessStatus, ReaderError>) -> Void) {
         access({ (session) throws(ReaderError) in
-            try session.writeTag(epc, bank: bank, offset: offset, data: data, password: password)
+            if let previousData, previousData.count != data.count {
+                throw .invalidArgument(field: "previousData", value: "\(previousData.count) bytes",
+                                       allowed: "as many bytes as data (\(data.count)), or nil")
+            }
+            return try session.writeTag(epc, bank: bank, offset: offset, data: data, password: password)
         }, stopped: .inventoryStopped, completion: completion)
     }
 
-    /// Vendor `readTag:bank:offset:minNumBytes:maxNumBytes:whenCompleted:`.
+    /// Vendor `readTag:memoryBank:offset:minNumBytes:maxNumBytes:whenCompleted:`: at least
+    /// `minNumBytes` and at most `maxNumBytes` (both even), sent as the vendor sends them.
+    public func readTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, minNumBytes: Int, maxNumBytes: Int,
+                        whenCompleted completion: @escaping @Sendable (Result<(status: TagAccessStatus, data: [UInt8]), ReaderError>) -> Void) {
+        access({ (session) throws(ReaderError) in
+            for (field, value) in [("minNumBytes", minNumBytes), ("maxNumBytes", maxNumBytes)] {
+                guard (0...254).contains(value) else { throw .invalidArgument(field: field, value: String(value), allowed: "0 to 254") }
+                guard value % 2 == 0 else { throw .oddTagMemoryBytes(field: field, value: value) }
+            }
+            guard minNumBytes <= maxNumBytes else {
+                throw .invalidArgument(field: "minNumBytes", value: String(minNumBytes), allowed: "at most maxNumBytes (\(maxNumBytes))")
+            }
+            return try session.readTag(epc, bank: bank, offset: offset, minBytes: minNumBytes, maxBytes: maxNumBytes)
+        }, stopped: (status: TagAccessStatus.inventoryStopped, data: [UInt8]()), completion: completion)
+    }
+
+    /// ``readTag(_:bank:offset:minNumBytes:maxNumBytes:whenCompleted:)`` asking for exactly
+    /// `maxNumBytes`.
     public func readTag(_ epc: UgiEpc, bank: UgiMemoryBank, offset: Int, maxNumBytes: Int, password: UInt32 = 0,
                         whenCompleted completion: @escaping @Sendable (Result<(status: TagAccessStatus, data: [UInt8]), ReaderError>) -> Void) {
         access({ (session) throws(ReaderError) in
@@ -240,8 +270,16 @@ public final class Reader: Sendable {
         var audioSamples: Int64 = 0
         var jackPlugged: Bool?
         var inventoryListeners: [Int: @Sendable (VendorInventoryState) -> Void] = [:]
+        /// The logger the reader's session uses from its next step (vendor logging set at run time).
+        var logger: UgiLogger
+        var loggerChanged = false
+        /// The sounds set through this reader, sent again after every reconnection as the
+        /// vendor host does (a unit that reset has forgotten them).
+        var sounds = ReaderSounds()
+        /// Operations asked of the reader's thread and not yet completed (``ongoingOperation``).
+        var operationsInFlight = 0
     }
-    let shared = Mutex(Shared())
+    let shared: Mutex<Shared>
 
     /// - Parameters:
     ///   - name: how the port is known (`sim:0`, `alsa:hw:1,0`).
@@ -253,6 +291,7 @@ public final class Reader: Sendable {
         self.options = options
         self.callbackQueue = callbackQueue
         self.makePort = makePort
+        self.shared = Mutex(Shared(logger: options.logger))
     }
 
     /// Vendor `connectionState`.
@@ -373,9 +412,11 @@ public final class Reader: Sendable {
     private func perform<T: Sendable>(_ operation: @escaping @Sendable (ReaderSession) throws(ReaderError) -> T,
                                       completion: @escaping @Sendable (Result<T, ReaderError>) -> Void) {
         let queue = callbackQueue
-        post(.perform { session in
+        shared.withLock { $0.operationsInFlight += 1 }
+        post(.perform { [self] session in
             let result: Result<T, ReaderError>
             do throws(ReaderError) { result = .success(try operation(session)) } catch { result = .failure(error) }
+            shared.withLock { $0.operationsInFlight -= 1 }
             queue.async { completion(result) }
         })
     }
@@ -467,6 +508,9 @@ public final class Reader: Sendable {
         var pause = options.minimumRetryPause
         while !shared.withLock({ $0.closing }) {
             defer { shared.withLock { s in s.audioSamples = session.link.now; s.jackPlugged = session.port.jackPlugged } }
+            if let logger = shared.withLock({ s in defer { s.loggerChanged = false }; return s.loggerChanged ? s.logger : nil }) {
+                session.options.logger = logger
+            }
             do throws(ReaderError) {
                 if session.connectionState != .connected {
                     setState(.connecting)
@@ -475,6 +519,7 @@ public final class Reader: Sendable {
                     let info = try session.connect()
                     connecting = false
                     pause = options.minimumRetryPause
+                    resendSounds(session)
                     setState(.connected, info: info)
                     // A Grokker that comes back starts a new session: the inventory that was
                     // running is started again, as the vendor's LOST_CONNECTION promised.
@@ -495,7 +540,9 @@ public final class Reader: Sendable {
                         let fresh = InventoryTracker(start: inventory.startTime, configuration: inventory.configuration)
                         let box = inventory.delegate
                         let keep = inventory.keep
-                        fresh.filter = { epc in !(keep?(epc) ?? true) || box.value.inventoryFilter(epc) }
+                        fresh.filter = { epc in
+                            box.value.inventoryFilterLowLevel(epc) || !(keep?(epc) ?? true) || box.value.inventoryFilter(epc)
+                        }
                         tracker = fresh
                         current = inventory
                         shared.withLock { $0.active = inventory }

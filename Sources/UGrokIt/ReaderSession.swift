@@ -56,7 +56,9 @@ public struct ReaderOptions: Sendable {
 /// in `Tests/VendorInterop/Fixtures/`.
 public final class ReaderSession {
     public let driver: LinkDriver<VendorLink>
-    public let options: ReaderOptions
+    /// The options it was made with; `logger` may change between calls (vendor
+    /// `setLoggingStatus` at run time).
+    public var options: ReaderOptions
     /// The packet layer's timing (the vendor host's Android figures by default); its audio
     /// latency is also what GetVersion tells the reader.
     public let timing: VendorPacketTiming

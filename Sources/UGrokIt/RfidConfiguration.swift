@@ -33,16 +33,35 @@ public enum UgiSoundType: Int, Sendable, Hashable, Codable, CaseIterable, Custom
     }
 }
 
-/// How a single-find inventory (``UgiRfidConfiguration/singleFindMode``) uses power. The
-/// later vendor SDK (1.8+) names the field `singleFindRampPowerMode`; its enum values are
-/// not published, so these raw values are ours.
-public enum UgiSingleFindRampPowerMode: Int, Sendable, Hashable, Codable, CaseIterable {
-    /// Search at ``UgiRfidConfiguration/initialPowerLevel`` only.
-    case none = 0
-    /// Start at ``UgiRfidConfiguration/minPowerLevel`` and step up towards
-    /// ``UgiRfidConfiguration/maxPowerLevel`` until a tag answers, so the tag found is the
-    /// nearest one.
-    case rampUp = 1
+/// How a single-find inventory (``UgiRfidConfiguration/singleFindMode``) uses power: the
+/// vendor SDK 1.15's `UgiSingleFindRampPowerMode`, with its values (NO_RAMP 0, SLOW 1,
+/// MEDIUM 2, FAST 3). The protocol this host speaks (reader protocol 20) has no field for a
+/// ramp or its speed: every ramp starts the inventory at
+/// ``UgiRfidConfiguration/minPowerLevel`` and the reader's adaptive power climbs towards
+/// ``UgiRfidConfiguration/maxPowerLevel`` at its own pace, so SLOW, MEDIUM and FAST send
+/// the same bytes (docs/inventory.md).
+public enum UgiSingleFindRampPowerMode: Int, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    /// Search at ``UgiRfidConfiguration/initialPowerLevel`` only (NO_RAMP).
+    case noRamp = 0
+    /// Ramp power up from the minimum, so the tag found is the nearest one (SLOW).
+    case slow = 1
+    /// MEDIUM: as ``slow`` on this protocol.
+    case medium = 2
+    /// FAST: as ``slow`` on this protocol.
+    case fast = 3
+
+    /// Whether the inventory starts at the minimum power.
+    public var ramps: Bool { self != .noRamp }
+
+    /// The vendor's name (`NO_RAMP`, `SLOW`, `MEDIUM`, `FAST`).
+    public var description: String {
+        switch self {
+        case .noRamp: "NO_RAMP"
+        case .slow: "SLOW"
+        case .medium: "MEDIUM"
+        case .fast: "FAST"
+        }
+    }
 }
 
 /// The predefined inventory types. Vendor: `UgiInventoryTypes` (`UGI_INVENTORY_TYPE_*`);
@@ -222,7 +241,7 @@ public struct UgiRfidConfiguration: Sendable, Equatable, Codable {
     /// After the single find, go on as a normal inventory. Vendor: `singleFindContinueInventory`.
     public var singleFindContinueInventory: Bool = false
     /// How the single find uses power. Vendor: `singleFindRampPowerMode`.
-    public var singleFindRampPowerMode: UgiSingleFindRampPowerMode = .none
+    public var singleFindRampPowerMode: UgiSingleFindRampPowerMode = .noRamp
 
     // MARK: Sounds and history
 
@@ -364,12 +383,12 @@ extension UgiRfidConfiguration {
 
         requires(singleFindMode || !singleFindContinueInventory, "singleFindContinueInventory", "true",
                  "singleFindMode is false: set singleFindMode to true as well, or this to false")
-        requires(singleFindMode || singleFindRampPowerMode == .none, "singleFindRampPowerMode",
-                 "\(singleFindRampPowerMode)", "singleFindMode is false: set singleFindMode to true as well, or this to none")
-        requires(singleFindRampPowerMode == .none || minPowerLevel < maxPowerLevel, "singleFindRampPowerMode",
+        requires(singleFindMode || !singleFindRampPowerMode.ramps, "singleFindRampPowerMode",
+                 "\(singleFindRampPowerMode)", "singleFindMode is false: set singleFindMode to true as well, or this to NO_RAMP")
+        requires(!singleFindRampPowerMode.ramps || minPowerLevel < maxPowerLevel, "singleFindRampPowerMode",
                  "\(singleFindRampPowerMode)",
                  "minPowerLevel and maxPowerLevel are both \(text(maxPowerLevel)) dBm, leaving nothing to ramp over: "
-                     + "give a power range or use none")
+                     + "give a power range or use NO_RAMP")
 
         range("volume", volume, 0...1, "")
         range("historyIntervalMSec", historyIntervalMSec, Self.allowableHistoryIntervalMSec, "ms")
@@ -406,7 +425,7 @@ extension UgiRfidConfiguration {
             c.roundsWithNoFindsToToggleAB = 1
             c.reportRssi = true
             c.singleFindMode = true
-            c.singleFindRampPowerMode = .rampUp
+            c.singleFindRampPowerMode = .slow
             c.singleFindContinueInventory = false
             c.soundType = .firstFind
             return c

@@ -1,5 +1,6 @@
 import GrokAudio
 import GrokProtocol
+import Synchronization
 
 /// The Geiger-counter sound (vendor `UgiGeigerCounterSound` / `setGeigerCounterSound`):
 /// clicks at `frequency` whose rate follows the rate of reads.
@@ -78,15 +79,71 @@ extension ReaderSession {
     }
 }
 
+/// The sounds set through a ``Reader``: what the vendor's getters return and what goes to the
+/// unit again after every reconnection.
+struct ReaderSounds: Sendable {
+    var geiger: UgiGeigerCounterSound?
+    var foundItem: [UgiTone]?
+    var foundLast: [UgiTone]?
+}
+
 extension Reader {
-    /// Vendor `setGeigerCounterSound`, on the reader's thread.
-    public func setGeigerCounterSound(_ sound: UgiGeigerCounterSound) async throws(ReaderError) {
-        try await perform { (session) throws(ReaderError) in try session.setGeigerCounterSound(sound) }
+    /// Sets a sound as the vendor does: remembered at once, sent now when the reader is
+    /// connected (a refusal is thrown and nothing is remembered), else sent by the reader's
+    /// thread when it connects, and again after every reconnection.
+    private func setSound(_ remember: @escaping @Sendable (inout ReaderSounds) -> Void,
+                          send: @escaping @Sendable (ReaderSession) throws(ReaderError) -> Void) async throws(ReaderError) {
+        guard inOpenConnection else {
+            shared.withLock { remember(&$0.sounds) }
+            return
+        }
+        try await perform { [self] (session) throws(ReaderError) in
+            if session.isConnected { try send(session) }
+            shared.withLock { remember(&$0.sounds) }
+        }
     }
 
-    /// Vendor `setFoundItemSound` and `setFoundLastItemSound`, on the reader's thread.
+    /// Vendor `setGeigerCounterSound`.
+    public func setGeigerCounterSound(_ sound: UgiGeigerCounterSound) async throws(ReaderError) {
+        try await setSound({ $0.geiger = sound }, send: { (session) throws(ReaderError) in try session.setGeigerCounterSound(sound) })
+    }
+
+    /// Vendor `setFoundItemSound` and `setFoundLastItemSound` together.
     public func setFoundSounds(foundItem: [UgiTone], foundLast: [UgiTone]) async throws(ReaderError) {
-        try await perform { (session) throws(ReaderError) in try session.setFoundSounds(foundItem: foundItem, foundLast: foundLast) }
+        try await setSound({ s in
+            s.foundItem = foundItem
+            s.foundLast = foundLast
+        }, send: { (session) throws(ReaderError) in try session.setFoundSounds(foundItem: foundItem, foundLast: foundLast) })
+    }
+
+    /// Vendor `setFoundItemSound`.
+    public func setFoundItemSound(_ tones: [UgiTone]) async throws(ReaderError) {
+        try await setSound({ $0.foundItem = tones }, send: { (session) throws(ReaderError) in try session.setFoundItemSound(tones) })
+    }
+
+    /// Vendor `setFoundLastItemSound`.
+    public func setFoundLastItemSound(_ tones: [UgiTone]) async throws(ReaderError) {
+        try await setSound({ $0.foundLast = tones }, send: { (session) throws(ReaderError) in try session.setFoundLastItemSound(tones) })
+    }
+
+    /// Vendor `getGeigerCounterSound`: the last one set through this reader (`nil` before).
+    public var geigerCounterSound: UgiGeigerCounterSound? { shared.withLock { $0.sounds.geiger } }
+    /// Vendor `getFoundItemSound`: the last one set through this reader (`nil` before).
+    public var foundItemSound: [UgiTone]? { shared.withLock { $0.sounds.foundItem } }
+    /// Vendor `getFoundLastItemSound`: the last one set through this reader (`nil` before).
+    public var foundLastItemSound: [UgiTone]? { shared.withLock { $0.sounds.foundLast } }
+
+    /// Sends the remembered sounds to a unit just connected; one it refuses is logged
+    /// (`connectionErrors`) and kept, so the connection stands.
+    func resendSounds(_ session: ReaderSession) {
+        let sounds = shared.withLock { $0.sounds }
+        do throws(ReaderError) {
+            if let geiger = sounds.geiger { try session.setGeigerCounterSound(geiger) }
+            if let tones = sounds.foundItem { try session.setFoundItemSound(tones) }
+            if let tones = sounds.foundLast { try session.setFoundLastItemSound(tones) }
+        } catch {
+            session.log(.connectionErrors, "the remembered sounds were not taken again: \(error)")
+        }
     }
 
     /// Vendor `playSound`, on the reader's thread.
@@ -105,10 +162,20 @@ extension Ugi {
     public func setGeigerCounterSound(_ sound: UgiGeigerCounterSound) async throws(ReaderError) {
         try await reader.setGeigerCounterSound(sound)
     }
-    /// Vendor `setFoundItemSound` / `setFoundLastItemSound`.
+    /// Vendor `setFoundItemSound` / `setFoundLastItemSound` together.
     public func setFoundSounds(foundItem: [UgiTone], foundLast: [UgiTone]) async throws(ReaderError) {
         try await reader.setFoundSounds(foundItem: foundItem, foundLast: foundLast)
     }
+    /// Vendor `setFoundItemSound`.
+    public func setFoundItemSound(_ tones: [UgiTone]) async throws(ReaderError) { try await reader.setFoundItemSound(tones) }
+    /// Vendor `setFoundLastItemSound`.
+    public func setFoundLastItemSound(_ tones: [UgiTone]) async throws(ReaderError) { try await reader.setFoundLastItemSound(tones) }
+    /// Vendor `getGeigerCounterSound`: the last one set (`nil` before any).
+    public func getGeigerCounterSound() -> UgiGeigerCounterSound? { reader.geigerCounterSound }
+    /// Vendor `getFoundItemSound`: the last one set (`nil` before any).
+    public func getFoundItemSound() -> [UgiTone]? { reader.foundItemSound }
+    /// Vendor `getFoundLastItemSound`: the last one set (`nil` before any).
+    public func getFoundLastItemSound() -> [UgiTone]? { reader.foundLastItemSound }
     /// Vendor `playSound`.
     public func playSound(_ sound: UgiSound) async throws(ReaderError) { try await reader.playSound(sound) }
     /// Vendor volume (0...1).

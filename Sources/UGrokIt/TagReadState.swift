@@ -26,13 +26,17 @@ public struct UgiTagReadState: Sendable, Hashable, Codable, CustomStringConverti
     public let mostRecentRssiQ: Double?
     /// Finds per history interval, `[0]` the newest (current) interval. Vendor: `readHistory`.
     public let readHistory: [Int]
+    /// The EPC of the tag this is the state of (vendor `tag`, the tag itself: a snapshot is a
+    /// value inside ``UgiTag``, which cannot hold itself); `nil` when made without one.
+    public let tagEpc: UgiEpc?
 
     /// Makes a snapshot. `isVisible` defaults to "found in at least one interval of
     /// `readHistory`".
     public init(
         timestamp: Date, isVisible: Bool? = nil, totalReads: Int, mostRecentRead: Date,
-        mostRecentRssiI: Double? = nil, mostRecentRssiQ: Double? = nil, readHistory: [Int]
+        mostRecentRssiI: Double? = nil, mostRecentRssiQ: Double? = nil, readHistory: [Int], tagEpc: UgiEpc? = nil
     ) {
+        self.tagEpc = tagEpc
         self.timestamp = timestamp
         self.isVisible = isVisible ?? readHistory.contains { $0 > 0 }
         self.totalReads = totalReads

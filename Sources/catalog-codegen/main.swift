@@ -1,6 +1,7 @@
 // Generates Swift from the English message catalog (run by the CatalogCodegen build plugin).
 //
-//   catalog-codegen english <en.json> <EnglishCatalog.swift>
+//   catalog-codegen english <en.json> <EnglishCatalog.swift>   (and the region names of every
+//                                                             catalog beside en.json)
 //   catalog-codegen keys <en.json> <MessageKey.swift>
 import Foundation
 
@@ -74,6 +75,36 @@ case "english":
         }
 
         """
+    // Region names in every catalog's language (`region.<code>` keys whose text has no
+    // placeholder), so the SDK can name a region as grokctl does without the CLI's catalogs.
+    let directory = (input as NSString).deletingLastPathComponent
+    var regionNames: [String: [String: String]] = [:]
+    for file in (try? FileManager.default.contentsOfDirectory(atPath: directory))?.sorted() ?? [] where file.hasSuffix(".json") {
+        guard let other = FileManager.default.contents(atPath: directory + "/" + file),
+              let entries = (try? JSONSerialization.jsonObject(with: other)) as? [String: Any] else {
+            fail("\(directory)/\(file) is not a JSON object of key → text")
+        }
+        let language = String(file.dropLast(5))
+        for (key, value) in entries where key.hasPrefix("region.") {
+            let code = String(key.dropFirst(7))
+            guard let name = value as? String, !name.contains("{"), code.allSatisfy({ $0.isLowercase || $0 == "_" }) else { continue }
+            regionNames[language, default: [:]][code] = name
+        }
+    }
+    func literal(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+    source += "extension MessageCatalog {\n"
+    source += "    /// Region names by language and region code, from the catalogs' `region.<code>` keys.\n"
+    source += "    public static let regionNames: [String: [String: String]] = [\n"
+    for language in regionNames.keys.sorted() {
+        source += "        \(literal(language)): [\n"
+        for code in regionNames[language]!.keys.sorted() {
+            source += "            \(literal(code)): \(literal(regionNames[language]![code]!)),\n"
+        }
+        source += "        ],\n"
+    }
+    source += "    ]\n}\n"
 case "keys":
     var names: [String: String] = [:]
     for key in catalog.keys {

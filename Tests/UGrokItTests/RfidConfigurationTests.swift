@@ -221,15 +221,15 @@ struct RfidConfigurationTests {
             $0.singleFindContinueInventory = true
         },
         InvalidCase("singleFindRampPowerMode without singleFindMode",
-                    .requires(field: "singleFindRampPowerMode", value: "rampUp",
-                              requirement: "singleFindMode is false: set singleFindMode to true as well, or this to none")) {
-            $0.singleFindRampPowerMode = .rampUp
+                    .requires(field: "singleFindRampPowerMode", value: "SLOW",
+                              requirement: "singleFindMode is false: set singleFindMode to true as well, or this to NO_RAMP")) {
+            $0.singleFindRampPowerMode = .slow
         },
         InvalidCase("singleFindRampPowerMode with nothing to ramp over",
-                    .requires(field: "singleFindRampPowerMode", value: "rampUp",
-                              requirement: "minPowerLevel and maxPowerLevel are both 20 dBm, leaving nothing to ramp over: give a power range or use none")) {
+                    .requires(field: "singleFindRampPowerMode", value: "SLOW",
+                              requirement: "minPowerLevel and maxPowerLevel are both 20 dBm, leaving nothing to ramp over: give a power range or use NO_RAMP")) {
             $0.singleFindMode = true
-            $0.singleFindRampPowerMode = .rampUp
+            $0.singleFindRampPowerMode = .slow
             $0.minPowerLevel = 20
             $0.maxPowerLevel = 20
         },
@@ -307,7 +307,7 @@ struct RfidConfigurationTests {
         BoundaryCase("single find ramping over a range") {
             $0.singleFindMode = true
             $0.singleFindContinueInventory = true
-            $0.singleFindRampPowerMode = .rampUp
+            $0.singleFindRampPowerMode = .slow
         },
         BoundaryCase("volume 0") { $0.volume = 0 },
         BoundaryCase("volume 1") { $0.volume = 1 },
@@ -385,17 +385,17 @@ struct RfidConfigurationTests {
     /// find is ours (not in SDK 1.7.16).
     static let documented: [PresetValues] = [
         PresetValues(type: .locateDistance, power: (27, 23, 30), q: (4, 2, 7), session: 0, toggleAB: 0, sensitivity: -85,
-                     reportRssi: false, reportSubsequentFinds: true, sound: .geigerCounter, singleFind: false, ramp: .none),
+                     reportRssi: false, reportSubsequentFinds: true, sound: .geigerCounter, singleFind: false, ramp: .noRamp),
         PresetValues(type: .inventoryShortRange, power: (21, 17, 24), q: (3, 2, 7), session: 1, toggleAB: 10, sensitivity: -85,
-                     reportRssi: false, reportSubsequentFinds: false, sound: .firstFind, singleFind: false, ramp: .none),
+                     reportRssi: false, reportSubsequentFinds: false, sound: .firstFind, singleFind: false, ramp: .noRamp),
         PresetValues(type: .inventoryDistance, power: (27, 23, 29), q: (3, 2, 7), session: 1, toggleAB: 10, sensitivity: -85,
-                     reportRssi: false, reportSubsequentFinds: false, sound: .firstFind, singleFind: false, ramp: .none),
+                     reportRssi: false, reportSubsequentFinds: false, sound: .firstFind, singleFind: false, ramp: .noRamp),
         PresetValues(type: .locateShortRange, power: (21, 17, 24), q: (4, 2, 7), session: 0, toggleAB: 0, sensitivity: -85,
-                     reportRssi: false, reportSubsequentFinds: true, sound: .geigerCounter, singleFind: false, ramp: .none),
+                     reportRssi: false, reportSubsequentFinds: true, sound: .geigerCounter, singleFind: false, ramp: .noRamp),
         PresetValues(type: .locateVeryShortRange, power: (9, 5, 12), q: (4, 2, 7), session: 0, toggleAB: 0, sensitivity: -85,
-                     reportRssi: false, reportSubsequentFinds: true, sound: .geigerCounter, singleFind: false, ramp: .none),
+                     reportRssi: false, reportSubsequentFinds: true, sound: .geigerCounter, singleFind: false, ramp: .noRamp),
         PresetValues(type: .singleFind, power: (10, 10, 30), q: (2, 2, 4), session: 0, toggleAB: 1, sensitivity: -80,
-                     reportRssi: true, reportSubsequentFinds: false, sound: .firstFind, singleFind: true, ramp: .rampUp),
+                     reportRssi: true, reportSubsequentFinds: false, sound: .firstFind, singleFind: true, ramp: .slow),
     ]
 
     @Test(arguments: documented)

@@ -67,7 +67,7 @@ struct VendorRfidMappingTests {
         ("detailedPerReadWordOffset2", { $0.detailedPerReadData = true; $0.detailedPerReadNumReads = 2 },
          { $0.detailedPerReadWordOffset2 = 5 }),
         ("reportSubsequentFinds", { _ in }, { $0.reportSubsequentFinds = true }),
-        ("singleFindRampPowerMode", { $0.singleFindMode = true }, { $0.singleFindRampPowerMode = .rampUp }),
+        ("singleFindRampPowerMode", { $0.singleFindMode = true }, { $0.singleFindRampPowerMode = .slow }),
         ("soundType", { _ in }, { $0.soundType = .geigerCounter }), ("volume", { _ in }, { $0.volume = 0.5 }),
     ]
 

@@ -106,6 +106,19 @@ struct VendorInteropTests {
         }
     }
 
+    @Test("a Geiger counter with a 40 ms history (below what the emulated unit once took) is set and clicks through a locate")
+    func geigerShortHistory() throws {
+        // The vendor's setGeigerCounterSound sends any value its API takes; a unit that NACKed
+        // it made the vendor host retry eight times and reset, unusable to the vendor's app.
+        let run = try VendorInterop.session(scene: Self.scene, steps: ["connect", "geiger-sound", "1000", "20", "2.5", "10", "40",
+                                                                         "inventory-start", "1", "wait", "2", "inventory-stop"])
+        #expect(run.has("step_result", ["step": "geiger-sound", "ok": true]))
+        #expect(run.has("inventory_stopped", ["ok": true]))
+        #expect(run.events(named: "connection").filter { $0["name"] as? String == "CONNECTED" }.count == 1,
+                "the link was never reset")
+        #expect(run.soundLog.clicks > 0, "the locate (Geiger sound type) clicked")
+    }
+
     @Test("completes each tag access with the field's result codes")
     func tagAccess() throws {
         let steps = ["connect", "inventory-start", "1", "wait", "1",
@@ -157,6 +170,7 @@ struct VendorInteropRun {
     var state: DeviceState
     var inventoryLog: [InventoryLogEntry]
     var fieldEPCs: [String]
+    var soundLog: SoundLog
 
     func events(named name: String) -> [[String: Any]] { events.filter { $0["event"] as? String == name } }
 
@@ -247,6 +261,6 @@ enum VendorInterop {
             (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
         }
         return VendorInteropRun(events: parsed, state: store.state, inventoryLog: grokker.inventoryLog,
-                                fieldEPCs: grokker.field.tags.map { hexString($0.epc) })
+                                fieldEPCs: grokker.field.tags.map { hexString($0.epc) }, soundLog: grokker.soundLog)
     }
 }

@@ -32,6 +32,10 @@ public struct VendorDiagnostics: Sendable, Hashable {
     public var forgottenNotAcknowledgedTags: UInt16
     public var forgottenNotSentTags: UInt16
 
+    /// Vendor `byteProtocolSkewFactor`: the factor the reader's clock is off by
+    /// (``clockSlew16`` / 65536).
+    public var skewFactor: Double { Double(clockSlew16) / 65536 }
+
     public init(clockSlew16: UInt32 = 0, bytesSent: UInt32 = 0, bytesReceived: UInt32 = 0, subsequentReadTimeouts: UInt16 = 0,
                 padding: UInt16 = 0, packetsSent: UInt32 = 0, packetsReceived: UInt32 = 0, sendFailures: UInt16 = 0,
                 sendRetries: UInt16 = 0, sendTimeouts: UInt16 = 0, invalidPackets: UInt16 = 0, internalCrcMismatches: UInt16 = 0,

@@ -89,6 +89,11 @@ public struct Gen2InventoryConfiguration: Sendable, Hashable {
     public var tidWordsToRead: Int
     /// USER words (from word 0) to read with each find, 0...; fewer when the bank is shorter.
     public var userWordsToRead: Int
+    /// RESERVED words (from word 0: kill then access password) to read with each find. A tag
+    /// whose password fields are read-locked (``Gen2LockAction/needsSecuredState``: readable
+    /// only in the secured state, which an inventory never enters) answers the Read with an
+    /// error, so nothing comes back for it.
+    public var reservedWordsToRead: Int
     /// When RN16s collide, the strongest is still decoded if it is this many dB above the
     /// next; `nil` (the default): collisions are always lost, pure slotted ALOHA.
     public var captureMarginDB: Double?
@@ -107,7 +112,7 @@ public struct Gen2InventoryConfiguration: Sendable, Hashable {
         roundsWithNoFindsToToggleAB: Int = 4, select: Gen2Select? = nil,
         channelsMHz: [Double] = Gen2InventoryConfiguration.fccChannelsMHz, maxRoundsPerSecond: Double? = nil,
         maxDwellSeconds: Double = 0.4, minRoundSeconds: Double = 0, listenBeforeTalk: Gen2ListenBeforeTalk? = nil,
-        tidWordsToRead: Int = 0, userWordsToRead: Int = 0,
+        tidWordsToRead: Int = 0, userWordsToRead: Int = 0, reservedWordsToRead: Int = 0,
         captureMarginDB: Double? = nil, timing: Gen2LinkTiming = .denseReaderM4, seed: UInt64 = 0
     ) {
         self.powerDBm = powerDBm
@@ -128,6 +133,7 @@ public struct Gen2InventoryConfiguration: Sendable, Hashable {
         self.listenBeforeTalk = listenBeforeTalk
         self.tidWordsToRead = tidWordsToRead
         self.userWordsToRead = userWordsToRead
+        self.reservedWordsToRead = reservedWordsToRead
         self.captureMarginDB = captureMarginDB
         self.timing = timing
         self.seed = seed
@@ -187,6 +193,8 @@ public struct Gen2TagRead: Sendable, Hashable {
     public var tid: [UInt16]
     /// USER words read with the find.
     public var user: [UInt16]
+    /// RESERVED words read with the find (empty when the passwords are read-locked).
+    public var reserved: [UInt16] = []
     /// When the EPC was received, seconds of the device clock.
     public var time: Double
 }
@@ -331,6 +339,7 @@ public struct Gen2Inventory: Sendable {
         if c.channelsMHz.isEmpty { c.channelsMHz = [915] }
         c.tidWordsToRead = max(0, c.tidWordsToRead)
         c.userWordsToRead = max(0, c.userWordsToRead)
+        c.reservedWordsToRead = max(0, c.reservedWordsToRead)
         c.roundsWithNoFindsToToggleAB = max(0, c.roundsWithNoFindsToToggleAB)
         self.configuration = c
         qfp = Double(c.initialQ)
@@ -407,7 +416,7 @@ public struct Gen2Inventory: Sendable {
         let longestEPC = candidates.map { min(field.tags[$0].memory.epcWordCount, field.tags[$0].memory.epcCapacityWords) }.max() ?? 0
         let longestSlot = timing.singleSlot(
             command: timing.command(bits: Gen2LinkTiming.Bits.query, preamble: true), epcWords: longestEPC,
-            bankReads: [c.tidWordsToRead, c.userWordsToRead].filter { $0 > 0 }).total
+            bankReads: [c.tidWordsToRead, c.userWordsToRead, c.reservedWordsToRead].filter { $0 > 0 }).total
         var q = quantize(qfp)
         let startQ = q
         var frameSize = 1 << q
@@ -443,7 +452,7 @@ public struct Gen2Inventory: Sendable {
         var reads: [Gen2TagRead] = []
         var adjusts = 0
         var endedByDwell = false
-        let bankReads = [(Gen2Bank.tid, c.tidWordsToRead), (.user, c.userWordsToRead)]
+        let bankReads = [(Gen2Bank.tid, c.tidWordsToRead), (.user, c.userWordsToRead), (.reserved, c.reservedWordsToRead)]
 
         var frameCollisions = 0
         while stats.total < Self.maxSlotsPerRound {
@@ -499,7 +508,9 @@ public struct Gen2Inventory: Sendable {
                 let memory = field.tags[i].memory
                 var banks: [[UInt16]] = []
                 for (bank, count) in bankReads where count > 0 {
-                    banks.append(Array(memory.words(of: bank).prefix(count)))
+                    let readLocked = bank == .reserved
+                        && (memory.locks.killPassword.needsSecuredState || memory.locks.accessPassword.needsSecuredState)
+                    banks.append(readLocked ? [] : Array(memory.words(of: bank).prefix(count)))
                 }
                 let slotTime = timing.singleSlot(
                     command: command, epcWords: min(memory.epcWordCount, memory.epcCapacityWords),
@@ -509,10 +520,11 @@ public struct Gen2Inventory: Sendable {
                 var bankIterator = banks.makeIterator()
                 let tid = c.tidWordsToRead > 0 ? bankIterator.next() ?? [] : []
                 let user = c.userWordsToRead > 0 ? bankIterator.next() ?? [] : []
+                let reserved = c.reservedWordsToRead > 0 ? bankIterator.next() ?? [] : []
                 reads.append(
                     Gen2TagRead(
                         tagIndex: i, epc: memory.epc, pc: memory.pc, rssiDBm: rssi[k], rssiIDBm: iq.i, rssiQDBm: iq.q,
-                        frequencyMHz: frequency, tid: tid, user: user, time: readTime))
+                        frequencyMHz: frequency, tid: tid, user: user, reserved: reserved, time: readTime))
                 field.setFlag(i, session: c.session, to: target.toggled, at: readTime)
                 done[k] = true
                 elapsed += slotTime.total

@@ -1,3 +1,4 @@
+import GrokProtocol
 import GrokBasics
 import Foundation
 import GrokAudio

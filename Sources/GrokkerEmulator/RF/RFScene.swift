@@ -1,3 +1,4 @@
+import GrokProtocol
 import Foundation
 
 /// A field of EPC Gen2 tags around an emulated Grokker, as written in a scene file (JSON,

@@ -49,7 +49,7 @@ public struct VendorTagRead: Sendable, Hashable {
         func tenths(_ value: Double?) -> Int16? { value.map { Int16(($0 * 10).rounded()) } }
         return TagReport(epc: epc, pc: pcWords << 11, rssiITenthsDBm: tenths(dBm?.i),
                          rssiQTenthsDBm: tenths(dBm?.q), frequencyKHz: frequency, milliseconds: UInt32(ms),
-                         tid: tid, user: user, readData: words)
+                         tid: tid, user: user, reserved: reserved, readData: words)
     }
 }
 

@@ -38,10 +38,9 @@ extension UgiRfidConfiguration {
     /// - `forceTari25` and `delayAfterSelect` (firmware 1.10.4+) have no place in the
     ///   inventory struct of the vendor protocol we speak (SDK 1.7.16, reader protocol 20):
     ///   `true` is refused, never dropped.
-    /// - `singleFindRampPowerMode` ``UgiSingleFindRampPowerMode/rampUp`` starts the
-    ///   inventory at `minPowerLevel` (the reader's adaptive power then climbs towards
-    ///   `maxPowerLevel`): the initial power byte carries it. Ours, the 1.8 encoding is not
-    ///   published.
+    /// - a ramping `singleFindRampPowerMode` (SLOW, MEDIUM, FAST) starts the inventory at
+    ///   `minPowerLevel` (the reader's adaptive power then climbs towards `maxPowerLevel`):
+    ///   the initial power byte carries it; reader protocol 20 has no field for the speed.
     /// - `singleFindMode`/`singleFindContinueInventory` and the history are the host's.
     /// - Throws: ``ReaderError/invalidArgument(field:value:allowed:)`` for a field the
     ///   configuration's own ``validate()`` refuses or the wire cannot carry.
@@ -57,7 +56,7 @@ extension UgiRfidConfiguration {
             throw .invalidArgument(field: "delayAfterSelect", value: "true",
                                    allowed: "false: the vendor protocol's inventory struct (reader protocol 20) has no delay-after-select field")
         }
-        let initial = singleFindMode && singleFindRampPowerMode == .rampUp ? minPowerLevel : initialPowerLevel
+        let initial = singleFindMode && singleFindRampPowerMode.ramps ? minPowerLevel : initialPowerLevel
         var v = VendorRfidConfiguration(
             initialPowerLevel: initial, minPowerLevel: minPowerLevel, maxPowerLevel: maxPowerLevel,
             initialQValue: initialQValue, minQValue: minQValue, maxQValue: maxQValue, session: session,

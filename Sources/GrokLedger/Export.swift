@@ -48,24 +48,36 @@ struct ExportTable: Sendable {
 
     /// The exported columns of each table, in export order, as selected from a file of schema
     /// `version` (a column the file does not have yet is selected as `NULL AS <name>`).
-    static func selections(_ table: LedgerTable, version: Int = Schema.currentVersion) -> [String] {
+    /// A table with a `run_id` (the ledger's internal run number) also exports the run's key,
+    /// `run_key`, as its last field (added after the others, `extra` included): the name people
+    /// read and search for.
+    /// - Parameter extra: columns only a shared ledger has, exported after the file's own.
+    static func selections(_ table: LedgerTable, version: Int = Schema.currentVersion, extra: [String] = []) -> [String] {
         let list: String
         switch table {
         case .devices: list = LedgerRows.deviceColumns
-        case .runs: return LedgerRows.runColumnList(version)
-        case .steps: return ["id"] + LedgerRows.stepColumnList(version)
+        case .runs: return LedgerRows.runColumnList(version) + extra
+        case .steps: return ["id"] + LedgerRows.stepColumnList(version) + extra + [runKeySelection(table, version: version)]
         case .smokeTests: list = "id, " + LedgerRows.smokeTestColumns
         case .intents: list = LedgerRows.intentColumns
         case .rolloutStages: list = LedgerRows.stageColumns
         case .stageEvents: list = LedgerRows.eventColumns
         case .rolloutResults: list = "id, rollout_id, run_id, station, serial, percentage, outcome, hardware_revision, firmware_after, finished_at"
         }
-        return list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let columns = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        return columns + extra + (columns.contains("run_id") ? [runKeySelection(table, version: version)] : [])
+    }
+
+    /// The key of the run a row's `run_id` names (a file older than version 4 has no
+    /// `run_key` column: the key it would migrate to), as SQLite and PostgreSQL both read it.
+    static func runKeySelection(_ table: LedgerTable, version: Int) -> String {
+        let key = version >= 4 ? "k.run_key" : RunKey.legacySQL(id: "k.id", startedAt: "k.started_at")
+        return "(SELECT \(key) FROM runs k WHERE k.id = \(table.rawValue).run_id) AS run_key"
     }
 
     /// The exported column names of each table, in export order.
-    static func columns(_ table: LedgerTable) -> [String] {
-        selections(table).map { $0.components(separatedBy: " AS ").last ?? $0 }
+    static func columns(_ table: LedgerTable, extra: [String] = []) -> [String] {
+        selections(table, extra: extra).map { $0.components(separatedBy: " AS ").last ?? $0 }
     }
 
     static let booleanColumns: Set<String> = ["provisioned", "passed"]

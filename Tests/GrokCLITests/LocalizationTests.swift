@@ -113,6 +113,8 @@ extension CLI {
                     // (docs/glossary.md); a separator before nested figures.
                     .infoSummaryTotal, .infoColumnFirmware, .fleetColumnFirmware, .fleetStepFirmware, .fleetFirmwareChange,
                     .fleetSmokeFiguresClause, .fleetProvisioningChangeMore,
+                    // A step's line: punctuation around the device, step, result and message.
+                    .fleetStepLine,
                     // A percentage; "Rollout" is the glossary's German term.
                     .fleetStagePercent, .fleetStageColumnRollout,
                     // Punctuation joining three figures (French adds a space before the semicolon).

@@ -48,6 +48,15 @@ extension CLI {
             #expect(stages > 20)
         }
 
+        @Test("French writes an elision with ’ (l’image, n’est), as the rest of its catalog does, never with a straight quote")
+        func frenchElisionsAreTypographic() throws {
+            for (key, value) in try Catalogs.load(.fr) {
+                for text in value.texts {
+                    #expect(text.range(of: #"\p{L}'\p{L}"#, options: .regularExpression) == nil, "fr.json \(key): \(text)")
+                }
+            }
+        }
+
         @Test("a date says its time zone, in every language")
         func datesSayTheirZone() throws {
             let date = Date(timeIntervalSince1970: 1_736_942_400)

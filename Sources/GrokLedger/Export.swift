@@ -48,24 +48,31 @@ struct ExportTable: Sendable {
 
     /// The exported columns of each table, in export order, as selected from a file of schema
     /// `version` (a column the file does not have yet is selected as `NULL AS <name>`).
-    /// A table with a `run_id` (the ledger's internal run number) also exports the run's key,
-    /// `run_key`, as its last field (added after the others, `extra` included): the name people
-    /// read and search for.
-    /// - Parameter extra: columns only a shared ledger has, exported after the file's own.
-    static func selections(_ table: LedgerTable, version: Int = Schema.currentVersion, extra: [String] = []) -> [String] {
+    /// The columns `table` stores, in export order, as selected from a file of schema
+    /// `version` (a column the file does not have yet is selected as `NULL AS <name>`): what
+    /// a recovery copies row by row.
+    static func storedSelections(_ table: LedgerTable, version: Int = Schema.currentVersion) -> [String] {
         let list: String
         switch table {
         case .devices: list = LedgerRows.deviceColumns
-        case .runs: return LedgerRows.runColumnList(version) + extra
-        case .steps: return ["id"] + LedgerRows.stepColumnList(version) + extra + [runKeySelection(table, version: version)]
+        case .runs: return LedgerRows.runColumnList(version)
+        case .steps: return ["id"] + LedgerRows.stepColumnList(version)
         case .smokeTests: list = "id, " + LedgerRows.smokeTestColumns
         case .intents: list = LedgerRows.intentColumns
         case .rolloutStages: list = LedgerRows.stageColumns
         case .stageEvents: list = LedgerRows.eventColumns
         case .rolloutResults: list = "id, rollout_id, run_id, station, serial, percentage, outcome, hardware_revision, firmware_after, finished_at"
         }
-        let columns = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        return columns + extra + (columns.contains("run_id") ? [runKeySelection(table, version: version)] : [])
+        return list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// The exported columns of each table, in export order: the stored ones, then `extra`
+    /// (columns only a shared ledger has), then, for a table with a `run_id` (the ledger's
+    /// internal run number), the run's key `run_key`, the name people read and search for,
+    /// added last.
+    static func selections(_ table: LedgerTable, version: Int = Schema.currentVersion, extra: [String] = []) -> [String] {
+        let stored = storedSelections(table, version: version)
+        return stored + extra + (stored.contains("run_id") ? [runKeySelection(table, version: version)] : [])
     }
 
     /// The key of the run a row's `run_id` names (a file older than version 4 has no
@@ -77,8 +84,16 @@ struct ExportTable: Sendable {
 
     /// The exported column names of each table, in export order.
     static func columns(_ table: LedgerTable, extra: [String] = []) -> [String] {
-        selections(table, extra: extra).map { $0.components(separatedBy: " AS ").last ?? $0 }
+        selections(table, extra: extra).map(name)
     }
+
+    /// The names of the columns `table` stores, in export order.
+    static func storedColumns(_ table: LedgerTable) -> [String] {
+        storedSelections(table).map(name)
+    }
+
+    /// A selection's column name (`NULL AS heartbeat_at` is `heartbeat_at`).
+    static func name(_ selection: String) -> String { selection.components(separatedBy: " AS ").last ?? selection }
 
     static let booleanColumns: Set<String> = ["provisioned", "passed"]
     static let tagColumns: Set<String> = ["expected_tags", "found_tags", "missing_tags"]

@@ -72,6 +72,11 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     /// twice); its code and arguments are the library's (a `usage_` code with an `error.<code>`
     /// catalog entry).
     case coded(code: String, arguments: [String])
+    /// A configuration file a library read and refused (the station settings, `station.json`,
+    /// while a `--profile` name is looked up): a failure (exit 1), as every command that reads
+    /// the settings reports it, not a usage error, since the command line was right. Its code
+    /// and arguments are the library's (`error.<code>` in the catalogs).
+    case configuration(code: String, arguments: [String])
     /// A region that is not one of the vendor's 22 (`grokctl region set`).
     case invalidRegion(String)
     /// Two options that exclude each other were both given (`--name` and `--package`).
@@ -102,7 +107,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .badValue: "usage_bad_value"
         case .badArgument: "usage_bad_argument"
         case .invalidChoice: "usage_invalid_choice"
-        case .coded(let code, _): code
+        case .coded(let code, _), .configuration(let code, _): code
         case .invalidRegion: "usage_invalid_region"
         case .conflictingOptions: "usage_conflicting_options"
         case .missingOneOf: "usage_missing_one_of"
@@ -114,9 +119,11 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Whether the command line was at fault (exit 64) rather than the work (exit 1): every
-    /// case is the command line's (the work's errors are the libraries').
+    /// case but ``configuration(code:arguments:)`` is the command line's (the work's errors
+    /// are the libraries').
     public var isUsageError: Bool {
-        true
+        if case .configuration = self { return false }
+        return true
     }
 
     /// The exit code this error ends grokctl with.
@@ -158,7 +165,7 @@ public enum CLIError: Error, Sendable, Equatable, CustomStringConvertible {
             [value, "<\(localizer.text(name))>", localizer.text(rule.messageKey, arguments: rule.arguments)]
         case .invalidChoice(let value, let option, let choices):
             [value, option, choices.joined(separator: ", ")]
-        case .coded(_, let arguments): arguments
+        case .coded(_, let arguments), .configuration(_, let arguments): arguments
         case .invalidRegion(let spec): [spec]
         case .conflictingOptions(let first, let second): [first, second]
         case .missingOneOf(let names): [names.joined(separator: ", ")]

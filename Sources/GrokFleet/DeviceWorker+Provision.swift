@@ -43,28 +43,22 @@ extension DeviceWorker {
         } catch {
             return readerFailure(.provision, error)
         }
-        return .done("step_provisioned", needed.map { "\($0.field) \($0.found) -> \($0.wanted)" }.joined(separator: ", "))
-    }
-
-    struct ProvisioningChange {
-        var field: String
-        var wanted: String
-        var found: String
+        return .done("step_provisioned", ProvisioningChange.summary(needed))
     }
 
     static func provisioningChanges(_ policy: Profile.ProvisioningPolicy, record: ProvisioningRecord) -> [ProvisioningChange] {
         var changes: [ProvisioningChange] = []
         if policy.registerSerial, !record.provisioned {
-            changes.append(ProvisioningChange(field: "serial_number", wanted: "registered", found: "not registered"))
+            changes.append(ProvisioningChange(field: "serial_number", found: "not_registered", wanted: "registered"))
         }
         if let type = policy.antennaType, type != record.antennaType {
-            changes.append(ProvisioningChange(field: "antenna_type", wanted: String(type), found: String(record.antennaType)))
+            changes.append(ProvisioningChange(field: "antenna_type", found: String(record.antennaType), wanted: String(type)))
         }
         if let revision = policy.hardwareRevision, revision != record.hardwareRevision {
-            changes.append(ProvisioningChange(field: "hardware_revision", wanted: String(revision), found: String(record.hardwareRevision)))
+            changes.append(ProvisioningChange(field: "hardware_revision", found: String(record.hardwareRevision), wanted: String(revision)))
         }
         if let status = policy.status, status != record.status {
-            changes.append(ProvisioningChange(field: "provisioning_status", wanted: status.name, found: record.status.name))
+            changes.append(ProvisioningChange(field: "provisioning_status", found: record.status.name, wanted: status.name))
         }
         return changes
     }

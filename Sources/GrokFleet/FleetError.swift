@@ -68,8 +68,8 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     /// codes: `missing_tags`, `reads_per_second`, `rssi`, `no_reads`, `region_not_set`)
     /// and the figures, which the message shows in the reader's language.
     case smokeTestFailed(device: String, measurement: SmokeTestMeasurement)
-    /// Verification found `what` to be `found` where the profile expects `expected`.
-    case verifyMismatch(device: String, what: String, expected: String, found: String)
+    /// Verification found the unit different from the profile: `difference` says how, as data.
+    case verifyMismatch(device: String, difference: VerifyDifference)
 
     // MARK: Policy
 
@@ -265,7 +265,7 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .firmwareUpdateFailed(let device, let code, _): [device, code]
         case .firmwareNotRunning(let device, let expected, let found): [device, expected, found]
         case .smokeTestFailed(let device, let measurement): [device] + measurement.messageArguments
-        case .verifyMismatch(let device, let what, let expected, let found): [device, what, expected, found]
+        case .verifyMismatch(let device, let difference): [device] + difference.arguments
         case .outsideMaintenanceWindow(let device, let timeZone): [device, timeZone]
         case .batteryLow(let device, let percent, let minimum): [device, String(percent), String(minimum)]
         case .notInRollout(let device, let serial, let percentage, let source, let profilePercentage):

@@ -129,15 +129,12 @@ struct StepDecider: Sendable {
         if facts.mode == .verify {
             if !needed.isEmpty {
                 // Every field that differs, not only the first.
-                return .fail(.provision, .verifyMismatch(device: facts.device, what: needed.map(\.field).joined(separator: ", "),
-                                                         expected: needed.map(\.wanted).joined(separator: ", "),
-                                                         found: needed.map(\.found).joined(separator: ", ")))
+                return .fail(.provision, .verifyMismatch(device: facts.device, difference: .provisioning(needed)))
             }
             return .run(.provision, "step_verify_check", detail: "provisioning as the profile says")
         }
         guard !needed.isEmpty else { return .skip(.provision, "step_already_satisfied", detail: "provisioning as the profile says") }
-        let changes = needed.map { "\($0.field) \($0.found) -> \($0.wanted)" }.joined(separator: ", ")
-        return .run(.provision, "step_provision_needed", [changes], detail: changes)
+        return .run(.provision, "step_provision_needed", ProvisioningChange.arguments(needed), detail: ProvisioningChange.summary(needed))
     }
 
     // MARK: Region
@@ -155,8 +152,9 @@ struct StepDecider: Sendable {
         let satisfied = DeviceWorker.regionSatisfied(policy, info: facts.info)
         if facts.mode == .verify {
             if satisfied { return .run(.region, "step_verify_check", detail: "region \(current?.name ?? "")") }
-            let expected = policy.set?.name ?? policy.allowed.map(\.name).joined(separator: " | ")
-            return .fail(.region, .verifyMismatch(device: facts.device, what: "region", expected: expected, found: current?.name ?? "not set"))
+            let expected = policy.set.map { [$0.code] } ?? policy.allowed.map(\.code)
+            return .fail(.region, .verifyMismatch(device: facts.device, difference: .region(expected: expected, allowedOnly: policy.set == nil,
+                                                                                            found: current.map { RegionCatalog.named(number: $0.number)?.code ?? $0.name })))
         }
         if satisfied { return .skip(.region, "step_already_satisfied", detail: "region \(current?.name ?? "")") }
         // The region before: empty when none was set (the presenter says "not set").
@@ -273,15 +271,17 @@ struct StepDecider: Sendable {
                                          : .skip(.firmware, "step_already_satisfied", detail: detail)
         case .refused(let error):
             if facts.mode == .verify {
-                return .fail(.firmware, .verifyMismatch(device: facts.device, what: "firmware", expected: policy.target.description,
-                                                        found: facts.firmwareText))
+                let expected: String? = if case .version(let version) = policy.target { "\(version)" } else { nil }
+                return .fail(.firmware, .verifyMismatch(device: facts.device, difference: .firmware(expected: expected, found: facts.firmwareText,
+                                                                                                    inLoader: false)))
             }
             return .refuse(.firmware, error)
         case .install(let listing, let compatibility):
             let target = "\(listing.metadata.version)"
             let from = facts.inLoader ? "loader \(info.firmwareVersion)" : facts.firmwareText
             if facts.mode == .verify {
-                return .fail(.firmware, .verifyMismatch(device: facts.device, what: "firmware", expected: target, found: from))
+                return .fail(.firmware, .verifyMismatch(device: facts.device, difference: .firmware(expected: target, found: facts.firmwareText,
+                                                                                                    inLoader: facts.inLoader)))
             }
             let offer = FirmwareOffer(name: listing.name, channel: policy.channel, version: listing.metadata.version,
                                       running: info.firmwareVersion, compatibility: compatibility,

@@ -48,7 +48,10 @@ struct ExportTable: Sendable {
 
     /// The exported columns of each table, in export order, as selected from a file of schema
     /// `version` (a column the file does not have yet is selected as `NULL AS <name>`).
-    static func selections(_ table: LedgerTable, version: Int = Schema.currentVersion) -> [String] {
+    /// The columns `table` stores, in export order, as selected from a file of schema
+    /// `version` (a column the file does not have yet is selected as `NULL AS <name>`): what
+    /// a recovery copies row by row.
+    static func storedSelections(_ table: LedgerTable, version: Int = Schema.currentVersion) -> [String] {
         let list: String
         switch table {
         case .devices: list = LedgerRows.deviceColumns
@@ -63,10 +66,34 @@ struct ExportTable: Sendable {
         return list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
     }
 
-    /// The exported column names of each table, in export order.
-    static func columns(_ table: LedgerTable) -> [String] {
-        selections(table).map { $0.components(separatedBy: " AS ").last ?? $0 }
+    /// The exported columns of each table, in export order: the stored ones, then `extra`
+    /// (columns only a shared ledger has), then, for a table with a `run_id` (the ledger's
+    /// internal run number), the run's key `run_key`, the name people read and search for,
+    /// added last.
+    static func selections(_ table: LedgerTable, version: Int = Schema.currentVersion, extra: [String] = []) -> [String] {
+        let stored = storedSelections(table, version: version)
+        return stored + extra + (stored.contains("run_id") ? [runKeySelection(table, version: version)] : [])
     }
+
+    /// The key of the run a row's `run_id` names (a file older than version 4 has no
+    /// `run_key` column: the key it would migrate to), as SQLite and PostgreSQL both read it.
+    static func runKeySelection(_ table: LedgerTable, version: Int) -> String {
+        let key = version >= 4 ? "k.run_key" : RunKey.legacySQL(id: "k.id", startedAt: "k.started_at")
+        return "(SELECT \(key) FROM runs k WHERE k.id = \(table.rawValue).run_id) AS run_key"
+    }
+
+    /// The exported column names of each table, in export order.
+    static func columns(_ table: LedgerTable, extra: [String] = []) -> [String] {
+        selections(table, extra: extra).map(name)
+    }
+
+    /// The names of the columns `table` stores, in export order.
+    static func storedColumns(_ table: LedgerTable) -> [String] {
+        storedSelections(table).map(name)
+    }
+
+    /// A selection's column name (`NULL AS heartbeat_at` is `heartbeat_at`).
+    static func name(_ selection: String) -> String { selection.components(separatedBy: " AS ").last ?? selection }
 
     static let booleanColumns: Set<String> = ["provisioned", "passed"]
     static let tagColumns: Set<String> = ["expected_tags", "found_tags", "missing_tags"]

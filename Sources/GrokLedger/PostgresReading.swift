@@ -100,18 +100,19 @@ extension PostgresLedger {
     }
 
     /// Writes the shared ledger (or one table) to `path` as ``Ledger/export(format:to:table:)``
-    /// does, read in one transaction: the same fields in the same order, then the station
+    /// does, read in one transaction: the same fields in the same order, with the station
     /// columns only a shared ledger has (`station` of steps, smoke tests and intents,
-    /// `last_station` of devices) as the last fields.
+    /// `last_station` of devices) after the file's own and before `run_key`, the field added last.
     public func export(format: ExportFormat, to path: String, table: LedgerTable? = nil) throws(LedgerError) {
         let tables = table.map { [$0] } ?? (format == .json ? LedgerTable.allCases : [.steps])
         let target = self.target
         let data = try read { (db) throws(LedgerError) -> [ExportTable] in
             let version = try PostgresSchema.version(db, target: target)
             return try tables.map { (table) throws(LedgerError) -> ExportTable in
-                let columns = ExportTable.columns(table) + Self.stationColumns(table)
+                let columns = ExportTable.columns(table, extra: Self.stationColumns(table))
                 guard table.exists(inVersion: version) else { return ExportTable(table: table, columns: columns, rows: []) }
-                let sql = "SELECT \(columns.joined(separator: ", ")) FROM \(table.rawValue) ORDER BY \(table.exportOrder)"
+                let selections = ExportTable.selections(table, extra: Self.stationColumns(table))
+                let sql = "SELECT \(selections.joined(separator: ", ")) FROM \(table.rawValue) ORDER BY \(table.exportOrder)"
                 let rows = try Self.query(db, target, sql)
                     .map { (row) throws(LedgerError) -> [SQLValue] in
                         try columns.indices.map { (index) throws(LedgerError) -> SQLValue in

@@ -124,7 +124,7 @@ extension Ledger {
                 // The rollout stages too (schema 5), a stage before its events: a halt or a
                 // pause must survive a recovery, or the fleet would start units it had stopped.
                 for table in [LedgerTable.devices, .runs, .steps, .smokeTests, .intents, .rolloutStages, .stageEvents, .rolloutResults] {
-                    let columns = ExportTable.columns(table)
+                    let columns = ExportTable.storedColumns(table)
                     // Tables numbered by `id` keep it (the row id is the same column); devices keep their row id.
                     let keepsRowID = columns.first != "id"
                     let names = (keepsRowID ? ["rowid"] : []) + columns
@@ -183,7 +183,7 @@ extension Ledger {
     static func salvage(_ table: LedgerTable, _ db: SQLiteConnection, version: Int)
         -> (rows: [[SQLValue]], lost: [ClosedRange<Int64>])
     {
-        let selections = ExportTable.selections(table, version: version)
+        let selections = ExportTable.storedSelections(table, version: version)
         let sql = "SELECT rowid, \(selections.joined(separator: ", ")) FROM \(table.rawValue) NOT INDEXED WHERE rowid >= ? ORDER BY rowid LIMIT 1"
         // The highest id handed out, when sqlite_sequence is readable: rows up to it existed.
         let highest = (try? db.queryInteger("SELECT seq FROM sqlite_sequence WHERE name = ?", [.text(table.rawValue)])) ?? nil

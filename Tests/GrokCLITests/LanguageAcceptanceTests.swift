@@ -2,6 +2,7 @@ import Foundation
 import GrokAudio
 import GrokBasics
 import GrokFleet
+import GrokkerEmulator
 import GrokLedger
 import Testing
 
@@ -20,6 +21,7 @@ extension CLI {
         static let englishWords: Set<String> = [
             "the", "and", "is", "are", "was", "of", "with", "reads", "missing", "weakest", "strongest", "failed",
             "cannot", "passed", "found", "smoke", "read", "answered", "seconds", "not",
+            "loader", "registered", "expects", "revisions", "unknown",
         ]
 
         /// Names and tokens that are the same in every language (`sim:0`, option names, paths).
@@ -271,5 +273,85 @@ enum FleetErrorSample {
         .smokeTestFailed(device: "sim:1", measurement: SmokeTestMeasurement(
             passed: false, reasons: ["missing_tags"], reads: reads, duration: 3.013, readsPerSecond: 40.826, uniqueTags: tags,
             missingTags: ["3074257BF7194E4000001A85"], strongestRSSI: -40.5, weakestReferenceRSSI: nil))
+    }
+}
+
+extension CLI.LanguageAcceptanceTests {
+    /// grokctl's commands run one after the other on a terminal `columns` wide (under
+    /// `script`, which gives them a pseudo-terminal): what the screen showed, without CRs.
+    static func onTerminal(columns: Int, _ commands: [[String]], environment: [String: String]) throws -> String {
+        let grokctl = try grokctlExecutable().path
+        func quoted(_ word: String) -> String { "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let script = (["stty cols \(columns) rows 500"] + commands.map { ([grokctl] + $0).map(quoted).joined(separator: " ") })
+            .joined(separator: "; ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", script, "/dev/null"]
+        process.environment = ["PATH": "/usr/bin:/bin", "TERM": "xterm"].merging(environment) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\r", with: "")
+    }
+
+    @Test("verify, a dry run's plan, a profile error and firmware verify read whole in es, fr and de, no '..' at a line's end; tables at 60 and 80 columns cut no word (issue 24 item 4)",
+          arguments: [Language.es, .fr, .de])
+    func verifyPlansAndTables(_ language: Language) throws {
+        let world = try FleetWorld(devices: 1)
+        let sentences = try CLI.FleetLocalizationTests.englishSentences(for: language)
+        let lang = ["--lang", language.rawValue]
+        var outputs: [String: String] = [:]
+        func run(_ name: String, _ arguments: [String], expect status: Int32) throws {
+            let result = try world.run(lang + arguments)
+            #expect(result.status == status, "\(language) \(name): \(result.standardOutput) \(result.standardError)")
+            outputs[name] = result.standardOutput + result.standardError
+        }
+        // An out-of-the-box unit differs from bench-us in its factory data, region and firmware.
+        try run("verify", ["verify", "--profile", FleetWorld.profile, "--device", "sim:0"] + world.common, expect: 1)
+        try run("dry run", ["provision", "--profile", FleetWorld.profile, "--device", "sim:0", "--dry-run"] + world.common, expect: 0)
+        let checkout = URL(fileURLWithPath: FleetWorld.profile).deletingLastPathComponent().deletingLastPathComponent().path
+        // The EU rollout on a unit with no region: the plan refuses its region step, and its
+        // row does not repeat the device the plan's heading names.
+        try run("dry run, region refused", ["provision", "--profile", checkout + "/profiles/rollout-eu-night.json", "--device", "sim:0",
+                                            "--dry-run"] + world.common, expect: 0)
+        let refused = outputs["dry run, region refused"] ?? ""
+        #expect(!refused.contains("sim:0:") && !refused.contains("sim:0 :") && refused.contains("region.set"), "\(refused)")
+        let profile = world.root + "/fast.json"
+        try Data(#"{"format": 1, "name": "fast", "smoke_test": {"reference_tags": ["3034257BF4789000000003E8"], "min_reads_per_second": "fast"}}"#.utf8)
+            .write(to: URL(fileURLWithPath: profile))
+        // A profile is named on the command line: a bad one is a usage error.
+        try run("profile error", ["provision", "--profile", profile, "--device", "sim:0", "--dry-run"] + world.common, expect: 64)
+        try run("firmware verify", ["firmware", "verify", checkout + "/firmware/demo/GR-1_1-8-0_demo.ugif"], expect: 0)
+        try run("firmware verify, channel", ["firmware", "verify", "--name", "GR-1_1-8-0_demo.ugif"] + world.repository, expect: 0)
+        #expect(outputs["verify"]?.contains(text(.regionFcc, language)) == true, "\(outputs["verify"] ?? "")")
+
+        let serial = try world.device(0).serialNumber
+        let ledger = ["ledger", "show", "--ledger", world.ledger]
+        let commands = [lang + ["info", "--device", "sim:0", "--bench", world.bench], lang + ledger, lang + ["region", "list"],
+                        lang + ["provision", "--profile", FleetWorld.profile, "--device", "sim:0", "--dry-run"] + world.common]
+        for columns in [60, 80] {
+            let screen = try Self.onTerminal(columns: columns, commands, environment: world.environment)
+            outputs["\(columns) columns"] = screen
+            // A table's lines (cells apart by two spaces) fit the terminal; sentences are the terminal's to wrap.
+            for line in screen.split(separator: "\n") where line.contains("  ") {
+                #expect(TextWidth.of(line) < columns, "\(language) \(columns) columns: \(line)")
+            }
+            // Words a narrow column used to cut: a serial number, the run's key, the headers.
+            let words = Set(screen.split { $0 == " " || $0 == "\n" }.map(String.init))
+            let headers = [MessageKey.infoColumnSerial, .infoColumnConnect, .infoColumnLink, .ledgerColumnStation, .ledgerColumnOperator]
+                .flatMap { text($0, language).split(separator: " ").map(String.init) }
+            for word in [String(serial)] + headers {
+                #expect(words.contains(word), "\(language) \(columns) columns: '\(word)' is not shown whole:\n\(screen)")
+            }
+        }
+        for (name, output) in outputs.sorted(by: { $0.key < $1.key }) {
+            let found = Self.faults(output, language, sentences: sentences)
+            #expect(found.isEmpty, "\(language) \(name): \(found)\n\(output)")
+            #expect(!output.contains("..\n") && !output.hasSuffix(".."), "\(language) \(name) ends a line with '..':\n\(output)")
+        }
     }
 }

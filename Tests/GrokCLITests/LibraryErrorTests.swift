@@ -264,7 +264,18 @@ struct LibraryErrorTests {
                 passed: false, reasons: ["missing_tags", "rssi"], reads: 123, duration: 3.013, readsPerSecond: 40.826, uniqueTags: 13,
                 missingTags: ["3074257BF7194E4000001A85"], strongestRSSI: -40.5, weakestReferenceRSSI: -71.25)),
             .smokeTestFailed(device: "sim:0", measurement: .regionNotSet()),
-            .verifyMismatch(device: "sim:0", what: "firmware", expected: "1.8.0", found: "1.7.3"),
+            .verifyMismatch(device: "sim:0", difference: .firmware(expected: "1.8.0", found: "1.7.3", inLoader: false)),
+            .verifyMismatch(device: "sim:0", difference: .firmware(expected: nil, found: "1.7.3", inLoader: false)),
+            .verifyMismatch(device: "sim:0", difference: .firmware(expected: "1.8.0", found: "0.0.0", inLoader: true)),
+            .verifyMismatch(device: "sim:0", difference: .region(expected: ["fcc"], allowedOnly: false, found: "etsi")),
+            .verifyMismatch(device: "sim:0", difference: .region(expected: ["fcc"], allowedOnly: false, found: nil)),
+            .verifyMismatch(device: "sim:0", difference: .region(expected: ["etsi", "fcc"], allowedOnly: true, found: "japan_licensed")),
+            .verifyMismatch(device: "sim:0", difference: .region(expected: ["etsi", "fcc"], allowedOnly: true, found: nil)),
+            .verifyMismatch(device: "sim:0", difference: .provisioning([
+                ProvisioningChange(field: "serial_number", found: "not_registered", wanted: "registered"),
+                ProvisioningChange(field: "antenna_type", found: "0", wanted: "2"),
+                ProvisioningChange(field: "hardware_revision", found: "2", wanted: "3"),
+                ProvisioningChange(field: "provisioning_status", found: "none", wanted: "complete")])),
             .outsideMaintenanceWindow(device: "sim:0", timeZone: "Europe/Paris"), .batteryLow(device: "sim:0", percent: 10, minimum: 30),
             .notInRollout(device: "sim:0", serial: "12345678", percentage: 25),
             .notInRollout(device: "sim:0", serial: "12345678", percentage: 12.5, source: "ledger", profilePercentage: 10),
@@ -313,6 +324,34 @@ struct LibraryErrorTests {
             }
         }
         Self.check(samples)
+    }
+
+    @Test("verify's differences read whole in the user's language: region names as the region table says them, factory data in words, no English keys (issue 24 item 4)")
+    func verifyDifferencesInEveryLanguage() {
+        let region = FleetError.verifyMismatch(device: "sim:0", difference: .region(expected: ["fcc"], allowedOnly: false, found: "etsi"))
+        #expect(region.description == "sim:0: the region is ETSI (EU), the profile expects FCC (US), IC (Canada); run provision with this profile to correct it.",
+                "\(region.description)")
+        let german = Localizer(language: .de).message(for: region)
+        #expect(german.contains("die Funkregion ist ETSI (EU), das Profil erwartet FCC (USA), IC (Kanada);"), "\(german)")
+        let factory = FleetError.verifyMismatch(device: "sim:0", difference: .provisioning([
+            ProvisioningChange(field: "serial_number", found: "not_registered", wanted: "registered"),
+            ProvisioningChange(field: "provisioning_status", found: "none", wanted: "complete")]))
+        #expect(factory.description.contains("(unit → profile): serial number not registered → registered, provisioning status none → complete;"),
+                "\(factory.description)")
+        #expect(Localizer(language: .es).message(for: factory)
+                    .contains("número de serie sin registrar → registrado, estado de aprovisionamiento ninguno → completo;"))
+        let plan = Localizer(language: .fr).fleetMessage(code: "step_provision_needed",
+                                                         arguments: ["serial_number", "not_registered", "registered", "antenna_type", "0", "2", ""])
+        #expect(plan == "données d’usine à écrire : numéro de série non enregistré → enregistré, type d’antenne 0 → 2", "\(plan)")
+        let loader = FleetError.verifyMismatch(device: "sim:0", difference: .firmware(expected: "1.8.0", found: "0.0.0", inLoader: true))
+        for language in [Language.es, .fr, .de] {
+            for error in [region, factory, loader] {
+                let message = Localizer(language: language).message(for: error)
+                for english in ["serial_number", "registered", "the ", "loader", "expects", "(US)", "not set", "firmware_"] {
+                    #expect(!message.contains(english), "\(language): \(english) in \(message)")
+                }
+            }
+        }
     }
 
     @Test("a profile's errors read whole in the user's language: what a value must be too (issue 24 item 4: 'muss smoke_test.min_reads_per_second a number from 0 to 100000 sein')")
@@ -397,7 +436,7 @@ struct LibraryErrorTests {
         let expected: [Language: [String]] = [
             .en: ["no such database", "does not answer", "keeps no rollout stages"],
             .es: ["no tiene esa base de datos", "no responde", "no guarda etapas de despliegue"],
-            .fr: ["n’a pas cette base de données", "ne répond pas", "ne garde pas d’étapes de déploiement"],
+            .fr: ["n’a pas cette base de données", "ne répond pas", "ne garde pas de paliers de déploiement"],
             .de: ["keine solche Datenbank", "antwortet nicht", "keine Rollout-Stufen"],
         ]
         for language in Language.allCases {

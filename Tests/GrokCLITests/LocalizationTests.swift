@@ -36,6 +36,27 @@ extension CLI {
             }
         }
 
+        @Test("French names a rollout stage 'palier' wherever English says stage, never 'étape' (a workflow step)")
+        func frenchStageIsPalier() throws {
+            let english = try Catalogs.load(.en), french = try Catalogs.load(.fr)
+            var stages = 0
+            for (key, value) in english where value.texts.contains(where: { $0.range(of: #"\b[Ss]tages?\b"#, options: .regularExpression) != nil }) {
+                let texts = try #require(french[key]).texts
+                stages += 1
+                #expect(!texts.contains { $0.contains("étape") }, "fr.json \(key): \(texts)")
+            }
+            #expect(stages > 20)
+        }
+
+        @Test("French writes an elision with ’ (l’image, n’est), as the rest of its catalog does, never with a straight quote")
+        func frenchElisionsAreTypographic() throws {
+            for (key, value) in try Catalogs.load(.fr) {
+                for text in value.texts {
+                    #expect(text.range(of: #"\p{L}'\p{L}"#, options: .regularExpression) == nil, "fr.json \(key): \(text)")
+                }
+            }
+        }
+
         @Test("a date says its time zone, in every language")
         func datesSayTheirZone() throws {
             let date = Date(timeIntervalSince1970: 1_736_942_400)
@@ -100,7 +121,9 @@ extension CLI {
                     // "Grokker" is a name; "firmware" is the glossary's term in es, fr and de
                     // (docs/glossary.md); a separator before nested figures.
                     .infoSummaryTotal, .infoColumnFirmware, .fleetColumnFirmware, .fleetStepFirmware, .fleetFirmwareChange,
-                    .fleetSmokeFiguresClause,
+                    .fleetSmokeFiguresClause, .fleetProvisioningChangeMore,
+                    // A step's line: punctuation around the device, step, result and message.
+                    .fleetStepLine,
                     // A percentage; "Rollout" is the glossary's German term.
                     .fleetStagePercent, .fleetStageColumnRollout,
                     // Punctuation joining three figures (French adds a space before the semicolon).
@@ -290,13 +313,13 @@ extension CLI {
                 .devices(.deviceOutOfRange(index: "64", spec: "sim:64")), .devices(.duplicateDevice("sim:1")), .invalidRegion("mars"),
                 .conflictingOptions("--name", "--package"), .missingOneOf(["<file>", "--name"]), .invalidChannel("Rel ease"),
                 .invalidServerURL("ftp://x"), .invalidPercent(value: "120", option: "--min-battery"),
-                .invalidFirmwareVersion("1.x"),
+                .invalidFirmwareVersion("1.x"), .configuration(code: "station_settings_not_object", arguments: ["/etc/grokctl/station.json"]),
             ]
             for sample in samples {
                 switch sample {
                 case .unknownOption, .unknownSubcommand, .missingValue, .missingOption, .missingArgument,
                     .unexpectedArgument, .duplicateOption, .flagWithValue, .invalidValue, .badValue, .badArgument, .invalidChoice,
-                    .coded, .invalidRegion, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
+                    .coded, .configuration, .invalidRegion, .conflictingOptions, .missingOneOf, .invalidChannel, .invalidServerURL,
                     .invalidPercent, .invalidFirmwareVersion:
                     break
                 }

@@ -58,8 +58,10 @@ extension CLI {
         }
 
         /// The fleet summary in French is 106 columns wide: on a 100-column terminal its last
-        /// header wrapped as "Résulta" / "t" and every row broke the same way.
-        @Test("a table wider than the terminal wraps cells inside their columns, losing no text", arguments: [100, 60, 45])
+        /// header wrapped as "Résulta" / "t" and every row broke the same way; at 60 columns
+        /// serial numbers, run keys and German headers were cut mid-word ("5050692" / "8").
+        @Test("a table wider than the terminal wraps cells at spaces inside their columns, or shows records, never cutting a word or losing text",
+              arguments: [100, 80, 60, 45])
         func tableFitsTheTerminal(width: Int) {
             let headers = ["Appareil", "N° de série", "Firmware", "Région", "Test de fonctionnement", "Résultat"]
             let rows = [["sim:0", "72833392", "1.7.3 → 1.8.0", "FCC (États-Unis), IC (Canada)", "réussi, 6,5 lectures/s", "terminé"],
@@ -68,11 +70,23 @@ extension CLI {
             #expect(table.lines().map { TextWidth.of($0) }.max()! > 100, "the sample must be wider than the terminal")
             let lines = table.lines(width: width)
             for line in lines { #expect(TextWidth.of(line) < width, "\(TextWidth.of(line)) columns: \(line)") }
-            // No text lost: every character of every cell is shown once.
-            func letters(_ texts: [String]) -> Int { texts.map { $0.filter { $0 != " " }.count }.reduce(0, +) }
-            #expect(letters(lines) == letters(headers + rows.flatMap { $0 }))
+            // Every word of every cell is shown whole: no text lost, no word cut.
+            let shown = Set(lines.flatMap { $0.split(separator: " ").map(String.init) })
+            for word in (headers + rows.flatMap { $0 }).flatMap({ $0.split(separator: " ").map(String.init) }) {
+                #expect(shown.contains(word), "\(width): '\(word)' is not shown whole:\n\(lines.joined(separator: "\n"))")
+            }
             #expect(lines.count > 3, "nothing was wrapped")
+            // Wide enough for its longest words: still a table, headers on the first line.
+            #expect(lines[0].hasPrefix("Appareil  N° de série") == (width >= 80), "\(lines[0])")
             #expect(Table(headers: ["N", "NAME"], rows: [["7", "ü"]]).lines(width: 100) == ["N  NAME", "7  ü"])
+        }
+
+        @Test("a table too narrow for its words shows each row as a record: a header and its value per line, an empty line between rows")
+        func recordsWhenTooNarrow() {
+            let table = Table(headers: ["Seriennummer", "Verbindungsaufbau", "Region"],
+                              rows: [["50506928", "673 ms", "nicht festgelegt"], ["72366187", "701 ms", ""]])
+            #expect(table.lines(width: 30) == ["Seriennummer       50506928", "Verbindungsaufbau  673 ms", "Region             nicht", "                   festgelegt",
+                                               "", "Seriennummer       72366187", "Verbindungsaufbau  701 ms", "Region"])
         }
 
         @Test func wrapBreaksOnlyAtASCIISpaces() {

@@ -55,7 +55,7 @@ extension CLI {
             let csv = try fixture.run(["ledger", "export", "--csv", "--table", "rollout_results", "--ledger", fixture.uri])
             #expect(csv.status == 0, "\(csv.standardError)")
             let lines = csv.standardOutput.components(separatedBy: "\r\n").filter { !$0.isEmpty }
-            #expect(lines.first == "id,rollout_id,run_id,station,serial,percentage,outcome,hardware_revision,firmware_after,finished_at")
+            #expect(lines.first == "id,rollout_id,run_id,station,serial,percentage,outcome,hardware_revision,firmware_after,finished_at,run_key")
             #expect(lines.count == 5)
         }
 

@@ -40,3 +40,20 @@ struct StationCommandTests {
         #expect(!paths.standardOutput.contains("s3cret"))
     }
 }
+
+extension StationCommandTests {
+    @Test("a broken station.json is one failure, exit 1, naming the file, whichever command reads it (a profile's name looked up was a usage error, 64)")
+    func brokenSettingsOneExitCode() throws {
+        let home = try makeTemporaryDirectory()
+        let environment = ["HOME": home, "XDG_STATE_HOME": home + "/state"]
+        let settings = home + "/.config/grokctl/station.json"
+        try FileManager.default.createDirectory(atPath: home + "/.config/grokctl", withIntermediateDirectories: true)
+        try Data(#"{"repository": "demo",}"#.utf8).write(to: URL(fileURLWithPath: settings))
+        for arguments in [["provision", "--profile", "bench-us", "--device", "sim:0", "--dry-run"], ["firmware", "list"],
+                          ["ledger", "show"], ["paths"]] {
+            let result = try runBinary(arguments, environment: environment)
+            #expect(result.status == 1, "\(arguments): \(result.status) \(result.standardError)")
+            #expect(result.standardError.contains(settings) && !result.standardError.contains("Usage:"), "\(arguments): \(result.standardError)")
+        }
+    }
+}

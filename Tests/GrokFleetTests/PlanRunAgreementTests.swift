@@ -216,9 +216,12 @@ struct PlanRunAgreementTests {
         let provision = try #require(device.step(.provision))
         #expect(provision.code == "fleet_verify_mismatch")
         // An out-of-the-box unit: serial not registered, antenna type, provisioning status differ.
-        #expect(provision.arguments[1].contains("serial_number") && provision.arguments[1].contains("antenna_type"), "\(provision.arguments)")
+        #expect(provision.arguments == ["sim:0", "provisioning", "serial_number", "not_registered", "registered", "antenna_type", "0", "2",
+                                        "provisioning_status", "none", "complete", ""], "\(provision.arguments)")
         #expect(device.step(.region)?.code == "fleet_verify_mismatch")
         #expect(device.step(.firmware)?.code == "fleet_verify_mismatch")
+        #expect(device.step(.region)?.arguments.dropFirst().first?.hasPrefix("region_") == true, "\(device.step(.region)?.arguments ?? [])")
+        #expect(device.step(.firmware)?.arguments.dropFirst().first?.hasPrefix("firmware") == true, "\(device.step(.firmware)?.arguments ?? [])")
         for step in [FleetStep.provision, .region, .firmware] {
             #expect(plan.steps.first { $0.step == step }.map { $0.action == .fail && $0.code == "fleet_verify_mismatch" } == true, "\(step)")
         }

@@ -56,6 +56,15 @@ struct PostgresLedgerTests {
         let sharedIntents = try shared.intents().map { [$0.step, $0.target, $0.outcome?.rawValue ?? "open"] }
         #expect(sharedIntents == sqliteIntents && sharedIntents == [["region", "US", "done"]])
         #expect(try shared.stepStations(run: sharedRuns[0].id) == ["bench-1", "bench-1"])
+        // Both exports name a step's run by its key, last; the shared one has its station before it.
+        let sqliteCSV = scratch.file("sqlite-steps.csv"), sharedCSV = scratch.file("shared-steps.csv")
+        try sqlite.export(format: .csv, to: sqliteCSV)
+        try shared.export(format: .csv, to: sharedCSV)
+        let sqliteRows = parseCSV(try String(contentsOfFile: sqliteCSV, encoding: .utf8))
+        let sharedRows = parseCSV(try String(contentsOfFile: sharedCSV, encoding: .utf8))
+        #expect(sharedRows[0] == sqliteRows[0].dropLast() + ["station", "run_key"] && sqliteRows[0].last == "run_key")
+        #expect(sqliteRows.dropFirst().map(\.last) == [try sqlite.runs()[0].key, try sqlite.runs()[0].key])
+        #expect(sharedRows.dropFirst().map(\.last) == [try shared.runs()[0].key, try shared.runs()[0].key])
     }
 
     @Test("the same Grokker on two stations at once: the second is refused, told which station holds it")

@@ -143,10 +143,10 @@ struct ExportTests {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let records = parseCSV(text)
         #expect(records.first == ["id", "run_id", "serial", "step", "started_at", "ended_at", "duration_ms", "result",
-                                  "firmware_before", "firmware_after", "region_before", "region_after", "code", "detail"])
+                                  "firmware_before", "firmware_after", "region_before", "region_after", "code", "detail", "run_key"])
         #expect(records.count == 3)
         let rows = records.dropFirst().map { Dictionary(uniqueKeysWithValues: zip(records[0], $0)) }
-        #expect(rows.allSatisfy { $0.count == 14 })
+        #expect(rows.allSatisfy { $0.count == 15 })
         #expect(rows[0]["detail"] == Self.tricky)
         #expect(rows[0]["duration_ms"] == "2250")
         #expect(rows[0]["started_at"] == "2024-05-01T10:40:01.000Z")

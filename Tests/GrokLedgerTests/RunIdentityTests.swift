@@ -51,6 +51,31 @@ struct RunIdentityTests {
         #expect(rows[1][rows[0].firstIndex(of: "report_path")!] == "/var/reports/20240501-104000-00ff.json")
     }
 
+    @Test("the steps, smoke tests and intents exports name each row's run by its key, after run_id, the internal number")
+    func rowsExportTheirRunKey() throws {
+        let scratch = Scratch()
+        let ledger = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
+        var given = start()
+        given.key = "20240501-104000-00ff"
+        let run = try ledger.beginRun(given)
+        try ledger.recordStep(step(run, "GK-1", "region"))
+        try ledger.recordSmokeTest(SmokeTestRecord(run: run, serial: "GK-1", afterStep: "region", startedAt: at(2), durationMilliseconds: 3000,
+                                                   expectedTags: ["E200"], foundTags: ["E200"], readsPerSecond: 40, minRSSI: -60, passed: true))
+        _ = try ledger.recordIntent(run: run, serial: "GK-1", step: "firmware", target: "1.8.0", at: at(3))
+        for table in [LedgerTable.steps, .smokeTests, .intents] {
+            let csv = scratch.file("\(table.rawValue).csv")
+            try ledger.export(format: .csv, to: csv, table: table)
+            let rows = parseCSV(try String(contentsOfFile: csv, encoding: .utf8))
+            #expect(rows[0].last == "run_key" && rows.count == 2, "\(table): \(rows)")
+            #expect(rows[1].last == "20240501-104000-00ff", "\(table): \(rows)")
+            #expect(rows[1][rows[0].firstIndex(of: "run_id")!] == String(run.rawValue), "\(table)")
+        }
+        let json = scratch.file("ledger.json")
+        try ledger.export(format: .json, to: json)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any])
+        #expect((object["steps"] as? [[String: Any]])?.first?["run_key"] as? String == "20240501-104000-00ff")
+    }
+
     @Test("a schema 3 ledger migrates: every run gets a key of its own, old outcome words become today's codes, rows and numbering kept")
     func schemaThreeMigrates() throws {
         let scratch = Scratch()
@@ -83,6 +108,11 @@ struct RunIdentityTests {
         #expect(try reader.runs().reversed().map(\.key) == keys)
         #expect(try reader.runs().reversed().map(\.outcome) == expected)
         #expect(try reader.run(key: "20240501-100103-r2")?.id.rawValue == 2)
+        // Its export names a step's run by the key it would migrate to.
+        let csv = scratch.file("steps.csv")
+        try reader.export(format: .csv, to: csv, table: .steps)
+        let exported = parseCSV(try String(contentsOfFile: csv, encoding: .utf8))
+        #expect(exported[0].last == "run_key" && exported.count == 2 && exported[1].last == "20240501-100103-r2", "\(exported)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.ledgerPath)) == before)
 
         let ledger = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)

@@ -273,7 +273,9 @@ func runFirmwareVerify(_ command: FirmwareVerifyCommand, _ context: CommandConte
         localizer.text(.packageFactSize, String(facts.size)),
         localizer.text(.packageFactSHA256, facts.sha256),
         localizer.text(.packageFactVersion, facts.version),
-        localizer.text(.packageFactHardware, facts.hardwareName, verified.revisions.map { $0.map(String.init).joined(separator: ", ") } ?? "-"),
+        verified.revisions.map { revisions in
+            localizer.text(.packageFactHardware, facts.hardwareName, revisions.map(String.init).joined(separator: ", "), String(revisions.count))
+        } ?? localizer.text(.packageFactHardwareRevisionsUnknown, facts.hardwareName),
         localizer.text(.packageFactBuildDate, facts.date),
     ]
     for section in facts.sections {

@@ -408,12 +408,13 @@ struct FleetPlanPresenter {
         let steps: [Step]
     }
 
-    /// The decision's reason in the user's language (region names localized too).
-    func reason(_ step: PlannedStep) -> String {
+    /// The decision's reason in the user's language (region names localized too), without
+    /// the device a refusal's message starts with: the plan's heading names it.
+    func reason(_ step: PlannedStep, device: String) -> String {
         let localizer = context.localizer
         var arguments = step.arguments
         if step.code == "step_region_needed" { arguments = arguments.map { localizer.regionDisplay($0) } }
-        return localizer.fleetMessage(code: step.code, arguments: arguments)
+        return localizer.fleetMessage(code: step.code, arguments: arguments, about: device)
     }
 
     func present(_ plans: [DevicePlan]) -> ExitCode {
@@ -434,7 +435,7 @@ struct FleetPlanPresenter {
             console.print(localizer.text(.fleetPlanHeading, plan.device, plan.serial ?? "?"))
             console.table(Table(
                 headers: [localizer.text(.fleetColumnStep), localizer.text(.fleetColumnAction), localizer.text(.fleetColumnDetail)],
-                rows: plan.steps.map { [localizer.stepName($0.step), localizer.planAction($0.action), reason($0)] }))
+                rows: plan.steps.map { [localizer.stepName($0.step), localizer.planAction($0.action), reason($0, device: plan.device)] }))
             console.print("")
         }
         if !console.isJSON { console.say(.fleetPlanNothingDone) }

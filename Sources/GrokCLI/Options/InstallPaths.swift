@@ -212,12 +212,13 @@ public struct InstallPaths: Sendable {
         return ([configured] + configuration + [profiles.path]).compactMap { $0 }
     }
 
-    /// The station settings; a file that is not valid is an error naming it.
+    /// The station settings; a file that is not valid is an error naming it, a failure (exit 1)
+    /// as in every command that reads them.
     public func stationSettings() throws(CLIError) -> StationSettings {
         do {
             return try StationSettings(environment: environment)
         } catch {
-            throw .coded(code: error.code, arguments: error.arguments)
+            throw .configuration(code: error.code, arguments: error.arguments)
         }
     }
 

@@ -35,6 +35,8 @@ public final class ALSAPort: AudioPort {
     public let bufferFrames: Int
     /// How many overruns, underruns and suspends were recovered from.
     public private(set) var xrunCount: Int = 0
+    /// The loudest sample captured so far (0...1), for ``levelShortfall``.
+    public private(set) var loudestInput: Float = 0
 
     private var playback: PCMHandle?
     private var capture: PCMHandle?
@@ -122,7 +124,13 @@ public final class ALSAPort: AudioPort {
         }
         try read(capture, frames: frames)
         inputSamples.withUnsafeBufferPointer { samples in
-            for frame in 0..<frames { input[frame] = PCM16.float(samples[frame * inChannels]) }
+            var loudest = loudestInput
+            for frame in 0..<frames {
+                let value = PCM16.float(samples[frame * inChannels])
+                input[frame] = value
+                loudest = max(loudest, abs(value))
+            }
+            loudestInput = loudest
         }
     }
 
@@ -132,6 +140,16 @@ public final class ALSAPort: AudioPort {
     public var jackPlugged: Bool? {
         guard let card = ALSACard.index(ofDevice: device) else { return nil }
         return ALSACard.jackPlugged(card: card)
+    }
+
+    /// The card's control standing lowest below what a session sets, read from the mixer of
+    /// the device (``ALSAMixer/controlName(forDevice:)``) now; `nil` when it has no mixer or
+    /// every level is set.
+    public var levelShortfall: LevelShortfall? {
+        guard let mixer = try? ALSAMixer(ALSAMixer.controlName(forDevice: device)), let levels = try? mixer.levels() else {
+            return nil
+        }
+        return levels.shortfall(loudestInput: loudestInput)
     }
 
     /// Stops both directions and releases the device. Playback is closed first (the file

@@ -69,7 +69,21 @@ public enum DevicePorts {
             port = SimulatedCablePort(name: spec.description, sampleRate: context.sampleRate,
                                       configuration: cable, peer: grokker)
         case .alsa(let name):
-            port = try ALSAPort(device: name, sampleRate: context.sampleRate, configFile: context.alsaConfig)
+            let card = try ALSAPort(device: name, sampleRate: context.sampleRate, configFile: context.alsaConfig)
+            if let directory = context.levelsDirectory, !context.keepLevels {
+                do {
+                    if let hold = try CardLevels.raise(device: name, directory: directory) {
+                        port = LevelHoldingPort(card, hold: hold)
+                    } else {
+                        port = card
+                    }
+                } catch {
+                    card.close()
+                    throw error
+                }
+            } else {
+                port = card
+            }
         case .pipe(let input, let output):
             // The peer on the other ends (`grokctl emulate`) opens its input first: ours is
             // its input, so it goes first.
@@ -95,12 +109,19 @@ public struct DevicePortContext: Sendable {
     public var lockDirectory: String? = nil
     /// How long opening a port waits for another grokctl that holds it (`--lock-wait`).
     public var lockWait: Double
+    /// Where the restore records of raised mixer levels are kept (the state directory's
+    /// `levels`); `nil`: levels are left alone (nothing could restore them after a crash).
+    public var levelsDirectory: String? = nil
+    /// Leave the cards' levels as they are (`--keep-levels`).
+    public var keepLevels = false
 
     /// The wait when none is given: 3 s, long enough for a command just finishing.
     public static let defaultLockWait = 3.0
 
     public init(bench: Bench, alsaConfig: String? = nil, recordAudio: String? = nil, lockDirectory: String? = nil,
-                lockWait: Double = defaultLockWait) {
+                lockWait: Double = defaultLockWait, levelsDirectory: String? = nil, keepLevels: Bool = false) {
+        self.levelsDirectory = levelsDirectory
+        self.keepLevels = keepLevels
         self.bench = bench
         self.alsaConfig = alsaConfig
         self.recordAudio = recordAudio
@@ -123,6 +144,7 @@ public final class LockedPort: AudioPort {
     public var name: String { port.name }
     public var sampleRate: Int { port.sampleRate }
     public var jackPlugged: Bool? { port.jackPlugged }
+    public var levelShortfall: LevelShortfall? { port.levelShortfall }
 
     public func transfer(output: UnsafeBufferPointer<Float>, input: UnsafeMutableBufferPointer<Float>) throws(AudioError) {
         try port.transfer(output: output, input: input)

@@ -16,6 +16,11 @@ public struct LevelRecord: Codable, Sendable, Equatable {
     public struct Holder: Codable, Sendable, Equatable {
         public var pid: Int32
         public var token: String
+
+        public init(pid: Int32, token: String) {
+            self.pid = pid
+            self.token = token
+        }
     }
 
     /// The levels to put back.
@@ -23,6 +28,12 @@ public struct LevelRecord: Codable, Sendable, Equatable {
     /// The PCM the first session opened (`hw:1,0`, `pulse`), for people reading the file.
     public var device: String
     public var holders: [Holder]
+
+    public init(saved: MixerLevels, device: String, holders: [Holder]) {
+        self.saved = saved
+        self.device = device
+        self.holders = holders
+    }
 }
 
 /// Mixer levels for Grokker sessions on ALSA cards (docs/bench.md, "Levels"): on opening a

@@ -5,7 +5,7 @@ import Glibc
 /// One simple mixer control (`Master`, `PCM`, `Mic`, `Capture`, `Auto Gain Control`) as read
 /// from a card: its volumes per channel in the card's own units, with their range, and its
 /// switches per channel (on = not muted). A side the control does not have is empty.
-public struct MixerControl: Sendable, Codable, Equatable {
+public struct MixerControl: Sendable, Codable, Hashable {
     /// The control's name as ALSA gives it (from the card, not localized).
     public var name: String
     /// The control's index (two controls may share a name).
@@ -62,7 +62,7 @@ public struct MixerControl: Sendable, Codable, Equatable {
 
 /// The levels of one mixer (a card's `hw:N`, or a sound server's `pulse`): what is saved
 /// before a session changes them and put back after.
-public struct MixerLevels: Sendable, Codable, Equatable {
+public struct MixerLevels: Sendable, Codable, Hashable {
     /// The ALSA control device the levels belong to (`hw:1`, `pulse`).
     public var mixer: String
     public var controls: [MixerControl]

@@ -12,6 +12,9 @@ public final class CommandContext {
     public let globals: GlobalOptions
     /// The process environment.
     public let environment: [String: String]
+    /// The mixers whose levels this grokctl put back when it started, left raised by one that
+    /// ended (`grokctl devices --restore-levels` names them).
+    public internal(set) var restoredLevels: [String] = []
     /// The commands named on the command line, root first.
     let path: [any ParsableCommand.Type]
     let helpFormatter: HelpFormatter

@@ -75,7 +75,7 @@ public enum Grokctl {
                     console: console, globals: globals, environment: environment, path: path,
                     helpFormatter: help)
                 // Levels a grokctl that ended (a crash, kill -9) left raised go back first.
-                CardLevels.restoreAbandoned(directory: StateDirectory.levels(environment: environment))
+                context.restoredLevels = CardLevels.restoreAbandoned(directory: StateDirectory.levels(environment: environment))
                 return try command.run(context).rawValue
             } catch let error as CLIError where error.isUsageError {
                 return console.reportUsage(error, usage: help.usage(path), helpCommand: help.helpCommand(path)).rawValue

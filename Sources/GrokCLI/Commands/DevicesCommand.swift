@@ -66,7 +66,9 @@ struct DevicesCommand: Command {
 
     func run(_ context: CommandContext) throws -> ExitCode {
         // Every grokctl puts back what an ended one left raised when it starts; say what that was.
-        let restored = restore ? CardLevels.restoreAbandoned(directory: StateDirectory.levels(environment: context.environment)) : nil
+        let restored = restore
+            ? context.restoredLevels + CardLevels.restoreAbandoned(directory: StateDirectory.levels(environment: context.environment))
+            : nil
         let alsa = SoundCard.list(alsaConfig: context.globals.alsaConfig).map { card in
             Entry(device: card.device.description, kind: "alsa", playback: card.canPlay, capture: card.canCapture,
                   description: card.description, stateDirectory: nil, grokker: "unknown", serial: nil, firmware: nil, region: nil,

@@ -16,6 +16,8 @@ public enum DevicePorts {
             return "sim:" + URL(fileURLWithPath: absolute).standardizedFileURL.path
         case .alsa(let name):
             return "alsa:" + name
+        case .usb(let path):
+            return "usb:" + path
         case .pipe(let input, _):
             let absolute = input.hasPrefix("/") ? input : FileManager.default.currentDirectoryPath + "/" + input
             return "pcm:" + URL(fileURLWithPath: absolute).standardizedFileURL.path
@@ -68,7 +70,27 @@ public enum DevicePorts {
             cable.deviceClockPPM += grokker.clockErrorPPM
             port = SimulatedCablePort(name: spec.description, sampleRate: context.sampleRate,
                                       configuration: cable, peer: grokker)
+        case .usb(let path):
+            guard let card = USBSoundCard.find(path: path, sysfs: context.sysfs) else {
+                throw FleetError.usbCardNotFound(path: path, plugged: USBSoundCard.list(sysfs: context.sysfs).map { "usb:" + $0.path })
+            }
+            port = try openALSA("hw:\(card.card),0", context: context)
         case .alsa(let name):
+            port = try openALSA(name, context: context)
+        case .pipe(let input, let output):
+            // The peer on the other ends (`grokctl emulate`) opens its input first: ours is
+            // its input, so it goes first.
+            port = try RawPipePort(inputPath: input, outputPath: output, sampleRate: context.sampleRate, opensOutputFirst: true)
+        }
+        guard let directory = context.recordAudio else { return port }
+        return try RecordingPort(wrapping: port, directory: directory)
+    }
+
+    /// Opens ALSA device `name`, raising its card's levels for the session unless the context
+    /// keeps them (``CardLevels``).
+    private static func openALSA(_ name: String, context: DevicePortContext) throws -> any AudioPort {
+        let port: any AudioPort
+        do {
             let card = try ALSAPort(device: name, sampleRate: context.sampleRate, configFile: context.alsaConfig)
             if let directory = context.levelsDirectory, !context.keepLevels {
                 do {
@@ -84,13 +106,8 @@ public enum DevicePorts {
             } else {
                 port = card
             }
-        case .pipe(let input, let output):
-            // The peer on the other ends (`grokctl emulate`) opens its input first: ours is
-            // its input, so it goes first.
-            port = try RawPipePort(inputPath: input, outputPath: output, sampleRate: context.sampleRate, opensOutputFirst: true)
         }
-        guard let directory = context.recordAudio else { return port }
-        return try RecordingPort(wrapping: port, directory: directory)
+        return port
     }
 }
 
@@ -114,6 +131,8 @@ public struct DevicePortContext: Sendable {
     public var levelsDirectory: String? = nil
     /// Leave the cards' levels as they are (`--keep-levels`).
     public var keepLevels = false
+    /// Where the kernel's sysfs is, for `usb:` names (tests pass a tree of their own).
+    public var sysfs = "/sys"
 
     /// The wait when none is given: 3 s, long enough for a command just finishing.
     public static let defaultLockWait = 3.0

@@ -49,9 +49,14 @@ struct DevicesCommand: Command {
         /// An ALSA device's mixer (`hw:1`, `pulse`) and its levels; `nil` without one.
         let mixer: String?
         let levels: [ControlLevel]?
+        /// A USB card's port name (`usb:1-1.4`, for `--device`), USB vendor:product and name.
+        var usbPath: String? = nil
+        var usbModel: String? = nil
+        var usbName: String? = nil
 
         enum CodingKeys: String, CodingKey {
             case device, kind, playback, capture, description, grokker, serial, firmware, region, jack, mixer, levels
+            case usbPath = "usb_path", usbModel = "usb_model", usbName = "usb_name"
             case stateDirectory = "state_directory"
         }
     }
@@ -72,7 +77,8 @@ struct DevicesCommand: Command {
         let alsa = SoundCard.list(alsaConfig: context.globals.alsaConfig).map { card in
             Entry(device: card.device.description, kind: "alsa", playback: card.canPlay, capture: card.canCapture,
                   description: card.description, stateDirectory: nil, grokker: "unknown", serial: nil, firmware: nil, region: nil,
-                  jack: card.jackPlugged.map { $0 ? "plugged" : "empty" } ?? "unknown", mixer: card.mixer, levels: card.levels)
+                  jack: card.jackPlugged.map { $0 ? "plugged" : "empty" } ?? "unknown", mixer: card.mixer, levels: card.levels,
+                  usbPath: card.usb.map { "usb:" + $0.path }, usbModel: card.usb?.vendorProduct, usbName: card.usb?.name)
         }
         let bench = context.bench
         let emulated = try bench.emulatedDevices().map { index in
@@ -107,6 +113,10 @@ struct DevicesCommand: Command {
         }
         for entry in alsa where entry.mixer != nil || entry.jack != "unknown" {
             console.say(.devicesCardState, entry.device, jackText(entry, localizer), levelsText(entry, localizer))
+        }
+        for entry in alsa {
+            guard let path = entry.usbPath, let model = entry.usbModel else { continue }
+            console.say(.devicesUsbCard, entry.device, path, entry.usbName.map { model + " " + $0 } ?? model)
         }
         if alsa.isEmpty { console.say(.devicesNoALSA) }
         if emulated.isEmpty { console.say(.devicesNoBench, bench.directory) }

@@ -16,11 +16,19 @@ public struct SoundCard: Sendable, Hashable {
     /// Whether a Grokker is plugged in by the card's jacks (``ALSACard/judge(_:)``); `nil`
     /// when the card reports no headphone or microphone jack: a handshake tells then.
     public var jackPlugged: Bool?
+    /// The USB sound card behind a `hw:N,0` device (its port path and model); `nil` for other
+    /// names and cards not on USB.
+    public var usb: USBSoundCard?
 
     /// The sound devices ALSA lists, reading `alsaConfig` instead of the system's
     /// configuration when given (`--alsa-config`); none when ALSA lists none. Each mixer is
     /// read once, however many of the devices share it.
-    public static func list(alsaConfig: String? = nil) -> [SoundCard] {
+    public static func list(alsaConfig: String? = nil, sysfs: String = "/sys") -> [SoundCard] {
+        let usbCards = USBSoundCard.list(sysfs: sysfs)
+        func usb(_ device: String) -> USBSoundCard? {
+            guard device.hasPrefix("hw:"), let number = Int(device.dropFirst(3).prefix { $0 != "," }) else { return nil }
+            return usbCards.first { $0.card == number }
+        }
         var mixers: [String: [ControlLevel]?] = [:]
         func levels(_ device: String) -> [ControlLevel]? {
             let name = ALSAMixer.controlName(forDevice: device)
@@ -34,7 +42,7 @@ public struct SoundCard: Sendable, Hashable {
                       description: info.description.split(whereSeparator: \.isNewline).joined(separator: ", "),
                       canPlay: info.canPlay, canCapture: info.canCapture,
                       mixer: levels(info.name) == nil ? nil : ALSAMixer.controlName(forDevice: info.name), levels: levels(info.name),
-                      jackPlugged: ALSADevices.jackPlugged(device: info.name))
+                      jackPlugged: ALSADevices.jackPlugged(device: info.name), usb: usb(info.name))
         }
     }
 }

@@ -26,8 +26,11 @@ build_pkgs=(pkg-config libasound2-dev libcurl4-openssl-dev zlib1g-dev libssl-dev
 # zsh and fish check the generated completion scripts (zsh -n, fish -n), groff and man-db
 # render the generated man pages; time (/usr/bin/time) measures a grokctl run's peak memory;
 # chromium renders the HTML fleet report headless (FleetReportChromiumTests: the DOM after
-# load, a screenshot, and that nothing was fetched from outside).
-test_pkgs=(sox openssl nginx-light sqlite3 python3 python3-venv minimodem gcc postgresql zsh fish groff-base man-db time chromium)
+# load, a screenshot, and that nothing was fetched from outside); pulseaudio is the real sound
+# server the level tests start a throwaway instance of (null sinks, its socket in a temporary
+# directory: Tests/DeviceTestSupport/PulseServer.swift), pulseaudio-utils gives pactl to
+# read and set its volumes, and libasound2-plugins gives ALSA's `pulse` PCM and mixer.
+test_pkgs=(sox openssl nginx-light sqlite3 python3 python3-venv minimodem gcc postgresql zsh fish groff-base man-db time chromium pulseaudio pulseaudio-utils libasound2-plugins)
 # Installing: man pages are read with man-db (groff-base renders them).
 install_pkgs=(man-db groff-base)
 

@@ -100,6 +100,14 @@ public enum ALSADevices {
         return snd_ctl_pcm_info(ctl, info) >= 0
     }
 
+    /// Whether a Grokker is plugged into the card of `device` by its jacks
+    /// (``ALSACard/judge(_:)``); `nil` for a device that is no card's (`pulse`, a PCM of a
+    /// configuration file) or a card that reports neither jack: a handshake tells then.
+    public static func jackPlugged(device: String) -> Bool? {
+        guard let card = ALSACard.index(ofDevice: device) else { return nil }
+        return ALSACard.judge(ALSACard.jacks(card: card))
+    }
+
     /// Copies and frees a string ALSA allocated.
     private static func take(_ string: UnsafeMutablePointer<CChar>?) -> String? {
         guard let string else { return nil }

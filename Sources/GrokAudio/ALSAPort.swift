@@ -35,6 +35,8 @@ public final class ALSAPort: AudioPort {
     public let bufferFrames: Int
     /// How many overruns, underruns and suspends were recovered from.
     public private(set) var xrunCount: Int = 0
+    /// The loudest sample captured so far (0...1), for ``levelShortfall``.
+    public private(set) var loudestInput: Float = 0
 
     private var playback: PCMHandle?
     private var capture: PCMHandle?
@@ -122,16 +124,30 @@ public final class ALSAPort: AudioPort {
         }
         try read(capture, frames: frames)
         inputSamples.withUnsafeBufferPointer { samples in
-            for frame in 0..<frames { input[frame] = PCM16.float(samples[frame * inChannels]) }
+            var loudest = loudestInput
+            for frame in 0..<frames {
+                let value = PCM16.float(samples[frame * inChannels])
+                input[frame] = value
+                loudest = max(loudest, abs(value))
+            }
+            loudestInput = loudest
         }
     }
 
-    /// Whether a "... Jack" control of the device's card is on (something plugged into the
-    /// headphone or microphone jack). `nil` when the device is not a `hw:`/`plughw:` card
-    /// device or its card reports no jacks.
-    public var jackPlugged: Bool? {
-        guard let card = ALSACard.index(ofDevice: device) else { return nil }
-        return ALSACard.jackPlugged(card: card)
+    /// Whether a Grokker is plugged in as the vendor judged it (``ALSACard/judge(_:)``): the
+    /// headphone and the microphone jack both report a plug, where the card reports them.
+    /// `nil` when the device is not a `hw:`/`plughw:` card device or its card reports neither
+    /// jack (most USB dongles): only a handshake can tell then.
+    public var jackPlugged: Bool? { ALSADevices.jackPlugged(device: device) }
+
+    /// The card's control standing lowest below what a session sets, read from the mixer of
+    /// the device (``ALSAMixer/controlName(forDevice:)``) now; `nil` when it has no mixer or
+    /// every level is set.
+    public var levelShortfall: LevelShortfall? {
+        guard let mixer = try? ALSAMixer(ALSAMixer.controlName(forDevice: device)), let levels = try? mixer.levels() else {
+            return nil
+        }
+        return levels.shortfall(loudestInput: loudestInput)
     }
 
     /// Stops both directions and releases the device. Playback is closed first (the file
@@ -386,7 +402,7 @@ final class PCMHandle {
 // MARK: - Cards and jacks
 
 /// Card lookups for `hw:`/`plughw:` device names and jack detection.
-enum ALSACard {
+public enum ALSACard {
     /// The card index a `hw:`/`plughw:` device name refers to (`hw:1,0`, `hw:1`,
     /// `plughw:CARD=Device,DEV=0`, `plughw:Device`), or `nil` for other names and cards
     /// that do not exist.
@@ -413,19 +429,36 @@ enum ALSACard {
         return trimmed.isEmpty ? nil : trimmed
     }
 
-    /// Whether any `... Jack` boolean control of the card is on; `nil` when it has none.
-    static func jackPlugged(card: Int32) -> Bool? {
+    /// Whether a Grokker is plugged in, as the vendor's Android layer judged a headset plug:
+    /// only a plug with a microphone counts. Of the card's `... Jack` controls (`name`, on),
+    /// the headphone jacks (`Headphone`, `Line Out`, `Headset`) must report a plug where the
+    /// card has any, and so must the microphone jacks (names with `Mic`); other jacks (HDMI,
+    /// speaker phantom jacks) are no Grokker's. `nil` when the card reports neither kind.
+    public static func judge(_ jacks: [(name: String, plugged: Bool)]) -> Bool? {
+        let microphones = jacks.filter { $0.name.contains("Mic") }
+        let headphones = jacks.filter { jack in
+            !jack.name.contains("Mic") && ["Headphone", "Line Out", "Headset"].contains { jack.name.contains($0) }
+        }
+        if microphones.isEmpty && headphones.isEmpty { return nil }
+        let heard = microphones.isEmpty || microphones.contains { $0.plugged }
+        let played = headphones.isEmpty || headphones.contains { $0.plugged }
+        return heard && played
+    }
+
+    /// The card's `... Jack` boolean controls and whether each reports a plug (any of its
+    /// values on); empty when it has none or they cannot be read.
+    static func jacks(card: Int32) -> [(name: String, plugged: Bool)] {
         var ctl: OpaquePointer?
-        guard snd_ctl_open(&ctl, "hw:\(card)", 0) >= 0, let ctl else { return nil }
+        guard snd_ctl_open(&ctl, "hw:\(card)", 0) >= 0, let ctl else { return [] }
         defer { snd_ctl_close(ctl) }
         var list: OpaquePointer?
-        guard snd_ctl_elem_list_malloc(&list) >= 0, let list else { return nil }
+        guard snd_ctl_elem_list_malloc(&list) >= 0, let list else { return [] }
         defer { snd_ctl_elem_list_free(list) }
-        guard snd_ctl_elem_list(ctl, list) >= 0 else { return nil }
+        guard snd_ctl_elem_list(ctl, list) >= 0 else { return [] }
         let count = snd_ctl_elem_list_get_count(list)
-        guard count > 0, snd_ctl_elem_list_alloc_space(list, count) >= 0 else { return nil }
+        guard count > 0, snd_ctl_elem_list_alloc_space(list, count) >= 0 else { return [] }
         defer { snd_ctl_elem_list_free_space(list) }
-        guard snd_ctl_elem_list(ctl, list) >= 0 else { return nil }
+        guard snd_ctl_elem_list(ctl, list) >= 0 else { return [] }
 
         var id: OpaquePointer?
         var info: OpaquePointer?
@@ -434,28 +467,26 @@ enum ALSACard {
             snd_ctl_elem_value_malloc(&value) >= 0
         else {
             snd_ctl_elem_id_free(id); snd_ctl_elem_info_free(info); snd_ctl_elem_value_free(value)
-            return nil
+            return []
         }
         defer { snd_ctl_elem_id_free(id); snd_ctl_elem_info_free(info); snd_ctl_elem_value_free(value) }
 
-        var sawJack = false
+        var jacks: [(name: String, plugged: Bool)] = []
         for index in 0..<snd_ctl_elem_list_get_used(list) {
-            guard let cName = snd_ctl_elem_list_get_name(list, index),
-                String(cString: cName).hasSuffix(" Jack")
-            else { continue }
+            guard let cName = snd_ctl_elem_list_get_name(list, index) else { continue }
+            let name = String(cString: cName)
+            guard name.hasSuffix(" Jack") else { continue }
             snd_ctl_elem_list_get_id(list, index, id)
             snd_ctl_elem_info_set_id(info, id)
             guard snd_ctl_elem_info(ctl, info) >= 0,
                 snd_ctl_elem_info_get_type(info) == SND_CTL_ELEM_TYPE_BOOLEAN
             else { continue }
-            sawJack = true
             snd_ctl_elem_value_set_id(value, id)
             guard snd_ctl_elem_read(ctl, value) >= 0 else { continue }
-            for item in 0..<snd_ctl_elem_info_get_count(info) where snd_ctl_elem_value_get_boolean(value, item) != 0 {
-                return true
-            }
+            let plugged = (0..<snd_ctl_elem_info_get_count(info)).contains { snd_ctl_elem_value_get_boolean(value, $0) != 0 }
+            jacks.append((name, plugged))
         }
-        return sawJack ? false : nil
+        return jacks
     }
 }
 

@@ -17,6 +17,15 @@ public protocol AudioPort: AnyObject {
     var jackPlugged: Bool? { get }
     /// Releases the device. Further transfers throw ``AudioError/closed(port:)``.
     func close()
+    /// When no Grokker answers: the control of the port's mixer that stands below what a
+    /// session sets (``GrokkerLevels``), the one to raise; `nil` when the port has no mixer
+    /// or every level is where a session puts it.
+    var levelShortfall: LevelShortfall? { get }
+}
+
+extension AudioPort {
+    /// A port without a mixer has no level to raise.
+    public var levelShortfall: LevelShortfall? { nil }
 }
 
 /// The far end of an in-memory cable: an emulated device that only ever sees samples.

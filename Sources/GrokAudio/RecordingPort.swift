@@ -34,6 +34,7 @@ public final class RecordingPort: AudioPort {
     public var sampleRate: Int { inner.sampleRate }
     /// The wrapped port's jack state.
     public var jackPlugged: Bool? { inner.jackPlugged }
+    public var levelShortfall: LevelShortfall? { inner.levelShortfall }
 
     /// Starts recording `port` into a new file in `directory`.
     ///

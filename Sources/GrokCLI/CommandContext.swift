@@ -12,6 +12,9 @@ public final class CommandContext {
     public let globals: GlobalOptions
     /// The process environment.
     public let environment: [String: String]
+    /// The mixers whose levels this grokctl put back when it started, left raised by one that
+    /// ended (`grokctl devices --restore-levels` names them).
+    public internal(set) var restoredLevels: [String] = []
     /// The commands named on the command line, root first.
     let path: [any ParsableCommand.Type]
     let helpFormatter: HelpFormatter
@@ -53,10 +56,12 @@ public final class CommandContext {
     public var bench: Bench { Bench(directory: globals.bench) }
 
     /// What opening a device's port needs from the command line: the bench, the ALSA
-    /// configuration, the audio recording and the state directory's locks (the fleet runs' too).
+    /// configuration, the audio recording, the state directory's locks (the fleet runs' too)
+    /// and its restore records of the cards' levels (unless `--keep-levels`).
     var ports: DevicePortContext {
         DevicePortContext(bench: bench, alsaConfig: globals.alsaConfig, recordAudio: globals.recordAudio,
-                          lockDirectory: StateDirectory.locks(environment: environment), lockWait: globals.lockWait)
+                          lockDirectory: StateDirectory.locks(environment: environment), lockWait: globals.lockWait,
+                          levelsDirectory: StateDirectory.levels(environment: environment), keepLevels: globals.keepLevels)
     }
 
     /// Prints the running command's help on stdout.

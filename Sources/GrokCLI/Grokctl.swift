@@ -1,5 +1,6 @@
 import Foundation
 import GrokCommandLine
+import GrokFleet
 
 /// grokctl's entry point: parses the command line, runs the command, reports errors,
 /// and returns the exit code (0 success, 1 failure, 64 usage error).
@@ -73,6 +74,8 @@ public enum Grokctl {
                 let context = CommandContext(
                     console: console, globals: globals, environment: environment, path: path,
                     helpFormatter: help)
+                // Levels a grokctl that ended (a crash, kill -9) left raised go back first.
+                context.restoredLevels = CardLevels.restoreAbandoned(directory: StateDirectory.levels(environment: environment))
                 return try command.run(context).rawValue
             } catch let error as CLIError where error.isUsageError {
                 return console.reportUsage(error, usage: help.usage(path), helpCommand: help.helpCommand(path)).rawValue

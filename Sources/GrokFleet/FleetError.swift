@@ -37,6 +37,12 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     /// The lock directory or a lock file could not be used; `detail` is the system's error
     /// name (`EACCES`, `ENOTDIR`), the same in every language.
     case lockFailed(path: String, detail: String)
+    /// The restore record of `mixer`'s levels could not be written at `path` (`detail`: the
+    /// system's error name), so no level was changed.
+    case levelsNotSaved(mixer: String, path: String, detail: String)
+    /// No USB sound card is plugged into port `path` (`usb:PATH`); `plugged` lists the
+    /// `usb:` names that have one.
+    case usbCardNotFound(path: String, plugged: [String])
     /// The reader failed or refused during `step`; `cause` is the reader's error.
     case reader(device: String, step: String, cause: ErrorCause)
     /// The region chosen is not one the profile allows.
@@ -187,6 +193,8 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .deviceLocked: "fleet_device_locked"
         case .portLocked: "fleet_port_locked"
         case .lockFailed: "fleet_lock_failed"
+        case .levelsNotSaved: "fleet_levels_not_saved"
+        case .usbCardNotFound: "fleet_usb_card_not_found"
         case .reader: "fleet_reader_failed"
         case .regionNotAllowed: "fleet_region_not_allowed"
         case .regionNotChosen: "fleet_region_not_chosen"
@@ -251,6 +259,8 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .deviceLocked(let device, let serial, let lockFile): [device, serial, lockFile]
         case .portLocked(let device, let lockFile): [device, lockFile]
         case .lockFailed(let path, let detail): [path, detail]
+        case .levelsNotSaved(let mixer, let path, let detail): [mixer, path, detail]
+        case .usbCardNotFound(let path, let plugged): [path, plugged.isEmpty ? "-" : plugged.joined(separator: ", ")]
         case .reader(let device, let step, let cause): [device, step, cause.code] + cause.arguments
         case .regionNotAllowed(let device, let region, let allowed): [device, region, allowed.joined(separator: ", ")]
         case .regionNotChosen(let device), .regionDeclined(let device), .interrupted(let device), .updateUnfinished(let device): [device]

@@ -9,6 +9,9 @@ public enum ReaderError: Error, Sendable, Equatable, CodedError {
     case notPluggedIn(port: String)
     /// No handshake answer within the time allowed (CANNOT_HANDSHAKE).
     case cannotHandshake(port: String, seconds: Double)
+    /// No handshake answer, and a control of the card's mixer stands below what a session
+    /// sets (muted, or under its level): the control to raise.
+    case levelTooLow(port: String, shortfall: LevelShortfall)
     /// Connected, but the reader never said what it is (CANNOT_GET_INFO).
     case cannotGetInfo(port: String)
     /// The reader speaks a link or reader protocol we don't (INCOMPATIBLE_READER).
@@ -57,6 +60,7 @@ public enum ReaderError: Error, Sendable, Equatable, CodedError {
         switch self {
         case .notPluggedIn: "reader_not_plugged_in"
         case .cannotHandshake: "reader_cannot_handshake"
+        case .levelTooLow(_, let s): "reader_\(s.side)_\(s.muted ? "muted" : "level_low")"
         case .cannotGetInfo: "reader_cannot_get_info"
         case .incompatibleReader: "reader_incompatible"
         case .timeout: "reader_timeout"
@@ -84,6 +88,8 @@ public enum ReaderError: Error, Sendable, Equatable, CodedError {
         case .oddTagMemoryBytes(let field, let value): [field, String(value)]
         case .invalidArgument(let field, let value, let allowed): [field, value, allowed]
         case .cannotHandshake(let p, let s): [p, seconds(s)]
+        case .levelTooLow(let p, let s):
+            s.muted ? [p, s.control, s.loudestInputDBFS] : [p, s.control, String(s.percent ?? 0), s.loudestInputDBFS]
         case .incompatibleReader(let p, let d): [p] + d.flattened
         case .timeout(let p, let c, let s): [p, c, seconds(s)]
         case .rejected(let p, let c, let s): [p, c, s]

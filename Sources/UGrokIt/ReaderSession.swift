@@ -223,6 +223,7 @@ public final class ReaderSession {
         let connected = try pump(forAtMost: timeout) { link.isConnected }
         guard connected else {
             if port.jackPlugged == false { throw .notPluggedIn(port: port.name) }
+            if let shortfall = port.levelShortfall { throw .levelTooLow(port: port.name, shortfall: shortfall) }
             throw .cannotHandshake(port: port.name, seconds: timeout)
         }
     }

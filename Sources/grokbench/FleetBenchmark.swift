@@ -117,6 +117,7 @@ private final class TimedPort: AudioPort {
     var name: String { inner.name }
     var sampleRate: Int { inner.sampleRate }
     var jackPlugged: Bool? { inner.jackPlugged }
+    var levelShortfall: LevelShortfall? { inner.levelShortfall }
     func close() { inner.close() }
 
     func transfer(output: UnsafeBufferPointer<Float>, input: UnsafeMutableBufferPointer<Float>) throws(AudioError) {

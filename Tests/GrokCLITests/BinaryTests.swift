@@ -45,7 +45,7 @@ extension CLI {
                 text(.helpHeadingOverview, language) + " " + text(.commandDevicesAbstract, language) + "\n"))
             #expect(devices.standardOutput.contains("\n" + text(.helpHeadingGlobalOptions, language) + "\n"))
             #expect(devices.standardOutput.contains(
-                "\n" + text(.helpHeadingUsage, language) + " grokctl devices [<" + text(.valueOptions, language) + ">]\n"))
+                "\n" + text(.helpHeadingUsage, language) + " grokctl devices [--restore-levels] [<" + text(.valueOptions, language) + ">]\n"))
             #expect(devices.standardOutput == (try runBinary(["devices", "--help", "--lang", language.rawValue]).standardOutput))
         }
 
@@ -56,7 +56,7 @@ extension CLI {
             #expect(result.standardOutput == "")
             let expected = [
                 text(.errorLine, language, text(.errorUnknownOption, language, "--bogus")),
-                text(.usageLine, language, "grokctl devices [<\(text(.valueOptions, language))>]"),
+                text(.usageLine, language, "grokctl devices [--restore-levels] [<\(text(.valueOptions, language))>]"),
                 "  " + text(.usageSeeHelp, language, "grokctl devices --help"),
             ]
             #expect(result.standardError == expected.joined(separator: "\n") + "\n")
@@ -146,9 +146,11 @@ extension CLI {
             Shows the ALSA devices a Grokker can be plugged into and the emulated Grokkers
             that have state on the bench. Use the name in the DEVICE column with --device.
 
-            USAGE: grokctl devices [<options>]
+            USAGE: grokctl devices [--restore-levels] [<options>]
 
             OPTIONS:
+              --restore-levels        Put back the sound cards' levels a grokctl that ended
+                                      (a crash, kill -9) left raised, then list.
               -h, --help              Show help information.
 
             GLOBAL OPTIONS:
@@ -170,6 +172,9 @@ extension CLI {
                                       run (for demonstrations).
               --alsa-config <file>    ALSA configuration file to load on top of the system
                                       one (for example, to define test devices).
+              --keep-levels           Leave the sound cards' mixer levels as they are
+                                      (grokctl otherwise raises them for the session and
+                                      puts them back after).
               --lock-wait <seconds>   How long to wait for a Grokker another grokctl is
                                       working on before giving up. (default: 3)
 

@@ -51,13 +51,17 @@ struct LibraryErrorTests {
             .firmwareDoesNotSupportSetRegion(port: "sim:4", firmware: "1.4.2"), .regionNotApproved(port: "sim:4", region: "China"), .noInventoryRunning(port: "sim:4"), .inventoryRunning(port: "sim:4"),
             .oddTagMemoryBytes(field: "offset", value: 3), .invalidArgument(field: "volume", value: "1.5", allowed: "0 to 1"),
             .authenticationRequired(port: "sim:2"),
+            .levelTooLow(port: "alsa:pulse", shortfall: LevelShortfall(control: "Master", side: "playback", percent: 5, muted: false, loudestInputDBFS: "-inf")),
+            .levelTooLow(port: "alsa:pulse", shortfall: LevelShortfall(control: "Master", side: "playback", percent: 80, muted: true, loudestInputDBFS: "-inf")),
+            .levelTooLow(port: "alsa:hw:1,0", shortfall: LevelShortfall(control: "Mic", side: "capture", percent: 12, muted: false, loudestInputDBFS: "-61")),
+            .levelTooLow(port: "alsa:hw:1,0", shortfall: LevelShortfall(control: "Mic", side: "capture", percent: nil, muted: true, loudestInputDBFS: "-90")),
         ]
         // Exhaustive: a new case fails to compile here until it gets a sample and keys.
         for sample in samples {
             switch sample {
             case .notPluggedIn, .cannotHandshake, .cannotGetInfo, .incompatibleReader, .timeout, .lostConnection,
                 .rejected, .audio, .notSupported, .malformedResponse, .unknownRegion, .regionNotSet, .firmwareDoesNotSupportSetRegion, .regionNotApproved, .noInventoryRunning, .inventoryRunning, .oddTagMemoryBytes, .invalidArgument,
-                .authenticationRequired: break
+                .authenticationRequired, .levelTooLow: break
             }
         }
         Self.check(samples)
@@ -253,7 +257,7 @@ struct LibraryErrorTests {
             .profileUnknownKey(file: "p.json", keyPath: "regoin", known: ["region", "firmware"]),
             .portUnavailable(device: "sim:0", cause: ErrorCause(code: "audio_device_busy", arguments: ["hw:1,0"])), .deviceLocked(device: "sim:0", serial: "12345678", lockFile: "/l/12345678.lock"),
             .portLocked(device: "sim:0", lockFile: "/l/port-sim-0.lock"),
-            .lockFailed(path: "/l", detail: "EROFS"), .reader(device: "sim:0", step: "region", cause: ErrorCause(ReaderError.timeout(port: "sim:0", command: "identify", seconds: 5))),
+            .lockFailed(path: "/l", detail: "EROFS"), .levelsNotSaved(mixer: "hw:1", path: "/s/levels/hw_1.json", detail: "EROFS"), .usbCardNotFound(path: "1-1.4", plugged: ["usb:1-1.2"]), .reader(device: "sim:0", step: "region", cause: ErrorCause(ReaderError.timeout(port: "sim:0", command: "identify", seconds: 5))),
             .regionNotAllowed(device: "sim:0", region: "ETSI", allowed: ["FCC"]), .regionNotChosen(device: "sim:0"), .regionDeclined(device: "sim:0"),
             .regionUnsupported(device: "sim:0", firmware: "1.4.2"), .downgradeNotAllowed(device: "sim:0", running: "1.8.0", target: "1.7.3"),
             .sameVersionNotAllowed(device: "sim:0", version: "1.8.0"), .firmwareNotAvailable(device: "sim:0", channel: "release", version: "1.9.0"),
@@ -312,7 +316,7 @@ struct LibraryErrorTests {
         for sample in samples {
             switch sample {
             case .profileUnreadable, .profileNotJSON, .profileInvalid, .profileMissingKey, .profileUnknownKey, .portUnavailable,
-                .deviceLocked, .portLocked, .lockFailed, .reader, .regionNotAllowed, .regionNotChosen, .regionDeclined, .regionUnsupported, .downgradeNotAllowed,
+                .deviceLocked, .portLocked, .lockFailed, .levelsNotSaved, .usbCardNotFound, .reader, .regionNotAllowed, .regionNotChosen, .regionDeclined, .regionUnsupported, .downgradeNotAllowed,
                 .sameVersionNotAllowed, .firmwareNotAvailable, .firmwareCache, .firmwareUpdateFailed, .firmwareNotRunning,
                 .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .stagePaused, .updateDeclined,
                 .interrupted, .updateUnfinished, .readerFrozen, .timedOut, .recorderFailed, .ledgerOffline, .ledgerOfflineRollout,

@@ -139,6 +139,8 @@ extension CLI {
                     .firmwareFieldVersion,
                     // The product's name as the devices table's heading.
                     .devicesColumnGrokker,
+                    // A mixer control's name (from the card) and its percentage.
+                    .devicesLevelPlayback,
                 ]
                 let same = MessageKey.allCases.filter {
                     !$0.rawValue.hasPrefix("region.") && !international.contains($0)

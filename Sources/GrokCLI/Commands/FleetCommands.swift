@@ -315,5 +315,7 @@ enum StateDirectory {
 
     static func locks(environment: [String: String]) -> String { joinPath(path(environment: environment), "locks") }
     static func reports(environment: [String: String]) -> String { joinPath(path(environment: environment), "reports") }
+    /// `<state dir>/levels`: the restore records of the sound cards' levels (docs/bench.md).
+    static func levels(environment: [String: String]) -> String { joinPath(path(environment: environment), "levels") }
 
 }

@@ -27,6 +27,8 @@ public struct GlobalOptions: Sendable, Equatable {
     public var alsaConfig: String?
     /// How long a command waits for a Grokker another grokctl is working on (`--lock-wait`).
     public var lockWait: Double
+    /// Leave the sound cards' mixer levels as they are (`--keep-levels`).
+    public var keepLevels: Bool
 
     /// `--lang <language>`.
     public static let lang = OptionDeclaration.option(
@@ -48,9 +50,11 @@ public struct GlobalOptions: Sendable, Equatable {
     /// `--lock-wait <seconds>`.
     public static let lockWait = OptionDeclaration.option(
         "lock-wait", value: .valueSeconds, help: .optionLockWait, defaultValue: "3", type: .decimal(above: 0, upTo: 3600))
+    /// `--keep-levels`.
+    public static let keepLevels = OptionDeclaration.flag("keep-levels", help: .optionKeepLevels)
 
     /// All of them, in the order help lists them.
-    public static let declarations = [lang, json, quiet, bench, recordAudio, realtime, alsaConfig, lockWait]
+    public static let declarations = [lang, json, quiet, bench, recordAudio, realtime, alsaConfig, keepLevels, lockWait]
 
     /// Reads the global options.
     ///
@@ -69,6 +73,7 @@ public struct GlobalOptions: Sendable, Equatable {
         alsaConfig = values.value(Self.alsaConfig)
         // Checked by the parser (above 0, at most 3600 s); the default when it was not given.
         lockWait = (try? values.decimal(Self.lockWait)).flatMap { $0 } ?? DevicePortContext.defaultLockWait
+        keepLevels = values.flag(Self.keepLevels)
     }
 
     /// The bench directory when `--bench` is not given: `$GROKCTL_BENCH`, else

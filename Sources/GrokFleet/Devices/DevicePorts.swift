@@ -16,6 +16,8 @@ public enum DevicePorts {
             return "sim:" + URL(fileURLWithPath: absolute).standardizedFileURL.path
         case .alsa(let name):
             return "alsa:" + name
+        case .usb(let path):
+            return "usb:" + path
         case .pipe(let input, _):
             let absolute = input.hasPrefix("/") ? input : FileManager.default.currentDirectoryPath + "/" + input
             return "pcm:" + URL(fileURLWithPath: absolute).standardizedFileURL.path
@@ -68,8 +70,13 @@ public enum DevicePorts {
             cable.deviceClockPPM += grokker.clockErrorPPM
             port = SimulatedCablePort(name: spec.description, sampleRate: context.sampleRate,
                                       configuration: cable, peer: grokker)
+        case .usb(let path):
+            guard let card = USBSoundCard.find(path: path, sysfs: context.sysfs) else {
+                throw FleetError.usbCardNotFound(path: path, plugged: USBSoundCard.list(sysfs: context.sysfs).map { "usb:" + $0.path })
+            }
+            port = try openALSA("hw:\(card.card),0", context: context)
         case .alsa(let name):
-            port = try ALSAPort(device: name, sampleRate: context.sampleRate, configFile: context.alsaConfig)
+            port = try openALSA(name, context: context)
         case .pipe(let input, let output):
             // The peer on the other ends (`grokctl emulate`) opens its input first: ours is
             // its input, so it goes first.
@@ -77,6 +84,30 @@ public enum DevicePorts {
         }
         guard let directory = context.recordAudio else { return port }
         return try RecordingPort(wrapping: port, directory: directory)
+    }
+
+    /// Opens ALSA device `name`, raising its card's levels for the session unless the context
+    /// keeps them (``CardLevels``).
+    private static func openALSA(_ name: String, context: DevicePortContext) throws -> any AudioPort {
+        let port: any AudioPort
+        do {
+            let card = try ALSAPort(device: name, sampleRate: context.sampleRate, configFile: context.alsaConfig)
+            if let directory = context.levelsDirectory, !context.keepLevels {
+                do {
+                    if let hold = try CardLevels.raise(device: name, directory: directory) {
+                        port = LevelHoldingPort(card, hold: hold)
+                    } else {
+                        port = card
+                    }
+                } catch {
+                    card.close()
+                    throw error
+                }
+            } else {
+                port = card
+            }
+        }
+        return port
     }
 }
 
@@ -95,12 +126,21 @@ public struct DevicePortContext: Sendable {
     public var lockDirectory: String? = nil
     /// How long opening a port waits for another grokctl that holds it (`--lock-wait`).
     public var lockWait: Double
+    /// Where the restore records of raised mixer levels are kept (the state directory's
+    /// `levels`); `nil`: levels are left alone (nothing could restore them after a crash).
+    public var levelsDirectory: String? = nil
+    /// Leave the cards' levels as they are (`--keep-levels`).
+    public var keepLevels = false
+    /// Where the kernel's sysfs is, for `usb:` names (tests pass a tree of their own).
+    public var sysfs = "/sys"
 
     /// The wait when none is given: 3 s, long enough for a command just finishing.
     public static let defaultLockWait = 3.0
 
     public init(bench: Bench, alsaConfig: String? = nil, recordAudio: String? = nil, lockDirectory: String? = nil,
-                lockWait: Double = defaultLockWait) {
+                lockWait: Double = defaultLockWait, levelsDirectory: String? = nil, keepLevels: Bool = false) {
+        self.levelsDirectory = levelsDirectory
+        self.keepLevels = keepLevels
         self.bench = bench
         self.alsaConfig = alsaConfig
         self.recordAudio = recordAudio
@@ -123,6 +163,7 @@ public final class LockedPort: AudioPort {
     public var name: String { port.name }
     public var sampleRate: Int { port.sampleRate }
     public var jackPlugged: Bool? { port.jackPlugged }
+    public var levelShortfall: LevelShortfall? { port.levelShortfall }
 
     public func transfer(output: UnsafeBufferPointer<Float>, input: UnsafeMutableBufferPointer<Float>) throws(AudioError) {
         try port.transfer(output: output, input: input)

@@ -9,6 +9,9 @@ public enum DeviceSpec: Hashable, Sendable, CustomStringConvertible, Comparable 
     case alsa(name: String)
     /// Raw PCM: samples read from `input`, written to `output` (FIFOs or files).
     case pipe(input: String, output: String)
+    /// A real Grokker on the USB sound card plugged into USB port `path` (`1-1.4`), whatever
+    /// ALSA card number it has now (``USBSoundCard``).
+    case usb(path: String)
 
     /// The numbers emulated Grokkers may have.
     public static let emulatedRange = 0...63
@@ -19,6 +22,7 @@ public enum DeviceSpec: Hashable, Sendable, CustomStringConvertible, Comparable 
         case .emulated(let index): "sim:\(index)"
         case .alsa(let name): "alsa:\(name)"
         case .pipe(let input, let output): "pcm:\(input),\(output)"
+        case .usb(let path): "usb:\(path)"
         }
     }
 
@@ -40,6 +44,11 @@ public enum DeviceSpec: Hashable, Sendable, CustomStringConvertible, Comparable 
             let valid = !name.isEmpty && name.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F }
             guard valid else { throw .invalidDevice(spec) }
             return [.alsa(name: String(name))]
+        }
+        if spec.hasPrefix("usb:") {
+            let path = String(spec.dropFirst(4))
+            guard USBSoundCard.isPortPath(path) else { throw .invalidDevice(spec) }
+            return [.usb(path: path)]
         }
         if spec.hasPrefix("pcm:") {
             let paths = spec.dropFirst(4).split(separator: ",", omittingEmptySubsequences: false)
@@ -97,7 +106,8 @@ public enum DeviceSpec: Hashable, Sendable, CustomStringConvertible, Comparable 
         while let comma = rest.firstIndex(of: ",") {
             let after = rest[rest.index(after: comma)...]
             current += rest[..<comma]
-            if after.hasPrefix("sim:") || after.hasPrefix("alsa:") || after.hasPrefix("pcm:") || after.isEmpty || current.isEmpty {
+            if after.hasPrefix("sim:") || after.hasPrefix("alsa:") || after.hasPrefix("pcm:") || after.hasPrefix("usb:") || after.isEmpty
+                || current.isEmpty {
                 specs.append(current)
                 current = ""
             } else {
@@ -126,15 +136,17 @@ public enum DeviceSpec: Hashable, Sendable, CustomStringConvertible, Comparable 
         case (.emulated(let a), .emulated(let b)): a < b
         case (.alsa(let a), .alsa(let b)): a < b
         case (.pipe(let a, _), .pipe(let b, _)): a < b
+        case (.usb(let a), .usb(let b)): a < b
         default: lhs.rank < rhs.rank
         }
     }
 
     private var rank: Int {
         switch self {
-        case .alsa: 0
-        case .pipe: 1
-        case .emulated: 2
+        case .usb: 0
+        case .alsa: 1
+        case .pipe: 2
+        case .emulated: 3
         }
     }
 }

@@ -238,6 +238,8 @@ final class TestLedger: LedgerStore {
     func run(key: String) throws(LedgerError) -> RunRecord? { try inner.run(key: key) }
     func runs(limit: Int?) throws(LedgerError) -> [RunRecord] { try inner.runs(limit: limit) }
     func steps(run: RunID?, serial: String?) throws(LedgerError) -> [StepRecord] { try inner.steps(run: run, serial: serial) }
+    func recordLinkSetting(_ record: LinkSettingRecord) throws(LedgerError) { try inner.recordLinkSetting(record) }
+    func linkSettings() throws(LedgerError) -> [LinkSettingRecord] { try inner.linkSettings() }
     func devices() throws(LedgerError) -> [DeviceRecord] { try inner.devices() }
     func recordIntent(run: RunID, serial: String, step: String, target: String, at time: Date) throws(LedgerError) -> Int64 {
         try inner.recordIntent(run: run, serial: serial, step: step, target: target, at: time)

@@ -95,13 +95,17 @@ public struct DevicePortContext: Sendable {
     public var lockDirectory: String? = nil
     /// How long opening a port waits for another grokctl that holds it (`--lock-wait`).
     public var lockWait: Double
+    /// The station's remembered link settings (the state directory's `link-settings.json`);
+    /// `nil`: nothing is remembered, every Grokker is configured anew.
+    public var linkSettings: LinkSettingFile? = nil
 
     /// The wait when none is given: 3 s, long enough for a command just finishing.
     public static let defaultLockWait = 3.0
 
     public init(bench: Bench, alsaConfig: String? = nil, recordAudio: String? = nil, lockDirectory: String? = nil,
-                lockWait: Double = defaultLockWait) {
+                lockWait: Double = defaultLockWait, linkSettings: LinkSettingFile? = nil) {
         self.bench = bench
+        self.linkSettings = linkSettings
         self.alsaConfig = alsaConfig
         self.recordAudio = recordAudio
         self.lockDirectory = lockDirectory
@@ -140,7 +144,7 @@ extension DevicePorts {
     /// `spec` as a unit of a fleet run: its name, its port's lock key and how to open its
     /// port (unlocked: the run takes the port's lock itself before it opens it).
     public static func fleetDevice(_ spec: DeviceSpec, context: DevicePortContext) -> FleetDevice {
-        FleetDevice(name: spec.description, portKey: portKey(spec, context: context)) {
+        FleetDevice(name: spec.description, portKey: portKey(spec, context: context), cardModel: soundCardModel(spec)) {
             try openUnlocked(spec, context: context)
         }
     }

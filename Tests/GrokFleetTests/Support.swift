@@ -53,7 +53,7 @@ final class FleetBench: @unchecked Sendable {
     func device(_ index: Int, powerCutAt: Int64? = nil) -> FleetDevice {
         let path = self.path
         let unit = DeviceStateStore.deviceDirectory(in: path, index: index)
-        return FleetDevice(name: "sim:\(index)", portKey: "sim:" + unit) {
+        return FleetDevice(name: "sim:\(index)", portKey: "sim:" + unit, cardModel: "emulated") {
             let grokker = try EmulatedGrokker(benchDirectory: path, index: index)
             grokker.powerCutAt = powerCutAt
             return SimulatedCablePort(name: "sim:\(index)", sampleRate: 44_100, configuration: .clean, peer: grokker)

@@ -69,7 +69,11 @@ public enum DevicePorts {
             port = SimulatedCablePort(name: spec.description, sampleRate: context.sampleRate,
                                       configuration: cable, peer: grokker)
         case .alsa(let name):
-            port = try ALSAPort(device: name, sampleRate: context.sampleRate, configFile: context.alsaConfig)
+            // A card runs at a rate it has (44.1 or 48 kHz, the protocol has both), never
+            // through plug's resampler unless the user named a plug device.
+            let plug = ALSAPort.isPlugDevice(name)
+            let rate = plug ? context.sampleRate : try ALSAPort.nativeRate(device: name, configFile: context.alsaConfig)
+            port = try ALSAPort(device: name, sampleRate: rate, configFile: context.alsaConfig, resample: plug)
         case .pipe(let input, let output):
             // The peer on the other ends (`grokctl emulate`) opens its input first: ours is
             // its input, so it goes first.

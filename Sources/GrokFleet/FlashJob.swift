@@ -140,8 +140,7 @@ public struct FlashJob: Sendable {
         do {
             let opened = try ReaderSession(port: try device.openPort(), options: readerOptions)
             session = opened
-            let setup = try LinkSetup(book: linkSettings?.read() ?? LinkSettingBook(), cardModel: device.cardModel).connect(opened)
-            try linkSettings?.remember(setup.learned)
+            try LinkSetup.connect(opened, cardModel: device.cardModel, remembering: linkSettings)
             guard let version = opened.version else { throw ReaderError.cannotGetInfo(port: opened.port.name) }
             let unit = FirmwareUnit(version)
             let running = UgifVersion(running: version).description

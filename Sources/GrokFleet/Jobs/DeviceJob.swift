@@ -52,9 +52,6 @@ public struct DeviceAccess: Sendable {
     /// (``LinkSetup``), and remembers what it learned.
     /// - Throws: the session's ``ReaderError``; ``FleetError/linkSettingsNotWritten(file:detail:)``.
     public func connect(_ session: ReaderSession, _ spec: DeviceSpec) throws -> LinkSetup.Outcome {
-        let file = ports.linkSettings
-        let outcome = try LinkSetup(book: file?.read() ?? LinkSettingBook(), cardModel: soundCardModel(spec)).connect(session)
-        try file?.remember(outcome.learned)
-        return outcome
+        try LinkSetup.connect(session, cardModel: soundCardModel(spec), remembering: ports.linkSettings)
     }
 }

@@ -121,6 +121,16 @@ public struct LinkSetup: Sendable {
         return Outcome(info: info, samplesPerBit: kept, sampleRate: rate, source: .autoconfig, learned: learned)
     }
 
+    /// Connects `session` at the setting `file` remembers for its Grokker or `cardModel`,
+    /// running AutoConfig where needed, and adds what was learned to `file` (nil: nothing
+    /// is remembered): how every device command reaches its Grokkers.
+    /// - Throws: the session's ``ReaderError``; ``FleetError/linkSettingsNotWritten(file:detail:)``.
+    public static func connect(_ session: ReaderSession, cardModel: String?, remembering file: LinkSettingFile?) throws -> Outcome {
+        let outcome = try LinkSetup(book: file?.read() ?? LinkSettingBook(), cardModel: cardModel).connect(session)
+        try file?.remember(outcome.learned)
+        return outcome
+    }
+
     /// A setting that failed mid-run: the session set one step slower (false at the slowest),
     /// and the record of the fall for the Grokker `serial`. The caller connects again.
     public func fallBack(_ session: ReaderSession, serial: String, now: () -> Date = Date.init) -> LinkSettingRecord? {

@@ -106,7 +106,7 @@ let package = Package(
         .executableTarget(
             name: "grokbench",
             dependencies: ["UGrokIt", "GrokkerEmulator", "GrokProtocol", "GrokLink", "GrokAudio", "GrokCrypto", "GrokFirmware",
-                           "GrokLedger", "PostgresTestSupport"]
+                           "GrokLedger", "GrokFleet", "PostgresTestSupport"]
         ),
         // MARK: Examples (the vendor guide's snippets, on Linux)
 

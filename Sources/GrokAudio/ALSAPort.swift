@@ -59,9 +59,11 @@ public final class ALSAPort: AudioPort {
     ///   ``AudioError/deviceBusy(device:)``, ``AudioError/unsupportedFormat(device:detail:)``
     ///   (including a rate other than 44100 or 48000), ``AudioError/file(path:detail:)`` for
     ///   a missing or unparsable `configFile`, ``AudioError/io(device:operation:detail:)``.
+    ///   - resample: let ALSA's plug resample to `sampleRate` (`false`: the device must run at
+    ///     it, see ``nativeRate(device:configFile:)``).
     public init(
         device: String, sampleRate: Int = 44100, periodFrames: Int = 256, periods: Int = 4,
-        configFile: String? = nil
+        configFile: String? = nil, resample: Bool = false
     ) throws(AudioError) {
         guard sampleRate == 44100 || sampleRate == 48000 else {
             throw AudioError.unsupportedFormat(device: device, detail: ErrorDetail("port_rate", [String(sampleRate)]))
@@ -78,9 +80,9 @@ public final class ALSAPort: AudioPort {
         // hw_params and the capture FIFO at open, so a peer opens them in that order too.
         let playback = try PCMHandle(device: device, stream: .playback, configuration: configuration)
         let setup = try playback.configure(
-            sampleRate: sampleRate, periodFrames: periodFrames, periods: periods)
+            sampleRate: sampleRate, periodFrames: periodFrames, periods: periods, resample: resample)
         let capture = try PCMHandle(device: device, stream: .capture, configuration: configuration)
-        _ = try capture.configure(sampleRate: sampleRate, periodFrames: setup.period, periods: periods)
+        _ = try capture.configure(sampleRate: sampleRate, periodFrames: setup.period, periods: periods, resample: resample)
 
         self.name = "alsa:\(device)"
         self.device = device
@@ -95,6 +97,27 @@ public final class ALSAPort: AudioPort {
 
     deinit {
         close()
+    }
+
+    /// Whether `device` names ALSA's plug (`plughw:...`, `plug:...`): a person who names one
+    /// asks for its conversions, resampling included.
+    public static func isPlugDevice(_ device: String) -> Bool {
+        device.hasPrefix("plughw:") || device.hasPrefix("plug:") || device == "plughw" || device == "plug"
+    }
+
+    /// The rate the protocol has (44100, else 48000) that `device` plays without resampling
+    /// (`snd_pcm_hw_params_test_rate` with resampling off). The playback stream is asked
+    /// (it is opened, never configured, so a file plugin's FIFO is not opened).
+    /// - Throws: ``AudioError/unsupportedFormat(device:detail:)`` (`no_native_rate`) when it
+    ///   plays neither; the open's errors.
+    public static func nativeRate(device: String, configFile: String? = nil) throws(AudioError) -> Int {
+        let configuration = try configFile.map { (file) throws(AudioError) in try ALSAConfiguration.merged(with: file) }
+        let playback = try PCMHandle(device: device, stream: .playback, configuration: configuration)
+        let rates = try playback.nativeRates(among: [44100, 48000])
+        guard let rate = rates.first else {
+            throw AudioError.unsupportedFormat(device: device, detail: ErrorDetail("no_native_rate"))
+        }
+        return rate
     }
 
     /// Plays `output`, then captures exactly `input.count` frames, recovering from xruns.
@@ -341,10 +364,23 @@ final class PCMHandle {
         snd_pcm_close(handle)
     }
 
+    /// Of `rates`, those the device runs at without resampling, in the order given.
+    func nativeRates(among rates: [Int]) throws(AudioError) -> [Int] {
+        var hw: OpaquePointer?
+        try ALSACall.check("snd_pcm_hw_params_malloc", device: device) { snd_pcm_hw_params_malloc(&hw) }
+        defer { snd_pcm_hw_params_free(hw) }
+        let what = stream.word
+        try ALSACall.check("snd_pcm_hw_params_any", stream: what, device: device) { snd_pcm_hw_params_any(handle, hw) }
+        try ALSACall.check("snd_pcm_hw_params_set_rate_resample", stream: what, device: device) {
+            snd_pcm_hw_params_set_rate_resample(handle, hw, 0)
+        }
+        return rates.filter { snd_pcm_hw_params_test_rate(handle, hw, UInt32($0), 0) == 0 }
+    }
+
     /// Sets S16_LE interleaved, mono (else stereo), the rate, period and buffer sizes and the
     /// start threshold (playback: a full buffer; capture: the first read).
     /// - Returns: the period and buffer sizes the device accepted.
-    func configure(sampleRate: Int, periodFrames: Int, periods: Int) throws(AudioError) -> (period: Int, buffer: Int) {
+    func configure(sampleRate: Int, periodFrames: Int, periods: Int, resample: Bool) throws(AudioError) -> (period: Int, buffer: Int) {
         var hw: OpaquePointer?
         try ALSACall.check("snd_pcm_hw_params_malloc", device: device) { snd_pcm_hw_params_malloc(&hw) }
         defer { snd_pcm_hw_params_free(hw) }
@@ -359,6 +395,9 @@ final class PCMHandle {
         let channels: UInt32 = snd_pcm_hw_params_test_channels(handle, hw, 1) == 0 ? 1 : 2
         try ALSACall.check("snd_pcm_hw_params_set_channels", stream: what, device: device) {
             snd_pcm_hw_params_set_channels(handle, hw, channels)
+        }
+        try ALSACall.check("snd_pcm_hw_params_set_rate_resample", stream: what, device: device) {
+            snd_pcm_hw_params_set_rate_resample(handle, hw, resample ? 1 : 0)
         }
         try ALSACall.check("snd_pcm_hw_params_set_rate", stream: what, device: device) {
             snd_pcm_hw_params_set_rate(handle, hw, UInt32(sampleRate), 0)

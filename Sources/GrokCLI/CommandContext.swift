@@ -56,12 +56,14 @@ public final class CommandContext {
     public var bench: Bench { Bench(directory: globals.bench) }
 
     /// What opening a device's port needs from the command line: the bench, the ALSA
-    /// configuration, the audio recording, the state directory's locks (the fleet runs' too)
-    /// and its restore records of the cards' levels (unless `--keep-levels`).
+    /// configuration, the audio recording, the state directory's locks (the fleet runs' too),
+    /// its restore records of the cards' levels (unless `--keep-levels`) and its remembered
+    /// link settings.
     var ports: DevicePortContext {
         DevicePortContext(bench: bench, alsaConfig: globals.alsaConfig, recordAudio: globals.recordAudio,
                           lockDirectory: StateDirectory.locks(environment: environment), lockWait: globals.lockWait,
-                          levelsDirectory: StateDirectory.levels(environment: environment), keepLevels: globals.keepLevels)
+                          levelsDirectory: StateDirectory.levels(environment: environment), keepLevels: globals.keepLevels,
+                          linkSettings: LinkSettingFile(stateDirectory: StateDirectory.path(environment: environment)))
     }
 
     /// Prints the running command's help on stdout.

@@ -45,7 +45,19 @@ extension DeviceWorker {
             }
         }
         do {
-            let connected = try connectWithRetries()
+            let connected: ReaderInfo
+            if let session, linkSetting == nil {
+                // The first connection of the run: at the setting stored for this Grokker or
+                // its card's model, AutoConfig where none is known or the stored one fails.
+                let setup = linkSetup()
+                let outcome = try setup.connect(session, now: runner.options.clock)
+                linkSetting = outcome
+                learnedLinkSettings += outcome.learned
+                connected = outcome.info
+            } else {
+                connected = try connectWithRetries()
+            }
+            if let failure = rememberLinkSettings() { return failure }
             context.info = connected
             if first == nil {
                 first = connected
@@ -57,18 +69,59 @@ extension DeviceWorker {
         }
     }
 
+    /// Connects again at the run's setting, up to the profile's retries; when they are spent
+    /// on a known Grokker, drops one setting slower (recorded as a fallback, ``LinkSetup/fallBack(_:serial:now:)``)
+    /// and retries once more.
     func connectWithRetries() throws(ReaderError) -> ReaderInfo {
         guard let session else { throw .lostConnection(port: device.name) }
         var attempt = 0
+        var dropped = false
         while true {
             do {
                 return try session.connect()
             } catch {
                 attempt += 1
-                if attempt > profile.retries.connect { throw error }
+                if attempt > profile.retries.connect {
+                    guard !dropped, LinkSetup.worthAnotherSetting(error), let serial = info?.serialNumberText,
+                          let fall = linkSetup().fallBack(session, serial: serial, now: runner.options.clock) else { throw error }
+                    dropped = true
+                    attempt = 0
+                    learnedLinkSettings.append(fall)
+                }
                 try? session.rest(forAtMost: 0.5)
             }
         }
+    }
+
+    /// How this unit's link is set up: what the station's file and the ledger remember.
+    func linkSetup() -> LinkSetup {
+        var book = runner.options.linkSettings?.read() ?? LinkSettingBook()
+        if let store = recording?.store, let shared = try? store.linkSettings() {
+            for record in shared { book.add(record) }
+        }
+        return LinkSetup(book: book, cardModel: device.cardModel, station: runner.options.station)
+    }
+
+    /// Writes what the link learned (AutoConfig's choice, a fallback) to the station's file
+    /// and the ledger; nil when written, else the step's failure.
+    func rememberLinkSettings() -> Result? {
+        guard !learnedLinkSettings.isEmpty else { return nil }
+        let records = learnedLinkSettings
+        learnedLinkSettings = []
+        do {
+            try runner.options.linkSettings?.remember(records)
+        } catch {
+            return .failing(.failed, error)
+        }
+        guard let store = recording?.store else { return nil }
+        for record in records {
+            do {
+                try store.recordLinkSetting(record)
+            } catch {
+                return .failing(.failed, .recorderFailed(operation: "record_link_setting", subject: record.subject.key, error: error))
+            }
+        }
+        return nil
     }
 
     func identify() throws(Stop) -> Result {
@@ -162,6 +215,7 @@ extension DeviceWorker {
         } catch {
             return readerFailure(.reconnect, error)
         }
+        if let failure = rememberLinkSettings() { return failure }
         inLoader = session.version?.software == .loader
         guard let info = self.info, info.firmwareVersion == target, !inLoader else {
             return .failing(.failed, .firmwareNotRunning(device: device.name, expected: "\(target)", found: firmwareText ?? "?"))

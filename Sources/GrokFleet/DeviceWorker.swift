@@ -41,6 +41,10 @@ final class DeviceWorker {
     /// The run was cancelled before this device finished.
     var interrupted = false
     var first: ReaderInfo?
+    /// The link's setting, once the first connection found it (nil before).
+    var linkSetting: LinkSetup.Outcome?
+    /// Link settings learned and not yet written (``rememberLinkSettings()``).
+    var learnedLinkSettings: [LinkSettingRecord] = []
     /// Set when another run holds the device: nothing of this run is recorded for it.
     var lockedOut: FleetError?
     /// The unit answered from its loader when identified.

@@ -31,6 +31,9 @@ public struct FlashJob: Sendable {
     /// The updater's options: allowing a downgrade or the same version, the lowest battery.
     public var options: FirmwareUpdateOptions
     public var readerOptions: ReaderOptions
+    /// The station's remembered link settings: each unit is updated at its stored setting,
+    /// AutoConfig choosing one first where none is known (``LinkSetup``). `nil`: nothing remembered.
+    public var linkSettings: LinkSettingFile? = nil
     /// Where each unit's reader-image upload is noted, so that a re-run after a stop resumes
     /// it at the unit's last 4 KiB instead of its first byte (``UploadJournalFile``); `nil`:
     /// every upload starts at its first byte.
@@ -137,7 +140,7 @@ public struct FlashJob: Sendable {
         do {
             let opened = try ReaderSession(port: try device.openPort(), options: readerOptions)
             session = opened
-            try opened.connect()
+            try LinkSetup.connect(opened, cardModel: device.cardModel, remembering: linkSettings)
             guard let version = opened.version else { throw ReaderError.cannotGetInfo(port: opened.port.name) }
             let unit = FirmwareUnit(version)
             let running = UgifVersion(running: version).description

@@ -180,6 +180,10 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     case stationSettingsExists(file: String)
     /// `grokctl station init` could not write the file (`detail`: the system error's name).
     case stationSettingsNotWritten(file: String, detail: String)
+    /// The station's link settings (`link-settings.json` in its state directory) could not be
+    /// written (`detail`: the system error's name): the Grokker answered, but what AutoConfig
+    /// learned is not remembered.
+    case linkSettingsNotWritten(file: String, detail: String)
 
     /// The stable code.
     public var code: String {
@@ -244,6 +248,7 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .stationSettingsInvalid: "station_settings_invalid"
         case .stationSettingsExists: "station_settings_exists"
         case .stationSettingsNotWritten: "station_settings_not_written"
+        case .linkSettingsNotWritten: "link_settings_not_written"
         }
     }
 
@@ -299,7 +304,8 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .benchNotDirectory(let path): [path]
         case .noDevices(let bench): [bench]
         case .deviceBusy(let device, let pid, let command, let lockFile): [device, pid, command, lockFile]
-        case .stationSettingsUnreadable(let file, let detail), .stationSettingsNotWritten(let file, let detail): [file, detail]
+        case .stationSettingsUnreadable(let file, let detail), .stationSettingsNotWritten(let file, let detail),
+             .linkSettingsNotWritten(let file, let detail): [file, detail]
         case .stationSettingsNotJSON(let file, let line, let column, let detail): [file, String(line), String(column)] + detail.flattened
         case .stationSettingsNotObject(let file), .stationSettingsExists(let file): [file]
         case .stationSettingsUnknownKey(let file, let key, let known): [file, key, known.joined(separator: ", ")]

@@ -17,10 +17,13 @@ public struct FleetDevice: Sendable {
     /// (a port only this process can reach) takes no port lock.
     public var portKey: String?
     public var openPort: @Sendable () throws -> any AudioPort
+    /// The sound-card model its link settings are remembered under (``soundCardModel(_:procRoot:)``).
+    public var cardModel: String?
 
-    public init(name: String, portKey: String? = nil, openPort: @escaping @Sendable () throws -> any AudioPort) {
+    public init(name: String, portKey: String? = nil, cardModel: String? = nil, openPort: @escaping @Sendable () throws -> any AudioPort) {
         self.name = name
         self.portKey = portKey
+        self.cardModel = cardModel
         self.openPort = openPort
     }
 }
@@ -50,6 +53,9 @@ public struct FleetRunOptions: Sendable {
     /// Where each unit's reader-image upload is noted, so that a re-run resumes a stopped one
     /// (``UploadJournalFile`` in the station's state directory); `nil`: from the first byte.
     public var uploadJournal: (any UploadJournal)? = nil
+    /// The station's remembered link settings (the state directory's); the ledger's are read
+    /// and written besides. `nil`: the ledger's only.
+    public var linkSettings: LinkSettingFile? = nil
 
     public init(mode: FleetMode, lockDirectory: String, runID: String = UUID().uuidString,
                 station: String = ProcessInfo.processInfo.hostName, operatorName: String = "",

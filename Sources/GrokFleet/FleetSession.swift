@@ -112,6 +112,7 @@ public final class FleetSession: Sendable {
         // --station, else the profile's station.name, else the station settings', else the host name.
         if let station = configuration.station ?? profile.station?.name ?? configuration.defaultStation { options.station = station }
         options.operatorName = configuration.operatorName
+        options.linkSettings = configuration.ports.linkSettings
         if let repository = configuration.repository {
             options.uploadJournal = UploadJournalFile(directory: repository.stateDirectory + "/uploads")
         }

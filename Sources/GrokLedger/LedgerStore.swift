@@ -23,6 +23,10 @@ public protocol LedgerStore: RunRecorder {
     /// when taken, or who holds it when another station's live run does. A station's own
     /// file has no fleet-wide lock (nil: taken).
     func lockFleetWide(serial: String, run: RunID) throws(LedgerError) -> PostgresLedger.DeviceHolder?
+    /// Records a link setting a station learned (``LinkSettingRecord``).
+    func recordLinkSetting(_ record: LinkSettingRecord) throws(LedgerError)
+    /// The newest link setting of each Grokker and sound-card model.
+    func linkSettings() throws(LedgerError) -> [LinkSettingRecord]
 }
 
 public extension LedgerStore {

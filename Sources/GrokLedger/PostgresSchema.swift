@@ -160,6 +160,20 @@ enum PostgresSchema {
         ALTER TABLE steps ADD CONSTRAINT steps_result_check
             CHECK (result IN ('done', 'skipped', 'failed', 'postponed', 'refused', 'declined', 'interrupted'));
         """,
+        // 7: link settings (Schema's migration 7); `station` is the station that learned it.
+        """
+        CREATE TABLE link_settings (
+            id              bigserial PRIMARY KEY,
+            subject_kind    text NOT NULL CHECK (subject_kind IN ('serial', 'sound_card')),
+            subject         text NOT NULL CHECK (subject <> ''),
+            samples_per_bit integer NOT NULL CHECK (samples_per_bit > 0),
+            sample_rate     integer NOT NULL CHECK (sample_rate IN (44100, 48000)),
+            reason          text NOT NULL CHECK (reason IN ('autoconfig', 'fallback')),
+            station         text NOT NULL,
+            recorded_at     text NOT NULL
+        );
+        CREATE INDEX link_settings_by_subject ON link_settings(subject_kind, subject, id);
+        """,
     ]
 
     static var currentVersion: Int { firstVersion + migrations.count - 1 }

@@ -237,6 +237,23 @@ enum Schema {
         CREATE INDEX steps_by_serial ON steps(serial, id);
         CREATE INDEX steps_by_run ON steps(run_id, id);
         """,
+        // 7: link settings (docs/ledger.md, "Link settings"): the samples per bit and sample
+        // rate AutoConfig chose for a Grokker (by serial) or a sound-card model (USB
+        // vendor:product, or `emulated`), or a fallback after a setting failed mid-run; the
+        // newest record of a subject is its setting, so every station starts from it.
+        """
+        CREATE TABLE link_settings (
+            id              INTEGER PRIMARY KEY AUTOINCREMENT,
+            subject_kind    TEXT NOT NULL CHECK (subject_kind IN ('serial', 'sound_card')),
+            subject         TEXT NOT NULL CHECK (subject <> ''),
+            samples_per_bit INTEGER NOT NULL CHECK (samples_per_bit > 0),
+            sample_rate     INTEGER NOT NULL CHECK (sample_rate IN (44100, 48000)),
+            reason          TEXT NOT NULL CHECK (reason IN ('autoconfig', 'fallback')),
+            station         TEXT NOT NULL DEFAULT '',
+            recorded_at     TEXT NOT NULL
+        );
+        CREATE INDEX link_settings_by_subject ON link_settings(subject_kind, subject, id);
+        """,
     ]
 
     /// A step's result as schema version 6 names it, from a file older than that: the stop

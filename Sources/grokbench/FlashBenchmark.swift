@@ -3,6 +3,7 @@ import Foundation
 import GrokAudio
 import GrokCrypto
 import GrokFirmware
+import GrokFleet
 import GrokkerEmulator
 import GrokLink
 import GrokProtocol
@@ -17,10 +18,13 @@ import UGrokIt
 /// the demo channel's READER, the first 61440 bytes of firmware/demo/grokker-app-1.8.0.hex
 /// (real machine code: the start of libasound's x86-64 `.text`), at 0x1000.
 ///
-/// With `GROKCTL_VENDOR_SDK` naming the vendor library, `update_time_vs_vendor` is ours over
-/// the vendor host (the harness' `vendorhost firmware-update`, scripts/vendor-harness.sh)
-/// updating the same image on the same kind of out-of-the-box emulated Grokker, both in
-/// audio seconds at 12 spb; the vendor's run is in real time (about four minutes).
+/// `update_s_end_to_end` is ours from plug-in to verified: our AutoConfig on a unit met for
+/// the first time, the update and the reconnect on the new version. With `GROKCTL_VENDOR_SDK`
+/// naming the vendor library, `update_time_vs_vendor_end_to_end` is that over the vendor
+/// host's own (the harness' `vendorhost autoconfig firmware-update`, scripts/vendor-harness.sh:
+/// its AutoConfig, then its update) on the same kind of out-of-the-box emulated Grokker and
+/// the same image, in audio seconds; the vendor's run is in real time (about four minutes).
+/// A vendor half that was asked for and failed fails the benchmark (exit 1, naming why).
 enum FlashBenchmark {
     static let appHexPath = "firmware/demo/grokker-app-1.8.0.hex"
     static let loaderHexPath = "firmware/demo/grokker-loader-1.0.0.hex"
@@ -51,24 +55,36 @@ enum FlashBenchmark {
         }
         figures.set("accepted_spb", accepted.joined(separator: ","))
         if oursDefault == nil { figures.fail("update_s_default", "our update at the vendor's default setting did not complete") }
+        // Plug-in to verified on the new firmware, both hosts, the same kind of out-of-the-box
+        // unit and the same image: ours (our AutoConfig, the update, the reconnect) over the
+        // vendor host's (its AutoConfig, its update).
+        let ours = endToEnd(image)
+        if let ours {
+            figures.set("update_s_end_to_end", ours.total, digits: 1)
+            figures.set("autoconfig_s", ours.autoConfig, digits: 1)
+            figures.set("end_to_end_spb", Double(ours.samplesPerBit))
+        } else {
+            figures.fail("update_s_end_to_end", "our AutoConfig and update did not complete")
+        }
         switch vendorUpdateSeconds(image) {
         case .skipped(let why):
-            figures.set("update_time_vs_vendor", "skipped: \(why)")
+            figures.set("update_time_vs_vendor_end_to_end", "skipped: \(why)")
         case .failed(let why):
-            figures.fail("update_time_vs_vendor", "the vendor host's update: \(why)")
+            figures.fail("update_time_vs_vendor_end_to_end", "the vendor host's AutoConfig and update: \(why)")
         case .measured(let vendor):
-            figures.set("vendor_update_s_default", vendor, digits: 1)
-            if let ours = oursDefault {
-                figures.set("update_time_vs_vendor", ours / vendor, digits: 3)
+            figures.set("vendor_update_s", vendor.update, digits: 1)
+            figures.set("vendor_end_to_end_s", vendor.endToEnd, digits: 1)
+            if let ours {
+                figures.set("update_time_vs_vendor_end_to_end", ours.total / vendor.endToEnd, digits: 3)
             } else {
-                figures.fail("update_time_vs_vendor", "our update at the default setting did not complete")
+                figures.fail("update_time_vs_vendor_end_to_end", "our AutoConfig and update did not complete")
             }
         }
 
-        let (ours, openssl) = verifySpeeds()
-        figures.set("verify_mb_per_s", ours, digits: 0)
+        let (verify, openssl) = verifySpeeds()
+        figures.set("verify_mb_per_s", verify, digits: 0)
         figures.set("openssl_dgst_mb_per_s", openssl, digits: 0)
-        figures.set("verify_vs_openssl", ours / openssl, digits: 3)
+        figures.set("verify_vs_openssl", verify / openssl, digits: 3)
         return figures
     }
 
@@ -118,18 +134,44 @@ enum FlashBenchmark {
         }
     }
 
+    /// Ours, plug-in to verified: AutoConfig on a unit met for the first time (``LinkSetup``,
+    /// nothing stored), then the update (which ends with the unit answering on the new
+    /// version), in audio seconds from the first sample; nil when either failed.
+    static func endToEnd(_ image: UgifImage) -> (total: Double, autoConfig: Double, samplesPerBit: Int)? {
+        let bench = FileManager.default.temporaryDirectory.appendingPathComponent("grokbench-e2e-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: bench) }
+        do {
+            let grokker = try EmulatedGrokker(benchDirectory: bench, index: 0)
+            let cable = SimulatedCablePort(name: "sim:0", sampleRate: 44_100, configuration: .clean, peer: grokker)
+            let session = try ReaderSession(port: cable)
+            guard let setup = try? LinkSetup(book: LinkSettingBook(), cardModel: "emulated").connect(session) else { return nil }
+            let autoConfig = session.elapsedMilliseconds / 1000
+            var options = FirmwareUpdateOptions()
+            options.batteryPercent = nil
+            let report = FirmwareUpdater(session: session, options: options).update(to: image)
+            guard report.result == .success else {
+                FileHandle.standardError.write(Data("grokbench flash: end to end: \(report.result.vendorName) \(report.detail)\n".utf8))
+                return nil
+            }
+            return (session.elapsedMilliseconds / 1000, autoConfig, setup.samplesPerBit)
+        } catch {
+            fatalError("grokbench flash: cannot make the emulated unit: \(error)")
+        }
+    }
+
     /// How the vendor side of the comparison went.
     enum VendorRun {
         /// Not asked for (no library named): the comparison is left out, and says so.
         case skipped(String)
         /// Asked for and failed: the comparison fails (grokbench exits 1).
         case failed(String)
-        case measured(Double)
+        /// Audio seconds: the update alone (`firmware_update_started` to `firmware_completed`),
+        /// and from the first sample (plug-in: AutoConfig, then the update) to its completion.
+        case measured((update: Double, endToEnd: Double))
     }
 
-    /// The vendor host's update of `image` onto an out-of-the-box emulated Grokker: audio
-    /// seconds (the harness' sample clock) from `firmware_update_started` to
-    /// `firmware_completed` with result 0.
+    /// The vendor host's AutoConfig (`autoconfig`, from 12 spb) and update of `image` onto an
+    /// out-of-the-box emulated Grokker, on the harness' sample clock.
     static func vendorUpdateSeconds(_ image: UgifImage) -> VendorRun {
         guard let sdk = ProcessInfo.processInfo.environment["GROKCTL_VENDOR_SDK"], !sdk.isEmpty else {
             return .skipped("GROKCTL_VENDOR_SDK is not set")
@@ -156,7 +198,7 @@ enum FlashBenchmark {
             let host = Process()
             host.executableURL = URL(fileURLWithPath: work + "/harness/vendorhost")
             host.arguments = ["--sdk", sdk, "--pcm-out", h2p, "--pcm-in", p2h, "--events", events,
-                              "connect", "firmware-update", file, "900"]
+                              "autoconfig", "12", "120", "firmware-update", file, "900"]
             host.standardError = FileHandle(forWritingAtPath: "/dev/null")
             try host.run()
             let started = Date()
@@ -179,7 +221,7 @@ enum FlashBenchmark {
             guard let start, let end else {
                 return .failed(failure ?? "no completed update in the vendor host's events (vendorhost exited \(host.terminationStatus))")
             }
-            return .measured(end - start)
+            return .measured((update: end - start, endToEnd: end))
         } catch {
             return .failed("\(error)")
         }

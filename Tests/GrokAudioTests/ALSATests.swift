@@ -134,6 +134,36 @@ struct ALSATests {
         #expect(ALSAConfiguration.invalid(code: -22, message: "") == ErrorDetail("config_invalid", ["EINVAL"]))
     }
 
+    /// A 48 kHz-only card, made of ALSA's own plugins: plug over null held at 48000.
+    static func cards(_ scratch: TemporaryDirectory) throws -> String {
+        let file = scratch.file("asoundrc-rates")
+        try """
+            pcm.card48 { type plug; slave { pcm "null"; rate 48000 } }
+            pcm.card32 { type plug; slave { pcm "null"; rate 32000 } }
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    @Test("native rate: a card is asked for 44.1 then 48 kHz with resampling off; a 48 kHz-only card opens at 48 kHz, never through plug's resampler unless a plug device is named")
+    func nativeRate() throws {
+        let scratch = TemporaryDirectory("grokaudio-test")
+        let file = try Self.cards(scratch)
+        #expect(try ALSAPort.nativeRate(device: "card48", configFile: file) == 48000)
+        #expect(try ALSAPort.nativeRate(device: "null") == 44100)
+        #expect(throws: AudioError.unsupportedFormat(device: "card32", detail: ErrorDetail("no_native_rate"))) {
+            _ = try ALSAPort.nativeRate(device: "card32", configFile: file)
+        }
+        // At 44.1 kHz the card would need the resampler: refused without it, opened with it.
+        #expect(throws: AudioError.self) { _ = try ALSAPort(device: "card48", sampleRate: 44100, configFile: file) }
+        let resampled = try ALSAPort(device: "card48", sampleRate: 44100, configFile: file, resample: true)
+        resampled.close()
+        let native = try ALSAPort(device: "card48", sampleRate: 48000, configFile: file)
+        #expect(native.sampleRate == 48000)
+        native.close()
+        #expect(ALSAPort.isPlugDevice("plughw:CARD=Device,DEV=0") && ALSAPort.isPlugDevice("plug:card48"))
+        #expect(!ALSAPort.isPlugDevice("hw:1,0") && !ALSAPort.isPlugDevice("default") && !ALSAPort.isPlugDevice("card48"))
+    }
+
     @Test(arguments: [8000, 22050, 96000])
     func unsupportedRatesAreRefused(rate: Int) {
         #expect {

@@ -46,7 +46,8 @@ extension CLI {
         func json() throws {
             let bench = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: bench) }
-            let result = try runBinary(["--bench", bench, "--json", "info", "--device", "sim:0"])
+            let state = ["XDG_STATE_HOME": bench + "/state"]
+            let result = try runBinary(["--bench", bench, "--json", "info", "--device", "sim:0"], environment: state)
             #expect(result.status == 0, "\(result.standardError)")
             let objects = try jsonObjects(result.standardOutput)
             #expect(objects.count == 1)
@@ -60,12 +61,19 @@ extension CLI {
             #expect(object["region"] == nil && object["user_must_set_region"] as? Bool == false)
             #expect(object["region_set"] as? Bool == false && object["has_battery"] as? Bool != nil)
             #expect((object["connect_ms"] as? Double ?? 999) <= 1000)
-            #expect(object["link_bit_rate"] as? Double == 3675)
+            // Met for the first time: AutoConfig chose 8 samples per bit (issue 22, done-when).
+            #expect(object["link_bit_rate"] as? Double == 5512.5 && object["samples_per_bit"] as? Int == 8)
+            #expect(object["sample_rate"] as? Int == 44_100 && object["link_setting"] as? String == "autoconfig")
             #expect((object["packets_sent"] as? Int ?? 0) >= 1 && object["retries"] as? Int == 0)
             for field in ["packets_received", "bytes_sent", "bytes_received", "timeouts", "crc_mismatches",
                           "internal_crc_mismatches", "invalid_packets", "max_power_dbm", "reader_protocol"] {
                 #expect(object[field] != nil, "\(field) missing")
             }
+            // The second info reuses the stored setting: one handshake and GetVersion, about a second of audio.
+            let again = try runBinary(["--bench", bench, "--json", "info", "--device", "sim:0"], environment: state)
+            let second = try #require(try jsonObjects(again.standardOutput).first)
+            #expect(second["link_setting"] as? String == "stored" && second["samples_per_bit"] as? Int == 8)
+            #expect((second["link_setup_ms"] as? Double ?? 99_999) < 1500 && (object["link_setup_ms"] as? Double ?? 0) > 4000)
         }
 
         @Test("a missing ALSA device fails that device, exit 1, message in the user's language", arguments: [Language.en, .fr])

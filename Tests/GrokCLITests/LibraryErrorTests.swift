@@ -312,6 +312,7 @@ struct LibraryErrorTests {
             .stationSettingsInvalid(file: "/s.json", key: "trusted_root", found: "\"/r.json\"", rule: "existing_file"),
             .stationSettingsInvalid(file: "/s.json", key: "profile_directory", found: "\"/p\"", rule: "existing_directory"),
             .stationSettingsExists(file: "/s.json"), .stationSettingsNotWritten(file: "/s.json", detail: "EACCES"),
+            .linkSettingsNotWritten(file: "/state/link-settings.json", detail: "EROFS"),
         ]
         for sample in samples {
             switch sample {
@@ -324,7 +325,7 @@ struct LibraryErrorTests {
                 .sceneLacksReferenceTags, .reportNotWritten, .invalidDevice, .deviceWithoutScheme, .deviceOutOfRange, .duplicateDevice,
                 .benchUnreadable, .benchNotDirectory, .noDevices, .deviceBusy, .noRepository, .stationSettingsUnreadable,
                 .stationSettingsNotJSON, .stationSettingsNotObject, .stationSettingsUnknownKey, .stationSettingsInvalid,
-                .stationSettingsExists, .stationSettingsNotWritten: break
+                .stationSettingsExists, .stationSettingsNotWritten, .linkSettingsNotWritten: break
             }
         }
         Self.check(samples)

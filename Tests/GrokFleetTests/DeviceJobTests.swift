@@ -11,8 +11,11 @@ import UGrokIt
 /// the command line opens (under their locks).
 @Suite("Device jobs")
 struct DeviceJobTests {
+    /// The ports as the command line opens them: under their locks, with the station's
+    /// remembered link settings (so a unit configured by one job is connected at its setting by the next).
     static func access(_ bench: FleetBench) -> DeviceAccess {
-        DeviceAccess(ports: DevicePortContext(bench: Bench(directory: bench.path), lockDirectory: bench.lockDirectory))
+        DeviceAccess(ports: DevicePortContext(bench: Bench(directory: bench.path), lockDirectory: bench.lockDirectory,
+                                              linkSettings: LinkSettingFile(path: bench.path + "/state/link-settings.json")))
     }
 
     static func sim(_ indices: ClosedRange<Int>) -> [DeviceSpec] { indices.map { .emulated(index: $0) } }
@@ -47,9 +50,10 @@ struct DeviceJobTests {
             // Out of the box GetVersion says index 0 with "user has set region" off: no region,
             // though revision 3 does not oblige the user to set one.
             #expect(identity.info.region == nil && !identity.info.regionSet && identity.info.userMustSetRegion == false)
-            // The vendor handshake at 12 samples per bit and GetVersion: about 673 ms of audio.
+            // Met for the first time: AutoConfig keeps 8 samples per bit, and the connection it
+            // kept (handshake and GetVersion) took under a second of audio.
             #expect(identity.connectMilliseconds <= 1000)
-            #expect(identity.linkBitRate == 3675)
+            #expect(identity.linkBitRate == 5512.5 && identity.samplesPerBit == 8 && identity.settingSource == .autoconfig)
             let link = try #require(result.link)
             #expect(link.packetsSent >= 1 && link.retries == 0)
             #expect(link.bytesSent > 0 && link.bytesReceived > 0 && link.packetsReceived >= 1)

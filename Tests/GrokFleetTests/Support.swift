@@ -53,7 +53,7 @@ final class FleetBench: @unchecked Sendable {
     func device(_ index: Int, powerCutAt: Int64? = nil) -> FleetDevice {
         let path = self.path
         let unit = DeviceStateStore.deviceDirectory(in: path, index: index)
-        return FleetDevice(name: "sim:\(index)", portKey: "sim:" + unit) {
+        return FleetDevice(name: "sim:\(index)", portKey: "sim:" + unit, cardModel: "emulated") {
             let grokker = try EmulatedGrokker(benchDirectory: path, index: index)
             grokker.powerCutAt = powerCutAt
             return SimulatedCablePort(name: "sim:\(index)", sampleRate: 44_100, configuration: .clean, peer: grokker)
@@ -238,6 +238,8 @@ final class TestLedger: LedgerStore {
     func run(key: String) throws(LedgerError) -> RunRecord? { try inner.run(key: key) }
     func runs(limit: Int?) throws(LedgerError) -> [RunRecord] { try inner.runs(limit: limit) }
     func steps(run: RunID?, serial: String?) throws(LedgerError) -> [StepRecord] { try inner.steps(run: run, serial: serial) }
+    func recordLinkSetting(_ record: LinkSettingRecord) throws(LedgerError) { try inner.recordLinkSetting(record) }
+    func linkSettings() throws(LedgerError) -> [LinkSettingRecord] { try inner.linkSettings() }
     func devices() throws(LedgerError) -> [DeviceRecord] { try inner.devices() }
     func recordIntent(run: RunID, serial: String, step: String, target: String, at time: Date) throws(LedgerError) -> Int64 {
         try inner.recordIntent(run: run, serial: serial, step: step, target: target, at: time)

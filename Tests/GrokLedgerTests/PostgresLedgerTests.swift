@@ -240,6 +240,25 @@ struct PostgresLedgerTests {
                 == String(PostgresSchema.currentVersion))
     }
 
+    @Test("a version 6 shared ledger migrates to 7; what one station learned about a link is what another reads")
+    func linkSettingsAreShared() throws {
+        let database = try cluster.newDatabase("v6")
+        do {
+            let db = try PostgresConnection(cluster.conninfo(database), applicationName: "test")
+            try PostgresSchema.migrate(db, target: database, migrations: Array(PostgresSchema.migrations.prefix(3)))
+        }
+        #expect(try cluster.psql(database, "SELECT version FROM grokctl_schema").trimmingCharacters(in: .whitespacesAndNewlines) == "6")
+        let one = try PostgresLedger.open(cluster.conninfo(database), station: "bench-1")
+        #expect(PostgresSchema.currentVersion == 7)
+        let learned = LinkSettingRecord(subject: .soundCard("0d8c:0014"), samplesPerBit: 10, sampleRate: 48_000, reason: .autoconfig,
+                                        station: "", recordedAt: Date(timeIntervalSince1970: 1_700_000_000))
+        try one.recordLinkSetting(learned)
+        let two = try PostgresLedger.open(cluster.conninfo(database), station: "bench-2")
+        var expected = learned
+        expected.station = "bench-1"
+        #expect(try two.linkSettings() == [expected])
+    }
+
     @Test("a database of another application, a newer schema, and no server are each refused clearly")
     func refusals() throws {
         let foreign = try cluster.newDatabase("foreign")

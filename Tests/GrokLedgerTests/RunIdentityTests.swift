@@ -170,6 +170,39 @@ struct RunIdentityTests {
         }
     }
 
+    @Test("schema 7: a version 6 file still opens read-only (no link settings there) and migrates on a write open; the newest setting of each subject is read back, the schema refuses a rate the protocol has not")
+    func schemaSixToSevenLinkSettings() throws {
+        let scratch = Scratch()
+        try FileManager.default.createDirectory(at: URL(fileURLWithPath: scratch.ledgerPath).deletingLastPathComponent(),
+                                                withIntermediateDirectories: true)
+        do {
+            let connection = try SQLiteConnection(path: scratch.ledgerPath, busyTimeoutMilliseconds: 1000, create: true)
+            try connection.setCheckpointOnClose(true)
+            try Schema.migrate(connection, migrations: Array(Schema.migrations.prefix(6)))
+        }
+        let reader = try Ledger.open(path: scratch.ledgerPath, readOnly: true)
+        #expect(reader.fileVersion == 6)
+        #expect(try reader.linkSettings().isEmpty)
+        let ledger = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
+        #expect(Schema.currentVersion == 7)
+        let at = { (seconds: Double) in Date(timeIntervalSince1970: 1_700_000_000 + seconds) }
+        try ledger.recordLinkSetting(LinkSettingRecord(subject: .serial("00004242"), samplesPerBit: 8, sampleRate: 44_100,
+                                                       reason: .autoconfig, station: "bench-1", recordedAt: at(0)))
+        try ledger.recordLinkSetting(LinkSettingRecord(subject: .soundCard("emulated"), samplesPerBit: 8, sampleRate: 44_100,
+                                                       reason: .autoconfig, station: "bench-1", recordedAt: at(0)))
+        let fell = LinkSettingRecord(subject: .serial("00004242"), samplesPerBit: 10, sampleRate: 44_100, reason: .fallback,
+                                     station: "bench-2", recordedAt: at(60))
+        try ledger.recordLinkSetting(fell)
+        let newest = try ledger.linkSettings()
+        #expect(newest.count == 2)
+        #expect(newest.first { $0.subject == .serial("00004242") } == fell)
+        #expect(try Ledger.check(path: scratch.ledgerPath).schemaVersion == 7)
+        #expect(throws: LedgerError.self) {
+            try ledger.recordLinkSetting(LinkSettingRecord(subject: .serial("x"), samplesPerBit: 8, sampleRate: 22_050,
+                                                           reason: .autoconfig, station: "", recordedAt: at(0)))
+        }
+    }
+
     @Test("a run's key is refused empty; outcomes outside the codes are refused by the schema")
     func outcomeCodesAreTheOnlyOnes() throws {
         let scratch = Scratch()

@@ -8,11 +8,14 @@ import Testing
 final class ReversingDevice: CablePeer {
     let link: VendorLink
     private(set) var executed = 0
+    /// The device's sample clock when each request had arrived whole.
+    private(set) var arrivals: [Int64] = []
     init(sampleRate: Int) throws {
         link = try VendorLink(role: .device, sampleRate: sampleRate)
         try link.start()
         link.packets.onRequest = { [unowned self] request in
             executed += 1
+            arrivals.append(link.now)
             return VendorReply(ResponsePacket(id: 1, data: request.payload.reversed()))
         }
     }
@@ -65,6 +68,21 @@ struct VendorLinkTests {
         }
         #expect(bench.device.executed == 4)
         #expect(bench.host.packets.statistics.sendRetries == 0)
+    }
+
+    @Test("back to back: the host's next request goes on the air in the block after the one that heard the answer (no block idle in between)")
+    func nextRequestFollowsTheAnswer() throws {
+        let bench = try Bench()
+        try bench.host.open(samplesPerBit: 8)
+        #expect(try bench.driver.run(forAtMost: 2) { bench.host.isConnected && bench.device.link.isConnected })
+        for _ in 0..<9 { _ = try bench.call(0x0c, [1, 2, 3, 4]) }
+        let cycles = zip(bench.device.arrivals.dropFirst(), bench.device.arrivals).map { $0 - $1 }
+        // A cycle: the request (7 bytes) and the answer (7 bytes) on the air at 8 spb, 70 bits
+        // each, 1120 samples, and what the two ends leave idle: 1792 samples (7 blocks). A
+        // request queued between two blocks used to wait out one more (2048): the modem
+        // filled the block before the packet layer handed it the request.
+        let air = Int64(2 * 7 * 10 * 8)
+        #expect(cycles.count == 8 && cycles.allSatisfy { $0 < air + 800 }, "\(cycles)")
     }
 
     @Test("a host connects at each setting and its requests are answered", arguments: [8, 12, 24, 72])

@@ -262,6 +262,43 @@ struct VendorReaderSessionTests {
         #expect(bench.session.link.samplesPerBit == 36 && bench.session.isConnected)
     }
 
+    @Test("AutoConfig fastest first: connected at 8 spb, 20 echoes there finish it; no second handshake, no second GetVersion")
+    func autoConfigFastestFirstKeepsTheFirstThatPasses() throws {
+        let version = try VendorFixture.scenario("autoconfig")[0].hostReceived[0]
+        let bench = try VendorBench(script: Array(repeating: version, count: 2))
+        bench.device.echoes = true
+        bench.session.samplesPerBit = 8
+        try bench.session.connect()
+        #expect(try bench.session.autoConfig(order: .fastestFirst(startingAt: 8)) == 8)
+        #expect(bench.device.echoSettings == Array(repeating: 8, count: 20))
+        #expect(bench.device.hostPackets.filter { $0.hasPrefix("8005") }.count == 1)
+        #expect(bench.session.link.samplesPerBit == 8 && bench.session.isConnected)
+    }
+
+    @Test("AutoConfig fastest first drops one step at a time: 8 and 10 fail at their first echo, 12 passes and is kept")
+    func autoConfigFastestFirstDropsOneStep() throws {
+        let version = try VendorFixture.scenario("autoconfig")[0].hostReceived[0]
+        let bench = try VendorBench(script: Array(repeating: version, count: 4))
+        bench.device.echoes = true
+        bench.device.refuseEchoesBelowSamplesPerBit = 12
+        #expect(try bench.session.autoConfig(order: .fastestFirst(startingAt: 8)) == 12)
+        #expect(bench.device.echoSettings == [8, 10] + Array(repeating: 12, count: 15))
+        #expect(bench.session.link.samplesPerBit == 12 && bench.session.isConnected)
+    }
+
+    @Test("AutoConfig's order is a pure decision: the vendor's climbs 12 -> 10 -> 8 and falls to 36 -> 72; ours walks down from where it starts")
+    func autoConfigOrder() {
+        #expect(AutoConfigOrder.vendor.next(after: []) == .run(AutoConfigStep(samplesPerBit: 12, rounds: 16)))
+        #expect(AutoConfigOrder.vendor.next(after: [(12, true), (10, false)]) == .keep(12))
+        #expect(AutoConfigOrder.vendor.next(after: [(12, false)]) == .run(AutoConfigStep(samplesPerBit: 36, rounds: 16)))
+        #expect(AutoConfigOrder.vendor.next(after: [(12, false), (36, false), (72, false)]) == .keep(nil))
+        #expect(AutoConfigOrder.fastestFirst(startingAt: 10).next(after: [(10, false)]) == .run(AutoConfigStep(samplesPerBit: 12, rounds: 16)))
+        #expect(AutoConfigOrder.fastestFirst(startingAt: 16).next(after: []) == .run(AutoConfigStep(samplesPerBit: 36, rounds: 16)))
+        #expect(AutoConfigOrder.fastestFirst(startingAt: 36).next(after: [(36, false), (72, false)]) == .keep(nil))
+        #expect(ReaderSession.autoConfigStep(below: 12) == 36)
+        #expect(ReaderSession.autoConfigStep(below: 72) == nil)
+    }
+
     @Test("nothing plugged in is NOT_PLUGGED_IN and a silent port is CANNOT_HANDSHAKE")
     func connectionFailures() throws {
         let unplugged = try ReaderSession(port: UnpluggedPort())

@@ -82,7 +82,8 @@ struct UpdateListing: Encodable {
 /// `grokctl firmware list --repository URL`: refreshes the trusted metadata (TUF) and lists
 /// the channel's `.ugif` targets, with each device's compatibility when devices are given.
 func runFirmwareList(_ command: FirmwareListCommand, _ context: CommandContext) throws -> ExitCode {
-    let query = FirmwareQuery(channel: try command.firmware.openStation(), readerOptions: FirmwareDevices.readerOptions(context))
+    let query = FirmwareQuery(channel: try command.firmware.openStation(), readerOptions: FirmwareDevices.readerOptions(context),
+                              linkSettings: FirmwareDevices.portContext(context).linkSettings)
     let devices = FirmwareDevices.locked(command.devices, context)
     let list = try Blocking.run { try await query.list(devices) }
     let name = query.channel.name
@@ -183,7 +184,8 @@ struct CheckReport: Encodable {
 /// per device what runs and the newest listing it may take (GrokFleet's ``FirmwareQuery``).
 /// Exit 0 when no device has an update, 100 when at least one has, 1 when a device could not be checked.
 func runFirmwareCheck(_ command: FirmwareCheckCommand, _ context: CommandContext) throws -> ExitCode {
-    let query = FirmwareQuery(channel: try command.firmware.openStation(), readerOptions: FirmwareDevices.readerOptions(context))
+    let query = FirmwareQuery(channel: try command.firmware.openStation(), readerOptions: FirmwareDevices.readerOptions(context),
+                              linkSettings: FirmwareDevices.portContext(context).linkSettings)
     let devices = FirmwareDevices.locked(command.devices, context)
     let checks = try Blocking.run { try await query.check(devices) }
     let console = context.console

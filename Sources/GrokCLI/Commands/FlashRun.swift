@@ -142,11 +142,12 @@ func runFirmwareFlash(_ command: FirmwareFlashCommand, _ context: CommandContext
     if let state = StationPaths.stateDirectory(explicit: command.firmware.stateDirectory, environment: context.environment) {
         configured.journal = UploadJournalFile(directory: state + "/uploads")
     }
-    let job = configured
     let ports = FirmwareDevices.portContext(context)
+    configured.linkSettings = ports.linkSettings
+    let job = configured
     let devices = command.devices.map { spec in
         // The port's lock is taken as every device command takes it (waiting a bounded time).
-        FleetDevice(name: spec.description, portKey: DevicePorts.portKey(spec, context: ports)) {
+        FleetDevice(name: spec.description, portKey: DevicePorts.portKey(spec, context: ports), cardModel: soundCardModel(spec)) {
             try DevicePorts.open(spec, context: ports)
         }
     }

@@ -29,6 +29,11 @@ struct InfoReport: Encodable, Sendable {
     var hasBattery: Bool?
     var batteryCapacityMinutes: Int?
     var linkBitRate: Double?
+    var samplesPerBit: Int?
+    var sampleRate: Int?
+    /// `stored` or `autoconfig` (GrokFleet's `LinkSetup.Source`).
+    var linkSetting: String?
+    var linkSetupMs: Double?
     var connectMs: Double?
     // The host's link counters for this session (`--json` only; GrokFleet's `LinkCounters`).
     var packetsSent: Int?
@@ -57,6 +62,10 @@ struct InfoReport: Encodable, Sendable {
         case hasBattery = "has_battery"
         case batteryCapacityMinutes = "battery_capacity_minutes"
         case linkBitRate = "link_bit_rate"
+        case samplesPerBit = "samples_per_bit"
+        case sampleRate = "sample_rate"
+        case linkSetting = "link_setting"
+        case linkSetupMs = "link_setup_ms"
         case connectMs = "connect_ms"
         case retries, timeouts
         case packetsSent = "packets_sent"
@@ -110,6 +119,10 @@ struct InfoReport: Encodable, Sendable {
         hasBattery = info.hasBattery
         batteryCapacityMinutes = Int(info.batteryCapacityMinutes)
         linkBitRate = identity.linkBitRate
+        samplesPerBit = identity.samplesPerBit
+        sampleRate = identity.sampleRate
+        linkSetting = identity.settingSource.rawValue
+        linkSetupMs = identity.setupMilliseconds
         connectMs = identity.connectMilliseconds
     }
 }
@@ -151,7 +164,7 @@ func runInfo(_ command: InfoCommand, _ context: CommandContext) throws -> ExitCo
                      r.updateUnfinished == true ? localizer.text(.infoInLoader, r.loader ?? "?") : r.firmware ?? "",
                      localizer.text(.infoHardware, r.hardwareType ?? "", String(r.hardwareRevision ?? 0)),
                      r.region.map { name in RegionCatalog.find(name).map(localizer.regionName) ?? name } ?? localizer.text(.infoRegionNotSet),
-                     localizer.text(.infoBitRate, formatNumber(r.linkBitRate ?? 0)),
+                     localizer.text(.infoLinkSetting, formatNumber(r.linkBitRate ?? 0), String(r.samplesPerBit ?? 0)),
                      localizer.text(.infoMilliseconds, String(Int((r.connectMs ?? 0).rounded())))]
                 }))
         }

@@ -91,7 +91,11 @@ public enum DevicePorts {
     private static func openALSA(_ name: String, context: DevicePortContext) throws -> any AudioPort {
         let port: any AudioPort
         do {
-            let card = try ALSAPort(device: name, sampleRate: context.sampleRate, configFile: context.alsaConfig)
+            // A card runs at a rate it has (44.1 or 48 kHz, the protocol has both), never
+            // through plug's resampler unless the user named a plug device.
+            let plug = ALSAPort.isPlugDevice(name)
+            let rate = plug ? context.sampleRate : try ALSAPort.nativeRate(device: name, configFile: context.alsaConfig)
+            let card = try ALSAPort(device: name, sampleRate: rate, configFile: context.alsaConfig, resample: plug)
             if let directory = context.levelsDirectory, !context.keepLevels {
                 do {
                     if let hold = try CardLevels.raise(device: name, directory: directory) {
@@ -133,15 +137,20 @@ public struct DevicePortContext: Sendable {
     public var keepLevels = false
     /// Where the kernel's sysfs is, for `usb:` names (tests pass a tree of their own).
     public var sysfs = "/sys"
+    /// The station's remembered link settings (the state directory's `link-settings.json`);
+    /// `nil`: nothing is remembered, every Grokker is configured anew.
+    public var linkSettings: LinkSettingFile? = nil
 
     /// The wait when none is given: 3 s, long enough for a command just finishing.
     public static let defaultLockWait = 3.0
 
     public init(bench: Bench, alsaConfig: String? = nil, recordAudio: String? = nil, lockDirectory: String? = nil,
-                lockWait: Double = defaultLockWait, levelsDirectory: String? = nil, keepLevels: Bool = false) {
+                lockWait: Double = defaultLockWait, levelsDirectory: String? = nil, keepLevels: Bool = false,
+                linkSettings: LinkSettingFile? = nil) {
         self.levelsDirectory = levelsDirectory
         self.keepLevels = keepLevels
         self.bench = bench
+        self.linkSettings = linkSettings
         self.alsaConfig = alsaConfig
         self.recordAudio = recordAudio
         self.lockDirectory = lockDirectory
@@ -181,7 +190,7 @@ extension DevicePorts {
     /// `spec` as a unit of a fleet run: its name, its port's lock key and how to open its
     /// port (unlocked: the run takes the port's lock itself before it opens it).
     public static func fleetDevice(_ spec: DeviceSpec, context: DevicePortContext) -> FleetDevice {
-        FleetDevice(name: spec.description, portKey: portKey(spec, context: context)) {
+        FleetDevice(name: spec.description, portKey: portKey(spec, context: context), cardModel: soundCardModel(spec)) {
             try openUnlocked(spec, context: context)
         }
     }

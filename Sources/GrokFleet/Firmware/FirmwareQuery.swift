@@ -15,10 +15,14 @@ public struct FirmwareQuery: Sendable {
     public let channel: FirmwareChannel
     /// How each device's session is set up.
     public var readerOptions: ReaderOptions
+    /// The station's remembered link settings: each device is reached at its stored setting,
+    /// AutoConfig choosing one where none is known (``LinkSetup``). `nil`: nothing remembered.
+    public var linkSettings: LinkSettingFile?
 
-    public init(channel: FirmwareChannel, readerOptions: ReaderOptions = ReaderOptions()) {
+    public init(channel: FirmwareChannel, readerOptions: ReaderOptions = ReaderOptions(), linkSettings: LinkSettingFile? = nil) {
         self.channel = channel
         self.readerOptions = readerOptions
+        self.linkSettings = linkSettings
     }
 
     /// The repository as a person names it (its metadata URL without `/metadata`).
@@ -32,7 +36,7 @@ public struct FirmwareQuery: Sendable {
         let name = channel.name
         let update = try await channel.repository.update(channels: [name])
         let listings = (update.updates[name] ?? []).sorted { ($0.metadata.version, $0.path) > ($1.metadata.version, $1.path) }
-        let identified = await Self.identify(devices, readerOptions: readerOptions)
+        let identified = await Self.identify(devices, readerOptions: readerOptions, linkSettings: linkSettings)
         let units = identified.compactMap { try? $0.result.get() }
         let rows = listings.map { listing in
             FirmwareList.Row(listing: listing, cache: cacheState(listing),
@@ -51,7 +55,7 @@ public struct FirmwareQuery: Sendable {
     /// `firmware check`: per device, what runs and the newest listing it may take.
     public func check(_ devices: [FleetDevice]) async throws -> [FirmwareCheck] {
         let listings = try await channel.listings()
-        return await Self.identify(devices, readerOptions: readerOptions).map { id in
+        return await Self.identify(devices, readerOptions: readerOptions, linkSettings: linkSettings).map { id in
             FirmwareCheck(device: id.device, result: id.result.map { found in
                 let update: FirmwareCheck.Update?
                 if case .send(.listing(let listing), let compatibility) = Self.decide(found.unit, listings: listings) {
@@ -129,12 +133,12 @@ public struct FirmwareQuery: Sendable {
 
     /// Connects to every device at once (a thread each), reads its identity and hangs up;
     /// the results in the order given.
-    static func identify(_ devices: [FleetDevice], readerOptions: ReaderOptions) async -> [Identified] {
+    static func identify(_ devices: [FleetDevice], readerOptions: ReaderOptions, linkSettings: LinkSettingFile?) async -> [Identified] {
         guard !devices.isEmpty else { return [] }
         return await withCheckedContinuation { continuation in
             let thread = Thread {
                 continuation.resume(returning: FleetRunner.each(devices, concurrency: nil) { device in
-                    Identified(device: device.name, result: Result { try identify(device, readerOptions: readerOptions) })
+                    Identified(device: device.name, result: Result { try identify(device, readerOptions: readerOptions, linkSettings: linkSettings) })
                 })
             }
             thread.stackSize = 1 << 20
@@ -142,10 +146,10 @@ public struct FirmwareQuery: Sendable {
         }
     }
 
-    static func identify(_ device: FleetDevice, readerOptions: ReaderOptions) throws -> Found {
+    static func identify(_ device: FleetDevice, readerOptions: ReaderOptions, linkSettings: LinkSettingFile?) throws -> Found {
         let session = try ReaderSession(port: try device.openPort(), options: readerOptions)
         defer { session.close() }
-        let info = try session.connect()
+        let info = try LinkSetup.connect(session, cardModel: device.cardModel, remembering: linkSettings).info
         return Found(info: info, unit: FirmwareUnit(info, inLoader: session.version?.software == .loader))
     }
 }
@@ -220,6 +224,6 @@ extension DevicePorts {
     /// `spec` as a device command opens it: under its port's lock, waiting a bounded time
     /// for another grokctl that holds it (``open(_:context:wait:)``).
     public static func lockedDevice(_ spec: DeviceSpec, context: DevicePortContext) -> FleetDevice {
-        FleetDevice(name: spec.description, portKey: portKey(spec, context: context)) { try open(spec, context: context) }
+        FleetDevice(name: spec.description, portKey: portKey(spec, context: context), cardModel: soundCardModel(spec)) { try open(spec, context: context) }
     }
 }

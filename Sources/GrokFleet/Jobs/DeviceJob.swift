@@ -38,11 +38,20 @@ public struct DeviceAccess: Sendable {
         try ReaderSession(port: try DevicePorts.open(spec, context: ports), options: readerOptions)
     }
 
-    /// Opens `spec`, connects, runs `body` and closes the session whatever happens.
+    /// Opens `spec`, connects at its setting (``connect(_:_:)``), runs `body` and closes the
+    /// session whatever happens.
     public func connected<Value>(_ spec: DeviceSpec, _ body: (ReaderSession, ReaderInfo) throws -> Value) throws -> Value {
         let session = try session(spec)
         defer { session.close() }
-        let info = try session.connect()
+        let info = try connect(session, spec).info
         return try body(session, info)
+    }
+
+    /// Connects `session` (opened on `spec`) at the setting the station remembers for its
+    /// Grokker or sound-card model, running AutoConfig where none works or none is known
+    /// (``LinkSetup``), and remembers what it learned.
+    /// - Throws: the session's ``ReaderError``; ``FleetError/linkSettingsNotWritten(file:detail:)``.
+    public func connect(_ session: ReaderSession, _ spec: DeviceSpec) throws -> LinkSetup.Outcome {
+        try LinkSetup.connect(session, cardModel: soundCardModel(spec), remembering: ports.linkSettings)
     }
 }

@@ -16,6 +16,14 @@ public struct InfoJob: Sendable {
         public var info: ReaderInfo
         /// The negotiated bit rate (bits per second), read while connected.
         public var linkBitRate: Double
+        /// The setting it was reached at: samples per bit and sample rate.
+        public var samplesPerBit: Int
+        public var sampleRate: Int
+        /// Where the setting came from: stored, or AutoConfig now.
+        public var settingSource: LinkSetup.Source
+        /// Audio from the first handshake to connected at the setting (AutoConfig's echoes
+        /// included), in milliseconds.
+        public var setupMilliseconds: Double
         /// How long the handshake and GetVersion took, in milliseconds of audio.
         public var connectMilliseconds: Double
         /// Whether the unit runs its loader (software type 1): an update stopped mid-way, not
@@ -46,7 +54,10 @@ public struct InfoJob: Sendable {
         do {
             let opened = try access.session(spec)
             session = opened
-            let info = try opened.connect()
+            let started = opened.elapsedMilliseconds
+            let setup = try access.connect(opened, spec)
+            let setupMilliseconds = opened.elapsedMilliseconds - started
+            let info = setup.info
             // Read while connected (close() forgets the GetVersion answer).
             let inLoader = opened.version?.software == .loader
             // The negotiated bit rate, read while connected (close() drops the connection).
@@ -55,8 +66,9 @@ public struct InfoJob: Sendable {
             opened.close()
             session = nil
             return Result(device: spec,
-                          outcome: .success(Identity(info: info, linkBitRate: bitRate, connectMilliseconds: opened.connectMilliseconds ?? 0,
-                                                     inLoader: inLoader)),
+                          outcome: .success(Identity(info: info, linkBitRate: bitRate, samplesPerBit: setup.samplesPerBit,
+                                                     sampleRate: setup.sampleRate, settingSource: setup.source, setupMilliseconds: setupMilliseconds,
+                                                     connectMilliseconds: opened.connectMilliseconds ?? 0, inLoader: inLoader)),
                           link: LinkCounters(opened))
         } catch {
             session?.close()

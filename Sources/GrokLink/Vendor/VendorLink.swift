@@ -79,6 +79,11 @@ public final class VendorLink: SamplePump, CablePeer {
     }
 
     public func process(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
+        // The host hands a request queued since the last block to the modem before the
+        // modem fills this block, so it goes on the air now, not one block later (a block
+        // after every answer: 256 of the 640 samples measured from an ACK's end to the next
+        // chunk). The device keeps its own timing: the emulated unit's turnaround is the model's.
+        if role == .host { record(packets.poll(modem)) }
         modem.process(input: input, output: output)
         for event in modem.drainEvents() { events.append(.modem(event)) }
         record(packets.poll(modem))

@@ -391,7 +391,7 @@ public struct Gen2Inventory: Sendable {
         }
 
         // Who takes part, and how loud each one is.
-        let sensitivity = field.scene.readerSensitivityDBm
+        let sensitivity = field.receiveThresholdDBm
         var candidates: [Int] = []
         var rssi: [Double] = []
         for i in field.tags.indices {

@@ -91,6 +91,14 @@ public struct RFField: Sendable {
     public private(set) var carrier: RFCarrier?
     /// The time of the last ``refresh(at:)``.
     public private(set) var time: Double = 0
+    /// How the reader's receiver is set (the running inventory's configuration).
+    public var reader = RFReaderSettings()
+
+    /// The weakest reply the reader takes, dBm: the configured sensitivity, never below the
+    /// hardware's best (the scene's `reader_sensitivity_dbm`).
+    public var receiveThresholdDBm: Double {
+        max(scene.readerSensitivityDBm, reader.sensitivityDBm ?? scene.readerSensitivityDBm)
+    }
 
     /// A field in the scene's initial state, carrier off.
     public init(scene: RFScene, persistence: Gen2Persistence = Gen2Persistence()) {
@@ -191,11 +199,11 @@ public struct RFField: Sendable {
     }
 
     /// Whether tag `i` can be inventoried or accessed at `time` with `carrier`: not killed,
-    /// awake (power at the tag ≥ its threshold) and heard (RSSI ≥ the reader's sensitivity).
+    /// awake (power at the tag ≥ its threshold) and heard (RSSI ≥ ``receiveThresholdDBm``).
     /// This is the link budget alone; session flags and SELECT are not considered.
     public func isReachable(_ i: Int, at time: Double, carrier: RFCarrier) -> Bool {
         !tags[i].isKilled && powerAtTag(i, at: time, carrier: carrier) >= tags[i].activationThresholdDBm
-            && rssi(ofTag: i, at: time, carrier: carrier) >= scene.readerSensitivityDBm
+            && rssi(ofTag: i, at: time, carrier: carrier) >= receiveThresholdDBm
     }
 
     /// The I and Q parts of a reply's power, dBm: the backscatter's phase is the round trip
@@ -257,6 +265,20 @@ public struct RFField: Sendable {
         let state = try SceneDecoding.decode(RFFieldState.self, from: Data(bytes), path: path)
         try restore(state, path: path)
         return true
+    }
+}
+
+/// How the reader's radio is set for receiving (what an inventory start configures: the
+/// vendor's `sensitivity`). The scene holds what the hardware can do at best; these are what
+/// the configuration asks for.
+public struct RFReaderSettings: Sendable, Hashable {
+    /// Receive threshold, dBm: replies weaker than this are ignored. `nil`, or a value below
+    /// the scene's `reader_sensitivity_dbm`, means the hardware's best.
+    public var sensitivityDBm: Double?
+
+    /// Creates settings (by default the hardware's best).
+    public init(sensitivityDBm: Double? = nil) {
+        self.sensitivityDBm = sensitivityDBm
     }
 }
 

@@ -652,6 +652,8 @@ public final class EmulatedGrokker: CablePeer {
         p.session = radio.session
         p.roundsWithNoFindsToToggleAB = radio.roundsToToggleAB
         p.sensitivityTenthsDBm = -Int16(radio.minusSensitivity) * 10
+        p.writePowerTenthsDBm = tenths(radio.writePower)
+        p.writeSensitivityTenthsDBm = -Int16(radio.minusWriteSensitivity) * 10
         p.maxRoundsPerSecond = UInt16(start.maxRoundsPerSecond)
         p.tidBytes = start.maxTidBytes
         p.userBytes = start.maxUserBytes

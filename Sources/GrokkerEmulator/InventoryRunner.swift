@@ -137,7 +137,9 @@ final class InventoryRunner {
                 : nil,
             tidWordsToRead: (Int(p.tidBytes) + 1) / 2, userWordsToRead: (Int(p.userBytes) + 1) / 2, seed: seed)
         engine = Gen2Inventory(configuration: configuration)
-        field.reader = RFReaderSettings(sensitivityDBm: Double(p.sensitivityTenthsDBm) / 10)
+        field.reader = RFReaderSettings(
+            sensitivityDBm: Double(p.sensitivityTenthsDBm) / 10, writePowerDBm: capped(p.writePowerTenthsDBm),
+            writeSensitivityDBm: Double(p.writeSensitivityTenthsDBm) / 10)
         startTime = time
         nextRound = time
         minRoundInterval = p.maxRoundsPerSecond > 0 ? 1 / Double(p.maxRoundsPerSecond) : 0

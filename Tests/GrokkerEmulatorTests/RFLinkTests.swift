@@ -25,4 +25,71 @@ struct RFLinkTests {
         // The strongest `expected` tags, and only they.
         #expect(Set(reports.map(\.epc)) == Set((0..<expected).map(RFFixtures.epc)))
     }
+
+    /// Starts an FCC inventory on `scene` with the vendor presets' radio figures (read at
+    /// 27 dBm, sensitivity -85 dBm, write at 24 dBm) and the given write sensitivity; runs it
+    /// 0.3 s. Returns the runner and the EPCs read.
+    static func presetRunner(scene: RFScene, writeSensitivityDBm: Int) -> (InventoryRunner, Set<[UInt8]>) {
+        var p = InventoryParameters()
+        (p.initialPowerTenthsDBm, p.minPowerTenthsDBm, p.maxPowerTenthsDBm) = (270, 270, 270)
+        p.sensitivityTenthsDBm = -850
+        p.writePowerTenthsDBm = 240
+        p.writeSensitivityTenthsDBm = Int16(writeSensitivityDBm * 10)
+        let runner = InventoryRunner(field: RFField(scene: scene))
+        runner.start(p, region: RegionObedienceTests.setting("fcc"), at: 0, seed: 7)
+        runner.advance(to: 0.3)
+        return (runner, Set(runner.takeReports(limit: 100).map(\.epc)))
+    }
+
+    /// Writes one USER word to tag `n` of the runner's field at 0.3 s.
+    static func write(_ runner: InventoryRunner, tag n: Int) -> TagAccessStatus {
+        runner.access(epc: RFFixtures.epc(n), .write(bank: .user, wordPointer: 0, words: [0xBEEF], password: 0), at: 0.3).status
+    }
+
+    static func scene(pathLosses: [Double], chips: [TagChip?] = []) -> RFScene {
+        RFScene(tags: pathLosses.enumerated().map { i, loss in
+            RFScene.Tag(epc: RFFixtures.epc(i), user: [0, 0], placement: .pathLoss(dB: loss), chip: i < chips.count ? chips[i] : nil)
+        })
+    }
+
+    @Test("a write needs more than a read: the write power, the write sensitivity and the chip's write threshold decide")
+    func writesFailWhereReadsStillSucceed() {
+        // Monza R6 (the default): wakes at -18 dBm, writes from -14.7 dBm (3.3 dB more).
+        // Write sensitivity -60 dBm: at 24 dBm a reply is heard out to a path loss of 38 dB.
+        let (presets, read) = Self.presetRunner(scene: Self.scene(pathLosses: [30, 36, 40]), writeSensitivityDBm: -60)
+        #expect(read == Set((0..<3).map(RFFixtures.epc)), "every tag is read at 27 dBm")
+        #expect(Self.write(presets, tag: 0) == .ok)
+        #expect(Self.write(presets, tag: 1) == .ok)
+        #expect(Self.write(presets, tag: 2) == .tagNotFound, "its reply at 24 dBm is -64 dBm, below the write sensitivity")
+        #expect(presets.field.tags[2].memory.user == [0])
+
+        // With the write sensitivity at the floor, the chip's write threshold decides: at a
+        // 40 dB loss the tag gets -16 dBm at 24 dBm (awake, too little to write: the Gen2
+        // "insufficient power" reply, GENERAL_ERROR); at 43 dB it does not even wake.
+        let (floor, readToo) = Self.presetRunner(scene: Self.scene(pathLosses: [30, 40, 43]), writeSensitivityDBm: -85)
+        #expect(readToo == Set((0..<3).map(RFFixtures.epc)))
+        #expect(Self.write(floor, tag: 0) == .ok)
+        #expect(Self.write(floor, tag: 1) == .generalError)
+        #expect(Self.write(floor, tag: 2) == .tagNotFound)
+        #expect(floor.field.tags[1].memory.user == [0] && floor.field.tags[0].memory.user == [0xBEEF])
+
+        // The chip model sets the margin: at 38 dB (-14 dBm at the tag) a Monza R6 writes, a
+        // UCODE 8 (5 dB between its read and write sensitivities) does not.
+        let (chips, _) = Self.presetRunner(scene: Self.scene(pathLosses: [38, 38], chips: [.monzaR6, .ucode8]), writeSensitivityDBm: -85)
+        #expect(Self.write(chips, tag: 0) == .ok)
+        #expect(Self.write(chips, tag: 1) == .generalError)
+    }
+
+    @Test("a scene names its tags' chips; an unknown chip is refused with the choices")
+    func sceneChips() throws {
+        let json = #"{"tag_chip": "ucode_8", "tags": [{"epc": "30340000", "distance_m": 1}, {"epc": "30340001", "distance_m": 1, "chip": "monza_4"}]}"#
+        let scene = try RFScene.decode(Data(json.utf8), path: "s.json")
+        let field = RFField(scene: scene)
+        #expect(abs(field.tags[0].writeThresholdDBm - (-18 + 5)) < 1e-9)
+        #expect(abs(field.tags[1].writeThresholdDBm - (-18 + 2.8)) < 1e-9)
+        #expect(try RFScene.decode(scene.encoded(), path: "again") == scene)
+        let bad = #"{"tags": [{"epc": "30340000", "distance_m": 1, "chip": "monza_9"}]}"#
+        let error = #expect(throws: SceneError.self) { try RFScene.decode(Data(bad.utf8), path: "s.json") }
+        #expect(error?.description.contains("tags[0].chip") == true && error?.description.contains("ucode_8") == true, "\(String(describing: error))")
+    }
 }

@@ -49,6 +49,9 @@ public struct SimulatedTag: Sendable, Hashable {
     public let placement: TagPlacement
     /// Power the tag needs to wake, dBm.
     public let activationThresholdDBm: Double
+    /// Power the tag needs to write its memory, dBm: the activation threshold plus its
+    /// chip's ``TagChip/writeMarginDB``.
+    public let writeThresholdDBm: Double
     /// The tag's memory and locks.
     public internal(set) var memory: TagMemory
     /// Killed tags never answer again.
@@ -100,6 +103,12 @@ public struct RFField: Sendable {
         max(scene.readerSensitivityDBm, reader.sensitivityDBm ?? scene.readerSensitivityDBm)
     }
 
+    /// The weakest reply the reader takes while writing, dBm: the configured write
+    /// sensitivity (else the receive threshold), never below the hardware's best.
+    public var writeReceiveThresholdDBm: Double {
+        max(scene.readerSensitivityDBm, reader.writeSensitivityDBm ?? receiveThresholdDBm)
+    }
+
     /// A field in the scene's initial state, carrier off.
     public init(scene: RFScene, persistence: Gen2Persistence = Gen2Persistence()) {
         self.scene = scene
@@ -111,9 +120,10 @@ public struct RFField: Sendable {
                 epc: tag.epc, pc: tag.pc, epcCapacityWords: tag.epcCapacityWords, tid: TagMemory.words(fromBytes: tid),
                 user: TagMemory.words(fromBytes: tag.user), accessPassword: tag.accessPassword,
                 killPassword: tag.killPassword, locks: tag.lock)
+            let threshold = tag.activationThresholdDBm ?? scene.tagActivationThresholdDBm
             return SimulatedTag(
-                index: index, name: tag.name, placement: tag.placement,
-                activationThresholdDBm: tag.activationThresholdDBm ?? scene.tagActivationThresholdDBm, memory: memory,
+                index: index, name: tag.name, placement: tag.placement, activationThresholdDBm: threshold,
+                writeThresholdDBm: threshold + (tag.chip ?? scene.tagChip).writeMarginDB, memory: memory,
                 phaseOffset: Double(mixer.next() >> 11) / Double(1 << 53) * 2 * Double.pi)
         }
     }
@@ -268,17 +278,24 @@ public struct RFField: Sendable {
     }
 }
 
-/// How the reader's radio is set for receiving (what an inventory start configures: the
-/// vendor's `sensitivity`). The scene holds what the hardware can do at best; these are what
-/// the configuration asks for.
+/// How the reader's radio is set for receiving and writing (what an inventory start
+/// configures: the vendor's `sensitivity`, `powerLevelWrite` and `sensitivityWrite`). The
+/// scene holds what the hardware can do at best; these are what the configuration asks for.
 public struct RFReaderSettings: Sendable, Hashable {
     /// Receive threshold, dBm: replies weaker than this are ignored. `nil`, or a value below
     /// the scene's `reader_sensitivity_dbm`, means the hardware's best.
     public var sensitivityDBm: Double?
+    /// Transmit power while writing (write, program EPC, passwords, lock, kill), dBm; `nil`:
+    /// the carrier's power.
+    public var writePowerDBm: Double?
+    /// Receive threshold while writing, dBm; `nil`: ``sensitivityDBm``.
+    public var writeSensitivityDBm: Double?
 
-    /// Creates settings (by default the hardware's best).
-    public init(sensitivityDBm: Double? = nil) {
+    /// Creates settings (by default the hardware's best, writing at the carrier's power).
+    public init(sensitivityDBm: Double? = nil, writePowerDBm: Double? = nil, writeSensitivityDBm: Double? = nil) {
         self.sensitivityDBm = sensitivityDBm
+        self.writePowerDBm = writePowerDBm
+        self.writeSensitivityDBm = writeSensitivityDBm
     }
 }
 

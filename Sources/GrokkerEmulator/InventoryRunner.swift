@@ -70,6 +70,10 @@ final class InventoryRunner {
     /// Rounds and reads since the diagnostics were last reset, across inventories.
     private(set) var totalRounds = 0
     private(set) var totalReads = 0
+    /// EPC replies lost to bit errors (failed CRC) since the diagnostics were last reset.
+    /// The vendor's diagnostics have no field for them (their CRC mismatches are the audio
+    /// link's packets), so they are not sent.
+    private(set) var totalCRCFailures = 0
     /// Distinct EPCs read since the diagnostics were last reset.
     private(set) var uniqueEPCs: Set<[UInt8]> = []
     /// Reads replaced by a newer read of the same tag while they waited for the link.
@@ -90,6 +94,7 @@ final class InventoryRunner {
     func resetTotals() {
         totalRounds = 0
         totalReads = 0
+        totalCRCFailures = 0
         uniqueEPCs.removeAll()
         merged = 0
         droppedUnsent = 0
@@ -225,6 +230,7 @@ final class InventoryRunner {
             let round = engine.runRound(in: &field, at: nextRound)
             if keepsRounds { roundLog.append(round) }
             totalRounds += 1
+            totalCRCFailures += round.slots.crcFailed
             rounds += 1
             var reads = 0
             var firstFinds = 0

@@ -92,4 +92,38 @@ struct RFLinkTests {
         let error = #expect(throws: SceneError.self) { try RFScene.decode(Data(bad.utf8), path: "s.json") }
         #expect(error?.description.contains("tags[0].chip") == true && error?.description.contains("ucode_8") == true, "\(String(describing: error))")
     }
+
+    @Test("bit errors grow as the link margin shrinks: failed CRCs are lost and counted")
+    func bitErrorsGrowAsTheMarginShrinks() {
+        // One tag, Q 0, two channels (every round hops, so an S0 tag answers every round).
+        // Floor -60 dBm; at 30 dBm the reply is 22 − 2L dBm, so L = (82 − margin) / 2.
+        func failures(marginDB: Double) -> (failed: Int, read: Int) {
+            let scene = RFScene(readerSensitivityDBm: -60, tags: [
+                RFScene.Tag(epc: RFFixtures.epc(0), placement: .pathLoss(dB: (82 - marginDB) / 2)),
+            ])
+            var field = RFField(scene: scene)
+            var configuration = RFFixtures.configuration()
+            configuration.channelsMHz = [915.25, 915.75]
+            (configuration.initialQ, configuration.maxQ) = (0, 0)
+            var inventory = Gen2Inventory(configuration: configuration)
+            var slots = Gen2SlotStatistics()
+            inventory.run(in: &field, from: 0, maxRounds: 400) { slots += $0.slots; return true }
+            return (slots.crcFailed, slots.single)
+        }
+        let counts = [0.0, 1, 2, 10].map(failures(marginDB:))
+        // The model: 12 % of 128-bit replies fail at the floor, 3.3 % 1 dB above, 0.6 % 2 dB
+        // above, none 10 dB above.
+        let atFloor = Double(counts[0].failed) / Double(counts[0].failed + counts[0].read)
+        #expect(atFloor > 0.08 && atFloor < 0.16, "\(counts)")
+        #expect(counts[0].failed > counts[1].failed && counts[1].failed >= counts[2].failed, "\(counts)")
+        #expect(counts[3].failed == 0)
+        #expect(Gen2BitErrors.bitErrorRate(marginDB: 0) > 0.99e-3 && Gen2BitErrors.bitErrorRate(marginDB: 0) < 1.01e-3)
+
+        // The reader counts them (rounds, finds and CRC failures since the last reset).
+        let near = RFScene(readerSensitivityDBm: -60, tags: [RFScene.Tag(epc: RFFixtures.epc(0), placement: .pathLoss(dB: 40.9))])
+        let (runner, _) = RegionObedienceTests.run("fcc", scene: near, seconds: 2)
+        #expect(runner.totalCRCFailures > 0 && runner.totalCRCFailures < runner.totalReads, "\(runner.totalCRCFailures) of \(runner.totalReads)")
+        runner.resetTotals()
+        #expect(runner.totalCRCFailures == 0)
+    }
 }

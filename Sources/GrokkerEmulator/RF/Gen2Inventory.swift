@@ -201,17 +201,21 @@ public struct Gen2SlotStatistics: Sendable, Hashable {
     public var collided = 0
     /// Slots with colliding replies where the strongest was still read (capture).
     public var captured = 0
+    /// Slots where one tag was singulated but its EPC reply failed its CRC (bit errors):
+    /// no read; the tag keeps its flag and answers again in a later frame.
+    public var crcFailed = 0
 
     /// Creates statistics.
-    public init(empty: Int = 0, single: Int = 0, collided: Int = 0, captured: Int = 0) {
+    public init(empty: Int = 0, single: Int = 0, collided: Int = 0, captured: Int = 0, crcFailed: Int = 0) {
         self.empty = empty
         self.single = single
         self.collided = collided
         self.captured = captured
+        self.crcFailed = crcFailed
     }
 
     /// All slots.
-    public var total: Int { empty + single + collided + captured }
+    public var total: Int { empty + single + collided + captured + crcFailed }
     /// Slots that gave a read.
     public var successful: Int { single + captured }
     /// Share of slots that gave a read (0 when there were none).
@@ -221,7 +225,7 @@ public struct Gen2SlotStatistics: Sendable, Hashable {
     public static func + (a: Gen2SlotStatistics, b: Gen2SlotStatistics) -> Gen2SlotStatistics {
         Gen2SlotStatistics(
             empty: a.empty + b.empty, single: a.single + b.single, collided: a.collided + b.collided,
-            captured: a.captured + b.captured)
+            captured: a.captured + b.captured, crcFailed: a.crcFailed + b.crcFailed)
     }
 
     /// Adds another count.
@@ -392,6 +396,7 @@ public struct Gen2Inventory: Sendable {
 
         // Who takes part, and how loud each one is.
         let sensitivity = field.receiveThresholdDBm
+        let floor = field.scene.readerSensitivityDBm
         var candidates: [Int] = []
         var rssi: [Double] = []
         for i in field.tags.indices {
@@ -446,19 +451,22 @@ public struct Gen2Inventory: Sendable {
         let bankReads = [(Gen2Bank.tid, c.tidWordsToRead), (.user, c.userWordsToRead)]
 
         var frameCollisions = 0
+        var frameFailures = 0
         while stats.total < Self.maxSlotsPerRound {
             if slot >= frameSize {
-                // The frame is over. Tags that collided wait (slot counter 7FFFh): a QueryAdjust
-                // gives them new slots; with no collision the round is over.
-                guard frameCollisions > 0 else { break }
-                // The colliders are all that is left of this frame: about 2.39 tags per
-                // collided slot (Schoute); size the next frame for them.
-                qfp = min(max(log2(2.39 * Double(frameCollisions)), Double(c.minQ)), Double(c.maxQ))
+                // The frame is over. Tags that collided or whose EPC failed its CRC wait (slot
+                // counter 7FFFh): a QueryAdjust gives them new slots; with neither the round is over.
+                guard frameCollisions > 0 || frameFailures > 0 else { break }
+                // The colliders are about 2.39 tags per collided slot (Schoute), the failed
+                // ones one each; size the next frame for them.
+                let waiting = 2.39 * Double(frameCollisions) + Double(frameFailures)
+                qfp = min(max(log2(waiting), Double(c.minQ)), Double(c.maxQ))
                 q = quantize(qfp)
                 frameSize = 1 << q
                 draw()
                 slot = 0
                 frameCollisions = 0
+                frameFailures = 0
                 adjusts += 1
                 command = timing.command(bits: Gen2LinkTiming.Bits.queryAdjust, preamble: false)
             }
@@ -466,35 +474,48 @@ public struct Gen2Inventory: Sendable {
                 endedByDwell = true
                 break
             }
-            // Replies in this slot: heard ones, strongest first.
-            var heard: [Int] = []
-            for k in order[slotStart[slot]..<slotStart[slot + 1]] where rssi[k] >= sensitivity {
-                heard.append(k)
-            }
+            // Replies in this slot, strongest first; the reader takes those above its threshold,
+            // but every reply adds to the interference.
+            let replies = order[slotStart[slot]..<slotStart[slot + 1]].sorted { rssi[$0] > rssi[$1] }
             var winner: Int?
+            var captured = false
             let outcome: Outcome
-            if heard.isEmpty {
+            if replies.first.map({ rssi[$0] < sensitivity }) ?? true {
                 outcome = .empty
                 stats.empty += 1
                 elapsed += timing.emptySlot(command: command)
-            } else if heard.count == 1 {
+            } else if replies.count == 1 {
                 outcome = .single
-                stats.single += 1
-                winner = heard[0]
+                winner = replies[0]
+            } else if let margin = c.captureMarginDB,
+                rssi[replies[0]] - 10 * log10(replies.dropFirst().reduce(0) { $0 + pow(10, rssi[$1] / 10) }) >= margin
+            {
+                // Capture: the strongest RN16 is decoded through the others, the reader ACKs
+                // it, and only that tag sends its EPC.
+                outcome = .single
+                winner = replies[0]
+                captured = true
             } else {
-                heard.sort { rssi[$0] > rssi[$1] }
-                if let margin = c.captureMarginDB, rssi[heard[0]] - rssi[heard[1]] >= margin {
-                    outcome = .single
-                    stats.captured += 1
-                    winner = heard[0]
-                } else {
-                    outcome = .collision
-                    stats.collided += 1
-                    frameCollisions += 1
-                    elapsed += timing.collidedSlot(command: command)
-                }
+                outcome = .collision
+                stats.collided += 1
+                frameCollisions += 1
+                elapsed += timing.collidedSlot(command: command)
+            }
+            if let k = winner, Self.replyFails(rssiDBm: rssi[k], floorDBm: floor,
+                                                   epcWords: min(field.tags[candidates[k]].memory.epcWordCount,
+                                                                 field.tags[candidates[k]].memory.epcCapacityWords),
+                                                   rng: &rng) {
+                // The EPC reply failed its CRC: the reader NAKs, the tag keeps its flag and
+                // waits for the next frame.
+                let memory = field.tags[candidates[k]].memory
+                stats.crcFailed += 1
+                frameFailures += 1
+                elapsed += timing.singleSlot(
+                    command: command, epcWords: min(memory.epcWordCount, memory.epcCapacityWords), bankReads: []).epcDone
+                winner = nil
             }
             if let k = winner {
+                if captured { stats.captured += 1 } else { stats.single += 1 }
                 let i = candidates[k]
                 let memory = field.tags[i].memory
                 var banks: [[UInt16]] = []
@@ -525,6 +546,7 @@ public struct Gen2Inventory: Sendable {
                 draw()
                 slot = 0
                 frameCollisions = 0
+                frameFailures = 0
                 adjusts += 1
                 command = timing.command(bits: Gen2LinkTiming.Bits.queryAdjust, preamble: false)
             } else {
@@ -571,6 +593,15 @@ public struct Gen2Inventory: Sendable {
     }
 
     // MARK: Internals
+
+    /// Whether an EPC reply (PC, `epcWords` EPC words, CRC-16) at `rssiDBm` fails its CRC,
+    /// drawn from ``Gen2BitErrors`` at its margin above the hardware floor. Nothing is drawn
+    /// when the chance is below 10⁻⁹, so strong links do not move the slot draws.
+    static func replyFails(rssiDBm: Double, floorDBm: Double, epcWords: Int, rng: inout SplitMix64) -> Bool {
+        let chance = Gen2BitErrors.replyErrorProbability(bits: 16 * (epcWords + 2), marginDB: rssiDBm - floorDBm)
+        guard chance >= 1e-9 else { return false }
+        return Double(rng.next() >> 11) / Double(1 << 53) < chance
+    }
 
     private func quantize(_ value: Double) -> Int {
         min(max(Int(value.rounded()), configuration.minQ), configuration.maxQ)

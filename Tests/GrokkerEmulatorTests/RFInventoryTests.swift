@@ -340,6 +340,7 @@ enum RFFixtures {
         var configuration = RFFixtures.configuration()
         configuration.initialQ = 0
         configuration.maxQ = 0
+        configuration.captureMarginDB = nil
         var plain = Gen2Inventory(configuration: configuration)
         var field = RFField(scene: scene)
         let lost = plain.runRound(in: &field, at: 0)

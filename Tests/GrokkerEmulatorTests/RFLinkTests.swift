@@ -126,4 +126,27 @@ struct RFLinkTests {
         runner.resetTotals()
         #expect(runner.totalCRCFailures == 0)
     }
+
+    @Test("capture is on by default: in a dense near/far field the strongest reply wins a collision")
+    func captureInADenseNearFarField() {
+        // 40 tags from 0.3 m to 4 m, a start Q too small for them: many slots hold several
+        // replies of very different strength.
+        let scene = RFScene(tags: (0..<40).map {
+            RFScene.Tag(epc: RFFixtures.epc($0), placement: .distance(meters: 0.3 + 3.7 * Double($0) / 39))
+        })
+        var field = RFField(scene: scene)
+        var configuration = RFFixtures.configuration()
+        configuration.initialQ = 2
+        #expect(configuration.captureMarginDB == Gen2BitErrors.floorEbN0DB)
+        var inventory = Gen2Inventory(configuration: configuration)
+        let result = RFFixtures.inventoryUntilFound(Set(0..<40), field: &field, inventory: &inventory, maxRounds: 20)
+        #expect(result.found == Set(0..<40))
+        #expect(result.slots.captured > 0, "\(result.slots)")
+
+        // Equal replies are never captured (0 dB apart).
+        var uniform = RFField(scene: RFFixtures.uniformScene(count: 40))
+        var again = Gen2Inventory(configuration: configuration)
+        let equal = RFFixtures.inventoryUntilFound(Set(0..<40), field: &uniform, inventory: &again, maxRounds: 20)
+        #expect(equal.slots.captured == 0 && equal.slots.collided > 0)
+    }
 }

@@ -89,8 +89,10 @@ public struct Gen2InventoryConfiguration: Sendable, Hashable {
     public var tidWordsToRead: Int
     /// USER words (from word 0) to read with each find, 0...; fewer when the bank is shorter.
     public var userWordsToRead: Int
-    /// When RN16s collide, the strongest is still decoded if it is this many dB above the
-    /// next; `nil` (the default): collisions are always lost, pure slotted ALOHA.
+    /// When RN16s collide, the strongest is still decoded (capture) if it is this many dB
+    /// above the sum of the others; `nil`: collisions are always lost, pure slotted ALOHA.
+    /// By default ``Gen2BitErrors/floorEbN0DB``: the signal-to-noise ratio the receiver needs
+    /// at its floor, with the other replies counted as noise.
     public var captureMarginDB: Double?
     /// Air-interface timing.
     public var timing: Gen2LinkTiming
@@ -108,7 +110,7 @@ public struct Gen2InventoryConfiguration: Sendable, Hashable {
         channelsMHz: [Double] = Gen2InventoryConfiguration.fccChannelsMHz, maxRoundsPerSecond: Double? = nil,
         maxDwellSeconds: Double = 0.4, minRoundSeconds: Double = 0, listenBeforeTalk: Gen2ListenBeforeTalk? = nil,
         tidWordsToRead: Int = 0, userWordsToRead: Int = 0,
-        captureMarginDB: Double? = nil, timing: Gen2LinkTiming = .denseReaderM4, seed: UInt64 = 0
+        captureMarginDB: Double? = Gen2BitErrors.floorEbN0DB, timing: Gen2LinkTiming = .denseReaderM4, seed: UInt64 = 0
     ) {
         self.powerDBm = powerDBm
         self.minPowerDBm = minPowerDBm ?? powerDBm
@@ -281,7 +283,9 @@ public struct Gen2RoundResult: Sendable, Hashable {
 /// no reply heard is empty, one reply heard is a read (ACK, EPC, optional TID/USER reads; the
 /// tag's flag flips), several replies collide (unless ``Gen2InventoryConfiguration/captureMarginDB``
 /// lets the strongest through). Tags too weak for the reader's sensitivity answer but are not
-/// heard.
+/// heard (their replies still interfere). A singulated tag's EPC reply fails its CRC with the
+/// chance ``Gen2BitErrors`` gives at its margin; the reader NAKs it and the tag answers again
+/// in a later frame.
 ///
 /// Q adapts with the Qfp algorithm of Gen2 Annex D: empty slot Qfp −= C, collision Qfp += C,
 /// single unchanged; Qfp stays within the Q bounds; when round(Qfp) differs from Q the reader

@@ -6,7 +6,7 @@ import GrokAudio
 public enum Gen2Session: Int, Sendable, Hashable, CaseIterable, Codable {
     /// S0: the flag falls back to A as soon as the tag loses power.
     case s0 = 0
-    /// S1: the flag falls back to A after ``Gen2Persistence/s1`` seconds, powered or not.
+    /// S1: the flag falls back to A after the tag's ``SimulatedTag/s1Persistence``, powered or not.
     case s1 = 1
     /// S2: the flag persists while powered and ``Gen2Persistence/s2s3Unpowered`` after.
     case s2 = 2
@@ -25,16 +25,16 @@ public enum Gen2Target: Sendable, Hashable, Codable {
     public var toggled: Gen2Target { self == .a ? .b : .a }
 }
 
-/// How long inventoried flags persist (Gen2 v2 table 6.20), in seconds.
+/// How long inventoried flags persist (Gen2 v2 table 6.20), in seconds. S1's persistence is
+/// each tag's own (``SimulatedTag/s1Persistence``).
 public struct Gen2Persistence: Sendable, Hashable {
-    /// S1 flag persistence, powered or not (the standard allows 0.5 to 5 s).
-    public var s1: Double
+    /// The bounds Gen2 sets for S1 flag persistence, powered or not: 0.5 to 5 s.
+    public static let s1Bounds: ClosedRange<Double> = 0.5...5
     /// S2 and S3 flag persistence after the tag loses power (the standard: more than 2 s).
     public var s2s3Unpowered: Double
 
-    /// Creates persistence times; by default 2 s for S1 and 4 s for S2/S3.
-    public init(s1: Double = 2, s2s3Unpowered: Double = 4) {
-        self.s1 = s1
+    /// Creates persistence times; by default 4 s for S2/S3.
+    public init(s2s3Unpowered: Double = 4) {
         self.s2s3Unpowered = s2s3Unpowered
     }
 }
@@ -68,6 +68,10 @@ public struct SimulatedTag: Sendable, Hashable {
     var unpoweredSince: Double?
     /// Backscatter phase offset of this tag's chip, radians (for the I/Q split).
     let phaseOffset: Double
+    /// How long this tag's S1 flag stays B, seconds: Gen2 only bounds it
+    /// (``Gen2Persistence/s1Bounds``) and chips differ, so each tag draws its own from its
+    /// index, uniformly within the bounds.
+    public let s1Persistence: Double
 
     /// The tag's current EPC.
     public var epc: [UInt8] { memory.epc }
@@ -121,10 +125,13 @@ public struct RFField: Sendable {
                 user: TagMemory.words(fromBytes: tag.user), accessPassword: tag.accessPassword,
                 killPassword: tag.killPassword, locks: tag.lock)
             let threshold = tag.activationThresholdDBm ?? scene.tagActivationThresholdDBm
+            let phase = Double(mixer.next() >> 11) / Double(1 << 53) * 2 * Double.pi
+            let bounds = Gen2Persistence.s1Bounds
+            let s1 = bounds.lowerBound + Double(mixer.next() >> 11) / Double(1 << 53) * (bounds.upperBound - bounds.lowerBound)
             return SimulatedTag(
                 index: index, name: tag.name, placement: tag.placement, activationThresholdDBm: threshold,
                 writeThresholdDBm: threshold + (tag.chip ?? scene.tagChip).writeMarginDB, memory: memory,
-                phaseOffset: Double(mixer.next() >> 11) / Double(1 << 53) * 2 * Double.pi)
+                phaseOffset: phase, s1Persistence: s1)
         }
     }
 
@@ -146,8 +153,8 @@ public struct RFField: Sendable {
 
     /// Brings every tag's power state and inventoried flags up to `time`: a tag without power
     /// loses its S0 flag at once and its S2/S3 flags after
-    /// ``Gen2Persistence/s2s3Unpowered``; an S1 flag set to B reverts after
-    /// ``Gen2Persistence/s1`` whatever the power.
+    /// ``Gen2Persistence/s2s3Unpowered``; an S1 flag set to B reverts after the tag's
+    /// ``SimulatedTag/s1Persistence`` whatever the power.
     public mutating func refresh(at time: Double) {
         self.time = time
         for i in tags.indices {
@@ -177,7 +184,7 @@ public struct RFField: Sendable {
                 tag.flags[3] = .a
             }
         }
-        if tag.flags[1] == .b, time - tag.s1SetAt >= persistence.s1 { tag.flags[1] = .a }
+        if tag.flags[1] == .b, time - tag.s1SetAt >= tag.s1Persistence { tag.flags[1] = .a }
         tag.isPowered = powered
         tags[i] = tag
     }

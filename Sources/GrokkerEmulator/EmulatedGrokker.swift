@@ -675,7 +675,7 @@ public final class EmulatedGrokker: CablePeer {
             p.selectMask = select.mask
         }
         inventory.start(p, region: state.region, table: state.regionTable, at: now,
-                        seed: UInt64(state.serialNumber) ^ UInt64(clock), busySeed: UInt64(state.serialNumber))
+                        seed: UInt64(state.serialNumber) ^ UInt64(clock))
         sounds.startInventory(soundType: p.soundType, volume: p.volume)
         session = SlaveSession(start: start, context: VendorSlaveContext(start), lastSent: clock, startedAt: now,
                                channelsKHz: InventoryRunner.hopTable(region: state.region, table: state.regionTable))

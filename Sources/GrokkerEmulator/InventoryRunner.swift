@@ -115,10 +115,7 @@ final class InventoryRunner {
     }
 
     /// Starts (or restarts) an inventory at `time` seconds of the device clock.
-    /// - Parameter busySeed: seeds which channel visits listen before talk finds busy (the
-    ///   unit's serial number, so a unit meets the same busy channels every run).
-    func start(_ p: InventoryParameters, region: RegionSetting?, table: VendorRegionEntry? = nil, at time: Double, seed: UInt64,
-               busySeed: UInt64 = 0) {
+    func start(_ p: InventoryParameters, region: RegionSetting?, table: VendorRegionEntry? = nil, at time: Double, seed: UInt64) {
         let select = p.selectMask.isEmpty ? nil
             : Gen2Select(bank: Gen2Bank(rawValue: p.selectBank) ?? .epc, bitOffset: Int(p.selectBitOffset),
                          bitLength: Int(p.selectBitLength), mask: p.selectMask)
@@ -137,8 +134,7 @@ final class InventoryRunner {
             channelsMHz: rules.channelsMHz, maxDwellSeconds: Double(rules.maxDwellMilliseconds) / 1000,
             minRoundSeconds: Double(rules.minRoundMilliseconds) / 1000,
             listenBeforeTalk: lbt.isOn(requested: p.listenBeforeTalk)
-                ? Gen2ListenBeforeTalk(listenSeconds: Double(lbt.listenMilliseconds) / 1000, thresholdDBm: Double(lbt.thresholdDBm),
-                                       busyPercent: Self.busyChannelPercent, seed: busySeed)
+                ? Gen2ListenBeforeTalk(listenSeconds: Double(lbt.listenMilliseconds) / 1000, thresholdDBm: Double(lbt.thresholdDBm))
                 : nil,
             tidWordsToRead: (Int(p.tidBytes) + 1) / 2, userWordsToRead: (Int(p.userBytes) + 1) / 2, seed: seed)
         engine = Gen2Inventory(configuration: configuration)
@@ -198,9 +194,6 @@ final class InventoryRunner {
         let entry = rules(for: region)
         return (try? VendorRegionEntry(entry))?.channelsKHz ?? entry.channelsKHz
     }
-
-    /// Share of channel visits listen before talk finds busy (deterministic per unit).
-    static let busyChannelPercent = 10
 
     /// The power cap of the running (or last) inventory's region, dBm at the antenna port.
     private(set) var regionPowerCapDBm: Double?

@@ -80,7 +80,7 @@ struct RFLinkTests {
         #expect(Self.write(chips, tag: 1) == .generalError)
     }
 
-    @Test("a scene names its tags' chips; an unknown chip is refused with the choices")
+    @Test("a scene names its tags' chips and its interferers; an unknown chip or key is refused")
     func sceneChips() throws {
         let json = #"{"tag_chip": "ucode_8", "tags": [{"epc": "30340000", "distance_m": 1}, {"epc": "30340001", "distance_m": 1, "chip": "monza_4"}]}"#
         let scene = try RFScene.decode(Data(json.utf8), path: "s.json")
@@ -88,6 +88,10 @@ struct RFLinkTests {
         #expect(abs(field.tags[0].writeThresholdDBm - (-18 + 5)) < 1e-9)
         #expect(abs(field.tags[1].writeThresholdDBm - (-18 + 2.8)) < 1e-9)
         #expect(try RFScene.decode(scene.encoded(), path: "again") == scene)
+        let loud = #"{"interferers": [{"frequency_mhz": 916.8, "power_dbm": -60}], "tags": []}"#
+        #expect(try RFScene.decode(Data(loud.utf8), path: "s.json").interferers == [RFScene.Interferer(frequencyMHz: 916.8, powerDBm: -60)])
+        let typo = #"{"interferers": [{"frequency": 916.8, "power_dbm": -60}], "tags": []}"#
+        #expect(throws: SceneError.self) { try RFScene.decode(Data(typo.utf8), path: "s.json") }
         let bad = #"{"tags": [{"epc": "30340000", "distance_m": 1, "chip": "monza_9"}]}"#
         let error = #expect(throws: SceneError.self) { try RFScene.decode(Data(bad.utf8), path: "s.json") }
         #expect(error?.description.contains("tags[0].chip") == true && error?.description.contains("ucode_8") == true, "\(String(describing: error))")

@@ -140,32 +140,26 @@ public struct Gen2InventoryConfiguration: Sendable, Hashable {
 /// channel before the carrier comes on; a busy channel is skipped (the round ends without
 /// transmitting and the next round hops on).
 ///
-/// Other transmitters are not simulated: whether a channel is busy at a given visit is drawn
-/// deterministically from ``seed`` (a unit's serial number), the channel and the visit, so
-/// ``busyPercent`` of the visits find it busy, the same ones every run.
+/// The channel is busy when one of the scene's interferers (``RFScene/Interferer``)
+/// transmits on it at or above ``thresholdDBm`` at the reader's antenna port.
 public struct Gen2ListenBeforeTalk: Sendable, Hashable {
     /// How long the reader listens, seconds.
     public var listenSeconds: Double
-    /// The level at which a channel counts as busy, dBm (reported; the draw stands for it).
+    /// The level at which a channel counts as busy, dBm.
     public var thresholdDBm: Double
-    /// Share of channel visits that find the channel busy, 0...100.
-    public var busyPercent: Int
-    /// Seed of the busy draws.
-    public var seed: UInt64
 
     /// Creates a listen-before-talk setting.
-    public init(listenSeconds: Double, thresholdDBm: Double, busyPercent: Int = 10, seed: UInt64 = 0) {
+    public init(listenSeconds: Double, thresholdDBm: Double) {
         self.listenSeconds = listenSeconds
         self.thresholdDBm = thresholdDBm
-        self.busyPercent = busyPercent
-        self.seed = seed
     }
 
-    /// Whether `frequencyMHz` is heard busy on visit number `visit` (rounds run so far).
-    public func isBusy(frequencyMHz: Double, visit: Int) -> Bool {
-        let kHz = UInt64((frequencyMHz * 1000).rounded())
-        var mixer = SplitMix64(seed: seed ^ 0x4C42_5400 ^ (kHz << 20) ^ UInt64(truncatingIfNeeded: visit) &* 0x9E37_79B9_7F4A_7C15)
-        return Int(mixer.next() % 100) < busyPercent
+    /// Whether the reader hears `frequencyMHz` busy: an interferer within
+    /// ``RFScene/Interferer/halfWidthMHz`` of it at or above the threshold.
+    public func isBusy(frequencyMHz: Double, interferers: [RFScene.Interferer]) -> Bool {
+        interferers.contains {
+            abs($0.frequencyMHz - frequencyMHz) < RFScene.Interferer.halfWidthMHz && $0.powerDBm >= thresholdDBm
+        }
     }
 }
 
@@ -374,7 +368,7 @@ public struct Gen2Inventory: Sendable {
         if let lbt = c.listenBeforeTalk {
             // Carrier off while listening; a busy channel is skipped.
             field.setCarrier(nil, at: time)
-            if lbt.isBusy(frequencyMHz: frequency, visit: roundsRun) {
+            if lbt.isBusy(frequencyMHz: frequency, interferers: field.scene.interferers) {
                 roundsRun += 1
                 return Gen2RoundResult(
                     startTime: time, airTime: listen, listenTime: listen, channelBusy: true, duration: listen,

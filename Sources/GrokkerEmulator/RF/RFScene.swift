@@ -22,14 +22,17 @@ public struct RFScene: Sendable, Hashable, Codable {
     public var tagActivationThresholdDBm: Double
     /// The tags' chip, unless a tag says otherwise (default Monza R6).
     public var tagChip: TagChip
+    /// Other transmitters the reader hears (listen before talk finds their channels busy).
+    public var interferers: [Interferer]
     /// The tags, in file order (a tag's index is its place in this list).
     public var tags: [Tag]
 
     /// Creates a scene.
     public init(
         antennaGainDBi: Double = 0, readerSensitivityDBm: Double = -80, backscatterLossDB: Double = 8,
-        tagActivationThresholdDBm: Double = -18, tagChip: TagChip = .monzaR6, tags: [Tag]
+        tagActivationThresholdDBm: Double = -18, tagChip: TagChip = .monzaR6, interferers: [Interferer] = [], tags: [Tag]
     ) {
+        self.interferers = interferers
         self.antennaGainDBi = antennaGainDBi
         self.readerSensitivityDBm = readerSensitivityDBm
         self.backscatterLossDB = backscatterLossDB
@@ -214,6 +217,44 @@ public struct RFScene: Sendable, Hashable, Codable {
         case backscatterLossDB = "backscatter_loss_db"
         case tagActivationThresholdDBm = "tag_activation_threshold_dbm"
         case tagChip = "tag_chip"
+        case interferers
+    }
+
+    /// Another transmitter on one channel, as the reader's receiver hears it.
+    public struct Interferer: Sendable, Hashable, Codable {
+        /// Half the width of the channel an interferer occupies, MHz (a 200 kHz channel, the
+        /// narrowest any region's hop table uses).
+        public static let halfWidthMHz = 0.1
+        /// Its centre frequency, MHz.
+        public var frequencyMHz: Double
+        /// Its power at the reader's antenna port, dBm.
+        public var powerDBm: Double
+
+        /// Creates an interferer.
+        public init(frequencyMHz: Double, powerDBm: Double) {
+            self.frequencyMHz = frequencyMHz
+            self.powerDBm = powerDBm
+        }
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case frequencyMHz = "frequency_mhz"
+            case powerDBm = "power_dbm"
+        }
+
+        public init(from decoder: any Decoder) throws {
+            try SceneDecoding.rejectUnknownKeys(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            frequencyMHz = try c.sceneValue(Double.self, .frequencyMHz, expected: "a frequency in MHz")
+            guard (1...10_000).contains(frequencyMHz) else {
+                throw SceneDecoding.Failure(c.codingPath + [CodingKeys.frequencyMHz], expected: "a frequency from 1 to 10000 MHz",
+                                            found: "\(frequencyMHz)")
+            }
+            powerDBm = try c.sceneValue(Double.self, .powerDBm, expected: "a power in dBm")
+            guard (-200...60).contains(powerDBm) else {
+                throw SceneDecoding.Failure(c.codingPath + [CodingKeys.powerDBm], expected: "a power from -200 to 60 dBm",
+                                            found: "\(powerDBm)")
+            }
+        }
     }
 
     public init(from decoder: any Decoder) throws {
@@ -230,6 +271,7 @@ public struct RFScene: Sendable, Hashable, Codable {
         tagActivationThresholdDBm =
             try c.sceneOptional(Double.self, .tagActivationThresholdDBm, expected: "a power in dBm") ?? -18
         tagChip = try TagChip.decode(c, .tagChip) ?? .monzaR6
+        interferers = try c.sceneOptional([Interferer].self, .interferers, expected: "an array of {\"frequency_mhz\", \"power_dbm\"} objects") ?? []
         guard c.contains(.tags) else {
             throw SceneDecoding.Failure.missing(c.codingPath + [CodingKeys.tags], expected: "an array of tags")
         }
@@ -244,6 +286,7 @@ public struct RFScene: Sendable, Hashable, Codable {
         try c.encode(backscatterLossDB, forKey: .backscatterLossDB)
         try c.encode(tagActivationThresholdDBm, forKey: .tagActivationThresholdDBm)
         try c.encode(tagChip, forKey: .tagChip)
+        if !interferers.isEmpty { try c.encode(interferers, forKey: .interferers) }
         try c.encode(tags, forKey: .tags)
     }
 

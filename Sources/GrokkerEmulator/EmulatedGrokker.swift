@@ -746,6 +746,7 @@ public final class EmulatedGrokker: CablePeer {
         s.leftover.removeAll()
         var fresh: [VendorTagRecord] = []
         var again: [VendorSubsequentRecord] = []
+        var againReports: [TagReport] = []
         var leftover: [TagReport] = []
         for report in reports {
             let rssi = Self.rssiByte(report)
@@ -755,10 +756,9 @@ public final class EmulatedGrokker: CablePeer {
                 if again.count >= Self.maxSubsequentRecords { leftover.append(report); continue }
                 // numFinds counts the finds since the tag's last record: the vendor host adds
                 // it to the tag's total reads (harness: totals 1, 3, 6, 10 for finds 1, 2, 3, 4).
-                s.finds[report.epc, default: 0] += 1
                 again.append(VendorSubsequentRecord(id: id, numFinds: 1,
                                                     rssi: s.context.reportRssi ? rssi : nil, perReads: perReads))
-                record(report.epc)
+                againReports.append(report)
             } else if report.epc.count >= 4, report.epc.count <= 27,
                       fresh.count < (s.readsMemory ? 1 : Self.maxFirstReadRecords) {
                 let id = UInt8(truncatingIfNeeded: s.nextID)
@@ -780,10 +780,20 @@ public final class EmulatedGrokker: CablePeer {
         if !fresh.isEmpty {
             let packet = VendorReaderPacket.firstRead(flags: 0, rounds: s.context.reportSubsequentFinds ? rounds : nil,
                                                       records: fresh, fixed96: false)
-            if send(packet) { return }
+            if send(packet) {
+                // One packet at a time: the subsequent finds wait for the next one.
+                s.leftover.append(contentsOf: againReports)
+                return
+            }
         }
         if !again.isEmpty {
-            if send(.subsequentRead(rounds: rounds, records: again)) { return }
+            if send(.subsequentRead(rounds: rounds, records: again)) {
+                for report in againReports {
+                    s.finds[report.epc, default: 0] += 1
+                    record(report.epc)
+                }
+                return
+            }
         }
         if clock - s.lastSent >= samples(seconds: Self.pingIntervalSeconds) {
             _ = send(.ping(rounds: rounds))

@@ -18,6 +18,9 @@ public struct InventoryParameters: Sendable, Hashable {
     public var roundsWithNoFindsToToggleAB: UInt8 = 4
     /// Reader sensitivity, 0.1 dBm.
     public var sensitivityTenthsDBm: Int16 = -800
+    /// Transmit power and reader sensitivity while writing to a tag, 0.1 dBm.
+    public var writePowerTenthsDBm: Int16 = 300
+    public var writeSensitivityTenthsDBm: Int16 = -800
     /// Rounds per second at most (0: as fast as the air allows).
     public var maxRoundsPerSecond: UInt16 = 0
     /// Bytes of TID and USER to read with each find (0: none).

@@ -655,6 +655,8 @@ public final class EmulatedGrokker: CablePeer {
         p.session = radio.session
         p.roundsWithNoFindsToToggleAB = radio.roundsToToggleAB
         p.sensitivityTenthsDBm = -Int16(radio.minusSensitivity) * 10
+        p.writePowerTenthsDBm = tenths(radio.writePower)
+        p.writeSensitivityTenthsDBm = -Int16(radio.minusWriteSensitivity) * 10
         p.maxRoundsPerSecond = UInt16(start.maxRoundsPerSecond)
         p.tidBytes = start.maxTidBytes
         p.userBytes = start.maxUserBytes
@@ -677,7 +679,7 @@ public final class EmulatedGrokker: CablePeer {
             p.selectMask = select.mask
         }
         inventory.start(p, region: state.region, table: state.regionTable, at: now,
-                        seed: UInt64(state.serialNumber) ^ UInt64(clock), busySeed: UInt64(state.serialNumber))
+                        seed: UInt64(state.serialNumber) ^ UInt64(clock))
         sounds.startInventory(soundType: p.soundType, volume: p.volume)
         session = SlaveSession(start: start, context: VendorSlaveContext(start), lastSent: clock, startedAt: now,
                                channelsKHz: InventoryRunner.hopTable(region: state.region, table: state.regionTable))
@@ -748,6 +750,7 @@ public final class EmulatedGrokker: CablePeer {
         s.leftover.removeAll()
         var fresh: [VendorTagRecord] = []
         var again: [VendorSubsequentRecord] = []
+        var againReports: [TagReport] = []
         var leftover: [TagReport] = []
         for report in reports {
             let rssi = Self.rssiByte(report)
@@ -757,10 +760,9 @@ public final class EmulatedGrokker: CablePeer {
                 if again.count >= Self.maxSubsequentRecords { leftover.append(report); continue }
                 // numFinds counts the finds since the tag's last record: the vendor host adds
                 // it to the tag's total reads (harness: totals 1, 3, 6, 10 for finds 1, 2, 3, 4).
-                s.finds[report.epc, default: 0] += 1
                 again.append(VendorSubsequentRecord(id: id, numFinds: 1,
                                                     rssi: s.context.reportRssi ? rssi : nil, perReads: perReads))
-                record(report.epc)
+                againReports.append(report)
             } else if report.epc.count >= 4, report.epc.count <= 27,
                       fresh.count < (s.readsMemory ? 1 : Self.maxFirstReadRecords) {
                 let id = UInt8(truncatingIfNeeded: s.nextID)
@@ -782,10 +784,20 @@ public final class EmulatedGrokker: CablePeer {
         if !fresh.isEmpty {
             let packet = VendorReaderPacket.firstRead(flags: 0, rounds: s.context.reportSubsequentFinds ? rounds : nil,
                                                       records: fresh, fixed96: false)
-            if send(packet) { return }
+            if send(packet) {
+                // One packet at a time: the subsequent finds wait for the next one.
+                s.leftover.append(contentsOf: againReports)
+                return
+            }
         }
         if !again.isEmpty {
-            if send(.subsequentRead(rounds: rounds, records: again)) { return }
+            if send(.subsequentRead(rounds: rounds, records: again)) {
+                for report in againReports {
+                    s.finds[report.epc, default: 0] += 1
+                    record(report.epc)
+                }
+                return
+            }
         }
         if clock - s.lastSent >= samples(seconds: Self.pingIntervalSeconds) {
             _ = send(.ping(rounds: rounds))

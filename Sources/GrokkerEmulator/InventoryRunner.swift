@@ -70,6 +70,10 @@ final class InventoryRunner {
     /// Rounds and reads since the diagnostics were last reset, across inventories.
     private(set) var totalRounds = 0
     private(set) var totalReads = 0
+    /// EPC replies lost to bit errors (failed CRC) since the diagnostics were last reset.
+    /// The vendor's diagnostics have no field for them (their CRC mismatches are the audio
+    /// link's packets), so they are not sent.
+    private(set) var totalCRCFailures = 0
     /// Distinct EPCs read since the diagnostics were last reset.
     private(set) var uniqueEPCs: Set<[UInt8]> = []
     /// Reads replaced by a newer read of the same tag while they waited for the link.
@@ -90,6 +94,7 @@ final class InventoryRunner {
     func resetTotals() {
         totalRounds = 0
         totalReads = 0
+        totalCRCFailures = 0
         uniqueEPCs.removeAll()
         merged = 0
         droppedUnsent = 0
@@ -110,10 +115,7 @@ final class InventoryRunner {
     }
 
     /// Starts (or restarts) an inventory at `time` seconds of the device clock.
-    /// - Parameter busySeed: seeds which channel visits listen before talk finds busy (the
-    ///   unit's serial number, so a unit meets the same busy channels every run).
-    func start(_ p: InventoryParameters, region: RegionSetting?, table: VendorRegionEntry? = nil, at time: Double, seed: UInt64,
-               busySeed: UInt64 = 0) {
+    func start(_ p: InventoryParameters, region: RegionSetting?, table: VendorRegionEntry? = nil, at time: Double, seed: UInt64) {
         let select = p.selectMask.isEmpty ? nil
             : Gen2Select(bank: Gen2Bank(rawValue: p.selectBank) ?? .epc, bitOffset: Int(p.selectBitOffset),
                          bitLength: Int(p.selectBitLength), mask: p.selectMask)
@@ -132,12 +134,14 @@ final class InventoryRunner {
             channelsMHz: rules.channelsMHz, maxDwellSeconds: Double(rules.maxDwellMilliseconds) / 1000,
             minRoundSeconds: Double(rules.minRoundMilliseconds) / 1000,
             listenBeforeTalk: lbt.isOn(requested: p.listenBeforeTalk)
-                ? Gen2ListenBeforeTalk(listenSeconds: Double(lbt.listenMilliseconds) / 1000, thresholdDBm: Double(lbt.thresholdDBm),
-                                       busyPercent: Self.busyChannelPercent, seed: busySeed)
+                ? Gen2ListenBeforeTalk(listenSeconds: Double(lbt.listenMilliseconds) / 1000, thresholdDBm: Double(lbt.thresholdDBm))
                 : nil,
             tidWordsToRead: (Int(p.tidBytes) + 1) / 2, userWordsToRead: (Int(p.userBytes) + 1) / 2,
             reservedWordsToRead: (Int(p.reservedBytes) + 1) / 2, seed: seed)
         engine = Gen2Inventory(configuration: configuration)
+        field.reader = RFReaderSettings(
+            sensitivityDBm: Double(p.sensitivityTenthsDBm) / 10, writePowerDBm: capped(p.writePowerTenthsDBm),
+            writeSensitivityDBm: Double(p.writeSensitivityTenthsDBm) / 10)
         startTime = time
         nextRound = time
         minRoundInterval = p.maxRoundsPerSecond > 0 ? 1 / Double(p.maxRoundsPerSecond) : 0
@@ -192,9 +196,6 @@ final class InventoryRunner {
         return (try? VendorRegionEntry(entry))?.channelsKHz ?? entry.channelsKHz
     }
 
-    /// Share of channel visits listen before talk finds busy (deterministic per unit).
-    static let busyChannelPercent = 10
-
     /// The power cap of the running (or last) inventory's region, dBm at the antenna port.
     private(set) var regionPowerCapDBm: Double?
     /// The round results of the running inventory, newest last, when ``keepsRounds`` is set
@@ -223,6 +224,7 @@ final class InventoryRunner {
             let round = engine.runRound(in: &field, at: nextRound)
             if keepsRounds { roundLog.append(round) }
             totalRounds += 1
+            totalCRCFailures += round.slots.crcFailed
             rounds += 1
             var reads = 0
             var firstFinds = 0

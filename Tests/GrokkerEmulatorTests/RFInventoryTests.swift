@@ -155,10 +155,14 @@ enum RFFixtures {
         var readTimes: [Int: [Double]] = [:]
         inventory.run(in: &field, from: 0, maxRounds: 10_000) { round in
             for read in round.reads { readTimes[read.tagIndex, default: []].append(read.time) }
-            return round.startTime < 7
+            return round.startTime < 16
         }
-        let persistence = field.persistence.s1
+        // Each tag keeps its own persistence, within Gen2's 0.5-5 s.
+        let persistences = field.tags.map(\.s1Persistence)
+        #expect(persistences.allSatisfy { Gen2Persistence.s1Bounds.contains($0) })
+        #expect(persistences.max()! - persistences.min()! > 2, "\(persistences)")
         for i in 0..<20 {
+            let persistence = field.tags[i].s1Persistence
             let times = readTimes[i] ?? []
             #expect(times.count >= 3, "tag \(i) read at \(times)")
             for (a, b) in zip(times, times.dropFirst()) {
@@ -340,6 +344,7 @@ enum RFFixtures {
         var configuration = RFFixtures.configuration()
         configuration.initialQ = 0
         configuration.maxQ = 0
+        configuration.captureMarginDB = nil
         var plain = Gen2Inventory(configuration: configuration)
         var field = RFField(scene: scene)
         let lost = plain.runRound(in: &field, at: 0)

@@ -136,7 +136,9 @@ import Testing
         let newEPC: [UInt8] = [0x30, 0x34, 0x25, 0x7B, 0xF4, 0x78, 0x90, 0, 0, 0, 0x12, 0x34]
         #expect(field.programEPC(epc: first, newEPC: newEPC, at: 1) == .ok)
         #expect(field.write(epc: scene.tags[1].epc, bank: .user, wordPointer: 0, words: [], at: 1) == .generalError)
-        #expect(field.lock(epc: scene.tags[2].epc, payload: Gen2LockPayload(setting: [.epc: .permanentlyNotWritable]), at: 1) == .ok)
+        // Tag 2 (5.5 m) is read at 30 dBm but gets too little power to write (or lock); tag 3 (1.8 m) has it.
+        #expect(field.lock(epc: scene.tags[2].epc, payload: Gen2LockPayload(setting: [.epc: .permanentlyNotWritable]), at: 1) == .generalError)
+        #expect(field.lock(epc: scene.tags[3].epc, payload: Gen2LockPayload(setting: [.epc: .permanentlyNotWritable]), at: 1) == .ok)
         let locked = try #require(scene.tags.firstIndex { $0.accessPassword != 0 && $0.killPassword != 0 })
         #expect(field.kill(epc: scene.tags[locked].epc, killPassword: scene.tags[locked].killPassword, at: 1) == .ok)
 
@@ -149,7 +151,8 @@ import Testing
         #expect(restored.state == field.state)
         #expect(restored.tags[0].epc == newEPC)
         #expect(restored.tags[0].memory.storedCRC == field.tags[0].memory.storedCRC)
-        #expect(restored.tags[2].memory.locks.epc == .permanentlyNotWritable)
+        #expect(restored.tags[3].memory.locks.epc == .permanentlyNotWritable)
+        #expect(restored.tags[2].memory.locks.epc == .writable)
         #expect(restored.tags[locked].isKilled)
 
         // No file: nothing changes.

@@ -13,7 +13,7 @@ struct TagSearchTests {
     /// issue): the emulated reader tried the access once, at the instant it arrived, and a tag
     /// in a fade on that one channel and power was "not found" although every inventory
     /// heard it. A reader goes on looking on its next rounds.
-    @Test("on 24 standard benches: the first tag an inventory heard is programmed, and read back by its new EPC at once")
+    @Test("on 24 standard benches: the first tag an inventory heard within write range is programmed, and read back by its new EPC at once")
     func programThenReadOnManyBenches() throws {
         let new = try UgiEpc(hex: "3074257BF7194E4000C0FFEE")
         for serial in UInt32(41_000_000)..<41_000_024 {
@@ -28,7 +28,13 @@ struct TagSearchTests {
             let configuration = UgiRfidConfiguration.config(inventoryType: .inventoryDistance)
             try session.startInventory(configuration)
             try session.collect(forAtMost: 1)
-            let old = try #require(session.takeReports().first.map { try UgiEpc(bytes: $0.epc) }, "\(serial): no tag heard")
+            // The presets write at 24 dBm and hear the tag only above -60 dBm: out to about 2 m
+            // (docs/scene.md, "The link budget"); the bench's tags reach 5 m.
+            let writable = Set(RFScene.standardBench(seed: UInt64(serial)).tags.filter {
+                ($0.placement.distance(at: 0) ?? .infinity) <= 2
+            }.map(\.epc))
+            let old = try #require(session.takeReports().first { writable.contains($0.epc) }.map { try UgiEpc(bytes: $0.epc) },
+                                   "\(serial): no tag within 2 m heard")
             #expect(try session.programTag(old, to: new) == .ok, "\(serial)")
             try session.stopInventory()
             try session.startInventory(configuration)

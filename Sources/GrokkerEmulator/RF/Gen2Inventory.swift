@@ -94,8 +94,10 @@ public struct Gen2InventoryConfiguration: Sendable, Hashable {
     /// only in the secured state, which an inventory never enters) answers the Read with an
     /// error, so nothing comes back for it.
     public var reservedWordsToRead: Int
-    /// When RN16s collide, the strongest is still decoded if it is this many dB above the
-    /// next; `nil` (the default): collisions are always lost, pure slotted ALOHA.
+    /// When RN16s collide, the strongest is still decoded (capture) if it is this many dB
+    /// above the sum of the others; `nil`: collisions are always lost, pure slotted ALOHA.
+    /// By default ``Gen2BitErrors/floorEbN0DB``: the signal-to-noise ratio the receiver needs
+    /// at its floor, with the other replies counted as noise.
     public var captureMarginDB: Double?
     /// Air-interface timing.
     public var timing: Gen2LinkTiming
@@ -113,7 +115,7 @@ public struct Gen2InventoryConfiguration: Sendable, Hashable {
         channelsMHz: [Double] = Gen2InventoryConfiguration.fccChannelsMHz, maxRoundsPerSecond: Double? = nil,
         maxDwellSeconds: Double = 0.4, minRoundSeconds: Double = 0, listenBeforeTalk: Gen2ListenBeforeTalk? = nil,
         tidWordsToRead: Int = 0, userWordsToRead: Int = 0, reservedWordsToRead: Int = 0,
-        captureMarginDB: Double? = nil, timing: Gen2LinkTiming = .denseReaderM4, seed: UInt64 = 0
+        captureMarginDB: Double? = Gen2BitErrors.floorEbN0DB, timing: Gen2LinkTiming = .denseReaderM4, seed: UInt64 = 0
     ) {
         self.powerDBm = powerDBm
         self.minPowerDBm = minPowerDBm ?? powerDBm
@@ -144,32 +146,26 @@ public struct Gen2InventoryConfiguration: Sendable, Hashable {
 /// channel before the carrier comes on; a busy channel is skipped (the round ends without
 /// transmitting and the next round hops on).
 ///
-/// Other transmitters are not simulated: whether a channel is busy at a given visit is drawn
-/// deterministically from ``seed`` (a unit's serial number), the channel and the visit, so
-/// ``busyPercent`` of the visits find it busy, the same ones every run.
+/// The channel is busy when one of the scene's interferers (``RFScene/Interferer``)
+/// transmits on it at or above ``thresholdDBm`` at the reader's antenna port.
 public struct Gen2ListenBeforeTalk: Sendable, Hashable {
     /// How long the reader listens, seconds.
     public var listenSeconds: Double
-    /// The level at which a channel counts as busy, dBm (reported; the draw stands for it).
+    /// The level at which a channel counts as busy, dBm.
     public var thresholdDBm: Double
-    /// Share of channel visits that find the channel busy, 0...100.
-    public var busyPercent: Int
-    /// Seed of the busy draws.
-    public var seed: UInt64
 
     /// Creates a listen-before-talk setting.
-    public init(listenSeconds: Double, thresholdDBm: Double, busyPercent: Int = 10, seed: UInt64 = 0) {
+    public init(listenSeconds: Double, thresholdDBm: Double) {
         self.listenSeconds = listenSeconds
         self.thresholdDBm = thresholdDBm
-        self.busyPercent = busyPercent
-        self.seed = seed
     }
 
-    /// Whether `frequencyMHz` is heard busy on visit number `visit` (rounds run so far).
-    public func isBusy(frequencyMHz: Double, visit: Int) -> Bool {
-        let kHz = UInt64((frequencyMHz * 1000).rounded())
-        var mixer = SplitMix64(seed: seed ^ 0x4C42_5400 ^ (kHz << 20) ^ UInt64(truncatingIfNeeded: visit) &* 0x9E37_79B9_7F4A_7C15)
-        return Int(mixer.next() % 100) < busyPercent
+    /// Whether the reader hears `frequencyMHz` busy: an interferer within
+    /// ``RFScene/Interferer/halfWidthMHz`` of it at or above the threshold.
+    public func isBusy(frequencyMHz: Double, interferers: [RFScene.Interferer]) -> Bool {
+        interferers.contains {
+            abs($0.frequencyMHz - frequencyMHz) < RFScene.Interferer.halfWidthMHz && $0.powerDBm >= thresholdDBm
+        }
     }
 }
 
@@ -209,17 +205,21 @@ public struct Gen2SlotStatistics: Sendable, Hashable {
     public var collided = 0
     /// Slots with colliding replies where the strongest was still read (capture).
     public var captured = 0
+    /// Slots where one tag was singulated but its EPC reply failed its CRC (bit errors):
+    /// no read; the tag keeps its flag and answers again in a later frame.
+    public var crcFailed = 0
 
     /// Creates statistics.
-    public init(empty: Int = 0, single: Int = 0, collided: Int = 0, captured: Int = 0) {
+    public init(empty: Int = 0, single: Int = 0, collided: Int = 0, captured: Int = 0, crcFailed: Int = 0) {
         self.empty = empty
         self.single = single
         self.collided = collided
         self.captured = captured
+        self.crcFailed = crcFailed
     }
 
     /// All slots.
-    public var total: Int { empty + single + collided + captured }
+    public var total: Int { empty + single + collided + captured + crcFailed }
     /// Slots that gave a read.
     public var successful: Int { single + captured }
     /// Share of slots that gave a read (0 when there were none).
@@ -229,7 +229,7 @@ public struct Gen2SlotStatistics: Sendable, Hashable {
     public static func + (a: Gen2SlotStatistics, b: Gen2SlotStatistics) -> Gen2SlotStatistics {
         Gen2SlotStatistics(
             empty: a.empty + b.empty, single: a.single + b.single, collided: a.collided + b.collided,
-            captured: a.captured + b.captured)
+            captured: a.captured + b.captured, crcFailed: a.crcFailed + b.crcFailed)
     }
 
     /// Adds another count.
@@ -285,7 +285,9 @@ public struct Gen2RoundResult: Sendable, Hashable {
 /// no reply heard is empty, one reply heard is a read (ACK, EPC, optional TID/USER reads; the
 /// tag's flag flips), several replies collide (unless ``Gen2InventoryConfiguration/captureMarginDB``
 /// lets the strongest through). Tags too weak for the reader's sensitivity answer but are not
-/// heard.
+/// heard (their replies still interfere). A singulated tag's EPC reply fails its CRC with the
+/// chance ``Gen2BitErrors`` gives at its margin; the reader NAKs it and the tag answers again
+/// in a later frame.
 ///
 /// Q adapts with the Qfp algorithm of Gen2 Annex D: empty slot Qfp −= C, collision Qfp += C,
 /// single unchanged; Qfp stays within the Q bounds; when round(Qfp) differs from Q the reader
@@ -375,7 +377,7 @@ public struct Gen2Inventory: Sendable {
         if let lbt = c.listenBeforeTalk {
             // Carrier off while listening; a busy channel is skipped.
             field.setCarrier(nil, at: time)
-            if lbt.isBusy(frequencyMHz: frequency, visit: roundsRun) {
+            if lbt.isBusy(frequencyMHz: frequency, interferers: field.scene.interferers) {
                 roundsRun += 1
                 return Gen2RoundResult(
                     startTime: time, airTime: listen, listenTime: listen, channelBusy: true, duration: listen,
@@ -400,7 +402,8 @@ public struct Gen2Inventory: Sendable {
         }
 
         // Who takes part, and how loud each one is.
-        let sensitivity = field.scene.readerSensitivityDBm
+        let sensitivity = field.receiveThresholdDBm
+        let floor = field.scene.readerSensitivityDBm
         var candidates: [Int] = []
         var rssi: [Double] = []
         for i in field.tags.indices {
@@ -455,19 +458,22 @@ public struct Gen2Inventory: Sendable {
         let bankReads = [(Gen2Bank.tid, c.tidWordsToRead), (.user, c.userWordsToRead), (.reserved, c.reservedWordsToRead)]
 
         var frameCollisions = 0
+        var frameFailures = 0
         while stats.total < Self.maxSlotsPerRound {
             if slot >= frameSize {
-                // The frame is over. Tags that collided wait (slot counter 7FFFh): a QueryAdjust
-                // gives them new slots; with no collision the round is over.
-                guard frameCollisions > 0 else { break }
-                // The colliders are all that is left of this frame: about 2.39 tags per
-                // collided slot (Schoute); size the next frame for them.
-                qfp = min(max(log2(2.39 * Double(frameCollisions)), Double(c.minQ)), Double(c.maxQ))
+                // The frame is over. Tags that collided or whose EPC failed its CRC wait (slot
+                // counter 7FFFh): a QueryAdjust gives them new slots; with neither the round is over.
+                guard frameCollisions > 0 || frameFailures > 0 else { break }
+                // The colliders are about 2.39 tags per collided slot (Schoute), the failed
+                // ones one each; size the next frame for them.
+                let waiting = 2.39 * Double(frameCollisions) + Double(frameFailures)
+                qfp = min(max(log2(waiting), Double(c.minQ)), Double(c.maxQ))
                 q = quantize(qfp)
                 frameSize = 1 << q
                 draw()
                 slot = 0
                 frameCollisions = 0
+                frameFailures = 0
                 adjusts += 1
                 command = timing.command(bits: Gen2LinkTiming.Bits.queryAdjust, preamble: false)
             }
@@ -475,35 +481,48 @@ public struct Gen2Inventory: Sendable {
                 endedByDwell = true
                 break
             }
-            // Replies in this slot: heard ones, strongest first.
-            var heard: [Int] = []
-            for k in order[slotStart[slot]..<slotStart[slot + 1]] where rssi[k] >= sensitivity {
-                heard.append(k)
-            }
+            // Replies in this slot, strongest first; the reader takes those above its threshold,
+            // but every reply adds to the interference.
+            let replies = order[slotStart[slot]..<slotStart[slot + 1]].sorted { rssi[$0] > rssi[$1] }
             var winner: Int?
+            var captured = false
             let outcome: Outcome
-            if heard.isEmpty {
+            if replies.first.map({ rssi[$0] < sensitivity }) ?? true {
                 outcome = .empty
                 stats.empty += 1
                 elapsed += timing.emptySlot(command: command)
-            } else if heard.count == 1 {
+            } else if replies.count == 1 {
                 outcome = .single
-                stats.single += 1
-                winner = heard[0]
+                winner = replies[0]
+            } else if let margin = c.captureMarginDB,
+                rssi[replies[0]] - 10 * log10(replies.dropFirst().reduce(0) { $0 + pow(10, rssi[$1] / 10) }) >= margin
+            {
+                // Capture: the strongest RN16 is decoded through the others, the reader ACKs
+                // it, and only that tag sends its EPC.
+                outcome = .single
+                winner = replies[0]
+                captured = true
             } else {
-                heard.sort { rssi[$0] > rssi[$1] }
-                if let margin = c.captureMarginDB, rssi[heard[0]] - rssi[heard[1]] >= margin {
-                    outcome = .single
-                    stats.captured += 1
-                    winner = heard[0]
-                } else {
-                    outcome = .collision
-                    stats.collided += 1
-                    frameCollisions += 1
-                    elapsed += timing.collidedSlot(command: command)
-                }
+                outcome = .collision
+                stats.collided += 1
+                frameCollisions += 1
+                elapsed += timing.collidedSlot(command: command)
+            }
+            if let k = winner, Self.replyFails(rssiDBm: rssi[k], floorDBm: floor,
+                                                   epcWords: min(field.tags[candidates[k]].memory.epcWordCount,
+                                                                 field.tags[candidates[k]].memory.epcCapacityWords),
+                                                   rng: &rng) {
+                // The EPC reply failed its CRC: the reader NAKs, the tag keeps its flag and
+                // waits for the next frame.
+                let memory = field.tags[candidates[k]].memory
+                stats.crcFailed += 1
+                frameFailures += 1
+                elapsed += timing.singleSlot(
+                    command: command, epcWords: min(memory.epcWordCount, memory.epcCapacityWords), bankReads: []).epcDone
+                winner = nil
             }
             if let k = winner {
+                if captured { stats.captured += 1 } else { stats.single += 1 }
                 let i = candidates[k]
                 let memory = field.tags[i].memory
                 var banks: [[UInt16]] = []
@@ -537,6 +556,7 @@ public struct Gen2Inventory: Sendable {
                 draw()
                 slot = 0
                 frameCollisions = 0
+                frameFailures = 0
                 adjusts += 1
                 command = timing.command(bits: Gen2LinkTiming.Bits.queryAdjust, preamble: false)
             } else {
@@ -583,6 +603,15 @@ public struct Gen2Inventory: Sendable {
     }
 
     // MARK: Internals
+
+    /// Whether an EPC reply (PC, `epcWords` EPC words, CRC-16) at `rssiDBm` fails its CRC,
+    /// drawn from ``Gen2BitErrors`` at its margin above the hardware floor. Nothing is drawn
+    /// when the chance is below 10⁻⁹, so strong links do not move the slot draws.
+    static func replyFails(rssiDBm: Double, floorDBm: Double, epcWords: Int, rng: inout SplitMix64) -> Bool {
+        let chance = Gen2BitErrors.replyErrorProbability(bits: 16 * (epcWords + 2), marginDB: rssiDBm - floorDBm)
+        guard chance >= 1e-9 else { return false }
+        return Double(rng.next() >> 11) / Double(1 << 53) < chance
+    }
 
     private func quantize(_ value: Double) -> Int {
         min(max(Int(value.rounded()), configuration.minQ), configuration.maxQ)

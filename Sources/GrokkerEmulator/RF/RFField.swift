@@ -7,7 +7,7 @@ import GrokAudio
 public enum Gen2Session: Int, Sendable, Hashable, CaseIterable, Codable {
     /// S0: the flag falls back to A as soon as the tag loses power.
     case s0 = 0
-    /// S1: the flag falls back to A after ``Gen2Persistence/s1`` seconds, powered or not.
+    /// S1: the flag falls back to A after the tag's ``SimulatedTag/s1Persistence``, powered or not.
     case s1 = 1
     /// S2: the flag persists while powered and ``Gen2Persistence/s2s3Unpowered`` after.
     case s2 = 2
@@ -26,16 +26,16 @@ public enum Gen2Target: Sendable, Hashable, Codable {
     public var toggled: Gen2Target { self == .a ? .b : .a }
 }
 
-/// How long inventoried flags persist (Gen2 v2 table 6.20), in seconds.
+/// How long inventoried flags persist (Gen2 v2 table 6.20), in seconds. S1's persistence is
+/// each tag's own (``SimulatedTag/s1Persistence``).
 public struct Gen2Persistence: Sendable, Hashable {
-    /// S1 flag persistence, powered or not (the standard allows 0.5 to 5 s).
-    public var s1: Double
+    /// The bounds Gen2 sets for S1 flag persistence, powered or not: 0.5 to 5 s.
+    public static let s1Bounds: ClosedRange<Double> = 0.5...5
     /// S2 and S3 flag persistence after the tag loses power (the standard: more than 2 s).
     public var s2s3Unpowered: Double
 
-    /// Creates persistence times; by default 2 s for S1 and 4 s for S2/S3.
-    public init(s1: Double = 2, s2s3Unpowered: Double = 4) {
-        self.s1 = s1
+    /// Creates persistence times; by default 4 s for S2/S3.
+    public init(s2s3Unpowered: Double = 4) {
         self.s2s3Unpowered = s2s3Unpowered
     }
 }
@@ -50,6 +50,9 @@ public struct SimulatedTag: Sendable, Hashable {
     public let placement: TagPlacement
     /// Power the tag needs to wake, dBm.
     public let activationThresholdDBm: Double
+    /// Power the tag needs to write its memory, dBm: the activation threshold plus its
+    /// chip's ``TagChip/writeMarginDB``.
+    public let writeThresholdDBm: Double
     /// The tag's memory and locks.
     public internal(set) var memory: TagMemory
     /// Killed tags never answer again.
@@ -66,6 +69,10 @@ public struct SimulatedTag: Sendable, Hashable {
     var unpoweredSince: Double?
     /// Backscatter phase offset of this tag's chip, radians (for the I/Q split).
     let phaseOffset: Double
+    /// How long this tag's S1 flag stays B, seconds: Gen2 only bounds it
+    /// (``Gen2Persistence/s1Bounds``) and chips differ, so each tag draws its own from its
+    /// index, uniformly within the bounds.
+    public let s1Persistence: Double
 
     /// The tag's current EPC.
     public var epc: [UInt8] { memory.epc }
@@ -92,6 +99,20 @@ public struct RFField: Sendable {
     public private(set) var carrier: RFCarrier?
     /// The time of the last ``refresh(at:)``.
     public private(set) var time: Double = 0
+    /// How the reader's receiver is set (the running inventory's configuration).
+    public var reader = RFReaderSettings()
+
+    /// The weakest reply the reader takes, dBm: the configured sensitivity, never below the
+    /// hardware's best (the scene's `reader_sensitivity_dbm`).
+    public var receiveThresholdDBm: Double {
+        max(scene.readerSensitivityDBm, reader.sensitivityDBm ?? scene.readerSensitivityDBm)
+    }
+
+    /// The weakest reply the reader takes while writing, dBm: the configured write
+    /// sensitivity (else the receive threshold), never below the hardware's best.
+    public var writeReceiveThresholdDBm: Double {
+        max(scene.readerSensitivityDBm, reader.writeSensitivityDBm ?? receiveThresholdDBm)
+    }
 
     /// A field in the scene's initial state, carrier off.
     public init(scene: RFScene, persistence: Gen2Persistence = Gen2Persistence()) {
@@ -104,10 +125,14 @@ public struct RFField: Sendable {
                 epc: tag.epc, pc: tag.pc, epcCapacityWords: tag.epcCapacityWords, tid: TagMemory.words(fromBytes: tid),
                 user: TagMemory.words(fromBytes: tag.user), accessPassword: tag.accessPassword,
                 killPassword: tag.killPassword, locks: tag.lock)
+            let threshold = tag.activationThresholdDBm ?? scene.tagActivationThresholdDBm
+            let phase = Double(mixer.next() >> 11) / Double(1 << 53) * 2 * Double.pi
+            let bounds = Gen2Persistence.s1Bounds
+            let s1 = bounds.lowerBound + Double(mixer.next() >> 11) / Double(1 << 53) * (bounds.upperBound - bounds.lowerBound)
             return SimulatedTag(
-                index: index, name: tag.name, placement: tag.placement,
-                activationThresholdDBm: tag.activationThresholdDBm ?? scene.tagActivationThresholdDBm, memory: memory,
-                phaseOffset: Double(mixer.next() >> 11) / Double(1 << 53) * 2 * Double.pi)
+                index: index, name: tag.name, placement: tag.placement, activationThresholdDBm: threshold,
+                writeThresholdDBm: threshold + (tag.chip ?? scene.tagChip).writeMarginDB, memory: memory,
+                phaseOffset: phase, s1Persistence: s1)
         }
     }
 
@@ -129,8 +154,8 @@ public struct RFField: Sendable {
 
     /// Brings every tag's power state and inventoried flags up to `time`: a tag without power
     /// loses its S0 flag at once and its S2/S3 flags after
-    /// ``Gen2Persistence/s2s3Unpowered``; an S1 flag set to B reverts after
-    /// ``Gen2Persistence/s1`` whatever the power.
+    /// ``Gen2Persistence/s2s3Unpowered``; an S1 flag set to B reverts after the tag's
+    /// ``SimulatedTag/s1Persistence`` whatever the power.
     public mutating func refresh(at time: Double) {
         self.time = time
         for i in tags.indices {
@@ -160,7 +185,7 @@ public struct RFField: Sendable {
                 tag.flags[3] = .a
             }
         }
-        if tag.flags[1] == .b, time - tag.s1SetAt >= persistence.s1 { tag.flags[1] = .a }
+        if tag.flags[1] == .b, time - tag.s1SetAt >= tag.s1Persistence { tag.flags[1] = .a }
         tag.isPowered = powered
         tags[i] = tag
     }
@@ -192,11 +217,11 @@ public struct RFField: Sendable {
     }
 
     /// Whether tag `i` can be inventoried or accessed at `time` with `carrier`: not killed,
-    /// awake (power at the tag ≥ its threshold) and heard (RSSI ≥ the reader's sensitivity).
+    /// awake (power at the tag ≥ its threshold) and heard (RSSI ≥ ``receiveThresholdDBm``).
     /// This is the link budget alone; session flags and SELECT are not considered.
     public func isReachable(_ i: Int, at time: Double, carrier: RFCarrier) -> Bool {
         !tags[i].isKilled && powerAtTag(i, at: time, carrier: carrier) >= tags[i].activationThresholdDBm
-            && rssi(ofTag: i, at: time, carrier: carrier) >= scene.readerSensitivityDBm
+            && rssi(ofTag: i, at: time, carrier: carrier) >= receiveThresholdDBm
     }
 
     /// The I and Q parts of a reply's power, dBm: the backscatter's phase is the round trip
@@ -258,6 +283,27 @@ public struct RFField: Sendable {
         let state = try SceneDecoding.decode(RFFieldState.self, from: Data(bytes), path: path)
         try restore(state, path: path)
         return true
+    }
+}
+
+/// How the reader's radio is set for receiving and writing (what an inventory start
+/// configures: the vendor's `sensitivity`, `powerLevelWrite` and `sensitivityWrite`). The
+/// scene holds what the hardware can do at best; these are what the configuration asks for.
+public struct RFReaderSettings: Sendable, Hashable {
+    /// Receive threshold, dBm: replies weaker than this are ignored. `nil`, or a value below
+    /// the scene's `reader_sensitivity_dbm`, means the hardware's best.
+    public var sensitivityDBm: Double?
+    /// Transmit power while writing (write, program EPC, passwords, lock, kill), dBm; `nil`:
+    /// the carrier's power.
+    public var writePowerDBm: Double?
+    /// Receive threshold while writing, dBm; `nil`: ``sensitivityDBm``.
+    public var writeSensitivityDBm: Double?
+
+    /// Creates settings (by default the hardware's best, writing at the carrier's power).
+    public init(sensitivityDBm: Double? = nil, writePowerDBm: Double? = nil, writeSensitivityDBm: Double? = nil) {
+        self.sensitivityDBm = sensitivityDBm
+        self.writePowerDBm = writePowerDBm
+        self.writeSensitivityDBm = writeSensitivityDBm
     }
 }
 

@@ -104,3 +104,34 @@ public enum RFLinkBudget {
         readerPowerDBm + 2 * antennaGainDBi - 2 * pathLossDB - backscatterLossDB
     }
 }
+
+/// Bit errors on the tag-to-reader link, from the reply's margin above the reader's
+/// hardware floor (the scene's `reader_sensitivity_dbm`).
+///
+/// The model: the reader detects FM0/Miller backscatter coherently, as antipodal signalling
+/// in white Gaussian noise, so a bit is wrong with probability ½·erfc(√(Eb/N0)) (Proakis and
+/// Salehi, *Digital Communications*, 5th ed., section 4.2, binary antipodal signalling). The
+/// floor is defined as the reply power where that probability is 10⁻³ (Eb/N0 = 6.79 dB), and
+/// every dB of margin above it adds a dB of Eb/N0. A reply of *n* bits arrives intact with
+/// probability (1 − BER)ⁿ; one that does not fails its CRC-16 and is lost.
+public enum Gen2BitErrors {
+    /// Eb/N0 at the hardware floor, dB: where the bit error rate is 10⁻³.
+    public static let floorEbN0DB = 6.79
+
+    /// The bit error rate at `ebN0DB`.
+    public static func bitErrorRate(ebN0DB: Double) -> Double {
+        0.5 * erfc(sqrt(pow(10, ebN0DB / 10)))
+    }
+
+    /// The bit error rate of a reply `marginDB` above the hardware floor.
+    public static func bitErrorRate(marginDB: Double) -> Double {
+        bitErrorRate(ebN0DB: floorEbN0DB + marginDB)
+    }
+
+    /// The probability that a reply of `bits` bits, `marginDB` above the floor, has at least
+    /// one bit wrong (and so fails its CRC).
+    public static func replyErrorProbability(bits: Int, marginDB: Double) -> Double {
+        // 1 − (1 − p)^n, computed without cancellation for tiny p.
+        -expm1(Double(bits) * log1p(-bitErrorRate(marginDB: marginDB)))
+    }
+}

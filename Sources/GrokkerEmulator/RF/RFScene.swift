@@ -21,18 +21,24 @@ public struct RFScene: Sendable, Hashable, Codable {
     public var backscatterLossDB: Double
     /// Power a tag needs to wake, dBm, unless the tag says otherwise (default −18).
     public var tagActivationThresholdDBm: Double
+    /// The tags' chip, unless a tag says otherwise (default Monza R6).
+    public var tagChip: TagChip
+    /// Other transmitters the reader hears (listen before talk finds their channels busy).
+    public var interferers: [Interferer]
     /// The tags, in file order (a tag's index is its place in this list).
     public var tags: [Tag]
 
     /// Creates a scene.
     public init(
         antennaGainDBi: Double = 0, readerSensitivityDBm: Double = -80, backscatterLossDB: Double = 8,
-        tagActivationThresholdDBm: Double = -18, tags: [Tag]
+        tagActivationThresholdDBm: Double = -18, tagChip: TagChip = .monzaR6, interferers: [Interferer] = [], tags: [Tag]
     ) {
+        self.interferers = interferers
         self.antennaGainDBi = antennaGainDBi
         self.readerSensitivityDBm = readerSensitivityDBm
         self.backscatterLossDB = backscatterLossDB
         self.tagActivationThresholdDBm = tagActivationThresholdDBm
+        self.tagChip = tagChip
         self.tags = tags
     }
 
@@ -60,12 +66,15 @@ public struct RFScene: Sendable, Hashable, Codable {
         public var placement: TagPlacement
         /// This tag's activation threshold, dBm; `nil` uses the scene's.
         public var activationThresholdDBm: Double?
+        /// This tag's chip; `nil` uses the scene's.
+        public var chip: TagChip?
 
         /// Creates a tag.
         public init(
             name: String? = nil, epc: [UInt8], pc: UInt16? = nil, epcCapacityWords: Int? = nil, tid: [UInt8]? = nil,
             user: [UInt8] = [], accessPassword: UInt32 = 0, killPassword: UInt32 = 0,
-            lock: Gen2LockState = Gen2LockState(), placement: TagPlacement, activationThresholdDBm: Double? = nil
+            lock: Gen2LockState = Gen2LockState(), placement: TagPlacement, activationThresholdDBm: Double? = nil,
+            chip: TagChip? = nil
         ) {
             self.name = name
             self.epc = epc
@@ -78,10 +87,11 @@ public struct RFScene: Sendable, Hashable, Codable {
             self.lock = lock
             self.placement = placement
             self.activationThresholdDBm = activationThresholdDBm
+            self.chip = chip
         }
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, epc, pc, tid, user, lock, motion
+            case name, epc, pc, tid, user, lock, motion, chip
             case epcCapacityWords = "epc_capacity_words"
             case accessPassword = "access_password"
             case killPassword = "kill_password"
@@ -177,6 +187,7 @@ public struct RFScene: Sendable, Hashable, Codable {
                     c.codingPath + [CodingKeys.distance], expected: "one of distance_m, path_loss_db or motion: where the tag is")
             }
             activationThresholdDBm = try c.sceneOptional(Double.self, .activationThresholdDBm, expected: "a power in dBm")
+            chip = try TagChip.decode(c, .chip)
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -196,6 +207,7 @@ public struct RFScene: Sendable, Hashable, Codable {
             case .motion(let points): try c.encode(points, forKey: .motion)
             }
             try c.encodeIfPresent(activationThresholdDBm, forKey: .activationThresholdDBm)
+            try c.encodeIfPresent(chip, forKey: .chip)
         }
     }
 
@@ -205,6 +217,45 @@ public struct RFScene: Sendable, Hashable, Codable {
         case readerSensitivityDBm = "reader_sensitivity_dbm"
         case backscatterLossDB = "backscatter_loss_db"
         case tagActivationThresholdDBm = "tag_activation_threshold_dbm"
+        case tagChip = "tag_chip"
+        case interferers
+    }
+
+    /// Another transmitter on one channel, as the reader's receiver hears it.
+    public struct Interferer: Sendable, Hashable, Codable {
+        /// Half the width of the channel an interferer occupies, MHz (a 200 kHz channel, the
+        /// narrowest any region's hop table uses).
+        public static let halfWidthMHz = 0.1
+        /// Its centre frequency, MHz.
+        public var frequencyMHz: Double
+        /// Its power at the reader's antenna port, dBm.
+        public var powerDBm: Double
+
+        /// Creates an interferer.
+        public init(frequencyMHz: Double, powerDBm: Double) {
+            self.frequencyMHz = frequencyMHz
+            self.powerDBm = powerDBm
+        }
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case frequencyMHz = "frequency_mhz"
+            case powerDBm = "power_dbm"
+        }
+
+        public init(from decoder: any Decoder) throws {
+            try SceneDecoding.rejectUnknownKeys(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            frequencyMHz = try c.sceneValue(Double.self, .frequencyMHz, expected: "a frequency in MHz")
+            guard (1...10_000).contains(frequencyMHz) else {
+                throw SceneDecoding.Failure(c.codingPath + [CodingKeys.frequencyMHz], expected: "a frequency from 1 to 10000 MHz",
+                                            found: "\(frequencyMHz)")
+            }
+            powerDBm = try c.sceneValue(Double.self, .powerDBm, expected: "a power in dBm")
+            guard (-200...60).contains(powerDBm) else {
+                throw SceneDecoding.Failure(c.codingPath + [CodingKeys.powerDBm], expected: "a power from -200 to 60 dBm",
+                                            found: "\(powerDBm)")
+            }
+        }
     }
 
     public init(from decoder: any Decoder) throws {
@@ -220,6 +271,8 @@ public struct RFScene: Sendable, Hashable, Codable {
         backscatterLossDB = try c.sceneOptional(Double.self, .backscatterLossDB, expected: "a loss in dB") ?? 8
         tagActivationThresholdDBm =
             try c.sceneOptional(Double.self, .tagActivationThresholdDBm, expected: "a power in dBm") ?? -18
+        tagChip = try TagChip.decode(c, .tagChip) ?? .monzaR6
+        interferers = try c.sceneOptional([Interferer].self, .interferers, expected: "an array of {\"frequency_mhz\", \"power_dbm\"} objects") ?? []
         guard c.contains(.tags) else {
             throw SceneDecoding.Failure.missing(c.codingPath + [CodingKeys.tags], expected: "an array of tags")
         }
@@ -233,6 +286,8 @@ public struct RFScene: Sendable, Hashable, Codable {
         try c.encode(readerSensitivityDBm, forKey: .readerSensitivityDBm)
         try c.encode(backscatterLossDB, forKey: .backscatterLossDB)
         try c.encode(tagActivationThresholdDBm, forKey: .tagActivationThresholdDBm)
+        try c.encode(tagChip, forKey: .tagChip)
+        if !interferers.isEmpty { try c.encode(interferers, forKey: .interferers) }
         try c.encode(tags, forKey: .tags)
     }
 
@@ -615,5 +670,52 @@ extension KeyedDecodingContainer {
         case .keyNotFound(let key, let c): c.codingPath + [key]
         @unknown default: nil
         }
+    }
+}
+
+/// A tag chip and the sensitivities its maker publishes (a reference dipole tag; figures and
+/// sources in docs/scene.md, "Tag chips"). A chip needs more power to write its memory than to
+/// be read: a tag's write threshold is its activation threshold plus ``writeMarginDB``.
+public enum TagChip: String, Sendable, Hashable, CaseIterable, Codable {
+    /// Impinj Monza R6 (datasheet IPJ-W1700, version 5.0, 2017).
+    case monzaR6 = "monza_r6"
+    /// Impinj Monza 4 (datasheet IPJ-W1510, version 10.0, 2016; single-port figures).
+    case monza4 = "monza_4"
+    /// NXP UCODE 7 (SL3S1204 product data sheet, rev. 3.5, 2015).
+    case ucode7 = "ucode_7"
+    /// NXP UCODE 8 (SL3S1205_15 product data sheet, rev. 3.6, 2021).
+    case ucode8 = "ucode_8"
+
+    /// Read sensitivity, dBm.
+    public var readSensitivityDBm: Double {
+        switch self {
+        case .monzaR6: -22.1
+        case .monza4: -19.5
+        case .ucode7: -21
+        case .ucode8: -23
+        }
+    }
+
+    /// Write sensitivity, dBm.
+    public var writeSensitivityDBm: Double {
+        switch self {
+        case .monzaR6: -18.8
+        case .monza4: -16.7
+        case .ucode7: -16
+        case .ucode8: -18
+        }
+    }
+
+    /// How much more power a write needs than a read, dB.
+    public var writeMarginDB: Double { writeSensitivityDBm - readSensitivityDBm }
+
+    /// The chip named at `key`, or `nil` when the key is absent.
+    static func decode<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> TagChip? {
+        let names = allCases.map(\.rawValue).joined(separator: ", ")
+        guard let name = try c.sceneOptional(String.self, key, expected: "one of \(names)") else { return nil }
+        guard let chip = TagChip(rawValue: name) else {
+            throw SceneDecoding.Failure(c.codingPath + [key], expected: "one of \(names)", found: SceneDecoding.quote(name))
+        }
+        return chip
     }
 }

@@ -3,9 +3,9 @@ import GrokProtocol
 /// The outcome of a tag access, with the vendor's values (`UGI_TAG_ACCESS_*`): the same type
 /// the command protocol carries, so the field's answer goes on the wire as it is. The field
 /// itself answers OK, WRONG_PASSWORD, PASSWORD_REQUIRED, MEMORY_OVERRUN (a word range past
-/// the bank), TAG_NOT_FOUND (no tag with that EPC awake and heard) and GENERAL_ERROR
-/// (permalocked memory, a permalock to undo, a tag that cannot be killed, a malformed
-/// request).
+/// the bank), TAG_NOT_FOUND (no tag with that EPC awake and heard; for a write, at the write
+/// power and above the write sensitivity) and GENERAL_ERROR (permalocked memory, a permalock
+/// to undo, a tag that cannot be killed, too little power to write, a malformed request).
 public typealias TagAccessResult = TagAccessStatus
 
 /// The result of a read: the outcome and, when it is ``TagAccessResult/ok``, the words.
@@ -70,7 +70,7 @@ extension RFField {
         epc: [UInt8], bank: Gen2Bank, wordPointer: Int, words: [UInt16], password: UInt32 = 0, at time: Double
     ) -> TagAccessResult {
         let tagIndex: Int
-        do { tagIndex = try open(epc: epc, password: password, at: time) } catch { return error.result }
+        do { tagIndex = try open(epc: epc, password: password, at: time, writing: true) } catch { return error.result }
         guard !words.isEmpty else { return .generalError }
         let memory = tags[tagIndex].memory
         let size = memory.words(of: bank).count
@@ -92,6 +92,7 @@ extension RFField {
             if lock == .permanentlyNotWritable { return .generalError }
             if lock.needsSecuredState, !secured { return .passwordRequired }
         }
+        guard hasWritePower(tagIndex, at: time) else { return .generalError }
         tags[tagIndex].memory.store(words, in: bank, at: wordPointer)
         return .ok
     }
@@ -102,11 +103,11 @@ extension RFField {
     public mutating func programEPC(epc: [UInt8], newEPC: [UInt8], password: UInt32 = 0, at time: Double) -> TagAccessResult {
         guard newEPC.count % 2 == 0, !newEPC.isEmpty else {
             // Still report a missing tag or a wrong password first, as a reader would.
-            do { _ = try open(epc: epc, password: password, at: time) } catch { return error.result }
+            do { _ = try open(epc: epc, password: password, at: time, writing: true) } catch { return error.result }
             return .generalError
         }
         let tagIndex: Int
-        do { tagIndex = try open(epc: epc, password: password, at: time) } catch { return error.result }
+        do { tagIndex = try open(epc: epc, password: password, at: time, writing: true) } catch { return error.result }
         let memory = tags[tagIndex].memory
         let newWords = TagMemory.words(fromBytes: newEPC)
         guard newWords.count <= min(memory.epcCapacityWords, TagMemory.maxEPCWords) else { return .memoryOverrun }
@@ -136,10 +137,11 @@ extension RFField {
     /// permalocked field is refused as a whole (``TagAccessResult/generalError``).
     public mutating func lock(epc: [UInt8], payload: Gen2LockPayload, password: UInt32 = 0, at time: Double) -> TagAccessResult {
         let tagIndex: Int
-        do { tagIndex = try open(epc: epc, password: password, at: time) } catch { return error.result }
+        do { tagIndex = try open(epc: epc, password: password, at: time, writing: true) } catch { return error.result }
         let memory = tags[tagIndex].memory
         guard isSecured(memory, password: password) else { return .passwordRequired }
         guard let locks = memory.locks.applying(payload) else { return .generalError }
+        guard hasWritePower(tagIndex, at: time) else { return .generalError }
         tags[tagIndex].memory.locks = locks
         return .ok
     }
@@ -149,9 +151,10 @@ extension RFField {
     /// is 0 cannot be killed (any password is wrong for it).
     public mutating func kill(epc: [UInt8], killPassword: UInt32, at time: Double) -> TagAccessResult {
         let tagIndex: Int
-        do { tagIndex = try open(epc: epc, password: 0, at: time) } catch { return error.result }
+        do { tagIndex = try open(epc: epc, password: 0, at: time, writing: true) } catch { return error.result }
         guard killPassword != 0 else { return .passwordRequired }
         guard killPassword == tags[tagIndex].memory.killPassword else { return .wrongPassword }
+        guard hasWritePower(tagIndex, at: time) else { return .generalError }
         tags[tagIndex].isKilled = true
         tags[tagIndex].isPowered = false
         return .ok
@@ -208,13 +211,32 @@ extension RFField {
 
     // MARK: Helpers
 
+    /// The carrier of a write: the configured write power on the current channel.
+    private func writeCarrier(_ carrier: RFCarrier) -> RFCarrier {
+        RFCarrier(powerDBm: reader.writePowerDBm ?? carrier.powerDBm, frequencyMHz: carrier.frequencyMHz)
+    }
+
+    /// Whether tag `i` gets the power to write its memory at the write power (a tag that
+    /// answers but lacks it replies with Gen2's "insufficient power" error code, which the
+    /// vendor's results carry as GENERAL_ERROR).
+    private func hasWritePower(_ i: Int, at time: Double) -> Bool {
+        guard let carrier else { return false }
+        return powerAtTag(i, at: time, carrier: writeCarrier(carrier)) >= tags[i].writeThresholdDBm
+    }
+
     /// The reachable tag with this EPC (strongest first) after checking a non-zero password.
-    private mutating func open(epc: [UInt8], password: UInt32, at time: Double) throws(AccessFailure) -> Int {
+    /// A write singulates the tag at the write power and hears it only above the write
+    /// sensitivity.
+    private mutating func open(epc: [UInt8], password: UInt32, at time: Double, writing: Bool = false) throws(AccessFailure) -> Int {
         refresh(at: time)
-        guard let carrier else { throw AccessFailure(result: .tagNotFound) }
+        guard let on = carrier else { throw AccessFailure(result: .tagNotFound) }
+        let carrier = writing ? writeCarrier(on) : on
+        let threshold = writing ? writeReceiveThresholdDBm : receiveThresholdDBm
         var best: (index: Int, rssi: Double)?
-        for i in tags.indices where tags[i].isPowered && tags[i].epc == epc && isReachable(i, at: time, carrier: carrier) {
+        for i in tags.indices where !tags[i].isKilled && tags[i].epc == epc {
+            guard powerAtTag(i, at: time, carrier: carrier) >= tags[i].activationThresholdDBm else { continue }
             let rssi = rssi(ofTag: i, at: time, carrier: carrier)
+            guard rssi >= threshold else { continue }
             if best == nil || rssi > best!.rssi { best = (i, rssi) }
         }
         guard let best else { throw AccessFailure(result: .tagNotFound) }

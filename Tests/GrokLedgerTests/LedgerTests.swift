@@ -21,7 +21,7 @@ struct SchemaTests {
                     $0.text(0) ?? ""
                 }
             }
-            #expect(tables == ["devices", "intents", "rollout_results", "rollout_stages", "runs", "smoke_tests", "stage_events", "steps"])
+            #expect(tables == ["devices", "intents", "link_settings", "rollout_results", "rollout_stages", "runs", "smoke_tests", "stage_events", "steps"])
             let pragmas = try ledger.withConnection { (db) throws(LedgerError) in
                 (try db.queryInteger("PRAGMA user_version"), try db.queryText("PRAGMA journal_mode"),
                  try db.queryInteger("PRAGMA foreign_keys"), try db.queryInteger("PRAGMA application_id"))

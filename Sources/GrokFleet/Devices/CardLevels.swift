@@ -194,31 +194,6 @@ public final class LevelHold: Sendable {
     deinit { release() }
 }
 
-/// A port on a card whose levels a session raised: closing it gives the hold up.
-public final class LevelHoldingPort: AudioPort {
-    public let port: any AudioPort
-    public let hold: LevelHold
-
-    public init(_ port: any AudioPort, hold: LevelHold) {
-        self.port = port
-        self.hold = hold
-    }
-
-    public var name: String { port.name }
-    public var sampleRate: Int { port.sampleRate }
-    public var jackPlugged: Bool? { port.jackPlugged }
-    public var levelShortfall: LevelShortfall? { port.levelShortfall }
-
-    public func transfer(output: UnsafeBufferPointer<Float>, input: UnsafeMutableBufferPointer<Float>) throws(AudioError) {
-        try port.transfer(output: output, input: input)
-    }
-
-    public func close() {
-        port.close()
-        hold.release()
-    }
-}
-
 /// Ctrl-C, SIGTERM, SIGHUP and SIGQUIT while levels are raised: where such a signal would end
 /// the process the default way (no handler of the command's own), the levels are put back
 /// first, then the signal ends the process as it would have. The handler only writes the

@@ -35,7 +35,7 @@ public enum DevicePorts {
         let key = portKey(spec, context: context)
         let lock = try acquire(directory: directory, key: key, device: spec.description, wait: wait ?? context.lockWait)
         do {
-            return LockedPort(try openUnlocked(spec, context: context), lock: lock)
+            return ReleasingPort(try openUnlocked(spec, context: context), release: lock.unlock)
         } catch {
             lock.unlock()
             throw error
@@ -99,7 +99,7 @@ public enum DevicePorts {
             if let directory = context.levelsDirectory, !context.keepLevels {
                 do {
                     if let hold = try CardLevels.raise(device: name, directory: directory) {
-                        port = LevelHoldingPort(card, hold: hold)
+                        port = ReleasingPort(card, release: hold.release)
                     } else {
                         port = card
                     }
@@ -158,15 +158,16 @@ public struct DevicePortContext: Sendable {
     }
 }
 
-/// A port opened under its lock: everything goes to the port; closing it (or freeing it)
-/// releases the lock, so the next command may open the Grokker.
-public final class LockedPort: AudioPort {
+/// A port with something to give back when it closes (the Grokker's lock, the raised levels
+/// of its card): everything goes to the port; closing it, or freeing it, gives the thing
+/// back (each `release` may be called more than once).
+public final class ReleasingPort: AudioPort {
     public let port: any AudioPort
-    private let lock: DeviceLock
+    private let release: @Sendable () -> Void
 
-    public init(_ port: any AudioPort, lock: DeviceLock) {
+    public init(_ port: any AudioPort, release: @escaping @Sendable () -> Void) {
         self.port = port
-        self.lock = lock
+        self.release = release
     }
 
     public var name: String { port.name }
@@ -180,10 +181,10 @@ public final class LockedPort: AudioPort {
 
     public func close() {
         port.close()
-        lock.unlock()
+        release()
     }
 
-    deinit { lock.unlock() }
+    deinit { release() }
 }
 
 extension DevicePorts {

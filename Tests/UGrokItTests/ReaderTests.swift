@@ -167,8 +167,36 @@ struct ReaderTests {
     }
 }
 
-@Suite("Ugi facade")
+/// The tests that use the process-wide singleton run one at a time (each creates and
+/// releases it).
+@Suite("Ugi facade", .serialized)
 struct UgiFacadeTests {
+    @Test("logging set at run time reaches a connected reader")
+    func loggingAtRunTime() async throws {
+        let bench = TemporaryDirectory("ugrokit")
+        let (reader, _) = try VendorSurfaceTests.rig(bench)
+        Ugi.createSingleton(reader: reader)
+        defer { Ugi.releaseSingleton() }
+        let ugi = Ugi.singleton()
+        let connected = VendorSurfaceTests.connected(reader)
+        ugi.openConnection()
+        defer { ugi.closeConnection() }
+        #expect(connected.wait(timeout: .now() + 60) == .success)
+        _ = try await ugi.batteryInfo()  // logged nowhere: logging is off
+        let log = CollectingLogDestination()
+        ugi.setLoggingDestination(log)
+        ugi.loggingStatus = .command
+        ugi.loggingTimestamp = true
+        #expect(ugi.loggingStatus == .command && ugi.loggingTimestamp)
+        _ = try await ugi.batteryInfo()
+        let commands = log.records.filter { $0.category == .command }
+        #expect(commands.contains { $0.message == "-> \(VendorOpcode.getBatteryLevel)" })
+        #expect(commands.allSatisfy { $0.line.hasPrefix("[") })
+        #expect(ugi.requiredProtocolVersion == 11 && ugi.supportedProtocolVersion == 20)
+        #expect(!ugi.isUpdateRequired)
+        #expect(ugi.ongoingOperation == .inactive)
+    }
+
     @Test("the singleton drives its reader: one EPC, a list, and ignoring, as in the vendor guide")
     func singleton() async throws {
         let bench = TemporaryDirectory("ugrokit")

@@ -116,32 +116,6 @@ struct VendorSurfaceTests {
         #expect(!reader.inOpenConnection)
     }
 
-    @Test("logging set at run time reaches a connected reader")
-    func loggingAtRunTime() async throws {
-        let bench = TemporaryDirectory("ugrokit")
-        let (reader, _) = try Self.rig(bench)
-        Ugi.createSingleton(reader: reader)
-        defer { Ugi.releaseSingleton() }
-        let ugi = Ugi.singleton()
-        let connected = Self.connected(reader)
-        ugi.openConnection()
-        defer { ugi.closeConnection() }
-        #expect(connected.wait(timeout: .now() + 60) == .success)
-        _ = try await ugi.batteryInfo()  // logged nowhere: logging is off
-        let log = CollectingLogDestination()
-        ugi.setLoggingDestination(log)
-        ugi.loggingStatus = .command
-        ugi.loggingTimestamp = true
-        #expect(ugi.loggingStatus == .command && ugi.loggingTimestamp)
-        _ = try await ugi.batteryInfo()
-        let commands = log.records.filter { $0.category == .command }
-        #expect(commands.contains { $0.message == "-> \(VendorOpcode.getBatteryLevel)" })
-        #expect(commands.allSatisfy { $0.line.hasPrefix("[") })
-        #expect(ugi.requiredProtocolVersion == 11 && ugi.supportedProtocolVersion == 20)
-        #expect(!ugi.isUpdateRequired)
-        #expect(ugi.ongoingOperation == .inactive)
-    }
-
     /// Counts what the vendor-style delegate is asked and told.
     final class FilteringDelegate: UgiInventoryDelegate, @unchecked Sendable {
         let lock = NSLock()

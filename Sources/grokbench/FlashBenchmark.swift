@@ -63,6 +63,7 @@ enum FlashBenchmark {
             figures.set("update_s_end_to_end", ours.total, digits: 1)
             figures.set("autoconfig_s", ours.autoConfig, digits: 1)
             figures.set("end_to_end_spb", Double(ours.samplesPerBit))
+            figures.set("end_to_end_chunk_cycle_ms", ours.chunkCycleMs, digits: 1)
         } else {
             figures.fail("update_s_end_to_end", "our AutoConfig and update did not complete")
         }
@@ -74,6 +75,9 @@ enum FlashBenchmark {
         case .measured(let vendor):
             figures.set("vendor_update_s", vendor.update, digits: 1)
             figures.set("vendor_end_to_end_s", vendor.endToEnd, digits: 1)
+            figures.set("vendor_autoconfig_s", vendor.autoConfig, digits: 1)
+            figures.set("vendor_end_to_end_spb", Double(vendor.samplesPerBit))
+            figures.set("vendor_chunk_cycle_ms", vendor.chunkCycleMs, digits: 1)
             if let ours {
                 figures.set("update_time_vs_vendor_end_to_end", ours.total / vendor.endToEnd, digits: 3)
             } else {
@@ -137,7 +141,7 @@ enum FlashBenchmark {
     /// Ours, plug-in to verified: AutoConfig on a unit met for the first time (``LinkSetup``,
     /// nothing stored), then the update (which ends with the unit answering on the new
     /// version), in audio seconds from the first sample; nil when either failed.
-    static func endToEnd(_ image: UgifImage) -> (total: Double, autoConfig: Double, samplesPerBit: Int)? {
+    static func endToEnd(_ image: UgifImage) -> (total: Double, autoConfig: Double, samplesPerBit: Int, chunkCycleMs: Double)? {
         let bench = FileManager.default.temporaryDirectory.appendingPathComponent("grokbench-e2e-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: bench) }
         do {
@@ -148,12 +152,15 @@ enum FlashBenchmark {
             let autoConfig = session.elapsedMilliseconds / 1000
             var options = FirmwareUpdateOptions()
             options.batteryPercent = nil
-            let report = FirmwareUpdater(session: session, options: options).update(to: image)
+            var chunkEnds: [Double] = []
+            let report = FirmwareUpdater(session: session, options: options).update(to: image, progress: { _ in
+                chunkEnds.append(session.audioSeconds)
+            })
             guard report.result == .success else {
                 FileHandle.standardError.write(Data("grokbench flash: end to end: \(report.result.vendorName) \(report.detail)\n".utf8))
                 return nil
             }
-            return (session.elapsedMilliseconds / 1000, autoConfig, setup.samplesPerBit)
+            return (session.elapsedMilliseconds / 1000, autoConfig, setup.samplesPerBit, medianCycleMilliseconds(chunkEnds))
         } catch {
             fatalError("grokbench flash: cannot make the emulated unit: \(error)")
         }
@@ -167,7 +174,10 @@ enum FlashBenchmark {
         case failed(String)
         /// Audio seconds: the update alone (`firmware_update_started` to `firmware_completed`),
         /// and from the first sample (plug-in: AutoConfig, then the update) to its completion.
-        case measured((update: Double, endToEnd: Double))
+        /// Also its AutoConfig's end (audio seconds from the first sample) and the samples
+        /// per bit it kept, so the two sides' settings are shown beside the ratio, and its
+        /// median chunk cycle (between two progress reports) beside ours.
+        case measured((update: Double, endToEnd: Double, autoConfig: Double, samplesPerBit: Int, chunkCycleMs: Double))
     }
 
     /// The vendor host's AutoConfig (`autoconfig`, from 12 spb) and update of `image` onto an
@@ -203,28 +213,83 @@ enum FlashBenchmark {
             try host.run()
             let started = Date()
             let port = try RawPipePort(inputPath: h2p, outputPath: p2h)
-            _ = try? DeviceRunner.run(grokker, on: port, shouldStop: { !host.isRunning || Date().timeIntervalSince(started) > 1000 })
+            // The harness' sound-card clock runs at real-time priority; the emulated unit
+            // feeding it must keep up too, or the vendor host hears silence it never sent.
+            let realtime = RealtimePriority.raise()
+            // The vendor library's own threads (its send loop after each ACK) run at normal
+            // priority, as on a phone; on a busy machine they run late and its figure comes
+            // out slower than the library is. The load is sampled through the run.
+            // The run is given up as soon as the load passes the core count.
+            let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+            var busiest = 0.0, lastSample = Date.distantPast
+            _ = try? DeviceRunner.run(grokker, on: port, shouldStop: {
+                if Date().timeIntervalSince(lastSample) >= 5 {
+                    lastSample = Date()
+                    busiest = max(busiest, loadAverage())
+                }
+                return !host.isRunning || busiest > cores || Date().timeIntervalSince(started) > 1000
+            })
+            realtime.restore()
             port.close()
             if host.isRunning { host.terminate() }
             host.waitUntilExit()
             let text = (try? String(contentsOfFile: events, encoding: .utf8)) ?? ""
             var start: Double?, end: Double?, failure: String?
+            var configured: Double?, samplesPerBit: Int?, underruns: Int?
+            var chunkEnds: [Double] = []
             for line in text.split(separator: "\n") {
                 guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
                       let event = object["event"] as? String, let t = object["t"] as? Double else { continue }
+                // Its AutoConfig's end and the setting it kept (the audio parameters' first
+                // field is the samples per bit, as in the fixtures under autoconfig/).
+                if event == "autoconfig_completed", (object["success"] as? Bool) == true {
+                    configured = t
+                    samplesPerBit = (object["audio_params"] as? [Any])?.first as? Int
+                }
                 if event == "firmware_update_started", (object["rc"] as? Int) == 0 { start = t }
+                if event == "done" { underruns = object["underruns_running"] as? Int }
+                if event == "firmware_progress" { chunkEnds.append(t) }
                 if event == "firmware_completed" {
                     let result = object["result"] as? Int ?? (object["a"] as? [Int])?.first
                     if result == 0 { end = t } else { failure = "firmware_completed with result \(result.map(String.init) ?? "?")" }
                 }
             }
+            guard busiest <= cores else {
+                return .failed("the machine was busy during the vendor host's real-time run (load average up to \(busiest) on \(Int(cores)) cores): its threads ran late, so its figure is not the library's; run again on a quieter machine")
+            }
             guard let start, let end else {
                 return .failed(failure ?? "no completed update in the vendor host's events (vendorhost exited \(host.terminationStatus))")
             }
-            return .measured((update: end - start, endToEnd: end))
+            // Samples the harness had to invent once the emulated unit's audio had begun
+            // (it was late; silence before its first sample is what the line carries): the
+            // vendor host then heard silence mid-packet and its timers ran on a different
+            // clock from ours, so its figure is not comparable (a busy machine does this).
+            guard let underruns else { return .failed("the vendor host's events hold no final \"done\" (it did not finish)") }
+            guard underruns == 0 else {
+                return .failed("the harness ran short of the emulated unit's audio (\(underruns) samples of silence inserted): the machine could not keep real time; run again on a quieter machine")
+            }
+            guard let configured, let samplesPerBit else {
+                return .failed("the vendor host's events hold no successful autoconfig_completed with its setting")
+            }
+            return .measured((update: end - start, endToEnd: end, autoConfig: configured, samplesPerBit: samplesPerBit,
+                              chunkCycleMs: medianCycleMilliseconds(chunkEnds)))
         } catch {
             return .failed("\(error)")
         }
+    }
+
+    /// The one-minute load average (/proc/loadavg), 0 where it cannot be read.
+    static func loadAverage() -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8),
+              let first = text.split(separator: " ").first else { return 0 }
+        return Double(first) ?? 0
+    }
+
+    /// The median time between two consecutive chunk ends (audio seconds in), in ms: one
+    /// chunk's request, the unit's work and its ACK, and what the host leaves idle.
+    static func medianCycleMilliseconds(_ ends: [Double]) -> Double {
+        let cycles = zip(ends.dropFirst(), ends).map { ($0 - $1) * 1000 }.sorted()
+        return cycles.isEmpty ? .nan : cycles[cycles.count / 2]
     }
 
     /// SHA-256 of a 256 MiB file read in 1 MiB pieces, ours and `openssl dgst -sha256`'s,
@@ -276,5 +341,30 @@ enum FlashBenchmark {
             })
         }
         return (Double(megabytes) * 1.048576 / ours, Double(megabytes) * 1.048576 / theirs)
+    }
+}
+
+/// SCHED_FIFO for the calling thread while a real-time peer depends on it (where the system
+/// allows it: root or CAP_SYS_NICE); `restore()` puts back what it had.
+struct RealtimePriority {
+    private let policy: Int32
+    private let parameters: sched_param
+    private let raised: Bool
+
+    static func raise(priority: Int32 = 10) -> RealtimePriority {
+        var policy: Int32 = 0
+        var old = sched_param()
+        pthread_getschedparam(pthread_self(), &policy, &old)
+        var wanted = sched_param()
+        wanted.sched_priority = priority
+        let raised = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &wanted) == 0
+        if !raised { FileHandle.standardError.write(Data("grokbench flash: no real-time priority for the emulated unit (the vendor half may run short on a busy machine)\n".utf8)) }
+        return RealtimePriority(policy: policy, parameters: old, raised: raised)
+    }
+
+    func restore() {
+        guard raised else { return }
+        var old = parameters
+        pthread_setschedparam(pthread_self(), policy, &old)
     }
 }

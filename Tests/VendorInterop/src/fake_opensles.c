@@ -70,6 +70,8 @@ void fakesl_set_speed(double x) { speed = x > 0 ? x : 1; }
 static uint32_t stream_rate = 44100;
 static pthread_t clock_thread, reader_thread;
 static volatile uint64_t samples_out, samples_in, underruns, rx_cpu_ns, tx_cpu_ns;
+/* Underruns once the peer's audio has begun (before it, silence is what the line carries). */
+static volatile uint64_t underruns_running;
 
 static uint64_t thread_cpu_ns(void) {
     struct timespec ts;
@@ -117,6 +119,7 @@ void fakesl_stats(struct fakesl_stats *s) {
     s->samples_out = samples_out;
     s->samples_in = samples_in;
     s->underruns = underruns;
+    s->underruns_running = underruns_running;
     s->input_eof = in_eof && ring_r == ring_w;
     s->rx_cpu_ns = rx_cpu_ns;
     s->tx_cpu_ns = tx_cpu_ns;
@@ -183,7 +186,10 @@ static void ring_take(int16_t *dst, int n) {
             i--;
         } else {
             dst[i] = 0;
-            if (!in_eof) underruns++;
+            if (!in_eof) {
+                underruns++;
+                if (ring_w > 0) underruns_running++;
+            }
         }
     }
     pthread_cond_signal(&ring_cond);

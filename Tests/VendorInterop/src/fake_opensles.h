@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 struct fakesl_stats {
-    uint64_t samples_out, samples_in, underruns;
+    uint64_t samples_out, samples_in, underruns, underruns_running;
     int input_eof;
     uint64_t rx_cpu_ns, tx_cpu_ns; /* thread CPU time spent in the library's recorder / player callbacks */
 };

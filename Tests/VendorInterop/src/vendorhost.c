@@ -971,8 +971,9 @@ int main(int argc, char **argv) {
     flush_tx();
     struct fakesl_stats st;
     fakesl_stats(&st);
-    emit_simple("done", "\"failures\":%d,\"samples_out\":%llu,\"underruns\":%llu", failures,
-                (unsigned long long)st.samples_out, (unsigned long long)st.underruns);
+    emit_simple("done", "\"failures\":%d,\"samples_out\":%llu,\"underruns\":%llu,\"underruns_running\":%llu", failures,
+                (unsigned long long)st.samples_out, (unsigned long long)st.underruns,
+                (unsigned long long)st.underruns_running);
     fflush(events);
     if (rec_rx) fflush(rec_rx);
     if (rec_tx) fflush(rec_tx);

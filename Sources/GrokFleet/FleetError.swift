@@ -160,6 +160,13 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     case benchUnreadable(path: String, detail: String)
     /// The bench path names something that is not a directory.
     case benchNotDirectory(path: String)
+    /// The bench's ports.json cannot be read or is not a ports file (`detail`: a code under
+    /// `fleet.bench_ports`).
+    case benchPortsUnreadable(path: String, detail: String)
+    /// Plugging into a port of the bench that holds a Grokker (`unit`).
+    case benchPortOccupied(port: String, unit: String)
+    /// Plugging a Grokker that sits in another port of the bench.
+    case benchUnitPluggedElsewhere(unit: String, port: String)
     /// A run without devices named found no emulated Grokker on the bench.
     case noDevices(bench: String)
     /// Another process (`pid`, running `command`) holds the device's port lock and kept it
@@ -239,6 +246,9 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .duplicateDevice: "usage_duplicate_device"
         case .benchUnreadable: "bench_unreadable"
         case .benchNotDirectory: "bench_not_directory"
+        case .benchPortsUnreadable: "bench_ports_unreadable"
+        case .benchPortOccupied: "bench_port_occupied"
+        case .benchUnitPluggedElsewhere: "bench_unit_plugged_elsewhere"
         case .noDevices: "fleet_no_devices"
         case .deviceBusy: "device_busy"
         case .stationSettingsUnreadable: "station_settings_unreadable"
@@ -302,6 +312,9 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .deviceWithoutScheme(let spec, let suggestion): [spec, suggestion]
         case .deviceOutOfRange(let index, let spec): [index, spec]
         case .benchNotDirectory(let path): [path]
+        case .benchPortsUnreadable(let path, let detail): [path, detail]
+        case .benchPortOccupied(let port, let unit): [port, unit]
+        case .benchUnitPluggedElsewhere(let unit, let port): [unit, port]
         case .noDevices(let bench): [bench]
         case .deviceBusy(let device, let pid, let command, let lockFile): [device, pid, command, lockFile]
         case .stationSettingsUnreadable(let file, let detail), .stationSettingsNotWritten(let file, let detail),

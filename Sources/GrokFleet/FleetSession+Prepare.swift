@@ -87,7 +87,8 @@ extension FleetSession {
     func checkScenes(_ specs: [DeviceSpec]) throws(FleetError) {
         guard let wanted = profile.smokeTest?.referenceTags, !wanted.isEmpty else { return }
         for spec in specs {
-            guard case .emulated(let index) = spec else { continue }
+            // The scene is the Grokker's (in its state directory), wherever it is plugged in.
+            guard case .emulated(let port) = spec, case .unit(let index) = try configuration.ports.bench.content(ofPort: port) else { continue }
             let path = configuration.ports.bench.stateDirectory(for: index) + "/scene.json"
             var present: Set<[UInt8]> = []
             if FileManager.default.fileExists(atPath: path) {

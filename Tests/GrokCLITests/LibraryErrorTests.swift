@@ -313,6 +313,9 @@ struct LibraryErrorTests {
             .stationSettingsInvalid(file: "/s.json", key: "profile_directory", found: "\"/p\"", rule: "existing_directory"),
             .stationSettingsExists(file: "/s.json"), .stationSettingsNotWritten(file: "/s.json", detail: "EACCES"),
             .linkSettingsNotWritten(file: "/state/link-settings.json", detail: "EROFS"),
+            .benchPortsUnreadable(path: "/b/ports.json", detail: "not_a_ports_file"),
+            .benchPortsUnreadable(path: "/b/ports.json", detail: "read_error"),
+            .benchPortOccupied(port: "sim:5", unit: "5"), .benchUnitPluggedElsewhere(unit: "3", port: "sim:3"),
         ]
         for sample in samples {
             switch sample {
@@ -325,7 +328,8 @@ struct LibraryErrorTests {
                 .sceneLacksReferenceTags, .reportNotWritten, .invalidDevice, .deviceWithoutScheme, .deviceOutOfRange, .duplicateDevice,
                 .benchUnreadable, .benchNotDirectory, .noDevices, .deviceBusy, .noRepository, .stationSettingsUnreadable,
                 .stationSettingsNotJSON, .stationSettingsNotObject, .stationSettingsUnknownKey, .stationSettingsInvalid,
-                .stationSettingsExists, .stationSettingsNotWritten, .linkSettingsNotWritten: break
+                .stationSettingsExists, .stationSettingsNotWritten, .linkSettingsNotWritten,
+                .benchPortsUnreadable, .benchPortOccupied, .benchUnitPluggedElsewhere: break
             }
         }
         Self.check(samples)

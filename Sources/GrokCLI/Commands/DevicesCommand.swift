@@ -86,7 +86,7 @@ struct DevicesCommand: Command {
             let grokker = unit.unreadable != nil ? "unreadable" : (unit.serial == nil ? "not_used_yet" : "present")
             return Entry(
                 device: DeviceSpec.emulated(index: index).description, kind: "emulated", playback: true,
-                capture: true, description: nil, stateDirectory: bench.stateDirectory(for: index), grokker: grokker,
+                capture: true, description: nil, stateDirectory: unit.directory, grokker: grokker,
                 serial: unit.serial, firmware: unit.firmware, region: unit.region, jack: nil, mixer: nil, levels: nil)
         }
         let console = context.console

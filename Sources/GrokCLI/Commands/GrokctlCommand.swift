@@ -6,7 +6,7 @@ struct GrokctlCommand: Command {
         CommandConfiguration(
             name: "grokctl", abstract: .commandRootAbstract, discussion: .commandRootDiscussion,
             subcommands: [
-                DevicesCommand.self, InfoCommand.self, RegionCommand.self, InventoryCommand.self, LocateCommand.self, TagCommand.self, FirmwareCommand.self, RepoCommand.self,
+                DevicesCommand.self, BenchCommand.self, InfoCommand.self, RegionCommand.self, InventoryCommand.self, LocateCommand.self, TagCommand.self, FirmwareCommand.self, RepoCommand.self,
                 ProvisionCommand.self, RolloutCommand.self, VerifyCommand.self, LedgerCommand.self, FleetCommand.self, AudioCommand.self, EmulateCommand.self,
                 StationCommand.self, PathsCommand.self, CompletionsCommand.self, ManCommand.self, HelpCommand.self,
             ])

@@ -19,8 +19,9 @@ public struct Bench: Sendable, Equatable {
         DeviceStateStore.deviceDirectory(in: directory, index: index)
     }
 
-    /// The emulated Grokkers that have state on this bench, by number; none when the
-    /// directory does not exist yet.
+    /// The ports of this bench that hold an emulated Grokker with state, by number (port N
+    /// holds Grokker N unless something was unplugged or moved: ``content(ofPort:)``); none
+    /// when the directory does not exist yet.
     ///
     /// - Throws: ``FleetError/benchNotDirectory(path:)`` when it is a file,
     ///   ``FleetError/benchUnreadable(path:detail:)`` when it cannot be listed.
@@ -34,7 +35,7 @@ public struct Bench: Sendable, Equatable {
         } catch {
             throw .benchUnreadable(path: directory, detail: (error as NSError).localizedDescription)
         }
-        return names.compactMap { name -> Int? in
+        let units = names.compactMap { name -> Int? in
             guard name.hasPrefix("sim-"), let index = Int(name.dropFirst(4)),
                 DeviceSpec.emulatedRange.contains(index), name == "sim-\(index)"
             else { return nil }
@@ -43,7 +44,12 @@ public struct Bench: Sendable, Equatable {
                 isDirectory.boolValue
             else { return nil }
             return index
-        }.sorted()
+        }
+        var ports: [Int] = []
+        for unit in units {
+            if let port = try port(holding: unit) { ports.append(port) }
+        }
+        return ports.sorted()
     }
 
     /// What an emulated Grokker of the bench says about itself, read from its state without
@@ -56,16 +62,29 @@ public struct Bench: Sendable, Equatable {
         public var region: String?
         /// Why the state could not be read, when it could not (``GrokBasics/ErrorCause``).
         public var unreadable: ErrorCause?
+        /// The Grokker's state directory (`sim-K` of the Grokker the port holds); `nil` for an
+        /// empty port.
+        public var directory: String? = nil
     }
 
-    /// Emulated Grokker `index`'s serial number, firmware and region from its state file.
+    /// The serial number, firmware and region of the emulated Grokker in port `index`, from
+    /// its state file.
     public func unit(_ index: Int) -> Unit {
+        let unit: Int
         do {
-            guard let state = try DeviceStateStore.read(deviceDirectory: stateDirectory(for: index)) else {
+            guard case .unit(let held) = try content(ofPort: index) else {
                 return Unit(serial: nil, firmware: nil, region: nil, unreadable: nil)
             }
+            unit = held
+        } catch {
+            return Unit(serial: nil, firmware: nil, region: nil, unreadable: ErrorCause(error))
+        }
+        do {
+            guard let state = try DeviceStateStore.read(deviceDirectory: stateDirectory(for: unit)) else {
+                return Unit(serial: nil, firmware: nil, region: nil, unreadable: nil, directory: stateDirectory(for: unit))
+            }
             return Unit(serial: ReaderInfo.formatSerialNumber(state.serialNumber), firmware: state.firmwareVersion.description,
-                        region: state.region?.name, unreadable: nil)
+                        region: state.region?.name, unreadable: nil, directory: stateDirectory(for: unit))
         } catch {
             return Unit(serial: nil, firmware: nil, region: nil, unreadable: ErrorCause(error))
         }

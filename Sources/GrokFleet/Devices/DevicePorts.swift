@@ -62,14 +62,24 @@ public enum DevicePorts {
         let port: any AudioPort
         switch spec {
         case .emulated(let index):
+            // The port holds the Grokker the bench says (ports.json; by default its own), or
+            // nothing: then its jack is empty, as a card's with no Grokker in it.
+            guard case .unit(let unit) = try context.bench.content(ofPort: index) else {
+                let empty = SimulatedCablePort(name: spec.description, sampleRate: context.sampleRate,
+                                               configuration: context.cable, peer: EmptyJack())
+                empty.plugged = false
+                port = empty
+                break
+            }
             var random = SystemRandomNumberGenerator()
-            let store = try DeviceStateStore.openOrCreate(deviceDirectory: context.bench.stateDirectory(for: index),
+            let store = try DeviceStateStore.openOrCreate(deviceDirectory: context.bench.stateDirectory(for: unit),
                                                           using: &random)
             let grokker = try EmulatedGrokker(store: store, sampleRate: context.sampleRate, bench: RFScene.defaultBench(seed:))
             var cable = context.cable
             cable.deviceClockPPM += grokker.clockErrorPPM
-            port = SimulatedCablePort(name: spec.description, sampleRate: context.sampleRate,
-                                      configuration: cable, peer: grokker)
+            port = BenchPort(SimulatedCablePort(name: spec.description, sampleRate: context.sampleRate,
+                                                configuration: cable, peer: grokker),
+                             bench: context.bench, port: index, unit: unit)
         case .usb(let path):
             guard let card = USBSoundCard.find(path: path, sysfs: context.sysfs) else {
                 throw FleetError.usbCardNotFound(path: path, plugged: USBSoundCard.list(sysfs: context.sysfs).map { "usb:" + $0.path })

@@ -46,7 +46,7 @@ extension DeviceWorker {
                 run: ledger.run, serial: intent.serial, step: intent.step, startedAt: outcome.started,
                 endedAt: outcome.started.addingTimeInterval(outcome.duration), result: .done, firmwareAfter: outcome.firmwareAfter,
                 regionAfter: outcome.regionAfter, code: "step_completed_by_interrupted_run",
-                detail: "made by this run before it ended; found made by run \(runID) (\(intent.target))")
+                detail: "made by this run before it ended; found made by run \(runID) (\(intent.target))", usbPath: device.usbPath)
             try ledger.store.resolveIntent(intent.id, outcome: author ? .done : .notDone, by: ledger.run, step: author ? found : nil,
                                            at: runner.options.clock())
             if author {
@@ -95,7 +95,7 @@ extension DeviceWorker {
         StepRecord(run: ledger.run, serial: serial, step: outcome.step.rawValue, startedAt: outcome.started,
                    endedAt: outcome.started.addingTimeInterval(outcome.duration), result: outcome.result,
                    firmwareBefore: outcome.firmwareBefore, firmwareAfter: outcome.firmwareAfter, regionBefore: outcome.regionBefore,
-                   regionAfter: outcome.regionAfter, code: outcome.code, detail: outcome.detail)
+                   regionAfter: outcome.regionAfter, code: outcome.code, detail: outcome.detail, usbPath: device.usbPath)
     }
 
     /// Every step of the Grokker `serial` that ended `done` or `skipped`, in provision and

@@ -189,7 +189,7 @@ final class DeviceWorker {
             delegate.deviceFinished(context, outcome: outcome, steps: [])
         }
         let firstFirmware = first.map { "\($0.firmwareVersion)" }
-        return DeviceReport(device: device.name, serial: context.serial, outcome: outcome, code: code, arguments: arguments,
+        return DeviceReport(device: device.name, usbPath: device.usbPath, serial: context.serial, outcome: outcome, code: code, arguments: arguments,
                             steps: steps, smokeTests: smokeTests, firmwareBefore: firstFirmware, firmwareAfter: firmwareText,
                             regionBefore: firstRegion, regionAfter: regionText, inLoader: inLoader)
     }

@@ -17,13 +17,19 @@ public struct FleetDevice: Sendable {
     /// (a port only this process can reach) takes no port lock.
     public var portKey: String?
     public var openPort: @Sendable () throws -> any AudioPort
-    /// The sound-card model its link settings are remembered under (``soundCardModel(_:procRoot:)``).
+    /// The sound-card model its link settings are remembered under (``soundCardModel(_:sysfs:)``).
     public var cardModel: String?
+    /// The USB port of its sound card (`1-1.4`, ``DevicePorts/usbPath(_:sysfs:)``), recorded
+    /// beside the serial in the ledger and the report; `nil` when the port is not on a USB
+    /// sound card.
+    public var usbPath: String?
 
-    public init(name: String, portKey: String? = nil, cardModel: String? = nil, openPort: @escaping @Sendable () throws -> any AudioPort) {
+    public init(name: String, portKey: String? = nil, cardModel: String? = nil, usbPath: String? = nil,
+                openPort: @escaping @Sendable () throws -> any AudioPort) {
         self.name = name
         self.portKey = portKey
         self.cardModel = cardModel
+        self.usbPath = usbPath
         self.openPort = openPort
     }
 }
@@ -110,6 +116,8 @@ public struct SmokeTestReport: Sendable, Hashable {
 /// What happened to one Grokker.
 public struct DeviceReport: Sendable, Hashable {
     public var device: String
+    /// The USB port of the device's sound card (``FleetDevice/usbPath``); `nil` when not on USB.
+    public var usbPath: String?
     /// Once identified.
     public var serial: String?
     public var outcome: DeviceOutcome

@@ -42,6 +42,8 @@ public struct FleetReportFile: Encodable, Sendable {
 
     struct Device: Encodable {
         let device: String
+        /// The USB port of the device's sound card (`usb:1-1.4`); absent when not on USB.
+        let usbPath: String?
         let serial: String?
         let outcome: String
         let code: String?
@@ -56,6 +58,7 @@ public struct FleetReportFile: Encodable, Sendable {
 
         enum CodingKeys: String, CodingKey {
             case device, serial, outcome, code, arguments, message, steps
+            case usbPath = "usb_path"
             case firmwareBefore = "firmware_before", firmwareAfter = "firmware_after"
             case regionBefore = "region_before", regionAfter = "region_after", smokeTests = "smoke_tests"
         }
@@ -91,7 +94,7 @@ public struct FleetReportFile: Encodable, Sendable {
         ended = Timestamp.iso8601(report.ended)
         self.ledger = ledger
         devices = report.devices.map { device in
-            Device(device: device.device, serial: device.serial, outcome: device.outcome.rawValue, code: device.code,
+            Device(device: device.device, usbPath: device.usbPath.map { "usb:" + $0 }, serial: device.serial, outcome: device.outcome.rawValue, code: device.code,
                    arguments: device.arguments,
                    message: device.code.map { MessageCatalog.english.fleetMessage(code: $0, arguments: device.arguments) },
                    firmwareBefore: device.firmwareBefore, firmwareAfter: device.firmwareAfter,

@@ -92,13 +92,14 @@ extension Ledger {
                 try db.execute(
                     """
                     INSERT INTO steps (run_id, serial, step, started_at, ended_at, duration_ms, result,
-                                       firmware_before, firmware_after, region_before, region_after, code, detail)
-                    VALUES (?, ?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?, ?)
+                                       firmware_before, firmware_after, region_before, region_after, code, detail, usb_path)
+                    VALUES (?, ?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?)
                     """,
                     [.integer(author), .text(serial), .text(name),
                      .text(LedgerTime.format(step.startedAt)), .text(LedgerTime.format(step.endedAt)),
                      .integer(step.durationMilliseconds), SQLValue(step.firmwareBefore), SQLValue(step.firmwareAfter),
-                     SQLValue(step.regionBefore), SQLValue(step.regionAfter), SQLValue(step.code), .text(step.detail)])
+                     SQLValue(step.regionBefore), SQLValue(step.regionAfter), SQLValue(step.code), .text(step.detail),
+                     SQLValue(step.usbPath)])
             }
             try db.execute("UPDATE intents SET outcome = ?, resolved_at = ?, resolved_by = ? WHERE id = ?",
                            [.text(outcome.rawValue), .text(LedgerTime.format(time)), .integer(resolver.rawValue), .integer(id)])

@@ -275,14 +275,14 @@ public final class Ledger: RunRecorder {
             try db.execute(
                 """
                 INSERT INTO steps (run_id, serial, step, started_at, ended_at, duration_ms, result,
-                                   firmware_before, firmware_after, region_before, region_after, code, detail)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                   firmware_before, firmware_after, region_before, region_after, code, detail, usb_path)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [.integer(step.run.rawValue), .text(step.serial), .text(step.step),
                  .text(LedgerTime.format(step.startedAt)), .text(LedgerTime.format(step.endedAt)),
                  .integer(step.durationMilliseconds), .text(step.result.rawValue),
                  SQLValue(step.firmwareBefore), SQLValue(step.firmwareAfter), SQLValue(step.regionBefore),
-                 SQLValue(step.regionAfter), SQLValue(step.code), .text(step.detail)])
+                 SQLValue(step.regionAfter), SQLValue(step.code), .text(step.detail), SQLValue(step.usbPath)])
             // The step's record is the outcome of this run's intent for it, in the same
             // transaction: done, or nothing was sent. A failed step leaves its intent open
             // (the change may or may not have been made; the next run asks the Grokker).

@@ -193,15 +193,17 @@ enum LedgerRows {
     }
 
     /// The columns of `steps` in a ledger of schema `version`, as the newest schema has them
-    /// (before 6, a step a stop signal ended was recorded `failed`: read as `interrupted`).
+    /// (before 6, a step a stop signal ended was recorded `failed`: read as `interrupted`;
+    /// before 8, no step recorded its USB port).
     static func stepColumnList(_ version: Int) -> [String] {
         ["run_id", "serial", "step", "started_at", "ended_at", "duration_ms",
          version >= 6 ? "result" : "(" + Schema.interruptedStepSQL + ") AS result",
-         "firmware_before", "firmware_after", "region_before", "region_after", "code", "detail"]
+         "firmware_before", "firmware_after", "region_before", "region_after", "code", "detail",
+         version >= 8 ? "usb_path" : "NULL AS usb_path"]
     }
     static func stepColumns(_ version: Int) -> String { stepColumnList(version).joined(separator: ", ") }
     static let stepColumns = stepColumns(Schema.currentVersion)
-    static let stepColumnCount = 13
+    static let stepColumnCount = 14
 
     static func step(_ row: some LedgerRow) throws(LedgerError) -> StepRecord {
         StepRecord(
@@ -209,7 +211,7 @@ enum LedgerRows {
             step: try row.required(2, "steps.step"), startedAt: try row.date(3, "steps.started_at"),
             endedAt: try row.date(4, "steps.ended_at"), result: try row.code(6, "steps.result"),
             firmwareBefore: row.text(7), firmwareAfter: row.text(8), regionBefore: row.text(9), regionAfter: row.text(10),
-            code: row.text(11), detail: row.text(12) ?? "")
+            code: row.text(11), detail: row.text(12) ?? "", usbPath: row.text(13))
     }
 
     static let smokeTestColumns = """

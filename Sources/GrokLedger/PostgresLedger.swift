@@ -205,13 +205,13 @@ public final class PostgresLedger: RunRecorder {
             try requireOpenRun(step.run, db)
             let inserted = try Self.query(db, target, """
                 INSERT INTO steps (record_id, run_id, station, serial, step, started_at, ended_at, duration_ms, result,
-                                   firmware_before, firmware_after, region_before, region_after, code, detail)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                                   firmware_before, firmware_after, region_before, region_after, code, detail, usb_path)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
                 ON CONFLICT (record_id) DO NOTHING RETURNING id
                 """,
                 [recordID, String(step.run.rawValue), station, step.serial, step.step, LedgerTime.format(step.startedAt),
                  LedgerTime.format(step.endedAt), String(step.durationMilliseconds), step.result.rawValue,
-                 step.firmwareBefore, step.firmwareAfter, step.regionBefore, step.regionAfter, step.code, step.detail])
+                 step.firmwareBefore, step.firmwareAfter, step.regionBefore, step.regionAfter, step.code, step.detail, step.usbPath])
             guard !inserted.isEmpty else { return }   // a retry of a write that committed
             try touch(step.run, db)
             if let outcome = IntentOutcome(closing: step.result) {
@@ -406,12 +406,12 @@ public final class PostgresLedger: RunRecorder {
             if outcome == .done, let step {
                 try Self.query(db, target, """
                     INSERT INTO steps (run_id, station, serial, step, started_at, ended_at, duration_ms, result,
-                                       firmware_before, firmware_after, region_before, region_after, code, detail)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, 'done', $8, $9, $10, $11, $12, $13)
+                                       firmware_before, firmware_after, region_before, region_after, code, detail, usb_path)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, 'done', $8, $9, $10, $11, $12, $13, $14)
                     """,
                     [row.text(0), row.text(3), row.text(1), row.text(2), LedgerTime.format(step.startedAt),
                      LedgerTime.format(step.endedAt), String(step.durationMilliseconds), step.firmwareBefore, step.firmwareAfter,
-                     step.regionBefore, step.regionAfter, step.code, step.detail])
+                     step.regionBefore, step.regionAfter, step.code, step.detail, step.usbPath])
             }
             try Self.query(db, target, "UPDATE intents SET outcome = $1, resolved_at = $2, resolved_by = $3 WHERE id = $4",
                            [outcome.rawValue, LedgerTime.format(time), String(resolver.rawValue), String(id)])

@@ -174,6 +174,10 @@ enum PostgresSchema {
         );
         CREATE INDEX link_settings_by_subject ON link_settings(subject_kind, subject, id);
         """,
+        // 8: the USB port of a step's sound card (Schema's migration 8).
+        """
+        ALTER TABLE steps ADD COLUMN usb_path text CHECK (usb_path IS NULL OR usb_path <> '');
+        """,
     ]
 
     static var currentVersion: Int { firstVersion + migrations.count - 1 }

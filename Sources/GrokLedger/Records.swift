@@ -191,10 +191,14 @@ public struct StepRecord: Sendable, Equatable {
     public var code: String?
     /// Free text for people: the error message, the reason, the numbers.
     public var detail: String
+    /// The USB port of the sound card the Grokker was on (`1-1.4`, the `usb:` name without
+    /// its scheme); nil when the port is not on a USB sound card or it is not known.
+    public var usbPath: String?
 
     public init(run: RunID, serial: String, step: String, startedAt: Date, endedAt: Date, result: StepResult,
                 firmwareBefore: String? = nil, firmwareAfter: String? = nil, regionBefore: String? = nil,
-                regionAfter: String? = nil, code: String? = nil, detail: String = "") {
+                regionAfter: String? = nil, code: String? = nil, detail: String = "", usbPath: String? = nil) {
+        self.usbPath = usbPath
         self.run = run
         self.serial = serial
         self.step = step

@@ -254,6 +254,11 @@ enum Schema {
         );
         CREATE INDEX link_settings_by_subject ON link_settings(subject_kind, subject, id);
         """,
+        // 8: the USB port of the sound card a step's Grokker was on (`1-1.4`; NULL when the
+        // port is not on a USB sound card, and for the steps earlier versions recorded).
+        """
+        ALTER TABLE steps ADD COLUMN usb_path TEXT CHECK (usb_path IS NULL OR usb_path <> '');
+        """,
     ]
 
     /// A step's result as schema version 6 names it, from a file older than that: the stop

@@ -140,7 +140,7 @@ public final class Spool: Sendable {
     struct Batch: Sendable {
         var run: RunRecord
         /// `[record id, run row, serial, step, started_at, ended_at, duration_ms, result,
-        /// firmware_before, firmware_after, region_before, region_after, code, detail]`.
+        /// firmware_before, firmware_after, region_before, region_after, code, detail, usb_path]`.
         var steps: [[String?]] = []
         /// `[record id, run row, serial, after_step, started_at, duration_ms, expected, found,
         /// missing, reads_per_second, min_rssi, passed]`.
@@ -199,11 +199,11 @@ public final class Spool: Sendable {
             // found made (`resolveIntent`: the author is the earlier run).
             batch.steps = try rows("""
                 SELECT id, run_id, serial, step, started_at, ended_at, duration_ms, result, firmware_before, firmware_after,
-                       region_before, region_after, code, detail FROM steps s
+                       region_before, region_after, code, detail, usb_path FROM steps s
                 WHERE run_id = ?1 OR (code = 'step_completed_by_interrupted_run' AND EXISTS (
                     SELECT 1 FROM intents i WHERE i.resolved_by = ?1 AND i.run_id = s.run_id AND i.serial = s.serial AND i.step = s.step))
                 ORDER BY id
-                """, 14).map(identified("steps", runColumn: 1))
+                """, 15).map(identified("steps", runColumn: 1))
             batch.smokeTests = try rows("""
                 SELECT id, run_id, serial, after_step, started_at, duration_ms, expected_tags, found_tags, missing_tags,
                        reads_per_second, min_rssi, passed FROM smoke_tests WHERE run_id = ?1 ORDER BY id
@@ -339,8 +339,8 @@ public final class Spool: Sendable {
                 // too) is the same run, Grokker, step, start and result: kept once.
                 try query("""
                     INSERT INTO steps (record_id, run_id, station, serial, step, started_at, ended_at, duration_ms, result,
-                                       firmware_before, firmware_after, region_before, region_after, code, detail)
-                    SELECT $1, $2::bigint, $15, $3, $4, $5, $6, $7::bigint, $8, $9, $10, $11, $12, $13, coalesce($14, '')
+                                       firmware_before, firmware_after, region_before, region_after, code, detail, usb_path)
+                    SELECT $1, $2::bigint, $16, $3, $4, $5, $6, $7::bigint, $8, $9, $10, $11, $12, $13, coalesce($14, ''), $15
                     WHERE NOT EXISTS (SELECT 1 FROM steps WHERE run_id = $2::bigint AND serial = $3 AND step = $4
                                       AND started_at = $5 AND result = $8 AND record_id IS DISTINCT FROM $1)
                     ON CONFLICT (record_id) DO NOTHING

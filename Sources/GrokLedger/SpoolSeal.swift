@@ -113,13 +113,23 @@ enum SpoolSeal {
         return bytes
     }
 
-    /// The row's values now, in column order; nil when there is no such row.
+    /// The row's values now, in column order; nil when there is no such row. Columns a
+    /// later schema added to a sealed table (``columnsBefore``) count only when they hold a
+    /// value, so a row sealed before they existed still matches its seal.
     static func values(_ db: SQLiteConnection, _ table: String, _ rowid: Int64) throws(LedgerError) -> [SQLValue]? {
         precondition(tables.contains(table))
         return try db.query("SELECT * FROM \(table) WHERE rowid = ?", [.integer(rowid)]) { row in
-            (0..<row.columnCount).map { row.value($0) }
+            var values = (0..<row.columnCount).map { row.value($0) }
+            if let count = columnsBefore[table], values.count > count, values[count...].allSatisfy({ $0 == .null }) {
+                values.removeLast(values.count - count)
+            }
+            return values
         }.first
     }
+
+    /// How many columns a sealed table had before later schemas added some: `steps` had 14
+    /// before schema 8 added `usb_path`.
+    static let columnsBefore: [String: Int] = ["steps": 14]
 
     static func stored(_ db: SQLiteConnection, _ table: String, _ rowid: Int64) throws(LedgerError) -> [UInt8]? {
         try db.queryText("SELECT mac FROM spool_seals WHERE tbl = ? AND row_id = ?", [.text(table), .integer(rowid)]).flatMap(Hex.decode)

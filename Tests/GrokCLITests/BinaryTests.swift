@@ -45,7 +45,7 @@ extension CLI {
                 text(.helpHeadingOverview, language) + " " + text(.commandDevicesAbstract, language) + "\n"))
             #expect(devices.standardOutput.contains("\n" + text(.helpHeadingGlobalOptions, language) + "\n"))
             #expect(devices.standardOutput.contains(
-                "\n" + text(.helpHeadingUsage, language) + " grokctl devices [--restore-levels] [<" + text(.valueOptions, language) + ">]\n"))
+                "\n" + text(.helpHeadingUsage, language) + " grokctl devices [--probe] [--restore-levels] [<" + text(.valueOptions, language) + ">]\n"))
             #expect(devices.standardOutput == (try runBinary(["devices", "--help", "--lang", language.rawValue]).standardOutput))
         }
 
@@ -56,7 +56,7 @@ extension CLI {
             #expect(result.standardOutput == "")
             let expected = [
                 text(.errorLine, language, text(.errorUnknownOption, language, "--bogus")),
-                text(.usageLine, language, "grokctl devices [--restore-levels] [<\(text(.valueOptions, language))>]"),
+                text(.usageLine, language, "grokctl devices [--probe] [--restore-levels] [<\(text(.valueOptions, language))>]"),
                 "  " + text(.usageSeeHelp, language, "grokctl devices --help"),
             ]
             #expect(result.standardError == expected.joined(separator: "\n") + "\n")
@@ -145,10 +145,16 @@ extension CLI {
 
             Shows the ALSA devices a Grokker can be plugged into and the emulated Grokkers
             that have state on the bench. Use the name in the DEVICE column with --device.
+            With --probe, also asks every sound card and emulated Grokker at once who
+            answers there.
 
-            USAGE: grokctl devices [--restore-levels] [<options>]
+            USAGE: grokctl devices [--probe] [--restore-levels] [<options>]
 
             OPTIONS:
+              --probe                 Handshake on every sound card and emulated Grokker at
+                                      once and show who answers there: serial, firmware and
+                                      link setting, or why none does. A port another grokctl
+                                      holds is reported busy and left alone.
               --restore-levels        Put back the sound cards' levels a grokctl that ended
                                       (a crash, kill -9) left raised, then list.
               -h, --help              Show help information.

@@ -175,6 +175,32 @@ extension CLI {
             #expect(lines.contains { $0.hasPrefix("sim:12") && $0.contains("émulé") && $0.contains(bench + "/sim-12") })
         }
 
+        @Test func devicesProbeSaysWhoAnswers() throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let bench = directory + "/bench"
+            let environment = ["XDG_STATE_HOME": directory + "/state"]
+            #expect(runInProcess(["info", "--device", "sim:2", "--bench", bench, "-q"], environment: environment).status == 0)
+
+            let json = runInProcess(["devices", "--probe", "--json", "--bench", bench], environment: environment)
+            #expect(json.status == 0 && json.standardError == "")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            let probe = try #require(object["probe"] as? [[String: Any]])
+            #expect(probe.map { $0["device"] as? String } == ["sim:2"])
+            #expect(probe.first?["status"] as? String == "answered" && probe.first?["link_setting"] as? String == "stored")
+            #expect(probe.first?["samples_per_bit"] as? Int == 8 && (probe.first?["serial"] as? String)?.count == 8)
+            #expect(object["levels_waiting"] as? [Any] != nil)
+
+            let german = runInProcess(["devices", "--probe", "--bench", bench, "--lang", "de"], environment: environment)
+            #expect(german.status == 0)
+            let serial = probe.first?["serial"] as? String ?? "?"
+            #expect(german.standardOutput.contains(text(.devicesProbeAnswered, .de, serial, "1.7.3")))
+            #expect(german.standardOutput.hasSuffix(text(.devicesProbeSummary, .de, "1", "1") + "\n"))
+            // Without --probe nothing is asked.
+            let plain = runInProcess(["devices", "--json", "--bench", bench], environment: environment)
+            #expect((try JSONSerialization.jsonObject(with: Data(plain.standardOutput.utf8)) as? [String: Any])?["probe"] == nil)
+        }
+
         @Test func devicesOnAnEmptyBenchSaysSoUnlessQuiet() throws {
             let bench = try makeTemporaryDirectory() + "/missing"
             let result = runInProcess(["devices", "--bench", bench], environment: ["LANG": "es_ES.UTF-8"])

@@ -81,7 +81,7 @@ extension CLI {
             #expect(dead.status == 1, "\(dead.standardOutput)\(dead.standardError)")
             let report = try #require(jsonRecords(dead.standardOutput, "check").first)
             #expect(report["open_runs_dead"] as? [String] == [key], "\(report)")
-            #expect(report["schema_version"] as? Int == 7)
+            #expect(report["schema_version"] as? Int == 8)
             #expect(try cluster.psql(database, "SELECT count(*) FROM runs WHERE ended_at IS NULL")
                 .trimmingCharacters(in: .whitespacesAndNewlines) == "1", "check closed the run: it must only read")
             let text = try world.run(["--lang", "de", "ledger", "check", "--ledger", uri])

@@ -103,3 +103,25 @@ struct IntentTests {
         }
     }
 }
+
+@Suite("USB ports in the ledger and the report")
+struct USBPathRecordTests {
+    @Test("a Grokker on a USB sound card: every step the run records, and its report, name the card's USB port beside the serial; one not on USB names none")
+    func stepsNameTheUSBPort() async throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 72_000_000)
+        try bench.prepare(1, serial: 72_000_001)
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache")
+        let profile = try testProfile()
+        let ledger = try Ledger.open(path: bench.path + "/ledger.sqlite")
+        var onUSB = bench.device(0)
+        onUSB.usbPath = "1-1.4"
+        let report = try await FleetRunner(profile: profile, firmware: firmware.fleet, delegate: PolicyDelegate(profile: profile, mode: .verify),
+                                           recorder: ledger, options: bench.options(.verify)).run([onUSB, bench.device(1)])
+        #expect(report.devices.map(\.usbPath) == ["1-1.4", nil])
+        let usb = try ledger.steps(serial: "72000000")
+        #expect(!usb.isEmpty && usb.allSatisfy { $0.usbPath == "1-1.4" }, "\(usb.map { "\($0.step) \(String(describing: $0.usbPath))" })")
+        let other = try ledger.steps(serial: "72000001")
+        #expect(!other.isEmpty && other.allSatisfy { $0.usbPath == nil })
+    }
+}

@@ -65,19 +65,17 @@ struct LinkSettingTests {
         #expect(file.read().records[.soundCard("0d8c:0014")] == newer)
     }
 
-    @Test("sound-card model: the USB vendor:product of the ALSA card, by number or id, positional or CARD=; emulated for sim:, none for pipes and cards without one")
+    @Test("sound-card model: the USB vendor:product of the card in sysfs, by number or id, positional or CARD=; emulated for sim:, none for pipes and cards without one")
     func soundCardModels() throws {
-        let proc = TemporaryDirectory("asound")
-        try FileManager.default.createDirectory(atPath: proc.path + "/card1", withIntermediateDirectories: true)
-        try "0D8C:0014\n".write(toFile: proc.path + "/card1/usbid", atomically: true, encoding: .utf8)
-        try FileManager.default.createSymbolicLink(atPath: proc.path + "/Device", withDestinationPath: "card1")
-        try FileManager.default.createDirectory(atPath: proc.path + "/card0", withIntermediateDirectories: true)
-        for name in ["hw:1", "hw:1,0", "plughw:CARD=Device,DEV=0", "hw:Device", "sysdefault:CARD=1"] {
-            #expect(soundCardModel(.alsa(name: name), procRoot: proc.path) == "0d8c:0014", "\(name)")
+        let sysfs = try USBSoundCardTests.fakeSysfs()
+        for name in ["hw:1", "hw:1,0", "plughw:CARD=Device,DEV=0", "hw:Device", "sysdefault:CARD=1", "hw:\"Device_1\""] {
+            #expect(soundCardModel(.alsa(name: name), sysfs: sysfs.path) == "0d8c:0014", "\(name)")
         }
-        for name in ["hw:0", "default", "pulse", "hw:CARD=../card1", "hw:7"] {
-            #expect(soundCardModel(.alsa(name: name), procRoot: proc.path) == nil, "\(name)")
+        for name in ["hw:0", "hw:PCH", "default", "pulse", "hw:CARD=../card1", "hw:7", "hw:"] {
+            #expect(soundCardModel(.alsa(name: name), sysfs: sysfs.path) == nil, "\(name)")
         }
+        #expect(soundCardModel(.usb(path: "1-1.2"), sysfs: sysfs.path) == "0d8c:0014")
+        #expect(USBSoundCard.card(forDevice: "plughw:CARD=Device_1,DEV=0", in: USBSoundCard.list(sysfs: sysfs.path))?.path == "1-1.2")
         #expect(soundCardModel(.emulated(index: 3)) == "emulated")
         #expect(soundCardModel(.pipe(input: "a", output: "b")) == nil)
     }

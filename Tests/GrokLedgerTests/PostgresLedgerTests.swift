@@ -240,6 +240,31 @@ struct PostgresLedgerTests {
                 == String(PostgresSchema.currentVersion))
     }
 
+    @Test("a version 7 shared ledger migrates to 8: its steps read without a USB port; a step's USB port is stored and read back")
+    func versionSevenMigratesToUSBPaths() throws {
+        let database = try cluster.newDatabase("v7")
+        do {
+            let db = try PostgresConnection(cluster.conninfo(database), applicationName: "test")
+            try PostgresSchema.migrate(db, target: database, migrations: Array(PostgresSchema.migrations.prefix(4)))
+        }
+        #expect(try cluster.psql(database, "SELECT version FROM grokctl_schema").trimmingCharacters(in: .whitespacesAndNewlines) == "7")
+        _ = try cluster.psql(database, """
+            INSERT INTO runs (run_key, kind, profile_name, profile_sha256, station, operator, started_at)
+                VALUES ('20240501-100000-abcd', 'provision', 'p', '\(profileDigest)', 'bench-1', 'o', '2024-05-01T10:00:00.000Z');
+            INSERT INTO steps (run_id, station, serial, step, started_at, ended_at, duration_ms, result)
+                VALUES (1, 'bench-1', 'GK-1', 'region', '2024-05-01T10:00:01.000Z', '2024-05-01T10:00:02.000Z', 1000, 'done');
+            """)
+        let shared = try PostgresLedger.open(cluster.conninfo(database), station: "bench-1")
+        #expect(PostgresSchema.currentVersion == 8)
+        #expect(try shared.steps().map(\.usbPath) == [nil])
+        let run = try shared.beginRun(start())
+        var onUSB = step(run, "GK-2", "region")
+        onUSB.usbPath = "1-1.4"
+        try shared.recordStep(onUSB)
+        #expect(try shared.steps(run: run, serial: nil).map(\.usbPath) == ["1-1.4"])
+        #expect(try cluster.psql(database, "SELECT version FROM grokctl_schema").trimmingCharacters(in: .whitespacesAndNewlines) == "8")
+    }
+
     @Test("a version 6 shared ledger migrates to 7; what one station learned about a link is what another reads")
     func linkSettingsAreShared() throws {
         let database = try cluster.newDatabase("v6")
@@ -249,7 +274,7 @@ struct PostgresLedgerTests {
         }
         #expect(try cluster.psql(database, "SELECT version FROM grokctl_schema").trimmingCharacters(in: .whitespacesAndNewlines) == "6")
         let one = try PostgresLedger.open(cluster.conninfo(database), station: "bench-1")
-        #expect(PostgresSchema.currentVersion == 7)
+        #expect(PostgresSchema.currentVersion >= 7)
         let learned = LinkSettingRecord(subject: .soundCard("0d8c:0014"), samplesPerBit: 10, sampleRate: 48_000, reason: .autoconfig,
                                         station: "", recordedAt: Date(timeIntervalSince1970: 1_700_000_000))
         try one.recordLinkSetting(learned)

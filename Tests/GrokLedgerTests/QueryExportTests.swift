@@ -124,7 +124,9 @@ struct ExportTests {
         let run = try ledger.beginRun(start())
         try ledger.upsertDevice(DeviceSighting(serial: "GK-1", hardwareType: "Grokker, \"v2\"", firmware: "1.5.2",
                                                region: "EU", provisioned: true, seenAt: at(1)))
-        try ledger.recordStep(step(run, "GK-1", "region", .failed, from: 1, to: 3.25, detail: Self.tricky))
+        var onUSB = step(run, "GK-1", "region", .failed, from: 1, to: 3.25, detail: Self.tricky)
+        onUSB.usbPath = "1-1.4"
+        try ledger.recordStep(onUSB)
         try ledger.recordStep(step(run, "GK-1", "firmware", from: 4, to: 5))
         try ledger.recordSmokeTest(SmokeTestRecord(run: run, serial: "GK-1", afterStep: "firmware", startedAt: at(6),
                                                    durationMilliseconds: 2500, expectedTags: ["E2001", "E2002"],
@@ -143,10 +145,12 @@ struct ExportTests {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let records = parseCSV(text)
         #expect(records.first == ["id", "run_id", "serial", "step", "started_at", "ended_at", "duration_ms", "result",
-                                  "firmware_before", "firmware_after", "region_before", "region_after", "code", "detail", "run_key"])
+                                  "firmware_before", "firmware_after", "region_before", "region_after", "code", "detail", "usb_path",
+                                  "run_key"])
         #expect(records.count == 3)
         let rows = records.dropFirst().map { Dictionary(uniqueKeysWithValues: zip(records[0], $0)) }
-        #expect(rows.allSatisfy { $0.count == 15 })
+        #expect(rows.allSatisfy { $0.count == 16 })
+        #expect(rows[0]["usb_path"] == "1-1.4" && rows[1]["usb_path"] == "")
         #expect(rows[0]["detail"] == Self.tricky)
         #expect(rows[0]["duration_ms"] == "2250")
         #expect(rows[0]["started_at"] == "2024-05-01T10:40:01.000Z")
@@ -199,6 +203,7 @@ struct ExportTests {
         #expect(steps[0]["detail"] as? String == Self.tricky)
         #expect(steps[0]["run_id"] as? Int == Int(run.rawValue))
         #expect(steps[0]["region_before"] is NSNull)
+        #expect(steps[0]["usb_path"] as? String == "1-1.4" && steps[1]["usb_path"] is NSNull)
         let runs = try #require(object["runs"] as? [[String: Any]])
         #expect(runs[0]["operator"] as? String == "Zoë")
         #expect(runs[0]["outcome"] as? String == "incomplete")

@@ -184,7 +184,7 @@ struct RunIdentityTests {
         #expect(reader.fileVersion == 6)
         #expect(try reader.linkSettings().isEmpty)
         let ledger = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
-        #expect(Schema.currentVersion == 7)
+        #expect(Schema.currentVersion >= 7)
         let at = { (seconds: Double) in Date(timeIntervalSince1970: 1_700_000_000 + seconds) }
         try ledger.recordLinkSetting(LinkSettingRecord(subject: .serial("00004242"), samplesPerBit: 8, sampleRate: 44_100,
                                                        reason: .autoconfig, station: "bench-1", recordedAt: at(0)))
@@ -196,11 +196,42 @@ struct RunIdentityTests {
         let newest = try ledger.linkSettings()
         #expect(newest.count == 2)
         #expect(newest.first { $0.subject == .serial("00004242") } == fell)
-        #expect(try Ledger.check(path: scratch.ledgerPath).schemaVersion == 7)
+        #expect(try Ledger.check(path: scratch.ledgerPath).schemaVersion == Schema.currentVersion)
         #expect(throws: LedgerError.self) {
             try ledger.recordLinkSetting(LinkSettingRecord(subject: .serial("x"), samplesPerBit: 8, sampleRate: 22_050,
                                                            reason: .autoconfig, station: "", recordedAt: at(0)))
         }
+    }
+
+    @Test("schema 8: a version 7 file reads its steps without a USB port read-only, and migrates on a write open; a step's USB port is stored and read back, never empty")
+    func schemaSevenToEightUSBPath() throws {
+        let scratch = Scratch()
+        do {
+            let connection = try olderLedger(at: scratch.ledgerPath, version: 7)
+            try connection.executeScript("""
+                INSERT INTO runs (kind, profile_name, profile_sha256, station, operator, started_at, ended_at, outcome, run_key)
+                    VALUES ('provision', 'p', '\(profileDigest)', 's', 'o', '2024-05-01T10:00:00.000Z', '2024-05-01T10:01:00.000Z',
+                            'succeeded', '20240501-100000-abcd');
+                INSERT INTO steps (run_id, serial, step, started_at, ended_at, duration_ms, result)
+                    VALUES (1, 'GK-1', 'region', '2024-05-01T10:00:01.000Z', '2024-05-01T10:00:02.000Z', 1000, 'done');
+                """)
+        }
+        let reader = try Ledger.open(path: scratch.ledgerPath, readOnly: true)
+        #expect(reader.fileVersion == 7)
+        #expect(try reader.steps().map(\.usbPath) == [nil])
+        let ledger = try Ledger.open(path: scratch.ledgerPath, heartbeatInterval: nil)
+        #expect(Schema.currentVersion == 8)
+        #expect(try ledger.steps().map(\.usbPath) == [nil])
+        let run = try ledger.beginRun(start())
+        var onUSB = step(run, "GK-2", "region")
+        onUSB.usbPath = "1-1.4"
+        try ledger.recordStep(onUSB)
+        try ledger.recordStep(step(run, "GK-3", "region"))
+        #expect(try ledger.steps(run: run).map(\.usbPath) == ["1-1.4", nil])
+        #expect(try ledger.history(serial: "GK-2").count == 1)
+        #expect(try Ledger.check(path: scratch.ledgerPath).schemaVersion == 8)
+        onUSB.usbPath = ""
+        #expect(throws: LedgerError.self) { try ledger.recordStep(onUSB) }
     }
 
     @Test("a run's key is refused empty; outcomes outside the codes are refused by the schema")

@@ -75,6 +75,31 @@ struct SpoolTests {
         #expect(try snapshot(database) == before)
     }
 
+    @Test("a spool sealed under schema 7 still syncs once schema 8 adds the steps' USB port; a later step's USB port is sealed and sent")
+    func schemaSevenSealsHold() throws {
+        let scratch = Scratch()
+        let path = scratch.file("spool/bench-3.sqlite")
+        let spooled = try spoolRun(try Spool.open(path: path))
+        // The spool as a version 7 grokctl left it: no `usb_path`, every step sealed by that version.
+        do {
+            let db = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 1000)
+            try db.executeScript("ALTER TABLE steps DROP COLUMN usb_path; PRAGMA user_version = 7;")
+            let key = try #require(try SpoolKey.load(keyFile(path)))
+            let rows = try db.query("SELECT rowid FROM steps", []) { RowChanges.Row(table: "steps", rowid: $0.integer(0) ?? 0, newRowid: $0.integer(0)) }
+            try SpoolSeal.seal(db, rows, key: key)
+        }
+        let spool = try Spool.open(path: path)
+        let run = try spool.ledger.beginRun(start(at: 10))
+        var onUSB = step(run, "GRK-3", "region", from: 11, to: 12)
+        onUSB.usbPath = "1-1.4"
+        try spool.ledger.recordStep(onUSB)
+        try spool.ledger.finishRun(run, outcome: .succeeded, endedAt: at(13), reportPath: nil)
+        let shared = try PostgresLedger.open(cluster.conninfo(try cluster.newDatabase("spool7")), station: "sync")
+        #expect(try spool.sync(to: shared).sent.count == 2)
+        #expect(try shared.steps(run: try #require(try shared.run(key: spooled.key)).id).count == 3)
+        #expect(try shared.steps(serial: "GRK-3").map(\.usbPath) == ["1-1.4"])
+    }
+
     @Test("killed between the database's commit and the spool's mark: the run is sent again and the database does not change")
     func crashBetweenCommitAndMark() throws {
         let scratch = Scratch()

@@ -147,7 +147,7 @@ func runFirmwareFlash(_ command: FirmwareFlashCommand, _ context: CommandContext
     let job = configured
     let devices = command.devices.map { spec in
         // The port's lock is taken as every device command takes it (waiting a bounded time).
-        FleetDevice(name: spec.description, portKey: DevicePorts.portKey(spec, context: ports), cardModel: soundCardModel(spec)) {
+        FleetDevice(name: spec.description, portKey: DevicePorts.portKey(spec, context: ports), cardModel: soundCardModel(spec, sysfs: ports.sysfs)) {
             try DevicePorts.open(spec, context: ports)
         }
     }

@@ -176,6 +176,7 @@ func runInfo(_ command: InfoCommand, _ context: CommandContext) throws -> ExitCo
     return reports.allSatisfy { $0.status == "ok" } ? .success : .failure
 }
 
-private func formatNumber(_ value: Double) -> String {
+/// A bit rate as `info` and `devices --probe` show it: `5512.5`, `3675`.
+func formatNumber(_ value: Double) -> String {
     value == value.rounded() ? String(Int(value)) : String((value * 10).rounded() / 10)
 }

@@ -108,7 +108,7 @@ public enum DevicePorts {
             let card = try ALSAPort(device: name, sampleRate: rate, configFile: context.alsaConfig, resample: plug)
             if let directory = context.levelsDirectory, !context.keepLevels {
                 do {
-                    if let hold = try CardLevels.raise(device: name, directory: directory) {
+                    if let hold = try CardLevels.raise(device: name, directory: directory, sysfs: context.sysfs) {
                         port = ReleasingPort(card, release: hold.release)
                     } else {
                         port = card
@@ -201,8 +201,20 @@ extension DevicePorts {
     /// `spec` as a unit of a fleet run: its name, its port's lock key and how to open its
     /// port (unlocked: the run takes the port's lock itself before it opens it).
     public static func fleetDevice(_ spec: DeviceSpec, context: DevicePortContext) -> FleetDevice {
-        FleetDevice(name: spec.description, portKey: portKey(spec, context: context), cardModel: soundCardModel(spec)) {
+        FleetDevice(name: spec.description, portKey: portKey(spec, context: context), cardModel: soundCardModel(spec, sysfs: context.sysfs),
+                    usbPath: usbPath(spec, sysfs: context.sysfs)) {
             try openUnlocked(spec, context: context)
+        }
+    }
+
+    /// The USB port of the sound card `spec` leads to (`1-1.4`): a `usb:` name's own, or the
+    /// port of the card an ALSA name names (``USBSoundCard/card(forDevice:in:)``); `nil` for
+    /// emulated Grokkers, raw PCM streams, names that name no card and cards not on USB.
+    public static func usbPath(_ spec: DeviceSpec, sysfs: String = "/sys") -> String? {
+        switch spec {
+        case .usb(let path): path
+        case .alsa(let name): USBSoundCard.card(forDevice: name, in: USBSoundCard.list(sysfs: sysfs))?.path
+        case .emulated, .pipe: nil
         }
     }
 }

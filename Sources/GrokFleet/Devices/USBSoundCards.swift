@@ -12,12 +12,17 @@ public struct USBSoundCard: Sendable, Hashable {
     public var vendorProduct: String
     /// The manufacturer's and product's names as the device gives them; `nil` when it gives none.
     public var name: String?
+    /// ALSA's id of the card (`Device`, `CARD=Device`), from `class/sound/cardN/id`; `nil`
+    /// when sysfs gives none. Identical dongles may share it (ALSA then numbers the later
+    /// ones, `Device_1`), so it names a card only beside the port path.
+    public var cardID: String?
 
-    public init(card: Int, path: String, vendorProduct: String, name: String?) {
+    public init(card: Int, path: String, vendorProduct: String, name: String?, cardID: String? = nil) {
         self.card = card
         self.path = path
         self.vendorProduct = vendorProduct
         self.name = name
+        self.cardID = cardID
     }
 
     /// Every ALSA card under `sysfs` (`/sys`) whose device is a USB interface
@@ -31,11 +36,29 @@ public struct USBSoundCard: Sendable, Hashable {
             let device = interface.deletingLastPathComponent()
             let path = device.lastPathComponent
             guard interface.lastPathComponent.hasPrefix(path + ":"), isPortPath(path),
-                  let vendor = read(device, "idVendor"), let product = read(device, "idProduct")
+                  let vendor = read(device, "idVendor").flatMap(usbID), let product = read(device, "idProduct").flatMap(usbID)
             else { return nil }
             let label = [read(device, "manufacturer"), read(device, "product")].compactMap { $0 }.joined(separator: " ")
-            return USBSoundCard(card: card, path: path, vendorProduct: vendor + ":" + product, name: label.isEmpty ? nil : label)
+            return USBSoundCard(card: card, path: path, vendorProduct: vendor + ":" + product, name: label.isEmpty ? nil : label,
+                                cardID: read(URL(fileURLWithPath: classDirectory + "/" + name), "id"))
         }.sorted { $0.card < $1.card }
+    }
+
+    /// The USB sound card an ALSA device name leads to, read from the name's first argument:
+    /// a card number or id, positional (`hw:1,0`, `plughw:Device`) or `CARD=`
+    /// (`hw:CARD=Device,DEV=0`, `sysdefault:CARD=1`); `nil` for names that name no card
+    /// (`default`, `pulse`) and for cards not on USB. `cards` is ``list(sysfs:)``'s answer.
+    public static func card(forDevice name: String, in cards: [USBSoundCard]) -> USBSoundCard? {
+        guard let colon = name.firstIndex(of: ":") else { return nil }
+        let arguments = name[name.index(after: colon)...].split(separator: ",", omittingEmptySubsequences: false)
+        let named = arguments.first { $0.hasPrefix("CARD=") }.map { String($0.dropFirst(5)) }
+        guard var card = named ?? arguments.first.map(String.init), !card.isEmpty, !card.contains("=") else { return nil }
+        if card.hasPrefix("\""), card.hasSuffix("\""), card.count >= 2 { card = String(card.dropFirst().dropLast()) }
+        if card.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            guard let number = Int(card) else { return nil }
+            return cards.first { $0.card == number }
+        }
+        return cards.first { $0.cardID == card }
     }
 
     /// The USB sound card on port `path` (`1-1.4`), if one is plugged in there now.
@@ -47,6 +70,11 @@ public struct USBSoundCard: Sendable, Hashable {
     /// card that is not on USB. What a per-model record of settings is keyed on.
     public static func model(card: Int, sysfs: String = "/sys") -> String? {
         list(sysfs: sysfs).first { $0.card == card }?.vendorProduct
+    }
+
+    /// A USB id as sysfs writes it (four hex digits), lowercased; `nil` for anything else.
+    private static func usbID(_ text: String) -> String? {
+        text.count == 4 && text.allSatisfy(\.isHexDigit) ? text.lowercased() : nil
     }
 
     /// Whether `text` is a USB port path: a bus number, `-`, then port numbers joined by `.`.

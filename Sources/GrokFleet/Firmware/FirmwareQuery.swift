@@ -224,6 +224,7 @@ extension DevicePorts {
     /// `spec` as a device command opens it: under its port's lock, waiting a bounded time
     /// for another grokctl that holds it (``open(_:context:wait:)``).
     public static func lockedDevice(_ spec: DeviceSpec, context: DevicePortContext) -> FleetDevice {
-        FleetDevice(name: spec.description, portKey: portKey(spec, context: context), cardModel: soundCardModel(spec)) { try open(spec, context: context) }
+        FleetDevice(name: spec.description, portKey: portKey(spec, context: context), cardModel: soundCardModel(spec, sysfs: context.sysfs),
+                    usbPath: usbPath(spec, sysfs: context.sysfs)) { try open(spec, context: context) }
     }
 }

@@ -52,6 +52,6 @@ public struct DeviceAccess: Sendable {
     /// (``LinkSetup``), and remembers what it learned.
     /// - Throws: the session's ``ReaderError``; ``FleetError/linkSettingsNotWritten(file:detail:)``.
     public func connect(_ session: ReaderSession, _ spec: DeviceSpec) throws -> LinkSetup.Outcome {
-        try LinkSetup.connect(session, cardModel: soundCardModel(spec), remembering: ports.linkSettings)
+        try LinkSetup.connect(session, cardModel: soundCardModel(spec, sysfs: ports.sysfs), remembering: ports.linkSettings)
     }
 }

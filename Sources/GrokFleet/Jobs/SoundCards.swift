@@ -16,8 +16,8 @@ public struct SoundCard: Sendable, Hashable {
     /// Whether a Grokker is plugged in by the card's jacks (``ALSACard/judge(_:)``); `nil`
     /// when the card reports no headphone or microphone jack: a handshake tells then.
     public var jackPlugged: Bool?
-    /// The USB sound card behind a `hw:N,0` device (its port path and model); `nil` for other
-    /// names and cards not on USB.
+    /// The USB sound card the device leads to (its port path and model): `hw:1,0`,
+    /// `plughw:CARD=Device`; `nil` for names that name no card and cards not on USB.
     public var usb: USBSoundCard?
 
     /// The sound devices ALSA lists, reading `alsaConfig` instead of the system's
@@ -25,10 +25,6 @@ public struct SoundCard: Sendable, Hashable {
     /// read once, however many of the devices share it.
     public static func list(alsaConfig: String? = nil, sysfs: String = "/sys") -> [SoundCard] {
         let usbCards = USBSoundCard.list(sysfs: sysfs)
-        func usb(_ device: String) -> USBSoundCard? {
-            guard device.hasPrefix("hw:"), let number = Int(device.dropFirst(3).prefix { $0 != "," }) else { return nil }
-            return usbCards.first { $0.card == number }
-        }
         var mixers: [String: [ControlLevel]?] = [:]
         func levels(_ device: String) -> [ControlLevel]? {
             let name = ALSAMixer.controlName(forDevice: device)
@@ -42,7 +38,7 @@ public struct SoundCard: Sendable, Hashable {
                       description: info.description.split(whereSeparator: \.isNewline).joined(separator: ", "),
                       canPlay: info.canPlay, canCapture: info.canCapture,
                       mixer: levels(info.name) == nil ? nil : ALSAMixer.controlName(forDevice: info.name), levels: levels(info.name),
-                      jackPlugged: ALSADevices.jackPlugged(device: info.name), usb: usb(info.name))
+                      jackPlugged: ALSADevices.jackPlugged(device: info.name), usb: USBSoundCard.card(forDevice: info.name, in: usbCards))
         }
     }
 }

@@ -37,7 +37,7 @@ public struct LinkSettingBook: Sendable {
 /// works (the vendor's, slowest first, about 29 s).
 public struct LinkSetup: Sendable {
     public var book: LinkSettingBook
-    /// The sound-card model of the port (``soundCardModel(_:procRoot:)``), nil if none is known.
+    /// The sound-card model of the port (``soundCardModel(_:sysfs:)``), nil if none is known.
     public var cardModel: String?
     /// The station that learns (recorded with what it learns).
     public var station: String

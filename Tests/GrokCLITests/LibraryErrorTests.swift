@@ -297,6 +297,7 @@ struct LibraryErrorTests {
             .sceneLacksReferenceTags(device: "sim:0", scene: "/b/sim-0/scene.json", missing: ["3034257BF4789000000003E8"]),
             .reportNotWritten(path: "/r/run.json", detail: "ENOSPC"),
             .invalidDevice("x"), .deviceWithoutScheme(spec: "hw:1,0", suggestion: "alsa:hw:1,0"), .deviceOutOfRange(index: "64", spec: "sim:64"), .duplicateDevice("sim:1"),
+            .emulatorEndsMixed(input: "alsa:pulse", output: "from-grokker"),
             .benchUnreadable(path: "/x", detail: "y"), .benchNotDirectory(path: "/x"), .noDevices(bench: "/b"),
             .deviceBusy(device: "sim:0", pid: "4242", command: "grokctl provision", lockFile: "/l/port-sim.lock"),
             .updateUnfinished(device: "sim:0"),
@@ -322,7 +323,7 @@ struct LibraryErrorTests {
                 .smokeTestFailed, .verifyMismatch, .outsideMaintenanceWindow, .batteryLow, .notInRollout, .halted, .stagePaused, .updateDeclined,
                 .interrupted, .updateUnfinished, .readerFrozen, .timedOut, .recorderFailed, .ledgerOffline, .ledgerOfflineRollout,
                 .ledgerMissing, .ledgerNoDevice, .noSuchRollout, .reportNotWritable, .reportDirectoryMissing,
-                .sceneLacksReferenceTags, .reportNotWritten, .invalidDevice, .deviceWithoutScheme, .deviceOutOfRange, .duplicateDevice,
+                .sceneLacksReferenceTags, .reportNotWritten, .invalidDevice, .deviceWithoutScheme, .deviceOutOfRange, .duplicateDevice, .emulatorEndsMixed,
                 .benchUnreadable, .benchNotDirectory, .noDevices, .deviceBusy, .noRepository, .stationSettingsUnreadable,
                 .stationSettingsNotJSON, .stationSettingsNotObject, .stationSettingsUnknownKey, .stationSettingsInvalid,
                 .stationSettingsExists, .stationSettingsNotWritten, .linkSettingsNotWritten: break

@@ -272,9 +272,11 @@ public final class EmulatedGrokker: CablePeer {
     // MARK: Audio
 
     public func process(input cable: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
-        if heard.count != cable.count { heard = [Float](repeating: 0, count: cable.count) }
-        heard.withUnsafeMutableBufferPointer { self.input.process(cable, into: $0) }
-        heard.withUnsafeBufferPointer { process(heard: $0, output: output) }
+        // Grown, never shrunk: a simulated cable's blocks differ by a sample or so.
+        if heard.count < cable.count { heard = [Float](repeating: 0, count: cable.count) }
+        let n = cable.count
+        heard.withUnsafeMutableBufferPointer { self.input.process(cable, into: UnsafeMutableBufferPointer(rebasing: $0[..<n])) }
+        heard.withUnsafeBufferPointer { process(heard: UnsafeBufferPointer(rebasing: $0[..<n]), output: output) }
     }
 
     /// One block of what the receiver heard (after the input stage).

@@ -137,7 +137,10 @@ public final class EmulatorJob {
             let playback = try Self.alsaName(output, sysfs: sysfs)
             let plug = ALSAPort.isPlugDevice(capture) || ALSAPort.isPlugDevice(playback)
             if !plug {
-                for (device, isCapture) in [(playback, false), (capture, true)] {
+                // One device's playback side answers for both (its capture is not opened
+                // twice: a file plugin's input FIFO opens with it).
+                let asked = capture == playback ? [(playback, false)] : [(playback, false), (capture, true)]
+                for (device, isCapture) in asked {
                     let rates = try ALSAPort.nativeRates(device: device, capture: isCapture, configFile: alsaConfig)
                     guard !rates.isEmpty else {
                         throw AudioError.unsupportedFormat(device: device, detail: ErrorDetail("no_native_rate"))

@@ -5,10 +5,12 @@ import Glibc
 /// A full-duplex ``AudioPort`` on an ALSA device: plays out of the device's playback side
 /// (the headphone line) and captures from its capture side (the microphone line).
 ///
-/// Both directions are opened on the same device name (`hw:1,0`, `plughw:CARD=Device`,
-/// `default`, or a PCM defined in an extra configuration file), as signed 16-bit
-/// little-endian interleaved samples: mono when the device takes it, otherwise stereo
-/// (the output is duplicated to both channels, the input is the left channel).
+/// A host opens both directions on the same device name (`hw:1,0`, `plughw:CARD=Device`,
+/// `default`, or a PCM defined in an extra configuration file); the emulated unit may
+/// capture from one device and play to another (`pulse:host_out.monitor` and
+/// `pulse:unit_out`). Samples are signed 16-bit little-endian interleaved: mono when the
+/// device takes it, otherwise stereo (the output is duplicated to both channels, the input
+/// is the left channel).
 ///
 /// Playback is prefilled with one buffer of silence when the port opens (and again after
 /// an underrun), so the round trip through the port always carries one buffer
@@ -23,10 +25,13 @@ import Glibc
 ///
 /// Not thread-safe: one owner at a time.
 public final class ALSAPort: AudioPort {
-    /// `alsa:` followed by the device name.
+    /// `alsa:` followed by the device name (with two devices: `alsa:CAPTURE / alsa:PLAYBACK`).
     public let name: String
-    /// The ALSA device name the port was opened on.
+    /// The ALSA device name the port plays to (and captures from, unless ``captureDevice``
+    /// differs).
     public let device: String
+    /// The ALSA device name the port captures from.
+    public let captureDevice: String
     /// Frames per second (44100 or 48000).
     public let sampleRate: Int
     /// The period size the device accepted, in frames.
@@ -61,9 +66,21 @@ public final class ALSAPort: AudioPort {
     ///   a missing or unparsable `configFile`, ``AudioError/io(device:operation:detail:)``.
     ///   - resample: let ALSA's plug resample to `sampleRate` (`false`: the device must run at
     ///     it, see ``nativeRate(device:configFile:)``).
-    public init(
+    public convenience init(
         device: String, sampleRate: Int = 44100, periodFrames: Int = 256, periods: Int = 4,
         configFile: String? = nil, resample: Bool = false
+    ) throws(AudioError) {
+        try self.init(playbackDevice: device, captureDevice: device, sampleRate: sampleRate, periodFrames: periodFrames,
+                      periods: periods, configFile: configFile, resample: resample)
+    }
+
+    /// Opens `playbackDevice` for playback and `captureDevice` for capture (the same name
+    /// for one full-duplex device); the parameters and errors are those of
+    /// ``init(device:sampleRate:periodFrames:periods:configFile:resample:)``, each error
+    /// naming the device it is about.
+    public init(
+        playbackDevice device: String, captureDevice: String, sampleRate: Int = 44100, periodFrames: Int = 256,
+        periods: Int = 4, configFile: String? = nil, resample: Bool = false
     ) throws(AudioError) {
         guard sampleRate == 44100 || sampleRate == 48000 else {
             throw AudioError.unsupportedFormat(device: device, detail: ErrorDetail("port_rate", [String(sampleRate)]))
@@ -81,11 +98,12 @@ public final class ALSAPort: AudioPort {
         let playback = try PCMHandle(device: device, stream: .playback, configuration: configuration)
         let setup = try playback.configure(
             sampleRate: sampleRate, periodFrames: periodFrames, periods: periods, resample: resample)
-        let capture = try PCMHandle(device: device, stream: .capture, configuration: configuration)
+        let capture = try PCMHandle(device: captureDevice, stream: .capture, configuration: configuration)
         _ = try capture.configure(sampleRate: sampleRate, periodFrames: setup.period, periods: periods, resample: resample)
 
-        self.name = "alsa:\(device)"
+        self.name = captureDevice == device ? "alsa:\(device)" : "alsa:\(captureDevice) / alsa:\(device)"
         self.device = device
+        self.captureDevice = captureDevice
         self.sampleRate = sampleRate
         self.periodFrames = setup.period
         self.bufferFrames = setup.buffer
@@ -111,13 +129,18 @@ public final class ALSAPort: AudioPort {
     /// - Throws: ``AudioError/unsupportedFormat(device:detail:)`` (`no_native_rate`) when it
     ///   plays neither; the open's errors.
     public static func nativeRate(device: String, configFile: String? = nil) throws(AudioError) -> Int {
-        let configuration = try configFile.map { (file) throws(AudioError) in try ALSAConfiguration.merged(with: file) }
-        let playback = try PCMHandle(device: device, stream: .playback, configuration: configuration)
-        let rates = try playback.nativeRates(among: [44100, 48000])
-        guard let rate = rates.first else {
+        guard let rate = try nativeRates(device: device, configFile: configFile).first else {
             throw AudioError.unsupportedFormat(device: device, detail: ErrorDetail("no_native_rate"))
         }
         return rate
+    }
+
+    /// The rates the protocol has (44100, 48000, in that order) that `device` runs at
+    /// without resampling, asked of its `stream` (opened, never configured).
+    public static func nativeRates(device: String, capture: Bool = false, configFile: String? = nil) throws(AudioError) -> [Int] {
+        let configuration = try configFile.map { (file) throws(AudioError) in try ALSAConfiguration.merged(with: file) }
+        let pcm = try PCMHandle(device: device, stream: capture ? .capture : .playback, configuration: configuration)
+        return try pcm.nativeRates(among: [44100, 48000])
     }
 
     /// Plays `output`, then captures exactly `input.count` frames, recovering from xruns.
@@ -218,7 +241,7 @@ public final class ALSAPort: AudioPort {
                 if let fired = WallClockWatchdog.firedOnThisThread() { throw fired }
                 stalls += 1
                 if stalls > 3 {
-                    throw AudioError.io(device: device, operation: "snd_pcm_writei", detail: ErrorDetail("accepts_no_data"))
+                    throw AudioError.io(device: pcm.device, operation: "snd_pcm_writei", detail: ErrorDetail("accepts_no_data"))
                 }
             } else {
                 try recover(pcm, code: result, operation: "snd_pcm_writei", failures: &failures)
@@ -251,7 +274,7 @@ public final class ALSAPort: AudioPort {
             if done == frames { break }
             if result == 0 {
                 // A blocking read only returns 0 when its source ended.
-                throw AudioError.io(device: device, operation: "snd_pcm_readi", detail: ErrorDetail("capture_ended"))
+                throw AudioError.io(device: pcm.device, operation: "snd_pcm_readi", detail: ErrorDetail("capture_ended"))
             }
             try recover(pcm, code: result, operation: "snd_pcm_readi", failures: &failures)
         }
@@ -267,18 +290,18 @@ public final class ALSAPort: AudioPort {
         if let fired = WallClockWatchdog.firedOnThisThread() { throw fired }
         let errno = Int32(clamping: -code)
         guard errno == EPIPE || errno == ESTRPIPE || errno == EINTR else {
-            throw ALSACall.error(code: code, operation: operation, stream: pcm.stream.word, device: device)
+            throw ALSACall.error(code: code, operation: operation, stream: pcm.stream.word, device: pcm.device)
         }
         failures += 1
         if failures > 3 {
             throw AudioError.io(
-                device: device, operation: operation,
+                device: pcm.device, operation: operation,
                 detail: ErrorDetail("\(pcm.stream.word)_stopped", [ALSACall.errorName(code)]))
         }
         if errno != EINTR { xrunCount += 1 }
         let recovered = snd_pcm_recover(pcm.handle, Int32(code), 1)
         if recovered < 0 {
-            throw ALSACall.error(code: Int(recovered), operation: "snd_pcm_recover", stream: pcm.stream.word, device: device)
+            throw ALSACall.error(code: Int(recovered), operation: "snd_pcm_recover", stream: pcm.stream.word, device: pcm.device)
         }
         if pcm.stream == .playback, snd_pcm_state(pcm.handle) == SND_PCM_STATE_PREPARED {
             try prefill(pcm)
@@ -304,7 +327,7 @@ public final class ALSAPort: AudioPort {
                 throw fired
             } else if result == 0 || Int32(clamping: -result) != EINTR {
                 throw ALSACall.error(
-                    code: result == 0 ? -Int(EIO) : result, operation: "snd_pcm_writei", stream: "playback", device: device)
+                    code: result == 0 ? -Int(EIO) : result, operation: "snd_pcm_writei", stream: "playback", device: pcm.device)
             }
         }
     }

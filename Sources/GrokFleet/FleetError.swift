@@ -156,6 +156,9 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     case deviceOutOfRange(index: String, spec: String)
     /// The same device named twice (directly or through a range).
     case duplicateDevice(String)
+    /// `grokctl emulate` given a sound device (`alsa:`, `usb:`) for one end and a file or
+    /// FIFO for the other: both ends are sound devices, or both are files.
+    case emulatorEndsMixed(input: String, output: String)
     /// The bench directory exists but cannot be listed.
     case benchUnreadable(path: String, detail: String)
     /// The bench path names something that is not a directory.
@@ -244,6 +247,7 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .deviceWithoutScheme: "usage_device_without_scheme"
         case .deviceOutOfRange: "usage_device_out_of_range"
         case .duplicateDevice: "usage_duplicate_device"
+        case .emulatorEndsMixed: "usage_emulate_ends_mixed"
         case .benchUnreadable: "bench_unreadable"
         case .benchNotDirectory: "bench_not_directory"
         case .benchPortsUnreadable: "bench_ports_unreadable"
@@ -311,6 +315,7 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .invalidDevice(let spec), .duplicateDevice(let spec): [spec]
         case .deviceWithoutScheme(let spec, let suggestion): [spec, suggestion]
         case .deviceOutOfRange(let index, let spec): [index, spec]
+        case .emulatorEndsMixed(let input, let output): [input, output]
         case .benchNotDirectory(let path): [path]
         case .benchPortsUnreadable(let path, let detail): [path, detail]
         case .benchPortOccupied(let port, let unit): [port, unit]

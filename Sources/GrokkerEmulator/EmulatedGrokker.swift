@@ -41,6 +41,10 @@ import GrokProtocol
 /// Its output never holds an exact-zero sample while a tone plays: the vendor's receive path
 /// loses bits on exact zeros (docs/vendor-protocol.md); see ``process(input:output:)``.
 ///
+/// Its audio ends are a unit's (``EmulatedHardware``): the host's tones pass its input stage
+/// (``AnalogueInput``: clipped at its clip level, not heard at all below its threshold)
+/// before its receiver, and it answers at its output level.
+///
 /// Pure in time (the sample clock), not thread-safe: whoever drives the cable owns it.
 public final class EmulatedGrokker: CablePeer {
     /// The reader protocol this emulation speaks (GetVersion bytes 0-1).
@@ -62,8 +66,9 @@ public final class EmulatedGrokker: CablePeer {
     public static let maxSubsequentRecords = 24
     /// How long a reset keeps the unit silent before its request tone, seconds.
     public static let resetSilenceSeconds = 0.5
-    /// The magnitude given to a sample that would be exactly 0 while a tone plays (full scale
-    /// 1): the vendor's own modulator's samples nearest zero are ±402/32767.
+    /// The magnitude given to a sample that would be exactly 0 while a tone plays, at an
+    /// output level of 1 (it scales with ``EmulatedHardware/outputLevel``): the vendor's own
+    /// modulator's samples nearest zero are ±402/32767.
     public static let zeroNudge: Float = 402.0 / 32767.0
     /// The flash file's name in the unit's directory.
     public static let flashFileName = "flash.bin"
@@ -85,6 +90,12 @@ public final class EmulatedGrokker: CablePeer {
     public private(set) var clock: Int64 = 0
     private var silentUntil: Int64 = 0
     private var lastSample: Float = 0
+    /// ``zeroNudge`` at this unit's output level.
+    private let nudge: Float
+    /// The unit's input stage: what its receiver hears of the cable.
+    public private(set) var input: AnalogueInput
+    /// What the input stage passes on, one block at a time.
+    private var heard: [Float] = []
     private var configurations: [VendorConfigurationKind: VendorConfiguration] = [:]
     private var testFlags: (UInt8, UInt8) = (0, 0)
     private var session: SlaveSession?
@@ -178,14 +189,19 @@ public final class EmulatedGrokker: CablePeer {
     /// and powers the unit on.
     /// - Parameters:
     ///   - scene: the tags around the unit (default: the standard bench seeded by its serial).
-    ///   - modem: the device modem's tunables.
+    ///   - hardware: the unit's model (GetVersion's figures, its audio ends).
+    ///   - modem: the device modem's tunables (its amplitude is the hardware's output level).
     ///   - timing: the reader's packet timing in slave mode.
     public init(store: DeviceStateStore, sampleRate: Int = 44_100, scene: RFScene? = nil, hardware: EmulatedHardware = .grokker1,
                 modem: VendorModem.Configuration = .init(), timing: VendorPacketTiming = .vendorHost) throws(EmulatorError) {
         self.store = store
         self.hardware = hardware
         self.sampleRate = sampleRate
+        var modem = modem
+        modem.amplitude = hardware.outputLevel
         modemConfiguration = modem
+        nudge = Self.zeroNudge * hardware.outputLevel
+        input = AnalogueInput(hardware: hardware, sampleRate: sampleRate)
         self.timing = timing
         let flashPath = Self.path(store.deviceDirectory, Self.flashFileName)
         try Self.manufactureFlashIfNew(at: flashPath, firmware: store.state.firmwareVersion)
@@ -255,7 +271,16 @@ public final class EmulatedGrokker: CablePeer {
 
     // MARK: Audio
 
-    public func process(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
+    public func process(input cable: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
+        // Grown, never shrunk: a simulated cable's blocks differ by a sample or so.
+        if heard.count < cable.count { heard = [Float](repeating: 0, count: cable.count) }
+        let n = cable.count
+        heard.withUnsafeMutableBufferPointer { self.input.process(cable, into: UnsafeMutableBufferPointer(rebasing: $0[..<n])) }
+        heard.withUnsafeBufferPointer { process(heard: UnsafeBufferPointer(rebasing: $0[..<n]), output: output) }
+    }
+
+    /// One block of what the receiver heard (after the input stage).
+    private func process(heard input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
         defer { clock += Int64(input.count) }
         if !poweredOff, let cut = powerCutAt, cut <= clock { cutPower() }
         if poweredOff || clock < silentUntil {
@@ -295,14 +320,14 @@ public final class EmulatedGrokker: CablePeer {
         for i in output.indices {
             let s = output[i]
             if s == 0, previous != 0 {
-                output[i] = previous > 0 ? -Self.zeroNudge : Self.zeroNudge
+                output[i] = previous > 0 ? -nudge : nudge
                 previous = 0
             } else {
                 previous = s
             }
         }
         lastSample = output.last ?? lastSample
-        if lastSample == Self.zeroNudge || lastSample == -Self.zeroNudge { lastSample = 0 }
+        if lastSample == nudge || lastSample == -nudge { lastSample = 0 }
     }
 
     /// The power goes off now: radio, modem and MCU stop; the flash keeps what it holds.

@@ -91,6 +91,9 @@ extension ReaderSession {
     /// stays connected (no second handshake).
     /// The vendor's 48 kHz steps need a port that can change its rate, which ``AudioPort``
     /// cannot: they are not run. Returns the samples per bit kept.
+    /// - Throws: when no setting works, ``ReaderError/levelTooLow(port:shortfall:)`` if a
+    ///   level of the port's card stands below a session's, else
+    ///   ``ReaderError/cannotHandshake(port:seconds:)``.
     @discardableResult
     public func autoConfig(order: AutoConfigOrder = .vendor) throws(ReaderError) -> Int {
         var tried: [(samplesPerBit: Int, passed: Bool)] = []
@@ -100,7 +103,12 @@ extension ReaderSession {
                 let connected = order != .vendor && tried.isEmpty && isConnected && link.samplesPerBit == step.samplesPerBit
                 tried.append((step.samplesPerBit, try passes(step, alreadyConnected: connected)))
             case .keep(let kept):
-                guard let kept else { throw .cannotHandshake(port: port.name, seconds: options.handshakeTimeout) }
+                guard let kept else {
+                    // No setting worked: a level that stands below a session's is the likelier
+                    // cause than the settings, and the error names it (as a handshake does).
+                    if let shortfall = port.levelShortfall { throw .levelTooLow(port: port.name, shortfall: shortfall) }
+                    throw .cannotHandshake(port: port.name, seconds: options.handshakeTimeout)
+                }
                 samplesPerBit = kept
                 let stillConnected = order != .vendor && isConnected && link.samplesPerBit == kept
                 if !stillConnected {

@@ -97,6 +97,25 @@ extension CLI {
             #expect(events.last?["packets_sent"] as? Int == 0)
         }
 
+        @Test("on sound devices: one that cannot be opened is named with what to do (exit 1); a sound device with a file is a usage error (exit 64)")
+        func soundDevicesAreNamed() throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let missing = try runBinary([
+                "emulate", "--state", directory + "/dev", "--input", "alsa:grok_no_such_pcm", "--output", "alsa:grok_no_such_pcm",
+            ])
+            #expect(missing.status == 1)
+            let error = missing.standardError.split(separator: "\n").last.map(String.init) ?? ""
+            #expect(error.contains("'grok_no_such_pcm'") && error.contains("grokctl devices"), "\(missing.standardError)")
+
+            let mixed = try runBinary([
+                "emulate", "--state", directory + "/dev", "--input", "alsa:pulse", "--output", directory + "/out", "--lang", "fr",
+            ])
+            #expect(mixed.status == 64)
+            #expect(mixed.standardError.contains(text(.errorUsageEmulateEndsMixed, .fr, "alsa:pulse", directory + "/out")),
+                    "\(mixed.standardError)")
+        }
+
         @Test("--protocol is gone: the emulator speaks only the vendor protocol")
         func protocolOptionIsGone() throws {
             let directory = try makeTemporaryDirectory()

@@ -2,7 +2,9 @@ import DeviceTestSupport
 import Foundation
 import GrokAudio
 import GrokFleet
+import GrokProtocol
 import GrokTestSupport
+import Synchronization
 import Testing
 import UGrokIt
 
@@ -48,14 +50,20 @@ struct CardLevelsTests {
         #expect(try server.sinkVolume() == 30)
     }
 
-    @Test("with --keep-levels a sink at 5 % stays at 5 %, and the failed handshake names 'Master' as the control to raise")
+    @Test("an emulated unit on the server's devices does not hear a host whose sink is kept at 5 % (-78 dBFS): the handshake fails naming 'Master' at 5 %")
     func keptLowLevelIsNamed() throws {
         try server.setSinkVolume(5)
+        let unit = try UnitOnSoundServer(stateDirectory: state.path + "/unit")
         let port = try DevicePorts.open(.alsa(name: "pulse"), context: context(keepLevels: true))
-        defer { port.close() }
         #expect(try server.sinkVolume() == 5)
         let session = try ReaderSession(port: port)
-        let error = #expect(throws: ReaderError.self) { _ = try session.connect(handshakeTimeout: 0.3) }
+        // 1 s of audio: long enough for a handshake the unit hears (the next test's handshake
+        // and GetVersion take under 0.9 s of audio through the server).
+        let error = #expect(throws: ReaderError.self) { _ = try session.connect(handshakeTimeout: 1) }
+        // The host's stream runs on (silence) while the server delivers what it played last.
+        try session.rest(forAtMost: 0.3)
+        let ending = try unit.stop()
+        port.close()
         guard case .levelTooLow(let name, let shortfall)? = error else {
             Issue.record("expected levelTooLow, got \(String(describing: error))")
             return
@@ -63,6 +71,23 @@ struct CardLevelsTests {
         #expect(name == "alsa:pulse")
         #expect(shortfall.control == "Master" && shortfall.side == "playback" && shortfall.percent == 5 && !shortfall.muted)
         #expect(error?.code == "reader_playback_level_low")
+        // Because the unit did not hear the host: its input never reached its threshold.
+        #expect(ending.detectedSeconds == 0 && ending.handshakes == 0, "\(ending)")
+        #expect(ending.loudestInput > 0 && ending.loudestInput < 0.01, "the host's tones reached it, under the threshold")
+    }
+
+    @Test("without --keep-levels the same host at 5 % is raised to full for the session: the unit hears it and answers, and 5 % is back afterwards")
+    func raisedLevelIsHeard() throws {
+        try server.setSinkVolume(5)
+        let unit = try UnitOnSoundServer(stateDirectory: state.path + "/unit")
+        let port = try DevicePorts.open(.alsa(name: "pulse"), context: context())
+        let session = try ReaderSession(port: port)
+        let info = try session.connect(handshakeTimeout: 3)
+        port.close()
+        let ending = try unit.stop()
+        #expect(info.serialNumberText == ending.serial)
+        #expect(ending.handshakes == 1 && ending.detectedSeconds > 0)
+        #expect(try server.sinkVolume() == 5)
     }
 
     @Test("levels left raised by a process that died (kill -9) are put back by the next start, and their record removed")
@@ -83,5 +108,62 @@ struct CardLevelsTests {
         #expect(CardLevels.restoreAbandoned(directory: levels) == ["pulse"])
         #expect(try server.sinkVolume() == 30)
         #expect(CardLevels.records(directory: levels).isEmpty)
+    }
+}
+
+/// An emulated Grokker on the sound server's devices, on a thread of its own, as
+/// `grokctl emulate --input alsa:pulse:host_out.monitor --output alsa:pulse:unit_out` runs
+/// one: it hears what the host plays to `host_out` and plays to `unit_out`, whose monitor
+/// the host records.
+final class UnitOnSoundServer: Sendable {
+    /// How the unit ended, with its serial.
+    struct Ending: Sendable, CustomStringConvertible {
+        var serial: String
+        var detectedSeconds: Double
+        var handshakes: Int
+        var loudestInput: Float
+        var description: String { "detected \(detectedSeconds) s, \(handshakes) handshakes, loudest \(loudestInput)" }
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private let stopRequested = Mutex(false)
+    private let opened = Mutex<Result<String, any Error>?>(nil)
+    private let ended = Mutex<Result<Ending, any Error>?>(nil)
+
+    /// Starts the unit and returns once its devices are open.
+    init(stateDirectory: String) throws {
+        Thread.detachNewThread { [self] in
+            do {
+                let job = try EmulatorJob(stateDirectory: stateDirectory, sampleRate: 44_100)
+                let ends = try EmulatorJob.Ends.parse(input: "alsa:pulse:host_out.monitor", output: "alsa:pulse:unit_out")
+                try job.open(ends, recordAudio: nil)
+                let serial = job.unit.serial
+                opened.withLock { $0 = .success(serial) }
+                let ending = try job.serve { stopRequested.withLock { $0 } }
+                ended.withLock {
+                    $0 = .success(Ending(serial: serial, detectedSeconds: ending.detectedSeconds, handshakes: ending.handshakes,
+                                         loudestInput: ending.loudestInput))
+                }
+            } catch {
+                opened.withLock { if $0 == nil { $0 = .failure(error) } }
+                ended.withLock { $0 = .failure(error) }
+            }
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while opened.withLock({ $0 }) == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        guard let result = opened.withLock({ $0 }) else { throw Failure(description: "the unit did not open its devices") }
+        _ = try result.get()
+    }
+
+    /// Stops the unit and tells how it ended.
+    func stop() throws -> Ending {
+        stopRequested.withLock { $0 = true }
+        let deadline = Date().addingTimeInterval(10)
+        while ended.withLock({ $0 }) == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        guard let result = ended.withLock({ $0 }) else { throw Failure(description: "the unit did not stop") }
+        return try result.get()
     }
 }

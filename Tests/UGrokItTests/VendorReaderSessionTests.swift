@@ -310,6 +310,21 @@ struct VendorReaderSessionTests {
         #expect(throws: ReaderError.cannotHandshake(port: "unplugged", seconds: 1)) { try silent.connect() }
     }
 
+    @Test("AutoConfig that finds no setting on a port whose card stands below a session's levels names the control, not just the silence")
+    func autoConfigNamesALowLevel() throws {
+        var options = ReaderOptions()
+        options.handshakeTimeout = 0.2
+        let low = LevelShortfall(control: "Master", side: "playback", percent: 5, muted: false, loudestInputDBFS: "-inf")
+        let quiet = try ReaderSession(port: UnpluggedPort(plugged: nil, shortfall: low), options: options)
+        #expect(throws: ReaderError.levelTooLow(port: "unplugged", shortfall: low)) {
+            try quiet.autoConfig(order: .fastestFirst(startingAt: 8))
+        }
+        let silent = try ReaderSession(port: UnpluggedPort(plugged: nil), options: options)
+        #expect(throws: ReaderError.cannotHandshake(port: "unplugged", seconds: 0.2)) {
+            try silent.autoConfig(order: .fastestFirst(startingAt: 8))
+        }
+    }
+
     @Test("a reader speaking reader protocol 10 is INCOMPATIBLE_READER")
     func oldReaderIsIncompatible() throws {
         var old = try VendorReaderVersion(decoding: hexBytes("061405000601080001fa550480004001112233445566778887d61200000800"))
@@ -332,12 +347,17 @@ extension ReaderSession {
     }
 }
 
-/// A port whose jack is empty (or that cannot tell, and hears only silence).
+/// A port whose jack is empty (or that cannot tell, and hears only silence), its card's
+/// levels at `shortfall`.
 final class UnpluggedPort: AudioPort {
     let name = "unplugged"
     let sampleRate = 44_100
     let plugged: Bool?
-    init(plugged: Bool? = false) { self.plugged = plugged }
+    let levelShortfall: LevelShortfall?
+    init(plugged: Bool? = false, shortfall: LevelShortfall? = nil) {
+        self.plugged = plugged
+        levelShortfall = shortfall
+    }
     var jackPlugged: Bool? { plugged }
     func transfer(output: UnsafeBufferPointer<Float>, input: UnsafeMutableBufferPointer<Float>) throws(AudioError) {
         for i in input.indices { input[i] = 0 }

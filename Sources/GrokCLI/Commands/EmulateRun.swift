@@ -35,10 +35,19 @@ struct EmulateEndEvent: Encodable, Sendable {
     var bytesSent: Int
     var bytesReceived: Int
     var handshakes: Int
+    /// Seconds the unit detected the host (its input above its threshold).
+    var detectedSeconds: Double
+    /// Samples the unit's input clipped.
+    var clippedSamples: Int64
+    /// The loudest sample at the unit's input (1: the host's full scale).
+    var inputPeak: Double
     var recording: String?
 
     enum CodingKeys: String, CodingKey {
         case event, reason, handshakes, recording
+        case detectedSeconds = "input_detected_s"
+        case clippedSamples = "input_clipped_samples"
+        case inputPeak = "input_peak"
         case audioSeconds = "audio_s"
         case packetsSent = "packets_sent"
         case packetsReceived = "packets_received"
@@ -48,8 +57,8 @@ struct EmulateEndEvent: Encodable, Sendable {
 }
 
 /// `grokctl emulate`: one emulated Grokker (GrokFleet's ``EmulatorJob``) over raw s16le
-/// mono PCM: FIFOs, files or standard input and output (`-`), until the host goes away or
-/// SIGINT/SIGQUIT/SIGTERM arrives. Exit 0 either way. With `-` as the output, every message goes to
+/// mono PCM (FIFOs, files or standard input and output, `-`) or on sound devices, until the
+/// host goes away or SIGINT/SIGQUIT/SIGTERM arrives. Exit 0 either way. With `-` as the output, every message goes to
 /// standard error and the JSON start/end lines are not printed (standard output carries the audio).
 func runEmulate(_ command: EmulateCommand, _ context: CommandContext) throws -> ExitCode {
     let console = context.console
@@ -61,7 +70,7 @@ func runEmulate(_ command: EmulateCommand, _ context: CommandContext) throws -> 
     // Opening a FIFO blocks until the host opens the other end; until the port is open,
     // SIGINT and SIGTERM keep their default effect (end the process).
     console.say(.emulateWaiting, command.inputPath, command.outputPath, to: .standardError)
-    let recording = try job.open(input: command.inputPath, output: command.outputPath, recordAudio: context.globals.recordAudio)
+    let recording = try job.open(command.ends, recordAudio: context.globals.recordAudio, alsaConfig: context.globals.alsaConfig)
 
     // From here on SIGINT/SIGQUIT/SIGTERM ask the loop to stop; the start line tells a script (or
     // a test) that the Grokker is serving and a signal will end it cleanly.
@@ -92,6 +101,8 @@ func runEmulate(_ command: EmulateCommand, _ context: CommandContext) throws -> 
             reason: ending.reason.rawValue, audioSeconds: (ending.audioSeconds * 1000).rounded() / 1000,
             packetsSent: ending.packetsSent, packetsReceived: ending.packetsReceived,
             bytesSent: ending.bytesSent, bytesReceived: ending.bytesReceived, handshakes: ending.handshakes,
+            detectedSeconds: (ending.detectedSeconds * 1000).rounded() / 1000, clippedSamples: ending.clippedSamples,
+            inputPeak: (Double(ending.loudestInput) * 10000).rounded() / 10000,
             recording: ending.recordingError == nil ? ending.recordingPath : nil))
     } else {
         console.say(ending.reason == .signal ? .emulateStoppedSignal : .emulateStoppedHostClosed,

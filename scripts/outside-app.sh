@@ -124,7 +124,7 @@ if ! swift build --package-path "$app" --scratch-path "$scratch" > "$work/build.
     say "build failed"
     exit 1
 fi
-grep -E 'warning:|error:' "$work/build.log" || true
+grep -E '^/.*(warning|error):' "$work/build.log" | sort -u || true
 bin="$(swift build --package-path "$app" --scratch-path "$scratch" --show-bin-path)"
 build_seconds=$((SECONDS - build_start))
 

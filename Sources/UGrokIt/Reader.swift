@@ -365,6 +365,7 @@ public final class Reader: Sendable {
 
     /// Vendor `startInventory:withConfiguration:`: every tag. An invalid configuration is
     /// refused before anything is sent.
+    @discardableResult
     public func startInventory(_ delegate: any UgiInventoryDelegate,
                                withConfiguration configuration: UgiRfidConfiguration) throws(ConfigurationError) -> UgiInventory {
         try start(delegate, configuration, tags: .all)
@@ -372,6 +373,7 @@ public final class Reader: Sendable {
 
     /// Vendor `startInventory:withConfiguration:withEpc:`: only this tag, selected on the
     /// reader (a SELECT on the EPC bank), so the reader spends its air time on it.
+    @discardableResult
     public func startInventory(_ delegate: any UgiInventoryDelegate, withConfiguration configuration: UgiRfidConfiguration,
                                withEpc epc: UgiEpc) throws(ConfigurationError) -> UgiInventory {
         var selected = configuration
@@ -387,6 +389,7 @@ public final class Reader: Sendable {
     /// the configuration has no select mask and the list fits (226 bytes: seventeen 96-bit
     /// EPCs); otherwise the host filters (``UgiTagSelection``). The delegate hears of
     /// nothing else either way.
+    @discardableResult
     public func startInventory(_ delegate: any UgiInventoryDelegate, withConfiguration configuration: UgiRfidConfiguration,
                                withEpcs epcs: [UgiEpc]) throws(ConfigurationError) -> UgiInventory {
         try start(delegate, configuration, tags: .only(epcs))
@@ -394,6 +397,7 @@ public final class Reader: Sendable {
 
     /// Vendor `startInventoryIgnoringEpcs`: every tag but these (filtered on the host, as
     /// the vendor's does).
+    @discardableResult
     public func startInventory(_ delegate: any UgiInventoryDelegate, withConfiguration configuration: UgiRfidConfiguration,
                                ignoringEpcs epcs: [UgiEpc]) throws(ConfigurationError) -> UgiInventory {
         try start(delegate, configuration, tags: .ignoring(epcs))

@@ -39,13 +39,11 @@ public struct InventoryParameters: Sendable, Hashable {
     public var soundType: UInt8 = 0
     /// Speaker volume for this inventory, 0 (silent) to 255 (loudest).
     public var volume: UInt8 = 255
-    /// EPCs the reader itself filters on (vendor `startInventory...withEpcs` with few
-    /// EPCs): it reports only these, and with FIRST_FIND_AND_LAST plays the found-last sound
-    /// once it has found them all. Empty: every tag. At most ``maxReaderEPCs``.
+    /// EPCs the reader itself filters on (the inventory start's EPC list, vendor
+    /// `startInventory...withEpcs` with a list that fits): it reports only these, sounds
+    /// only for them, and with FIRST_FIND_AND_LAST plays the found-last sound once it has
+    /// found them all. Empty: every tag.
     public var epcs: [[UInt8]] = []
-
-    /// The most EPCs a reader filters on by itself; longer lists are filtered by the host.
-    public static let maxReaderEPCs = 8
     /// Words read with every read for the detailed per-read data (vendor
     /// `detailedPerReadNumReads` with its bank/word-offset pairs), at most
     /// ``maxDetailWords``; they arrive in ``TagReport/readData``.

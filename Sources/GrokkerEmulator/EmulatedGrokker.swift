@@ -697,6 +697,7 @@ public final class EmulatedGrokker: CablePeer {
                 WordAddress(bank: MemoryBank(rawValue: $0.bank.rawValue) ?? .user, wordOffset: UInt16($0.wordOffset))
             }
         }
+        p.epcs = start.epcs
         if let select = start.select {
             p.selectBank = select.bank.rawValue
             p.selectBitOffset = select.bitOffset

@@ -42,7 +42,10 @@ public enum InventoryTrackerEvent: Sendable, Hashable {
     case subsequentFinds(UgiTag, count: Int, [UgiDetailedPerReadData])
     /// `inventoryTagChanged`: first find, visible again, or no longer visible.
     case changed(UgiTag, isFirstFind: Bool)
-    /// `inventoryHistoryInterval`: a history interval ended.
+    /// `inventoryHistoryInterval`: a history interval ended with at least one tag visible
+    /// (the vendor's header: "called at the end of each history interval IF one or more
+    /// tags are currently visible"; its library's history callback gets the number of
+    /// visible tags).
     case historyInterval
 }
 
@@ -131,12 +134,14 @@ public final class InventoryTracker {
     }
 
     /// Moves the clock on: ends history intervals, reports tags that went out of sight and
-    /// the finds gathered since the last call.
+    /// the finds gathered since the last call. An interval that ends with no tag visible
+    /// (none found yet, or all out of sight) is not reported, as with the vendor.
     public func advance(toMilliseconds now: Int) {
         let target = now / historyIntervalMSec
         while intervalIndex < target {
             intervalIndex += 1
             let time = start.addingTimeInterval(Double(intervalIndex * historyIntervalMSec) / 1000)
+            var anyVisible = false
             for i in store.indices {
                 store[i].head = (store[i].head + historyDepth - 1) % historyDepth
                 store[i].history[store[i].head] = 0
@@ -144,8 +149,9 @@ public final class InventoryTracker {
                     store[i].visible = false
                     events.append(.changed(tag(store[i], at: time), isFirstFind: false))
                 }
+                anyVisible = anyVisible || store[i].visible
             }
-            events.append(.historyInterval)
+            if anyVisible { events.append(.historyInterval) }
         }
     }
 

@@ -26,7 +26,7 @@ public protocol UgiInventoryDelegate: AnyObject {
     func inventoryTagSubsequentFinds(_ tag: UgiTag, numFinds: Int, withDetailedPerReadData data: [UgiDetailedPerReadData]?)
     /// `inventoryTagChanged:isFirstFind:`.
     func inventoryTagChanged(_ tag: UgiTag, isFirstFind: Bool)
-    /// `inventoryHistoryInterval`.
+    /// `inventoryHistoryInterval`: a history interval ended with at least one tag visible.
     func inventoryHistoryInterval()
 }
 
@@ -72,13 +72,14 @@ public final class UgiInventory: Sendable {
     let shared = Mutex(Shared())
     let reader: Reader
 
-    /// Host-side selection (EPC lists): only tags this returns true for are tracked.
-    let keep: (@Sendable (UgiEpc) -> Bool)?
+    /// The tags it is about (EPC lists): sent to the reader as the vendor's host sends them,
+    /// and applied by the host to what arrives.
+    let selection: UgiTagSelection
 
     init(configuration: UgiRfidConfiguration, delegate: any UgiInventoryDelegate, reader: Reader,
-         keep: (@Sendable (UgiEpc) -> Bool)?) {
+         selection: UgiTagSelection) {
         self.configuration = configuration
-        self.keep = keep
+        self.selection = selection
         self.delegate = QueueConfined(value: delegate)
         self.reader = reader
         startTime = Date()
@@ -364,13 +365,15 @@ public final class Reader: Sendable {
 
     /// Vendor `startInventory:withConfiguration:`: every tag. An invalid configuration is
     /// refused before anything is sent.
+    @discardableResult
     public func startInventory(_ delegate: any UgiInventoryDelegate,
                                withConfiguration configuration: UgiRfidConfiguration) throws(ConfigurationError) -> UgiInventory {
-        try start(delegate, configuration, keep: nil)
+        try start(delegate, configuration, tags: .all)
     }
 
     /// Vendor `startInventory:withConfiguration:withEpc:`: only this tag, selected on the
     /// reader (a SELECT on the EPC bank), so the reader spends its air time on it.
+    @discardableResult
     public func startInventory(_ delegate: any UgiInventoryDelegate, withConfiguration configuration: UgiRfidConfiguration,
                                withEpc epc: UgiEpc) throws(ConfigurationError) -> UgiInventory {
         var selected = configuration
@@ -378,29 +381,32 @@ public final class Reader: Sendable {
         selected.selectOffset = 32
         selected.selectMask = epc.bytes
         selected.selectMaskBitLength = epc.bytes.count * 8
-        return try start(delegate, selected, keep: nil)
+        return try start(delegate, selected, tags: .all)
     }
 
-    /// Vendor `startInventory:withConfiguration:withEpcs:`: only these tags, filtered on
-    /// the host (the vendor's inventory start carries one select mask, not a list); the
-    /// delegate hears of nothing else.
+    /// Vendor `startInventory:withConfiguration:withEpcs:`: only these tags. As the vendor's
+    /// host does, the list goes to the reader, which reports and sounds only for them, when
+    /// the configuration has no select mask and the list fits (226 bytes: seventeen 96-bit
+    /// EPCs); otherwise the host filters (``UgiTagSelection``). The delegate hears of
+    /// nothing else either way.
+    @discardableResult
     public func startInventory(_ delegate: any UgiInventoryDelegate, withConfiguration configuration: UgiRfidConfiguration,
                                withEpcs epcs: [UgiEpc]) throws(ConfigurationError) -> UgiInventory {
-        let wanted = Set(epcs)
-        return try start(delegate, configuration) { wanted.contains($0) }
+        try start(delegate, configuration, tags: .only(epcs))
     }
 
-    /// Vendor `startInventoryIgnoringEpcs`: every tag but these.
+    /// Vendor `startInventoryIgnoringEpcs`: every tag but these (filtered on the host, as
+    /// the vendor's does).
+    @discardableResult
     public func startInventory(_ delegate: any UgiInventoryDelegate, withConfiguration configuration: UgiRfidConfiguration,
                                ignoringEpcs epcs: [UgiEpc]) throws(ConfigurationError) -> UgiInventory {
-        let ignored = Set(epcs)
-        return try start(delegate, configuration) { !ignored.contains($0) }
+        try start(delegate, configuration, tags: .ignoring(epcs))
     }
 
     private func start(_ delegate: any UgiInventoryDelegate, _ configuration: UgiRfidConfiguration,
-                       keep: (@Sendable (UgiEpc) -> Bool)?) throws(ConfigurationError) -> UgiInventory {
+                       tags: UgiTagSelection) throws(ConfigurationError) -> UgiInventory {
         try configuration.validate()
-        let inventory = UgiInventory(configuration: configuration, delegate: delegate, reader: self, keep: keep)
+        let inventory = UgiInventory(configuration: configuration, delegate: delegate, reader: self, selection: tags)
         post(.start(inventory))
         return inventory
     }
@@ -524,7 +530,7 @@ public final class Reader: Sendable {
                     // A Grokker that comes back starts a new session: the inventory that was
                     // running is started again, as the vendor's LOST_CONNECTION promised.
                     if let current, !current.isPaused {
-                        try session.startInventory(current.configuration)
+                        try session.startInventory(current.configuration, tags: current.selection)
                         if lost { deliver(current) { $0.inventoryDidStart() } }
                     }
                     lost = false
@@ -533,15 +539,15 @@ public final class Reader: Sendable {
                     switch request {
                     case .start(let inventory):
                         if let old = current { try finish(old, session: session, reason: .ok) }
-                        try session.startInventory(inventory.configuration)
+                        try session.startInventory(inventory.configuration, tags: inventory.selection)
                         // Reads of an earlier inventory that were still on their way belong to it.
                         _ = session.takeReports()
                         origin = session.inventoryStartSample ?? session.link.now
                         let fresh = InventoryTracker(start: inventory.startTime, configuration: inventory.configuration)
                         let box = inventory.delegate
-                        let keep = inventory.keep
+                        let selection = inventory.selection
                         fresh.filter = { epc in
-                            box.value.inventoryFilterLowLevel(epc) || !(keep?(epc) ?? true) || box.value.inventoryFilter(epc)
+                            box.value.inventoryFilterLowLevel(epc) || !selection.includes(epc) || box.value.inventoryFilter(epc)
                         }
                         tracker = fresh
                         current = inventory
@@ -570,7 +576,7 @@ public final class Reader: Sendable {
                         body(session)
                     case .resume(let inventory, let configuration):
                         if inventory === current, inventory.isPaused {
-                            try session.startInventory(configuration ?? inventory.configuration)
+                            try session.startInventory(configuration ?? inventory.configuration, tags: inventory.selection)
                             inventory.shared.withLock { $0.isPaused = false }
                         }
                     }

@@ -13,12 +13,21 @@ extension ReaderSession {
     /// into the vendor's struct or is refused (``UgiRfidConfiguration/vendorConfiguration()``).
     /// Reads then arrive while audio is pumped (``collect(forAtMost:until:)``).
     /// The volume set with ``setVolume(_:)`` replaces the configuration's: the vendor
-    /// carries the volume in the inventory start only.
-    public func startInventory(_ configuration: UgiRfidConfiguration) throws(ReaderError) {
+    /// carries the volume in the inventory start only. `tags` goes to the reader when the
+    /// vendor's host would send it (``UgiTagSelection``); the session reports what the
+    /// reader sends either way.
+    public func startInventory(_ configuration: UgiRfidConfiguration, tags: UgiTagSelection = .all) throws(ReaderError) {
         let levels = version?.volumeLevels ?? 4
         var configuration = configuration
         if let volume { configuration.volume = volume }
-        let start = try configuration.vendorInventoryStart(volumeLevels: levels)
+        let start = try configuration.vendorInventoryStart(volumeLevels: levels, tags: tags)
+        switch tags {
+        case .all: break
+        case .only(let epcs) where !start.epcs.isEmpty || epcs.isEmpty:
+            log(.inventory, "sending tags to the reader: \(start.epcs.count) EPCs, \(VendorInventoryStart.listBytes(start.epcs)) bytes")
+        case .only(let epcs), .ignoring(let epcs):
+            log(.inventory, "determining tag inclusion on the host: \(epcs.count) EPCs")
+        }
         let single = configuration.singleFindMode && !configuration.singleFindContinueInventory
         try startInventory(start, stopAfterFirstTag: single)
     }

@@ -98,24 +98,28 @@ public final class Ugi: Sendable {
     }
 
     /// Vendor `startInventory:withConfiguration:`.
+    @discardableResult
     public func startInventory(_ delegate: any UgiInventoryDelegate,
                                withConfiguration configuration: UgiRfidConfiguration) throws(ConfigurationError) -> UgiInventory {
         try reader.startInventory(delegate, withConfiguration: configuration)
     }
 
     /// Vendor `startInventory:withConfiguration:withEpc:`.
+    @discardableResult
     public func startInventory(_ delegate: any UgiInventoryDelegate, withConfiguration configuration: UgiRfidConfiguration,
                                withEpc epc: UgiEpc) throws(ConfigurationError) -> UgiInventory {
         try reader.startInventory(delegate, withConfiguration: configuration, withEpc: epc)
     }
 
     /// Vendor `startInventory:withConfiguration:withEpcs:`.
+    @discardableResult
     public func startInventory(_ delegate: any UgiInventoryDelegate, withConfiguration configuration: UgiRfidConfiguration,
                                withEpcs epcs: [UgiEpc]) throws(ConfigurationError) -> UgiInventory {
         try reader.startInventory(delegate, withConfiguration: configuration, withEpcs: epcs)
     }
 
     /// Vendor `startInventoryIgnoringEpcs`.
+    @discardableResult
     public func startInventory(_ delegate: any UgiInventoryDelegate, withConfiguration configuration: UgiRfidConfiguration,
                                ignoringEpcs epcs: [UgiEpc]) throws(ConfigurationError) -> UgiInventory {
         try reader.startInventory(delegate, withConfiguration: configuration, ignoringEpcs: epcs)

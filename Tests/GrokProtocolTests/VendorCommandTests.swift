@@ -164,6 +164,41 @@ struct VendorCommandVectorTests {
         #expect(try VendorInventoryStart(decoding: short, form: .short).select?.mask == [0x30, 0x34])
     }
 
+    @Test("EPCs to find follow the struct as [length][EPC] when they fit in 226 bytes and there is no select mask; else the host filters (flag 7 clear)")
+    func epcList() throws {
+        let configuration = VendorRfidConfiguration.preset(.inventoryDistance)
+        let a = hex("30 34 25 7b f7 19 4e 40 00 00 1a 85")
+        let b = hex("35 ff ff ff f9 9c 70 a0")
+        let start = try configuration.inventoryStart(volumeLevels: 8, tags: .only([a, b]))
+        #expect(start.epcs == [a, b] && start.flag7)
+        let payload = try start.encode(form: .full)
+        #expect(payload.count == 22 + 13 + 9 && payload[1] == 22)
+        #expect(payload[0] & 0xc0 == 0x80, "no select block, flag 7")
+        #expect(Array(payload.suffix(22)) == [12] + a + [8] + b)
+        #expect(try VendorInventoryStart(decoding: payload, form: .full) == start)
+        #expect(try VendorRequest(opcode: 0x07, payload: payload) == .inventory(start, .full))
+
+        // Seventeen 96-bit EPCs are 221 bytes and go; an eighteenth (234) does not.
+        let many = (0..<18).map { i in Array(a.dropLast()) + [UInt8(i)] }
+        #expect(try configuration.inventoryStart(volumeLevels: 8, tags: .only(Array(many.prefix(17)))).epcs.count == 17)
+        let tooMany = try configuration.inventoryStart(volumeLevels: 8, tags: .only(many))
+        #expect(tooMany.epcs.isEmpty && !tooMany.flag7)
+        #expect(try tooMany.encode(form: .full).count == 22)
+        // A select mask leaves the filtering to the host; so does a list to ignore.
+        var selecting = configuration
+        selecting.selectMask = [0x30]
+        let selected = try selecting.inventoryStart(volumeLevels: 8, tags: .only([a]))
+        #expect(selected.epcs.isEmpty && !selected.flag7 && selected.select != nil)
+        let ignoring = try configuration.inventoryStart(volumeLevels: 8, tags: .ignoring([a]))
+        #expect(ignoring.epcs.isEmpty && !ignoring.flag7)
+        #expect(try configuration.inventoryStart(volumeLevels: 8).flag7)
+        // A list the vendor would not send, or that does not parse, is refused.
+        var oversized = start
+        oversized.epcs = many
+        #expect(throws: VendorCommandError.self) { try oversized.encode(form: .full) }
+        #expect(throws: VendorCommandError.self) { try VendorInventoryStart(decoding: Array(payload.dropLast()), form: .full) }
+    }
+
     @Test("Per-read words make the struct 24 bytes; one word is sent twice")
     func perReadWords() throws {
         var configuration = VendorRfidConfiguration.preset(.inventoryShortRange)

@@ -42,7 +42,8 @@ struct VendorRoundTripTests {
                 volumeLevel: u8(), maxRoundsPerSecond: u8(), maxTidBytes: maxima[0], maxUserBytes: maxima[1],
                 maxReservedBytes: maxima[2], minTidBytes: minima[0], minUserBytes: minima[1], minReservedBytes: minima[2],
                 detailedPerReadData: bool(), setListenBeforeTalk: bool(), listenBeforeTalk: bool(), radio: radio(),
-                perReadWords: words, select: select, extra: select == nil && bool() ? bytes(0...20) : [])
+                perReadWords: words, select: select,
+                epcs: select == nil && bool() ? (0..<int(1...4)).map { _ in bytes(1...20) } : [])
         }
 
         mutating func request() throws -> VendorRequest {

@@ -239,6 +239,19 @@ struct EmulatedGrokkerTests {
         #expect(bench.findsByEPC.values.allSatisfy { $0 > 1 }, "subsequent finds are reported: \(bench.findsByEPC.values.sorted())")
     }
 
+    @Test("an inventory start with an EPC list: the unit reports only those tags and beeps only for them")
+    func epcListOnTheReader() throws {
+        let bench = try VendorHostBench()
+        try bench.connect()
+        let wanted = [VendorHostBench.nearTags[0].epc, VendorHostBench.nearTags[2].epc]
+        let start = try VendorRfidConfiguration.preset(.inventoryDistance).inventoryStart(volumeLevels: 8, tags: .only(wanted))
+        #expect(start.soundType == 2, "first-find sound")
+        #expect(try bench.call(.inventory(start, .full), slaveMode: .inventory)?.id == 0)
+        try bench.run(seconds: 2)
+        #expect(Set(bench.findsByEPC.keys) == Set(wanted))
+        #expect(bench.grokker.soundLog.foundItem == 2)
+    }
+
     @Test("without subsequent finds each tag is reported once, and no record carries an id")
     func inventoryWithoutSubsequentFinds() throws {
         let bench = try VendorHostBench()

@@ -65,6 +65,29 @@ struct InventoryTrackerTests {
         #expect(back.first?.isVisible == true)
     }
 
+    @Test("a history interval is reported only when it ends with a tag visible, as the vendor's header says")
+    func historyIntervalOnlyWhileVisible() {
+        var configuration = UgiRfidConfiguration()
+        configuration.historyIntervalMSec = 100
+        configuration.historyDepth = 2
+        let tracker = InventoryTracker(start: Self.start, configuration: configuration)
+        func intervals() -> Int { tracker.drainEvents().filter { $0 == .historyInterval }.count }
+        // Nothing found yet: three intervals end, none is reported.
+        tracker.advance(toMilliseconds: 300)
+        #expect(intervals() == 0)
+        // Found at 350 ms: visible while its find is within the last two intervals, so at the
+        // end of the interval at 400 ms; at 500 ms it is out of sight, and the intervals to
+        // 1000 ms go unreported.
+        tracker.take(Self.read(1, at: 350))
+        tracker.advance(toMilliseconds: 1_000)
+        #expect(intervals() == 1)
+        #expect(tracker.tag(Self.epc(1))?.isVisible == false)
+        // Seen again: reported again.
+        tracker.take(Self.read(1, at: 1_050))
+        tracker.advance(toMilliseconds: 1_100)
+        #expect(intervals() == 1)
+    }
+
     @Test("a filtered tag is ignored entirely")
     func filter() {
         let tracker = InventoryTracker(start: Self.start, configuration: UgiRfidConfiguration())

@@ -197,6 +197,16 @@ struct UgiFacadeTests {
         #expect(ugi.ongoingOperation == .inactive)
     }
 
+    @Test("before a reader has connected the vendor-named reader facts are nil (the vendor answers 0 or NO)")
+    func factsBeforeConnecting() throws {
+        let bench = TemporaryDirectory("ugrokit")
+        let ugi = Ugi.createSingleton(reader: try ReaderTests.reader(bench))
+        defer { Ugi.releaseSingleton() }
+        #expect(ugi.readerSerialNumber == nil && ugi.readerHardwareTypeName == nil && ugi.hasBattery == nil)
+        #expect(ugi.connectionState == UGI_CONNECTION_STATE_NOT_CONNECTED)
+        #expect(UGI_INVENTORY_TYPE_LOCATE_DISTANCE == UgiInventoryType.locateDistance && UGI_MAX_EPC_LENGTH == UgiEpc.maxByteCount)
+    }
+
     @Test("the singleton drives its reader: one EPC, a list, and ignoring, as in the vendor guide")
     func singleton() async throws {
         let bench = TemporaryDirectory("ugrokit")
@@ -246,6 +256,12 @@ struct UgiFacadeTests {
         #expect(done.wait(timeout: .now() + 60) == .success)
         #expect(Set(ignoring.tags.map(\.epc)).isDisjoint(with: epcs[0..<4]))
         #expect(Ugi.singleton().isConnected)
+        // The vendor's names for the reader facts are readerInfo's.
+        let info = try #require(Ugi.singleton().readerInfo)
+        #expect(Ugi.singleton().readerSerialNumber == info.serialNumber)
+        #expect(Ugi.singleton().firmwareVersionMajor == Int(info.firmwareVersion.major))
+        #expect(Ugi.singleton().maxPower == info.maxPowerDBm && Ugi.singleton().regionName == info.regionName)
+        #expect(Ugi.singleton().connectionState == UGI_CONNECTION_STATE_CONNECTED)
         #expect(try await Ugi.singleton().getRegionNames().names.first == "FCC (US), IC (Canada)")
         #expect(try await Ugi.singleton().batteryInfo().canScan)
     }

@@ -53,6 +53,31 @@ struct SoundTests {
         #expect(rig.grokker.soundLog.foundItem == 0)
     }
 
+    @Test("an inventory for a few EPCs sends them to the reader, as the vendor's host does: it reports and beeps only for them")
+    func epcListOnTheReader() throws {
+        let rig = try Self.connected()
+        try rig.session.startInventory(Self.configuration(.firstFind))
+        try rig.session.collect(forAtMost: 1)
+        try rig.session.stopInventory()
+        let field = Set(rig.session.takeReports().map(\.epc)).sorted { $0.lexicographicallyPrecedes($1) }
+        try #require(field.count >= 3)
+        let wanted = try field.prefix(2).map { try UgiEpc(bytes: $0) }
+        let beeps = rig.grokker.soundLog.foundItem
+        try rig.session.startInventory(Self.configuration(.firstFind), tags: .only(wanted))
+        #expect(rig.session.inventory?.start.epcs == wanted.map(\.bytes))
+        try rig.session.collect(forAtMost: 1)
+        try rig.session.stopInventory()
+        #expect(Set(rig.session.takeReports().map(\.epc)) == Set(wanted.map(\.bytes)))
+        #expect(rig.grokker.soundLog.foundItem - beeps == 2)
+        // With a select mask the list stays on the host (the vendor's rule): the start carries none.
+        var selecting = Self.configuration(.firstFind)
+        selecting.selectMask = [0x30]
+        selecting.selectMaskBitLength = 4
+        try rig.session.startInventory(selecting, tags: .only(wanted))
+        #expect(rig.session.inventory?.start.epcs == [] && rig.session.inventory?.start.flag7 == false)
+        try rig.session.stopInventory()
+    }
+
     @Test("the volume is kept and sent in the inventory start: FIRST_FIND beeps per tag found, at volume 0 it is silent")
     func volumeRidesInTheInventoryStart() throws {
         let rig = try Self.connected()

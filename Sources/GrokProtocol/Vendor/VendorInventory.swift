@@ -115,8 +115,8 @@ public enum VendorSelectForm: Sendable, Hashable {
 }
 
 /// Inventory start (0x07): the vendor's configuration struct on the wire, 22 bytes (24 with
-/// per-read words), then a select block or, without select, any extra bytes the caller passed
-/// (the library appends them; only its AutoConfig/firmware path and `InventoryStart` call it).
+/// per-read words), then a select block or, without select, the EPCs the reader is to report
+/// (`InventoryStart` 0x17f70-0x181e8 builds the list; `CommandInventory` appends it at 0x14c70).
 /// Layout from `CommandInventory` (0x14890):
 ///
 /// `[0]` flags: bits 0-2 sound type (0 if volume is 0), bit 3 report RSSI, bit 4 continual,
@@ -132,9 +132,10 @@ public struct VendorInventoryStart: Sendable, Hashable {
     public var continual: Bool
     public var reportSubsequentFinds: Bool
     /// Flags bit 7: `CommandInventory`'s second argument. The AutoConfig/firmware path passes 1;
-    /// `InventoryStart` passes 1 when it "determines tag inclusion locally" and 0 when it sends
-    /// the reader a list of EPCs to ignore in ``extra`` (its debug strings at 0x210b8, 0x21100).
-    /// Inferred from those strings, not seen on the wire.
+    /// `InventoryStart` passes 0 when the host "determines tag inclusion locally" (a list of
+    /// EPCs to ignore, or a list of EPCs to find that does not go to the reader), else 1
+    /// unless its pointer +0x118 is set (0x17ea3-0x17eb8; that pointer's meaning is not
+    /// decoded). Read from the code; every capture (no list) has it set.
     public var flag7: Bool
     public var volumeLevel: UInt8
     public var maxRoundsPerSecond: UInt8
@@ -152,12 +153,20 @@ public struct VendorInventoryStart: Sendable, Hashable {
     /// one word is asked for.
     public var perReadWords: (first: VendorWordLocation, second: VendorWordLocation)?
     public var select: VendorSelect?
-    /// Bytes appended after the struct when there is no select block: the EPC ignore list
-    /// (layout not decoded; kept as bytes).
-    public var extra: [UInt8]
+    /// The EPCs the reader is to report (vendor `startInventory...withEpcs:`), appended after
+    /// the struct when there is no select block, each as `[length u8][EPC bytes]`
+    /// (0x17fc0-0x17fdf); empty: every tag. At most ``maxEPCListBytes`` bytes in all.
+    public var epcs: [[UInt8]]
 
     /// The largest memory-bank byte count (`RfidConfigurationGetInventoryLimits`: 0xd0).
     public static let maxMemoryBankBytes: UInt8 = 208
+    /// The most bytes of EPC list (length bytes included) the vendor host sends: one more
+    /// EPC would pass 0xe2 (0x17fb4), and it filters on the host instead. Seventeen 96-bit
+    /// EPCs fit.
+    public static let maxEPCListBytes = 226
+
+    /// The list's size on the wire: a length byte and the bytes of each EPC.
+    public static func listBytes(_ epcs: [[UInt8]]) -> Int { epcs.reduce(0) { $0 + 1 + $1.count } }
 
     public init(soundType: UInt8 = 0, reportRssi: Bool = false, continual: Bool = true, reportSubsequentFinds: Bool = false,
                 flag7: Bool = true, volumeLevel: UInt8 = 0, maxRoundsPerSecond: UInt8 = 0, maxTidBytes: UInt8 = 0,
@@ -165,7 +174,7 @@ public struct VendorInventoryStart: Sendable, Hashable {
                 minReservedBytes: UInt8 = 0, detailedPerReadData: Bool = false, setListenBeforeTalk: Bool = false,
                 listenBeforeTalk: Bool = false, radio: VendorRadioSettings,
                 perReadWords: (first: VendorWordLocation, second: VendorWordLocation)? = nil,
-                select: VendorSelect? = nil, extra: [UInt8] = []) {
+                select: VendorSelect? = nil, epcs: [[UInt8]] = []) {
         self.soundType = soundType
         self.reportRssi = reportRssi
         self.continual = continual
@@ -185,7 +194,7 @@ public struct VendorInventoryStart: Sendable, Hashable {
         self.radio = radio
         self.perReadWords = perReadWords
         self.select = select
-        self.extra = extra
+        self.epcs = epcs
     }
 
     public static func == (a: Self, b: Self) -> Bool {
@@ -197,14 +206,14 @@ public struct VendorInventoryStart: Sendable, Hashable {
             && a.detailedPerReadData == b.detailedPerReadData && a.setListenBeforeTalk == b.setListenBeforeTalk
             && a.listenBeforeTalk == b.listenBeforeTalk && a.radio == b.radio
             && a.perReadWords?.first == b.perReadWords?.first && a.perReadWords?.second == b.perReadWords?.second
-            && a.select == b.select && a.extra == b.extra
+            && a.select == b.select && a.epcs == b.epcs
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(soundType)
         hasher.combine(radio)
         hasher.combine(select)
-        hasher.combine(extra)
+        hasher.combine(epcs)
         hasher.combine(perReadWords?.first)
         hasher.combine(perReadWords?.second)
     }
@@ -250,8 +259,8 @@ public struct VendorInventoryStart: Sendable, Hashable {
             w.u8(words.second.byte)
         }
         if let select {
-            guard extra.isEmpty else {
-                throw .inconsistent(field: "inventory.extra bytes beside a select block", declared: 0, actual: extra.count)
+            guard epcs.isEmpty else {
+                throw .inconsistent(field: "inventory EPC list beside a select block", declared: 0, actual: epcs.count)
             }
             switch form {
             case .full:
@@ -270,7 +279,17 @@ public struct VendorInventoryStart: Sendable, Hashable {
             }
             w.raw(select.mask)
         } else {
-            w.raw(extra)
+            let bytes = Self.listBytes(epcs)
+            guard bytes <= Self.maxEPCListBytes else {
+                throw .tooLong(field: "inventory EPC list", length: bytes, limit: Self.maxEPCListBytes)
+            }
+            for epc in epcs {
+                guard (1...255).contains(epc.count) else {
+                    throw .outOfRange(field: "inventory EPC length", value: String(epc.count), allowed: "1...255 bytes")
+                }
+                w.u8(UInt8(epc.count))
+                w.raw(epc)
+            }
         }
         guard w.bytes.count <= VendorWireLimits.maxPayloadBytes else {
             throw .tooLong(field: "inventory payload", length: w.bytes.count, limit: VendorWireLimits.maxPayloadBytes)
@@ -333,11 +352,17 @@ public struct VendorInventoryStart: Sendable, Hashable {
             try checkRange("select.bitLength", Int(bitLength), 1...(VendorSelect.maxMaskBytes * 8))
             let mask = try r.raw((Int(bitLength) + 7) / 8, "select.mask")
             select = try VendorSelect(bitLength: bitLength, bitOffset: bitOffset, bank: bank, mask: mask)
-            extra = []
+            epcs = []
             try r.finish("inventory select block")
         } else {
             select = nil
-            extra = r.rest()
+            var list: [[UInt8]] = []
+            while !r.isAtEnd {
+                let length = try r.u8("inventory EPC length")
+                guard length > 0 else { throw .unknownValue(field: "inventory EPC length", value: 0) }
+                list.append(try r.raw(Int(length), "inventory EPC"))
+            }
+            epcs = list
         }
         for (name, value) in [("maxTidBytes", maxTidBytes), ("maxUserBytes", maxUserBytes), ("maxReservedBytes", maxReservedBytes)] {
             try checkRange("inventory." + name, Int(value), 0...Int(Self.maxMemoryBankBytes))

@@ -89,7 +89,11 @@ public struct VendorRfidConfiguration: Sendable, Hashable {
     /// `volumeLevels` volume levels (GetVersion byte 11), following `CommandInventory`
     /// (0x14890). Refuses what the vendor's limits refuse (``VendorRfidLimits``); like the
     /// library, it lowers a minimum bank byte count above its maximum to the maximum.
-    public func inventoryStart(volumeLevels: UInt8, flag7: Bool = true) throws(VendorCommandError) -> VendorInventoryStart {
+    /// `tags` is which tags the app asked for, decided as `InventoryStart` (0x17f70-0x181e8)
+    /// decides: a list of EPCs goes to the reader when there is no select mask and it fits
+    /// in ``VendorInventoryStart/maxEPCListBytes``; otherwise (and for a list to ignore) the
+    /// host filters and flag bit 7 is clear.
+    public func inventoryStart(volumeLevels: UInt8, tags: VendorTagInclusion = .all) throws(VendorCommandError) -> VendorInventoryStart {
         try VendorRfidLimits.validate(self)
         let level = volume == 0 ? 0 : try VendorUnits.volumeLevel(volume: volume, levels: volumeLevels)
         let words: (first: VendorWordLocation, second: VendorWordLocation)?
@@ -112,6 +116,18 @@ public struct VendorRfidConfiguration: Sendable, Hashable {
             select = try VendorSelect(bitLength: UInt16(bitLength), bitOffset: UInt16(selectOffset), bank: selectBank,
                                       mask: Array(selectMask.prefix(needed)))
         }
+        var flag7 = true
+        var epcs: [[UInt8]] = []
+        switch tags {
+        case .all: break
+        case .ignoring: flag7 = false
+        case .only(let wanted):
+            if select == nil, VendorInventoryStart.listBytes(wanted) <= VendorInventoryStart.maxEPCListBytes {
+                epcs = wanted
+            } else {
+                flag7 = false
+            }
+        }
         let radio = VendorRadioSettings(
             initialQ: UInt8(initialQValue), initialPower: try VendorUnits.powerByte(dBm: initialPowerLevel, field: "initialPowerLevel"),
             minusSensitivity: UInt8(-sensitivity), session: UInt8(session),
@@ -128,8 +144,17 @@ public struct VendorRfidConfiguration: Sendable, Hashable {
             minUserBytes: UInt8(Swift.min(minUserBytes, maxUserBytes)),
             minReservedBytes: UInt8(Swift.min(minReservedBytes, maxReservedBytes)), detailedPerReadData: detailedPerReadData,
             setListenBeforeTalk: setListenBeforeTalk, listenBeforeTalk: listenBeforeTalk, radio: radio, perReadWords: words,
-            select: select)
+            select: select, epcs: epcs)
     }
+}
+
+/// Which tags an app's inventory is about, as the vendor host's `InventoryStart` is told:
+/// every tag, only these EPCs (`startInventory...withEpcs:`), or all but these
+/// (`startInventoryIgnoringEpcs`).
+public enum VendorTagInclusion: Sendable, Hashable {
+    case all
+    case only([[UInt8]])
+    case ignoring([[UInt8]])
 }
 
 /// The vendor's `rfidConfigurations` table (x86_64 data at 0x2a180, five rows of 64 bytes:

@@ -92,11 +92,12 @@ extension UgiRfidConfiguration {
 
     /// The inventory start (command 0x07) the reader receives for this configuration, for a
     /// reader with `volumeLevels` volume levels (GetVersion byte 11): the bytes the vendor
-    /// host sends for the same configuration.
-    public func vendorInventoryStart(volumeLevels: UInt8) throws(ReaderError) -> VendorInventoryStart {
+    /// host sends for the same configuration; with `tags`, the EPC list the vendor host
+    /// would send with it (``UgiTagSelection``).
+    public func vendorInventoryStart(volumeLevels: UInt8, tags: UgiTagSelection = .all) throws(ReaderError) -> VendorInventoryStart {
         let v = try vendorConfiguration()
         do {
-            return try v.inventoryStart(volumeLevels: volumeLevels)
+            return try v.inventoryStart(volumeLevels: volumeLevels, tags: tags.vendor)
         } catch {
             throw ReaderError(error)
         }
@@ -122,6 +123,38 @@ extension ReaderError {
             self = .invalidArgument(field: field, value: String(actual), allowed: String(declared))
         default:
             self = .invalidArgument(field: "vendor command", value: error.description, allowed: "a value the vendor protocol carries")
+        }
+    }
+}
+
+/// Which tags an inventory is about: every tag (vendor `startInventory:withConfiguration:`),
+/// only these (`...withEpcs:`) or all but these (`startInventoryIgnoringEpcs`).
+///
+/// Only these goes to the reader as the vendor's host sends it: the EPCs follow the
+/// inventory start, and the reader reports (and sounds for) nothing else, unless the
+/// configuration has a select mask or the list passes 226 bytes (seventeen 96-bit EPCs),
+/// when the host filters instead, as the vendor's does. The host applies the selection to
+/// what arrives in every case (``includes(_:)``).
+public enum UgiTagSelection: Sendable, Hashable {
+    case all
+    case only([UgiEpc])
+    case ignoring([UgiEpc])
+
+    /// Whether a tag with this EPC belongs to the inventory.
+    public func includes(_ epc: UgiEpc) -> Bool {
+        switch self {
+        case .all: true
+        case .only(let epcs): epcs.contains(epc)
+        case .ignoring(let epcs): !epcs.contains(epc)
+        }
+    }
+
+    /// The vendor host's view of it.
+    var vendor: VendorTagInclusion {
+        switch self {
+        case .all: .all
+        case .only(let epcs): .only(epcs.map(\.bytes))
+        case .ignoring(let epcs): .ignoring(epcs.map(\.bytes))
         }
     }
 }

@@ -49,8 +49,9 @@ public enum LinkRecoveryDecision: Sendable, Equatable {
     ///   - request: the request whose answer never came.
     ///   - retries: whether it was sent with the packet layer's retries (a caller that
     ///     expects a refusal sends without them, and hears the failure at once).
-    ///   - nested: whether the failure happened inside a recovery (its GetVersion or a
-    ///     configuration sent again): a recovery never starts another.
+    ///   - nested: whether the failure happened while a connection was being set up (a
+    ///     connection's GetVersion, a recovery's configurations sent again): a recovery
+    ///     never starts another, and a connection's caller retries connecting itself.
     ///   - used: resets this session has tried so far.
     ///   - allowed: resets a session may try (``ReaderOptions/maximumLinkRecoveries``).
     public static func decide(_ request: VendorRequest, retries: Bool, nested: Bool, used: Int, allowed: Int) -> LinkRecoveryDecision {
@@ -90,8 +91,8 @@ extension ReaderSession {
         let before = version
         log(.connectionErrors, "\(command) failed on the link: resetting it (recovery \(linkRecoveries) of \(options.maximumLinkRecoveries))")
         for listener in linkRecoveryListeners { listener(.started(command: command)) }
-        recovering = true
-        defer { recovering = false }
+        settingUpConnection = true
+        defer { settingUpConnection = false }
         let back: Bool
         do throws(ReaderError) {
             disconnect()

@@ -124,8 +124,10 @@ public final class ReaderSession {
     /// Hear every link recovery as it starts and ends (the ``Reader`` turns them into the
     /// vendor's CONNECTING and CONNECTED).
     public var linkRecoveryListeners: [(LinkRecoveryEvent) -> Void] = []
-    /// Whether a recovery is running (its own requests never start another).
-    var recovering = false
+    /// Whether a connection is being set up (``connect()``'s GetVersion, or a recovery's
+    /// requests): their failures never start a recovery; the caller's connection retries,
+    /// or the recovery itself, answer them.
+    var settingUpConnection = false
     /// The configuration kinds the application set (``setConfiguration(_:)``): sent again
     /// after a link reset, as the vendor's host does; the others in ``configurationCache``
     /// were read from the reader.
@@ -190,6 +192,9 @@ public final class ReaderSession {
     public func connect(handshakeTimeout: Double) throws(ReaderError) -> ReaderInfo {
         guard isAnythingPluggedIntoAudioJack else { throw .notPluggedIn(port: port.name) }
         incompatible = false
+        let setting = settingUpConnection
+        settingUpConnection = true
+        defer { settingUpConnection = setting }
         let start = link.now
         try handshake(samplesPerBit: samplesPerBit, timeout: handshakeTimeout)
         let response: VendorResponse
@@ -337,7 +342,7 @@ public final class ReaderSession {
             case .linkFailed(let seconds, let lost):
                 elapsed += seconds
                 if reset { throw .timeout(port: port.name, command: command, seconds: elapsed, recovery: ErrorDetail("reset_unanswered")) }
-                switch LinkRecoveryDecision.decide(request, retries: retries, nested: recovering,
+                switch LinkRecoveryDecision.decide(request, retries: retries, nested: settingUpConnection,
                                                    used: linkRecoveries, allowed: options.maximumLinkRecoveries) {
                 case .report(let reason):
                     if lost { throw .lostConnection(port: port.name) }

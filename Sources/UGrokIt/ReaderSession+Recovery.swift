@@ -52,11 +52,14 @@ public enum LinkRecoveryDecision: Sendable, Equatable {
     ///   - nested: whether the failure happened while a connection was being set up (a
     ///     connection's GetVersion, a recovery's configurations sent again): a recovery
     ///     never starts another, and a connection's caller retries connecting itself.
+    ///   - plugged: whether the jack may hold a Grokker (false only when the port knows it
+    ///     is empty: a reset cannot bring anything back then).
     ///   - used: resets this session has tried so far.
     ///   - allowed: resets a session may try (``ReaderOptions/maximumLinkRecoveries``).
-    public static func decide(_ request: VendorRequest, retries: Bool, nested: Bool, used: Int, allowed: Int) -> LinkRecoveryDecision {
+    public static func decide(_ request: VendorRequest, retries: Bool, nested: Bool, plugged: Bool = true,
+                              used: Int, allowed: Int) -> LinkRecoveryDecision {
         let policy = LinkRecoveryPolicy.of(request)
-        guard retries, !nested, policy != .leaveToCaller else { return .report(reason: "no_reset") }
+        guard retries, !nested, plugged, policy != .leaveToCaller else { return .report(reason: "no_reset") }
         guard used < allowed else { return .report(reason: "resets_used_up") }
         return .reset(repeat: policy == .repeatAfterReset)
     }

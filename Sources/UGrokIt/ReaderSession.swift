@@ -343,7 +343,8 @@ public final class ReaderSession {
                 elapsed += seconds
                 if reset { throw .timeout(port: port.name, command: command, seconds: elapsed, recovery: ErrorDetail("reset_unanswered")) }
                 switch LinkRecoveryDecision.decide(request, retries: retries, nested: settingUpConnection,
-                                                   used: linkRecoveries, allowed: options.maximumLinkRecoveries) {
+                                                   plugged: isAnythingPluggedIntoAudioJack, used: linkRecoveries,
+                                                   allowed: options.maximumLinkRecoveries) {
                 case .report(let reason):
                     if lost { throw .lostConnection(port: port.name) }
                     throw .timeout(port: port.name, command: command, seconds: elapsed, recovery: ErrorDetail(reason))

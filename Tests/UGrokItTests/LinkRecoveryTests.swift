@@ -80,6 +80,8 @@ struct LinkRecoveryTests {
                                             nested: false, used: 0, allowed: 3) == .report(reason: "no_reset"))
         #expect(LinkRecoveryDecision.decide(battery, retries: false, nested: false, used: 0, allowed: 3) == .report(reason: "no_reset"))
         #expect(LinkRecoveryDecision.decide(battery, retries: true, nested: true, used: 0, allowed: 3) == .report(reason: "no_reset"))
+        #expect(LinkRecoveryDecision.decide(battery, retries: true, nested: false, plugged: false, used: 0, allowed: 3)
+            == .report(reason: "no_reset"))
         #expect(LinkRecoveryDecision.decide(battery, retries: true, nested: false, used: 3, allowed: 3) == .report(reason: "resets_used_up"))
     }
 

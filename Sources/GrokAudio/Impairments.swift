@@ -21,6 +21,9 @@ import Darwin
 /// 6. **DC offset**: ``dcOffset`` is added.
 /// 7. **Dropout**: the result is replaced by exact zeros for ``dropoutMs`` once every
 ///    ``dropoutEverySeconds``.
+/// 8. **Deaf span**: exact zeros from ``deafFromSeconds`` for ``deafForSeconds`` (infinite:
+///    for good), counted in samples of this direction since the cable was made: a cable
+///    that goes dead while the jack still reports a plug, then comes back.
 ///
 /// **Noise level.** The noise's RMS is the RMS of the signal entering stage 5 divided by
 /// 10^(``snrDB``/20). The signal's RMS is a running mean of its square over non-silent
@@ -52,6 +55,10 @@ public struct Impairments: Sendable, Codable, Equatable {
     /// The time from one dropout's start to the next, in seconds; 0 for none. The first
     /// dropout starts at a random point within the first period, chosen by the seed.
     public var dropoutEverySeconds: Double
+    /// When a deaf span starts, seconds from the cable's first sample; `nil` for none.
+    public var deafFromSeconds: Double?
+    /// How long the deaf span lasts, seconds (`.infinity`: the line stays dead).
+    public var deafForSeconds: Double
 
     /// The signal RMS assumed for the noise level until the first non-silent sample.
     public static let initialReferenceRMS = 0.1
@@ -65,7 +72,9 @@ public struct Impairments: Sendable, Codable, Equatable {
         highPassHz: Double? = nil,
         lowPassHz: Double? = nil,
         dropoutMs: Double = 0,
-        dropoutEverySeconds: Double = 0
+        dropoutEverySeconds: Double = 0,
+        deafFromSeconds: Double? = nil,
+        deafForSeconds: Double = 0
     ) {
         self.gainDB = gainDB
         self.snrDB = snrDB
@@ -75,12 +84,25 @@ public struct Impairments: Sendable, Codable, Equatable {
         self.lowPassHz = lowPassHz
         self.dropoutMs = dropoutMs
         self.dropoutEverySeconds = dropoutEverySeconds
+        self.deafFromSeconds = deafFromSeconds
+        self.deafForSeconds = deafForSeconds
     }
 
     /// Whether every stage is switched off (the signal passes unchanged).
     public var isClean: Bool {
         gainDB == 0 && snrDB == nil && dcOffset == 0 && !invertPolarity && highPassHz == nil
-            && lowPassHz == nil && (dropoutMs <= 0 || dropoutEverySeconds <= 0)
+            && lowPassHz == nil && (dropoutMs <= 0 || dropoutEverySeconds <= 0) && !hasDeafSpan
+    }
+
+    /// Whether a deaf span is set (a start and a positive length).
+    var hasDeafSpan: Bool {
+        guard let deafFromSeconds else { return false }
+        return deafFromSeconds.isFinite && deafFromSeconds >= 0 && deafForSeconds > 0
+    }
+
+    /// The line dead (exact zeros) from `seconds` for `duration` seconds (`.infinity`: for good).
+    public static func deaf(from seconds: Double, for duration: Double) -> Impairments {
+        Impairments(deafFromSeconds: seconds, deafForSeconds: duration)
     }
 
     // MARK: Presets: the conditions the link must survive
@@ -111,7 +133,7 @@ public struct Impairments: Sendable, Codable, Equatable {
     // MARK: Codable: every key is optional and defaults to "not impaired"
 
     private enum CodingKeys: String, CodingKey {
-        case gainDB, snrDB, dcOffset, invertPolarity, highPassHz, lowPassHz, dropoutMs, dropoutEverySeconds
+        case gainDB, snrDB, dcOffset, invertPolarity, highPassHz, lowPassHz, dropoutMs, dropoutEverySeconds, deafFromSeconds, deafForSeconds
     }
 
     public init(from decoder: any Decoder) throws {
@@ -124,7 +146,9 @@ public struct Impairments: Sendable, Codable, Equatable {
             highPassHz: try c.decodeIfPresent(Double.self, forKey: .highPassHz),
             lowPassHz: try c.decodeIfPresent(Double.self, forKey: .lowPassHz),
             dropoutMs: try c.decodeIfPresent(Double.self, forKey: .dropoutMs) ?? 0,
-            dropoutEverySeconds: try c.decodeIfPresent(Double.self, forKey: .dropoutEverySeconds) ?? 0
+            dropoutEverySeconds: try c.decodeIfPresent(Double.self, forKey: .dropoutEverySeconds) ?? 0,
+            deafFromSeconds: try c.decodeIfPresent(Double.self, forKey: .deafFromSeconds),
+            deafForSeconds: try c.decodeIfPresent(Double.self, forKey: .deafForSeconds) ?? 0
         )
     }
 }
@@ -153,6 +177,11 @@ struct ImpairmentChain {
     private let dropoutLength: Int
     /// Position within the current dropout period; a dropout covers `0 ..< dropoutLength`.
     private var dropoutPhase: Int
+    /// The deaf span in samples of this chain, `deafStart ..< deafEnd` (no span: empty).
+    private let deafStart: Int64
+    private let deafEnd: Int64
+    /// Samples processed so far.
+    private var position: Int64 = 0
 
     /// Whether `process` leaves samples unchanged.
     let isIdentity: Bool
@@ -192,8 +221,16 @@ struct ImpairmentChain {
             dropoutLength = 0
             dropoutPhase = 0
         }
+        if impairments.hasDeafSpan, let from = impairments.deafFromSeconds {
+            deafStart = Int64((from * rate).rounded())
+            let length = impairments.deafForSeconds * rate
+            deafEnd = length.isFinite && length < Double(Int64.max / 2) ? deafStart + Int64(length.rounded()) : Int64.max
+        } else {
+            deafStart = 0
+            deafEnd = 0
+        }
         isIdentity = scale == 1 && highPass == nil && lowPass == nil && noiseRatio == nil
-            && dcOffset == 0 && dropoutPeriod == 0
+            && dcOffset == 0 && dropoutPeriod == 0 && deafEnd <= deafStart
     }
 
     /// Applies every stage to `samples` in place.
@@ -223,6 +260,13 @@ struct ImpairmentChain {
             for i in samples.indices { samples[i] += dcOffset }
         }
         if dropoutPeriod > 0 { applyDropouts(samples) }
+        let first = position
+        position += Int64(samples.count)
+        if deafEnd > deafStart, first < deafEnd, position > deafStart {
+            let from = Int(Swift.max(0, deafStart - first))
+            let to = Int(Swift.min(Int64(samples.count), deafEnd - first))
+            for i in from..<to { samples[i] = 0 }
+        }
     }
 
     /// Stage 5: tracks the signal level and adds scaled Gaussian noise.

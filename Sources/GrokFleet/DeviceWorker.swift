@@ -224,11 +224,19 @@ final class DeviceWorker {
         let wallStart = Date()
         let firmwareBefore = firmwareText
         let regionBefore = regionText
+        let recoveriesBefore = (tried: session?.linkRecoveries ?? 0, failed: session?.linkRecoveriesFailed ?? 0)
         var result: Result
         do {
             result = try body()
         } catch {
             result = Result(result: .failed, code: "fleet_internal")
+        }
+        // A link reset inside the step (the session's recovery) is a link fact of the step.
+        if let session, session.linkRecoveries > recoveriesBefore.tried {
+            let resets = session.linkRecoveries - recoveriesBefore.tried
+            let failed = session.linkRecoveriesFailed - recoveriesBefore.failed
+            result.detail += (result.detail.isEmpty ? "" : "; ")
+                + "link resets in this step: \(resets) tried, \(resets - failed) reconnected"
         }
         // A step the wall-clock bound ended says so (a stop signal: interrupted).
         if result.result == .failed, let fired = bound.fired { result = boundFailure(step, fired, otherwise: result) }

@@ -84,7 +84,7 @@ extension ReaderSession {
             if completed { break }
             guard arrived, link.packets.isInSlaveMode else {
                 if !link.isConnected { throw .lostConnection(port: port.name) }
-                throw .timeout(port: port.name, command: "TuneAntenna", seconds: limit)
+                throw .timeout(port: port.name, command: "TuneAntenna", seconds: limit, recovery: ErrorDetail("no_reset"))
             }
         }
         // Let the answer to "completed" go out before anything else is sent.

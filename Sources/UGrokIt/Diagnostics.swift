@@ -10,6 +10,10 @@ public struct UgiDiagnostics: Sendable, Equatable {
     /// The reader's counters; `nil` when it answered GetDiagnostics with a bare ACK (the
     /// vendor's peer did in every capture, so the layout is ours from the library's code).
     public var reader: VendorDiagnostics?
+    /// Ours: link resets the session tried after a request failed on the link (the vendor
+    /// resets without counting them), and how many did not bring the Grokker back.
+    public var linkRecoveries = 0
+    public var linkRecoveriesFailed = 0
 
     /// Vendor `rawInventoryRounds` (0 without the reader's counters).
     public var rawInventoryRounds: Int { Int(reader?.rawInventoryRounds ?? 0) }
@@ -34,6 +38,7 @@ extension ReaderSession {
     /// and the reader's, asked with GetDiagnostics (`reset` zeroes the reader's afterwards).
     public func diagnostics(reset: Bool = false) throws(ReaderError) -> UgiDiagnostics {
         let reader = try readerDiagnostics(reset: reset)
-        return UgiDiagnostics(link: linkStatistics, reader: reader)
+        return UgiDiagnostics(link: linkStatistics, reader: reader, linkRecoveries: linkRecoveries,
+                              linkRecoveriesFailed: linkRecoveriesFailed)
     }
 }

@@ -253,8 +253,9 @@ public final class Reader: Sendable {
         case resume(UgiInventory, UgiRfidConfiguration?)
         /// Runs on the reader's thread with its session (tag access during an inventory).
         case access(UgiInventory, @Sendable (ReaderSession) -> Void)
-        /// Runs on the reader's thread with its session, connected or not.
-        case perform(@Sendable (ReaderSession) -> Void)
+        /// Runs on the reader's thread with its session, connected or not; `refuse` answers
+        /// it instead when the thread ends without a session (the port would not open).
+        case perform(@Sendable (ReaderSession) -> Void, refuse: @Sendable (ReaderError) -> Void)
     }
 
     struct Shared {
@@ -414,17 +415,32 @@ public final class Reader: Sendable {
     // MARK: Housekeeping on the reader's thread
 
     /// Runs `operation` with the session on the reader's thread; the result goes to
-    /// `completion` on the callback queue. Needs ``openConnection()`` first.
+    /// `completion` on the callback queue. A reader that is not open (no
+    /// ``openConnection()``, or closed) answers ``ReaderError/notOpen(port:)`` at once.
     private func perform<T: Sendable>(_ operation: @escaping @Sendable (ReaderSession) throws(ReaderError) -> T,
                                       completion: @escaping @Sendable (Result<T, ReaderError>) -> Void) {
         let queue = callbackQueue
-        shared.withLock { $0.operationsInFlight += 1 }
-        post(.perform { [self] session in
+        let request = Request.perform({ [self] session in
             let result: Result<T, ReaderError>
             do throws(ReaderError) { result = .success(try operation(session)) } catch { result = .failure(error) }
             shared.withLock { $0.operationsInFlight -= 1 }
             queue.async { completion(result) }
+        }, refuse: { [self] error in
+            shared.withLock { $0.operationsInFlight -= 1 }
+            queue.async { completion(.failure(error)) }
         })
+        // Checked and queued under one lock: the thread takes its last requests and stops
+        // running under the same lock, so a request is either taken or refused here.
+        let accepted = shared.withLock { s -> Bool in
+            guard s.running, !s.closing else { return false }
+            s.operationsInFlight += 1
+            s.requests.append(request)
+            return true
+        }
+        if !accepted {
+            let name = self.name
+            queue.async { completion(.failure(.notOpen(port: name))) }
+        }
     }
 
     func perform<T: Sendable>(_ operation: @escaping @Sendable (ReaderSession) throws(ReaderError) -> T)
@@ -490,19 +506,32 @@ public final class Reader: Sendable {
     }
 
     private func run() {
-        defer { shared.withLock { $0.running = false } }
         let session: ReaderSession
         do {
             session = try ReaderSession(port: try makePort(), options: options)
         } catch {
             let failure = (error as? ReaderError) ?? (error as? AudioError).map(ReaderError.audio)
-            shared.withLock { $0.failure = failure }
+            let left = shared.withLock { s in
+                s.failure = failure
+                s.running = false
+                defer { s.requests.removeAll() }
+                return s.requests
+            }
+            for case .perform(_, let refuse) in left { refuse(failure ?? .notOpen(port: name)) }
             return
         }
         session.log(.platformSpecific, "reader thread '\(Thread.current.name ?? "")' drives \(session.port.name)")
         let queue = callbackQueue
         session.inventoryStateListeners = [{ [self] state in
             for listener in shared.withLock({ Array($0.inventoryListeners.values) }) { queue.async { listener(state) } }
+        }]
+        // A link reset inside a request is the vendor's CONNECTING, then CONNECTED again.
+        session.linkRecoveryListeners = [{ [self] event in
+            switch event {
+            case .started: setState(.connecting)
+            case .reconnected: setState(.connected)
+            case .failed: setState(session.connectionState)
+            }
         }]
         var tracker: InventoryTracker?
         var current: UgiInventory?
@@ -572,7 +601,7 @@ public final class Reader: Sendable {
                         }
                     case .access(let inventory, let body):
                         if inventory === current { body(session) }
-                    case .perform(let body):
+                    case .perform(let body, _):
                         body(session)
                     case .resume(let inventory, let configuration):
                         if inventory === current, inventory.isPaused {
@@ -638,9 +667,10 @@ public final class Reader: Sendable {
         session.close()
         setState(.notConnected)
         // Whatever was still asked of the reader gets its answer: the connection is closed.
-        for request in shared.withLock({ s in defer { s.requests.removeAll() }; return s.requests }) {
+        // The last requests are taken as the thread stops running (later ones are refused).
+        for request in shared.withLock({ s in s.running = false; defer { s.requests.removeAll() }; return s.requests }) {
             switch request {
-            case .perform(let body), .access(_, let body): body(session)
+            case .perform(let body, _), .access(_, let body): body(session)
             case .stop(_, let completion): callbackQueue.async { completion() }
             case .start, .pause, .resume: break
             }

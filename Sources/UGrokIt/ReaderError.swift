@@ -17,8 +17,19 @@ public enum ReaderError: Error, Sendable, Equatable, CodedError {
     /// The reader speaks a link or reader protocol we don't (INCOMPATIBLE_READER).
     /// `detail` is a code under `reader.detail` (`protocol_too_old`).
     case incompatibleReader(port: String, detail: ErrorDetail)
-    /// A command got no answer in time.
-    case timeout(port: String, command: String, seconds: Double)
+    /// A command got no answer in time. `recovery` is a code under `reader.detail` saying
+    /// what was tried after the packet layer's tries: `reset_failed` (the link was reset and
+    /// the Grokker did not connect again), `reset_unanswered` (it reconnected, and the
+    /// command sent again got no answer either), `resets_used_up` (no reset: the
+    /// connection's allowance is spent) or `no_reset` (none applies to this wait).
+    case timeout(port: String, command: String, seconds: Double, recovery: ErrorDetail)
+    /// `command` got no answer; the link was reset and the Grokker reconnected, but the
+    /// command was not sent again because it may already have taken effect (a counter
+    /// reset, a firmware write): look at the reader's state before repeating it.
+    case outcomeUnknown(port: String, command: String)
+    /// The ``Reader`` is not open (``Reader/openConnection()`` was not called, or the
+    /// connection was closed): nothing was sent.
+    case notOpen(port: String)
     /// The link dropped while waiting.
     case lostConnection(port: String)
     /// The reader answered with an error status.
@@ -64,6 +75,8 @@ public enum ReaderError: Error, Sendable, Equatable, CodedError {
         case .cannotGetInfo: "reader_cannot_get_info"
         case .incompatibleReader: "reader_incompatible"
         case .timeout: "reader_timeout"
+        case .outcomeUnknown: "reader_outcome_unknown"
+        case .notOpen: "reader_not_open"
         case .lostConnection: "reader_lost_connection"
         case .rejected: "reader_rejected"
         case .audio(let e): e.code
@@ -84,14 +97,15 @@ public enum ReaderError: Error, Sendable, Equatable, CodedError {
     public var arguments: [String] {
         switch self {
         case .notPluggedIn(let p), .cannotGetInfo(let p), .lostConnection(let p), .regionNotSet(let p),
-             .noInventoryRunning(let p), .inventoryRunning(let p), .authenticationRequired(let p): [p]
+             .noInventoryRunning(let p), .inventoryRunning(let p), .authenticationRequired(let p), .notOpen(let p): [p]
         case .oddTagMemoryBytes(let field, let value): [field, String(value)]
         case .invalidArgument(let field, let value, let allowed): [field, value, allowed]
         case .cannotHandshake(let p, let s): [p, seconds(s)]
         case .levelTooLow(let p, let s):
             s.muted ? [p, s.control, s.loudestInputDBFS] : [p, s.control, String(s.percent ?? 0), s.loudestInputDBFS]
         case .incompatibleReader(let p, let d): [p] + d.flattened
-        case .timeout(let p, let c, let s): [p, c, seconds(s)]
+        case .timeout(let p, let c, let s, let r): [p, c, seconds(s)] + r.flattened
+        case .outcomeUnknown(let p, let c): [p, c]
         case .rejected(let p, let c, let s): [p, c, s]
         case .audio(let e): e.arguments
         case .notSupported(let p, let f): [p, f]

@@ -146,7 +146,7 @@ extension ReaderSession {
         host.requestStop()
         let limit = Double(VendorSlaveMode.inventory.timeoutMs + timing.audioLatencyMs) / 1000 * 3 + 2
         _ = try pump(forAtMost: limit) { !host.isActive }
-        if host.isActive { throw .timeout(port: port.name, command: "stop inventory", seconds: limit) }
+        if host.isActive { throw .timeout(port: port.name, command: "stop inventory", seconds: limit, recovery: ErrorDetail("no_reset")) }
         // Let the answer to "completed" go out before anything else is sent.
         _ = try pump(forAtMost: 1) { !link.packets.isInSlaveMode && !link.modem.isSending }
         log(.inventory, "inventory stopped after \(host.rounds) rounds: \(host.state)")
@@ -172,7 +172,7 @@ extension ReaderSession {
         }
         guard let outcome else {
             if !host.isActive { throw .noInventoryRunning(port: port.name) }
-            throw .timeout(port: port.name, command: "tag access", seconds: seconds)
+            throw .timeout(port: port.name, command: "tag access", seconds: seconds, recovery: ErrorDetail("no_reset"))
         }
         return outcome
     }

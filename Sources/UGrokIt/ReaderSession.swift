@@ -40,6 +40,15 @@ public struct ReaderOptions: Sendable {
     public var minimumRetryPause = 0.25
     /// The longest pause between connection attempts, seconds of audio.
     public var maximumRetryPause = 2.0
+    /// Link resets a ``ReaderSession`` may try when the link fails under a request (all its
+    /// tries spent, or the carrier lost): at most one per request, and this many per
+    /// session; 0 turns recovery off (docs/vendor-protocol.md, section 4.7).
+    public var maximumLinkRecoveries = 3
+    /// How long a link reset handshakes for the Grokker to come back, seconds of audio: a
+    /// little more than a request's 8 tries take with the vendor's timing (19.4 s), so a
+    /// cable that goes dead for as long as the vendor's host would have kept trying is
+    /// still recovered. The vendor's host handshakes without limit.
+    public var linkRecoverySeconds = 25.0
     /// What to log and where (nothing by default).
     public var logger = UgiLogger()
 
@@ -85,7 +94,7 @@ public final class ReaderSession {
     /// The inventory's reads not yet taken, each with the audio sample its packet arrived at.
     var arrivedReads: [(read: VendorTagRead, sample: Int64)] = []
     /// The sounds set on the reader (the vendor host serves GetConfiguration from this cache).
-    public private(set) var configurationCache: [VendorConfigurationKind: VendorConfiguration] = [:]
+    public internal(set) var configurationCache: [VendorConfigurationKind: VendorConfiguration] = [:]
     /// The bytes of AutoConfig's and testConnection's echoes (100 random bytes each by default).
     public var echoBytes: () -> [UInt8] = { (0..<VendorEcho.autoConfigBytes).map { _ in UInt8.random(in: 0...255) } }
 
@@ -107,6 +116,22 @@ public final class ReaderSession {
 
     private var answer: Result<ResponsePacket, VendorPacketError>?
     private var slaveModeOn = false
+
+    /// Link resets tried after a request failed on the link (``recoverLink(after:)``), and
+    /// how many of them did not bring the Grokker back.
+    public internal(set) var linkRecoveries = 0
+    public internal(set) var linkRecoveriesFailed = 0
+    /// Hear every link recovery as it starts and ends (the ``Reader`` turns them into the
+    /// vendor's CONNECTING and CONNECTED).
+    public var linkRecoveryListeners: [(LinkRecoveryEvent) -> Void] = []
+    /// Whether a connection is being set up (``connect()``'s GetVersion, or a recovery's
+    /// requests): their failures never start a recovery; the caller's connection retries,
+    /// or the recovery itself, answer them.
+    var settingUpConnection = false
+    /// The configuration kinds the application set (``setConfiguration(_:)``): sent again
+    /// after a link reset, as the vendor's host does; the others in ``configurationCache``
+    /// were read from the reader.
+    var configurationsSet: Set<VendorConfigurationKind> = []
 
     public var link: VendorLink { driver.engine }
     public var port: any AudioPort { driver.port }
@@ -167,6 +192,9 @@ public final class ReaderSession {
     public func connect(handshakeTimeout: Double) throws(ReaderError) -> ReaderInfo {
         guard isAnythingPluggedIntoAudioJack else { throw .notPluggedIn(port: port.name) }
         incompatible = false
+        let setting = settingUpConnection
+        settingUpConnection = true
+        defer { settingUpConnection = setting }
         let start = link.now
         try handshake(samplesPerBit: samplesPerBit, timeout: handshakeTimeout)
         let response: VendorResponse
@@ -297,9 +325,52 @@ public final class ReaderSession {
         }
     }
 
-    /// Sends one request and returns the reader's answer as it came.
+    /// Sends one request and returns the reader's answer as it came. When the link fails
+    /// under it (every try spent, or the carrier lost), the link is reset and the Grokker
+    /// connected again as the vendor's host does, and the request sent once more if it may
+    /// be (``LinkRecoveryDecision``).
     public func exchange(_ request: VendorRequest, extraTimeoutMs: Int = 0, retries: Bool = true,
                          slaveMode: VendorSlaveMode? = nil) throws(ReaderError) -> ResponsePacket {
+        let command = "\(request.opcode)"
+        var elapsed = 0.0
+        var reset = false
+        while true {
+            let outcome = try send(request, extraTimeoutMs: extraTimeoutMs, retries: retries, slaveMode: slaveMode)
+            switch outcome {
+            case .answered(let response):
+                return response
+            case .linkFailed(let seconds, let lost):
+                elapsed += seconds
+                if reset { throw .timeout(port: port.name, command: command, seconds: elapsed, recovery: ErrorDetail("reset_unanswered")) }
+                switch LinkRecoveryDecision.decide(request, retries: retries, nested: settingUpConnection,
+                                                   plugged: isAnythingPluggedIntoAudioJack, used: linkRecoveries,
+                                                   allowed: options.maximumLinkRecoveries) {
+                case .report(let reason):
+                    if lost { throw .lostConnection(port: port.name) }
+                    throw .timeout(port: port.name, command: command, seconds: elapsed, recovery: ErrorDetail(reason))
+                case .reset(let again):
+                    let started = link.now
+                    let back = try recoverLink(after: command)
+                    elapsed += Double(link.now - started) / Double(link.sampleRate)
+                    guard back else { throw .timeout(port: port.name, command: command, seconds: elapsed, recovery: ErrorDetail("reset_failed")) }
+                    guard again else { throw .outcomeUnknown(port: port.name, command: command) }
+                    reset = true
+                    log(.connectionErrors, "link recovered: sending \(command) again")
+                }
+            }
+        }
+    }
+
+    /// How one send of a request ended.
+    private enum SendOutcome {
+        case answered(ResponsePacket)
+        /// No answer: the tries ran out (or the wait did), or `lost`, the connection dropped.
+        case linkFailed(seconds: Double, lost: Bool)
+    }
+
+    /// Sends `request` once through the packet layer (with its tries) and waits.
+    private func send(_ request: VendorRequest, extraTimeoutMs: Int, retries: Bool,
+                      slaveMode: VendorSlaveMode?) throws(ReaderError) -> SendOutcome {
         guard !slaveModeOn else { throw .inventoryRunning(port: port.name) }
         guard link.isConnected else { throw .lostConnection(port: port.name) }
         let payload: [UInt8]
@@ -325,14 +396,15 @@ public final class ReaderSession {
         switch answer {
         case .success(let response):
             log(.command, "<- \(request.opcode): \(response)")
-            return response
+            return .answered(response)
         case .failure(.notConnected), .failure(.connectionLost):
-            throw .lostConnection(port: port.name)
+            log(.connectionErrors, "\(request.opcode): the connection dropped")
+            return .linkFailed(seconds: seconds, lost: true)
         case .failure(let error):
             log(.connectionErrors, "\(request.opcode) failed: \(error)")
-            throw .timeout(port: port.name, command: "\(request.opcode)", seconds: seconds)
+            return .linkFailed(seconds: seconds, lost: false)
         case nil:
-            throw .timeout(port: port.name, command: "\(request.opcode)", seconds: seconds)
+            return .linkFailed(seconds: seconds, lost: false)
         }
     }
 
@@ -421,6 +493,7 @@ public final class ReaderSession {
     public func setConfiguration(_ configuration: VendorConfiguration) throws(ReaderError) {
         try call(.setConfiguration(configuration))
         configurationCache[configuration.kind] = configuration
+        configurationsSet.insert(configuration.kind)
     }
 
     /// A configuration: from the cache as the vendor host serves it, else GetConfiguration 0x0a.

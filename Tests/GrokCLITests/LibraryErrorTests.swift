@@ -45,12 +45,16 @@ struct LibraryErrorTests {
     @Test func readerErrors() {
         let samples: [ReaderError] = [
             .notPluggedIn(port: "sim:1"), .cannotHandshake(port: "sim:1", seconds: 3), .cannotGetInfo(port: "sim:1"),
-            .incompatibleReader(port: "sim:1", detail: ErrorDetail("protocol_too_old", ["10", "11"])), .timeout(port: "sim:1", command: "identify", seconds: 5),
+            .incompatibleReader(port: "sim:1", detail: ErrorDetail("protocol_too_old", ["10", "11"])), .timeout(port: "sim:1", command: "identify", seconds: 5, recovery: ErrorDetail("reset_failed")),
             .lostConnection(port: "sim:1"), .rejected(port: "sim:1", command: "identify", status: "busy"),
             .audio(.closed(port: "sim:1")), .notSupported(port: "sim:1", feature: "kill"), .malformedResponse(port: "sim:1", detail: ErrorDetail("unexpected_answer", ["GetConfiguration"])), .unknownRegion("mars"), .regionNotSet(port: "sim:4"),
             .firmwareDoesNotSupportSetRegion(port: "sim:4", firmware: "1.4.2"), .regionNotApproved(port: "sim:4", region: "China"), .noInventoryRunning(port: "sim:4"), .inventoryRunning(port: "sim:4"),
             .oddTagMemoryBytes(field: "offset", value: 3), .invalidArgument(field: "volume", value: "1.5", allowed: "0 to 1"),
             .authenticationRequired(port: "sim:2"),
+            .timeout(port: "sim:1", command: "GetBatteryLevel", seconds: 20, recovery: ErrorDetail("reset_unanswered")),
+            .timeout(port: "sim:1", command: "GetBatteryLevel", seconds: 20, recovery: ErrorDetail("resets_used_up")),
+            .timeout(port: "sim:1", command: "stop inventory", seconds: 5, recovery: ErrorDetail("no_reset")),
+            .outcomeUnknown(port: "sim:1", command: "GetDiagnostics"), .notOpen(port: "sim:1"),
             .levelTooLow(port: "alsa:pulse", shortfall: LevelShortfall(control: "Master", side: "playback", percent: 5, muted: false, loudestInputDBFS: "-inf")),
             .levelTooLow(port: "alsa:pulse", shortfall: LevelShortfall(control: "Master", side: "playback", percent: 80, muted: true, loudestInputDBFS: "-inf")),
             .levelTooLow(port: "alsa:hw:1,0", shortfall: LevelShortfall(control: "Mic", side: "capture", percent: 12, muted: false, loudestInputDBFS: "-61")),
@@ -61,7 +65,7 @@ struct LibraryErrorTests {
             switch sample {
             case .notPluggedIn, .cannotHandshake, .cannotGetInfo, .incompatibleReader, .timeout, .lostConnection,
                 .rejected, .audio, .notSupported, .malformedResponse, .unknownRegion, .regionNotSet, .firmwareDoesNotSupportSetRegion, .regionNotApproved, .noInventoryRunning, .inventoryRunning, .oddTagMemoryBytes, .invalidArgument,
-                .authenticationRequired, .levelTooLow: break
+                .authenticationRequired, .levelTooLow, .outcomeUnknown, .notOpen: break
             }
         }
         Self.check(samples)
@@ -257,7 +261,7 @@ struct LibraryErrorTests {
             .profileUnknownKey(file: "p.json", keyPath: "regoin", known: ["region", "firmware"]),
             .portUnavailable(device: "sim:0", cause: ErrorCause(code: "audio_device_busy", arguments: ["hw:1,0"])), .deviceLocked(device: "sim:0", serial: "12345678", lockFile: "/l/12345678.lock"),
             .portLocked(device: "sim:0", lockFile: "/l/port-sim-0.lock"),
-            .lockFailed(path: "/l", detail: "EROFS"), .levelsNotSaved(mixer: "hw:1", path: "/s/levels/hw_1.json", detail: "EROFS"), .usbCardNotFound(path: "1-1.4", plugged: ["usb:1-1.2"]), .reader(device: "sim:0", step: "region", cause: ErrorCause(ReaderError.timeout(port: "sim:0", command: "identify", seconds: 5))),
+            .lockFailed(path: "/l", detail: "EROFS"), .levelsNotSaved(mixer: "hw:1", path: "/s/levels/hw_1.json", detail: "EROFS"), .usbCardNotFound(path: "1-1.4", plugged: ["usb:1-1.2"]), .reader(device: "sim:0", step: "region", cause: ErrorCause(ReaderError.timeout(port: "sim:0", command: "identify", seconds: 5, recovery: ErrorDetail("reset_unanswered")))),
             .regionNotAllowed(device: "sim:0", region: "ETSI", allowed: ["FCC"]), .regionNotChosen(device: "sim:0"), .regionDeclined(device: "sim:0"),
             .regionUnsupported(device: "sim:0", firmware: "1.4.2"), .downgradeNotAllowed(device: "sim:0", running: "1.8.0", target: "1.7.3"),
             .sameVersionNotAllowed(device: "sim:0", version: "1.8.0"), .firmwareNotAvailable(device: "sim:0", channel: "release", version: "1.9.0"),

@@ -138,7 +138,7 @@ final class LinkFirmwareSession: FirmwareSession {
                 throw .malformedResponse(port: "test", detail: ErrorDetail("undecodable_answer", ["\(request.opcode)"]))
             }
         default:
-            throw .timeout(port: "test", command: "\(request.opcode)", seconds: 30)
+            throw .timeout(port: "test", command: "\(request.opcode)", seconds: 30, recovery: ErrorDetail("no_reset"))
         }
     }
 

@@ -152,6 +152,32 @@ if [ "${1:-}" = "--install" ]; then
   put "$work/grokctl.fish" "$fish_dir/grokctl.fish" 0644
   LANG=C.UTF-8 LC_ALL= LANGUAGE= "$g" --lang en man --directory "$work/man" --quiet
   for page in "$work"/man/*.1; do put "$page" "$man_dir/$(basename "$page")" 0644; done
+  # The watching station's unit (packaging/systemd): a system unit run as the grokctl user
+  # (made here, in the audio group) when installing as root, else a user unit.
+  unit_in="$root/packaging/systemd/grokctl-watch@.service.in"
+  sed -e "s|@BINDIR@|$prefix/bin|g" -e "s|@DOCDIR@|$prefix/share/doc/grokctl|g" "$unit_in" > "$work/system.service"
+  if [ "$(id -u)" -eq 0 ]; then
+    # systemd looks in /usr/lib and /usr/local/lib; under another prefix the unit is linked
+    # by hand (`systemctl link`), and no user is made for it.
+    unit_dir="$prefix/lib/systemd/system"
+    put "$work/system.service" "$unit_dir/grokctl-watch@.service" 0644
+    case "$prefix" in
+      /usr|/usr/local) ;;
+      *) echo "setup: systemd does not look under $prefix: systemctl link $unit_dir/grokctl-watch@.service" >&2 ;;
+    esac
+    if { [ "$prefix" = /usr ] || [ "$prefix" = /usr/local ]; } && ! id grokctl >/dev/null 2>&1; then
+      getent group audio >/dev/null || groupadd --system audio
+      useradd --system --gid audio --home-dir /var/lib/grokctl --no-create-home --shell /usr/sbin/nologin grokctl
+      echo "setup: made the system user grokctl (group audio) for grokctl-watch@.service" >&2
+    fi
+  else
+    # A user's own manager runs it as that user, with the user's state directory.
+    user_config="${XDG_CONFIG_HOME:-}"; case "$user_config" in /*) ;; *) user_config="$HOME/.config" ;; esac
+    grep -Ev '^(User|Group|SupplementaryGroups|StateDirectory|NoNewPrivileges|ProtectSystem|ProtectHome|PrivateTmp)=|^Environment=(HOME|XDG_STATE_HOME)=' \
+      "$work/system.service" | sed -e 's|^WantedBy=multi-user.target|WantedBy=default.target|' \
+      -e 's|^# Installed by scripts/setup.sh|# A user unit (systemctl --user). Installed by scripts/setup.sh|' > "$work/user.service"
+    put "$work/user.service" "$user_config/systemd/user/grokctl-watch@.service" 0644
+  fi
   if [ "$changed" -eq 0 ]; then
     echo "setup: grokctl is installed in $prefix and up to date." >&2
   else

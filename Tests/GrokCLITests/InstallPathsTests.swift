@@ -176,6 +176,23 @@ extension CLI {
             #expect(completion.standardOutput == "ledger\n")
             #expect(FileManager.default.fileExists(atPath: prefix + "/share/zsh/site-functions/_grokctl"))
             #expect(FileManager.default.fileExists(atPath: prefix + "/share/fish/vendor_completions.d/grokctl.fish"))
+
+            // The watching station's unit: a system unit under the prefix as root (systemd
+            // would need `systemctl link` there), a user unit otherwise; grokctl's path filled in,
+            // and valid for systemd where systemd-analyze is installed.
+            let unit = getuid() == 0 ? prefix + "/lib/systemd/system/grokctl-watch@.service"
+                                     : home + "/.config/systemd/user/grokctl-watch@.service"
+            let text = try String(contentsOfFile: unit, encoding: .utf8)
+            #expect(text.contains("ExecStart=\(prefix)/bin/grokctl provision --watch --profile %i") && !text.contains("@BINDIR@"))
+            #expect(text.contains("Restart=on-failure") && text.contains("KillSignal=SIGTERM"))
+            if FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") {
+                let units = try makeTemporaryDirectory()
+                try text.replacingOccurrences(of: "User=grokctl\n", with: "").write(toFile: units + "/grokctl-watch@.service",
+                                                                                    atomically: true, encoding: .utf8)
+                let verify = try runProgram("/usr/bin/systemd-analyze", ["verify", "--man=no", units + "/grokctl-watch@bench-us.service"],
+                                            environment: ["HOME": home, "SYSTEMD_LOG_LEVEL": "warning"])
+                #expect(verify.status == 0 && verify.standardError.isEmpty, "\(verify.standardError)")
+            }
         }
 
         @Test func pathsInTextNamesEverySourceInTheUsersLanguage() throws {

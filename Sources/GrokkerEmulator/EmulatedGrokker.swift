@@ -542,8 +542,9 @@ public final class EmulatedGrokker: CablePeer {
     private func setRegion(_ request: VendorSetRegion, _ state: DeviceState) -> VendorReply {
         guard let entry = try? VendorRegionEntry(bytes: request.entry + [0]),
               let named = RegionCatalog.named(number: UInt16(entry.index) + 1) else { return .nack }
-        // The reader refuses a region its radio cannot tune (the other band's hardware).
         guard state.provisioning.userCanSetRegion else { return .nack }
+        // The reader refuses a region its radio cannot tune (the other band's hardware).
+        if let band = state.hardwareBand, entry.frequencyBand != band.rawValue { return .nack }
         do {
             try store.update {
                 $0.region = RegionSetting(name: named.name, number: UInt16(entry.index) + 1)

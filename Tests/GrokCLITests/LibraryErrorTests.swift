@@ -51,6 +51,9 @@ struct LibraryErrorTests {
             .firmwareDoesNotSupportSetRegion(port: "sim:4", firmware: "1.4.2"), .regionNotApproved(port: "sim:4", region: "China"), .noInventoryRunning(port: "sim:4"), .inventoryRunning(port: "sim:4"),
             .oddTagMemoryBytes(field: "offset", value: 3), .invalidArgument(field: "volume", value: "1.5", allowed: "0 to 1"),
             .authenticationRequired(port: "sim:2"),
+            .regionNotForHardware(port: "sim:4", region: "FCC (US), IC (Canada)", allocations: "902.75-927.25 MHz"),
+            .listenBeforeTalkNotAllowed(port: "sim:4", region: "Japan (unlicensed)", on: false, rule: "ARIB STD-T107"),
+            .listenBeforeTalkNotAllowed(port: "sim:4", region: "Japan (unlicensed)", on: true, rule: "ARIB STD-T107"),
             .levelTooLow(port: "alsa:pulse", shortfall: LevelShortfall(control: "Master", side: "playback", percent: 5, muted: false, loudestInputDBFS: "-inf")),
             .levelTooLow(port: "alsa:pulse", shortfall: LevelShortfall(control: "Master", side: "playback", percent: 80, muted: true, loudestInputDBFS: "-inf")),
             .levelTooLow(port: "alsa:hw:1,0", shortfall: LevelShortfall(control: "Mic", side: "capture", percent: 12, muted: false, loudestInputDBFS: "-61")),
@@ -61,7 +64,7 @@ struct LibraryErrorTests {
             switch sample {
             case .notPluggedIn, .cannotHandshake, .cannotGetInfo, .incompatibleReader, .timeout, .lostConnection,
                 .rejected, .audio, .notSupported, .malformedResponse, .unknownRegion, .regionNotSet, .firmwareDoesNotSupportSetRegion, .regionNotApproved, .noInventoryRunning, .inventoryRunning, .oddTagMemoryBytes, .invalidArgument,
-                .authenticationRequired, .levelTooLow: break
+                .authenticationRequired, .regionNotForHardware, .listenBeforeTalkNotAllowed, .levelTooLow: break
             }
         }
         Self.check(samples)

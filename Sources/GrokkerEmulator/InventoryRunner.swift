@@ -131,7 +131,8 @@ final class InventoryRunner {
             maxPowerDBm: capped(p.maxPowerTenthsDBm), initialQ: Int(p.initialQ), minQ: Int(p.minQ),
             maxQ: Int(p.maxQ), session: Gen2Session(rawValue: Int(p.session)) ?? .s0,
             roundsWithNoFindsToToggleAB: Int(p.roundsWithNoFindsToToggleAB), select: select,
-            channelsMHz: rules.channelsMHz, maxDwellSeconds: Double(rules.maxDwellMilliseconds) / 1000,
+            channelsMHz: rules.channelsMHz, maxRoundsPerSecond: p.maxRoundsPerSecond > 0 ? Double(p.maxRoundsPerSecond) : nil,
+            maxDwellSeconds: Double(rules.maxDwellMilliseconds) / 1000,
             minRoundSeconds: Double(rules.minRoundMilliseconds) / 1000,
             listenBeforeTalk: lbt.isOn(requested: p.listenBeforeTalk)
                 ? Gen2ListenBeforeTalk(listenSeconds: Double(lbt.listenMilliseconds) / 1000, thresholdDBm: Double(lbt.thresholdDBm))

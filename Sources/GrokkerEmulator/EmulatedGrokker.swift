@@ -679,11 +679,12 @@ public final class EmulatedGrokker: CablePeer {
             p.selectBitLength = select.bitLength
             p.selectMask = select.mask
         }
-        inventory.start(p, region: state.region, table: state.regionTable, at: now,
+        inventory.start(p, region: state.region, table: state.regionTable, band: state.hardwareBand, at: now,
                         seed: UInt64(state.serialNumber) ^ UInt64(clock))
         sounds.startInventory(soundType: p.soundType, volume: p.volume)
         session = SlaveSession(start: start, context: VendorSlaveContext(start), lastSent: clock, startedAt: now,
-                               channelsKHz: InventoryRunner.hopTable(region: state.region, table: state.regionTable))
+                               channelsKHz: InventoryRunner.hopTable(region: state.region, table: state.regionTable,
+                                                                     band: state.hardwareBand))
         inventoryLog.append(InventoryLogEntry())
         return VendorReply(.ack, entersSlaveMode: true)
     }

@@ -89,6 +89,18 @@ struct RegionObedienceTests {
         }
     }
 
+    @Test("without a SetRegion entry (a state written by hand), a unit runs its region's allocation for its own hardware band")
+    func allocationForTheUnitsBand() throws {
+        let russia = Self.setting("russia")
+        let upper = try #require(RegionCatalog.entry(number: russia.number, band: .band900))
+        #expect(InventoryRunner.rules(for: russia, band: .band900).channelsKHz == upper.channelsKHz)
+        #expect(InventoryRunner.rules(for: russia, band: .band860).channelsKHz == [866_300, 866_900, 867_500])
+        #expect(InventoryRunner.rules(for: russia).channelsKHz == [866_300, 866_900, 867_500])
+        #expect(Set(InventoryRunner.hopTable(region: russia, table: nil, band: .band900)) == Set(upper.channelsKHz))
+        // FCC has no 860 MHz allocation: its one stands.
+        #expect(InventoryRunner.rules(for: Self.setting("fcc"), band: .band860).channelsKHz.count == 50)
+    }
+
     @Test("rounds never start closer than the region's min ms per round")
     func respectsTheMinimumRound() throws {
         let entry = try #require(RegionCatalog.entry(number: 1))

@@ -116,7 +116,10 @@ public struct RegionCatalogue: Sendable, Hashable, Codable {
         var numbers = Set<UInt16>()
         for (index, entry) in regions.enumerated() {
             guard numbers.insert(entry.number).inserted else { throw bad("regions[\(index)].number", "region_twice", [String(entry.number)]) }
-            guard let limit = RegionCatalog.entry(number: entry.number) else {
+            // The firmware's allocation for the band the entry's channels need (Russia has
+            // one per hardware band), else its first, whose bands then name what is wrong.
+            guard let limit = RegionCatalog.entry(number: entry.number, band: entry.hardwareBand)
+                ?? RegionCatalog.entry(number: entry.number) else {
                 throw .regionInvalid(file: file, region: entry.name, field: "number", expected: "1-\(RegionCatalog.entries.count)",
                                      found: String(entry.number))
             }

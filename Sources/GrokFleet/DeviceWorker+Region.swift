@@ -53,7 +53,7 @@ extension DeviceWorker {
             attempt += 1
             delegate.startBackgroundAction(context, cause: .settingRegion)
             do {
-                let fresh = try session.setRegion(name, catalogue: catalogue)
+                let fresh = try session.setRegion(name, catalogue: catalogue, table: profile.region?.table ?? .ours)
                 delegate.finishBackgroundAction(context, cause: .settingRegion)
                 context.info = fresh
                 delegate.notifySetRegionSuccess(context, name: name)

@@ -75,10 +75,13 @@ public struct Profile: Sendable, Equatable {
         public var set: VendorRegion?
         /// The regions allowed (all 22 when the profile lists none).
         public var allowed: [VendorRegion]
+        /// Which values SetRegion carries (`catalogue`: `ours`, the default, or `vendor`).
+        public var table: RegionTableChoice
 
-        public init(set: VendorRegion?, allowed: [VendorRegion] = RegionCatalog.all) {
+        public init(set: VendorRegion?, allowed: [VendorRegion] = RegionCatalog.all, table: RegionTableChoice = .ours) {
             self.set = set
             self.allowed = allowed
+            self.table = table
         }
 
         /// Whether `region` is allowed.
@@ -361,7 +364,10 @@ public struct Profile: Sendable, Equatable {
     }
 
     private static func readRegion(_ top: ProfileObject) throws(FleetError) -> RegionPolicy? {
-        guard let o = try top.object("region", allowed: ["set", "allowed"]) else { return nil }
+        guard let o = try top.object("region", allowed: ["set", "allowed", "catalogue"]) else { return nil }
+        let tables = RegionTableChoice.allCases.map(\.rawValue)
+        let table = try o.string("catalogue", expected: ProfileRule.oneOf(tables), check: { tables.contains($0) })
+            .flatMap(RegionTableChoice.init(rawValue:)) ?? .ours
         let expected = ProfileRule.region
         let set = try o.string("set", expected: expected, check: { RegionCatalog.find($0) != nil }).flatMap(RegionCatalog.find)
         let allowed = try o.strings("allowed", expected: expected, element: RegionCatalog.find) ?? RegionCatalog.all
@@ -371,7 +377,7 @@ public struct Profile: Sendable, Equatable {
         if let set, !allowed.contains(set) {
             throw .profileInvalid(file: top.file, keyPath: o.keyPath("set"), expected: ProfileRule.oneOfAllowed(allowed.map(\.code)), found: "\"\(set.code)\"")
         }
-        return RegionPolicy(set: set, allowed: allowed)
+        return RegionPolicy(set: set, allowed: allowed, table: table)
     }
 
     private static func readFirmware(_ top: ProfileObject) throws(FleetError) -> FirmwarePolicy? {

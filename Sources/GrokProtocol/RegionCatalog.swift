@@ -20,6 +20,16 @@ public struct VendorRegion: Sendable, Hashable, Codable {
     public var vendorIndex: UInt8 { UInt8(number - 1) }
 }
 
+/// Which region values a host sends with SetRegion: ours (``RegionCatalog``, by the rules
+/// docs/regions.md cites; the default) or the vendor's own table, byte for byte
+/// (``VendorRegionTable``, the values the real firmware was tested with).
+public enum RegionTableChoice: String, Sendable, Hashable, Codable, CaseIterable {
+    /// ``RegionCatalog``'s entries (with a signed catalogue's values where it has others).
+    case ours
+    /// ``VendorRegionTable``'s entries, as the vendor's library sends them.
+    case vendor
+}
+
 /// The vendor's 22 regions, shared by host and Grokker: the host offers them by name, the
 /// Grokker checks a requested region against them before it stores it. (Which of them a
 /// particular unit may choose, and each region's channels and power limit, come with the
@@ -73,10 +83,50 @@ public enum RegionCatalog {
         find(setting).map { entries[Int($0.number) - 1] }
     }
 
-    /// The regulatory values of region `number` (1...22).
+    /// The regulatory values of region `number` (1...22): its first allocation (``entries``).
     public static func entry(number: UInt16) -> RegionEntry? {
         (1...entries.count).contains(Int(number)) ? entries[Int(number) - 1] : nil
     }
+
+    /// Every allocation of region `number`, one per hardware band that can serve it, the
+    /// first one (``entries``) first: Russia has one for the 860 MHz hardware (866-868 MHz)
+    /// and one for the 900 MHz hardware (916-921 MHz); every other region has one. Empty for
+    /// a number outside 1...22.
+    public static func allocations(number: UInt16) -> [RegionEntry] {
+        guard let first = entry(number: number) else { return [] }
+        return [first] + otherBandEntries.filter { $0.number == number }
+    }
+
+    /// The allocation of region `number` that a unit of hardware `band` can tune; `nil` when
+    /// the region has none for that band.
+    public static func entry(number: UInt16, band: VendorFrequencyBand) -> RegionEntry? {
+        allocations(number: number).first { $0.hardwareBand == band }
+    }
+
+    /// The allocations beyond a region's first, each for the other hardware band
+    /// (docs/regions.md, "Russia").
+    public static let otherBandEntries: [RegionEntry] = {
+        let russia = all[17]
+        precondition(russia.code == "russia")
+        // 916-921 MHz: SCRF (GKRCh) decision 11-11-01-3 of 10 March 2011 allocated the band
+        // to RFID; the vendor's entry for the 900 MHz hardware: its ten channels, 400 ms, its
+        // 27 dBm (the 2011 decision's own power limit is not confirmed here, so the vendor's
+        // lower value is kept, as EIRP: 27 dBm conducted with a 0 dBi antenna).
+        return [RegionEntry(
+            number: russia.number, name: russia.name, code: russia.code, revision: 1,
+            bands: [FrequencyBand(lowKHz: 916_000, highKHz: 921_000)],
+            channelsKHz: (0..<10).map { 916_250 + 500 * $0 }, maxDwellMilliseconds: 400, minRoundMilliseconds: 10,
+            listenBeforeTalk: vendorListenBeforeTalk, maxPowerDBm: 27, powerReference: .eirp,
+            source: "SCRF (GKRCh) decision 11-11-01-3 of 10 March 2011, RFID at 916-921 MHz (the vendor's channels and power)")]
+    }()
+
+    /// Listening as the vendor's table offers it where no rule asks for it: off by default,
+    /// a configuration may switch it on (vendor `setListenBeforeTalk`), 5 ms at -80 dBm.
+    /// Where the rule is frequency hopping, listening and skipping a busy channel is allowed
+    /// (47 CFR 15.247(h) expressly permits a hopping system that recognises other users and
+    /// avoids occupied channels; no rule we cite forbids it).
+    public static let vendorListenBeforeTalk = ListenBeforeTalk(
+        enabledByDefault: false, overrideAllowed: true, listenMilliseconds: 5, thresholdDBm: -80)
 
     /// The lowest application firmware that implements setRegion in the emulated Grokker's
     /// own command set. (The vendor's rule is by reader protocol, 19 or later:
@@ -103,54 +153,55 @@ public enum RegionCatalog {
         // so the 250 kHz channel still lies inside it.
         let chinaChannels = hop(920_625, step: 250, count: 16).map { $0 < 922_500 ? $0 + 25 : $0 - 25 }
         let japanLowPower = [916_800, 918_000, 919_200] + hop(920_400, step: 200, count: 16)
+        let hopping = vendorListenBeforeTalk
         let aribLBT = { (on: Bool) in
             ListenBeforeTalk(enabledByDefault: on, overrideAllowed: !on, listenMilliseconds: 5, thresholdDBm: -74)
         }
         let table: [(String, [FrequencyBand], [Int], Int, ListenBeforeTalk, Double, PowerReference, String)] = [
-            ("fcc", [band(902_000, 928_000)], hop(902_750, step: 500, count: 50), 400, .none, 36, .eirp,
+            ("fcc", [band(902_000, 928_000)], hop(902_750, step: 500, count: 50), 400, hopping, 36, .eirp,
              "47 CFR 15.247(a)(1)(i), (b)(2), (b)(4); ISED RSS-247 5.1"),
             ("etsi", [band(865_000, 868_000)], etsiChannels, 4000, etsiLBT, 33, .erp,
              "ETSI EN 302 208 V3.1.1; CEPT ERC/REC 70-03 annex 11"),
-            ("taiwan_indoor", [band(922_000, 928_000)], hop(922_250, step: 500, count: 12), 400, .none, 30, .erp,
+            ("taiwan_indoor", [band(922_000, 928_000)], hop(922_250, step: 500, count: 12), 400, hopping, 30, .erp,
              "NCC LP0002 (Taiwan), RFID 922-928 MHz, indoor"),
-            ("taiwan_outdoor", [band(922_000, 928_000)], hop(922_250, step: 500, count: 12), 400, .none, 27, .erp,
+            ("taiwan_outdoor", [band(922_000, 928_000)], hop(922_250, step: 500, count: 12), 400, hopping, 27, .erp,
              "NCC LP0002 (Taiwan), RFID 922-928 MHz, outdoor"),
-            ("china", [band(920_500, 924_500)], chinaChannels, 2000, .none, 33, .erp,
+            ("china", [band(920_500, 924_500)], chinaChannels, 2000, hopping, 33, .erp,
              "MIIT [2007] No. 205, 920-925 MHz RFID"),
             ("japan_unlicensed", [band(916_700, 923_500)], japanLowPower, 4000,
              aribLBT(true), 13, .eirp, "ARIB STD-T107, specified low-power (licence-free) passive tag class, 916.7-923.5 MHz"),
             ("japan_licensed", [band(916_700, 920_900)], [916_800, 918_000, 919_200, 920_400], 4000,
              aribLBT(false), 36, .eirp, "ARIB STD-T106 (1 W premises / land mobile station, 6 dBi)"),
-            ("australia", [band(920_000, 926_000)], hop(920_250, step: 500, count: 12), 400, .none, 36, .eirp,
+            ("australia", [band(920_000, 926_000)], hop(920_250, step: 500, count: 12), 400, hopping, 36, .eirp,
              "ACMA Radiocommunications (LIPD) Class Licence 2015, 920-926 MHz"),
             ("brazil", [band(902_000, 907_500), band(915_000, 928_000)],
-             hop(902_750, step: 500, count: 10) + hop(915_250, step: 500, count: 26), 400, .none, 36, .eirp,
+             hop(902_750, step: 500, count: 10) + hop(915_250, step: 500, count: 26), 400, hopping, 36, .eirp,
              "Anatel Resolution 680/2017 (restricted radiation), 902-907.5 and 915-928 MHz"),
-            ("hong_kong", [band(920_000, 925_000)], hop(920_250, step: 500, count: 10), 400, .none, 36, .eirp,
+            ("hong_kong", [band(920_000, 925_000)], hop(920_250, step: 500, count: 10), 400, hopping, 36, .eirp,
              "OFCA, RFID at 920-925 MHz"),
-            ("indonesia", [band(920_000, 923_000)], hop(920_250, step: 500, count: 6), 400, .none, 26, .eirp,
+            ("indonesia", [band(920_000, 923_000)], hop(920_250, step: 500, count: 6), 400, hopping, 26, .eirp,
              "Kominfo regulation on short-range devices (Permenkominfo), RFID at 920-923 MHz, 26 dBm EIRP"),
-            ("israel", [band(915_000, 917_000)], [915_500, 916_000, 916_500], 400, .none, 33, .erp,
+            ("israel", [band(915_000, 917_000)], [915_500, 916_000, 916_500], 400, hopping, 33, .erp,
              "Israel Ministry of Communications, 915-917 MHz"),
-            ("south_korea", [band(917_000, 920_800)], hop(917_300, step: 600, count: 6), 400, .none, 36, .eirp,
+            ("south_korea", [band(917_000, 920_800)], hop(917_300, step: 600, count: 6), 400, hopping, 36, .eirp,
              "MSIT technical standard for RFID, 917-920.8 MHz"),
             ("latvia", [band(865_000, 868_000)], etsiChannels, 4000, etsiLBT, 33, .erp,
              "ETSI EN 302 208 as implemented by Latvia (CEPT ERC/REC 70-03)"),
-            ("malaysia", [band(919_000, 923_000)], hop(919_250, step: 500, count: 8), 400, .none, 33, .erp,
+            ("malaysia", [band(919_000, 923_000)], hop(919_250, step: 500, count: 8), 400, hopping, 33, .erp,
              "MCMC class assignment, RFID at 919-923 MHz"),
-            ("new_zealand", [band(920_000, 928_000)], hop(920_250, step: 500, count: 16), 400, .none, 36, .eirp,
+            ("new_zealand", [band(920_000, 928_000)], hop(920_250, step: 500, count: 16), 400, hopping, 36, .eirp,
              "RSM General User Radio Licence for Short Range Devices, 920-928 MHz"),
-            ("peru", [band(915_000, 928_000)], hop(915_250, step: 500, count: 26), 400, .none, 36, .eirp,
+            ("peru", [band(915_000, 928_000)], hop(915_250, step: 500, count: 26), 400, hopping, 36, .eirp,
              "MTC Peru, 915-928 MHz"),
             ("russia", [band(866_000, 868_000)], [866_300, 866_900, 867_500], 4000, etsiLBT, 33, .erp,
              "SCRF (GKRCh) decision 07-20-03-001 of 2007 as amended by 08-24-01-001 (2008), RFID at 866-868 MHz"),
-            ("south_africa", [band(915_400, 919_000)], hop(915_700, step: 600, count: 6), 400, .none, 36, .eirp,
+            ("south_africa", [band(915_400, 919_000)], hop(915_700, step: 600, count: 6), 400, hopping, 36, .eirp,
              "ICASA Radio Frequency Spectrum Regulations, 915.4-919 MHz"),
             ("etsi_high", [band(915_000, 921_000)], [916_300, 917_500, 918_700], 4000, etsiLBT, 36, .erp,
              "ETSI EN 302 208 V3.1.1; Commission Implementing Decision (EU) 2018/1538"),
-            ("india", [band(865_000, 868_000)], etsiChannels, 4000, .none, 36, .erp,
+            ("india", [band(865_000, 868_000)], etsiChannels, 4000, hopping, 36, .erp,
              "India, Use of Low Power Equipment in the Frequency Band 865-868 MHz (Exemption from Licensing Requirement) Rules, 2021"),
-            ("singapore", [band(920_000, 925_000)], hop(920_250, step: 500, count: 10), 400, .none, 33, .erp,
+            ("singapore", [band(920_000, 925_000)], hop(920_250, step: 500, count: 10), 400, hopping, 33, .erp,
              "IMDA TS SRD, RFID at 920-925 MHz"),
         ]
         // Entries whose values changed since revision 1 (docs/regions.md, the values table and

@@ -232,6 +232,12 @@ public struct RegionEntry: Sendable, Hashable, Codable {
         }
     }
 
+    /// `low-high MHz` of a channel list (`866.3-867.5 MHz`), or `none` when empty.
+    public static func mhzRange(_ channelsKHz: [Int]) -> String {
+        guard let low = channelsKHz.min(), let high = channelsKHz.max() else { return "none" }
+        return "\(mhz(low))-\(mhz(high)) MHz"
+    }
+
     static func mhz(_ kHz: Int) -> String {
         let whole = kHz / 1000
         var fraction = String(kHz % 1000)

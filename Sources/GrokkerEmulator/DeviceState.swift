@@ -94,6 +94,12 @@ public struct DeviceState: Codable, Sendable, Equatable {
     public var antennaType: UInt8
     /// The factory provisioning status (absent from older state files: ``ProvisioningStatus/none``).
     public var provisioningStatus: ProvisioningStatus
+    /// The hardware band the unit's radio and antenna tune (``VendorFrequencyBand``): it
+    /// refuses (NACK) a SetRegion entry of the other band. `nil` (the default, and state files
+    /// without `hardwareBand`): an emulated unit that tunes both, as every emulated unit did
+    /// before the band was kept; a real Grokker has one. Kept in `state.json` as
+    /// `hardwareBand`, the entry's band code (0 the 900 MHz hardware, 1 the 860 MHz).
+    public var hardwareBand: VendorFrequencyBand?
 
     /// Creates a state.
     public init(
@@ -129,7 +135,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case format, serialNumber, hardwareRevision, loaderVersion, firmwareVersion, region, regionTable,
-            provisioning, batteryPercent, password, antennaTuning, antennaType, provisioningStatus
+            provisioning, batteryPercent, password, antennaTuning, antennaType, provisioningStatus, hardwareBand
     }
 
     public init(from decoder: any Decoder) throws {
@@ -158,6 +164,13 @@ public struct DeviceState: Codable, Sendable, Equatable {
         antennaTuning = try c.decodeIfPresent([String: Int].self, forKey: .antennaTuning) ?? [:]
         antennaType = try c.decodeIfPresent(UInt8.self, forKey: .antennaType) ?? 0
         provisioningStatus = ProvisioningStatus(rawValue: try c.decodeIfPresent(UInt8.self, forKey: .provisioningStatus) ?? 0)
+        if let code = try c.decodeIfPresent(UInt8.self, forKey: .hardwareBand) {
+            guard let band = VendorFrequencyBand(rawValue: code) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .hardwareBand, in: c, debugDescription: "hardwareBand must be 0 (900 MHz hardware) or 1 (860 MHz hardware)")
+            }
+            hardwareBand = band
+        }
         guard batteryPercent <= 100 else {
             throw DecodingError.dataCorruptedError(
                 forKey: .batteryPercent, in: c, debugDescription: "batteryPercent \(batteryPercent) is above 100")
@@ -188,6 +201,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
         if !antennaTuning.isEmpty { try c.encode(antennaTuning, forKey: .antennaTuning) }
         try c.encode(antennaType, forKey: .antennaType)
         try c.encode(provisioningStatus.rawValue, forKey: .provisioningStatus)
+        try c.encodeIfPresent(hardwareBand?.rawValue, forKey: .hardwareBand)
     }
 
     /// Thrown while decoding a state file of a newer format.

@@ -567,8 +567,9 @@ public final class EmulatedGrokker: CablePeer {
     private func setRegion(_ request: VendorSetRegion, _ state: DeviceState) -> VendorReply {
         guard let entry = try? VendorRegionEntry(bytes: request.entry + [0]),
               let named = RegionCatalog.named(number: UInt16(entry.index) + 1) else { return .nack }
-        // The reader refuses a region its radio cannot tune (the other band's hardware).
         guard state.provisioning.userCanSetRegion else { return .nack }
+        // The reader refuses a region its radio cannot tune (the other band's hardware).
+        if let band = state.hardwareBand, entry.frequencyBand != band.rawValue { return .nack }
         do {
             try store.update {
                 $0.region = RegionSetting(name: named.name, number: UInt16(entry.index) + 1)
@@ -704,11 +705,12 @@ public final class EmulatedGrokker: CablePeer {
             p.selectBitLength = select.bitLength
             p.selectMask = select.mask
         }
-        inventory.start(p, region: state.region, table: state.regionTable, at: now,
+        inventory.start(p, region: state.region, table: state.regionTable, band: state.hardwareBand, at: now,
                         seed: UInt64(state.serialNumber) ^ UInt64(clock))
         sounds.startInventory(soundType: p.soundType, volume: p.volume)
         session = SlaveSession(start: start, context: VendorSlaveContext(start), lastSent: clock, startedAt: now,
-                               channelsKHz: InventoryRunner.hopTable(region: state.region, table: state.regionTable))
+                               channelsKHz: InventoryRunner.hopTable(region: state.region, table: state.regionTable,
+                                                                     band: state.hardwareBand))
         inventoryLog.append(InventoryLogEntry())
         return VendorReply(.ack, entersSlaveMode: true)
     }

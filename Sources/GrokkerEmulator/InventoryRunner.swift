@@ -115,13 +115,14 @@ final class InventoryRunner {
     }
 
     /// Starts (or restarts) an inventory at `time` seconds of the device clock.
-    func start(_ p: InventoryParameters, region: RegionSetting?, table: VendorRegionEntry? = nil, at time: Double, seed: UInt64) {
+    func start(_ p: InventoryParameters, region: RegionSetting?, table: VendorRegionEntry? = nil, band: VendorFrequencyBand? = nil,
+               at time: Double, seed: UInt64) {
         let select = p.selectMask.isEmpty ? nil
             : Gen2Select(bank: Gen2Bank(rawValue: p.selectBank) ?? .epc, bitOffset: Int(p.selectBitOffset),
                          bitLength: Int(p.selectBitLength), mask: p.selectMask)
         // The region's rules bound everything on the air: its channels, dwell, round period,
         // listen before talk and power (a configuration asking for more power gets the cap).
-        let rules = Self.rules(for: region, table: table, antennaGainDBi: field.scene.antennaGainDBi)
+        let rules = Self.rules(for: region, table: table, band: band, antennaGainDBi: field.scene.antennaGainDBi)
         let cap = rules.maxConductedPowerDBm(antennaGainDBi: field.scene.antennaGainDBi)
         regionPowerCapDBm = cap
         func capped(_ tenths: Int16) -> Double { min(Double(tenths) / 10, cap) }
@@ -131,7 +132,8 @@ final class InventoryRunner {
             maxPowerDBm: capped(p.maxPowerTenthsDBm), initialQ: Int(p.initialQ), minQ: Int(p.minQ),
             maxQ: Int(p.maxQ), session: Gen2Session(rawValue: Int(p.session)) ?? .s0,
             roundsWithNoFindsToToggleAB: Int(p.roundsWithNoFindsToToggleAB), select: select,
-            channelsMHz: rules.channelsMHz, maxDwellSeconds: Double(rules.maxDwellMilliseconds) / 1000,
+            channelsMHz: rules.channelsMHz, maxRoundsPerSecond: p.maxRoundsPerSecond > 0 ? Double(p.maxRoundsPerSecond) : nil,
+            maxDwellSeconds: Double(rules.maxDwellMilliseconds) / 1000,
             minRoundSeconds: Double(rules.minRoundMilliseconds) / 1000,
             listenBeforeTalk: lbt.isOn(requested: p.listenBeforeTalk)
                 ? Gen2ListenBeforeTalk(listenSeconds: Double(lbt.listenMilliseconds) / 1000, thresholdDBm: Double(lbt.thresholdDBm))
@@ -165,17 +167,22 @@ final class InventoryRunner {
     }
 
     /// The regulatory values the reader obeys in `region` (the firmware's table,
-    /// ``RegionCatalog/entry(for:)``). A unit whose region is not set (only possible when
-    /// its hardware does not enforce one) runs under FCC rules.
-    static func rules(for region: RegionSetting?) -> RegionEntry {
-        region.flatMap(RegionCatalog.entry(for:)) ?? RegionCatalog.entries[0]
+    /// ``RegionCatalog/entry(for:)``): the region's allocation for the unit's hardware `band`
+    /// when it has one (Russia: 866-868 or 916-921 MHz), else its first. A unit whose region
+    /// is not set (only possible when its hardware does not enforce one) runs under FCC rules.
+    static func rules(for region: RegionSetting?, band: VendorFrequencyBand? = nil) -> RegionEntry {
+        guard let first = region.flatMap(RegionCatalog.entry(for:)) else { return RegionCatalog.entries[0] }
+        return band.flatMap { RegionCatalog.entry(number: first.number, band: $0) } ?? first
     }
 
     /// The rules an inventory obeys: the entry the last SetRegion carried when there is one
     /// (its channels in the order sent, its dwell, round, listening and conducted power, as a
     /// reader keeps the table it was given), else those of ``rules(for:)``.
-    static func rules(for region: RegionSetting?, table: VendorRegionEntry?, antennaGainDBi: Double) -> RegionEntry {
-        guard let table = current(table, region), var entry = RegionEntry(vendor: table, antennaGainDBi: antennaGainDBi) else { return rules(for: region) }
+    static func rules(for region: RegionSetting?, table: VendorRegionEntry?, band: VendorFrequencyBand? = nil,
+                      antennaGainDBi: Double) -> RegionEntry {
+        guard let table = current(table, region), var entry = RegionEntry(vendor: table, antennaGainDBi: antennaGainDBi) else {
+            return rules(for: region, band: band)
+        }
         entry.channelsKHz = table.channelsKHz
         return entry
     }
@@ -190,9 +197,9 @@ final class InventoryRunner {
     /// The hop table as the host knows it (per-read records name a channel by its index in
     /// it): the SetRegion entry's channels in the order sent, else the built-in entry's in
     /// the order the vendor's host sends them.
-    static func hopTable(region: RegionSetting?, table: VendorRegionEntry?) -> [Int] {
+    static func hopTable(region: RegionSetting?, table: VendorRegionEntry?, band: VendorFrequencyBand? = nil) -> [Int] {
         if let table = current(table, region) { return table.channelsKHz }
-        let entry = rules(for: region)
+        let entry = rules(for: region, band: band)
         return (try? VendorRegionEntry(entry))?.channelsKHz ?? entry.channelsKHz
     }
 

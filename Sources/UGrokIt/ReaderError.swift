@@ -53,6 +53,12 @@ public enum ReaderError: Error, Sendable, Equatable, CodedError {
     /// The region catalogue does not let this reader (its hardware revision and serial
     /// number) choose `region` (nothing was sent).
     case regionNotApproved(port: String, region: String)
+    /// The reader refused every allocation of `region` (`allocations`, one per hardware
+    /// band, e.g. `866.3-867.5 MHz, 916.25-920.75 MHz`): its radio tunes none of them.
+    case regionNotForHardware(port: String, region: String, allocations: String)
+    /// The configuration asks listen before talk `on` (or off) where `region`'s `rule` does
+    /// not let a configuration change it (nothing was sent).
+    case listenBeforeTalkNotAllowed(port: String, region: String, on: Bool, rule: String)
     /// Tag access needs a running inventory (nothing was sent).
     case noInventoryRunning(port: String)
     /// Not while an inventory runs (battery); stop it first (nothing was sent).
@@ -86,6 +92,8 @@ public enum ReaderError: Error, Sendable, Equatable, CodedError {
         case .regionNotSet: "reader_region_not_set"
         case .firmwareDoesNotSupportSetRegion: "reader_set_region_not_supported"
         case .regionNotApproved: "reader_region_not_approved"
+        case .regionNotForHardware: "reader_region_not_for_hardware"
+        case .listenBeforeTalkNotAllowed(_, _, let on, _): on ? "reader_lbt_on_not_allowed" : "reader_lbt_off_not_allowed"
         case .noInventoryRunning: "reader_no_inventory"
         case .inventoryRunning: "reader_inventory_running"
         case .oddTagMemoryBytes: "reader_odd_tag_memory_bytes"
@@ -113,6 +121,8 @@ public enum ReaderError: Error, Sendable, Equatable, CodedError {
         case .unknownRegion(let name): [name]
         case .firmwareDoesNotSupportSetRegion(let p, let f): [p, f]
         case .regionNotApproved(let p, let r): [p, r]
+        case .regionNotForHardware(let p, let r, let a): [p, r, a]
+        case .listenBeforeTalkNotAllowed(let p, let r, _, let rule): [p, r, rule]
         }
     }
 

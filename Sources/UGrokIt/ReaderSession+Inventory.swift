@@ -20,6 +20,7 @@ extension ReaderSession {
         let levels = version?.volumeLevels ?? 4
         var configuration = configuration
         if let volume { configuration.volume = volume }
+        if configuration.setListenBeforeTalk { try checkListenBeforeTalk(on: configuration.listenBeforeTalk) }
         let start = try configuration.vendorInventoryStart(volumeLevels: levels, tags: tags)
         switch tags {
         case .all: break
@@ -30,6 +31,34 @@ extension ReaderSession {
         }
         let single = configuration.singleFindMode && !configuration.singleFindContinueInventory
         try startInventory(start, stopAfterFirstTag: single)
+    }
+
+    /// Refuses a listen-before-talk request (vendor `setListenBeforeTalk`) that the region in
+    /// force does not let a configuration make: listening `on` where the entry sent (or, when
+    /// this session sent none, our allocation of the region the reader reports) neither
+    /// listens by default nor allows an override, or off where it listens and allows none.
+    /// The error names the rule: the regulation our entry cites, or the vendor's table.
+    func checkListenBeforeTalk(on: Bool) throws(ReaderError) {
+        guard let region = info?.region else { return }
+        let allocations = RegionCatalog.allocations(number: region.number)
+        let byDefault: Bool
+        let overrideAllowed: Bool
+        let rule: String
+        if let sent = sentRegionEntry, UInt16(sent.index) + 1 == region.number {
+            byDefault = sent.listenBeforeTalkByDefault
+            overrideAllowed = sent.listenBeforeTalkOverrideAllowed
+            rule = sent == VendorRegionTable.entry(number: region.number) ? "vendor region table (libugrokitapi 1.7.16)"
+                : allocations.first { $0.hardwareBand.rawValue == sent.frequencyBand }?.source ?? allocations.first?.source ?? ""
+        } else if let entry = allocations.first(where: { $0.hardwareBand == knownHardwareBand }) ?? allocations.first {
+            byDefault = entry.listenBeforeTalk.enabledByDefault
+            overrideAllowed = entry.listenBeforeTalk.overrideAllowed
+            rule = entry.source
+        } else {
+            return
+        }
+        guard overrideAllowed || on == byDefault else {
+            throw .listenBeforeTalkNotAllowed(port: port.name, region: region.name, on: on, rule: rule)
+        }
     }
 
     /// Starts an inventory with this inventory-start struct.

@@ -104,12 +104,13 @@ public final class ReaderSession {
     /// The hop table the reader runs, as sent: from the last SetRegion, else the built-in
     /// entry of the region the reader reported.
     public var regionChannelsKHz: [Int] {
-        if let sentChannelsKHz { return sentChannelsKHz }
+        if let sentRegionEntry { return sentRegionEntry.channelsKHz }
         guard let index = version?.regionIndex, let entry = RegionCatalog.entry(number: UInt16(index) + 1),
               let vendor = try? VendorRegionEntry(entry) else { return [] }
         return vendor.channelsKHz
     }
-    private var sentChannelsKHz: [Int]?
+    /// The entry the last SetRegion of this session carried.
+    public private(set) var sentRegionEntry: VendorRegionEntry?
 
     /// Answers the reader's packets in a slave mode other than an inventory (TuneAntenna).
     var slaveHandler: ((RequestPacket) -> VendorReply)?
@@ -559,33 +560,91 @@ public final class ReaderSession {
     /// Sets the region by vendor name (`FCC (US), IC (Canada)`), stable code (`etsi`) or
     /// number (vendor `setRegion`), by the vendor's set-region rules. A name that is not a
     /// region, or (with a `catalogue`) not one this reader may choose, is refused before
-    /// anything is sent. What is sent is the vendor's built-in entry, or, when the signed
-    /// `catalogue` has different values for the region, the catalogue's
-    /// (``setRegionEntry(_:catalogue:)``). Firmware that cannot set a region is
+    /// anything is sent. What is sent is our entry for the region (``RegionCatalog``), or,
+    /// when the signed `catalogue` has different values for it, the catalogue's
+    /// (``setRegionEntry(_:catalogue:band:)``); with `table` ``RegionTableChoice/vendor``, the
+    /// vendor's own entry byte for byte (``VendorRegionTable``).
+    ///
+    /// A region with an allocation per hardware band (Russia) is sent in the allocation of
+    /// the reader's band: the band of the region it reports, when that region has one
+    /// allocation (GetVersion carries no band of its own); otherwise each allocation in turn,
+    /// the next one when the reader refuses (NACKs) an entry its radio cannot tune. When it
+    /// refuses them all: ``ReaderError/regionNotForHardware(port:region:allocations:)``.
+    /// Firmware that cannot set a region is
     /// ``ReaderError/firmwareDoesNotSupportSetRegion(port:firmware:)``. Returns the reader
     /// information with the new region.
     @discardableResult
-    public func setRegion(_ name: String, catalogue: RegionCatalogue? = nil) throws(ReaderError) -> ReaderInfo {
+    public func setRegion(_ name: String, catalogue: RegionCatalogue? = nil,
+                          table: RegionTableChoice = .ours) throws(ReaderError) -> ReaderInfo {
         guard let region = RegionCatalog.find(name) else { throw .unknownRegion(name) }
         if let catalogue, let info, let wanted = UgiRegion(region.setting),
            !RegionChoices(catalogue: catalogue, reader: info).allows(wanted) {
             throw .regionNotApproved(port: port.name, region: region.name)
         }
-        try setRegion(try Self.setRegionEntry(region.setting, catalogue: catalogue))
+        var candidates: [VendorRegionEntry]
+        switch table {
+        case .vendor:
+            guard let entry = VendorRegionTable.entry(number: region.number) else { throw .unknownRegion(name) }
+            candidates = [entry]
+        case .ours:
+            candidates = try RegionCatalog.allocations(number: region.number).map { (allocation) throws(ReaderError) in
+                try Self.setRegionEntry(region.setting, catalogue: catalogue, band: allocation.hardwareBand)
+            }
+        }
+        if let band = knownHardwareBand, let index = candidates.firstIndex(where: { $0.frequencyBand == band.rawValue }) {
+            candidates.insert(candidates.remove(at: index), at: 0)
+        }
+        // Each allocation is offered once without the packet layer's retries, so that a NACK
+        // (an entry the unit cannot take) comes back at once instead of after the vendor's
+        // eight tries; an offer that got no answer is sent again with the retries.
+        attempts: for (i, entry) in candidates.enumerated() {
+            do throws(ReaderError) {
+                do throws(ReaderError) {
+                    try setRegion(entry, retries: false)
+                } catch .timeout {
+                    try setRegion(entry)
+                }
+                break attempts
+            } catch .rejected(_, _, let status) where status.contains("NACK") {
+                guard i == candidates.count - 1 else { continue }
+                throw .regionNotForHardware(
+                    port: port.name, region: region.name,
+                    allocations: candidates.map { RegionEntry.mhzRange($0.channelsKHz) }.joined(separator: ", "))
+            }
+        }
         // GetVersion again, so the information says what the reader now reports (its
         // "user has set region" flag among it); the vendor host only caches the index.
         return try identify()
     }
 
-    /// The SetRegion entry for `setting`: the vendor's built-in entry (revision 0), unless the
-    /// `catalogue`'s entry for it differs, then the catalogue's values, with the power capped
-    /// at what the region allows conducted and at the Grokker's 30 dBm
+    /// The hardware band of this reader as far as it says: the band of the region it reports
+    /// set, when that region has a single allocation (a unit set to FCC has the 900 MHz
+    /// hardware); `nil` when no region is set or the region has allocations for both bands.
+    public var knownHardwareBand: VendorFrequencyBand? {
+        guard let region = info?.region else { return nil }
+        let allocations = RegionCatalog.allocations(number: region.number)
+        return allocations.count == 1 ? allocations[0].hardwareBand : nil
+    }
+
+    /// The SetRegion entry for `setting` on hardware of `band`: our allocation of the region
+    /// for that band (``RegionCatalog/entry(number:band:)``), unless the `catalogue`'s entry
+    /// for it differs, then the catalogue's values, with the power capped at what the region
+    /// allows conducted and at the Grokker's 30 dBm
     /// (``GrokProtocol/VendorRegionEntry/init(_:antennaGainDBi:)``). A catalogue entry whose
-    /// channels the built-in entry's hardware band cannot tune is refused (nothing is sent).
-    public static func setRegionEntry(_ setting: RegionSetting, catalogue: RegionCatalogue?) throws(ReaderError) -> VendorRegionEntry {
-        guard let builtIn = RegionCatalog.entry(number: setting.number) else { throw .unknownRegion(setting.name) }
+    /// channels another hardware band tunes is refused (nothing is sent).
+    public static func setRegionEntry(_ setting: RegionSetting, catalogue: RegionCatalogue?,
+                                      band: VendorFrequencyBand? = nil) throws(ReaderError) -> VendorRegionEntry {
+        let builtIn: RegionEntry
+        if let band {
+            guard let allocation = RegionCatalog.entry(number: setting.number, band: band) else { throw .unknownRegion(setting.name) }
+            builtIn = allocation
+        } else {
+            guard let first = RegionCatalog.entry(number: setting.number) else { throw .unknownRegion(setting.name) }
+            builtIn = first
+        }
         var chosen = builtIn
-        if let ours = catalogue?.entry(for: setting), ours != builtIn {
+        if let ours = catalogue?.entry(for: setting), ours != builtIn,
+           RegionCatalog.allocations(number: setting.number).count == 1 || ours.hardwareBand == builtIn.hardwareBand {
             guard ours.hardwareBand == builtIn.hardwareBand else {
                 throw .invalidArgument(field: "region catalogue \(setting.name) channels",
                                        value: "\(ours.channelsKHz.first ?? 0)...\(ours.channelsKHz.last ?? 0) kHz",
@@ -600,8 +659,10 @@ public final class ReaderSession {
         }
     }
 
-    /// Sends `entry` (SetRegion 0x11) if the reader's firmware takes it.
-    public func setRegion(_ entry: VendorRegionEntry) throws(ReaderError) {
+    /// Sends `entry` (SetRegion 0x11) if the reader's firmware takes it; `retries: false`
+    /// fails at the first try that goes wrong (a NACK then comes back as
+    /// ``ReaderError/rejected(port:command:status:)`` at once).
+    public func setRegion(_ entry: VendorRegionEntry, retries: Bool = true) throws(ReaderError) {
         if let v = version {
             let rules = RegionSettingRules(readerProtocolVersion: v.protocolVersion, hardwareRevision: v.hardwareRevision,
                                            softwareType: v.softwareType, deviceFlags: v.deviceFlags, enforceRegion: enforceRegion)
@@ -615,8 +676,8 @@ public final class ReaderSession {
         } catch {
             throw ReaderError(error)
         }
-        try call(.setRegion(request))
-        sentChannelsKHz = entry.channelsKHz
+        try call(.setRegion(request), retries: retries)
+        sentRegionEntry = entry
         // As the vendor: the cached region index follows (GetVersion byte 30).
         if var v = version {
             v.regionIndex = entry.index

@@ -55,6 +55,9 @@ struct LibraryErrorTests {
             .timeout(port: "sim:1", command: "GetBatteryLevel", seconds: 20, recovery: ErrorDetail("resets_used_up")),
             .timeout(port: "sim:1", command: "stop inventory", seconds: 5, recovery: ErrorDetail("no_reset")),
             .outcomeUnknown(port: "sim:1", command: "GetDiagnostics"), .notOpen(port: "sim:1"),
+            .regionNotForHardware(port: "sim:4", region: "FCC (US), IC (Canada)", allocations: "902.75-927.25 MHz"),
+            .listenBeforeTalkNotAllowed(port: "sim:4", region: "Japan (unlicensed)", on: false, rule: "ARIB STD-T107"),
+            .listenBeforeTalkNotAllowed(port: "sim:4", region: "Japan (unlicensed)", on: true, rule: "ARIB STD-T107"),
             .levelTooLow(port: "alsa:pulse", shortfall: LevelShortfall(control: "Master", side: "playback", percent: 5, muted: false, loudestInputDBFS: "-inf")),
             .levelTooLow(port: "alsa:pulse", shortfall: LevelShortfall(control: "Master", side: "playback", percent: 80, muted: true, loudestInputDBFS: "-inf")),
             .levelTooLow(port: "alsa:hw:1,0", shortfall: LevelShortfall(control: "Mic", side: "capture", percent: 12, muted: false, loudestInputDBFS: "-61")),
@@ -65,7 +68,7 @@ struct LibraryErrorTests {
             switch sample {
             case .notPluggedIn, .cannotHandshake, .cannotGetInfo, .incompatibleReader, .timeout, .lostConnection,
                 .rejected, .audio, .notSupported, .malformedResponse, .unknownRegion, .regionNotSet, .firmwareDoesNotSupportSetRegion, .regionNotApproved, .noInventoryRunning, .inventoryRunning, .oddTagMemoryBytes, .invalidArgument,
-                .authenticationRequired, .levelTooLow, .outcomeUnknown, .notOpen: break
+                .authenticationRequired, .levelTooLow, .outcomeUnknown, .notOpen, .regionNotForHardware, .listenBeforeTalkNotAllowed: break
             }
         }
         Self.check(samples)

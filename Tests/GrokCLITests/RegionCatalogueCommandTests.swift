@@ -35,6 +35,23 @@ struct RegionCatalogueCommandTests {
         #expect(try jsonObjects(info.standardOutput).first?["region"] as? String == "ETSI (EU)", "\(info.standardOutput)")
     }
 
+    @Test("catalogue list gives either catalogue as SetRegion carries it: ours with Russia on both bands, the vendor's 22 entries")
+    func listEitherCatalogue() throws {
+        let ours = try runBinary(["--json", "region", "catalogue", "list"])
+        #expect(ours.status == 0, "\(ours.standardError)")
+        let oursRows = try jsonObjects(ours.standardOutput)
+        #expect(oursRows.count == 23)
+        let russia = oursRows.filter { $0["code"] as? String == "russia" }
+        #expect(russia.compactMap { $0["band_mhz"] as? Int } == [860, 900])
+        let vendor = try runBinary(["--json", "region", "catalogue", "list", "--catalogue", "vendor"])
+        let vendorRows = try jsonObjects(vendor.standardOutput)
+        #expect(vendorRows.count == 22)
+        #expect(vendorRows.allSatisfy { $0["max_dwell_ms"] as? Int == 400 && $0["revision"] as? Int == 0 })
+        #expect(vendorRows[17]["channels_khz"] as? [Int] == (0..<10).map { 916_250 + 500 * $0 })
+        let bad = try runBinary(["region", "set", "fcc", "--device", "sim:0", "--catalogue", "theirs"])
+        #expect(bad.status == 64 && bad.standardError.contains("theirs"), "\(bad.standardError)")
+    }
+
     @Test("bad options are usage errors naming the value")
     func badOptions() {
         let result = try? runBinary(["region", "catalogue", "make", "--version", "zero", "--expires", "soon", "--output", "x.json"])

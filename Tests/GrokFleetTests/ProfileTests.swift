@@ -28,6 +28,14 @@ struct ProfileTests {
         #expect(night.locale == "de")
     }
 
+    @Test("region.catalogue chooses the values SetRegion carries: ours unless the profile says vendor")
+    func regionCatalogue() throws {
+        let vendor = try Profile.parse(Array((Self.base + #""region": {"set": "russia", "catalogue": "vendor"}}"#).utf8), file: "p.json")
+        #expect(vendor.region?.table == .vendor && vendor.region?.set?.code == "russia")
+        let ours = try Profile.parse(Array((Self.base + #""region": {"set": "russia"}}"#).utf8), file: "p.json")
+        #expect(ours.region?.table == .ours)
+    }
+
     static let base = #"{"format": 1, "name": "t", "#
 
     struct Bad: Sendable, CustomStringConvertible {
@@ -47,6 +55,8 @@ struct ProfileTests {
             arguments: ["p.json", "region.set", "\"etsi\"", "one_of_allowed", "fcc"]),
         Bad(json: base + #""region": {"set": "atlantis"}}"#, code: "fleet_profile_invalid", arguments: ["p.json", "region.set"]),
         Bad(json: base + #""region": {"allowed": ["fcc", 7]}}"#, code: "fleet_profile_invalid", arguments: ["p.json", "region.allowed[1]"]),
+        Bad(json: base + #""region": {"set": "fcc", "catalogue": "theirs"}}"#, code: "fleet_profile_invalid",
+            arguments: ["p.json", "region.catalogue", "\"theirs\""]),
         Bad(json: base + #""firmware": {"channel": "release", "target": "newest"}}"#, code: "fleet_profile_invalid",
             arguments: ["p.json", "firmware.target", "\"newest\"", "firmware_target"]),
         Bad(json: base + #""firmware": {"target": "1.8.0"}}"#, code: "fleet_profile_missing_key", arguments: ["p.json", "firmware.channel"]),

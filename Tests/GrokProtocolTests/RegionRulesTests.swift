@@ -23,7 +23,8 @@ struct RegionRulesTests {
         #expect(fcc.channelsKHz == (0..<50).map { 902_750 + 500 * $0 })
         #expect(fcc.maxDwellMilliseconds == 400)
         #expect(fcc.maxEIRPDBm == 36 && fcc.powerReference == .eirp)
-        #expect(!fcc.listenBeforeTalk.isOn(requested: true))
+        // Off unless a configuration switches it on (47 CFR 15.247(h) permits avoiding occupied channels).
+        #expect(!fcc.listenBeforeTalk.isOn(requested: nil) && fcc.listenBeforeTalk.isOn(requested: true))
         let etsi = try #require(RegionCatalog.entry(number: 2))
         #expect(etsi.channelsKHz == [865_700, 866_300, 866_900, 867_500])
         #expect(etsi.maxPowerDBm == 33 && etsi.powerReference == .erp)

@@ -374,7 +374,7 @@ struct EmulatedGrokkerTests {
         #expect(bench.grokker.resets == 1)
     }
 
-    @Test("the vendor's Locate presets (session 0, no A/B toggle) find each tag again round after round, so the Geiger counter keeps clicking")
+    @Test("the vendor's Locate presets (session 0, no A/B toggle) find each tag again on every channel visit (0.4 s under FCC), so the Geiger counter keeps clicking")
     func locatePresetsKeepFinding() throws {
         for preset in [VendorInventoryType.locateDistance, .locateShortRange] {
             let bench = try VendorHostBench()

@@ -99,7 +99,8 @@ struct RFLinkTests {
 
     @Test("bit errors grow as the link margin shrinks: failed CRCs are lost and counted")
     func bitErrorsGrowAsTheMarginShrinks() {
-        // One tag, Q 0, two channels (every round hops, so an S0 tag answers every round).
+        // One tag, Q 0, target toggled after every round without a find: the S0 tag (powered
+        // across rounds while the carrier dwells on a channel) answers every other round.
         // Floor -60 dBm; at 30 dBm the reply is 22 − 2L dBm, so L = (82 − margin) / 2.
         func failures(marginDB: Double) -> (failed: Int, read: Int) {
             let scene = RFScene(readerSensitivityDBm: -60, tags: [
@@ -109,9 +110,10 @@ struct RFLinkTests {
             var configuration = RFFixtures.configuration()
             configuration.channelsMHz = [915.25, 915.75]
             (configuration.initialQ, configuration.maxQ) = (0, 0)
+            configuration.roundsWithNoFindsToToggleAB = 1
             var inventory = Gen2Inventory(configuration: configuration)
             var slots = Gen2SlotStatistics()
-            inventory.run(in: &field, from: 0, maxRounds: 400) { slots += $0.slots; return true }
+            inventory.run(in: &field, from: 0, maxRounds: 800) { slots += $0.slots; return true }
             return (slots.crcFailed, slots.single)
         }
         let counts = [0.0, 1, 2, 10].map(failures(marginDB:))

@@ -29,12 +29,14 @@ struct RegionObedienceTests {
         return (runner, reports)
     }
 
-    @Test("reads carry only the region's channels: FCC all 50, ETSI its 4, ETSI high its 3, China its 16",
+    @Test("reads carry only the region's channels: FCC all 50, ETSI its 4, ETSI high its 3, China its 16, each visited for its dwell",
           arguments: [("fcc", 50), ("etsi", 4), ("etsi_high", 3), ("china", 16)])
     func hopsOnlyOnTheRegionsChannels(code: String, count: Int) throws {
         let entry = try #require(RegionCatalog.entry(for: Self.setting(code)))
         #expect(entry.channelsKHz.count == count)
-        let (runner, reports) = Self.run(code, scene: RFFixtures.uniformScene(count: 3), seconds: 3)
+        // One dwell per channel, and a little more: every channel once.
+        let seconds = Double(count * entry.maxDwellMilliseconds) / 1000 + 0.2
+        let (runner, reports) = Self.run(code, scene: RFFixtures.uniformScene(count: 3), seconds: seconds)
         let seen = Set(reports.map { Int($0.frequencyKHz) })
         #expect(!reports.isEmpty)
         #expect(seen.isSubset(of: Set(entry.channelsKHz)), "\(code): \(seen.sorted())")
@@ -52,6 +54,51 @@ struct RegionObedienceTests {
         for round in runner.roundLog {
             #expect(round.airTime - round.listenTime <= dwell + 1e-12)
         }
+    }
+
+    @Test("the carrier stays on a channel across rounds for up to the region's dwell: S0 tags stay powered and answer once per visit",
+          arguments: ["fcc", "china"])
+    func dwellsPerChannel(code: String) throws {
+        let entry = try #require(RegionCatalog.entry(for: Self.setting(code)))
+        let dwell = Double(entry.maxDwellMilliseconds) / 1000
+        var s0 = InventoryParameters()
+        s0.roundsWithNoFindsToToggleAB = 0
+        let (runner, _) = Self.run(code, scene: RFFixtures.uniformScene(count: 5), seconds: 3 * dwell + 0.05, parameters: s0)
+        let rounds = runner.roundLog
+        // Visits: runs of rounds on one channel, each starting with a hop.
+        var visits: [[Gen2RoundResult]] = []
+        for round in rounds {
+            if round.hopped { visits.append([round]) } else { visits[visits.count - 1].append(round) }
+        }
+        #expect(rounds.first?.hopped == true)
+        #expect(visits.count >= 3, "\(visits.count) visits")
+        for visit in visits {
+            let since = visit[0].channelSince
+            #expect(visit.allSatisfy { $0.frequencyMHz == visit[0].frequencyMHz && $0.channelSince == since })
+            // None transmitting past the channel's dwell.
+            #expect(visit.allSatisfy { $0.startTime + $0.airTime - since <= dwell + 1e-9 })
+        }
+        // Every whole visit (the last is cut short by the end of the run): many rounds, lasting
+        // close to the dwell (the last round stops when no slot fits), and the five tags,
+        // powered all the while, read once.
+        for visit in visits.dropLast() {
+            let last = visit[visit.count - 1]
+            #expect(visit.count > 10, "\(visit.count) rounds")
+            #expect(last.startTime + last.airTime - visit[0].channelSince > dwell - 0.05)
+            #expect(visit.flatMap(\.reads).count == 5, "\(visit.flatMap(\.reads).count) reads")
+        }
+    }
+
+    @Test("without a SetRegion entry (a state written by hand), a unit runs its region's allocation for its own hardware band")
+    func allocationForTheUnitsBand() throws {
+        let russia = Self.setting("russia")
+        let upper = try #require(RegionCatalog.entry(number: russia.number, band: .band900))
+        #expect(InventoryRunner.rules(for: russia, band: .band900).channelsKHz == upper.channelsKHz)
+        #expect(InventoryRunner.rules(for: russia, band: .band860).channelsKHz == [866_300, 866_900, 867_500])
+        #expect(InventoryRunner.rules(for: russia).channelsKHz == [866_300, 866_900, 867_500])
+        #expect(Set(InventoryRunner.hopTable(region: russia, table: nil, band: .band900)) == Set(upper.channelsKHz))
+        // FCC has no 860 MHz allocation: its one stands.
+        #expect(InventoryRunner.rules(for: Self.setting("fcc"), band: .band860).channelsKHz.count == 50)
     }
 
     @Test("rounds never start closer than the region's min ms per round")
@@ -118,9 +165,12 @@ struct RegionObedienceTests {
             RFScene.Interferer(frequencyMHz: 916.8, powerDBm: threshold + 10),
             RFScene.Interferer(frequencyMHz: 918.0, powerDBm: threshold - 10),
         ]
-        let (runner, reports) = Self.run("japan_unlicensed", scene: near, seconds: 4)
+        // Carrier sense before each channel's transmission (ARIB STD-T107): every hop listens,
+        // rounds that go on on a channel do not. Every channel once: 19 visits of 4 s.
+        let (runner, reports) = Self.run("japan_unlicensed", scene: near, seconds: 19 * 4 + 0.2)
         #expect(!reports.isEmpty)
-        #expect(runner.roundLog.allSatisfy { $0.listenTime == listen })
+        #expect(runner.roundLog.allSatisfy { $0.listenTime == ($0.hopped ? listen : 0) })
+        #expect(Set(runner.roundLog.map(\.frequencyMHz)).count == 19)
         let busy = runner.roundLog.filter(\.channelBusy)
         #expect(!busy.isEmpty)
         #expect(runner.roundLog.allSatisfy { $0.channelBusy == (abs($0.frequencyMHz - 916.8) < 1e-6) })
@@ -146,23 +196,27 @@ struct RegionObedienceTests {
         var fieldA = RFField(scene: RFFixtures.uniformScene(count: 20))
         var fieldB = RFField(scene: RFFixtures.uniformScene(count: 20))
         var t = 0.0
-        for _ in 0..<5 {
+        for i in 0..<5 {
             let ra = a.runRound(in: &fieldA, at: t)
             let rb = b.runRound(in: &fieldB, at: t)
-            #expect(abs(rb.airTime - ra.airTime - 0.005) < 1e-12)
+            // The first round hops onto its channel and listens; the others go on on it.
+            let listened = i == 0 ? 0.005 : 0
+            #expect(rb.hopped == (i == 0) && abs(rb.airTime - ra.airTime - listened) < 1e-12)
             #expect(ra.reads.map(\.epc) == rb.reads.map(\.epc))
-            #expect(zip(ra.reads, rb.reads).allSatisfy { abs($1.time - $0.time - 0.005) < 1e-12 })
+            #expect(zip(ra.reads, rb.reads).allSatisfy { abs($1.time - $0.time - listened) < 1e-12 })
             t += max(ra.duration, rb.duration)
         }
-        // Japan (licensed): off by default, on when asked. FCC: never.
+        // Japan (licensed): off by default, on when asked. FCC too (the vendor offered it, and
+        // 47 CFR 15.247(h) lets a hopping reader avoid occupied channels).
         var on = InventoryParameters()
         on.listenBeforeTalk = true
         #expect(Self.run("japan_licensed", scene: RFScene(tags: []), seconds: 0.2).runner.roundLog.allSatisfy { $0.listenTime == 0 })
-        #expect(Self.run("japan_licensed", scene: RFScene(tags: []), seconds: 0.2, parameters: on).runner.roundLog.allSatisfy { $0.listenTime == 0.005 })
-        #expect(Self.run("fcc", scene: RFScene(tags: []), seconds: 0.2, parameters: on).runner.roundLog.allSatisfy { $0.listenTime == 0 })
+        #expect(Self.run("japan_licensed", scene: RFScene(tags: []), seconds: 0.2, parameters: on).runner.roundLog.allSatisfy { $0.listenTime == ($0.hopped ? 0.005 : 0) })
+        #expect(Self.run("fcc", scene: RFScene(tags: []), seconds: 0.2).runner.roundLog.allSatisfy { $0.listenTime == 0 })
+        #expect(Self.run("fcc", scene: RFScene(tags: []), seconds: 0.2, parameters: on).runner.roundLog.allSatisfy { $0.listenTime == ($0.hopped ? 0.005 : 0) })
         var off = InventoryParameters()
         off.listenBeforeTalk = false
-        #expect(Self.run("japan_unlicensed", scene: RFScene(tags: []), seconds: 0.2, parameters: off).runner.roundLog.allSatisfy { $0.listenTime == 0.005 })
+        #expect(Self.run("japan_unlicensed", scene: RFScene(tags: []), seconds: 0.2, parameters: off).runner.roundLog.allSatisfy { $0.listenTime == ($0.hopped ? 0.005 : 0) })
     }
 
     @Test("over the link: inventory is refused (code 3) until SetRegion, then the rounds hop on the new region's channels only")

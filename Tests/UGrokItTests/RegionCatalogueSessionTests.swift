@@ -99,6 +99,9 @@ struct RegionCatalogueSessionTests {
         var configuration = UgiRfidConfiguration.config(inventoryType: .inventoryDistance)
         configuration.detailedPerReadData = true
         configuration.detailedPerReadNumReads = 1
+        // Every find, not only the first: the carrier stays 300 ms on a channel, so the first
+        // finds all come from one.
+        configuration.reportSubsequentFinds = true
         try rig.session.startInventory(configuration)
         try rig.session.collect(forAtMost: 2)
         try rig.session.stopInventory()

@@ -106,6 +106,16 @@ struct VendorInteropTests {
         }
     }
 
+    @Test("live: the entry the vendor's library sends with SetRegion is VendorRegionTable's, byte for byte",
+          arguments: [0, 1, 13, 17])
+    func vendorTableIsWhatTheLibrarySends(index: Int) throws {
+        let run = try VendorInterop.session(scene: Self.scene, steps: ["connect", "set-region", String(index)])
+        #expect(run.has("region_set", ["index": index, "result": 0]))
+        // What the emulated unit received (the 119 bytes SetRegion carries, padding 0).
+        let received = try #require(run.state.regionTable)
+        #expect(received.encode() == VendorRegionTable.entries[index].encode(), "index \(index)")
+    }
+
     @Test("a Geiger counter with a 40 ms history (below what the emulated unit once took) is set and clicks through a locate")
     func geigerShortHistory() throws {
         // The vendor's setGeigerCounterSound sends any value its API takes; a unit that NACKed

@@ -1,6 +1,7 @@
 import Foundation
 import GrokCommandLine
 import GrokFirmware
+import GrokFleet
 import UGrokIt
 
 /// `grokctl region catalogue`: the region catalogue (docs/regions.md) — made by a fleet
@@ -10,10 +11,93 @@ struct RegionCatalogueCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "catalogue", abstract: .commandRegionCatalogueAbstract,
-            subcommands: [RegionCatalogueMakeCommand.self, RegionCatalogueUpdateCommand.self])
+            subcommands: [RegionCatalogueListCommand.self, RegionCatalogueMakeCommand.self, RegionCatalogueUpdateCommand.self])
     }
 
     init(_ values: ParsedValues) {}
+}
+
+/// `grokctl region catalogue list [--catalogue ours|vendor]`: the entries SetRegion carries
+/// with either catalogue (``RegionTableChoice``), one row per allocation, as sent.
+struct RegionCatalogueListCommand: Command {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "list", abstract: .commandRegionCatalogueListAbstract, options: [RegionSetCommand.catalogue])
+    }
+
+    let table: RegionTableChoice
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        table = try RegionSetCommand.table(values)
+    }
+
+    /// One entry as `--json` gives it.
+    struct Entry: Encodable {
+        let number: Int
+        let code: String
+        let bandMHz: Int
+        let revision: Int
+        let channelsKHz: [Int]
+        let maxDwellMs: Int
+        let minRoundMs: Int
+        let lbtDefault: Bool
+        let lbtOverrideAllowed: Bool
+        let lbtListenMs: Int
+        let lbtThresholdDBm: Int
+        let maxPowerDBm: Double
+
+        enum CodingKeys: String, CodingKey {
+            case number, code, revision
+            case bandMHz = "band_mhz"
+            case channelsKHz = "channels_khz"
+            case maxDwellMs = "max_dwell_ms"
+            case minRoundMs = "min_round_ms"
+            case lbtDefault = "lbt_default"
+            case lbtOverrideAllowed = "lbt_override_allowed"
+            case lbtListenMs = "lbt_listen_ms"
+            case lbtThresholdDBm = "lbt_threshold_dbm"
+            case maxPowerDBm = "max_power_dbm"
+        }
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode {
+        let entries = try RegionJob.entries(table)
+        let console = context.console
+        if console.isJSON {
+            for e in entries { console.json(Self.entry(e)) }
+            return .success
+        }
+        let l = context.localizer
+        let headers: [MessageKey] = [.regionColumnNumber, .regionColumnCode, .regionColumnBand, .regionColumnChannels, .regionColumnRange,
+                                     .regionColumnDwell, .regionColumnRound, .regionColumnLbt, .regionColumnPower]
+        console.table(Table(headers: headers.map { l.text($0) }, rows: entries.map { Self.row($0, l) }))
+        return .success
+    }
+
+    static func bandText(_ e: VendorRegionEntry) -> String { e.band == .band860 ? "860 MHz" : "900 MHz" }
+
+    static func entry(_ e: VendorRegionEntry) -> Entry {
+        Entry(number: Int(e.index) + 1, code: RegionCatalog.named(vendorIndex: e.index)?.code ?? "",
+              bandMHz: e.band == .band860 ? 860 : 900, revision: Int(e.revision), channelsKHz: e.channelsKHz.sorted(),
+              maxDwellMs: Int(e.maxMillisecondsPerChannel), minRoundMs: Int(e.minMillisecondsPerRound),
+              lbtDefault: e.listenBeforeTalkByDefault, lbtOverrideAllowed: e.listenBeforeTalkOverrideAllowed,
+              lbtListenMs: Int(e.listenMilliseconds), lbtThresholdDBm: Int(e.listenThresholdDBm), maxPowerDBm: e.maxPowerDBm)
+    }
+
+    static func row(_ e: VendorRegionEntry, _ l: Localizer) -> [String] {
+        let listen = [String(e.listenMilliseconds), String(e.listenThresholdDBm)]
+        let lbt: String
+        switch (e.listenBeforeTalkByDefault, e.listenBeforeTalkOverrideAllowed) {
+        case (false, false): lbt = l.text(.regionLbtOffFixed)
+        case (false, true): lbt = l.text(.regionLbtOffSwitchable, arguments: listen)
+        case (true, false): lbt = l.text(.regionLbtOnFixed, arguments: listen)
+        case (true, true): lbt = l.text(.regionLbtOnSwitchable, arguments: listen)
+        }
+        let number = String(Int(e.index) + 1)
+        let code = RegionCatalog.named(vendorIndex: e.index)?.code ?? ""
+        let power = "\(e.maxPowerDBm) dBm"
+        return [number, code, bandText(e), String(e.channelsKHz.count), RegionEntry.mhzRange(e.channelsKHz),
+                String(e.maxMillisecondsPerChannel), String(e.minMillisecondsPerRound), lbt, power]
+    }
 }
 
 /// `grokctl region catalogue make --version N --expires DATE --revisions 1,2,3 --output FILE`:

@@ -50,13 +50,26 @@ struct RegionSetCommand: Command {
     static let device = OptionDeclaration.option(
         "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true, type: .device)
 
+    /// `--catalogue ours|vendor`: which region values SetRegion carries (``RegionTableChoice``).
+    static let catalogue = OptionDeclaration.option(
+        "catalogue", value: .valueCatalogue, help: .optionRegionCatalogue, defaultValue: RegionTableChoice.ours.rawValue,
+        choices: RegionTableChoice.allCases.map(\.rawValue))
+
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "set", abstract: .commandRegionSetAbstract, discussion: .commandRegionSetDiscussion,
-            options: [device] + FirmwareOptions.declarations, arguments: [region])
+            options: [device, catalogue] + FirmwareOptions.declarations, arguments: [region])
+    }
+
+    /// The `--catalogue` choice.
+    static func table(_ values: ParsedValues) throws(CLIError) -> RegionTableChoice {
+        let text = values.value(catalogue) ?? RegionTableChoice.ours.rawValue
+        guard let table = RegionTableChoice(rawValue: text) else { throw .invalidValue(value: text, option: catalogue.spelling) }
+        return table
     }
 
     let region: VendorRegion
+    let table: RegionTableChoice
     let devices: [DeviceSpec]
     /// With `--repository`, the channel whose signed region catalogue gives the values sent.
     let firmware: FirmwareOptions
@@ -65,6 +78,7 @@ struct RegionSetCommand: Command {
         guard let text = values.argument(Self.region) else { throw .missingArgument(name: Self.region.name) }
         guard let region = RegionCatalog.find(text) else { throw .invalidRegion(text) }
         self.region = region
+        table = try Self.table(values)
         devices = try DeviceSpec.parseOption(values.values(Self.device))
         firmware = try FirmwareOptions(values)
     }
@@ -92,7 +106,7 @@ struct RegionSetCommand: Command {
         if let channel = try firmware.openStationIfGiven() {
             catalogue = try Blocking.run { try await channel.regionCatalogue() }
         }
-        let results = RegionJob(access: context.deviceAccess, region: region, catalogue: catalogue).run(devices)
+        let results = RegionJob(access: context.deviceAccess, region: region, catalogue: catalogue, table: table).run(devices)
         let console = context.console
         let localizer = context.localizer
         for result in results {

@@ -72,12 +72,14 @@ public struct Gen2InventoryConfiguration: Sendable, Hashable {
     public var roundsWithNoFindsToToggleAB: Int
     /// Only tags matching this take part; `nil`: all tags.
     public var select: Gen2Select?
-    /// Hop channels, MHz; the reader uses a new one each round (shuffled per cycle).
+    /// Hop channels, MHz; the reader stays on one for up to ``maxDwellSeconds``, then hops to
+    /// the next (shuffled per cycle).
     public var channelsMHz: [Double]
     /// At most this many rounds per second (a round is padded to 1/rate); `nil`: no cap.
     public var maxRoundsPerSecond: Double?
-    /// Longest time on one channel: a round issues no slot that could end past this much
-    /// air time since its carrier came on (FCC: 0.4 s).
+    /// Longest time on one channel (the region's dwell; FCC: 0.4 s): the carrier stays on the
+    /// channel across rounds until then, no slot may end past it, and the carrier goes off
+    /// at the end of the channel's last round.
     public var maxDwellSeconds: Double
     /// The shortest round period, seconds (the region's min ms per round): a shorter round
     /// is padded.
@@ -275,11 +277,20 @@ public struct Gen2RoundResult: Sendable, Hashable {
     public var endedByDwellLimit: Bool
     /// The target was toggled after this round (for the next one).
     public var toggledTarget: Bool
+    /// The round started on a new channel (it hopped there, listening first with listen
+    /// before talk); `false`: it went on on the channel of the round before, carrier on.
+    public var hopped: Bool
+    /// When the carrier came on this round's channel (after listening), seconds of the
+    /// device clock: the channel's dwell runs from here.
+    public var channelSince: Double
 }
 
 /// A Gen2 reader's inventory engine: Query rounds of slotted ALOHA with the Q algorithm.
 ///
-/// Each ``runRound(in:at:)`` hops to the next channel (the carrier drops for the retune), sets the carrier, optionally sends a
+/// Each ``runRound(in:at:)`` stays on the channel while its dwell lasts (the carrier stays
+/// on between rounds, so tags stay powered and keep their S0 flags), else hops to the next
+/// channel (the carrier drops for the retune; with listen before talk the reader listens
+/// first), sets the carrier, optionally sends a
 /// Select, then a Query: every awake, selected tag whose inventoried flag in the session
 /// equals the target draws a slot counter in 0...2^Q−1. Slot by slot (QueryRep), a slot with
 /// no reply heard is empty, one reply heard is a read (ACK, EPC, optional TID/USER reads; the
@@ -321,6 +332,8 @@ public struct Gen2Inventory: Sendable {
 
     private var rng: SplitMix64
     private var channelOrder: [Double] = []
+    /// The channel the carrier is on and when it came on there; `nil`: the next round hops.
+    private var dwelling: (frequencyMHz: Double, since: Double)?
     private var powerDirection: Double = 1
     private var lastOutcome = Outcome.single
     private var outcomeRun = 0
@@ -371,10 +384,20 @@ public struct Gen2Inventory: Sendable {
     public mutating func runRound(in field: inout RFField, at time: Double) -> Gen2RoundResult {
         let c = configuration
         let timing = c.timing
-        let frequency = nextChannel()
+        // Stay on the channel while its dwell lasts and the carrier is still on it; else hop.
+        let frequency: Double
+        let hops: Bool
+        if let d = dwelling, field.carrier?.frequencyMHz == d.frequencyMHz, time - d.since < c.maxDwellSeconds {
+            frequency = d.frequencyMHz
+            hops = false
+        } else {
+            frequency = nextChannel()
+            hops = true
+            dwelling = nil
+        }
         let power = powerDBm
-        let listen = c.listenBeforeTalk?.listenSeconds ?? 0
-        if let lbt = c.listenBeforeTalk {
+        let listen = hops ? c.listenBeforeTalk?.listenSeconds ?? 0 : 0
+        if hops, let lbt = c.listenBeforeTalk {
             // Carrier off while listening; a busy channel is skipped.
             field.setCarrier(nil, at: time)
             if lbt.isBusy(frequencyMHz: frequency, interferers: field.scene.interferers) {
@@ -383,19 +406,26 @@ public struct Gen2Inventory: Sendable {
                     startTime: time, airTime: listen, listenTime: listen, channelBusy: true, duration: listen,
                     frequencyMHz: frequency, powerDBm: power, session: c.session, target: target, startQ: q, endQ: q,
                     queryAdjusts: 0, participants: 0, reads: [], slots: Gen2SlotStatistics(), endedByDwellLimit: false,
-                    toggledTarget: false)
+                    toggledTarget: false, hopped: true, channelSince: time + listen)
             }
         }
         let time = time + listen
         let carrier = RFCarrier(powerDBm: power, frequencyMHz: frequency)
-        if let on = field.carrier, on.frequencyMHz != frequency {
-            // A hop: the synthesizer retunes with the power amplifier off, so every tag loses
-            // power for an instant and with it its S0 flag (Gen2 6.3.2.2: S0 persists only
-            // while powered). A session-0 inventory that never toggles (the vendor's Locate
-            // presets) thus finds each tag again round after round.
-            field.setCarrier(nil, at: time)
+        if hops {
+            if let on = field.carrier, on.frequencyMHz != frequency {
+                // A hop: the synthesizer retunes with the power amplifier off, so every tag
+                // loses power for an instant and with it its S0 flag (Gen2 6.3.2.2: S0 persists
+                // only while powered). On one channel the carrier stays on between rounds, so a
+                // session-0 inventory that never toggles (the vendor's Locate presets) finds a
+                // tag once per channel visit.
+                field.setCarrier(nil, at: time)
+            }
+            dwelling = (frequency, time)
         }
         field.setCarrier(carrier, at: time)
+        // Time already spent on this channel by earlier rounds.
+        let since = dwelling?.since ?? time
+        let dwelt = time - since
         var elapsed = 0.0
         if let select = c.select {
             elapsed += timing.command(bits: Gen2LinkTiming.Bits.select(maskBits: select.bitLength), preamble: false) + timing.t4
@@ -477,7 +507,7 @@ public struct Gen2Inventory: Sendable {
                 adjusts += 1
                 command = timing.command(bits: Gen2LinkTiming.Bits.queryAdjust, preamble: false)
             }
-            if elapsed + longestSlot > c.maxDwellSeconds {
+            if dwelt + elapsed + longestSlot > c.maxDwellSeconds {
                 endedByDwell = true
                 break
             }
@@ -580,11 +610,18 @@ public struct Gen2Inventory: Sendable {
         roundsRun += 1
         stepPower()
         let duration = max(listen + elapsed, c.maxRoundsPerSecond.map { $0 > 0 ? 1 / $0 : 0 } ?? 0, c.minRoundSeconds)
+        if endedByDwell || dwelt + duration - listen >= c.maxDwellSeconds {
+            // The channel's last round: the carrier goes off as its air time ends (not after
+            // the padding to the next round), and the next round hops. With one channel there
+            // is nowhere to hop: the carrier stays.
+            if c.channelsMHz.count > 1 { field.setCarrier(nil, at: time + elapsed) }
+            dwelling = nil
+        }
         return Gen2RoundResult(
             startTime: time - listen, airTime: listen + elapsed, listenTime: listen, channelBusy: false, duration: duration, frequencyMHz: frequency, powerDBm: power,
             session: c.session, target: roundTarget, startQ: startQ, endQ: q, queryAdjusts: adjusts,
             participants: candidates.count, reads: reads, slots: stats, endedByDwellLimit: endedByDwell,
-            toggledTarget: toggled)
+            toggledTarget: toggled, hopped: hops, channelSince: since)
     }
 
     /// Runs rounds back to back from `time` until `body` returns `false` or `maxRounds` rounds

@@ -72,6 +72,8 @@ static pthread_t clock_thread, reader_thread;
 static volatile uint64_t samples_out, samples_in, underruns, rx_cpu_ns, tx_cpu_ns;
 /* Underruns once the peer's audio has begun (before it, silence is what the line carries). */
 static volatile uint64_t underruns_running;
+/* The input sample count at the first of them, plus one (0: none yet). */
+static volatile uint64_t first_underrun_at;
 
 static uint64_t thread_cpu_ns(void) {
     struct timespec ts;
@@ -86,6 +88,13 @@ static int16_t ring[RING];
 static volatile uint64_t ring_w, ring_r;
 static volatile int in_eof;
 static pthread_cond_t ring_cond = PTHREAD_COND_INITIALIZER;
+/* Signalled when the reader has put samples in the ring. */
+static pthread_cond_t ring_data = PTHREAD_COND_INITIALIZER;
+/* Paced, the clock waits this long for a peer's samples that are late before it invents
+ * silence: a late peer (a busy machine) then delays the callbacks a little instead of
+ * leaving a gap in the stream and, for the rest of the run, a latency a sound card would not
+ * have (an underrun's silence stays in the stream; every sample behind it comes later). */
+static const long late_wait_ns = 30000000L;
 static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void (*tap_fn)(const int16_t *tx, const int16_t *rx, int n, void *ctx);
@@ -120,6 +129,7 @@ void fakesl_stats(struct fakesl_stats *s) {
     s->samples_in = samples_in;
     s->underruns = underruns;
     s->underruns_running = underruns_running;
+    s->first_underrun_at = first_underrun_at;
     s->input_eof = in_eof && ring_r == ring_w;
     s->rx_cpu_ns = rx_cpu_ns;
     s->tx_cpu_ns = tx_cpu_ns;
@@ -164,6 +174,7 @@ static void *reader_main(void *arg) {
             ring[ring_w % RING] = buf[i];
             ring_w++;
         }
+        pthread_cond_signal(&ring_data);
         pthread_mutex_unlock(&ring_lock);
     }
     ring_put_zeros(pad_tail);
@@ -185,10 +196,24 @@ static void ring_take(int16_t *dst, int n) {
             pthread_mutex_lock(&ring_lock);
             i--;
         } else {
+            if (paced && !in_eof && ring_w > 0) {
+                /* The peer has begun and is late: wait for it (bounded). */
+                struct timespec until;
+                clock_gettime(CLOCK_REALTIME, &until);
+                until.tv_nsec += late_wait_ns;
+                if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
+                while (ring_r >= ring_w && !in_eof && !stopping) {
+                    if (pthread_cond_timedwait(&ring_data, &ring_lock, &until) != 0) break;
+                }
+                if (ring_r < ring_w) { i--; continue; }
+            }
             dst[i] = 0;
             if (!in_eof) {
                 underruns++;
-                if (ring_w > 0) underruns_running++;
+                if (ring_w > 0) {
+                    if (underruns_running == 0) first_underrun_at = samples_in + (uint64_t)i + 1;
+                    underruns_running++;
+                }
             }
         }
     }

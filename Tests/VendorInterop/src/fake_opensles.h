@@ -6,6 +6,7 @@
 
 struct fakesl_stats {
     uint64_t samples_out, samples_in, underruns, underruns_running;
+    uint64_t first_underrun_at; /* input sample of the first running underrun, plus one; 0: none */
     int input_eof;
     uint64_t rx_cpu_ns, tx_cpu_ns; /* thread CPU time spent in the library's recorder / player callbacks */
 };

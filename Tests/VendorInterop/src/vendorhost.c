@@ -971,9 +971,11 @@ int main(int argc, char **argv) {
     flush_tx();
     struct fakesl_stats st;
     fakesl_stats(&st);
-    emit_simple("done", "\"failures\":%d,\"samples_out\":%llu,\"underruns\":%llu,\"underruns_running\":%llu", failures,
+    emit_simple("done", "\"failures\":%d,\"samples_out\":%llu,\"underruns\":%llu,\"underruns_running\":%llu,"
+                "\"first_underrun_s\":%.4f", failures,
                 (unsigned long long)st.samples_out, (unsigned long long)st.underruns,
-                (unsigned long long)st.underruns_running);
+                (unsigned long long)st.underruns_running,
+                st.first_underrun_at ? (double)(st.first_underrun_at - 1) / fakesl_sample_rate() : -1.0);
     fflush(events);
     if (rec_rx) fflush(rec_rx);
     if (rec_tx) fflush(rec_tx);

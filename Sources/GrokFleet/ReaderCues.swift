@@ -1,3 +1,4 @@
+import GrokLedger
 import GrokProtocol
 import UGrokIt
 

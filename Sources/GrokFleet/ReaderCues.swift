@@ -89,11 +89,12 @@ public struct ReaderCues: Sendable, Equatable {
 
 extension DeviceWorker {
     /// Plays `cue` on the unit, unless the run is quiet (`--quiet-readers`), the profile
-    /// silenced it, or the unit is not connected. A cue is a courtesy: one that cannot be
-    /// played (the unit was unplugged, it refused the melody) is dropped and never fails
-    /// the unit's run or its record.
+    /// silenced it, or the unit is not connected or answers from its loader (which has no
+    /// sounds). A cue is a courtesy: one that cannot be played (the unit was unplugged, it
+    /// refused the melody) is dropped and never fails the unit's run or its record.
     func play(_ cue: ReaderCue) {
-        guard !runner.options.quietReaders, let tones = profile.cues.melodies[cue], let session, session.isConnected else { return }
+        guard !runner.options.quietReaders, let tones = profile.cues.melodies[cue], !inLoader,
+              let session, session.isConnected else { return }
         try? session.playTones(tones.map { UgiTone(frequencyHz: $0.frequencyHz, durationMs: $0.durationMs) })
     }
 }

@@ -82,6 +82,13 @@ struct ReaderCueTests {
         #expect(ReaderCue.closing(.failed, steps: [Self.step(.connect, .failed, "fleet_reader")]) == nil)
     }
 
+    @Test("the shipped profiles play the standard cues, four distinct melodies", arguments: ["bench-us", "rollout-eu-night", "verify-us"])
+    func shipped(_ name: String) throws {
+        let profile = try Profile.load(path: repositoryRoot + "/profiles/\(name).json")
+        #expect(profile.cues == .standard)
+        #expect(Set(ReaderCue.allCases.compactMap { profile.cues.melodies[$0] }).count == ReaderCue.allCases.count)
+    }
+
     static let base = #"{"format": 1, "name": "t", "cues": "#
 
     @Test("a bad cue is refused with its key path, what a cue must be and what was found", arguments: [

@@ -115,6 +115,7 @@ final class DeviceWorker {
             switch action {
             case .finish:
                 let outcome = recorded ?? (interrupted ? .interrupted : Self.outcome(of: steps))
+                if let cue = ReaderCue.closing(outcome, steps: steps) { play(cue) }
                 let report = finish(outcome, code: nil)
                 delegate.deviceFinished(context, outcome: outcome, steps: steps)
                 return report
@@ -130,7 +131,10 @@ final class DeviceWorker {
                     continue
                 }
                 let ended = self.step(step) { () throws(Stop) in try perform(step) }
-                if step == .identify, ended.result == .done { leftOut = delegate.stageLeavesOut(context) }
+                if step == .identify, ended.result == .done {
+                    leftOut = delegate.stageLeavesOut(context)
+                    play(.recognised)
+                }
                 if step == .record { recorded = Self.outcome(of: steps) }
                 action = workflow.next(interrupted && step != .record
                     ? .interrupted

@@ -62,6 +62,9 @@ public struct FleetRunOptions: Sendable {
     /// The station's remembered link settings (the state directory's); the ledger's are read
     /// and written besides. `nil`: the ledger's only.
     public var linkSettings: LinkSettingFile? = nil
+    /// No cues on the units' speakers (`--quiet-readers`): the profile's `cues` are not
+    /// played (``ReaderCue``).
+    public var quietReaders = false
 
     public init(mode: FleetMode, lockDirectory: String, runID: String = UUID().uuidString,
                 station: String = ProcessInfo.processInfo.hostName, operatorName: String = "",

@@ -50,6 +50,8 @@ public final class FleetSession: Sendable {
         public var reportsDirectory: String
         /// A plan only (`--dry-run`): the ledger is read, nothing is written.
         public var dryRun: Bool
+        /// `--quiet-readers`: the units' speakers play no cues (``FleetRunOptions/quietReaders``).
+        public var quietReaders: Bool
         /// The fleet's TUF repository as this station trusts it (`--repository`); `nil`
         /// without one (a profile with a firmware section then refuses to start).
         public var repository: StationRepository?
@@ -68,7 +70,7 @@ public final class FleetSession: Sendable {
                     readerOptions: ReaderOptions = ReaderOptions(), station: String? = nil, defaultStation: String? = nil,
                     operatorName: String = "",
                     ledger: String? = nil, defaultLedger: String, spoolDirectory: String, lockDirectory: String,
-                    reportFile: String? = nil, reportsDirectory: String, dryRun: Bool = false,
+                    reportFile: String? = nil, reportsDirectory: String, dryRun: Bool = false, quietReaders: Bool = false,
                     repository: StationRepository? = nil, runID: String = RunKey.make(),
                     stopRequested: @escaping @Sendable () -> Bool = { false },
                     devicesFinished: @escaping @Sendable () -> Void = {}, chaos: FleetChaos = FleetChaos()) {
@@ -87,6 +89,7 @@ public final class FleetSession: Sendable {
             self.reportFile = reportFile
             self.reportsDirectory = reportsDirectory
             self.dryRun = dryRun
+            self.quietReaders = quietReaders
             self.repository = repository
             self.runID = runID
             self.stopRequested = stopRequested
@@ -112,6 +115,7 @@ public final class FleetSession: Sendable {
         // --station, else the profile's station.name, else the station settings', else the host name.
         if let station = configuration.station ?? profile.station?.name ?? configuration.defaultStation { options.station = station }
         options.operatorName = configuration.operatorName
+        options.quietReaders = configuration.quietReaders
         options.linkSettings = configuration.ports.linkSettings
         if let repository = configuration.repository {
             options.uploadJournal = UploadJournalFile(directory: repository.stateDirectory + "/uploads")

@@ -44,6 +44,9 @@ public struct Profile: Sendable, Equatable {
     /// The station this profile runs on: its name, its ledger, what to do when the shared
     /// ledger cannot be reached; `nil`: the defaults (docs/profiles.md, `station`).
     public var station: StationConfig? = nil
+    /// What each unit's speaker plays to tell the technician where it stands (`cues`);
+    /// ``ReaderCues/standard`` when the profile does not say.
+    public var cues: ReaderCues = .standard
 
     /// Creates a profile (tests and tools; files go through ``load(path:)``).
     public init(file: String = "<memory>", name: String, description: String? = nil, locale: String? = nil,
@@ -265,7 +268,7 @@ public struct Profile: Sendable, Equatable {
     // MARK: Reading
 
     static let topKeys = ["format", "name", "description", "locale", "region", "firmware", "minimum_battery_percent",
-                          "maintenance_windows", "rollout", "provisioning", "retries", "timeouts", "smoke_test", "station"]
+                          "maintenance_windows", "rollout", "provisioning", "retries", "timeouts", "smoke_test", "station", "cues"]
 
     /// Reads and checks the profile at `path`.
     public static func load(path: String) throws(FleetError) -> Profile {
@@ -340,7 +343,49 @@ public struct Profile: Sendable, Equatable {
         }
         profile.smokeTest = try readSmokeTest(top)
         profile.station = try readStation(top)
+        profile.cues = try readCues(top)
         return profile
+    }
+
+    /// `cues`: per cue a list of tones (`frequency_hz` 0 for a rest or one the piezo
+    /// sounds, `duration_ms`) or `false` to silence it; a cue not named keeps its standard melody.
+    private static func readCues(_ top: ProfileObject) throws(FleetError) -> ReaderCues {
+        var cues = ReaderCues.standard
+        guard let o = try top.object("cues", allowed: ReaderCue.allCases.map(\.rawValue)) else { return cues }
+        let expected = ProfileRule.cue(maxTones: ReaderCues.maxTones)
+        for cue in ReaderCue.allCases {
+            guard let value = o.members[cue.rawValue] else { continue }
+            if value == .bool(false) {
+                cues.melodies[cue] = nil
+                continue
+            }
+            guard case .array(let items) = value, (1...ReaderCues.maxTones).contains(items.count) else {
+                throw o.invalid(cue.rawValue, expected, value)
+            }
+            let tones = try o.objects(cue.rawValue, allowed: ["frequency_hz", "duration_ms"]) { t throws(FleetError) -> SoundTone in
+                let rule = ProfileRule.toneFrequency(ReaderCues.frequencyHz)
+                let audible = Double(ReaderCues.frequencyHz.lowerBound)...Double(ReaderCues.frequencyHz.upperBound)
+                let frequency = try t.required("frequency_hz", rule) { k throws(FleetError) -> Int? in
+                    guard let value = t.members[k] else { return nil }
+                    guard case .number(let hz) = value, hz == 0 || (audible.contains(hz) && hz == hz.rounded()) else {
+                        throw t.invalid(k, rule, value)
+                    }
+                    return Int(hz)
+                }
+                let range = ReaderCues.toneMilliseconds
+                let duration = try t.required("duration_ms", ProfileRule.wholeNumberRange(range)) { k throws(FleetError) in
+                    try t.integer(k, in: range)
+                }
+                return SoundTone(frequencyHz: UInt16(frequency), durationMs: UInt16(duration))
+            } ?? []
+            let total = tones.reduce(0) { $0 + Int($1.durationMs) }
+            guard total <= ReaderCues.maxMilliseconds else {
+                throw .profileInvalid(file: o.file, keyPath: o.keyPath(cue.rawValue), expected: ProfileRule.cueLength(ReaderCues.maxMilliseconds),
+                                      found: "\(total) ms")
+            }
+            cues.melodies[cue] = tones
+        }
+        return cues
     }
 
     private static func readStation(_ top: ProfileObject) throws(FleetError) -> StationConfig? {

@@ -40,6 +40,11 @@ enum ProfileRule {
     static func moreThanStall(_ seconds: Double) -> ErrorDetail { ErrorDetail("more_than_stall", [FleetError.number(seconds)]) }
     static func atLeastStep(_ seconds: Double) -> ErrorDetail { ErrorDetail("at_least_step", [FleetError.number(seconds)]) }
     static func otherThanStart(_ start: String) -> ErrorDetail { ErrorDetail("other_than_start", [start]) }
+    static func cue(maxTones: Int) -> ErrorDetail { ErrorDetail("cue", [String(maxTones)]) }
+    static func cueLength(_ milliseconds: Int) -> ErrorDetail { ErrorDetail("cue_length", [String(milliseconds)]) }
+    static func toneFrequency(_ range: ClosedRange<UInt16>) -> ErrorDetail {
+        ErrorDetail("tone_frequency", [String(range.lowerBound), String(range.upperBound)])
+    }
     static func windowDevices(after: Int, upTo upper: Int) -> ErrorDetail { ErrorDetail("window_devices", [String(after), String(upper)]) }
     /// A list whose every item is `item` (`nonEmpty`: with at least one).
     static func list(of item: ErrorDetail, nonEmpty: Bool) -> ErrorDetail {

@@ -419,7 +419,8 @@ public final class EmulatedGrokker: CablePeer {
         case .pauseConnection:
             return .ack
         case .playSound(let sound):
-            sounds.play(sound == 0 ? .foundLast : .foundItem, volume: 255)
+            let name: SoundName = sound == 0 ? .foundLast : .foundItem
+            PlayedSounds.append(name, sounds.playAsked(name), directory: directory)
             return .ack
         case .getConfiguration(let get):
             return data(.configuration(configuration(get.kind)))
@@ -440,7 +441,7 @@ public final class EmulatedGrokker: CablePeer {
             // 25 °C; the raw reading's scale is unknown (a guess: degrees x 100).
             return data(.temperature(VendorTemperature(raw: 2500, degreesC: 25)))
         case .speakerTest:
-            sounds.play(.foundItem, volume: 255)
+            PlayedSounds.append(.foundItem, sounds.playAsked(.foundItem), directory: directory)
             return .ack
         case .echoMaster, .tuneAntenna, .getDetailedAntennaTuning, .continuousTest, .scanAllFrequencies, .scanWide:
             return Self.refusal

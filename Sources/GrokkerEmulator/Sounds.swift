@@ -1,3 +1,4 @@
+import Foundation
 import GrokProtocol
 
 /// What an emulated Grokker's piezo has played since it was made: the test hook that shows
@@ -15,6 +16,10 @@ public struct SoundLog: Sendable, Hashable {
     public var last: SoundName?
     /// The volume step it was played at (1...numVolumeLevels-1).
     public var lastVolumeLevel = 0
+    /// The tones of each sound the host asked to hear (PlaySound, SpeakerTest), oldest first,
+    /// as the unit held them when asked: how a melody the host set and played shows (the
+    /// unit's directory keeps them too, ``PlayedSounds``).
+    public var asked: [[SoundTone]] = []
 
     public init() {}
 }
@@ -81,6 +86,15 @@ final class SoundPlayer {
         log.lastVolumeLevel = step
     }
 
+    /// Plays a sound the host asked for (PlaySound, SpeakerTest) at full volume, and logs
+    /// its tones; returns them.
+    func playAsked(_ name: SoundName) -> [SoundTone] {
+        play(name, volume: 255)
+        let tones = name == .foundLast ? found.foundLast : found.foundItem
+        log.asked.append(tones)
+        return tones
+    }
+
     func startInventory(soundType: UInt8, volume: UInt8) {
         self.soundType = soundType
         inventoryVolume = volume
@@ -115,6 +129,56 @@ final class SoundPlayer {
             if foundAll { play(.foundLast, volume: inventoryVolume) }
         default:
             break
+        }
+    }
+}
+
+/// The sounds the host asked an emulated Grokker to play, kept in its directory as
+/// `sounds.log` so that a person (a trainee at the bench, a test) sees what the unit's
+/// piezo played across power cycles and processes: one line per sound, oldest first, e.g.
+/// `2026-12-06T21:58:03Z found-last 2000Hz/100ms 0Hz/50ms 3400Hz/250ms` (0 Hz is a rest).
+public enum PlayedSounds {
+    /// The file's name in the unit's directory.
+    public static let fileName = "sounds.log"
+
+    /// The line for `tones` of `name` played at `date`.
+    static func line(_ name: SoundName, _ tones: [SoundTone], at date: Date) -> String {
+        let label = switch name {
+        case .foundItem: "found-item"
+        case .foundLast: "found-last"
+        case .geigerClick: "geiger-click"
+        }
+        let stamp = ISO8601DateFormatter().string(from: date)
+        return ([stamp, label] + tones.map { "\($0.frequencyHz)Hz/\($0.durationMs)ms" }).joined(separator: " ") + "\n"
+    }
+
+    /// Adds a line to the log in `directory`. A log that cannot be written is not the
+    /// protocol's business: the unit plays on (the error is dropped).
+    static func append(_ name: SoundName, _ tones: [SoundTone], directory: String, at date: Date = Date()) {
+        let path = (directory.hasSuffix("/") ? directory : directory + "/") + fileName
+        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+        guard let handle = FileHandle(forWritingAtPath: path) else { return }
+        defer { try? handle.close() }
+        _ = try? handle.seekToEnd()
+        try? handle.write(contentsOf: Data(line(name, tones, at: date).utf8))
+    }
+
+    /// The tones of each sound in the log of the unit in `directory`, oldest first (none
+    /// when there is no log); a line this build does not read is skipped.
+    public static func read(directory: String) -> [[SoundTone]] {
+        let path = (directory.hasSuffix("/") ? directory : directory + "/") + fileName
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            let words = line.split(separator: " ")
+            guard words.count >= 2 else { return nil }
+            var tones: [SoundTone] = []
+            for word in words.dropFirst(2) {
+                let parts = word.split(separator: "/")
+                guard parts.count == 2, parts[0].hasSuffix("Hz"), parts[1].hasSuffix("ms"),
+                      let hz = UInt16(parts[0].dropLast(2)), let ms = UInt16(parts[1].dropLast(2)) else { return nil }
+                tones.append(SoundTone(frequencyHz: hz, durationMs: ms))
+            }
+            return tones
         }
     }
 }

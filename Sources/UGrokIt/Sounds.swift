@@ -67,6 +67,42 @@ extension ReaderSession {
         try playSound(UInt8(0))
     }
 
+    /// Plays `tones` now, the one way the vendor's protocol allows (its only public played
+    /// sound is FOUND_LAST): they are set as the found-last-item sound, played, the link is
+    /// kept up while they sound (a unit may read its sound table while it plays), and the
+    /// found-last-item sound is put back as it was: the one this host set
+    /// (``configurationCache``), else the unit's standard one (``FoundSounds/standard``), so
+    /// an application using the Grokker later hears what it expects. The sound is put back
+    /// even when playing failed; the first error is thrown. More tones than the reader's
+    /// `maxTonesInSound` are refused before anything is sent.
+    public func playTones(_ tones: [UgiTone]) throws(ReaderError) {
+        let most = Int(info?.maxTonesInSound ?? 255)
+        guard tones.count <= most else {
+            throw .invalidArgument(field: "tones", value: "\(tones.count) tones", allowed: "0 to \(most) tones")
+        }
+        let hostSet = configurationsSet.contains(.foundLastItemSound)
+        let standard = VendorConfiguration.tones(.foundLastItemSound, FoundSounds.standard.foundLast.map {
+            GrokProtocol.VendorTone(frequencyHz: $0.frequencyHz, durationMs: $0.durationMs)
+        })
+        let before = hostSet ? configurationCache[.foundLastItemSound] ?? standard : standard
+        try setFoundLastItemSound(tones)
+        var failure: ReaderError?
+        do {
+            try playSound(.foundLast)
+            try idle(forAtMost: Double(tones.reduce(0) { $0 + Int($1.durationMs) }) / 1000)
+        } catch {
+            failure = error
+        }
+        do {
+            try setConfiguration(before)
+        } catch {
+            failure = failure ?? error
+        }
+        // A sound the host had not set stays not set (a link reset does not send it again).
+        if !hostSet { configurationsSet.remove(.foundLastItemSound) }
+        if let failure { throw failure }
+    }
+
     /// Vendor volume, 0 (silent) to 1 (loudest). The vendor protocol carries the volume in
     /// the inventory start (byte 2, scaled to the reader's `numVolumeLevels`), so it is kept
     /// here and sent with every inventory started from now on; nothing is sent now.

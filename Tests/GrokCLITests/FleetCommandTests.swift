@@ -1,5 +1,6 @@
 import GrokBasics
 import Foundation
+import GrokFleet
 import GrokkerEmulator
 import GrokLedger
 import GrokProtocol
@@ -251,19 +252,24 @@ extension CLI {
             return killed && process.terminationReason == .uncaughtSignal
         }
 
-        @Test("verify changes nothing: Grokker bytes equal, ledger unchanged but for the verify run's rows")
+        @Test("verify changes nothing: Grokker bytes equal, ledger unchanged but for the verify run's rows; with --quiet-readers the units play no cue")
         func verifyChangesNothing() throws {
             let world = try FleetWorld(devices: 2)
             let provision = try world.provision(devices: "sim:0-1")
             #expect(provision.status == 0, "\(provision.standardError)")
+            // The shipped profile plays the standard cues: recognised, then done.
+            let cues = ReaderCues.standard.melodies
+            #expect(PlayedSounds.read(directory: world.bench + "/sim-0") == [cues[.recognised], cues[.done]])
             let ledger = try Ledger.open(path: world.ledger)
             let stepsBefore = try ledger.steps()
             let devicesBefore = try ledger.devices()
             let before = world.deviceBytes(2)
-            let verify = try world.run(["verify", "--profile", repositoryRoot + "/profiles/verify-us.json", "--device", "sim:0-1"]
-                + world.common)
+            let verify = try world.run(["verify", "--profile", repositoryRoot + "/profiles/verify-us.json", "--device", "sim:0-1",
+                                        "--quiet-readers"] + world.common)
             #expect(verify.status == 0, "\(verify.standardOutput)\n\(verify.standardError)")
             #expect(world.deviceBytes(2) == before)
+            #expect(PlayedSounds.read(directory: world.bench + "/sim-0").count == 2)
+            #expect(PlayedSounds.read(directory: world.bench + "/sim-1").count == 2)
             let runs = try ledger.runs()
             let verifyRun = try #require(runs.first { $0.kind == .verify })
             let after = try ledger.steps()
@@ -326,6 +332,9 @@ extension CLI {
             #expect(try world.device(0).region?.number == fcc)
             let steps = try Ledger.open(path: world.ledger).steps()
             #expect(steps.contains { $0.step == "firmware" && $0.result == .postponed && $0.code == "fleet_battery_low" })
+            // The unit asks for the technician: recognised, then the attention cue (charge it).
+            let cues = ReaderCues.standard.melodies
+            #expect(PlayedSounds.read(directory: world.bench + "/sim-0") == [cues[.recognised], cues[.attention]])
         }
 
         @Test("interactive at the terminal: the region the profile names is set without a question; update now, or postponed")

@@ -378,6 +378,10 @@ struct LibraryErrorTests {
                             found: "\"viel\""),
             .profileInvalid(file: "p.json", keyPath: "region.allowed", expected: ErrorDetail("non_empty_list", ["region"]), found: "[…]"),
             .profileMissingKey(file: "p.json", keyPath: "format", expected: ErrorDetail("format", ["1"])),
+            // The Grokker's cues (docs/profiles.md, `cues`; rule `cue` is left out: its key path holds the word).
+            .profileInvalid(file: "p.json", keyPath: "cues.done", expected: ErrorDetail("cue_length", ["3000"]), found: "3001 ms"),
+            .profileInvalid(file: "p.json", keyPath: "cues.done[0].frequency_hz", expected: ErrorDetail("tone_frequency", ["200", "8000"]),
+                            found: "100"),
         ]
         for sample in samples {
             // The rule is the arguments' tail: after file, key path and found value (missing: after file and key path).

@@ -53,6 +53,28 @@ struct SoundTests {
         #expect(rig.grokker.soundLog.foundItem == 0)
     }
 
+    @Test("playTones plays a melody as the found-last sound, then puts back the standard one, or the one the host set")
+    func playTones() throws {
+        let rig = try Self.connected()
+        let melody = [UgiTone(frequencyHz: 3100, durationMs: 40), UgiTone(frequencyHz: 0, durationMs: 20), UgiTone(frequencyHz: 900, durationMs: 60)]
+        let heard = melody.map { SoundTone(frequencyHz: $0.frequencyHz, durationMs: $0.durationMs) }
+        try rig.session.playTones(melody)
+        // What the unit plays for FOUND_LAST afterwards: its standard sound again.
+        try rig.session.playSound(.foundLast)
+        #expect(rig.grokker.soundLog.asked == [heard, FoundSounds.standard.foundLast])
+        // The host's own found-last sound is put back, and still counts as set by it.
+        let own = [UgiTone(frequencyHz: 2500, durationMs: 80)]
+        try rig.session.setFoundLastItemSound(own)
+        try rig.session.playTones(melody)
+        try rig.session.playSound(.foundLast)
+        #expect(rig.grokker.soundLog.asked.suffix(2) == [heard, [SoundTone(frequencyHz: 2500, durationMs: 80)]])
+        #expect(try rig.session.configuration(.foundLastItemSound) == .tones(.foundLastItemSound, [VendorTone(frequencyHz: 2500, durationMs: 80)]))
+        let most = Int(try #require(rig.session.info?.maxTonesInSound))
+        #expect(throws: ReaderError.invalidArgument(field: "tones", value: "\(most + 1) tones", allowed: "0 to \(most) tones")) {
+            try rig.session.playTones(Array(repeating: melody[0], count: most + 1))
+        }
+    }
+
     @Test("an inventory for a few EPCs sends them to the reader, as the vendor's host does: it reports and beeps only for them")
     func epcListOnTheReader() throws {
         let rig = try Self.connected()

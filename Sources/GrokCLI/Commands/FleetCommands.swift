@@ -21,13 +21,14 @@ struct FleetOptions: Sendable {
     static let operatorName = OptionDeclaration.option("operator", value: .valueName, help: .optionOperator)
     static let ledger = OptionDeclaration.option("ledger", value: .valueFile, help: .optionLedger, type: .file)
     static let report = OptionDeclaration.option("report", value: .valueFile, help: .optionReport, type: .outputFile)
+    static let quietReaders = OptionDeclaration.flag("quiet-readers", help: .optionQuietReaders)
 
     /// The firmware options a fleet command takes (the channel comes from the profile).
     static let firmwareDeclarations = [FirmwareOptions.repository, FirmwareOptions.trustedRoot, FirmwareOptions.state,
                                        FirmwareOptions.allowInsecureHTTP, FirmwareOptions.caBundle]
 
     static func declarations(devicesRequired: Bool) -> [OptionDeclaration] {
-        [profile, devicesRequired ? requiredDevice : optionalDevice, dryRun, station, operatorName, ledger, report]
+        [profile, devicesRequired ? requiredDevice : optionalDevice, dryRun, station, operatorName, ledger, report, quietReaders]
             + firmwareDeclarations
     }
 
@@ -39,6 +40,8 @@ struct FleetOptions: Sendable {
     let operatorName: String?
     let ledgerFile: String?
     let reportFile: String?
+    /// `--quiet-readers`: no cues on the units' speakers.
+    let quietReaders: Bool
     let firmware: FirmwareOptions
 
     init(_ values: ParsedValues) throws(CLIError) {
@@ -53,6 +56,7 @@ struct FleetOptions: Sendable {
         operatorName = try Self.nonEmpty(values, Self.operatorName)
         ledgerFile = try Self.nonEmpty(values, Self.ledger)
         reportFile = try Self.nonEmpty(values, Self.report)
+        quietReaders = values.flag(Self.quietReaders)
         firmware = try FirmwareOptions(values)
     }
 

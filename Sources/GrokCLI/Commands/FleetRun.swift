@@ -51,6 +51,7 @@ struct FleetRun {
             spoolDirectory: StateDirectory.spoolDirectory(environment: environment),
             lockDirectory: StateDirectory.locks(environment: environment), reportFile: options.reportFile,
             reportsDirectory: StateDirectory.reports(environment: environment), dryRun: options.dryRun,
+            quietReaders: options.quietReaders,
             repository: try options.firmware.openStationIfGiven()?.repository,
             stopRequested: { StopSignals.flagIsSet }, devicesFinished: { StopSignals.absorbFromNowOn() },
             chaos: FleetChaos(environment: environment))

@@ -244,6 +244,11 @@ final class DeviceWorker {
         }
         // A step the wall-clock bound ended says so (a stop signal: interrupted).
         if result.result == .failed, let fired = bound.fired { result = boundFailure(step, fired, otherwise: result) }
+        // Pulled out mid-step at a watching station: interrupted; it resumes when plugged back in.
+        if result.result == .failed, runner.options.unplugInterrupts, session?.port.jackPlugged == false {
+            interrupted = true
+            result = .failing(.interrupted, .unplugged(device: device.name, step: step.rawValue))
+        }
         let outcome = StepOutcome(step: step, result: result.result, code: result.code, arguments: result.arguments,
                                   detail: result.detail, firmwareBefore: firmwareBefore, firmwareAfter: firmwareText,
                                   regionBefore: regionBefore, regionAfter: regionText, started: started,

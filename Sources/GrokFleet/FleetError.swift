@@ -102,6 +102,11 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
     /// (its application erased, the update not finished): the same command run again
     /// installs the update (a unit in its loader takes it whatever its loader's version).
     case updateUnfinished(device: String)
+    /// The Grokker was pulled out of its port during `step` at a watching station: the step
+    /// ended there; plugged back in (any port), the same session finishes it.
+    case unplugged(device: String, step: String)
+    /// A watching station's status file is there and is not one (`grokctl station status`).
+    case watchStatusUnreadable(path: String)
     /// During `step`, one call on the device's audio port blocked for `seconds` of wall-clock
     /// time with nothing moving (the profile's `timeouts.stall_s`): the reader, or the
     /// program on the other end of its FIFOs, is frozen.
@@ -231,6 +236,8 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .updateDeclined: "fleet_update_declined"
         case .interrupted: "fleet_interrupted"
         case .updateUnfinished: "fleet_update_unfinished"
+        case .unplugged: "fleet_unplugged"
+        case .watchStatusUnreadable: "fleet_watch_status_unreadable"
         case .readerFrozen: "fleet_reader_frozen"
         case .timedOut: "fleet_timed_out"
         case .recorderFailed: "fleet_recorder_failed"
@@ -284,6 +291,8 @@ public enum FleetError: Error, Sendable, Hashable, CodedError {
         case .regionNotAllowed(let device, let region, let allowed): [device, region, allowed.joined(separator: ", ")]
         case .regionNotChosen(let device), .regionDeclined(let device), .interrupted(let device), .updateUnfinished(let device): [device]
         case .readerFrozen(let device, let step, let seconds): [device, step, seconds]
+        case .unplugged(let device, let step): [device, step]
+        case .watchStatusUnreadable(let path): [path]
         case .timedOut(let device, let step, let what, let seconds): [device, step, what, seconds]
         case .regionUnsupported(let device, let firmware): [device, firmware]
         case .downgradeNotAllowed(let device, let running, let target): [device, running, target]

@@ -65,6 +65,10 @@ public struct FleetRunOptions: Sendable {
     /// No cues on the units' speakers (`--quiet-readers`): the profile's `cues` are not
     /// played (``ReaderCue``).
     public var quietReaders = false
+    /// A Grokker pulled out of its port during a step ends that step `interrupted`
+    /// (``FleetError/unplugged(device:step:)``), not failed: a watching station
+    /// (``WatchSession``) picks it up again when it is plugged back in, on any port.
+    public var unplugInterrupts = false
 
     public init(mode: FleetMode, lockDirectory: String, runID: String = UUID().uuidString,
                 station: String = ProcessInfo.processInfo.hostName, operatorName: String = "",
@@ -246,6 +250,19 @@ public final class FleetRunner: Sendable {
     ///   the report.
     public func runBlocking(_ devices: [FleetDevice]) throws(FleetError) -> FleetReport {
         let started = options.clock()
+        let recording = try beginLedgerRun(at: started)
+        let reports = Self.each(devices, concurrency: options.maxConcurrentDevices) { device in
+            DeviceWorker(runner: self, device: device, recording: recording).run()
+        }
+        let outcome = Self.outcome(of: reports, cancelled: options.cancellation.isCancelled)
+        let ended = options.clock()
+        let failure = finishLedgerRun(recording, outcome: outcome, at: ended)
+        return FleetReport(runID: options.runID, mode: options.mode, outcome: outcome, started: started, ended: ended,
+                           devices: reports, ledgerFailure: failure)
+    }
+
+    /// Begins this runner's run in the ledger (a run, or a whole watch session: one run).
+    func beginLedgerRun(at started: Date) throws(FleetError) -> DeviceWorker.Recording {
         guard let recorder else {
             throw .recorderFailed(operation: "begin_run", subject: options.runID, cause: ErrorCause(code: "fleet_dry_run_records_nothing"))
         }
@@ -258,20 +275,22 @@ public final class FleetRunner: Sendable {
             throw .recorderFailed(operation: "begin_run", subject: options.runID, error: error)
         }
         ledgerRun.withLock { $0 = run }
-        let recording = DeviceWorker.Recording(ledger: recorder, run: run)
-        let reports = Self.each(devices, concurrency: options.maxConcurrentDevices) { device in
-            DeviceWorker(runner: self, device: device, recording: recording).run()
-        }
-        let outcome = Self.outcome(of: reports, cancelled: options.cancellation.isCancelled)
-        let ended = options.clock()
-        var failure: FleetError?
+        return DeviceWorker.Recording(ledger: recorder, run: run)
+    }
+
+    /// Closes the run in the ledger; the failure when it could not be.
+    func finishLedgerRun(_ recording: DeviceWorker.Recording, outcome: RunOutcome, at ended: Date) -> FleetError? {
         do {
-            try recorder.finishRun(run, outcome: outcome.ledgerOutcome, endedAt: ended, reportPath: nil)
+            try recording.store.finishRun(recording.run, outcome: outcome.ledgerOutcome, endedAt: ended, reportPath: nil)
+            return nil
         } catch {
-            failure = .recorderFailed(operation: "finish_run", subject: options.runID, error: error)
+            return .recorderFailed(operation: "finish_run", subject: options.runID, error: error)
         }
-        return FleetReport(runID: options.runID, mode: options.mode, outcome: outcome, started: started, ended: ended,
-                           devices: reports, ledgerFailure: failure)
+    }
+
+    /// Works one Grokker through the profile's workflow on the calling thread, recording into `recording`.
+    func work(_ device: FleetDevice, recording: DeviceWorker.Recording) -> DeviceReport {
+        DeviceWorker(runner: self, device: device, recording: recording).run()
     }
 
     /// Runs every device on threads of their own (the sessions block on audio), without

@@ -75,6 +75,8 @@ extension FleetSession {
     /// The devices named, or without any, every emulated Grokker on the bench.
     func deviceSpecs() throws(FleetError) -> [DeviceSpec] {
         if !configuration.devices.isEmpty { return configuration.devices }
+        // A watching station works the Grokkers as they are plugged in.
+        if configuration.watch { return [] }
         let bench = configuration.ports.bench
         let onBench = try bench.emulatedDevices()
         guard !onBench.isEmpty else { throw .noDevices(bench: bench.directory) }

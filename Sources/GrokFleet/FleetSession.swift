@@ -65,6 +65,9 @@ public final class FleetSession: Sendable {
         public var devicesFinished: @Sendable () -> Void
         /// The chaos suite's faults (scripts/chaos.sh); none by default.
         public var chaos: FleetChaos
+        /// A watching station (`--watch`, ``FleetSession/watch(_:statusFile:pollInterval:handle:)``):
+        /// no devices are given; the bench's ports are watched instead.
+        public var watch = false
 
         public init(mode: FleetMode, profileFile: String, devices: [DeviceSpec], ports: DevicePortContext,
                     readerOptions: ReaderOptions = ReaderOptions(), station: String? = nil, defaultStation: String? = nil,

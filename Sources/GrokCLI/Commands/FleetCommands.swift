@@ -12,11 +12,14 @@ import GrokFleet
 /// repository or a directory works offline).
 struct FleetOptions: Sendable {
     static let profile = OptionDeclaration.option("profile", value: .valueFile, help: .optionProfile, required: true, type: .profile)
-    static let requiredDevice = OptionDeclaration.option(
-        "device", value: .valueDevice, help: .optionDevice, repeatable: true, required: true, type: .device)
     static let optionalDevice = OptionDeclaration.option(
         "device", value: .valueDevice, help: .optionFleetDevicesOptional, repeatable: true, type: .device)
+    /// `provision`'s and `verify`'s: Grokkers, or `--watch` (checked in ``init(_:devicesRequired:)``).
+    static let device = OptionDeclaration.option(
+        "device", value: .valueDevice, help: .optionDevice, repeatable: true, type: .device)
     static let dryRun = OptionDeclaration.flag("dry-run", help: .optionDryRun)
+    /// A watching station: runs until stopped, working each Grokker plugged into the bench.
+    static let watch = OptionDeclaration.flag("watch", help: .optionWatch)
     static let station = OptionDeclaration.option("station", value: .valueName, help: .optionStation)
     static let operatorName = OptionDeclaration.option("operator", value: .valueName, help: .optionOperator)
     static let ledger = OptionDeclaration.option("ledger", value: .valueFile, help: .optionLedger, type: .file)
@@ -28,14 +31,19 @@ struct FleetOptions: Sendable {
                                        FirmwareOptions.allowInsecureHTTP, FirmwareOptions.caBundle]
 
     static func declarations(devicesRequired: Bool) -> [OptionDeclaration] {
-        [profile, devicesRequired ? requiredDevice : optionalDevice, dryRun, station, operatorName, ledger, report, quietReaders]
+        [profile, devicesRequired ? device : optionalDevice, watch, dryRun, station, operatorName, ledger, report, quietReaders]
             + firmwareDeclarations
     }
+
+    /// What cannot go together: the devices and `--watch` (a station watches every port).
+    static let exclusive = [[device, watch]]
 
     let profileFile: String
     /// Empty: every emulated Grokker with state on the bench (`rollout` only).
     let devices: [DeviceSpec]
     let dryRun: Bool
+    /// `--watch`: a station working each Grokker as it is plugged in, until stopped.
+    let watch: Bool
     let station: String?
     let operatorName: String?
     let ledgerFile: String?
@@ -44,14 +52,19 @@ struct FleetOptions: Sendable {
     let quietReaders: Bool
     let firmware: FirmwareOptions
 
-    init(_ values: ParsedValues) throws(CLIError) {
+    /// - Parameter devicesRequired: `provision`'s: `--device` or `--watch` must be given.
+    init(_ values: ParsedValues, devicesRequired: Bool = false) throws(CLIError) {
         guard let profile = values.value(Self.profile) else { throw .missingOption(option: Self.profile.spelling) }
         // A file, or a shipped or installed profile's name (`bench-us`): never the current
         // directory's idea of where profiles are.
         profileFile = try InstallPaths(environment: values.environment).profile(profile, option: Self.profile.spelling)
-        let specs = values.values(Self.requiredDevice)
+        let specs = values.values(Self.device)
         devices = specs.isEmpty ? [] : try DeviceSpec.parseOption(specs)
         dryRun = values.flag(Self.dryRun)
+        watch = values.flag(Self.watch)
+        if watch, !devices.isEmpty { throw .conflictingOptions(Self.watch.spelling, Self.device.spelling) }
+        if watch, dryRun { throw .conflictingOptions(Self.watch.spelling, Self.dryRun.spelling) }
+        if devicesRequired, devices.isEmpty, !watch { throw .missingOption(option: Self.device.spelling) }
         station = try Self.nonEmpty(values, Self.station)
         operatorName = try Self.nonEmpty(values, Self.operatorName)
         ledgerFile = try Self.nonEmpty(values, Self.ledger)
@@ -81,7 +94,7 @@ struct ProvisionCommand: Command {
         CommandConfiguration(
             name: "provision", abstract: .commandProvisionAbstract, discussion: .commandProvisionDiscussion,
             options: FleetOptions.declarations(devicesRequired: true) + [interactive, unattended],
-            exclusive: [[interactive, unattended]], exitStatuses: FleetExit.statuses)
+            exclusive: [[interactive, unattended]] + FleetOptions.exclusive, exitStatuses: FleetExit.statuses)
     }
 
     /// `nil`: interactive when stdin and stdout are a terminal.
@@ -89,7 +102,7 @@ struct ProvisionCommand: Command {
     let fleet: FleetOptions
 
     init(_ values: ParsedValues) throws(CLIError) {
-        fleet = try FleetOptions(values)
+        fleet = try FleetOptions(values, devicesRequired: true)
         // Not both: the declaration's exclusive set, checked by the parser.
         let wantsInteractive = values.flag(Self.interactive), wantsUnattended = values.flag(Self.unattended)
         interactiveChoice = wantsInteractive ? true : (wantsUnattended ? false : nil)
@@ -108,7 +121,8 @@ struct RolloutCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "rollout", abstract: .commandRolloutAbstract, discussion: .commandRolloutDiscussion,
-            options: FleetOptions.declarations(devicesRequired: false), exitStatuses: FleetExit.statuses)
+            options: FleetOptions.declarations(devicesRequired: false), exclusive: [[FleetOptions.optionalDevice, FleetOptions.watch]],
+            exitStatuses: FleetExit.statuses)
     }
 
     let fleet: FleetOptions
@@ -130,13 +144,14 @@ struct VerifyCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             name: "verify", abstract: .commandVerifyAbstract, discussion: .commandVerifyDiscussion,
-            options: FleetOptions.declarations(devicesRequired: true), exitStatuses: FleetExit.statuses)
+            options: FleetOptions.declarations(devicesRequired: true), exclusive: FleetOptions.exclusive,
+            exitStatuses: FleetExit.statuses)
     }
 
     let fleet: FleetOptions
 
     init(_ values: ParsedValues) throws(CLIError) {
-        fleet = try FleetOptions(values)
+        fleet = try FleetOptions(values, devicesRequired: true)
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {

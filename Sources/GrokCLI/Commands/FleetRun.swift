@@ -40,7 +40,7 @@ struct FleetRun {
         // The station's name: --station, else $GROKCTL_STATION (both over the profile's), else
         // the profile's, else the station settings' (StationSettings), else the host name.
         let settings = try StationSettings(environment: environment)
-        let configuration = FleetSession.Configuration(
+        var configuration = FleetSession.Configuration(
             mode: mode, profileFile: options.profileFile, devices: options.devices, ports: context.ports,
             readerOptions: FirmwareDevices.readerOptions(context),
             station: StationSettings.override(.station, option: options.station, environment: environment),
@@ -55,6 +55,7 @@ struct FleetRun {
             repository: try options.firmware.openStationIfGiven()?.repository,
             stopRequested: { StopSignals.flagIsSet }, devicesFinished: { StopSignals.absorbFromNowOn() },
             chaos: FleetChaos(environment: environment))
+        configuration.watch = options.watch
         let session: FleetSession
         do {
             session = try FleetSession(configuration)
@@ -75,6 +76,8 @@ struct FleetRun {
             return FleetPlanPresenter(context: context).present(session.plan(prepared, interactive: mode == .provision && useTerminal))
         }
         if let opened = prepared.ledger { SpoolNotices(console: console).announce(opened) }
+        // A station asks no one: the profile's policy decides for every Grokker plugged in.
+        if options.watch { return try FleetWatch(session: session, prepared: prepared, context: context).run() }
         let decider: any ConfigurationDelegate
         let gate = PromptGate()
         if mode == .provision, useTerminal {

@@ -9,7 +9,7 @@ import GrokFleet
 struct StationCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "station", abstract: .commandStationAbstract, discussion: .commandStationDiscussion,
-                             subcommands: [StationInitCommand.self])
+                             subcommands: [StationInitCommand.self, StationStatusCommand.self])
     }
 
     init(_ values: ParsedValues) {}
@@ -86,4 +86,54 @@ struct StationInitCommand: Command {
         let file: String
         let settings: [String: String]
     }
+}
+
+/// `grokctl station status`: what this station's watch session (`provision --watch`) is doing,
+/// from the status file it keeps (`<state dir>/watch/status.json`): each port, what it holds
+/// and does, and the tally; when its process is gone, that no session is running, with the
+/// last tally.
+struct StationStatusCommand: Command {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "status", abstract: .commandStationStatusAbstract, discussion: .commandStationStatusDiscussion)
+    }
+
+    init(_ values: ParsedValues) {}
+
+    func run(_ context: CommandContext) throws -> ExitCode {
+        let console = context.console
+        let localizer = context.localizer
+        let path = WatchStatus.path(stateDirectory: StateDirectory.path(environment: context.environment))
+        let status = try WatchStatus.read(path: path)
+        let running = status?.isRunning ?? false
+        if console.isJSON {
+            console.json(StationStatusObject(running: running, status: status))
+            return .success
+        }
+        guard let status else {
+            console.print(localizer.text(.stationStatusNone))
+            return .success
+        }
+        if running {
+            console.print(localizer.text(.stationStatusRunning, String(status.pid), status.profile, status.runID, status.started))
+            for line in FleetWatch.screen(status, localizer: localizer) { console.print(line) }
+        } else {
+            console.print(localizer.text(.stationStatusStopped, status.runID, status.updated))
+            console.print(FleetWatch.tally(status.tally, localizer: localizer))
+        }
+        return .success
+    }
+}
+
+/// `station status --json`: whether a session runs, and what its status file says (null when none).
+struct StationStatusObject: Encodable {
+    let running: Bool
+    let status: WatchStatus?
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(running, forKey: .running)
+        try container.encode(status, forKey: .status)
+    }
+
+    enum CodingKeys: String, CodingKey { case running, status }
 }

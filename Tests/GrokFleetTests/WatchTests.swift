@@ -1,0 +1,170 @@
+import Foundation
+import GrokFleet
+import GrokFirmware
+import GrokLedger
+import GrokkerEmulator
+import GrokProtocol
+import Synchronization
+import Testing
+
+/// A watching station (`provision --watch`) on the emulated bench, its ports emptied first,
+/// Grokkers plugged in and pulled out as a technician does (issue 26).
+@Suite("Watching the bench")
+struct WatchTests {
+    /// The session on its own thread, its events handed to `script` there; returns the summary
+    /// and every event.
+    final class Station: @unchecked Sendable {
+        let bench: FleetBench
+        let ports: Bench
+        let recorder: TestLedger
+        let cancel = CancelSwitch()
+        let session: WatchSession
+        let statusFile: String
+
+        init(_ bench: FleetBench, firmware: FirmwareFixture) throws {
+            self.bench = bench
+            ports = Bench(directory: bench.path)
+            recorder = try TestLedger()
+            var profile = try testProfile()
+            profile.smokeTest?.duration = 0.5
+            var options = bench.options(.provision, cancellation: cancel)
+            options.uploadJournal = UploadJournalFile(directory: bench.path + "/uploads")
+            statusFile = WatchStatus.path(stateDirectory: bench.path + "/state")
+            session = WatchSession(profile: profile, firmware: firmware.fleet, decider: PolicyDelegate(profile: profile, mode: .provision),
+                                   recorder: recorder, options: options, source: BenchWatchSource(bench: ports),
+                                   ports: DevicePortContext(bench: ports, lockDirectory: bench.lockDirectory),
+                                   pollInterval: 0.05, statusFile: statusFile)
+        }
+
+        func run(_ script: @escaping (WatchSession.Event) throws -> Void) async throws -> WatchSummary {
+            let session = self.session
+            nonisolated(unsafe) let script = script
+            // A session that never ends fails the test instead of hanging it.
+            let cancel = self.cancel
+            DispatchQueue.global().asyncAfter(deadline: .now() + 120) { cancel.cancel() }
+            let result: Result<WatchSummary, any Error> = await withCheckedContinuation { continuation in
+                let thread = Thread {
+                    continuation.resume(returning: Result { () throws -> WatchSummary in
+                        var failure: (any Error)?
+                        let summary = try session.run { event in
+                            guard failure == nil else { return }
+                            do { try script(event) } catch {
+                                failure = error
+                                self.cancel.cancel()
+                            }
+                        }
+                        if let failure { throw failure }
+                        return summary
+                    })
+                }
+                thread.stackSize = 1 << 20
+                thread.start()
+            }
+            return try result.get()
+        }
+    }
+
+    @Test("8 Grokkers plugged one after another (some twice, one pulled out mid-update and plugged into another port): each provisioned once, every step recorded, the update resumed")
+    func eightPlugged() async throws {
+        let bench = FleetBench()
+        for unit in 0..<8 { try bench.prepare(unit, serial: 81_000_000 + UInt32(unit)) }
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache", versions: [FirmwareFixture.v180], applicationBytes: 512)
+        let station = try Station(bench, firmware: firmware)
+        for port in 0...10 { try station.ports.unplug(port: port) }
+
+        // What the technician does after each Grokker is finished: (unplug, then plug unit -> port).
+        var plan: [(unplug: Int?, unit: Int, port: Int)] = [
+            (nil, 2, 2), (nil, 3, 3), (0, 0, 4), (nil, 4, 5), (nil, 5, 6), (nil, 6, 7), (nil, 7, 8), (2, 2, 10)]
+        var pulled = false
+        var finished: [(port: String, serial: String?, result: WatchResult)] = []
+        var plugged: [String] = []
+        try station.ports.plug(port: 0, unit: 0)
+        try station.ports.plug(port: 1, unit: 1)
+        let summary = try await station.run { event in
+            switch event {
+            case .grokkerPlugged(let port, _):
+                plugged.append(port)
+            case .fleet(let event):
+                // Unit 1 pulled out in the middle of its reader image's upload.
+                if !pulled, event.device == "sim:1", event.event == "firmware_progress", event.data["image"] == "reader",
+                   (event.data["done"]?.integer ?? 0) >= 512 {
+                    pulled = true
+                    try station.ports.unplug(port: 1)
+                }
+            case .deviceFinished(let port, let report, let result):
+                finished.append((port, report.serial, result))
+                if port == "sim:1", result == .interrupted {
+                    try station.ports.plug(port: 9, unit: 1)  // another port
+                } else if !plan.isEmpty {
+                    let next = plan.removeFirst()
+                    if let unplug = next.unplug { try station.ports.unplug(port: unplug) }
+                    try station.ports.plug(port: next.port, unit: next.unit)
+                } else if finished.count >= 11 {
+                    station.cancel.cancel()
+                }
+            case .portEmptied, .status:
+                break
+            }
+        }
+        #expect(pulled)
+        let lines = finished.map { "\($0.port) \($0.serial ?? "-") \($0.result)" }
+        // 8 provisioned, unit 1 once interrupted first, units 0 and 2 once more, already done.
+        #expect(finished.count == 11, "\(lines)")
+        #expect(finished.filter { $0.result == .provisioned }.count == 8, "\(lines)")
+        #expect(Set(finished.filter { $0.result == .provisioned }.compactMap(\.serial)).count == 8, "\(lines)")
+        #expect(finished.filter { $0.result == .alreadyDone }.map(\.serial) == ["81000000", "81000002"], "\(lines)")
+        #expect(finished.filter { $0.result == .interrupted }.map(\.port) == ["sim:1"], "\(lines)")
+        #expect(finished.contains { $0.port == "sim:9" && $0.serial == "81000001" && $0.result == .provisioned }, "\(lines)")
+        #expect(summary.tally.provisioned == 8 && summary.tally.alreadyDone == 0 && summary.tally.interrupted == 0 && summary.tally.failed == 0)
+        #expect(summary.outcome == .succeeded)
+        #expect(plugged.filter { $0 == "sim:2" }.count == 1 && plugged.contains("sim:10"))
+        for unit in 0..<8 {
+            let state = try bench.state(unit)
+            #expect(state.firmwareVersion == FirmwareFixture.v180, "unit \(unit)")
+            #expect(state.region?.number == 1 && state.provisioningStatus == .complete, "unit \(unit)")
+        }
+        // One ledger run; each change made exactly once per Grokker; the pulled-out step interrupted.
+        let ledger = try station.recorder.snapshot
+        #expect(Set(ledger.steps.map(\.runID)).count == 1)
+        for unit in 0..<8 {
+            let serial = "8100000\(unit)"
+            let steps = ledger.steps.filter { $0.serial == serial }
+            for step in [FleetStep.provision, .region, .firmware] {
+                #expect(steps.filter { $0.step == step && $0.result == .done }.count == 1, "\(serial) \(step)")
+            }
+            // Units 0 and 2 came twice; unit 1's interrupted turn ended at its step (no record, as a stop).
+            #expect(steps.filter { $0.step == .record }.count == (unit == 0 || unit == 2 ? 2 : 1), "\(serial)")
+        }
+        let pulledOut = ledger.steps.filter { $0.serial == "81000001" && $0.result == .interrupted }
+        #expect(pulledOut.map(\.step) == [.firmware] && pulledOut.first?.code == "fleet_unplugged", "\(pulledOut)")
+        #expect(ledger.lastOutcome == .succeeded)
+        let status = try #require(try WatchStatus.read(path: station.statusFile))
+        #expect(!status.running && status.tally == summary.tally)
+    }
+
+    @Test("a stop during two updates ends both interrupted; the summary says so")
+    func stopDuringTwoUpdates() async throws {
+        let bench = FleetBench()
+        for unit in 0..<2 { try bench.prepare(unit, serial: 82_000_000 + UInt32(unit)) }
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache", versions: [FirmwareFixture.v180], applicationBytes: 2048)
+        let station = try Station(bench, firmware: firmware)
+        var uploading: Set<String> = []
+        var running: WatchStatus?
+        let summary = try await station.run { event in
+            if case .status(let status) = event, status.ports.count == 2 { running = status }
+            guard case .fleet(let event) = event, event.event == "firmware_progress" else { return }
+            uploading.insert(event.device)
+            if uploading.count == 2 { station.cancel.cancel() }
+        }
+        #expect(uploading == ["sim:0", "sim:1"])
+        #expect(summary.tally.interrupted == 2 && summary.tally.provisioned == 0)
+        #expect(summary.outcome == .interrupted)
+        let ledger = try station.recorder.snapshot
+        #expect(ledger.steps.filter { $0.step == .firmware }.map(\.result) == [.interrupted, .interrupted])
+        #expect(ledger.lastOutcome == .interrupted)
+        let seen = try #require(running)
+        #expect(seen.pid == Int(getpid()) && seen.ports.map(\.port) == ["sim:0", "sim:1"])
+        let left = try #require(try WatchStatus.read(path: station.statusFile))
+        #expect(!left.isRunning && left.tally.interrupted == 2)
+    }
+}

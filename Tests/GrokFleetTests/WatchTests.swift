@@ -68,7 +68,8 @@ struct WatchTests {
     func eightPlugged() async throws {
         let bench = FleetBench()
         for unit in 0..<8 { try bench.prepare(unit, serial: 81_000_000 + UInt32(unit)) }
-        let firmware = try await FirmwareFixture(directory: bench.path + "/cache", versions: [FirmwareFixture.v180], applicationBytes: 512)
+        // An application of 6 KiB: an upload pulled out past its first 4 KiB sector resumes there.
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache", versions: [FirmwareFixture.v180], applicationBytes: 6144)
         let station = try Station(bench, firmware: firmware)
         for port in 0...10 { try station.ports.unplug(port: port) }
 
@@ -78,6 +79,7 @@ struct WatchTests {
         var pulled = false
         var finished: [(port: String, serial: String?, result: WatchResult)] = []
         var plugged: [String] = []
+        var sent9: [Int] = []
         try station.ports.plug(port: 0, unit: 0)
         try station.ports.plug(port: 1, unit: 1)
         let summary = try await station.run { event in
@@ -85,9 +87,13 @@ struct WatchTests {
             case .grokkerPlugged(let port, _):
                 plugged.append(port)
             case .fleet(let event):
+                // Where the reader image's upload started on the port it was plugged back into.
+                // The update's progress on the port it was plugged back into (in its loader:
+                // only the reader image goes, from the first byte or where it stopped).
+                if event.device == "sim:9", event.event == "firmware_progress", let done = event.data["done"]?.integer { sent9.append(done) }
                 // Unit 1 pulled out in the middle of its reader image's upload.
                 if !pulled, event.device == "sim:1", event.event == "firmware_progress", event.data["image"] == "reader",
-                   (event.data["done"]?.integer ?? 0) >= 512 {
+                   (event.data["done"]?.integer ?? 0) >= 256 + 4096 + 512 {
                     pulled = true
                     try station.ports.unplug(port: 1)
                 }
@@ -107,6 +113,9 @@ struct WatchTests {
             }
         }
         #expect(pulled)
+        // The update pulled out mid-way went on from the station's upload journal on the other port.
+        // Its first 4 KiB sector was not sent again: the upload went on at 4096 of 6144.
+        #expect(sent9.first == 0 && sent9.dropFirst().first == 4096 && sent9.last == 6144, "\(sent9)")
         let lines = finished.map { "\($0.port) \($0.serial ?? "-") \($0.result)" }
         // 8 provisioned, unit 1 once interrupted first, units 0 and 2 once more, already done.
         #expect(finished.count == 11, "\(lines)")

@@ -24,8 +24,9 @@ public struct WatchedPort: Sendable, Hashable {
 }
 
 /// The emulated bench as a hub of sound cards: ports `sim:0` to `sim:63`, what each holds
-/// read from the bench (``Bench/content(ofPort:)``; a port holds a Grokker when its unit has
-/// state), re-read only when ports.json or the bench's directory changed.
+/// read from the bench (``Bench/content(ofPort:)``: a Grokker plugged into another port than
+/// its own, or its own Grokker once it has state), re-read only when ports.json or the
+/// bench's directory changed.
 public final class BenchWatchSource: WatchSource, @unchecked Sendable {
     public let bench: Bench
     private let lock = NSLock()
@@ -44,11 +45,15 @@ public final class BenchWatchSource: WatchSource, @unchecked Sendable {
             ? [Int64(info.st_ino), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec)] : []
         let now = directory + (bench.portsStamp() ?? [])
         if now == stamp, !last.isEmpty { return last }
-        let occupied = Set(try bench.emulatedDevices())
         var ports: [WatchedPort] = []
         for port in DeviceSpec.emulatedRange {
             var holds: String?
-            if occupied.contains(port), case .unit(let unit) = try bench.content(ofPort: port) { holds = "unit \(unit)" }
+            // A port holds its own Grokker once that one has state (a fresh bench's 64 ports
+            // are not 64 Grokkers); one plugged into another port is there, used or not.
+            if case .unit(let unit) = try bench.content(ofPort: port),
+               unit != port || FileManager.default.fileExists(atPath: bench.stateDirectory(for: unit)) {
+                holds = "unit \(unit)"
+            }
             ports.append(WatchedPort(spec: .emulated(index: port), holds: holds))
         }
         stamp = now

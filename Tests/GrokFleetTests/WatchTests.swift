@@ -177,3 +177,23 @@ struct WatchTests {
         #expect(!left.isRunning && left.tally.interrupted == 2)
     }
 }
+
+@Suite("The bench as a watched hub")
+struct BenchWatchSourceTests {
+    @Test("a fresh bench's ports hold nothing; a Grokker plugged into another port is there before it has state; its own port once it has")
+    func whatPortsHold() throws {
+        let bench = FleetBench()
+        let ports = Bench(directory: bench.path)
+        let source = BenchWatchSource(bench: ports)
+        func held() throws -> [String: String] {
+            Dictionary(uniqueKeysWithValues: try source.scan(busy: []).compactMap { port in port.holds.map { (port.spec.description, $0) } })
+        }
+        #expect(try held().isEmpty)
+        try ports.unplug(port: 0)
+        try ports.unplug(port: 1)
+        try ports.plug(port: 1, unit: 0)
+        #expect(try held() == ["sim:1": "unit 0"])
+        try bench.prepare(2, serial: 83_000_002)
+        #expect(try held() == ["sim:1": "unit 0", "sim:2": "unit 2"])
+    }
+}

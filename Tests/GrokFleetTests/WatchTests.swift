@@ -108,7 +108,7 @@ struct WatchTests {
                 } else if finished.count >= 11 {
                     station.cancel.cancel()
                 }
-            case .portEmptied, .status:
+            case .portEmptied, .portAdded, .portRemoved, .status:
                 break
             }
         }

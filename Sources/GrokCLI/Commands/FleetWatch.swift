@@ -17,9 +17,10 @@ struct FleetWatch {
         let localizer = context.localizer
         let statusFile = WatchStatus.path(stateDirectory: StateDirectory.path(environment: context.environment))
         let live = !console.isJSON && !console.isQuiet && console.isTerminal(.standardOutput)
-        // Step lines as a run prints them (plain output), for every port of the bench.
-        let lines = FleetRunPresenter(devices: DeviceSpec.emulatedRange.map { "sim:\($0)" }, context: context, liveBars: false,
+        // Step lines as a run prints them (plain output), for every port (a card's when it comes).
+        var lines = FleetRunPresenter(devices: DeviceSpec.emulatedRange.map { "sim:\($0)" }, context: context, liveBars: false,
                                       smokeTestSeconds: 0)
+        var named = Set(DeviceSpec.emulatedRange.map { "sim:\($0)" })
         var drawn = 0
         _ = StopSignals.install(StopSignals.fleetSignals)
         if !console.isJSON, !console.isQuiet { console.print(localizer.text(.watchStarted, session.profile.name, statusFile)) }
@@ -34,11 +35,20 @@ struct FleetWatch {
                                                       firmware: event.data["firmware_before"]?.string))
                     }
                 } else if !live {
+                    if named.insert(event.device).inserted {
+                        lines = FleetRunPresenter(devices: named.sorted(), context: context, liveBars: false, smokeTestSeconds: 0)
+                    }
                     lines.handle(event)
                 }
             case .grokkerPlugged(let port, _):
                 if console.isJSON { console.json(WatchEventObject(event: "grokker_plugged", port: port)) }
                 else if !live, !console.isQuiet { console.print(localizer.text(.watchPlugged, port)) }
+            case .portAdded(let port):
+                if console.isJSON { console.json(WatchEventObject(event: "port_added", port: port)) }
+                else if !live, !console.isQuiet { console.print(localizer.text(.watchPortAdded, port)) }
+            case .portRemoved(let port):
+                if console.isJSON { console.json(WatchEventObject(event: "port_removed", port: port)) }
+                else if !live, !console.isQuiet { console.print(localizer.text(.watchPortRemoved, port)) }
             case .portEmptied(let port):
                 if console.isJSON { console.json(WatchEventObject(event: "port_emptied", port: port)) }
                 else if !live, !console.isQuiet { console.print(localizer.text(.watchEmptied, port)) }

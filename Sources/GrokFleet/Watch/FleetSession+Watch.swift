@@ -16,11 +16,19 @@ extension FleetSession {
             preconditionFailure("a dry run's preparation is for plan(_:interactive:)")
         }
         let session = WatchSession(profile: profile, firmware: prepared.firmware, decider: prepared.policy, recorder: opened.ledger,
-                                   options: runOptions, source: BenchWatchSource(bench: configuration.ports.bench),
+                                   options: runOptions, source: Self.watchSource(configuration),
                                    ports: configuration.ports, pollInterval: pollInterval, statusFile: statusFile,
                                    stopRequested: configuration.stopRequested)
         let summary = try session.run(handle: handle)
         configuration.devicesFinished()
         return summary
+    }
+
+    /// What a station watches: the emulated bench's ports and the sound cards.
+    static func watchSource(_ configuration: Configuration) -> any WatchSource {
+        let ports = configuration.ports
+        let probe = ProbeJob(access: DeviceAccess(ports: ports, readerOptions: configuration.readerOptions))
+        return CombinedWatchSource([BenchWatchSource(bench: ports.bench),
+                                    CardWatchSource(probe: probe) { SoundCard.list(alsaConfig: ports.alsaConfig, sysfs: ports.sysfs) }])
     }
 }

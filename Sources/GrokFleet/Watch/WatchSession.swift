@@ -16,6 +16,10 @@ import Synchronization
 public final class WatchSession: Sendable {
     /// What the caller hears, on its own thread.
     public enum Event: Sendable {
+        /// A port to watch appeared (a sound card plugged into the hub), after the start.
+        case portAdded(port: String)
+        /// A watched port went away (its sound card was pulled out).
+        case portRemoved(port: String)
         /// A Grokker is in the port now (`holds`: the source's token for it).
         case grokkerPlugged(port: String, holds: String)
         /// The port's Grokker was pulled out.
@@ -127,8 +131,16 @@ public final class WatchSession: Sendable {
                     if firstScan { throw error }
                     scanned = []  // a file being replaced: looked at again next time
                 }
+                let seen = Set(scanned.map(\.spec.description))
+                for (key, state) in ports where !seen.contains(key) && !state.working {
+                    if state.holds != nil { handle(.portEmptied(port: key)) }
+                    handle(.portRemoved(port: key))
+                    ports[key] = nil
+                    changed = true
+                }
                 for watched in scanned {
                     let key = watched.spec.description
+                    if ports[key] == nil, !firstScan { handle(.portAdded(port: key)) }
                     var state = ports[key] ?? PortState()
                     if state.holds != watched.holds {
                         if let holds = watched.holds {

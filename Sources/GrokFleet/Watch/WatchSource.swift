@@ -1,4 +1,5 @@
 import Foundation
+import GrokAudio
 import GrokBasics
 
 /// What a watching station watches: its ports and what each holds now (``WatchSession``).
@@ -58,6 +59,95 @@ public final class BenchWatchSource: WatchSource, @unchecked Sendable {
         }
         stamp = now
         last = ports
+        return ports
+    }
+}
+
+/// The station's sound cards as watched ports: each duplex card once (by its `usb:` name
+/// where it is on USB, ``ProbeJob/ports(cards:emulated:)``), the list read again whenever
+/// `/proc/asound/cards` changes (a card plugged into or pulled from the hub). What a card
+/// holds: where it reports its jack, nothing while the jack is empty; otherwise (and to learn
+/// who is in a plugged jack) a handshake probe (``ProbeJob``) every `probeInterval` seconds on
+/// its own thread, while no worker is on the port: a Grokker that answers is there (known by
+/// its serial), a port where none answers is empty, a port another grokctl holds keeps what it
+/// had.
+public final class CardWatchSource: WatchSource, @unchecked Sendable {
+    public let probe: ProbeJob
+    public let probeInterval: Double
+    private let cardsFile: String
+    private let listCards: @Sendable () -> [SoundCard]
+    private let lock = NSLock()
+    private var cardsText: String?
+    /// The watched ports, with the ALSA name of a card that reports its jack.
+    private var ports: [(spec: DeviceSpec, jack: String?)] = []
+    private var holds: [String: String] = [:]
+    private var probing: Set<String> = []
+    private var probed: [String: Date] = [:]
+
+    public init(probe: ProbeJob, probeInterval: Double = 3, cardsFile: String = "/proc/asound/cards",
+                listCards: @escaping @Sendable () -> [SoundCard]) {
+        self.probe = probe
+        self.probeInterval = probeInterval
+        self.cardsFile = cardsFile
+        self.listCards = listCards
+    }
+
+    public func scan(busy: Set<String>) throws(FleetError) -> [WatchedPort] {
+        let text = (try? String(contentsOfFile: cardsFile, encoding: .utf8)) ?? ""
+        lock.lock()
+        defer { lock.unlock() }
+        if text != cardsText {
+            cardsText = text
+            let cards = listCards()
+            ports = ProbeJob.ports(cards: cards, emulated: []).map { spec in
+                let card = cards.first { $0.device == spec || $0.usb.map { DeviceSpec.usb(path: $0.path) } == spec }
+                let jack: String? = if card?.jackPlugged != nil, case .alsa(let name)? = card?.device { name } else { nil }
+                return (spec, jack)
+            }
+            let kept = Set(ports.map(\.spec.description))
+            holds = holds.filter { kept.contains($0.key) }
+        }
+        let now = Date()
+        for (spec, jack) in ports {
+            let key = spec.description
+            guard !busy.contains(key), !probing.contains(key) else { continue }
+            if let jack, ALSADevices.jackPlugged(device: jack) == false {
+                holds[key] = nil
+                continue
+            }
+            guard now.timeIntervalSince(probed[key] ?? .distantPast) >= probeInterval else { continue }
+            probing.insert(key)
+            let probe = self.probe
+            let thread = Thread { [self] in
+                let finding = probe.probe(spec)
+                lock.lock()
+                defer { lock.unlock() }
+                probing.remove(key)
+                probed[key] = Date()
+                switch finding.answer {
+                case .grokker(let identity): holds[key] = "serial \(identity.serial)"
+                case .silent, .failed: holds[key] = nil
+                case .busy: break
+                }
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        return ports.map { WatchedPort(spec: $0.spec, holds: holds[$0.spec.description]) }
+    }
+}
+
+/// Several sources watched as one (the emulated bench and the sound cards).
+public struct CombinedWatchSource: WatchSource {
+    public let sources: [any WatchSource]
+
+    public init(_ sources: [any WatchSource]) {
+        self.sources = sources
+    }
+
+    public func scan(busy: Set<String>) throws(FleetError) -> [WatchedPort] {
+        var ports: [WatchedPort] = []
+        for source in sources { ports += try source.scan(busy: busy) }
         return ports
     }
 }

@@ -151,6 +151,37 @@ struct WatchTests {
         #expect(!status.running && status.tally == summary.tally)
     }
 
+    @Test("a Grokker moved to another port at once, mid-update, is finished there (a refusal while its first worker still held it would be tried again)")
+    func movedAtOnce() async throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 84_000_000)
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache", versions: [FirmwareFixture.v180], applicationBytes: 512)
+        let station = try Station(bench, firmware: firmware)
+        try station.ports.unplug(port: 1)
+        var moved = false
+        var finished: [String] = []
+        let summary = try await station.run { event in
+            switch event {
+            case .fleet(let event) where event.event == "firmware_update_started" && !moved:
+                moved = true
+                try station.ports.unplug(port: 0)
+                try station.ports.plug(port: 1, unit: 0)
+            case .deviceFinished(let port, let report, let result):
+                finished.append("\(port) \(result) \(report.code ?? "")")
+                if result == .provisioned { station.cancel.cancel() }
+            default:
+                break
+            }
+        }
+        #expect(moved)
+        #expect(finished.first == "sim:0 interrupted fleet_unplugged" && finished.last == "sim:1 provisioned ", "\(finished)")
+        // Had the new port's worker found it still held by the first (fleet_device_locked), it
+        // would have been tried again once the first ended, never given up on.
+        #expect(finished.dropFirst().dropLast().allSatisfy { $0.hasPrefix("sim:1 incomplete fleet_device_locked") }, "\(finished)")
+        #expect(summary.tally.provisioned == 1 && summary.tally.interrupted == 0 && summary.outcome == .succeeded)
+        #expect(try bench.state(0).firmwareVersion == FirmwareFixture.v180)
+    }
+
     @Test("a stop during two updates ends both interrupted; the summary says so")
     func stopDuringTwoUpdates() async throws {
         let bench = FleetBench()

@@ -75,7 +75,7 @@ public final class WatchSession: Sendable {
         var worked: String?
         var working = false
         /// Refused because another of this session's workers still held the Grokker (moved
-        /// before its worker had ended): tried again when a worker ends.
+        /// before its worker had ended): tried again once another worker ends.
         var retry = false
         var serial: String?
         var step: String?
@@ -124,21 +124,22 @@ public final class WatchSession: Sendable {
             if !stopping, Date().timeIntervalSince(lastScan) >= pollInterval {
                 lastScan = Date()
                 let busy = Set(ports.filter(\.value.working).keys)
-                let scanned: [WatchedPort]
+                var scanned: [WatchedPort]?
                 do {
                     scanned = try source.scan(busy: busy)
                 } catch {
                     if firstScan { throw error }
-                    scanned = []  // a file being replaced: looked at again next time
+                    // Unreadable for a moment (a file being replaced): the ports keep what
+                    // they held, and are looked at again next time.
                 }
-                let seen = Set(scanned.map(\.spec.description))
-                for (key, state) in ports where !seen.contains(key) && !state.working {
+                let seen = Set((scanned ?? []).map(\.spec.description))
+                for (key, state) in ports where scanned != nil && !seen.contains(key) && !state.working {
                     if state.holds != nil { handle(.portEmptied(port: key)) }
                     handle(.portRemoved(port: key))
                     ports[key] = nil
                     changed = true
                 }
-                for watched in scanned {
+                for watched in scanned ?? [] {
                     let key = watched.spec.description
                     if ports[key] == nil, !firstScan { handle(.portAdded(port: key)) }
                     var state = ports[key] ?? PortState()
@@ -154,10 +155,12 @@ public final class WatchSession: Sendable {
                         state.holds = watched.holds
                         changed = true
                     }
-                    if watched.holds == nil { state.worked = nil }
-                    if let holds = watched.holds, !state.working, state.worked != holds || state.retry {
-                        state.worked = holds
+                    if watched.holds == nil {
+                        state.worked = nil
                         state.retry = false
+                    }
+                    if let holds = watched.holds, !state.working, state.worked != holds {
+                        state.worked = holds
                         state.working = true
                         state.doing = "starting"
                         state.step = nil
@@ -197,6 +200,7 @@ public final class WatchSession: Sendable {
                         // A worker ended: ports refused for a Grokker it held may try again.
                         for (other, var waiting) in ports where waiting.retry && other != port {
                             waiting.worked = nil
+                            waiting.retry = false
                             ports[other] = waiting
                         }
                     }

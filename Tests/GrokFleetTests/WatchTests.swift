@@ -21,7 +21,8 @@ struct WatchTests {
         let session: WatchSession
         let statusFile: String
 
-        init(_ bench: FleetBench, firmware: FirmwareFixture) throws {
+        init(_ bench: FleetBench, firmware: FirmwareFixture,
+             decider: (Profile) -> any ConfigurationDelegate = { PolicyDelegate(profile: $0, mode: .provision) }) throws {
             self.bench = bench
             ports = Bench(directory: bench.path)
             recorder = try TestLedger()
@@ -30,7 +31,7 @@ struct WatchTests {
             var options = bench.options(.provision, cancellation: cancel)
             options.uploadJournal = UploadJournalFile(directory: bench.path + "/uploads")
             statusFile = WatchStatus.path(stateDirectory: bench.path + "/state")
-            session = WatchSession(profile: profile, firmware: firmware.fleet, decider: PolicyDelegate(profile: profile, mode: .provision),
+            session = WatchSession(profile: profile, firmware: firmware.fleet, decider: decider(profile),
                                    recorder: recorder, options: options, source: BenchWatchSource(bench: ports),
                                    ports: DevicePortContext(bench: ports, lockDirectory: bench.lockDirectory),
                                    pollInterval: 0.05, statusFile: statusFile)
@@ -151,12 +152,30 @@ struct WatchTests {
         #expect(!status.running && status.tally == summary.tally)
     }
 
-    @Test("a Grokker moved to another port at once, mid-update, is finished there (a refusal while its first worker still held it would be tried again)")
+    /// The profile's policy, but the first worker of `sim:0` holds on after its update failed
+    /// until `release` is signalled (the Grokker stays locked by serial meanwhile).
+    struct HoldingDelegate: ConfigurationDelegate {
+        let policy: PolicyDelegate
+        let release = DispatchSemaphore(value: 0)
+        func firmwarePolicy(_ context: FleetDeviceContext, offer: FirmwareOffer) -> FirmwareUpdateDecision {
+            policy.firmwarePolicy(context, offer: offer)
+        }
+        func afterFirmwareUpdate(_ context: FleetDeviceContext, updated: Bool) {
+            if context.device == "sim:0", !updated { _ = release.wait(timeout: .now() + 10) }
+        }
+    }
+
+    @Test("a Grokker moved to another port at once, while its first worker still holds it, is worked there once that worker ended")
     func movedAtOnce() async throws {
         let bench = FleetBench()
         try bench.prepare(0, serial: 84_000_000)
         let firmware = try await FirmwareFixture(directory: bench.path + "/cache", versions: [FirmwareFixture.v180], applicationBytes: 512)
-        let station = try Station(bench, firmware: firmware)
+        let holding = Mutex<HoldingDelegate?>(nil)
+        let station = try Station(bench, firmware: firmware) { profile in
+            let delegate = HoldingDelegate(policy: PolicyDelegate(profile: profile, mode: .provision))
+            holding.withLock { $0 = delegate }
+            return delegate
+        }
         try station.ports.unplug(port: 1)
         var moved = false
         var finished: [String] = []
@@ -168,16 +187,17 @@ struct WatchTests {
                 try station.ports.plug(port: 1, unit: 0)
             case .deviceFinished(let port, let report, let result):
                 finished.append("\(port) \(result) \(report.code ?? "")")
+                // The new port's worker was refused while the first held the Grokker: let it go.
+                if port == "sim:1", report.code == "fleet_device_locked" { holding.withLock { $0 }?.release.signal() }
                 if result == .provisioned { station.cancel.cancel() }
             default:
                 break
             }
         }
         #expect(moved)
-        #expect(finished.first == "sim:0 interrupted fleet_unplugged" && finished.last == "sim:1 provisioned ", "\(finished)")
-        // Had the new port's worker found it still held by the first (fleet_device_locked), it
-        // would have been tried again once the first ended, never given up on.
-        #expect(finished.dropFirst().dropLast().allSatisfy { $0.hasPrefix("sim:1 incomplete fleet_device_locked") }, "\(finished)")
+        // Refused on the new port while the first worker held it, tried again once that one ended.
+        #expect(finished == ["sim:1 incomplete fleet_device_locked", "sim:0 interrupted fleet_unplugged", "sim:1 provisioned "],
+                "\(finished)")
         #expect(summary.tally.provisioned == 1 && summary.tally.interrupted == 0 && summary.outcome == .succeeded)
         #expect(try bench.state(0).firmwareVersion == FirmwareFixture.v180)
     }

@@ -27,7 +27,7 @@ struct WatchTests {
             ports = Bench(directory: bench.path)
             recorder = try TestLedger()
             var profile = try testProfile()
-            profile.smokeTest?.duration = 0.5
+            profile.smokeTest?.duration = 1
             var options = bench.options(.provision, cancellation: cancel)
             options.uploadJournal = UploadJournalFile(directory: bench.path + "/uploads")
             statusFile = WatchStatus.path(stateDirectory: bench.path + "/state")
@@ -206,7 +206,8 @@ struct WatchTests {
     func stopDuringTwoUpdates() async throws {
         let bench = FleetBench()
         for unit in 0..<2 { try bench.prepare(unit, serial: 82_000_000 + UInt32(unit)) }
-        let firmware = try await FirmwareFixture(directory: bench.path + "/cache", versions: [FirmwareFixture.v180], applicationBytes: 2048)
+        // An update long enough that both are still under way when the second one starts.
+        let firmware = try await FirmwareFixture(directory: bench.path + "/cache", versions: [FirmwareFixture.v180], applicationBytes: 32768)
         let station = try Station(bench, firmware: firmware)
         var uploading: Set<String> = []
         var running: WatchStatus?

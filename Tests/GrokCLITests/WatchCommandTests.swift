@@ -48,13 +48,17 @@ struct WatchCommandTests {
         #expect(gone.standardOutput.contains("0 provisioned · 0 already done"), "\(gone)")
     }
 
-    @Test("provision needs --device or --watch, not both")
+    @Test("provision needs --device or --watch, not both; a station takes no --report, --interactive or --dry-run")
     func deviceOrWatch() throws {
         let profile = Self.root + "/profiles/bench-us.json"
         let neither = runInProcess(["provision", "--profile", profile])
         #expect(neither.status == ExitCode.usageError.rawValue && neither.standardError.contains("--device"), "\(neither)")
         let both = runInProcess(["provision", "--profile", profile, "--watch", "--device", "sim:0"])
         #expect(both.status == ExitCode.usageError.rawValue && both.standardError.contains("--watch"), "\(both)")
+        for extra in [["--report", "r.json"], ["--interactive"], ["--dry-run"]] {
+            let refused = runInProcess(["provision", "--profile", profile, "--watch"] + extra)
+            #expect(refused.status == ExitCode.usageError.rawValue && refused.standardError.contains(extra[0]), "\(refused)")
+        }
         let none = runInProcess(["station", "status"], environment: ["HOME": try makeTemporaryDirectory()])
         #expect(none.standardOutput == "No watch session is running; none has run on this station.\n", "\(none)")
     }

@@ -69,6 +69,8 @@ struct FleetOptions: Sendable {
         operatorName = try Self.nonEmpty(values, Self.operatorName)
         ledgerFile = try Self.nonEmpty(values, Self.ledger)
         reportFile = try Self.nonEmpty(values, Self.report)
+        // A watching station writes no report (the ledger has every step).
+        if watch, reportFile != nil { throw .conflictingOptions(Self.watch.spelling, Self.report.spelling) }
         quietReaders = values.flag(Self.quietReaders)
         firmware = try FirmwareOptions(values)
     }
@@ -106,6 +108,8 @@ struct ProvisionCommand: Command {
         // Not both: the declaration's exclusive set, checked by the parser.
         let wantsInteractive = values.flag(Self.interactive), wantsUnattended = values.flag(Self.unattended)
         interactiveChoice = wantsInteractive ? true : (wantsUnattended ? false : nil)
+        // A station asks no one.
+        if fleet.watch, wantsInteractive { throw .conflictingOptions(FleetOptions.watch.spelling, Self.interactive.spelling) }
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {

@@ -60,8 +60,9 @@ struct CardLevelsTests {
         // 1 s of audio: long enough for a handshake the unit hears (the next test's handshake
         // and GetVersion take under 0.9 s of audio through the server).
         let error = #expect(throws: ReaderError.self) { _ = try session.connect(handshakeTimeout: 1) }
-        // The host's stream runs on (silence) while the server delivers what it played last.
-        try session.rest(forAtMost: 0.3)
+        // The host's stream runs on (silence) while the server delivers what it played last
+        // (a loaded machine's server can be late by more than a few blocks).
+        try session.rest(forAtMost: 1)
         let ending = try unit.stop()
         port.close()
         guard case .levelTooLow(let name, let shortfall)? = error else {

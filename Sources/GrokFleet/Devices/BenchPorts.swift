@@ -1,6 +1,7 @@
 import Foundation
 import GrokAudio
 import GrokBasics
+import GrokkerEmulator
 
 /// The emulated bench's ports, as a hub of sound cards is: port `sim:N` holds an emulated
 /// Grokker or nothing, and a Grokker can be unplugged from one port and plugged into another
@@ -40,7 +41,7 @@ extension Bench {
         return changed[unit] == nil ? unit : nil
     }
 
-    /// Plugs Grokker `unit` into `port`.
+    /// Plugs Grokker `unit` into `port`; a Grokker never used is made then, out of the box.
     ///
     /// - Throws: ``FleetError/benchPortOccupied(port:unit:)`` when the port holds a Grokker
     ///   (unplug it first), ``FleetError/benchUnitPluggedElsewhere(unit:port:)`` when the
@@ -58,6 +59,14 @@ extension Bench {
             let elsewhere = changed.first(where: { $0.value == unit })?.key ?? (changed[unit] == nil ? unit : nil)
             if let elsewhere { throw .benchUnitPluggedElsewhere(unit: String(unit), port: "sim:\(elsewhere)") }
             changed[port] = .some(unit)
+        }
+        // A Grokker plugged in exists: one never used is made now, out of the box (its serial
+        // drawn), so a watching station sees it as it would a real one.
+        do {
+            var random = SystemRandomNumberGenerator()
+            _ = try DeviceStateStore.openOrCreate(deviceDirectory: stateDirectory(for: unit), using: &random)
+        } catch {
+            throw .benchUnreadable(path: stateDirectory(for: unit), detail: "\(error)")
         }
     }
 

@@ -54,6 +54,14 @@ struct BenchPortsTests {
         #expect(info.query(.emulated(index: 5)).identity?.info.serialNumber == 40_000_023)
         #expect(Bench(directory: bench.path).unit(5).serial == "40000023")
         #expect(throws: FleetError.deviceOutOfRange(index: "64", spec: "sim:64")) { try ports.unplug(port: 64) }
+        // A port whose own Grokker was never used is free: Grokker 4 moves to sim:20, and
+        // Grokker 21, never used, is made when plugged into sim:21.
+        try ports.unplug(port: 4)
+        try ports.plug(port: 20, unit: 4)
+        #expect(try ports.content(ofPort: 20) == .unit(4))
+        try ports.plug(port: 21, unit: 21)
+        #expect(FileManager.default.fileExists(atPath: ports.stateDirectory(for: 21)))
+        #expect(try ports.emulatedDevices().contains(21))
     }
 
     @Test("a Grokker pulled out during a session: the host sees the jack empty at once, not after its retries")

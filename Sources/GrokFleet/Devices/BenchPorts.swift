@@ -54,7 +54,9 @@ extension Bench {
             let holding = changed[port] ?? port
             if let holding {
                 if holding == unit { return }
-                throw .benchPortOccupied(port: "sim:\(port)", unit: String(holding))
+                // A port's own Grokker that was never used is not there yet: the port is free.
+                let unused = changed[port] == nil && !hasState(holding)
+                if !unused { throw .benchPortOccupied(port: "sim:\(port)", unit: String(holding)) }
             }
             let elsewhere = changed.first(where: { $0.value == unit })?.key ?? (changed[unit] == nil ? unit : nil)
             if let elsewhere { throw .benchUnitPluggedElsewhere(unit: String(unit), port: "sim:\(elsewhere)") }
@@ -148,6 +150,12 @@ extension Bench {
         } catch {
             throw .benchUnreadable(path: portsFile, detail: "\(error)")
         }
+    }
+
+    /// Whether Grokker `unit` has been used (its state directory exists).
+    private func hasState(_ unit: Int) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: stateDirectory(for: unit), isDirectory: &isDirectory) && isDirectory.boolValue
     }
 
     private func checkRange(_ number: Int) throws(FleetError) {

@@ -57,8 +57,10 @@ public final class EmulatedGrokker: CablePeer {
     /// How long the reader goes on looking for the tag of a tag access before it answers
     /// TAG_NOT_FOUND, seconds of its clock: it tries at once, then on each later round (other
     /// channels, other power) until then. A real reader's time is not known (the captures show
-    /// a result about 70 ms after the request for a tag in the field); ours.
-    public static let tagSearchSeconds = 0.5
+    /// a result about 70 ms after the request for a tag in the field); ours: 2 s, so a search
+    /// spans at least five channels at FCC's 0.4 s dwell (the carrier now stays on a channel
+    /// for its dwell; at 0.5 s a tag in a fade on two channels was "not found").
+    public static let tagSearchSeconds = 2.0
     /// First-read records per packet: at most 7 (the host's acknowledgement mask drops the
     /// 8th record's bit when there are exactly 8, docs/vendor-protocol.md).
     public static let maxFirstReadRecords = 4

@@ -42,6 +42,8 @@ run() {
 # grokctl
 run 0 -- $G --help
 run 0 -- $G devices
+run 0 -- $G bench unplug --device sim:3
+run 0 -- $G bench plug --device sim:3
 run 0 -- $G info --device sim:0-3
 run 0 -- $G region list
 run 0 -- $G region set etsi --device sim:0-3

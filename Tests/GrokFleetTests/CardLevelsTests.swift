@@ -74,7 +74,10 @@ struct CardLevelsTests {
         #expect(error?.code == "reader_playback_level_low")
         // Because the unit did not hear the host: its input never reached its threshold.
         #expect(ending.detectedSeconds == 0 && ending.handshakes == 0, "\(ending)")
-        #expect(ending.loudestInput > 0 && ending.loudestInput < 0.01, "the host's tones reached it, under the threshold")
+        // What reached it stayed under the threshold (at -78 dBFS the server's 16-bit monitor
+        // may round the host's tones to nothing, or deliver them after the unit stopped: CI
+        // saw both, so only the upper bound is asserted).
+        #expect(ending.loudestInput < 0.01, "the host's tones stayed under the threshold: \(ending)")
     }
 
     @Test("without --keep-levels the same host at 5 % is raised to full for the session: the unit hears it and answers, and 5 % is back afterwards")

@@ -50,8 +50,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup: installing ${missing[*]}" >&2
   sudo_cmd=()
   [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
-  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Another apt (an unattended upgrade, a second setup) may hold dpkg's lock: wait for it
+  # rather than fail half-way.
+  apt=(apt-get -o DPkg::Lock::Timeout=600)
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive "${apt[@]}" update -qq
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 if [ -z "${GROKCTL_BIN_DIR:-}" ] && ! command -v swift >/dev/null 2>&1; then
   echo "setup: the Swift 6 toolchain is not on PATH; install it from swift.org and retry." >&2

@@ -64,6 +64,24 @@ struct USBSoundCardTests {
         #expect(DevicePorts.fleetDevice(.alsa(name: "hw:1,0"), context: context).usbPath == "1-1.4")
     }
 
+    @Test("one card is one port lock however it is named: usb:, hw:N, CARD=id; a device that is no card's keeps its name")
+    func oneLockPerCard() throws {
+        let sysfs = try Self.fakeSysfs()
+        var context = DevicePortContext(bench: Bench(directory: sysfs.path + "/bench"))
+        context.sysfs = sysfs.path
+        func key(_ spec: DeviceSpec) -> String { DevicePorts.portKey(spec, context: context) }
+        #expect(key(.usb(path: "1-1.4")) == "usb:1-1.4")
+        for name in ["hw:1,0", "plughw:1,0", "hw:CARD=Device,DEV=0", "plughw:Device", "sysdefault:CARD=1"] {
+            #expect(key(.alsa(name: name)) == "usb:1-1.4", "\(name)")
+        }
+        #expect(key(.alsa(name: "hw:Device_1,0")) == "usb:1-1.2")
+        // A card not on USB: by ALSA's id, whichever way it is named.
+        #expect(key(.alsa(name: "hw:0,0")) == "card:PCH" && key(.alsa(name: "plughw:CARD=PCH,DEV=0")) == "card:PCH")
+        for name in ["pulse", "default", "hw:7,0", "hw:Nothing,0"] {
+            #expect(key(.alsa(name: name)) == "alsa:" + name, "\(name)")
+        }
+    }
+
     @Test("opening a port with no card on it names the port and the ports that have one")
     func missingPortIsNamed() throws {
         let sysfs = try Self.fakeSysfs()

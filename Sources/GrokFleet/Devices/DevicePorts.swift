@@ -7,7 +7,10 @@ import GrokkerEmulator
 /// recorder when the context says where to record (`--record-audio`).
 public enum DevicePorts {
     /// What a run locks before it opens the port of `spec` (``FleetDevice/portKey``): the
-    /// emulated unit's directory as an absolute path, or `alsa:` and the ALSA device name.
+    /// emulated unit's directory as an absolute path; a sound card's jack by the card, however
+    /// it is named (``cardKey(_:sysfs:)``: `usb:1-1.4`, `hw:1,0` and `plughw:CARD=Device` are
+    /// one lock when they are one card); `alsa:` and the name for a device that is no one
+    /// card's (`pulse`, `default`).
     public static func portKey(_ spec: DeviceSpec, context: DevicePortContext) -> String {
         switch spec {
         case .emulated(let index):
@@ -15,7 +18,7 @@ public enum DevicePorts {
             let absolute = directory.hasPrefix("/") ? directory : FileManager.default.currentDirectoryPath + "/" + directory
             return "sim:" + URL(fileURLWithPath: absolute).standardizedFileURL.path
         case .alsa(let name):
-            return "alsa:" + name
+            return cardKey(name, sysfs: context.sysfs) ?? "alsa:" + name
         case .usb(let path):
             return "usb:" + path
         case .pipe(let input, _):
@@ -205,6 +208,22 @@ extension DevicePorts {
                     usbPath: usbPath(spec, sysfs: context.sysfs)) {
             try openUnlocked(spec, context: context)
         }
+    }
+
+    /// The lock key of the card ALSA device `name` names (a Grokker is in a card's jack,
+    /// whichever of its PCMs is opened): `usb:` and its port path for a card on USB (the key a
+    /// `usb:` name has), `card:` and ALSA's id for another card sysfs shows; `nil` when the
+    /// name names no card, or one sysfs does not show.
+    public static func cardKey(_ name: String, sysfs: String = "/sys") -> String? {
+        guard let argument = USBSoundCard.cardArgument(of: name) else { return nil }
+        let cards = CardIdentity.cards(sysfs: sysfs)
+        let found: CardIdentity? = switch argument {
+        case .number(let number): cards[number]
+        case .id(let id): cards.values.first { $0.cardID == id }
+        }
+        guard let found else { return nil }
+        if let path = found.usbPath { return "usb:" + path }
+        return found.cardID.map { "card:" + $0 }
     }
 
     /// The USB port of the sound card `spec` leads to (`1-1.4`): a `usb:` name's own, or the

@@ -44,21 +44,36 @@ public struct USBSoundCard: Sendable, Hashable {
         }.sorted { $0.card < $1.card }
     }
 
-    /// The USB sound card an ALSA device name leads to, read from the name's first argument:
-    /// a card number or id, positional (`hw:1,0`, `plughw:Device`) or `CARD=`
-    /// (`hw:CARD=Device,DEV=0`, `sysdefault:CARD=1`); `nil` for names that name no card
-    /// (`default`, `pulse`) and for cards not on USB. `cards` is ``list(sysfs:)``'s answer.
+    /// The USB sound card an ALSA device name leads to (``cardArgument(of:)``: by number or
+    /// id); `nil` for names that name no card (`default`, `pulse`) and for cards not on USB.
+    /// `cards` is ``list(sysfs:)``'s answer.
     public static func card(forDevice name: String, in cards: [USBSoundCard]) -> USBSoundCard? {
+        switch cardArgument(of: name) {
+        case .number(let number)?: cards.first { $0.card == number }
+        case .id(let id)?: cards.first { $0.cardID == id }
+        case nil: nil
+        }
+    }
+
+    /// How an ALSA device name names its card.
+    public enum CardArgument: Sendable, Hashable {
+        /// By number (`hw:1,0`).
+        case number(Int)
+        /// By ALSA's id (`plughw:Device`, `hw:CARD=Device,DEV=0`).
+        case id(String)
+    }
+
+    /// The card an ALSA device name names, read from the name's first argument: a card number
+    /// or id, positional (`hw:1,0`, `plughw:Device`) or `CARD=` (`hw:CARD=Device,DEV=0`,
+    /// `sysdefault:CARD=1`); `nil` for names that name no card (`default`, `pulse`).
+    public static func cardArgument(of name: String) -> CardArgument? {
         guard let colon = name.firstIndex(of: ":") else { return nil }
         let arguments = name[name.index(after: colon)...].split(separator: ",", omittingEmptySubsequences: false)
         let named = arguments.first { $0.hasPrefix("CARD=") }.map { String($0.dropFirst(5)) }
         guard var card = named ?? arguments.first.map(String.init), !card.isEmpty, !card.contains("=") else { return nil }
         if card.hasPrefix("\""), card.hasSuffix("\""), card.count >= 2 { card = String(card.dropFirst().dropLast()) }
-        if card.allSatisfy({ $0.isASCII && $0.isNumber }) {
-            guard let number = Int(card) else { return nil }
-            return cards.first { $0.card == number }
-        }
-        return cards.first { $0.cardID == card }
+        if card.allSatisfy({ $0.isASCII && $0.isNumber }) { return Int(card).map(CardArgument.number) }
+        return .id(card)
     }
 
     /// The USB sound card on port `path` (`1-1.4`), if one is plugged in there now.

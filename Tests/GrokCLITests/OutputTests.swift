@@ -108,6 +108,37 @@ extension CLI {
             #expect(line == "{\"alpha\":\"é\\\"\",\"path\":\"/tmp/a\",\"zeta\":1}\n")
         }
 
+        @Test("a line to the systemd journal carries its priority (<3> error, <4> warning); the same lines elsewhere do not")
+        func journalPriorities() throws {
+            let directory = try makeTemporaryDirectory()
+            func run(journal: Bool) throws -> (out: String, err: String) {
+                let outPath = directory + "/out-\(journal)", errPath = directory + "/err-\(journal)"
+                let out = open(outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600), err = open(errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+                defer { close(out); close(err) }
+                var info = stat()
+                #expect(fstat(out, &info) == 0)
+                // systemd gives one stream for both; here stdout's: stderr (another file) is not the journal.
+                let console = Console(localizer: Localizer(language: .en), json: false, quiet: false,
+                                      standardOutput: FileDescriptorSink(fileDescriptor: out),
+                                      standardError: FileDescriptorSink(fileDescriptor: err),
+                                      journalStream: journal ? "\(info.st_dev):\(info.st_ino)" : nil)
+                #expect(console.isJournal(.standardOutput) == journal && !console.isJournal(.standardError))
+                console.print("sim:0: smoke test — failed\nsecond line", priority: .warning)
+                console.print("sim:0: provisioned", priority: .info)
+                console.print("plain")
+                console.report(FleetError.invalidDevice("sim:99"))
+                return (try String(contentsOfFile: outPath, encoding: .utf8), try String(contentsOfFile: errPath, encoding: .utf8))
+            }
+            let journal = try run(journal: true)
+            #expect(journal.out == "<4>sim:0: smoke test — failed\n<4>second line\n<6>sim:0: provisioned\nplain\n")
+            #expect(journal.err.hasPrefix("Error: "))
+            let elsewhere = try run(journal: false)
+            #expect(elsewhere.out == "sim:0: smoke test — failed\nsecond line\nsim:0: provisioned\nplain\n")
+            // Garbage in JOURNAL_STREAM is not the journal.
+            let garbage = Console(localizer: Localizer(language: .en), json: false, quiet: false, journalStream: "not:a:stream")
+            #expect(!garbage.isJournal(.standardOutput))
+        }
+
         @Test func consoleHonoursQuietAndJSON() {
             func console(json: Bool, quiet: Bool) -> (Console, BufferSink, BufferSink) {
                 let out = BufferSink()

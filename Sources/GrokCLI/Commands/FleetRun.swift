@@ -272,7 +272,10 @@ final class FleetRunPresenter {
                   let before = event.data["firmware_before"]?.string, let after = event.data["firmware_after"]?.string {
             message = localizer.text(.fleetFirmwareChange, before, after)
         }
-        console.print(localizer.text(.fleetStepLine, device, localizer.stepName(step), localizer.stepResult(code: result), message))
+        // A step that failed, was refused or was stopped is what a station's journal is read for.
+        let priority: Console.JournalPriority = result == "done" || result == "skipped" ? .info : .warning
+        console.print(localizer.text(.fleetStepLine, device, localizer.stepName(step), localizer.stepResult(code: result), message),
+                      priority: priority)
     }
 
     /// The human summary at the end: a row per device, then the run's outcome, the report

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Everything grokctl prints goes through here: localized prose for people, JSON for
 /// scripts (`--json`), silence for `--quiet`, and errors on stderr in both forms.
@@ -26,6 +29,25 @@ public final class Console {
     public let isQuiet: Bool
     private let standardOutput: any OutputSink
     private let standardError: any OutputSink
+    /// Which streams go to the systemd journal (``JournalPriority``).
+    private let journalOutput: Bool
+    private let journalError: Bool
+
+    /// How much a line matters to the systemd journal: a service's line that starts `<N>` is
+    /// recorded at syslog priority N (systemd.exec, `SyslogLevelPrefix=`, on by default), so
+    /// `journalctl -p warning -u grokctl-watch@bench-us` shows only what needs someone.
+    /// Prefixed only on a stream that is the journal (``isJournal(_:)``); a terminal, a file
+    /// or a pipe gets the line as it is.
+    public enum JournalPriority: Int, Sendable {
+        /// grokctl itself could not do what it was asked (an `Error:` line).
+        case error = 3
+        /// A Grokker failed or was left unfinished; a `Warning:` line.
+        case warning = 4
+        /// Something a technician may want to know (a session's summary).
+        case notice = 5
+        /// Progress (the default of every other line).
+        case info = 6
+    }
 
     /// - Parameters:
     ///   - localizer: The language of prose and errors.
@@ -33,16 +55,36 @@ public final class Console {
     ///   - quiet: Silence informational prose (`--quiet`).
     ///   - standardOutput: Where results go.
     ///   - standardError: Where errors and warnings go.
+    ///   - journalStream: `JOURNAL_STREAM` (`DEVICE:INODE`), which systemd sets for a service
+    ///     whose output goes to the journal: a stream with that device and inode is the journal.
     public init(
         localizer: Localizer, json: Bool, quiet: Bool,
         standardOutput: any OutputSink = FileDescriptorSink.standardOutput,
-        standardError: any OutputSink = FileDescriptorSink.standardError
+        standardError: any OutputSink = FileDescriptorSink.standardError,
+        journalStream: String? = ProcessInfo.processInfo.environment["JOURNAL_STREAM"]
     ) {
         self.localizer = localizer
         self.isJSON = json
         self.isQuiet = quiet
         self.standardOutput = standardOutput
         self.standardError = standardError
+        journalOutput = Self.isJournal(standardOutput, journalStream: journalStream)
+        journalError = Self.isJournal(standardError, journalStream: journalStream)
+    }
+
+    /// Whether `sink` writes to the stream `journalStream` names (`DEVICE:INODE`, decimal).
+    private static func isJournal(_ sink: any OutputSink, journalStream: String?) -> Bool {
+        guard let journalStream, let descriptor = (sink as? FileDescriptorSink)?.fileDescriptor else { return false }
+        let parts = journalStream.split(separator: ":")
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return false }
+        return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
+    }
+
+    /// Whether `stream` goes to the systemd journal (lines carry a ``JournalPriority``).
+    public func isJournal(_ stream: Stream) -> Bool {
+        stream == .standardOutput ? journalOutput : journalError
     }
 
     /// Speaks `language` from now on (prose, tables and errors; `--json` stays English codes).
@@ -66,7 +108,7 @@ public final class Console {
             write(jsonLine(["warning": Problem(code: key.rawValue, message: message)]), to: .standardError)
         } else {
             let message = localizer.text(key, arguments: arguments)
-            write(localizer.text(.warningLine, message) + "\n", to: .standardError)
+            write(prefixed(localizer.text(.warningLine, message), .warning, journal: journalError) + "\n", to: .standardError)
         }
     }
 
@@ -82,6 +124,18 @@ public final class Console {
     /// A line of the command's result on stdout (a newline is added).
     public func print(_ line: String) {
         write(line + "\n", to: .standardOutput)
+    }
+
+    /// A line on stdout that the journal records at `priority` (elsewhere, as ``print(_:)``).
+    public func print(_ line: String, priority: JournalPriority) {
+        write(prefixed(line, priority, journal: journalOutput) + "\n", to: .standardOutput)
+    }
+
+    /// `text` with the journal's priority prefix on each of its lines when `journal`.
+    private func prefixed(_ text: String, _ priority: JournalPriority, journal: Bool) -> String {
+        guard journal else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { "<\(priority.rawValue)>" + $0 }.joined(separator: "\n")
     }
 
     /// Text on stdout as it is (help, a prepared block); no newline is added.
@@ -110,7 +164,8 @@ public final class Console {
         if isJSON {
             writeJSONError(error)
         } else {
-            write(localizer.text(.errorLine, localizer.message(for: error)) + "\n", to: .standardError)
+            write(prefixed(localizer.text(.errorLine, localizer.message(for: error)), .error, journal: journalError) + "\n",
+                  to: .standardError)
         }
         return Self.isUsageError(error) ? .usageError : .failure
     }

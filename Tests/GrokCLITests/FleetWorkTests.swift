@@ -1,4 +1,5 @@
 import Foundation
+import GrokBasics
 import GrokFleet
 import Testing
 

@@ -88,15 +88,23 @@ struct FleetWatch {
         return FleetExit.code(for: summary.outcome)
     }
 
-    /// The live screen: one line per port that holds a Grokker or is being worked, then the tally.
+    /// The live screen: one line per port that holds a Grokker or is being worked (its port,
+    /// serial, step, the step's percentage where one is known, the Grokker's ETA, what it is
+    /// doing; "–" for what is not known), then the tally.
     static func screen(_ status: WatchStatus, localizer: Localizer) -> [String] {
         let rows = status.ports.map { port -> [String] in
             let step = port.step.flatMap(FleetStep.init(rawValue:)).map(localizer.stepName) ?? "–"
-            return [port.port, port.serial ?? "–", step, localizer.watchDoing(port.doing)]
+            // Down to the tenth: 100 % only once the step is through.
+            let percent = port.progress.map {
+                localizer.text(.watchPercent, LocaleFormat.decimal(($0.fraction * 1000).rounded(.down) / 10, digits: 1, localizer.language))
+            }
+            let eta = port.etaSeconds.map { ProgressBoard.clock($0) }
+            return [port.port, port.serial ?? "–", step, percent ?? "–", eta ?? "–", localizer.watchDoing(port.doing)]
         }
         let headers = [localizer.text(.fleetColumnDevice), localizer.text(.fleetColumnSerial), localizer.text(.fleetColumnStep),
-                       localizer.text(.watchColumnDoing)]
-        var lines = rows.isEmpty ? [localizer.text(.watchNothingPlugged)] : Table(headers: headers, rows: rows).lines()
+                       localizer.text(.watchColumnProgress), localizer.text(.watchColumnEta), localizer.text(.watchColumnDoing)]
+        let table = Table(headers: headers, rows: rows, alignments: [.left, .left, .left, .right, .right, .left])
+        var lines = rows.isEmpty ? [localizer.text(.watchNothingPlugged)] : table.lines()
         lines.append(tally(status.tally, localizer: localizer))
         return lines
     }

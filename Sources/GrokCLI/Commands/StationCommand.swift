@@ -90,8 +90,10 @@ struct StationInitCommand: Command {
 
 /// `grokctl station status`: what this station's watch session (`provision --watch`) is doing,
 /// from the status file it keeps (`<state dir>/watch/status.json`): each port, what it holds
-/// and does, and the tally; when its process is gone, that no session is running, with the
-/// last tally.
+/// and does, its progress and ETA, and the tally. The session counts as running only while a
+/// process with the file's pid and that process's start time is there (a reused pid is another
+/// process) and the file is fresh; a file gone stale says the station is not answering; a
+/// session whose process is gone without closing its status is said to have stopped so.
 struct StationStatusCommand: Command {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "status", abstract: .commandStationStatusAbstract, discussion: .commandStationStatusDiscussion)
@@ -104,19 +106,29 @@ struct StationStatusCommand: Command {
         let localizer = context.localizer
         let path = WatchStatus.path(stateDirectory: StateDirectory.path(environment: context.environment))
         let status = try WatchStatus.read(path: path)
-        let running = status?.isRunning ?? false
+        let now = Date()
+        let state = status?.state(at: now)
         if console.isJSON {
-            console.json(StationStatusObject(running: running, status: status))
+            console.json(StationStatusObject(state: state, status: status))
             return .success
         }
-        guard let status else {
+        guard let status, let state else {
             console.print(localizer.text(.stationStatusNone))
             return .success
         }
-        if running {
+        switch state {
+        case .running:
             console.print(localizer.text(.stationStatusRunning, String(status.pid), status.profile, status.runID, status.started))
             for line in FleetWatch.screen(status, localizer: localizer) { console.print(line) }
-        } else {
+        case .notAnswering:
+            let age = WatchStatus.date(status.updated).map { LocaleFormat.decimal(max(0, now.timeIntervalSince($0)), digits: 0, localizer.language) }
+            console.print(localizer.text(.stationStatusNotAnswering, String(status.pid), status.profile, status.runID, status.updated,
+                                         age ?? "?"))
+            for line in FleetWatch.screen(status, localizer: localizer) { console.print(line) }
+        case .stoppedUnclosed:
+            console.print(localizer.text(.stationStatusStoppedUnclosed, status.runID, String(status.pid), status.updated))
+            console.print(FleetWatch.tally(status.tally, localizer: localizer))
+        case .stopped:
             console.print(localizer.text(.stationStatusStopped, status.runID, status.updated))
             console.print(FleetWatch.tally(status.tally, localizer: localizer))
         }
@@ -124,16 +136,19 @@ struct StationStatusCommand: Command {
     }
 }
 
-/// `station status --json`: whether a session runs, and what its status file says (null when none).
+/// `station status --json`: whether a session's process is there (`running`: also while it is
+/// not answering), the station's state (`running`, `not_answering`, `stopped`,
+/// `stopped_unclosed`; null when no session ever ran), and what its status file says (null when none).
 struct StationStatusObject: Encodable {
-    let running: Bool
+    let state: WatchStatus.StationState?
     let status: WatchStatus?
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(running, forKey: .running)
+        try container.encode(state == .running || state == .notAnswering, forKey: .running)
+        try container.encode(state, forKey: .state)
         try container.encode(status, forKey: .status)
     }
 
-    enum CodingKeys: String, CodingKey { case running, status }
+    enum CodingKeys: String, CodingKey { case running, state, status }
 }

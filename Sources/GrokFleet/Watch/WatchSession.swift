@@ -80,6 +80,8 @@ public final class WatchSession: Sendable {
         var serial: String?
         var step: String?
         var doing: String?
+        /// The worker's Grokker's progress and ETA (from its events), while one works.
+        var progress: PortProgress?
     }
 
     /// Watches until stopped (blocking the calling thread); `handle` hears every event on it.
@@ -96,19 +98,32 @@ public final class WatchSession: Sendable {
         var lastStatus = Date.distantPast
         var lastScan = Date.distantPast
         var changed = true
+        let pid = Int(getpid())
+        let pidStart = WatchStatus.processStart(pid: pid)
+        let smokeTestSeconds = runner.profile.smokeTest?.duration ?? 0
+        /// The progress's clock: seconds since the session began (wall clock, as a run's bars).
+        let origin = Date()
 
         func status(_ now: Date) -> WatchStatus {
-            WatchStatus(pid: Int(getpid()), profile: runner.profile.name, profileFile: runner.profile.file, mode: options.mode.rawValue,
-                        runID: options.runID, started: Timestamp.iso8601(started), updated: Timestamp.iso8601(now),
-                        running: true,
-                        ports: ports.filter { $0.value.holds != nil || $0.value.working }.sorted { $0.key.localizedStandardCompare($1.key) == .orderedAscending }
-                            .map { WatchStatus.Port(port: $0.key, holds: $0.value.holds, serial: $0.value.serial, step: $0.value.step,
-                                                    doing: $0.value.working ? ($0.value.doing ?? "starting") : "idle") },
-                        tally: tally)
+            let time = now.timeIntervalSince(origin)
+            return WatchStatus(pid: pid, pidStart: pidStart, profile: runner.profile.name, profileFile: runner.profile.file,
+                               mode: options.mode.rawValue, runID: options.runID, started: Timestamp.iso8601(started),
+                               updated: Timestamp.iso8601(now), running: true,
+                               ports: ports.filter { $0.value.holds != nil || $0.value.working }.sorted { $0.key.localizedStandardCompare($1.key) == .orderedAscending }
+                                   .map { key, state in
+                                       let progress = state.working ? state.progress : nil
+                                       return WatchStatus.Port(port: key, holds: state.holds, serial: state.serial, step: state.step,
+                                                               doing: state.working ? (state.doing ?? "starting") : "idle",
+                                                               progress: progress?.progress(at: time), etaSeconds: progress?.eta(at: time))
+                                   },
+                               tally: tally)
         }
         func publish(force: Bool) {
             let now = Date()
-            guard changed, force || now.timeIntervalSince(lastStatus) >= 0.3 else { return }
+            let due = now.timeIntervalSince(lastStatus)
+            // Something changed (at most about three times a second), or a heartbeat: the
+            // progress and ETA move with the clock, and the file's age tells a station that hangs.
+            guard force || (changed && due >= 0.3) || due >= WatchStatus.heartbeatSeconds else { return }
             lastStatus = now
             changed = false
             let current = status(now)
@@ -164,6 +179,7 @@ public final class WatchSession: Sendable {
                         state.working = true
                         state.doing = "starting"
                         state.step = nil
+                        state.progress = PortProgress(smokeTestSeconds: smokeTestSeconds)
                         changed = true
                         start(watched.spec, recording: recording)
                     }
@@ -178,6 +194,7 @@ public final class WatchSession: Sendable {
                         if let serial = event.serial { state.serial = serial }
                         if event.event == "step_started", case .string(let step)? = event.data["step"] { state.step = step }
                         state.doing = event.event
+                        state.progress?.apply(event, at: Date().timeIntervalSince(origin))
                         ports[event.device] = state
                         changed = true
                     }
@@ -186,6 +203,7 @@ public final class WatchSession: Sendable {
                     var state = ports[port] ?? PortState()
                     state.working = false
                     state.doing = nil
+                    state.progress = nil
                     let result = WatchResult(report)
                     if report.code == FleetError.deviceLocked(device: "", serial: "", lockFile: "").code {
                         // Another worker of this session still had it (moved before that one ended).

@@ -80,7 +80,9 @@ public struct WatchSummary: Sendable, Hashable {
 
 /// What a watching station is doing, for `grokctl station status`: kept in
 /// `<state dir>/watch/status.json`, written whole (renamed into place) at most about three
-/// times a second while something changes, and once more when the session ends.
+/// times a second while something changes and at least every ``heartbeatSeconds`` while the
+/// session runs (so its age tells a station that stopped answering), and once more when the
+/// session ends.
 public struct WatchStatus: Sendable, Hashable, Codable {
     public struct Port: Sendable, Hashable, Codable {
         public var port: String
@@ -91,10 +93,60 @@ public struct WatchStatus: Sendable, Hashable, Codable {
         public var step: String?
         /// The latest event's code (`step_started`, `firmware_progress`...), or `idle`.
         public var doing: String
+        /// The step's own progress where one is known (the update's bytes, the smoke test's
+        /// seconds); `nil` for a step that reports none.
+        public var progress: Progress?
+        /// Seconds left of the port's Grokker's whole workflow as of ``WatchStatus/updated``,
+        /// estimated as a run's bar does (``FleetWork`` measured by ``ETAEstimate``); `nil`
+        /// while there is no rate to estimate from yet.
+        public var etaSeconds: Double?
+
+        public init(port: String, holds: String? = nil, serial: String? = nil, step: String? = nil, doing: String,
+                    progress: Progress? = nil, etaSeconds: Double? = nil) {
+            self.port = port
+            self.holds = holds
+            self.serial = serial
+            self.step = step
+            self.doing = doing
+            self.progress = progress
+            self.etaSeconds = etaSeconds
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case port, holds, serial, step, doing, progress
+            case etaSeconds = "eta_s"
+        }
+    }
+
+    /// How far a step is: `done` of `total`, in `unit`.
+    public struct Progress: Sendable, Hashable, Codable {
+        public enum Unit: String, Sendable, Hashable, Codable {
+            /// The firmware update's bytes sent, of both images' (`firmware_progress`).
+            case bytes
+            /// The smoke test's seconds run (on the station's clock), of the profile's `duration_s`.
+            case seconds
+        }
+
+        public var unit: Unit
+        public var done: Double
+        public var total: Double
+
+        public init(unit: Unit, done: Double, total: Double) {
+            self.unit = unit
+            self.done = done
+            self.total = total
+        }
+
+        /// `done` over `total`, from 0 to 1.
+        public var fraction: Double { total > 0 ? min(1, max(0, done / total)) : 0 }
     }
 
     public var format = 1
     public var pid: Int
+    /// When the process `pid` started (field 22 of `/proc/<pid>/stat`, clock ticks since boot):
+    /// a pid the kernel gave to another process since has another. `nil` when it could not be
+    /// read (and in a status written before it was kept).
+    public var pidStart: UInt64?
     public var profile: String
     public var profileFile: String
     public var mode: String
@@ -106,10 +158,31 @@ public struct WatchStatus: Sendable, Hashable, Codable {
     public var ports: [Port]
     public var tally: WatchTally
 
+    public init(pid: Int, pidStart: UInt64?, profile: String, profileFile: String, mode: String, runID: String, started: String,
+                updated: String, running: Bool, ports: [Port], tally: WatchTally) {
+        self.pid = pid
+        self.pidStart = pidStart
+        self.profile = profile
+        self.profileFile = profileFile
+        self.mode = mode
+        self.runID = runID
+        self.started = started
+        self.updated = updated
+        self.running = running
+        self.ports = ports
+        self.tally = tally
+    }
+
     enum CodingKeys: String, CodingKey {
         case format, pid, profile, mode, started, updated, running, ports, tally
-        case profileFile = "profile_file", runID = "run_id"
+        case pidStart = "pid_start", profileFile = "profile_file", runID = "run_id"
     }
+
+    /// A running session rewrites its status at least this often (seconds).
+    public static let heartbeatSeconds = 1.0
+    /// A status that says running and is older than this (seconds) is from a station that
+    /// stopped answering: ten heartbeats, so a busy moment is not taken for a hang.
+    public static let staleSeconds = 10.0
 
     /// Where a station keeps it: `<state dir>/watch/status.json`.
     public static func path(stateDirectory: String) -> String { joinPath(stateDirectory, "watch/status.json") }
@@ -132,10 +205,120 @@ public struct WatchStatus: Sendable, Hashable, Codable {
         return status
     }
 
-    /// Whether the session that wrote it is still at work: it said it was running and its
-    /// process is still there.
+    /// What the station that wrote it is doing now.
+    public enum StationState: String, Sendable, Hashable, Codable {
+        /// Its process (that pid, started at that time) is there and the status is fresh.
+        case running
+        /// Its process is there, but the status has not been rewritten for ``WatchStatus/staleSeconds``:
+        /// hung, stopped (SIGSTOP) or unable to write its status; what it last said may be stale.
+        case notAnswering = "not_answering"
+        /// The session ended and said so (`running: false`).
+        case stopped
+        /// The status says running but no process with its pid and start time is there: the
+        /// session stopped without closing its status (killed, crashed, the machine restarted).
+        case stoppedUnclosed = "stopped_unclosed"
+    }
+
+    /// What the station that wrote it is doing at `now`: running only while a process with
+    /// its pid and its start time exists (a reused pid is another process) and the status is
+    /// fresh. A status without ``pidStart`` is judged by its pid alone.
+    /// - Parameter processStart: a process's start time by pid, `nil` when there is none.
+    public func state(at now: Date = Date(), processStart: (Int) -> UInt64? = WatchStatus.processStart(pid:)) -> StationState {
+        guard running else { return .stopped }
+        guard pid > 0 else { return .stoppedUnclosed }
+        if let pidStart {
+            guard processStart(pid) == pidStart else { return .stoppedUnclosed }
+        } else {
+            guard kill(pid_t(pid), 0) == 0 || errno == EPERM else { return .stoppedUnclosed }
+        }
+        guard let written = Self.date(updated), now.timeIntervalSince(written) <= Self.staleSeconds else { return .notAnswering }
+        return .running
+    }
+
+    /// Whether the session that wrote it is still there (running, or not answering): it said it
+    /// was running and its process (that pid, started at that time) still is.
     public var isRunning: Bool {
-        guard running, pid > 0 else { return false }
-        return kill(pid_t(pid), 0) == 0 || errno == EPERM
+        let state = state()
+        return state == .running || state == .notAnswering
+    }
+
+    /// When process `pid` started: field 22 of `/proc/<pid>/stat` (clock ticks since boot);
+    /// `nil` when there is no such process (or no `/proc`), or it has exited and waits to be
+    /// reaped (a zombie: it runs no more).
+    public static func processStart(pid: Int) -> UInt64? {
+        guard pid > 0, let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return nil }
+        return processStart(stat: String(decoding: data, as: UTF8.self))
+    }
+
+    /// Field 22 of a `/proc/<pid>/stat` line; `nil` for a process that has exited (field 3,
+    /// its state, `Z` zombie or `X`/`x` dead).
+    static func processStart(stat text: String) -> UInt64? {
+        // Field 2 is the command in parentheses, which may hold spaces and parentheses itself:
+        // the fields after it start after its last ')', with field 3 (the state) first.
+        guard let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count > 19, !["Z", "X", "x"].contains(fields[0]) else { return nil }
+        return UInt64(fields[19])
+    }
+
+    /// `updated` or `started` as a date (they are ``Timestamp/iso8601(_:)``'s).
+    public static func date(_ timestamp: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: timestamp)
+    }
+}
+
+/// One port's Grokker's progress at a station, from its worker's events: the step's own
+/// progress where one is known, and the ETA of its whole workflow as a run's bar measures it
+/// (``FleetWork``: the work in link time; ``ETAEstimate``: its rate, on the station's clock).
+struct PortProgress: Sendable {
+    private(set) var work: FleetWork
+    private var estimate = ETAEstimate()
+    /// When the smoke test under way began (seconds on the caller's clock).
+    private var smokeTestStarted: Double?
+
+    /// - Parameter smokeTestSeconds: the profile's smoke test length (0: none).
+    init(smokeTestSeconds: Double) {
+        work = FleetWork(smokeTestSeconds: smokeTestSeconds)
+    }
+
+    /// Takes one of the Grokker's events, heard at `time` seconds.
+    mutating func apply(_ event: FleetEvent, at time: Double) {
+        work.apply(event)
+        switch event.event {
+        case "step_started":
+            smokeTestStarted = work.current == .smokeTest || work.current == .finalSmokeTest ? time : nil
+            estimate.record(time: time, done: work.doneMilliseconds, total: work.totalMilliseconds)
+        case "firmware_progress", "step_finished":
+            if work.current == nil { smokeTestStarted = nil }
+            estimate.record(time: time, done: work.doneMilliseconds, total: work.totalMilliseconds)
+        default:
+            break
+        }
+    }
+
+    /// The step's progress at `time`: the update's bytes during the firmware step once its
+    /// first `firmware_progress` came, a smoke test's seconds run of the profile's length;
+    /// `nil` otherwise.
+    func progress(at time: Double) -> WatchStatus.Progress? {
+        switch work.current {
+        case .firmware?:
+            guard let bytes = work.firmwareBytes else { return nil }
+            return WatchStatus.Progress(unit: .bytes, done: Double(bytes.done), total: Double(bytes.total))
+        case .smokeTest?, .finalSmokeTest?:
+            guard let started = smokeTestStarted, work.smokeTestSeconds > 0 else { return nil }
+            let seconds = (max(0, time - started) * 10).rounded(.down) / 10
+            return WatchStatus.Progress(unit: .seconds, done: min(seconds, work.smokeTestSeconds), total: work.smokeTestSeconds)
+        default:
+            return nil
+        }
+    }
+
+    /// Seconds left of the Grokker's workflow at `time` (tenths), `nil` until a rate is measured
+    /// and once it finished.
+    func eta(at time: Double) -> Double? {
+        guard !work.isFinished, let left = estimate.remaining(at: time) else { return nil }
+        return (left * 10).rounded() / 10
     }
 }

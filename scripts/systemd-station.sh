@@ -89,7 +89,7 @@ wait_for() {  # wait_for SECONDS COMMAND...
   while [ "$SECONDS" -lt "$until" ]; do "$@" && return 0; sleep 0.5; done
   return 1
 }
-status_json() { inside env XDG_STATE_HOME=/var/lib /usr/local/bin/grokctl --json station status; }
+status_json() { inside /usr/local/bin/grokctl --json station status --system; }
 status_says() {  # status_says PYTHON-EXPRESSION over s (the status object)
   status_json 2>/dev/null | python3 -c "import json,sys; s=json.load(sys.stdin); sys.exit(0 if ($1) else 1)"
 }
@@ -111,10 +111,26 @@ check "the unit is installed where systemd looks" inside test -f /usr/local/lib/
 check "systemd started $unit" wait_for 60 inside systemctl is-active --quiet "$unit"
 first="$(main_pid)"
 check "station status shows the session running as process $first" wait_for 30 status_says "s['running'] and s['status']['pid'] == $first"
+# Another user, who has no station of their own, is shown the system's.
+others_see_it() { inside runuser -u nobody -- env HOME=/nonexistent /usr/local/bin/grokctl --lang en station status | grep -q "^The system's watching station"; }
+check "station status, for a user without a station of their own, shows the system's" wait_for 30 others_see_it
 as_station bench plug --device sim:0 > /dev/null
 as_station bench plug --device sim:1 > /dev/null
 check "two Grokkers plugged in are provisioned (station status' tally)" wait_for 120 status_says "s['status']['tally']['provisioned'] == 2"
 check "the journal has each Grokker's line" provisioned_lines 2
+
+# A Grokker whose smoke test fails (a field without tags): its lines reach the journal as
+# warnings, the others as information (journalctl -p warning shows only what needs someone).
+as_station mkdir -p /var/lib/grokctl/bench/sim-2
+inside runuser -u grokctl -- sh -c 'echo "{\"tags\": []}" > /var/lib/grokctl/bench/sim-2/scene.json'
+as_station bench plug --device sim:2 > /dev/null
+check "a Grokker whose smoke test fails is counted failed" wait_for 60 status_says "s['status']['tally']['failed'] == 1"
+warnings_only_failures() {
+  local warnings; warnings="$(inside journalctl --no-pager -o cat -p warning -u "$unit")"
+  grep -q '^sim:2: .*failed' <<< "$warnings" && ! grep -q ': provisioned$' <<< "$warnings"
+}
+check "journalctl -p warning shows the failed Grokker's lines, not the provisioned ones" warnings_only_failures
+as_station bench unplug --device sim:2 > /dev/null
 
 inside systemctl kill --signal=SIGKILL "$unit"
 check "after a SIGKILL systemd starts it again (Restart=on-failure)" wait_for 30 restarted "$first"

@@ -62,7 +62,9 @@ struct FleetWatch {
                     if result != .provisioned, result != .alreadyDone, let code = report.code {
                         words += ": " + localizer.fleetMessage(code: code, arguments: report.arguments, about: port)
                     }
-                    console.print(localizer.text(.watchFinished, port, report.serial ?? "?", words))
+                    // A Grokker that failed or was left unfinished is what a station's journal is read for.
+                    let fine = result == .provisioned || result == .alreadyDone
+                    console.print(localizer.text(.watchFinished, port, report.serial ?? "?", words), priority: fine ? .info : .warning)
                 }
             case .status(let status):
                 guard live else { return }

@@ -94,28 +94,42 @@ struct StationInitCommand: Command {
 /// process with the file's pid and that process's start time is there (a reused pid is another
 /// process) and the file is fresh; a file gone stale says the station is not answering; a
 /// session whose process is gone without closing its status is said to have stopped so.
+///
+/// Whose station: the user's own (its state directory), else the system's, the one
+/// `grokctl-watch@PROFILE` runs as the user grokctl (``WatchStatus/systemPath``); `--system`
+/// reads the system's only.
 struct StationStatusCommand: Command {
+    static let system = OptionDeclaration.flag("system", help: .optionStationStatusSystem)
+
     static var configuration: CommandConfiguration {
-        CommandConfiguration(name: "status", abstract: .commandStationStatusAbstract, discussion: .commandStationStatusDiscussion)
+        CommandConfiguration(name: "status", abstract: .commandStationStatusAbstract, discussion: .commandStationStatusDiscussion,
+                             options: [system])
     }
 
-    init(_ values: ParsedValues) {}
+    let system: Bool
+
+    init(_ values: ParsedValues) {
+        system = values.flag(Self.system)
+    }
 
     func run(_ context: CommandContext) throws -> ExitCode {
         let console = context.console
         let localizer = context.localizer
-        let path = WatchStatus.path(stateDirectory: StateDirectory.path(environment: context.environment))
+        let own = WatchStatus.path(stateDirectory: StateDirectory.path(environment: context.environment))
+        let exists = { (path: String) in FileManager.default.fileExists(atPath: path) }
+        let path = system || (!exists(own) && exists(WatchStatus.systemPath)) ? WatchStatus.systemPath : own
         let status = try WatchStatus.read(path: path)
         let now = Date()
         let state = status?.state(at: now)
         if console.isJSON {
-            console.json(StationStatusObject(state: state, status: status))
+            console.json(StationStatusObject(state: state, status: status, file: path))
             return .success
         }
         guard let status, let state else {
-            console.print(localizer.text(.stationStatusNone))
+            console.print(localizer.text(path == WatchStatus.systemPath ? .stationStatusNoneSystem : .stationStatusNone))
             return .success
         }
+        if path == WatchStatus.systemPath { console.print(localizer.text(.stationStatusSystem, path)) }
         switch state {
         case .running:
             console.print(localizer.text(.stationStatusRunning, String(status.pid), status.profile, status.runID, status.started))
@@ -142,13 +156,16 @@ struct StationStatusCommand: Command {
 struct StationStatusObject: Encodable {
     let state: WatchStatus.StationState?
     let status: WatchStatus?
+    /// The status file read (the user's, or the system station's).
+    let file: String
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(state == .running || state == .notAnswering, forKey: .running)
         try container.encode(state, forKey: .state)
         try container.encode(status, forKey: .status)
+        try container.encode(file, forKey: .file)
     }
 
-    enum CodingKeys: String, CodingKey { case running, state, status }
+    enum CodingKeys: String, CodingKey { case running, state, status, file }
 }

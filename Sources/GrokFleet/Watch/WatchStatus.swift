@@ -187,6 +187,9 @@ public struct WatchStatus: Sendable, Hashable, Codable {
     /// Where a station keeps it: `<state dir>/watch/status.json`.
     public static func path(stateDirectory: String) -> String { joinPath(stateDirectory, "watch/status.json") }
 
+    /// The system station's (`grokctl-watch@PROFILE`, whose unit sets `XDG_STATE_HOME=/var/lib`).
+    public static let systemPath = "/var/lib/grokctl/watch/status.json"
+
     func write(to path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]

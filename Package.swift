@@ -26,6 +26,8 @@ let package = Package(
 
         /// ALSA: the sound cards a Grokker plugs into.
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        /// libudev: udevd's events when a sound card is plugged in or pulled out.
+        .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         /// zlib: deflate-compressed firmware blocks.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         /// OpenSSL libcrypto: SHA-256/512, Ed25519, ECDSA and RSA-PSS signatures.
@@ -39,8 +41,9 @@ let package = Package(
 
         // MARK: The audio link
 
-        /// Audio ports: ALSA, WAV recording, the in-memory cable with impairments.
-        .target(name: "GrokAudio", dependencies: ["GrokBasics", "CALSA"]),
+        /// Audio ports: ALSA, WAV recording, the in-memory cable with impairments; sound cards
+        /// coming and going (udev, inotify) and their jacks' events.
+        .target(name: "GrokAudio", dependencies: ["GrokBasics", "CALSA", "CUdev"]),
         /// The modem ("byte protocol") and the packet protocol, counted in samples.
         .target(name: "GrokLink", dependencies: ["GrokBasics", "GrokAudio"]),
         /// Typed commands and responses shared by host and emulated device.
@@ -123,7 +126,7 @@ let package = Package(
 
         // MARK: Tests (one target per source target)
 
-        .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CZlib", "COpenSSL", "CCurl", "CSQLite", "CLibPQ"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CUdev", "CZlib", "COpenSSL", "CCurl", "CSQLite", "CLibPQ"]),
         /// What the test targets share: temporary directories made and removed, seeded test bytes.
         .target(name: "GrokTestSupport", dependencies: ["GrokBasics"], path: "Tests/GrokTestSupport"),
         /// A host and an emulated Grokker on a recorded simulated cable, for the `audio decode` tests.

@@ -13,7 +13,7 @@
 set -euo pipefail
 
 # Build: C libraries behind the .systemLibrary targets, and pkg-config to find them.
-build_pkgs=(pkg-config libasound2-dev libcurl4-openssl-dev zlib1g-dev libssl-dev libsqlite3-dev libpq-dev)
+build_pkgs=(pkg-config libasound2-dev libudev-dev libcurl4-openssl-dev zlib1g-dev libssl-dev libsqlite3-dev libpq-dev)
 # Tests: ALSA's file/null plugins ship with libasound2 itself; sox resamples recordings in
 # the decoder test; openssl makes test keys and the test CA; nginx-light provides
 # /usr/sbin/nginx, the real HTTPS server the GrokNet download tests run on loopback;

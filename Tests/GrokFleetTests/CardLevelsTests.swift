@@ -113,6 +113,34 @@ struct CardLevelsTests {
         #expect(try server.sinkVolume() == 30)
         #expect(CardLevels.records(directory: levels).isEmpty)
     }
+
+    /// The one control device here that gives events (no sound card, so no real jack): the
+    /// server's, whose `Master` follows the default sink. A card's `... Jack` controls come
+    /// the same way (snd_ctl_subscribe_events, snd_ctl_read), untried on a card.
+    @Test("control events: a change of the sink's volume is heard on the non-blocking control device, by name; it is no jack's")
+    func controlEventsAreHeard() throws {
+        try server.setSinkVolume(40)
+        let events = try #require(ALSAJackEvents(control: "pulse"))
+        #expect(events.changed() != nil)
+        /// Looks until an event came (the server tells its clients a moment later: up to a
+        /// second); its names, and what `changed` said of them.
+        func look(_ matching: @escaping (String) -> Bool) -> (names: [String], changed: Bool?) {
+            var names: [String] = []
+            let deadline = Date().addingTimeInterval(1)
+            var changed: Bool? = false
+            repeat {
+                Thread.sleep(forTimeInterval: 0.02)
+                changed = events.changed { names.append($0); return matching($0) }
+            } while names.isEmpty && changed != nil && Date() < deadline
+            return (names, changed)
+        }
+        try server.setSinkVolume(60)
+        let master = look { $0.hasPrefix("Master") }
+        #expect(master.changed == true, "\(master.names)")
+        try server.setSinkVolume(30)
+        let jack = look { $0.hasSuffix(" Jack") }
+        #expect(!jack.names.isEmpty && jack.changed == false, "\(jack.names)")
+    }
 }
 
 /// An emulated Grokker on the sound server's devices, on a thread of its own, as

@@ -3,6 +3,7 @@ import CCurl
 import CLibPQ
 import COpenSSL
 import CSQLite
+import CUdev
 import CZlib
 import Testing
 
@@ -59,6 +60,15 @@ struct SystemLibraryTests {
     func alsaVersion() {
         let version = String(cString: snd_asoundlib_version())
         #expect(version.split(separator: ".").count >= 3)
+    }
+
+    @Test("libudev makes a context and a sound monitor on it")
+    func udevMonitor() throws {
+        let udev = try #require(udev_new())
+        defer { udev_unref(udev) }
+        let monitor = try #require(udev_monitor_new_from_netlink(udev, "udev"))
+        defer { udev_monitor_unref(monitor) }
+        #expect(udev_monitor_filter_add_match_subsystem_devtype(monitor, "sound", nil) >= 0)
     }
 }
 

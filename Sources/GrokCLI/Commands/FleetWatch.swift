@@ -24,7 +24,10 @@ struct FleetWatch {
         var drawn = 0
         _ = StopSignals.install(StopSignals.fleetSignals)
         if !console.isJSON, !console.isQuiet { console.print(localizer.text(.watchStarted, session.profile.name, statusFile)) }
-        let summary = try session.watch(prepared, statusFile: statusFile) { event in
+        let summary = try session.watch(prepared, statusFile: statusFile, cardsHeard: { by in
+            if console.isJSON { console.json(WatchCardsObject(by: by)) }
+            else if !console.isQuiet { console.print(MessageKey(rawValue: "watch.cards." + by).map { localizer.text($0) } ?? by) }
+        }) { event in
             switch event {
             case .fleet(let event):
                 if console.isJSON {
@@ -131,6 +134,12 @@ struct WatchEventObject: Encodable {
     var result: String? = nil
     var code: String? = nil
     var arguments: [String]? = nil
+}
+
+/// How the station hears sound cards come and go, under `--json` (`udev`, `inotify`, `poll`).
+struct WatchCardsObject: Encodable {
+    let event = "cards_heard"
+    let by: String
 }
 
 /// The last line of `provision --watch --json`.

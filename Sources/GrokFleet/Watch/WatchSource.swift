@@ -64,60 +64,84 @@ public final class BenchWatchSource: WatchSource, @unchecked Sendable {
 }
 
 /// The station's sound cards as watched ports: each duplex card once (by its `usb:` name
-/// where it is on USB, ``ProbeJob/ports(cards:emulated:)``), the list read again whenever
-/// `/proc/asound/cards` changes (a card plugged into or pulled from the hub). What a card
-/// holds: where it reports its jack, nothing while the jack is empty; otherwise (and to learn
-/// who is in a plugged jack) a handshake probe (``ProbeJob``) every `probeInterval` seconds on
-/// its own thread, while no worker is on the port: a Grokker that answers is there (known by
-/// its serial), a port where none answers is empty, a port another grokctl holds keeps what it
-/// had.
+/// where it is on USB, ``ProbeJob/ports(cards:emulated:)``), the list read at the start and
+/// again only when `events` tells a card may have come or gone (udevd's events, inotify on
+/// `/dev/snd`, or `/proc/asound/cards` compared on every look: ``CardEvents``). What a card
+/// holds: where it reports its jack, nothing while the jack is empty (the jack read again
+/// only when the card's control events say a jack changed, ``ALSAJackEvents``, or on every
+/// look where it gives none); otherwise (and to learn who is in a plugged jack) a handshake
+/// probe (``ProbeJob``) every `probeInterval` seconds on its own thread, while no worker is
+/// on the port: a Grokker that answers is there (known by its serial), a port where none
+/// answers is empty, a port another grokctl holds keeps what it had.
 public final class CardWatchSource: WatchSource, @unchecked Sendable {
     public let probe: ProbeJob
     public let probeInterval: Double
-    private let cardsFile: String
+    /// What tells this source that the cards may have changed.
+    public let events: any CardEventSource
     private let listCards: @Sendable () -> [SoundCard]
     private let lock = NSLock()
-    private var cardsText: String?
-    /// The watched ports, with the ALSA name of a card that reports its jack.
-    private var ports: [(spec: DeviceSpec, jack: String?)] = []
+    private var listed = false
+    /// A card that reports its jack: its ALSA name, its control events where they can be
+    /// had, and the jack as last read.
+    private struct Jack {
+        var device: String
+        var events: ALSAJackEvents?
+        var plugged: Bool? = nil
+        var read = false
+    }
+    /// The watched ports, with the jack of a card that reports one.
+    private var ports: [(spec: DeviceSpec, jack: Jack?)] = []
     private var holds: [String: String] = [:]
     private var probing: Set<String> = []
     private var probed: [String: Date] = [:]
 
-    public init(probe: ProbeJob, probeInterval: Double = 3, cardsFile: String = "/proc/asound/cards",
+    /// - Parameter events: by default the best this machine offers (``CardEvents/open(udevControl:soundDirectory:cardsFile:)``).
+    public init(probe: ProbeJob, probeInterval: Double = 3, events: any CardEventSource = CardEvents.open(),
                 listCards: @escaping @Sendable () -> [SoundCard]) {
         self.probe = probe
         self.probeInterval = probeInterval
-        self.cardsFile = cardsFile
+        self.events = events
         self.listCards = listCards
     }
 
     public func scan(busy: Set<String>) throws(FleetError) -> [WatchedPort] {
-        let text = (try? String(contentsOfFile: cardsFile, encoding: .utf8)) ?? ""
         lock.lock()
         defer { lock.unlock() }
-        if text != cardsText {
-            cardsText = text
+        let heard = events.changes()
+        if !listed || !heard.isEmpty {
+            listed = true
             let cards = listCards()
             ports = ProbeJob.ports(cards: cards, emulated: []).map { spec in
                 let card = cards.first { $0.device == spec || $0.usb.map { DeviceSpec.usb(path: $0.path) } == spec }
-                let jack: String? = if card?.jackPlugged != nil, case .alsa(let name)? = card?.device { name } else { nil }
-                return (spec, jack)
+                guard card?.jackPlugged != nil, case .alsa(let name)? = card?.device else { return (spec, nil) }
+                // Subscribed before the jack is first read: no change falls between.
+                return (spec, Jack(device: name, events: ALSAJackEvents(device: name)))
             }
             let kept = Set(ports.map(\.spec.description))
             holds = holds.filter { kept.contains($0.key) }
         }
         let now = Date()
-        for (spec, jack) in ports {
-            let key = spec.description
+        for index in ports.indices {
+            let key = ports[index].spec.description
             guard !busy.contains(key), !probing.contains(key) else { continue }
-            if let jack, ALSADevices.jackPlugged(device: jack) == false {
-                holds[key] = nil
-                continue
+            if var jack = ports[index].jack {
+                // Read again only when the card said a jack changed (or gives no events).
+                let changed = jack.events?.changed()
+                if changed == nil { jack.events = nil }
+                if changed != false || !jack.read {
+                    jack.plugged = ALSADevices.jackPlugged(device: jack.device)
+                    jack.read = true
+                }
+                ports[index].jack = jack
+                if jack.plugged == false {
+                    holds[key] = nil
+                    continue
+                }
             }
             guard now.timeIntervalSince(probed[key] ?? .distantPast) >= probeInterval else { continue }
             probing.insert(key)
             let probe = self.probe
+            let spec = ports[index].spec
             let thread = Thread { [self] in
                 let finding = probe.probe(spec)
                 lock.lock()

@@ -1,0 +1,110 @@
+import Foundation
+import GrokTestSupport
+import Testing
+
+@testable import GrokAudio
+
+@Suite("Sound cards coming and going (udev, inotify, /proc/asound/cards)")
+struct CardEventsTests {
+    private func make(_ path: String) {
+        #expect(FileManager.default.createFile(atPath: path, contents: nil), "\(path)")
+    }
+
+    @Test("a node's name gives its card: controlC5, pcmC5D0p, hwC5D0, card5; seq, timer and by-path give none")
+    func cardOfNode() {
+        #expect(CardEvents.card(ofNode: "controlC5") == 5)
+        #expect(CardEvents.card(ofNode: "pcmC12D0p") == 12)
+        #expect(CardEvents.card(ofNode: "hwC5D0") == 5)
+        #expect(CardEvents.card(ofNode: "midiC3D1") == 3)
+        #expect(CardEvents.card(ofNode: "card7") == 7)
+        for name in ["seq", "timer", "by-path", "by-id", "controlC", "Controlc5", "controlC5x", ""] {
+            #expect(CardEvents.card(ofNode: name) == nil, "\(name)")
+        }
+    }
+
+    @Test("inotify: a node made in the sound directory, given new permissions and removed is heard, with its card; other names are not")
+    func inotifyNodes() throws {
+        let directory = TemporaryDirectory("card-events")
+        let snd = directory.directory("snd")
+        let watch = try #require(SoundDirectoryWatch(directory: snd))
+        #expect(watch.kind == .inotify)
+        #expect(watch.changes().isEmpty)
+        make(snd + "/controlC5")
+        #expect(watch.changes() == [CardChange(card: 5)])
+        #expect(watch.changes().isEmpty, "told once")
+        #expect(chmod(snd + "/controlC5", 0o660) == 0)
+        #expect(watch.changes() == [CardChange(card: 5)], "udevd setting a node's permissions")
+        make(snd + "/timer")
+        #expect(watch.changes().isEmpty, "no card's node")
+        try FileManager.default.removeItem(atPath: snd + "/controlC5")
+        #expect(watch.changes() == [CardChange(card: 5)])
+    }
+
+    @Test("inotify: a sound directory missing at the start is watched once it is made, and again after it went and came back")
+    func inotifyDirectoryAppears() throws {
+        let directory = TemporaryDirectory("card-events")
+        let snd = directory.file("snd")
+        let watch = try #require(SoundDirectoryWatch(directory: snd))
+        #expect(watch.changes().isEmpty)
+        make(directory.file("other"))
+        #expect(watch.changes().isEmpty, "another file in the parent")
+        try FileManager.default.createDirectory(atPath: snd, withIntermediateDirectories: false)
+        #expect(watch.changes() == [CardChange(card: nil)], "nodes may be in it already")
+        make(snd + "/controlC1")
+        #expect(watch.changes() == [CardChange(card: 1)])
+        try FileManager.default.removeItem(atPath: snd)
+        #expect(watch.changes().contains(CardChange(card: nil)), "the directory went")
+        try FileManager.default.createDirectory(atPath: snd, withIntermediateDirectories: false)
+        #expect(watch.changes() == [CardChange(card: nil)])
+        make(snd + "/pcmC2D0c")
+        #expect(watch.changes() == [CardChange(card: 2)])
+    }
+
+    @Test("the source is chosen in order: udev while udevd's control socket exists, else inotify, else polling the cards file")
+    func chosenInOrder() {
+        let directory = TemporaryDirectory("card-events")
+        let control = directory.file("control")
+        let snd = directory.directory("snd")
+        let cards = directory.file("cards")
+        #expect(CardEvents.open(udevControl: control, soundDirectory: snd, cardsFile: cards).kind == .inotify)
+        #expect(CardEvents.open(udevControl: control, soundDirectory: directory.file("none/snd"), cardsFile: cards).kind == .poll,
+                "neither the directory nor its parent")
+        make(control)
+        #expect(CardEvents.open(udevControl: control, soundDirectory: snd, cardsFile: cards).kind == .udev)
+    }
+
+    // udevd does not run on the machine these tests were written on (no /run/udev), so no
+    // event from udevd was ever seen here: what is tested is that the monitor is made, its
+    // socket is open and non-blocking, and that asking it returns at once with nothing.
+    @Test("udev: a monitor is made, its socket is valid and non-blocking, and receive on nothing returns nil at once (no udevd event seen here)")
+    func udevMonitorWithoutEvents() throws {
+        let monitor = try #require(UdevSoundMonitor())
+        #expect(monitor.kind == .udev)
+        let flags = fcntl(monitor.fileDescriptor, F_GETFL)
+        #expect(flags >= 0 && flags & O_NONBLOCK != 0)
+        let started = Date()
+        #expect(monitor.receive() == nil)
+        #expect(monitor.changes().isEmpty)
+        #expect(Date().timeIntervalSince(started) < 0.2)
+    }
+
+    @Test("polling: a change of the cards file's text is told once; the same text is not")
+    func cardsFilePoll() throws {
+        let directory = TemporaryDirectory("card-events")
+        let file = directory.file("cards")
+        try "--- no soundcards ---\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let poll = CardsFilePoll(file: file)
+        #expect(poll.changes().isEmpty)
+        try " 0 [Device ]: USB-Audio - USB Audio Device\n".write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(poll.changes() == [CardChange(card: nil)])
+        #expect(poll.changes().isEmpty)
+        try FileManager.default.removeItem(atPath: file)
+        #expect(poll.changes() == [CardChange(card: nil)], "the file went (the sound modules unloaded)")
+    }
+
+    @Test("jack events: a device that is no card's, or a card that is not there, gives no control events (its jack is read on every look)")
+    func jackEventsWithoutCard() {
+        #expect(ALSAJackEvents(device: "pulse") == nil)
+        #expect(ALSAJackEvents(device: "hw:63,0") == nil)
+    }
+}

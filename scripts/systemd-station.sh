@@ -96,11 +96,11 @@ status_says() {  # status_says PYTHON-EXPRESSION over s (the status object)
 as_station() { inside runuser -u grokctl -- env HOME=/var/lib/grokctl XDG_STATE_HOME=/var/lib /usr/local/bin/grokctl "$@"; }
 journal() { inside journalctl --no-pager -o cat -u "$unit"; }
 main_pid() { inside systemctl show -p MainPID --value "$unit"; }
-provisioned_lines() { [ "$(journal | grep -c ': provisioned$')" -eq "$1" ]; }
-already_done_lines() { [ "$(journal | grep -c ': already done, left alone$')" -eq "$1" ]; }
+provisioned_lines() { local text; text="$(journal)"; [ "$(grep -c ': provisioned$' <<< "$text")" -eq "$1" ]; }
+already_done_lines() { local text; text="$(journal)"; [ "$(grep -c ': already done, left alone$' <<< "$text")" -eq "$1" ]; }
 restarted() { local p; p="$(main_pid)"; [ "$p" != 0 ] && [ "$p" != "$1" ]; }
 stopped() { ! inside systemctl is-active --quiet "$unit"; }
-summary_in_journal() { journal | grep -q '^Watch session .*: succeeded'; }
+summary_in_journal() { local text; text="$(journal)"; grep -q '^Watch session .*: ' <<< "$text"; }
 
 # PID 1 of the namespace is unshare's forked child: the setup, then systemd in its place.
 systemd_started() { pid1="$(pgrep -P "$launcher" | head -1 || true)"; [ -n "$pid1" ] && [ "$(cat "/proc/$pid1/comm" 2>/dev/null)" = systemd ]; }
@@ -112,7 +112,10 @@ check "systemd started $unit" wait_for 60 inside systemctl is-active --quiet "$u
 first="$(main_pid)"
 check "station status shows the session running as process $first" wait_for 30 status_says "s['running'] and s['status']['pid'] == $first"
 # Another user, who has no station of their own, is shown the system's.
-others_see_it() { inside runuser -u nobody -- env HOME=/nonexistent /usr/local/bin/grokctl --lang en station status | grep -q "^The system's watching station"; }
+others_see_it() {
+  local text; text="$(inside runuser -u nobody -- env HOME=/nonexistent /usr/local/bin/grokctl --lang en station status)"
+  grep -q "^The system's watching station" <<< "$text"
+}
 check "station status, for a user without a station of their own, shows the system's" wait_for 30 others_see_it
 as_station bench plug --device sim:0 > /dev/null
 as_station bench plug --device sim:1 > /dev/null
@@ -121,8 +124,7 @@ check "the journal has each Grokker's line" provisioned_lines 2
 
 # A Grokker whose smoke test fails (a field without tags): its lines reach the journal as
 # warnings, the others as information (journalctl -p warning shows only what needs someone).
-as_station mkdir -p /var/lib/grokctl/bench/sim-2
-inside runuser -u grokctl -- sh -c 'echo "{\"tags\": []}" > /var/lib/grokctl/bench/sim-2/scene.json'
+inside runuser -u grokctl -- sh -c 'mkdir -p /var/lib/grokctl/bench/sim-2 && echo "{\"tags\": []}" > /var/lib/grokctl/bench/sim-2/scene.json'
 as_station bench plug --device sim:2 > /dev/null
 check "a Grokker whose smoke test fails is counted failed" wait_for 60 status_says "s['status']['tally']['failed'] == 1"
 warnings_only_failures() {
@@ -149,7 +151,7 @@ check "the journal has the session's summary" summary_in_journal
 check "station status says no session runs, with the last tally" status_says "not s['running'] and s['status']['tally']['already_done'] == 2"
 
 ledger_show() { inside /usr/local/bin/grokctl --lang en ledger show --ledger /var/lib/grokctl/ledger.sqlite; }
-killed_run_abandoned() { ledger_show | grep -q "abandoned (its process died; closed by a later run)"; }
+killed_run_abandoned() { local text; text="$(ledger_show)"; grep -q "abandoned (its process died; closed by a later run)" <<< "$text"; }
 check "the ledger has the killed session's run abandoned, closed by the next" killed_run_abandoned
 echo "--- the station's ledger"
 ledger_show || failures=$((failures + 1))

@@ -68,7 +68,9 @@ struct WatchCommandTests {
         try JSONSerialization.data(withJSONObject: profile).write(to: URL(fileURLWithPath: profileFile))
         let process = Process()
         process.executableURL = try grokctlExecutable()
-        process.arguments = ["--json", "provision", "--watch", "--profile", profileFile, "--repository", "demo"]
+        // The repository's state (its metadata, the upload journal) in the test's directory, not the station's.
+        let repositoryState = state + "/repository"
+        process.arguments = ["--json", "provision", "--watch", "--profile", profileFile, "--repository", "demo", "--state", repositoryState]
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output
@@ -78,6 +80,7 @@ struct WatchCommandTests {
         // Both reader images under way (past their first sectors, so the journal has them), then SIGTERM.
         var text = ""
         var uploading: [String: String] = [:]
+        var readerStart: [String: Int] = [:]
         var lines: [[String: Any]] = []
         let reader = output.fileHandleForReading
         while uploading.count < 2 {
@@ -89,11 +92,13 @@ struct WatchCommandTests {
                 text = String(text[text.index(after: newline)...])
                 guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
                 lines.append(object)
+                // `done` counts both images: the reader image's starts where its first event says.
                 let data = object["data"] as? [String: Any]
-                if object["event"] as? String == "firmware_progress", data?["image"] as? String == "reader", (data?["done"] as? Int ?? 0) >= 8192,
-                   let device = object["device"] as? String, let serial = object["serial"] as? String {
-                    uploading[device] = serial
-                }
+                guard object["event"] as? String == "firmware_progress", data?["image"] as? String == "reader", let done = data?["done"] as? Int,
+                      let device = object["device"] as? String, let serial = object["serial"] as? String else { continue }
+                let start = readerStart[device] ?? done
+                readerStart[device] = start
+                if done - start >= 8192 { uploading[device] = serial }
             }
         }
         kill(process.processIdentifier, SIGTERM)
@@ -113,10 +118,12 @@ struct WatchCommandTests {
         #expect(run.outcome == .interrupted)
         let firmware = try ledger.steps().filter { $0.run == run.id && $0.step == "firmware" }
         #expect(firmware.map(\.result) == [.interrupted, .interrupted] && Set(firmware.map(\.serial)) == Set(uploading.values), "\(firmware)")
-        // Left resumable: each unit's upload noted in the station's journal, where a next session goes on.
-        let journal = UploadJournalFile(directory: state + "/grokctl/uploads")
+        // Left resumable: each unit's upload noted in the station's upload journal (in the
+        // repository's state), where the next session goes on from.
+        let journal = UploadJournalFile(directory: repositoryState + "/uploads")
         for serial in uploading.values {
-            #expect(FileManager.default.fileExists(atPath: journal.path(try #require(UInt32(serial)))), "\(serial)")
+            let noted = try? Data(contentsOf: URL(fileURLWithPath: journal.path(try #require(UInt32(serial)))))
+            #expect(noted?.isEmpty == false, "\(serial): \((try? FileManager.default.subpathsOfDirectory(atPath: repositoryState)) ?? [])")
         }
     }
 

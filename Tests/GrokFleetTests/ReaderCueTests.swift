@@ -95,7 +95,7 @@ struct ReaderCueTests {
         #expect(ReaderCue.closing(.failed, steps: [identified, Self.step(.smokeTest, .failed, "fleet_smoke_test_failed")], mode: .provision) == .failed)
     }
 
-    @Test("the shipped profiles play the standard cues, four distinct melodies", arguments: ["bench-us", "rollout-eu-night", "verify-us"])
+    @Test("the shipped profiles play the standard cues, five distinct melodies", arguments: ["bench-us", "rollout-eu-night", "verify-us"])
     func shipped(_ name: String) throws {
         let profile = try Profile.load(path: repositoryRoot + "/profiles/\(name).json")
         #expect(profile.cues == .standard)

@@ -137,9 +137,11 @@ final class DeviceWorker {
                 if step == .identify, ended.result == .done {
                     leftOut = delegate.stageLeavesOut(context)
                     play(.recognised)
-                    if runner.options.verifyAlreadyDone, mode != .verify, leftOut == nil, !inLoader, alreadyAsTheProfileWants() {
+                    if runner.options.verifyAlreadyDone, mode != .verify, leftOut == nil, !inLoader, openIntents.isEmpty,
+                       alreadyAsTheProfileWants() {
                         // Already done, at a station that verifies such a unit: the rest of
                         // its turn is verify's checks (recorded `step_verified`), no change.
+                        // (A change left open by an earlier run is resolved by its step first.)
                         mode = .verify
                         workflow.mode = .verify
                     }

@@ -1,5 +1,5 @@
 import Foundation
-import GrokFleet
+@testable import GrokFleet
 import GrokFirmware
 import GrokLedger
 import GrokkerEmulator
@@ -225,6 +225,22 @@ struct WatchTests {
         #expect(try bench.state(0).provisioningStatus == .complete)
         let cues = profile.cues.melodies
         #expect(Self.heard(bench, 0) == [cues[.recognised], cues[.done], cues[.recognised], cues[.alreadyDone]])
+    }
+
+    @Test("a verified unit's checks are not work done: a later turn's history has its smoke test, not its step_verified firmware as a change")
+    func verifiedChecksAreNoChange() throws {
+        let ledger = try TestLedger()
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        let run = try ledger.beginRun(RunStart(kind: .provision, profileName: "test", profileSHA256: String(repeating: "ab", count: 32),
+                                               station: "test", operatorName: "tester", startedAt: start, key: "verified-turn"))
+        for (index, (step, code)) in [("region", "step_verified"), ("smoke_test", "step_verified"), ("firmware", "step_verified")].enumerated() {
+            try ledger.recordStep(StepRecord(run: run, serial: "85000001", step: step, startedAt: start.addingTimeInterval(Double(index)),
+                                             endedAt: start.addingTimeInterval(Double(index) + 0.5), result: .done, code: code))
+        }
+        let history = try DeviceWorker.completedSteps(serial: "85000001", in: ledger)
+        // Counted as a change after the smoke test, the firmware check would owe a final smoke
+        // test on the next turn, which would then not be "already done".
+        #expect(history.map(\.step) == [.smokeTest], "\(history.map(\.step))")
     }
 
     /// What a run on another thread ended with.

@@ -99,7 +99,9 @@ extension DeviceWorker {
     }
 
     /// Every step of the Grokker `serial` that ended `done` or `skipped`, in provision and
-    /// rollout runs (verify runs never count as work done), oldest first: the history a
+    /// rollout runs (verify runs never count as work done, nor does a check `verify` made of
+    /// an already done unit in a provision run: a `step_verified` provision, region or
+    /// firmware step changed nothing), oldest first: the history a
     /// re-run uses to finish only what is left. A step name no workflow step has is damage
     /// (``LedgerError/corrupt(path:damage:)``), never skipped over.
     static func completedSteps(serial: String, in store: any LedgerStore) throws(LedgerError) -> [StepOutcome] {
@@ -110,6 +112,7 @@ extension DeviceWorker {
             guard let step = FleetStep(rawValue: record.step) else {
                 throw .corrupt(path: store.location, damage: LedgerDamage("unknown_value", ["steps.step", record.step]))
             }
+            if record.code == WatchResult.verifiedCode, DeviceWorkflow.changingSteps.contains(step) { continue }
             history.append(StepOutcome(step: step, result: record.result, code: record.code ?? "", detail: record.detail,
                                        firmwareBefore: record.firmwareBefore, firmwareAfter: record.firmwareAfter,
                                        regionBefore: record.regionBefore, regionAfter: record.regionAfter,

@@ -16,7 +16,9 @@ final class DeviceWorker {
     let device: FleetDevice
     var profile: Profile { runner.profile }
     var delegate: any ConfigurationDelegate { runner.delegate }
-    var mode: FleetMode { runner.options.mode }
+    /// The run's mode; `verify` for the rest of the turn of a unit found already done when
+    /// the run verifies those (``FleetRunOptions/verifyAlreadyDone``).
+    var mode: FleetMode
     var runID: String { runner.options.runID }
 
     var context: FleetDeviceContext
@@ -77,6 +79,7 @@ final class DeviceWorker {
         self.runner = runner
         self.device = device
         self.recording = recording
+        mode = runner.options.mode
         context = FleetDeviceContext(device: device.name)
         workflow = DeviceWorkflow(mode: runner.options.mode, profile: runner.profile)
         let cancellation = runner.options.cancellation
@@ -115,7 +118,7 @@ final class DeviceWorker {
             switch action {
             case .finish:
                 let outcome = recorded ?? (interrupted ? .interrupted : Self.outcome(of: steps))
-                if let cue = ReaderCue.closing(outcome, steps: steps) { play(cue) }
+                if let cue = ReaderCue.closing(outcome, steps: steps, mode: runner.options.mode) { play(cue) }
                 let report = finish(outcome, code: nil)
                 delegate.deviceFinished(context, outcome: outcome, steps: steps)
                 return report
@@ -134,6 +137,14 @@ final class DeviceWorker {
                 if step == .identify, ended.result == .done {
                     leftOut = delegate.stageLeavesOut(context)
                     play(.recognised)
+                    if runner.options.verifyAlreadyDone, mode != .verify, leftOut == nil, !inLoader, openIntents.isEmpty,
+                       alreadyAsTheProfileWants() {
+                        // Already done, at a station that verifies such a unit: the rest of
+                        // its turn is verify's checks (recorded `step_verified`), no change.
+                        // (A change left open by an earlier run is resolved by its step first.)
+                        mode = .verify
+                        workflow.mode = .verify
+                    }
                 }
                 if step == .record { recorded = Self.outcome(of: steps) }
                 action = workflow.next(interrupted && step != .record
@@ -285,6 +296,24 @@ final class DeviceWorker {
             return .failing(.failed, .timedOut(device: device.name, step: step.rawValue, what: what, seconds: seconds))
         default:
             return otherwise
+        }
+    }
+
+    /// Whether the unit is already as the profile wants: every step after identify would be
+    /// skipped as satisfied, not needed or not configured, decided by the same
+    /// ``StepDecider`` as the steps from what identify found and the unit's provisioning
+    /// record (read here; one that cannot be read: not known, so no).
+    func alreadyAsTheProfileWants() -> Bool {
+        guard let session, let info else { return false }
+        var known = facts(info)
+        if profile.provisioning != nil {
+            guard let record = try? session.provisioningRecord() else { return false }
+            known.provisioning = record
+        }
+        let satisfied: Set<String> = ["step_already_satisfied", "step_not_needed", "step_not_configured"]
+        return DeviceWorkflow.stepsAfterIdentify(repairFirst: false).allSatisfy { step in
+            let decision = decider.decide(step, known)
+            return decision.action == .skip && satisfied.contains(decision.code)
         }
     }
 

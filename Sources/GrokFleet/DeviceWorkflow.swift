@@ -74,7 +74,9 @@ struct DeviceWorkflow: Sendable {
                     : [.provision, .region, .smokeTest, .firmware, .reconnect, .finalSmokeTest]
     }
 
-    let mode: FleetMode
+    /// The run's mode (a unit found already done may go on in `verify`'s, before its steps
+    /// after identify: ``DeviceWorker/alreadyAsTheProfileWants()``).
+    var mode: FleetMode
     /// The profile has a firmware section.
     let firmwareConfigured: Bool
     private(set) var state = State.idle

@@ -69,6 +69,10 @@ public struct FleetRunOptions: Sendable {
     /// (``FleetError/unplugged(device:step:)``), not failed: a watching station
     /// (``WatchSession``) picks it up again when it is plugged back in, on any port.
     public var unplugInterrupts = false
+    /// A Grokker found already as the profile wants (every step after identify would be
+    /// skipped) is verified instead of left alone: `verify`'s checks and smoke test, recorded
+    /// `step_verified` (a watching station whose profile says `station.already_done: verify`).
+    public var verifyAlreadyDone = false
 
     public init(mode: FleetMode, lockDirectory: String, runID: String = UUID().uuidString,
                 station: String = ProcessInfo.processInfo.hostName, operatorName: String = "",

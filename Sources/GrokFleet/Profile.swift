@@ -237,6 +237,15 @@ public struct Profile: Sendable, Equatable {
             case spool
         }
 
+        /// What a watching station does with a Grokker already as the profile wants
+        /// (`already_done`; docs/fleet.md, "Watching the bench").
+        public enum AlreadyDone: String, Sendable, CaseIterable {
+            /// Greet it and change nothing (the default).
+            case leave
+            /// Run `verify`'s checks on it: identify, provisioning, region, firmware, smoke test.
+            case verify
+        }
+
         /// The station's name (recorded with each run); `nil`: the host name.
         public var name: String?
         /// The ledger: a `postgresql://` database shared by the stations, or an absolute SQLite
@@ -247,6 +256,7 @@ public struct Profile: Sendable, Equatable {
         /// network cut) before it counts as lost: the run then fails, or spools with
         /// `offline: spool`. At opening, a server still starting is waited for up to 5 s of it.
         public var ledgerReconnectSeconds: Double
+        public var alreadyDone: AlreadyDone
 
         /// The wait when the profile does not say: 30 s.
         public static let defaultLedgerReconnectSeconds = 30.0
@@ -254,11 +264,12 @@ public struct Profile: Sendable, Equatable {
         public static let ledgerReconnectRange = 1.0...600.0
 
         public init(name: String? = nil, ledger: String? = nil, offline: Offline = .refuse,
-                    ledgerReconnectSeconds: Double = defaultLedgerReconnectSeconds) {
+                    ledgerReconnectSeconds: Double = defaultLedgerReconnectSeconds, alreadyDone: AlreadyDone = .leave) {
             self.name = name
             self.ledger = ledger
             self.offline = offline
             self.ledgerReconnectSeconds = ledgerReconnectSeconds
+            self.alreadyDone = alreadyDone
         }
 
         /// The longest station name accepted.
@@ -389,7 +400,7 @@ public struct Profile: Sendable, Equatable {
     }
 
     private static func readStation(_ top: ProfileObject) throws(FleetError) -> StationConfig? {
-        guard let o = try top.object("station", allowed: ["name", "ledger", "offline", "ledger_reconnect_s"]) else { return nil }
+        guard let o = try top.object("station", allowed: ["name", "ledger", "offline", "ledger_reconnect_s", "already_done"]) else { return nil }
         let nameExpected = ProfileRule.stationName(maxLength: StationConfig.maxNameLength)
         let name = try o.string("name", expected: nameExpected, check: { name in
             !name.isEmpty && name.count <= StationConfig.maxNameLength && name == name.trimmingCharacters(in: .whitespaces)
@@ -405,7 +416,10 @@ public struct Profile: Sendable, Equatable {
             .flatMap(StationConfig.Offline.init(rawValue:)) ?? .refuse
         let reconnect = try o.number("ledger_reconnect_s", in: StationConfig.ledgerReconnectRange, unit: .seconds)
             ?? StationConfig.defaultLedgerReconnectSeconds
-        return StationConfig(name: name, ledger: ledger, offline: offline, ledgerReconnectSeconds: reconnect)
+        let choices = StationConfig.AlreadyDone.allCases.map(\.rawValue)
+        let alreadyDone = try o.string("already_done", expected: ProfileRule.oneOf(choices), check: { choices.contains($0) })
+            .flatMap(StationConfig.AlreadyDone.init(rawValue:)) ?? .leave
+        return StationConfig(name: name, ledger: ledger, offline: offline, ledgerReconnectSeconds: reconnect, alreadyDone: alreadyDone)
     }
 
     private static func readRegion(_ top: ProfileObject) throws(FleetError) -> RegionPolicy? {

@@ -10,24 +10,30 @@ public enum ReaderCue: String, Sendable, Hashable, CaseIterable {
     case recognised
     /// Its run ended done: a rising figure.
     case done
+    /// Its run ended done and changed nothing: it already was as the profile wants (left
+    /// alone, or verified when the station's profile says so): two short high blips, a
+    /// greeting, so that a unit put back on the bench by mistake is told from one just done.
+    case alreadyDone = "already_done"
     /// Its run ended failed, or refused: a low falling figure.
     case failed
     /// Its run ended needing a person: the battery too low for the update, the region
     /// refused or not chosen: a repeated beep.
     case attention
 
-    /// The cue that closes a unit's run, from its outcome and its steps (the same rule for
-    /// provision, rollout and verify); `nil`: none. Only a unit that was recognised (its
+    /// The cue that closes a unit's run, from the run's mode, its outcome and its steps (the
+    /// same rule for provision, rollout and verify); `nil`: none. A provision or rollout
+    /// that ended done without changing the unit (``WatchResult/changedTheUnit(_:)``) greets
+    /// it (already done); `verify` changes nothing, so its done is done. Only a unit that was recognised (its
     /// identify step done) gets one: a unit never reached cannot hear it, and one another
     /// run holds is that run's to speak to. Outcomes that ask nothing of the technician
     /// and are not done (postponed for the station's sake: a maintenance window, a halt, a
     /// declined question; left out of a rollout's stage; interrupted by a stop) close with
     /// no cue, as a halted unit (never reached) does.
-    public static func closing(_ outcome: DeviceOutcome, steps: [StepOutcome]) -> ReaderCue? {
+    public static func closing(_ outcome: DeviceOutcome, steps: [StepOutcome], mode: FleetMode) -> ReaderCue? {
         guard steps.contains(where: { $0.step == .identify && $0.result == .done }) else { return nil }
         switch outcome {
         case .done:
-            return .done
+            return mode == .verify || WatchResult.changedTheUnit(steps) ? .done : .alreadyDone
         case .failed:
             return .failed
         case .refused:
@@ -75,11 +81,14 @@ public struct ReaderCues: Sendable, Equatable {
     /// them apart without learning pitches. Recognised: one short blip at the piezo's
     /// resonance (2.7 kHz, its loudest), "I heard you". Done: three notes rising to a held
     /// top note, the figure of "finished". Failed: two long notes falling low, far from
-    /// the bright done. Attention: three equal beeps with gaps, an alarm's "come and look".
+    /// the bright done. Already done: done's top note twice, short, with a gap: "hello again,
+    /// nothing to do". Attention: three equal beeps with gaps, an alarm's "come and look".
     public static let standard = ReaderCues([
         .recognised: [SoundTone(frequencyHz: 2700, durationMs: 70)],
         .done: [SoundTone(frequencyHz: 2000, durationMs: 110), SoundTone(frequencyHz: 2700, durationMs: 110),
                 SoundTone(frequencyHz: 3400, durationMs: 300)],
+        .alreadyDone: [SoundTone(frequencyHz: 3400, durationMs: 60), SoundTone(frequencyHz: 0, durationMs: 80),
+                       SoundTone(frequencyHz: 3400, durationMs: 60)],
         .failed: [SoundTone(frequencyHz: 1600, durationMs: 300), SoundTone(frequencyHz: 900, durationMs: 550)],
         .attention: [SoundTone(frequencyHz: 2700, durationMs: 120), SoundTone(frequencyHz: 0, durationMs: 110),
                      SoundTone(frequencyHz: 2700, durationMs: 120), SoundTone(frequencyHz: 0, durationMs: 110),

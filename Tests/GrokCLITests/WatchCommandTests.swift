@@ -1,6 +1,7 @@
 import Foundation
 import GrokBasics
 import GrokFleet
+import GrokLedger
 import Testing
 
 @testable import GrokCLI
@@ -41,13 +42,89 @@ struct WatchCommandTests {
         #expect(running.standardOutput.contains("No Grokker plugged in."), "\(running)")
         // Nothing was plugged in: succeeded, exit 0, the tally in German.
         #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("0 eingerichtet · 0 bereits fertig · 0 fehlgeschlagen · 0 unterbrochen · 0 nicht fertig"), "\(text)")
+        #expect(text.contains("0 eingerichtet · 0 bereits fertig · 0 geprüft · 0 fehlgeschlagen · 0 unterbrochen · 0 nicht fertig"), "\(text)")
         #expect(text.contains("Überwachungssitzung "), "\(text)")
         // How sound cards are heard, said once (which way depends on the machine: udev, inotify, polling).
         #expect(text.contains("Soundkarten: erkannt über ") || text.contains("Soundkarten: /proc/asound/cards wird"), "\(text)")
         let gone = runInProcess(["--lang", "en", "station", "status"], environment: environment)
         #expect(gone.standardOutput.hasPrefix("No watch session is running; the last one (run "), "\(gone)")
         #expect(gone.standardOutput.contains("0 provisioned · 0 already done"), "\(gone)")
+    }
+
+    @Test("SIGTERM during two updates: exit 130, the summary counts 2 interrupted, both firmware steps interrupted in the ledger, each upload noted to resume")
+    func sigtermDuringTwoUpdates() throws {
+        let state = try makeTemporaryDirectory()
+        let environment = ["PATH": "/usr/bin:/bin", "HOME": state, "XDG_STATE_HOME": state]
+        // Two new Grokkers plugged into the default bench.
+        for port in 0..<2 {
+            let plugged = runInProcess(["bench", "plug", "--device", "sim:\(port)"], environment: environment)
+            #expect(plugged.status == 0, "\(plugged)")
+        }
+        // bench-us without its smoke test, so that the updates (the demo channel's 124 KiB image) begin sooner.
+        var profile = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: Self.root + "/profiles/bench-us.json")))
+                                   as? [String: Any])
+        profile["smoke_test"] = nil
+        let profileFile = state + "/bench-us-quick.json"
+        try JSONSerialization.data(withJSONObject: profile).write(to: URL(fileURLWithPath: profileFile))
+        let process = Process()
+        process.executableURL = try grokctlExecutable()
+        // The repository's state (its metadata, the upload journal) in the test's directory, not the station's.
+        let repositoryState = state + "/repository"
+        process.arguments = ["--json", "provision", "--watch", "--profile", profileFile, "--repository", "demo", "--state", repositoryState]
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Both reader images under way (past their first sectors, so the journal has them), then SIGTERM.
+        var text = ""
+        var uploading: [String: String] = [:]
+        var readerStart: [String: Int] = [:]
+        var lines: [[String: Any]] = []
+        let reader = output.fileHandleForReading
+        while uploading.count < 2 {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            while let newline = text.firstIndex(of: "\n") {
+                let line = String(text[..<newline])
+                text = String(text[text.index(after: newline)...])
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+                lines.append(object)
+                // `done` counts both images: the reader image's starts where its first event says.
+                let data = object["data"] as? [String: Any]
+                guard object["event"] as? String == "firmware_progress", data?["image"] as? String == "reader", let done = data?["done"] as? Int,
+                      let device = object["device"] as? String, let serial = object["serial"] as? String else { continue }
+                let start = readerStart[device] ?? done
+                readerStart[device] = start
+                if done - start >= 8192 { uploading[device] = serial }
+            }
+        }
+        kill(process.processIdentifier, SIGTERM)
+        text += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        lines += text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(uploading.keys.sorted() == ["sim:0", "sim:1"], "\(text)")
+        #expect(process.terminationStatus == 130, "\(text)")
+        let summary = try #require(lines.last { $0["event"] as? String == "watch_finished" }, "\(text)")
+        let counts = summary["counts"] as? [String: Int]
+        #expect(summary["outcome"] as? String == "interrupted" && counts?["interrupted"] == 2 && counts?["provisioned"] == 0, "\(summary)")
+        let finished = lines.filter { $0["event"] as? String == "device_finished" }
+        #expect(finished.map { $0["result"] as? String } == ["interrupted", "interrupted"], "\(finished)")
+        // The ledger: the session's one run, interrupted, its two firmware steps interrupted.
+        let ledger = try Ledger.open(path: state + "/grokctl/ledger.sqlite", readOnly: true)
+        let run = try #require(try ledger.runs().first { $0.key == summary["run_id"] as? String })
+        #expect(run.outcome == .interrupted)
+        let firmware = try ledger.steps().filter { $0.run == run.id && $0.step == "firmware" }
+        #expect(firmware.map(\.result) == [.interrupted, .interrupted] && Set(firmware.map(\.serial)) == Set(uploading.values), "\(firmware)")
+        // Left resumable: each unit's upload noted in the station's upload journal (in the
+        // repository's state), where the next session goes on from.
+        let journal = UploadJournalFile(directory: repositoryState + "/uploads")
+        for serial in uploading.values {
+            let noted = try? Data(contentsOf: URL(fileURLWithPath: journal.path(try #require(UInt32(serial)))))
+            #expect(noted?.isEmpty == false, "\(serial): \((try? FileManager.default.subpathsOfDirectory(atPath: repositoryState)) ?? [])")
+        }
     }
 
     @Test("provision needs --device or --watch, not both; a station takes no --report, --interactive or --dry-run")

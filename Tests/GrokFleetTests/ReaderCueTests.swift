@@ -73,16 +73,29 @@ struct ReaderCueTests {
     @Test("the closing cue: a low battery needs attention, a station's postponement or a stop plays none, nor does a unit never recognised")
     func closing() {
         let identified = Self.step(.identify, .done, "step_identified")
-        #expect(ReaderCue.closing(.postponed, steps: [identified, Self.step(.firmware, .postponed, "fleet_battery_low")]) == .attention)
-        #expect(ReaderCue.closing(.postponed, steps: [identified, Self.step(.firmware, .postponed, "fleet_outside_maintenance_window")]) == nil)
-        #expect(ReaderCue.closing(.refused, steps: [identified, Self.step(.firmware, .refused, "fleet_downgrade_refused")]) == .failed)
-        #expect(ReaderCue.closing(.interrupted, steps: [identified]) == nil)
-        #expect(ReaderCue.closing(.notInStage, steps: [identified]) == nil)
-        #expect(ReaderCue.closing(.refused, steps: [Self.step(.identify, .refused, "fleet_device_locked")]) == nil)
-        #expect(ReaderCue.closing(.failed, steps: [Self.step(.connect, .failed, "fleet_reader")]) == nil)
+        #expect(ReaderCue.closing(.postponed, steps: [identified, Self.step(.firmware, .postponed, "fleet_battery_low")], mode: .provision) == .attention)
+        #expect(ReaderCue.closing(.postponed, steps: [identified, Self.step(.firmware, .postponed, "fleet_outside_maintenance_window")], mode: .provision) == nil)
+        #expect(ReaderCue.closing(.refused, steps: [identified, Self.step(.firmware, .refused, "fleet_downgrade_refused")], mode: .provision) == .failed)
+        #expect(ReaderCue.closing(.interrupted, steps: [identified], mode: .provision) == nil)
+        #expect(ReaderCue.closing(.notInStage, steps: [identified], mode: .provision) == nil)
+        #expect(ReaderCue.closing(.refused, steps: [Self.step(.identify, .refused, "fleet_device_locked")], mode: .provision) == nil)
+        #expect(ReaderCue.closing(.failed, steps: [Self.step(.connect, .failed, "fleet_reader")], mode: .provision) == nil)
     }
 
-    @Test("the shipped profiles play the standard cues, four distinct melodies", arguments: ["bench-us", "rollout-eu-night", "verify-us"])
+    @Test("a done unit that changed: done; one left as it was, or only verified, at a provision: already done (a greeting); verify's done: done")
+    func closingAlreadyDone() {
+        let identified = Self.step(.identify, .done, "step_identified")
+        let record = Self.step(.record, .done, "step_recorded")
+        #expect(ReaderCue.closing(.done, steps: [identified, Self.step(.provision, .done, "step_provisioned"), record], mode: .provision) == .done)
+        #expect(ReaderCue.closing(.done, steps: [identified, Self.step(.smokeTest, .done, "step_smoke_test_passed"), record], mode: .rollout) == .done)
+        #expect(ReaderCue.closing(.done, steps: [identified, Self.step(.provision, .skipped, "step_already_satisfied"), record], mode: .provision)
+                == .alreadyDone)
+        #expect(ReaderCue.closing(.done, steps: [identified, Self.step(.smokeTest, .done, "step_verified"), record], mode: .provision) == .alreadyDone)
+        #expect(ReaderCue.closing(.done, steps: [identified, Self.step(.smokeTest, .done, "step_verified"), record], mode: .verify) == .done)
+        #expect(ReaderCue.closing(.failed, steps: [identified, Self.step(.smokeTest, .failed, "fleet_smoke_test_failed")], mode: .provision) == .failed)
+    }
+
+    @Test("the shipped profiles play the standard cues, five distinct melodies", arguments: ["bench-us", "rollout-eu-night", "verify-us"])
     func shipped(_ name: String) throws {
         let profile = try Profile.load(path: repositoryRoot + "/profiles/\(name).json")
         #expect(profile.cues == .standard)
@@ -100,7 +113,7 @@ struct ReaderCueTests {
         (base + #"{"attention": [{"frequency_hz": 2000, "duration_ms": 0}]}}"#, ["p.json", "cues.attention[0].duration_ms", "0", "whole_number_range", "1", "1000"]),
         (base + #"{"done": [{"frequency_hz": 2000, "duration_ms": 1000}, {"frequency_hz": 2000, "duration_ms": 1000}, {"frequency_hz": 2000, "duration_ms": 1000}, {"frequency_hz": 0, "duration_ms": 1}]}}"#,
          ["p.json", "cues.done", "3001 ms", "cue_length", "3000"]),
-        (base + #"{"finished": false}}"#, ["p.json", "cues.finished", "recognised, done, failed, attention"]),
+        (base + #"{"finished": false}}"#, ["p.json", "cues.finished", "recognised, done, already_done, failed, attention"]),
         (base + #"{"done": [{"frequency_hz": 2000}]}}"#, ["p.json", "cues.done[0].duration_ms"]),
         (base + #"false}"#, ["p.json", "cues", "false", "object"]),
     ])

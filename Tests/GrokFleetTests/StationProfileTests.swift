@@ -24,6 +24,9 @@ struct StationProfileTests {
         #expect(try Profile.parse(Array(#"{"format": 1, "name": "t"}"#.utf8), file: "p.json").station == nil)
         #expect(full.station?.ledgerReconnectSeconds == 30)
         #expect(try parse(#"{"ledger_reconnect_s": 2.5}"#).station?.ledgerReconnectSeconds == 2.5)
+        #expect(full.station?.alreadyDone == .leave)
+        #expect(try parse(#"{"already_done": "verify"}"#).station?.alreadyDone == .verify)
+        #expect(try parse(#"{"already_done": "leave"}"#).station?.alreadyDone == .leave)
     }
 
     struct Bad: Sendable, CustomStringConvertible {
@@ -46,6 +49,8 @@ struct StationProfileTests {
         Bad(station: #"{"ledger_reconnect_s": 0}"#, code: "fleet_profile_invalid", keyPath: "station.ledger_reconnect_s"),
         Bad(station: #"{"ledger_reconnect_s": 601}"#, code: "fleet_profile_invalid", keyPath: "station.ledger_reconnect_s"),
         Bad(station: #"{"ledger_reconnect_s": "30"}"#, code: "fleet_profile_invalid", keyPath: "station.ledger_reconnect_s"),
+        Bad(station: #"{"already_done": "check"}"#, code: "fleet_profile_invalid", keyPath: "station.already_done"),
+        Bad(station: #"{"already_done": false}"#, code: "fleet_profile_invalid", keyPath: "station.already_done"),
         Bad(station: #"{"offlne": "spool"}"#, code: "fleet_profile_unknown_key", keyPath: "station.offlne"),
         Bad(station: #""bench-3""#, code: "fleet_profile_invalid", keyPath: "station"),
     ]
@@ -66,6 +71,14 @@ struct StationProfileTests {
     func offlineModesListed() {
         #expect(throws: FleetError.profileInvalid(file: "p.json", keyPath: "station.offline", expected: ErrorDetail("one_of", ["refuse, spool"]), found: "\"queue\"")) {
             _ = try parse(#"{"offline": "queue"}"#)
+        }
+    }
+
+    @Test("the refusal of an unknown already_done choice names the key, lists the choices and shows what was found")
+    func alreadyDoneChoicesListed() {
+        #expect(throws: FleetError.profileInvalid(file: "p.json", keyPath: "station.already_done", expected: ErrorDetail("one_of", ["leave, verify"]),
+                                                  found: "\"check\"")) {
+            _ = try parse(#"{"already_done": "check"}"#)
         }
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
-import GrokFleet
+@testable import GrokFleet
 import GrokFirmware
 import GrokLedger
 import GrokkerEmulator
 import GrokProtocol
+import PostgresTestSupport
 import Synchronization
 import Testing
 
@@ -21,17 +22,19 @@ struct WatchTests {
         let session: WatchSession
         let statusFile: String
 
-        init(_ bench: FleetBench, firmware: FirmwareFixture,
-             decider: (Profile) -> any ConfigurationDelegate = { PolicyDelegate(profile: $0, mode: .provision) }) throws {
+        init(_ bench: FleetBench, firmware: FirmwareFixture?,
+             decider: (Profile) -> any ConfigurationDelegate = { PolicyDelegate(profile: $0, mode: .provision) },
+             ledger: (any LedgerStore)? = nil, adjust: (inout Profile) -> Void = { _ in }) throws {
             self.bench = bench
             ports = Bench(directory: bench.path)
-            recorder = try TestLedger()
+            recorder = try TestLedger(ledger)
             var profile = try testProfile()
             profile.smokeTest?.duration = 1
+            adjust(&profile)
             var options = bench.options(.provision, cancellation: cancel)
             options.uploadJournal = UploadJournalFile(directory: bench.path + "/uploads")
             statusFile = WatchStatus.path(stateDirectory: bench.path + "/state")
-            session = WatchSession(profile: profile, firmware: firmware.fleet, decider: decider(profile),
+            session = WatchSession(profile: profile, firmware: firmware?.fleet, decider: decider(profile),
                                    recorder: recorder, options: options, source: BenchWatchSource(bench: ports),
                                    ports: DevicePortContext(bench: ports, lockDirectory: bench.lockDirectory),
                                    pollInterval: 0.05, statusFile: statusFile)
@@ -67,7 +70,12 @@ struct WatchTests {
         }
     }
 
-    @Test("8 Grokkers plugged one after another (some twice, one pulled out mid-update and plugged into another port): each provisioned once, every step recorded, the update resumed")
+    /// The melodies emulated Grokker `unit` was asked to play, in order (its `sounds.log`).
+    static func heard(_ bench: FleetBench, _ unit: Int) -> [[SoundTone]] {
+        PlayedSounds.read(directory: DeviceStateStore.deviceDirectory(in: bench.path, index: unit))
+    }
+
+    @Test("8 Grokkers plugged one after another (some twice, one pulled out mid-update and plugged into another port): each provisioned once, every step recorded, the update resumed, the sounds in the right order")
     func eightPlugged() async throws {
         let bench = FleetBench()
         for unit in 0..<8 { try bench.prepare(unit, serial: 81_000_000 + UInt32(unit)) }
@@ -152,6 +160,157 @@ struct WatchTests {
         #expect(ledger.lastOutcome == .succeeded)
         let status = try #require(try WatchStatus.read(path: station.statusFile))
         #expect(!status.running && status.tally == summary.tally)
+        // A Grokker already done is left alone (the default): its second turn ran no smoke test.
+        for unit in 0..<8 {
+            let smokeTests = ledger.steps.filter { $0.serial == "8100000\(unit)" && [.smokeTest, .finalSmokeTest].contains($0.step) && $0.result == .done }
+            #expect(smokeTests.count == 2, "unit \(unit): \(smokeTests.map { "\($0.step) \($0.code)" })")
+        }
+
+        // The sounds each unit played, in order, as the profile's cues say (the options play them).
+        #expect(!station.session.runner.options.quietReaders)
+        let cues = station.session.runner.profile.cues.melodies
+        let recognised = try #require(cues[.recognised]), done = try #require(cues[.done])
+        let alreadyDone = try #require(cues[.alreadyDone])
+        #expect(Set([recognised, done, alreadyDone]).count == 3)
+        for unit in [3, 4, 5, 6, 7] { #expect(Self.heard(bench, unit) == [recognised, done], "unit \(unit)") }
+        // Plugged twice: done, then greeted as already done (nothing changed on its second turn).
+        for unit in [0, 2] { #expect(Self.heard(bench, unit) == [recognised, done, recognised, alreadyDone], "unit \(unit)") }
+        // Pulled out mid-update: recognised, nothing at the pull (it is gone); on the other port it
+        // answered from its loader, which has no sounds (no recognised), and sounded done once its
+        // update was finished and it answered from the new application.
+        #expect(Self.heard(bench, 1) == [recognised, done], "unit 1")
+    }
+
+    @Test("a Grokker already done: left alone by default (greeted, no smoke test); verified when the profile says station.already_done: verify (its checks and smoke test recorded, greeted)",
+          arguments: [Profile.StationConfig.AlreadyDone.leave, .verify])
+    func alreadyDone(_ choice: Profile.StationConfig.AlreadyDone) async throws {
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 85_000_000)
+        let station = try Station(bench, firmware: nil, adjust: { profile in
+            profile.firmware = nil
+            profile.station = Profile.StationConfig(alreadyDone: choice)
+        })
+        // Provisioned before the session by a run into the same ledger: already done.
+        let profile = station.session.runner.profile
+        let before = try await FleetRunner(profile: profile, firmware: nil, delegate: PolicyDelegate(profile: profile, mode: .provision),
+                                           recorder: station.recorder, options: bench.options(.provision)).run([bench.device(0)])
+        #expect(before.devices[0].outcome == .done, "\(before.devices[0].steps.map { "\($0.step) \($0.result) \($0.code) \($0.detail)" })")
+        var finished: [WatchResult] = []
+        let summary = try await station.run { event in
+            guard case .deviceFinished(_, _, let result) = event else { return }
+            finished.append(result)
+            station.cancel.cancel()
+        }
+        let ledger = try station.recorder.snapshot
+        let turn = ledger.steps.filter { $0.runID == summary.runID }
+        let lines = turn.map { "\($0.step) \($0.result) \($0.code)" }
+        #expect(summary.outcome == .succeeded)
+        switch choice {
+        case .leave:
+            #expect(finished == [.alreadyDone])
+            #expect(summary.tally.alreadyDone == 1 && summary.tally.verified == 0)
+            #expect(!turn.contains { $0.step == .smokeTest && $0.result == .done }, "\(lines)")
+            #expect(turn.filter { $0.result == .done }.map(\.step) == [.connect, .identify, .record], "\(lines)")
+        case .verify:
+            #expect(finished == [.verified])
+            #expect(summary.tally.verified == 1 && summary.tally.alreadyDone == 0)
+            // verify's checks: provisioning and region as the profile says, the smoke test run.
+            for step in [FleetStep.provision, .region, .smokeTest] {
+                let checked = turn.contains { (recorded: RecordedStep) in recorded.step == step && recorded.result == .done && recorded.code == "step_verified" }
+                #expect(checked, "\(step): \(lines)")
+            }
+            #expect(ledger.smokeTests.count == 2)
+        }
+        // Nothing changed: the unit is as the first run left it.
+        #expect(try bench.state(0).provisioningStatus == .complete)
+        let cues = profile.cues.melodies
+        #expect(Self.heard(bench, 0) == [cues[.recognised], cues[.done], cues[.recognised], cues[.alreadyDone]])
+    }
+
+    @Test("a verified unit's checks are not work done: a later turn's history has its smoke test, not its step_verified firmware as a change")
+    func verifiedChecksAreNoChange() throws {
+        let ledger = try TestLedger()
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        let run = try ledger.beginRun(RunStart(kind: .provision, profileName: "test", profileSHA256: String(repeating: "ab", count: 32),
+                                               station: "test", operatorName: "tester", startedAt: start, key: "verified-turn"))
+        for (index, (step, code)) in [("region", "step_verified"), ("smoke_test", "step_verified"), ("firmware", "step_verified")].enumerated() {
+            try ledger.recordStep(StepRecord(run: run, serial: "85000001", step: step, startedAt: start.addingTimeInterval(Double(index)),
+                                             endedAt: start.addingTimeInterval(Double(index) + 0.5), result: .done, code: code))
+        }
+        let history = try DeviceWorker.completedSteps(serial: "85000001", in: ledger)
+        // Counted as a change after the smoke test, the firmware check would owe a final smoke
+        // test on the next turn, which would then not be "already done".
+        #expect(history.map(\.step) == [.smokeTest], "\(history.map(\.step))")
+    }
+
+    /// What a run on another thread ended with.
+    final class Ended: @unchecked Sendable {
+        // Written before `signal`, read after `wait`.
+        var report: Result<FleetReport, FleetError>?
+        let semaphore = DispatchSemaphore(value: 0)
+    }
+
+    @Test("a station on the shared PostgreSQL ledger beside a normal run on other ports: both recorded at once, each step in its own run, both seen by the ledger's queries")
+    func sharedLedgerBesideARun() async throws {
+        let cluster = PostgresCluster.shared
+        let uri = cluster.uri(try cluster.newDatabase("watch"))
+        let quick = { (profile: inout Profile) in
+            profile.firmware = nil
+            // (0.3 s has missed a reference tag: the 1 s the other watch tests take.)
+            profile.smokeTest?.duration = 1
+        }
+        let bench = FleetBench()
+        try bench.prepare(0, serial: 86_000_000)
+        let station = try Station(bench, firmware: nil, ledger: try PostgresLedger.open(uri, station: "bench-watch"), adjust: quick)
+        // The normal run: another bench (other ports), through its own connection, as another station's.
+        let other = FleetBench()
+        for unit in 0..<2 { try other.prepare(unit, serial: 86_000_100 + UInt32(unit)) }
+        var profile = try testProfile()
+        quick(&profile)
+        let runner = FleetRunner(profile: profile, firmware: nil, delegate: PolicyDelegate(profile: profile, mode: .provision),
+                                 recorder: try PostgresLedger.open(uri, station: "bench-run"), options: other.options(.provision))
+        let devices = [other.device(0), other.device(1)]
+        let ended = Ended()
+        var started = false
+        var watched: [DeviceReport] = []
+        let summary = try await station.run { event in
+            switch event {
+            case .fleet(let event) where event.event == "step_started" && !started:
+                // The run starts while the station works its Grokker; the station stops once both ended.
+                started = true
+                let thread = Thread {
+                    ended.report = Result { () throws(FleetError) in try runner.runBlocking(devices) }
+                    ended.semaphore.signal()
+                }
+                thread.stackSize = 1 << 20
+                thread.start()
+            case .deviceFinished(_, let report, _):
+                watched.append(report)
+                ended.semaphore.wait()
+                station.cancel.cancel()
+            default:
+                break
+            }
+        }
+        let run = try #require(ended.report).get()
+        #expect(watched.map(\.outcome) == [.done] && run.devices.map(\.outcome) == [.done, .done])
+        #expect(summary.outcome == .succeeded && run.outcome == .succeeded)
+        #expect(summary.runID != run.runID)
+        // The read side sees both runs, each with exactly its own Grokkers' steps, every one.
+        let query = try LedgerQuery(location: uri)
+        #expect(Set(try query.overview(limit: 10).runs.map(\.key)) == [summary.runID, run.runID])
+        func recorded(_ key: String) throws -> [String] {
+            try query.run(key: key).steps.compactMap { item in
+                guard case .step(let name, let result, _, _) = item.event else { return nil }
+                return "\(item.serial) \(name) \(result)"
+            }.sorted()
+        }
+        func reported(_ reports: [DeviceReport]) -> [String] {
+            reports.flatMap { report in report.steps.map { "\(report.serial ?? "-") \($0.step.rawValue) \($0.result.rawValue)" } }.sorted()
+        }
+        #expect(try recorded(summary.runID) == reported(watched))
+        #expect(try recorded(run.runID) == reported(run.devices))
+        #expect(reported(watched).contains("86000000 smoke_test done") && reported(run.devices).contains("86000101 region done"))
     }
 
     /// The profile's policy, but the first worker of `sim:0` holds on after its update failed

@@ -62,7 +62,7 @@ struct FleetWatch {
                                                   arguments: report.code == nil ? nil : report.arguments))
                 } else if !live, !console.isQuiet {
                     var words = localizer.watchResult(result)
-                    if result != .provisioned, result != .alreadyDone, let code = report.code {
+                    if ![.provisioned, .alreadyDone, .verified].contains(result), let code = report.code {
                         words += ": " + localizer.fleetMessage(code: code, arguments: report.arguments, about: port)
                     }
                     // A Grokker that failed or was left unfinished is what a station's journal is read for.
@@ -118,6 +118,7 @@ struct FleetWatch {
     static func tally(_ tally: WatchTally, localizer: Localizer) -> String {
         [localizer.text(.watchTallyProvisioned, String(tally.provisioned)),
          localizer.text(.watchTallyAlreadyDone, String(tally.alreadyDone)),
+         localizer.text(.watchTallyVerified, String(tally.verified)),
          localizer.text(.watchTallyFailed, String(tally.failed)),
          localizer.text(.watchTallyInterrupted, String(tally.interrupted)),
          localizer.text(.watchTallyIncomplete, String(tally.incomplete))].joined(separator: " · ")

@@ -51,13 +51,15 @@ public final class WatchSession: Sendable {
     }
 
     /// - Parameters:
-    ///   - options: the run's options; ``FleetRunOptions/unplugInterrupts`` is set.
+    ///   - options: the run's options; ``FleetRunOptions/unplugInterrupts`` is set, and
+    ///     ``FleetRunOptions/verifyAlreadyDone`` as the profile's `station.already_done` says.
     ///   - decider: who decides (the profile's policy: a station asks no one).
     public init(profile: Profile, firmware: FleetFirmware?, decider: any ConfigurationDelegate, recorder: any LedgerStore,
                 options: FleetRunOptions, source: any WatchSource, ports: DevicePortContext, pollInterval: Double = 0.25, statusFile: String? = nil,
                 stopRequested: @escaping @Sendable () -> Bool = { false }) {
         var options = options
         options.unplugInterrupts = true
+        options.verifyAlreadyDone = profile.station?.alreadyDone == .verify
         let queue = self.queue
         let delegate = EventStreamDelegate(decider: decider) { queue.post(.fleet($0)) }
         runner = FleetRunner(profile: profile, firmware: firmware, delegate: delegate, recorder: recorder, options: options)
@@ -210,8 +212,8 @@ public final class WatchSession: Sendable {
                         state.retry = true
                     } else {
                         let key = report.serial ?? "\(port) \(Timestamp.iso8601(options.clock()))"
-                        // Once provisioned in this session, a later "already done" keeps it so.
-                        if !(result == .alreadyDone && results[key] == .provisioned) { results[key] = result }
+                        // Once provisioned in this session, a later "already done" (or verified) keeps it so.
+                        if !([.alreadyDone, .verified].contains(result) && results[key] == .provisioned) { results[key] = result }
                         tally = WatchTally(results.values)
                     }
                     if state.retry == false {

@@ -8,6 +8,9 @@ public enum WatchResult: String, Sendable, Hashable, Codable {
     case provisioned
     /// Done with every step skipped: it already was as the profile wants; nothing was changed.
     case alreadyDone = "already_done"
+    /// Done by `verify`'s checks, nothing changed: a unit already done at a station whose
+    /// profile says `station.already_done: verify`, or any unit of `verify --watch`.
+    case verified
     case failed
     /// Pulled out mid-step or stopped by a stop: plugged back in, it is finished.
     case interrupted
@@ -16,12 +19,23 @@ public enum WatchResult: String, Sendable, Hashable, Codable {
 
     /// Steps every turn performs whatever the unit is like.
     static let everyTurn: Set<FleetStep> = [.connect, .identify, .record]
+    /// The code of a step `verify` checked (and found as the profile wants).
+    static let verifiedCode = "step_verified"
+
+    /// Whether a turn changed or tested the unit: a step done besides those of every turn
+    /// and `verify`'s checks (which change nothing).
+    static func changedTheUnit(_ steps: [StepOutcome]) -> Bool {
+        steps.contains { $0.result == .done && !everyTurn.contains($0.step) && $0.code != verifiedCode }
+    }
 
     public init(_ report: DeviceReport) {
         switch report.outcome {
         case .done:
-            let changed = report.steps.contains { $0.result == .done && !Self.everyTurn.contains($0.step) }
-            self = changed ? .provisioned : .alreadyDone
+            if report.steps.contains(where: { $0.result == .done && $0.code == Self.verifiedCode }) {
+                self = .verified
+            } else {
+                self = Self.changedTheUnit(report.steps) ? .provisioned : .alreadyDone
+            }
         case .failed: self = .failed
         case .interrupted: self = .interrupted
         case .postponed, .refused, .halted, .notInStage: self = .incomplete
@@ -34,6 +48,7 @@ public enum WatchResult: String, Sendable, Hashable, Codable {
 public struct WatchTally: Sendable, Hashable, Codable {
     public var provisioned = 0
     public var alreadyDone = 0
+    public var verified = 0
     public var failed = 0
     public var interrupted = 0
     public var incomplete = 0
@@ -45,6 +60,7 @@ public struct WatchTally: Sendable, Hashable, Codable {
             switch result {
             case .provisioned: provisioned += 1
             case .alreadyDone: alreadyDone += 1
+            case .verified: verified += 1
             case .failed: failed += 1
             case .interrupted: interrupted += 1
             case .incomplete: incomplete += 1
@@ -53,8 +69,19 @@ public struct WatchTally: Sendable, Hashable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case provisioned, failed, interrupted, incomplete
+        case provisioned, verified, failed, interrupted, incomplete
         case alreadyDone = "already_done"
+    }
+
+    /// A status file written before `verified` was counted reads as none verified.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        provisioned = try container.decode(Int.self, forKey: .provisioned)
+        alreadyDone = try container.decode(Int.self, forKey: .alreadyDone)
+        verified = try container.decodeIfPresent(Int.self, forKey: .verified) ?? 0
+        failed = try container.decode(Int.self, forKey: .failed)
+        interrupted = try container.decode(Int.self, forKey: .interrupted)
+        incomplete = try container.decode(Int.self, forKey: .incomplete)
     }
 }
 

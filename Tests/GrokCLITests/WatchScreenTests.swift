@@ -62,8 +62,13 @@ struct WatchScreenTests {
         let json = runInProcess(["--json", "station", "status"], environment: environment)
         #expect(json.standardOutput.contains("\"running\":false") && json.standardOutput.contains("\"state\":\"stopped_unclosed\""), "\(json)")
         // The same pid with its own start time, but a status not rewritten for a minute: not answering.
-        try write(status(pid: pid, pidStart: start, updated: Date().addingTimeInterval(-60), ports: []))
+        let staleStatus = status(pid: pid, pidStart: start, updated: Date().addingTimeInterval(-60), ports: [])
+        try write(staleStatus)
         let stale = runInProcess(["--lang", "en", "station", "status"], environment: environment)
         #expect(stale.standardOutput.hasPrefix("Watch session not answering: process \(pid) (profile bench-us, run run-7) is there,"), "\(stale)")
+        // Its time as the user's language writes a date, not the file's ISO 8601.
+        let updated = try #require(WatchStatus.date(staleStatus.updated))
+        let german = runInProcess(["--lang", "de", "station", "status"], environment: environment)
+        #expect(german.standardOutput.contains(LocaleFormat.dateTime(updated, .de)) && !german.standardOutput.contains("Z,"), "\(german)")
     }
 }

@@ -130,20 +130,24 @@ struct StationStatusCommand: Command {
             return .success
         }
         if path == WatchStatus.systemPath { console.print(localizer.text(.stationStatusSystem, path)) }
+        // The file's times (ISO 8601, UTC) as the user's language writes a date, in local time.
+        func when(_ stamp: String) -> String {
+            WatchStatus.date(stamp).map { LocaleFormat.dateTime($0, localizer.language) } ?? stamp
+        }
         switch state {
         case .running:
-            console.print(localizer.text(.stationStatusRunning, String(status.pid), status.profile, status.runID, status.started))
+            console.print(localizer.text(.stationStatusRunning, String(status.pid), status.profile, status.runID, when(status.started)))
             for line in FleetWatch.screen(status, localizer: localizer) { console.print(line) }
         case .notAnswering:
             let age = WatchStatus.date(status.updated).map { LocaleFormat.decimal(max(0, now.timeIntervalSince($0)), digits: 0, localizer.language) }
-            console.print(localizer.text(.stationStatusNotAnswering, String(status.pid), status.profile, status.runID, status.updated,
+            console.print(localizer.text(.stationStatusNotAnswering, String(status.pid), status.profile, status.runID, when(status.updated),
                                          age ?? "?"))
             for line in FleetWatch.screen(status, localizer: localizer) { console.print(line) }
         case .stoppedUnclosed:
-            console.print(localizer.text(.stationStatusStoppedUnclosed, status.runID, String(status.pid), status.updated))
+            console.print(localizer.text(.stationStatusStoppedUnclosed, status.runID, String(status.pid), when(status.updated)))
             console.print(FleetWatch.tally(status.tally, localizer: localizer))
         case .stopped:
-            console.print(localizer.text(.stationStatusStopped, status.runID, status.updated))
+            console.print(localizer.text(.stationStatusStopped, status.runID, when(status.updated)))
             console.print(FleetWatch.tally(status.tally, localizer: localizer))
         }
         return .success

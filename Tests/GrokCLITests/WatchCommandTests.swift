@@ -14,20 +14,26 @@ struct WatchCommandTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
-    @Test("SIGTERM ends a watching station with its summary; station status sees it running, then gone with its last tally")
-    func sigtermAndStatus() throws {
-        let state = try makeTemporaryDirectory()
-        let environment = ["PATH": "/usr/bin:/bin", "HOME": state, "XDG_STATE_HOME": state]
+    /// The grokctl binary started with `arguments`, its stdout and stderr into one pipe.
+    static func station(_ arguments: [String], environment: [String: String]) throws -> (Process, Pipe) {
         let process = Process()
         process.executableURL = try grokctlExecutable()
-        process.arguments = ["--lang", "de", "provision", "--watch", "--profile", Self.root + "/profiles/bench-us.json",
-                             "--repository", "demo"]
+        process.arguments = arguments
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        return (process, output)
+    }
+
+    @Test("SIGTERM ends a watching station with its summary; station status sees it running, then gone with its last tally")
+    func sigtermAndStatus() throws {
+        let state = try makeTemporaryDirectory()
+        let environment = ["PATH": "/usr/bin:/bin", "HOME": state, "XDG_STATE_HOME": state]
+        let (process, output) = try Self.station(["--lang", "de", "provision", "--watch", "--profile", Self.root + "/profiles/bench-us.json",
+                                                  "--repository", "demo"], environment: environment)
         let statusFile = state + "/grokctl/watch/status.json"
         var waited = 0
         while !FileManager.default.fileExists(atPath: statusFile), waited < 600, process.isRunning {
@@ -66,17 +72,10 @@ struct WatchCommandTests {
         profile["smoke_test"] = nil
         let profileFile = state + "/bench-us-quick.json"
         try JSONSerialization.data(withJSONObject: profile).write(to: URL(fileURLWithPath: profileFile))
-        let process = Process()
-        process.executableURL = try grokctlExecutable()
         // The repository's state (its metadata, the upload journal) in the test's directory, not the station's.
         let repositoryState = state + "/repository"
-        process.arguments = ["--json", "provision", "--watch", "--profile", profileFile, "--repository", "demo", "--state", repositoryState]
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let (process, output) = try Self.station(["--json", "provision", "--watch", "--profile", profileFile, "--repository", "demo",
+                                                  "--state", repositoryState], environment: environment)
         // Both reader images under way (past their first sectors, so the journal has them), then SIGTERM.
         var text = ""
         var uploading: [String: String] = [:]

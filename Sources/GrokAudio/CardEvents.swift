@@ -76,13 +76,15 @@ public final class UdevSoundMonitor: CardEventSource, @unchecked Sendable {
     public let fileDescriptor: Int32
 
     /// `nil` when libudev cannot make or start the monitor.
-    public init?() {
+    /// - Parameter subsystem: the devices heard (`sound`; another only to test the monitor
+    ///   where there is no sound card, scripts/udev-events.sh).
+    public init?(subsystem: String = "sound") {
         guard let udev = udev_new() else { return nil }
         guard let monitor = udev_monitor_new_from_netlink(udev, "udev") else {
             udev_unref(udev)
             return nil
         }
-        guard udev_monitor_filter_add_match_subsystem_devtype(monitor, "sound", nil) >= 0,
+        guard udev_monitor_filter_add_match_subsystem_devtype(monitor, subsystem, nil) >= 0,
               udev_monitor_enable_receiving(monitor) >= 0 else {
             udev_monitor_unref(monitor)
             udev_unref(udev)

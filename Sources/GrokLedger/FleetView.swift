@@ -37,14 +37,18 @@ public struct FleetSnapshot: Sendable {
         /// The ledger's text for people, as recorded.
         public var detail: String
         public var endedAt: Date
+        /// The USB port of the sound card the Grokker was on (`1-1.4`); nil off USB and in
+        /// ledgers older than schema 8.
+        public var usbPath: String?
 
-        public init(runKey: String, serial: String, step: String, code: String?, detail: String, endedAt: Date) {
+        public init(runKey: String, serial: String, step: String, code: String?, detail: String, endedAt: Date, usbPath: String? = nil) {
             self.runKey = runKey
             self.serial = serial
             self.step = step
             self.code = code
             self.detail = detail
             self.endedAt = endedAt
+            self.usbPath = usbPath
         }
     }
 
@@ -108,7 +112,7 @@ extension Ledger: FleetViewSource {
                     FROM smoke_tests t JOIN runs r ON r.id = t.run_id ORDER BY t.id
                     """) { (row) throws(LedgerError) in try FleetRows.smokeTest(row) },
                 failedSteps: version >= 4 ? try db.rows("""
-                    SELECT r.run_key, s.serial, s.step, s.code, s.detail, s.ended_at
+                    SELECT r.run_key, s.serial, s.step, s.code, s.detail, s.ended_at, \(version >= 8 ? "s.usb_path" : "NULL")
                     FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.result = 'failed' ORDER BY s.id
                     """) { (row) throws(LedgerError) in try FleetRows.failedStep(row) } : [])
         }
@@ -132,7 +136,7 @@ extension PostgresLedger: FleetViewSource {
                     SELECT serial, station, reads_per_second, passed, started_at FROM smoke_tests ORDER BY id
                     """) { (row) throws(LedgerError) in try FleetRows.smokeTest(row) },
                 failedSteps: try Self.rows(db, target, """
-                    SELECT r.run_key, s.serial, s.step, s.code, s.detail, s.ended_at
+                    SELECT r.run_key, s.serial, s.step, s.code, s.detail, s.ended_at, s.usb_path
                     FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.result = 'failed' ORDER BY s.id
                     """) { (row) throws(LedgerError) in try FleetRows.failedStep(row) })
         }
@@ -148,11 +152,11 @@ enum FleetRows {
                              station: row.text(3), region: row.text(4))
     }
 
-    /// run key, serial, step, code, detail, ended at.
+    /// run key, serial, step, code, detail, ended at, USB port.
     static func failedStep(_ row: some LedgerRow) throws(LedgerError) -> FleetSnapshot.FailedStep {
         FleetSnapshot.FailedStep(runKey: try row.required(0, "runs.run_key"), serial: try row.required(1, "steps.serial"),
                                  step: try row.required(2, "steps.step"), code: row.text(3), detail: row.text(4) ?? "",
-                                 endedAt: try row.date(5, "steps.ended_at"))
+                                 endedAt: try row.date(5, "steps.ended_at"), usbPath: row.text(6))
     }
 
     /// serial, station, reads per second, passed, started at.

@@ -41,7 +41,8 @@ struct FleetReportPageTests {
             + (2...4).map { Self.result("0000000\($0)", .failed, station: "bench-1", seconds: 5 + Double($0)) }
         snapshot.failedSteps = (2...4).map {
             FleetSnapshot.FailedStep(runKey: "run-bench-1", serial: "0000000\($0)", step: "smoke_test", code: "fleet_smoke_test_failed",
-                                     detail: "missing reference tags", endedAt: base.addingTimeInterval(5 + Double($0)))
+                                     detail: "missing reference tags", endedAt: base.addingTimeInterval(5 + Double($0)),
+                                     usbPath: $0 == 2 ? "1-1.4" : nil)
         }
         snapshot.devices = (0..<10).map { FleetSnapshot.Device(serial: String(format: "%08d", $0 + 1), station: "bench-0") }
         return FleetStatusView(snapshot, selects: { _, _, _ in true },
@@ -93,6 +94,8 @@ struct FleetReportPageTests {
         #expect(failed.components(separatedBy: "<tr>").count - 2 == 3, "three failed units")
         #expect(failed.contains("00000003") && failed.contains("bench-1") && failed.contains(render.escape(localizer.stepName(.smokeTest))))
         #expect(failed.contains("fleet_smoke_test_failed: missing reference tags"))
+        // Where it was plugged in: the USB port of the one on a card (the others: –).
+        #expect(failed.contains(render.escape(localizer.text(.fleetColumnUsbPort))) && failed.contains("usb:1-1.4"), "\(language)")
         // Throughput per station and day, and the time zone the dates are in.
         let throughput = try #require(Self.table(page, "throughput"))
         #expect(throughput.contains("2026-11-30") && throughput.contains("bench-0") && throughput.contains("bench-1"))

@@ -216,14 +216,15 @@ struct FleetStatusViewTests {
             FleetSnapshot.FailedStep(runKey: "run-s1", serial: "A", step: "connect", code: "fleet_port_unavailable", detail: "no carrier",
                                      endedAt: Date(timeIntervalSince1970: 1_796_000_000)),
             FleetSnapshot.FailedStep(runKey: "run-s1", serial: "A", step: "smoke_test", code: "fleet_smoke_test_failed", detail: "missing tags",
-                                     endedAt: Date(timeIntervalSince1970: 1_796_000_000)),
+                                     endedAt: Date(timeIntervalSince1970: 1_796_000_000), usbPath: "1-1.4"),
             FleetSnapshot.FailedStep(runKey: "run-s2", serial: "B", step: "firmware", code: "fleet_firmware_update_failed", detail: "",
                                      endedAt: Date(timeIntervalSince1970: 1_796_000_060)),
         ]
         let utc = try #require(FleetStatusView(snapshot, selects: { _, _, _ in false }).rollouts.first)
         // B succeeded on its re-run: only A is a failed unit, with its last failed step.
         #expect(utc.failedUnits == [FleetStatusView.FailedUnit(serial: "A", station: "s1", finishedAt: Date(timeIntervalSince1970: 1_796_000_000),
-                                                                step: "smoke_test", code: "fleet_smoke_test_failed", detail: "missing tags")])
+                                                                step: "smoke_test", code: "fleet_smoke_test_failed", detail: "missing tags",
+                                                                usbPath: "1-1.4")])
         // 1_796_000_000 is 2026-11-30 00:53 UTC; ten hours later is the same day in UTC.
         #expect(utc.throughput.map(\.day) == ["2026-11-30", "2026-11-30"])
         #expect(utc.throughput.map(\.station) == ["s1", "s2"])

@@ -262,6 +262,10 @@ struct PostgresLedgerTests {
         onUSB.usbPath = "1-1.4"
         try shared.recordStep(onUSB)
         #expect(try shared.steps(run: run, serial: nil).map(\.usbPath) == ["1-1.4"])
+        var failedOnUSB = step(run, "GK-3", "smoke_test", .failed)
+        failedOnUSB.usbPath = "1-1.2"
+        try shared.recordStep(failedOnUSB)
+        #expect(try shared.fleetSnapshot().failedSteps.map(\.usbPath) == ["1-1.2"], "the fleet's view has the port it failed on")
         #expect(try cluster.psql(database, "SELECT version FROM grokctl_schema").trimmingCharacters(in: .whitespacesAndNewlines) == "8")
     }
 

@@ -136,6 +136,13 @@ struct ExportTests {
         return (ledger, run)
     }
 
+    @Test("the fleet's view of a failed step has the USB port it failed on")
+    func failedStepUSBPort() throws {
+        let scratch = Scratch()
+        let (ledger, _) = try filledLedger(scratch)
+        #expect(try ledger.fleetSnapshot().failedSteps.map(\.usbPath) == ["1-1.4"])
+    }
+
     @Test("CSV of steps round-trips commas, quotes, newlines and non-ASCII")
     func csvSteps() throws {
         let scratch = Scratch()

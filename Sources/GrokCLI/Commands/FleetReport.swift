@@ -127,11 +127,11 @@ struct FleetReportPage {
                                                   String($0.counts.incomplete), String($0.counts.pending), status.rate($0.counts.failureRate)] })
             out += "<h4>\(escape(text(.reportFailedUnits)))</h4>\n"
             if rollout.failedUnits.isEmpty { out += "<p>\(escape(text(.reportNoFailedUnits)))</p>\n" }
-            out += table([text(.fleetColumnSerial), text(.fleetColumnStation), text(.ledgerColumnWhen), text(.fleetColumnStep),
-                          text(.fleetColumnDetail)],
+            out += table([text(.fleetColumnSerial), text(.fleetColumnStation), text(.fleetColumnUsbPort), text(.ledgerColumnWhen),
+                          text(.fleetColumnStep), text(.fleetColumnDetail)],
                          rollout.failedUnits.map { unit in
-                             [unit.serial, status.station(unit.station), date(unit.finishedAt), unit.step.map { FleetStep(rawValue: $0).map(localizer.stepName) ?? $0 } ?? "–",
-                              reason(unit)]
+                             [unit.serial, status.station(unit.station), unit.usbPath.map { "usb:" + $0 } ?? "–", date(unit.finishedAt),
+                              unit.step.map { FleetStep(rawValue: $0).map(localizer.stepName) ?? $0 } ?? "–", reason(unit)]
                          }, id: "failed-units")
             out += "<h4>\(escape(text(.reportThroughput)))</h4>\n"
             out += table([text(.fleetColumnDay), text(.fleetColumnStation), text(.fleetColumnDone), text(.fleetColumnFailed),

@@ -142,6 +142,8 @@ public struct FleetStatusView: Sendable {
         public var code: String?
         /// The ledger's text for people, as recorded.
         public var detail: String
+        /// The USB port of the sound card it failed on (`1-1.4`), where the ledger has one.
+        public var usbPath: String? = nil
     }
 
     /// How many of a rollout's units finished at one station on one day (in the view's time zone).
@@ -269,7 +271,10 @@ public struct FleetStatusView: Sendable {
 
         struct FailedObject: Encodable {
             let unit: FailedUnit
-            enum CodingKeys: String, CodingKey { case serial, station, step, code, detail, at }
+            enum CodingKeys: String, CodingKey {
+                case serial, station, step, code, detail, at
+                case usbPath = "usb_path"
+            }
 
             func encode(to encoder: any Encoder) throws {
                 var container = encoder.container(keyedBy: CodingKeys.self)
@@ -279,6 +284,7 @@ public struct FleetStatusView: Sendable {
                 try container.encodeIfPresent(unit.code, forKey: .code)
                 try container.encode(unit.detail, forKey: .detail)
                 try container.encode(Timestamp.iso8601(unit.finishedAt), forKey: .at)
+                try container.encodeIfPresent(unit.usbPath, forKey: .usbPath)
             }
         }
 
@@ -568,7 +574,7 @@ public struct FleetStatusView: Sendable {
         for result in latest.values where result.outcome == .failed {
             let failed = snapshot.failedSteps.last { $0.runKey == result.runKey && $0.serial == result.serial }
             failedUnits.append(FailedUnit(serial: result.serial, station: result.station, finishedAt: result.finishedAt, step: failed?.step,
-                                          code: failed?.code, detail: failed?.detail ?? ""))
+                                          code: failed?.code, detail: failed?.detail ?? "", usbPath: failed?.usbPath))
         }
         failedUnits.sort { ($0.finishedAt, $0.serial) < ($1.finishedAt, $1.serial) }
         return Rollout(

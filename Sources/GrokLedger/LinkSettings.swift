@@ -30,7 +30,9 @@ public struct LinkSettingRecord: Sendable, Hashable {
             }
         }
 
-        init?(kind: String, key: String) {
+        /// The subject of a `subject_kind` and `subject` (the ledger's columns, the station
+        /// file's keys); `nil` for a kind no subject has.
+        public init?(kind: String, key: String) {
             switch kind {
             case "serial": self = .serial(key)
             case "sound_card": self = .soundCard(key)

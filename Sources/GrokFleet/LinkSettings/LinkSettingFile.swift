@@ -50,14 +50,10 @@ public struct LinkSettingFile: Sendable {
             recordedAt = record.recordedAt
         }
 
+        /// The record; `nil` for an entry of a kind or reason no record has (skipped).
         var record: LinkSettingRecord? {
-            let subject: LinkSettingRecord.Subject
-            switch subjectKind {
-            case "serial": subject = .serial(self.subject)
-            case "sound_card": subject = .soundCard(self.subject)
-            default: return nil
-            }
-            guard let reason = LinkSettingRecord.Reason(rawValue: reason) else { return nil }
+            guard let subject = LinkSettingRecord.Subject(kind: subjectKind, key: subject),
+                  let reason = LinkSettingRecord.Reason(rawValue: reason) else { return nil }
             return LinkSettingRecord(subject: subject, samplesPerBit: samplesPerBit, sampleRate: sampleRate, reason: reason,
                                      station: station, recordedAt: recordedAt)
         }

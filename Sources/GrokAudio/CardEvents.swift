@@ -1,4 +1,5 @@
 internal import CUdev
+import Foundation
 import Glibc
 import Synchronization
 
@@ -237,18 +238,9 @@ public final class CardsFilePoll: CardEventSource, @unchecked Sendable {
         }
     }
 
-    /// The file's bytes; empty when it cannot be read (no sound module loaded).
+    /// The file's bytes (read to its end: procfs files say size 0); empty when it cannot be
+    /// read (no sound module loaded).
     private static func contents(of file: String) -> [UInt8] {
-        let fd = open(file, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return [] }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            bytes += chunk[0..<count]
-        }
-        return bytes
+        FileManager.default.contents(atPath: file).map(Array.init) ?? []
     }
 }

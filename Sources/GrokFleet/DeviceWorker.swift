@@ -17,8 +17,8 @@ final class DeviceWorker {
     var profile: Profile { runner.profile }
     var delegate: any ConfigurationDelegate { runner.delegate }
     /// The run's mode; `verify` for the rest of the turn of a unit found already done when
-    /// the run verifies those (``FleetRunOptions/verifyAlreadyDone``).
-    var mode: FleetMode
+    /// the run verifies those (``FleetRunOptions/verifyAlreadyDone``): the workflow's.
+    var mode: FleetMode { workflow.mode }
     var runID: String { runner.options.runID }
 
     var context: FleetDeviceContext
@@ -79,7 +79,6 @@ final class DeviceWorker {
         self.runner = runner
         self.device = device
         self.recording = recording
-        mode = runner.options.mode
         context = FleetDeviceContext(device: device.name)
         workflow = DeviceWorkflow(mode: runner.options.mode, profile: runner.profile)
         let cancellation = runner.options.cancellation
@@ -142,7 +141,6 @@ final class DeviceWorker {
                         // Already done, at a station that verifies such a unit: the rest of
                         // its turn is verify's checks (recorded `step_verified`), no change.
                         // (A change left open by an earlier run is resolved by its step first.)
-                        mode = .verify
                         workflow.mode = .verify
                     }
                 }

@@ -387,7 +387,7 @@ struct WatchTests {
         let seen = try #require(running)
         #expect(seen.pid == Int(getpid()) && seen.ports.map(\.port) == ["sim:0", "sim:1"])
         let left = try #require(try WatchStatus.read(path: station.statusFile))
-        #expect(!left.isRunning && left.tally.interrupted == 2)
+        #expect(!left.state().processIsThere && left.tally.interrupted == 2)
     }
 }
 

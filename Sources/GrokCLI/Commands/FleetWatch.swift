@@ -61,12 +61,13 @@ struct FleetWatch {
                                                   outcome: report.outcome.rawValue, result: result.rawValue, code: report.code,
                                                   arguments: report.code == nil ? nil : report.arguments))
                 } else if !live, !console.isQuiet {
+                    // A Grokker that failed or was left unfinished says why, and is what a
+                    // station's journal is read for (a warning).
+                    let fine = [.provisioned, .alreadyDone, .verified].contains(result)
                     var words = localizer.watchResult(result)
-                    if ![.provisioned, .alreadyDone, .verified].contains(result), let code = report.code {
+                    if !fine, let code = report.code {
                         words += ": " + localizer.fleetMessage(code: code, arguments: report.arguments, about: port)
                     }
-                    // A Grokker that failed or was left unfinished is what a station's journal is read for.
-                    let fine = result == .provisioned || result == .alreadyDone
                     console.print(localizer.text(.watchFinished, port, report.serial ?? "?", words), priority: fine ? .info : .warning)
                 }
             case .status(let status):

@@ -165,7 +165,7 @@ struct StationStatusObject: Encodable {
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(state == .running || state == .notAnswering, forKey: .running)
+        try container.encode(state?.processIsThere ?? false, forKey: .running)
         try container.encode(state, forKey: .state)
         try container.encode(status, forKey: .status)
         try container.encode(file, forKey: .file)

@@ -43,9 +43,7 @@ public final class Console {
         case error = 3
         /// A Grokker failed or was left unfinished; a `Warning:` line.
         case warning = 4
-        /// Something a technician may want to know (a session's summary).
-        case notice = 5
-        /// Progress (the default of every other line).
+        /// Progress and results that need no one (what the journal gives a line without a prefix).
         case info = 6
     }
 

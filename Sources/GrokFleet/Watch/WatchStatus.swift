@@ -247,6 +247,9 @@ public struct WatchStatus: Sendable, Hashable, Codable {
         /// The status says running but no process with its pid and start time is there: the
         /// session stopped without closing its status (killed, crashed, the machine restarted).
         case stoppedUnclosed = "stopped_unclosed"
+
+        /// Whether the session's process is still there (running, or not answering).
+        public var processIsThere: Bool { self == .running || self == .notAnswering }
     }
 
     /// What the station that wrote it is doing at `now`: running only while a process with
@@ -263,13 +266,6 @@ public struct WatchStatus: Sendable, Hashable, Codable {
         }
         guard let written = Self.date(updated), now.timeIntervalSince(written) <= Self.staleSeconds else { return .notAnswering }
         return .running
-    }
-
-    /// Whether the session that wrote it is still there (running, or not answering): it said it
-    /// was running and its process (that pid, started at that time) still is.
-    public var isRunning: Bool {
-        let state = state()
-        return state == .running || state == .notAnswering
     }
 
     /// When process `pid` started: field 22 of `/proc/<pid>/stat` (clock ticks since boot);
